@@ -1,0 +1,147 @@
+//! The one error type of the crate.
+//!
+//! Every fallible operation returns [`Result<T>`]; library code never panics on bad input
+//! (see `RELIABILITY.md`). Each variant names what went wrong and where, so a message is
+//! actionable without a backtrace.
+
+use thiserror::Error;
+
+/// Convenient alias used throughout the crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in pipekrylov.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// Two objects that must have matching sizes do not (A not square, b of the wrong length, ...).
+    #[error("dimension mismatch: {what}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// What was compared, e.g. "right-hand side length vs matrix rows".
+        what: String,
+        /// The size required.
+        expected: usize,
+        /// The size found.
+        got: usize,
+    },
+    /// A NaN or infinite value in the input.
+    #[error("non-finite value in {what} at index {index}")]
+    NonFinite {
+        /// Which input ("matrix", "right-hand side", "initial guess").
+        what: String,
+        /// Index of the first offending entry (value index for matrices).
+        index: usize,
+    },
+    /// A parameter outside its valid range.
+    #[error("invalid parameter {name}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A sparse matrix is structurally invalid (index out of range, bad row pointer, ...).
+    #[error("invalid matrix: {0}")]
+    InvalidMatrix(String),
+    /// The matrix does not fit the 32-bit indices used on devices.
+    #[error("matrix too large for 32-bit device indices: {what} = {value} > {max}")]
+    IndexOverflow {
+        /// Which quantity overflowed.
+        what: String,
+        /// Its value.
+        value: usize,
+        /// The largest allowed value.
+        max: usize,
+    },
+    /// Matrix Market parse error, with the 1-based line number.
+    #[error("Matrix Market line {line}: {message}")]
+    MatrixMarket {
+        /// 1-based line number in the file (0 when the file is empty).
+        line: usize,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// I/O error (file not found, permission, ...).
+    #[error("I/O error on {path}: {message}")]
+    Io {
+        /// Path involved.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// A backend cannot be used on this machine (library, device or capability missing).
+    #[error("backend {backend} unavailable: {reason}")]
+    BackendUnavailable {
+        /// Backend name ("cuda", "opencl", ...).
+        backend: String,
+        /// What is missing.
+        reason: String,
+    },
+    /// A buffer belongs to another backend than the one asked to use it.
+    #[error("buffer belongs to backend {found}, used with backend {expected}")]
+    WrongBackend {
+        /// The backend asked to operate.
+        expected: String,
+        /// The backend that owns the buffer.
+        found: String,
+    },
+    /// Device memory exhausted or an allocation above the device limit.
+    #[error("out of memory on {device}: {bytes} bytes requested ({detail})")]
+    OutOfMemory {
+        /// Device name.
+        device: String,
+        /// Bytes requested.
+        bytes: usize,
+        /// Driver message or the limit that was exceeded.
+        detail: String,
+    },
+    /// A kernel failed to compile; the compiler log is included.
+    #[error("kernel build failed on {backend}:\n{log}")]
+    KernelBuild {
+        /// Backend name.
+        backend: String,
+        /// The compiler's log.
+        log: String,
+    },
+    /// A driver call failed.
+    #[error("{backend} driver error in {call}: {message}")]
+    Driver {
+        /// Backend name.
+        backend: String,
+        /// The failing call.
+        call: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// A sticky device fault; the backend object must not be used again.
+    #[error("fatal device fault on {backend}: {message}")]
+    DeviceFault {
+        /// Backend name.
+        backend: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// The operation is not supported by this backend or format.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// Preconditioner setup failed (zero pivot, singular block, ...).
+    #[error("preconditioner setup failed: {0}")]
+    PreconditionerSetup(String),
+}
+
+impl Error {
+    /// Shorthand for [`Error::DimensionMismatch`].
+    pub fn dims(what: impl Into<String>, expected: usize, got: usize) -> Self {
+        Error::DimensionMismatch {
+            what: what.into(),
+            expected,
+            got,
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidParameter`].
+    pub fn param(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidParameter {
+            name: name.into(),
+            reason: reason.into(),
+        }
+    }
+}

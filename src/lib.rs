@@ -1,0 +1,14 @@
+//! # pipekrylov
+//!
+//! Pipelined Krylov solvers (CG, BiCGStab, GMRES(m)) with fused kernels, after Rupp, Weinbub,
+//! Jüngel and Grasser, *Pipelined Iterative Solvers with Kernel Fusion for GPUs*. One
+//! [`Backend`](backend::Backend) trait is implemented by the pure-Rust host backend (always
+//! built), OpenCL (feature `opencl`) and CUDA (feature `cuda`).
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod matrix;
+pub mod scalar;
+
+pub use error::{Error, Result};
+pub use scalar::{Precision, Scalar};

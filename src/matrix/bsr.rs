@@ -1,0 +1,1 @@
+//! BSR (stub, being written).

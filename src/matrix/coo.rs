@@ -1,0 +1,106 @@
+//! Coordinate (triplet) format: the assembly format, converted to CSR for everything else.
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// A sparse matrix as a list of `(row, col, value)` triplets. Duplicates are allowed and
+/// summed on conversion to CSR; order is arbitrary.
+///
+/// ```
+/// use pipekrylov::matrix::CooMatrix;
+/// let mut a = CooMatrix::<f64>::new(2, 2);
+/// a.push(0, 0, 2.0).unwrap();
+/// a.push(1, 1, 3.0).unwrap();
+/// a.push(1, 1, 1.0).unwrap(); // summed
+/// let csr = a.to_csr().unwrap();
+/// assert_eq!(csr.values(), &[2.0, 4.0]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CooMatrix<T> {
+    n_rows: usize,
+    n_cols: usize,
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    vals: Vec<T>,
+}
+
+impl<T: Scalar> CooMatrix<T> {
+    /// An empty `n_rows x n_cols` matrix.
+    pub fn new(n_rows: usize, n_cols: usize) -> Self {
+        Self {
+            n_rows,
+            n_cols,
+            rows: Vec::new(),
+            cols: Vec::new(),
+            vals: Vec::new(),
+        }
+    }
+
+    /// An empty matrix with room for `cap` entries.
+    pub fn with_capacity(n_rows: usize, n_cols: usize, cap: usize) -> Self {
+        Self {
+            n_rows,
+            n_cols,
+            rows: Vec::with_capacity(cap),
+            cols: Vec::with_capacity(cap),
+            vals: Vec::with_capacity(cap),
+        }
+    }
+
+    /// Append an entry; out-of-range indices are an error.
+    pub fn push(&mut self, row: usize, col: usize, val: T) -> Result<()> {
+        if row >= self.n_rows || col >= self.n_cols {
+            return Err(Error::InvalidMatrix(format!(
+                "entry ({row}, {col}) outside a {} x {} matrix",
+                self.n_rows, self.n_cols
+            )));
+        }
+        self.rows.push(row);
+        self.cols.push(col);
+        self.vals.push(val);
+        Ok(())
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    /// Number of stored triplets (duplicates counted).
+    pub fn nnz(&self) -> usize {
+        self.vals.len()
+    }
+    /// Iterate over `(row, col, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, T)> + '_ {
+        self.rows
+            .iter()
+            .zip(&self.cols)
+            .zip(&self.vals)
+            .map(|((&r, &c), &v)| (r, c, v))
+    }
+
+    /// Convert to CSR: columns sorted within each row, duplicates summed.
+    pub fn to_csr(&self) -> Result<super::CsrMatrix<T>> {
+        let n = self.n_rows;
+        let mut counts = vec![0usize; n + 1];
+        for &r in &self.rows {
+            counts[r + 1] += 1;
+        }
+        for i in 0..n {
+            counts[i + 1] += counts[i];
+        }
+        let mut next = counts.clone();
+        let mut cols = vec![0usize; self.nnz()];
+        let mut vals = vec![T::zero(); self.nnz()];
+        for ((&r, &c), &v) in self.rows.iter().zip(&self.cols).zip(&self.vals) {
+            let k = next[r];
+            cols[k] = c;
+            vals[k] = v;
+            next[r] += 1;
+        }
+        super::CsrMatrix::from_unsorted(n, self.n_cols, counts, cols, vals)
+    }
+}

@@ -1,0 +1,323 @@
+//! Compressed sparse row format, the host-side master format.
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// A validated CSR matrix: `row_ptr` non-decreasing from 0 to nnz, column indices in range and
+/// strictly increasing within each row (unsorted input is sorted and duplicates summed by
+/// [`CsrMatrix::from_unsorted`]).
+///
+/// ```
+/// use pipekrylov::matrix::CsrMatrix;
+/// // [[2, -1], [-1, 2]]
+/// let a = CsrMatrix::new(2, 2, vec![0, 2, 4], vec![0, 1, 0, 1], vec![2.0, -1.0, -1.0, 2.0]).unwrap();
+/// let mut y = vec![0.0; 2];
+/// a.mul_vec(&[1.0, 1.0], &mut y).unwrap();
+/// assert_eq!(y, vec![1.0, 1.0]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsrMatrix<T> {
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<usize>,
+    values: Vec<T>,
+}
+
+impl<T: Scalar> CsrMatrix<T> {
+    /// Build from arrays that must already be sorted and duplicate-free; anything else is an
+    /// [`Error::InvalidMatrix`] naming the row.
+    pub fn new(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<usize>,
+        values: Vec<T>,
+    ) -> Result<Self> {
+        check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
+        for r in 0..n_rows {
+            let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
+            if cols.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::InvalidMatrix(format!(
+                    "row {r}: column indices not strictly increasing (use from_unsorted)"
+                )));
+            }
+        }
+        Ok(Self {
+            n_rows,
+            n_cols,
+            row_ptr,
+            col_idx,
+            values,
+        })
+    }
+
+    /// Build from arrays whose rows may be unsorted and contain duplicates: columns are sorted
+    /// and duplicates summed. Indices out of range are still an error.
+    pub fn from_unsorted(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<usize>,
+        values: Vec<T>,
+    ) -> Result<Self> {
+        check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
+        let mut out_ptr = Vec::with_capacity(n_rows + 1);
+        let mut out_cols = Vec::with_capacity(col_idx.len());
+        let mut out_vals = Vec::with_capacity(values.len());
+        out_ptr.push(0);
+        let mut row: Vec<(usize, T)> = Vec::new();
+        for r in 0..n_rows {
+            row.clear();
+            row.extend(
+                col_idx[row_ptr[r]..row_ptr[r + 1]]
+                    .iter()
+                    .copied()
+                    .zip(values[row_ptr[r]..row_ptr[r + 1]].iter().copied()),
+            );
+            row.sort_by_key(|&(c, _)| c);
+            for &(c, v) in &row {
+                if out_cols.len() > *out_ptr.last().unwrap_or(&0) && out_cols.last() == Some(&c) {
+                    if let Some(last) = out_vals.last_mut() {
+                        *last += v;
+                    }
+                } else {
+                    out_cols.push(c);
+                    out_vals.push(v);
+                }
+            }
+            out_ptr.push(out_cols.len());
+        }
+        Ok(Self {
+            n_rows,
+            n_cols,
+            row_ptr: out_ptr,
+            col_idx: out_cols,
+            values: out_vals,
+        })
+    }
+
+    /// The `n x n` identity.
+    pub fn identity(n: usize) -> Self {
+        Self {
+            n_rows: n,
+            n_cols: n,
+            row_ptr: (0..=n).collect(),
+            col_idx: (0..n).collect(),
+            values: vec![T::one(); n],
+        }
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// True when the matrix is square.
+    pub fn is_square(&self) -> bool {
+        self.n_rows == self.n_cols
+    }
+    /// Row pointers (length `n_rows + 1`).
+    pub fn row_ptr(&self) -> &[usize] {
+        &self.row_ptr
+    }
+    /// Column indices.
+    pub fn col_idx(&self) -> &[usize] {
+        &self.col_idx
+    }
+    /// Values.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+    /// Mutable values (the pattern stays fixed).
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.values
+    }
+    /// Column indices and values of row `r`.
+    pub fn row(&self, r: usize) -> (&[usize], &[T]) {
+        let (a, b) = (self.row_ptr[r], self.row_ptr[r + 1]);
+        (&self.col_idx[a..b], &self.values[a..b])
+    }
+
+    /// The diagonal (zero where no entry is stored).
+    pub fn diagonal(&self) -> Vec<T> {
+        (0..self.n_rows.min(self.n_cols))
+            .map(|r| {
+                let (c, v) = self.row(r);
+                c.binary_search(&r).map(|k| v[k]).unwrap_or_else(|_| T::zero())
+            })
+            .collect()
+    }
+
+    /// Index of the first non-finite value, if any.
+    pub fn first_non_finite(&self) -> Option<usize> {
+        self.values.iter().position(|v| !v.is_finite())
+    }
+
+    /// Longest row length.
+    pub fn max_row_len(&self) -> usize {
+        self.row_ptr
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `y = A x` (sequential reference implementation).
+    pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        if x.len() != self.n_cols {
+            return Err(Error::dims("x length vs matrix columns", self.n_cols, x.len()));
+        }
+        if y.len() != self.n_rows {
+            return Err(Error::dims("y length vs matrix rows", self.n_rows, y.len()));
+        }
+        for (r, yr) in y.iter_mut().enumerate() {
+            let (c, v) = self.row(r);
+            *yr = c.iter().zip(v).map(|(&c, &v)| v * x[c]).sum();
+        }
+        Ok(())
+    }
+
+    /// The transpose.
+    pub fn transpose(&self) -> Self {
+        let mut counts = vec![0usize; self.n_cols + 1];
+        for &c in &self.col_idx {
+            counts[c + 1] += 1;
+        }
+        for i in 0..self.n_cols {
+            counts[i + 1] += counts[i];
+        }
+        let mut next = counts.clone();
+        let mut cols = vec![0usize; self.nnz()];
+        let mut vals = vec![T::zero(); self.nnz()];
+        for r in 0..self.n_rows {
+            let (c, v) = self.row(r);
+            for (&c, &v) in c.iter().zip(v) {
+                cols[next[c]] = r;
+                vals[next[c]] = v;
+                next[c] += 1;
+            }
+        }
+        Self {
+            n_rows: self.n_cols,
+            n_cols: self.n_rows,
+            row_ptr: counts,
+            col_idx: cols,
+            values: vals,
+        }
+    }
+
+    /// Convert the values to another precision.
+    pub fn cast<U: Scalar>(&self) -> CsrMatrix<U> {
+        CsrMatrix {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values: self.values.iter().map(|v| U::from_f64(v.to_f64())).collect(),
+        }
+    }
+
+    /// Row pointers and column indices as `u32`, as devices store them; an error when the
+    /// matrix does not fit 32-bit indices.
+    pub fn indices_u32(&self) -> Result<(Vec<u32>, Vec<u32>)> {
+        let max = u32::MAX as usize;
+        if self.nnz() > max {
+            return Err(Error::IndexOverflow {
+                what: "nnz".into(),
+                value: self.nnz(),
+                max,
+            });
+        }
+        if self.n_cols > max || self.n_rows > max {
+            return Err(Error::IndexOverflow {
+                what: "dimension".into(),
+                value: self.n_cols.max(self.n_rows),
+                max,
+            });
+        }
+        Ok((
+            self.row_ptr.iter().map(|&p| p as u32).collect(),
+            self.col_idx.iter().map(|&c| c as u32).collect(),
+        ))
+    }
+}
+
+fn check_shape(
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: &[usize],
+    col_idx: &[usize],
+    n_values: usize,
+) -> Result<()> {
+    if row_ptr.len() != n_rows + 1 {
+        return Err(Error::dims("row_ptr length (n_rows + 1)", n_rows + 1, row_ptr.len()));
+    }
+    if col_idx.len() != n_values {
+        return Err(Error::dims("values length vs column indices", col_idx.len(), n_values));
+    }
+    if row_ptr[0] != 0 || row_ptr[n_rows] != col_idx.len() {
+        return Err(Error::InvalidMatrix(format!(
+            "row_ptr must start at 0 and end at nnz = {}, found {} .. {}",
+            col_idx.len(),
+            row_ptr[0],
+            row_ptr[n_rows]
+        )));
+    }
+    if let Some(r) = row_ptr.windows(2).position(|w| w[0] > w[1]) {
+        return Err(Error::InvalidMatrix(format!("row_ptr decreases at row {r}")));
+    }
+    if let Some(k) = col_idx.iter().position(|&c| c >= n_cols) {
+        return Err(Error::InvalidMatrix(format!(
+            "column index {} at position {k} out of range (n_cols = {n_cols})",
+            col_idx[k]
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsorted_input_is_sorted_and_duplicates_summed() {
+        let a = CsrMatrix::from_unsorted(
+            2,
+            3,
+            vec![0, 3, 4],
+            vec![2, 0, 2, 1],
+            vec![1.0, 2.0, 3.0, 4.0],
+        )
+        .unwrap();
+        assert_eq!(a.row_ptr(), &[0, 2, 3]);
+        assert_eq!(a.col_idx(), &[0, 2, 1]);
+        assert_eq!(a.values(), &[2.0, 4.0, 4.0]);
+    }
+
+    #[test]
+    fn out_of_range_column_is_an_error() {
+        let e = CsrMatrix::<f64>::new(1, 2, vec![0, 1], vec![5], vec![1.0]).unwrap_err();
+        assert!(matches!(e, Error::InvalidMatrix(_)));
+    }
+
+    #[test]
+    fn bad_row_ptr_is_an_error() {
+        assert!(CsrMatrix::<f64>::new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1.0, 1.0]).is_err());
+        assert!(CsrMatrix::<f64>::new(2, 2, vec![0, 1], vec![0], vec![1.0]).is_err());
+    }
+
+    #[test]
+    fn transpose_twice_is_identity() {
+        let a = CsrMatrix::from_unsorted(2, 3, vec![0, 2, 3], vec![2, 0, 1], vec![1.0, 2.0, 3.0])
+            .unwrap();
+        assert_eq!(a.transpose().transpose(), a);
+    }
+}

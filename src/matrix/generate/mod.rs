@@ -1,0 +1,1 @@
+//! Generators (stub, being written).

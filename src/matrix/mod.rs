@@ -1,0 +1,13 @@
+//! Host-side sparse formats and I/O: COO, CSR, SELL-C-sigma / ELL, BSR, Matrix Market, generators.
+
+pub mod bsr;
+pub mod coo;
+pub mod csr;
+pub mod generate;
+pub mod matrix_market;
+pub mod sell;
+
+
+pub use coo::CooMatrix;
+pub use csr::CsrMatrix;
+

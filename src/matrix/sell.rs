@@ -1,0 +1,1 @@
+//! SELL-C-sigma and ELL (stub, being written).
