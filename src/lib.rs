@@ -8,7 +8,10 @@
 
 pub mod error;
 pub mod matrix;
+pub mod backend;
+pub mod precond;
 pub mod scalar;
+pub mod solver;
 
 pub use error::{Error, Result};
 pub use scalar::{Precision, Scalar};

@@ -7,7 +7,7 @@ pub mod generate;
 pub mod matrix_market;
 pub mod sell;
 
-
+pub use bsr::BsrMatrix;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
-
+pub use sell::SellMatrix;

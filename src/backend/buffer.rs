@@ -1,0 +1,96 @@
+//! Typed device buffers. The storage is backend-specific; the element type is `Pod` data only.
+
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+
+/// Backend-specific storage behind a [`Buffer`].
+pub enum Storage<T> {
+    /// Host memory (the host backend).
+    Host(Vec<T>),
+    /// An OpenCL buffer.
+    #[cfg(feature = "opencl")]
+    OpenCl(crate::backend::opencl::RawBuffer),
+    /// A CUDA device allocation.
+    #[cfg(feature = "cuda")]
+    Cuda(crate::backend::cuda::RawBuffer),
+}
+
+/// A typed array owned by one backend. Created by the backend's `alloc` / `upload`, read back
+/// with `read` / `download`. Using a buffer with another backend kind is an
+/// [`Error::WrongBackend`], never undefined behaviour.
+pub struct Buffer<T> {
+    len: usize,
+    pub(crate) storage: Storage<T>,
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Wrap storage of `len` elements (backend implementations only).
+    pub(crate) fn from_storage(len: usize, storage: Storage<T>) -> Self {
+        Self { len, storage }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+
+    /// Name of the backend kind that owns the storage.
+    pub fn owner(&self) -> &'static str {
+        match &self.storage {
+            Storage::Host(_) => "host",
+            #[cfg(feature = "opencl")]
+            Storage::OpenCl(_) => "opencl",
+            #[cfg(feature = "cuda")]
+            Storage::Cuda(_) => "cuda",
+        }
+    }
+
+    /// The host slice, or [`Error::WrongBackend`].
+    pub(crate) fn host(&self) -> Result<&[T]> {
+        match &self.storage {
+            Storage::Host(v) => Ok(v),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::WrongBackend {
+                expected: "host".into(),
+                found: self.owner().into(),
+            }),
+        }
+    }
+
+    /// The mutable host slice, or [`Error::WrongBackend`].
+    pub(crate) fn host_mut(&mut self) -> Result<&mut [T]> {
+        let owner = self.owner();
+        match &mut self.storage {
+            Storage::Host(v) => Ok(v),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::WrongBackend {
+                expected: "host".into(),
+                found: owner.into(),
+            }),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer(len = {})", self.len)
+    }
+}
+
+/// Check that a buffer has the expected length.
+pub(crate) fn check_len<T: Pod>(what: &str, buf: &Buffer<T>, expected: usize) -> Result<()> {
+    if buf.len() != expected {
+        return Err(Error::dims(what, expected, buf.len()));
+    }
+    Ok(())
+}

@@ -1,0 +1,531 @@
+//! Host implementation of [`KrylovOps`]: every fused update in one pass over its vectors.
+
+use super::vector::{local_dot, slot_mut};
+use super::{chunks, chunks_mut, exec, two_slots_mut, HostBackend, CHUNK};
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::DeviceMatrix;
+use crate::backend::partials::{sum_slot_in_kernel, Partials, Slot};
+use crate::backend::{Basis, KrylovOps};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::ops::Range;
+
+fn same_len<T: Scalar>(n: usize, bufs: &[(&str, &Buffer<T>)]) -> Result<()> {
+    for (what, b) in bufs {
+        check_len(what, b, n)?;
+    }
+    Ok(())
+}
+
+/// Split a basis into column slices.
+fn columns<T>(data: &[T], n: usize) -> Vec<&[T]> {
+    if n == 0 {
+        return Vec::new();
+    }
+    data.chunks(n).collect()
+}
+
+impl KrylovOps for HostBackend {
+    fn cg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(n, &[("cg_update: r", r), ("cg_update: p", p), ("cg_update: Ap", ap)])?;
+        partials.check(rr, n)?;
+        self.counters.launch();
+        let g = partials.groups();
+        let out = slot_mut(partials, rr)?;
+        let items: Vec<_> = chunks_mut(x.host_mut()?, g)
+            .zip(chunks_mut(r.host_mut()?, g))
+            .zip(chunks_mut(p.host_mut()?, g))
+            .zip(chunks(ap.host()?, g))
+            .zip(out.iter_mut())
+            .collect();
+        exec(n, items, |((((x, r), p), ap), out)| {
+            let mut acc = T::zero();
+            for i in 0..x.len() {
+                x[i] += alpha * p[i];
+                let ri = r[i] - alpha * ap[i];
+                r[i] = ri;
+                p[i] = ri + beta * p[i];
+                acc += ri * ri;
+            }
+            *out = acc;
+        });
+        Ok(())
+    }
+
+    fn pcg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(
+            n,
+            &[("pcg_update: r", r), ("pcg_update: z", z), ("pcg_update: p", p)],
+        )?;
+        same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
+        partials.check(rr, n)?;
+        partials.check(rz, n)?;
+        if rr == rz {
+            return Err(Error::param("slots", "pcg_update slots must differ"));
+        }
+        self.counters.launch();
+        let g = partials.groups();
+        let (out_rr, out_rz) = two_slots_mut(partials.buffer.host_mut()?, g, rr.0, rz.0);
+        let items: Vec<_> = chunks_mut(x.host_mut()?, g)
+            .zip(chunks_mut(r.host_mut()?, g))
+            .zip(chunks_mut(z.host_mut()?, g))
+            .zip(chunks_mut(p.host_mut()?, g))
+            .zip(chunks(ap.host()?, g).zip(chunks(q.host()?, g)))
+            .zip(out_rr.iter_mut().zip(out_rz.iter_mut()))
+            .collect();
+        exec(n, items, |(((((x, r), z), p), (ap, q)), (o_rr, o_rz))| {
+            let (mut acc_rr, mut acc_rz) = (T::zero(), T::zero());
+            for i in 0..x.len() {
+                x[i] += alpha * p[i];
+                let ri = r[i] - alpha * ap[i];
+                let zi = z[i] - alpha * q[i];
+                r[i] = ri;
+                z[i] = zi;
+                p[i] = zi + beta * p[i];
+                acc_rr += ri * ri;
+                acc_rz += ri * zi;
+            }
+            *o_rr = acc_rr;
+            *o_rz = acc_rz;
+        });
+        Ok(())
+    }
+
+    fn bicgstab_s_update<T: Scalar>(
+        &self,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        let n = r.len();
+        same_len(n, &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)])?;
+        for slot in [rr0, apr0, ss] {
+            partials.check(slot, n)?;
+        }
+        if ss == rr0 || ss == apr0 {
+            return Err(Error::param("slots", "bicgstab_s_update: ss must differ"));
+        }
+        self.counters.launch();
+        let g = partials.groups();
+        let alpha = {
+            let data = partials.buffer.host()?;
+            sum_slot_in_kernel(data, g, rr0) / sum_slot_in_kernel(data, g, apr0)
+        };
+        let out = slot_mut(partials, ss)?;
+        let items: Vec<_> = chunks(r.host()?, g)
+            .zip(chunks(ap.host()?, g))
+            .zip(chunks_mut(s.host_mut()?, g))
+            .zip(out.iter_mut())
+            .collect();
+        exec(n, items, |(((r, ap), s), out)| {
+            let mut acc = T::zero();
+            for i in 0..r.len() {
+                let si = r[i] - alpha * ap[i];
+                s[i] = si;
+                acc += si * si;
+            }
+            *out = acc;
+        });
+        Ok(())
+    }
+
+    fn bicgstab_update<T: Scalar>(
+        &self,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(
+            n,
+            &[
+                ("bicgstab_update: r", r),
+                ("bicgstab_update: p", p),
+                ("bicgstab_update: s", s),
+                ("bicgstab_update: Ap", ap),
+                ("bicgstab_update: As", as_),
+                ("bicgstab_update: r0*", r0star),
+            ],
+        )?;
+        if let Some(v) = phat {
+            check_len("bicgstab_update: phat", v, n)?;
+        }
+        if let Some(v) = shat {
+            check_len("bicgstab_update: shat", v, n)?;
+        }
+        partials.check(rr0, n)?;
+        partials.check(rr, n)?;
+        if rr0 == rr {
+            return Err(Error::param("slots", "bicgstab_update slots must differ"));
+        }
+        self.counters.launch();
+        let g = partials.groups();
+        let (o_rr0, o_rr) = two_slots_mut(partials.buffer.host_mut()?, g, rr0.0, rr.0);
+        let phat = match phat {
+            Some(v) => Some(v.host()?),
+            None => None,
+        };
+        let shat = match shat {
+            Some(v) => Some(v.host()?),
+            None => None,
+        };
+        let items: Vec<_> = chunks_mut(x.host_mut()?, g)
+            .zip(chunks_mut(r.host_mut()?, g))
+            .zip(chunks_mut(p.host_mut()?, g))
+            .zip(chunks(s.host()?, g).zip(chunks(ap.host()?, g)))
+            .zip(chunks(as_.host()?, g).zip(chunks(r0star.host()?, g)))
+            .zip(o_rr0.iter_mut().zip(o_rr.iter_mut()))
+            .enumerate()
+            .collect();
+        exec(
+            n,
+            items,
+            |(c, (((((x, r), p), (s, ap)), (as_, r0s)), (o_rr0, o_rr)))| {
+                let off = c * CHUNK;
+                let (mut acc0, mut acc1) = (T::zero(), T::zero());
+                for i in 0..x.len() {
+                    let ph = phat.map_or(p[i], |v| v[off + i]);
+                    let sh = shat.map_or(s[i], |v| v[off + i]);
+                    x[i] += alpha * ph + omega * sh;
+                    let ri = s[i] - omega * as_[i];
+                    r[i] = ri;
+                    p[i] = ri + beta * (p[i] - omega * ap[i]);
+                    acc0 += ri * r0s[i];
+                    acc1 += ri * ri;
+                }
+                *o_rr0 = acc0;
+                *o_rr = acc1;
+            },
+        );
+        Ok(())
+    }
+
+    fn basis_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        if i == 0 {
+            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
+        }
+        basis.check_col(i)?;
+        let n = basis.n();
+        if a.n_rows() != n || a.n_cols() != n {
+            return Err(Error::dims("basis length vs square matrix", n, a.n_rows()));
+        }
+        if let Some(z) = src {
+            check_len("basis_spmv_dots: source length", z, n)?;
+        }
+        for s in prev_slot.iter().chain(self_slot.iter()) {
+            partials.check(*s, n)?;
+        }
+        if prev_slot.is_some() && prev_slot == self_slot {
+            return Err(Error::param("slots", "basis_spmv_dots slots must differ"));
+        }
+        self.counters.launch();
+        let g = partials.groups();
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut(i * n);
+        let prev = &head[(i - 1) * n..];
+        let vi = &mut tail[..n];
+        let x = match src {
+            Some(z) => z.host()?,
+            None => prev,
+        };
+        self.product_slices(a, x, vi)?;
+        let vi: &[T] = vi;
+        if let Some(s) = prev_slot {
+            let out = slot_mut(partials, s)?;
+            let items: Vec<_> = chunks(prev, g)
+                .zip(chunks(vi, g))
+                .zip(out.iter_mut())
+                .collect();
+            exec(n, items, |((a, b), o)| *o = local_dot(a, b));
+        }
+        if let Some(s) = self_slot {
+            let out = slot_mut(partials, s)?;
+            let items: Vec<_> = chunks(vi, g).zip(out.iter_mut()).collect();
+            exec(n, items, |(v, o)| *o = local_dot(v, v));
+        }
+        Ok(())
+    }
+
+    fn basis_dots<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        basis.check_col(w)?;
+        basis.check_range(&cols)?;
+        let n = basis.n();
+        let count = cols.len();
+        if count == 0 {
+            return Ok(());
+        }
+        partials.check(Slot(first_slot.0 + count - 1), n)?;
+        self.counters.launch();
+        let g = partials.groups();
+        let cols_data = columns(basis.data.host()?, n);
+        let vw = cols_data[w];
+        // One pass over v_w per chunk: all dots of the chunk together.
+        let mut local = vec![T::zero(); g * count];
+        let items: Vec<_> = local.chunks_mut(count).enumerate().collect();
+        exec(n, items, |(c, out)| {
+            let r = (c * CHUNK).min(n)..((c + 1) * CHUNK).min(n);
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = local_dot(&cols_data[cols.start + k][r.clone()], &vw[r.clone()]);
+            }
+        });
+        let data = partials.buffer.host_mut()?;
+        for k in 0..count {
+            for c in 0..g {
+                data[(first_slot.0 + k) * g + c] = local[c * count + k];
+            }
+        }
+        Ok(())
+    }
+
+    fn gmres_gram_schmidt<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        basis.check_col(i)?;
+        let n = basis.n();
+        partials.check(norm_slot, n)?;
+        if i >= 2 {
+            partials.check(Slot(first_slot.0 + i - 2), n)?;
+        }
+        if i == 0 || ld < i || rmat.len() < ld * i {
+            return Err(Error::param("rmat", "R matrix too small for column i"));
+        }
+        self.counters.launch();
+        let g = partials.groups();
+        let coeffs: Vec<T> = {
+            let data = partials.buffer.host()?;
+            (1..i)
+                .map(|j| sum_slot_in_kernel(data, g, Slot(first_slot.0 + j - 1)))
+                .collect()
+        };
+        let rm = rmat.host_mut()?;
+        for (j, &c) in coeffs.iter().enumerate() {
+            rm[j + (i - 1) * ld] = c;
+        }
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut(i * n);
+        let prev = columns(head, n);
+        let vi = &mut tail[..n];
+        let out = slot_mut(partials, norm_slot)?;
+        let items: Vec<_> = chunks_mut(vi, g).zip(out.iter_mut()).enumerate().collect();
+        exec(n, items, |(c, (v, o))| {
+            let off = c * CHUNK;
+            for (j, &rji) in coeffs.iter().enumerate() {
+                let vj = &prev[j + 1][off..off + v.len()];
+                for (a, &b) in v.iter_mut().zip(vj) {
+                    *a -= rji * b;
+                }
+            }
+            *o = local_dot(v, v);
+        });
+        Ok(())
+    }
+
+    fn gmres_normalize<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        basis.check_col(i)?;
+        let n = basis.n();
+        if i == 0 || ld < i || rmat.len() < ld * i {
+            return Err(Error::param("rmat", "R matrix too small for column i"));
+        }
+        partials.check(norm_slot, n)?;
+        xi_partials.check(xi_slot, n)?;
+        self.counters.launch();
+        let nrm = sum_slot_in_kernel(partials.buffer.host()?, partials.groups(), norm_slot).sqrt();
+        rmat.host_mut()?[(i - 1) + (i - 1) * ld] = nrm;
+        let inv = if nrm > T::zero() {
+            T::one() / nrm
+        } else {
+            T::one()
+        };
+        let g = xi_partials.groups();
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut(i * n);
+        let v0 = &head[..n];
+        let vi = &mut tail[..n];
+        let out = slot_mut(xi_partials, xi_slot)?;
+        let items: Vec<_> = chunks_mut(vi, g)
+            .zip(chunks(v0, g))
+            .zip(out.iter_mut())
+            .collect();
+        exec(n, items, |((v, v0), o)| {
+            v.iter_mut().for_each(|a| *a *= inv);
+            *o = local_dot(v0, v);
+        });
+        Ok(())
+    }
+
+    fn basis_axpy<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        dst: usize,
+        src: usize,
+        alpha: T,
+    ) -> Result<()> {
+        basis.check_col(dst)?;
+        basis.check_col(src)?;
+        if dst == src {
+            return Err(Error::param("columns", "basis_axpy: dst and src must differ"));
+        }
+        self.counters.launch();
+        let n = basis.n();
+        let data = basis.data.host_mut()?;
+        let (d, s) = if dst < src {
+            let (lo, hi) = data.split_at_mut(src * n);
+            (&mut lo[dst * n..(dst + 1) * n], &hi[..n])
+        } else {
+            let (lo, hi) = data.split_at_mut(dst * n);
+            (&mut hi[..n], &lo[src * n..(src + 1) * n])
+        };
+        let items: Vec<_> = d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)).collect();
+        exec(n, items, |(d, s)| {
+            for (a, &b) in d.iter_mut().zip(s) {
+                *a += alpha * b;
+            }
+        });
+        Ok(())
+    }
+
+    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()> {
+        basis.check_col(col)?;
+        self.counters.launch();
+        let n = basis.n();
+        let v = &mut basis.data.host_mut()?[col * n..(col + 1) * n];
+        let items: Vec<_> = v.chunks_mut(CHUNK).collect();
+        exec(n, items, |v| v.iter_mut().for_each(|a| *a *= alpha));
+        Ok(())
+    }
+
+    fn basis_load<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        alpha: T,
+    ) -> Result<()> {
+        basis.check_col(col)?;
+        let n = basis.n();
+        check_len("basis_load: source length", src, n)?;
+        self.counters.launch();
+        let v = &mut basis.data.host_mut()?[col * n..(col + 1) * n];
+        for (a, &b) in v.iter_mut().zip(src.host()?) {
+            *a = alpha * b;
+        }
+        Ok(())
+    }
+
+    fn basis_store<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        col: usize,
+        dst: &mut Buffer<T>,
+    ) -> Result<()> {
+        basis.check_col(col)?;
+        let n = basis.n();
+        check_len("basis_store: destination length", dst, n)?;
+        self.counters.launch();
+        dst.host_mut()?
+            .copy_from_slice(&basis.data.host()?[col * n..(col + 1) * n]);
+        Ok(())
+    }
+
+    fn multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &[T],
+    ) -> Result<()> {
+        basis.check_range(&cols)?;
+        let n = basis.n();
+        check_len("multi_axpy: y length", y, n)?;
+        if coeffs.len() != cols.len() {
+            return Err(Error::dims("multi_axpy: coefficients vs columns", cols.len(), coeffs.len()));
+        }
+        self.counters.launch();
+        let cols_data = columns(basis.data.host()?, n);
+        let items: Vec<_> = y.host_mut()?.chunks_mut(CHUNK).enumerate().collect();
+        exec(n, items, |(c, y)| {
+            let off = c * CHUNK;
+            for (k, &a) in coeffs.iter().enumerate() {
+                let v = &cols_data[cols.start + k][off..off + y.len()];
+                for (yi, &vi) in y.iter_mut().zip(v) {
+                    *yi += a * vi;
+                }
+            }
+        });
+        Ok(())
+    }
+}

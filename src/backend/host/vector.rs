@@ -1,0 +1,114 @@
+//! Host implementation of [`VectorOps`].
+
+use super::{chunks, chunks_mut, exec, groups_for, HostBackend};
+use crate::backend::buffer::{check_len, Buffer, Storage};
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{CounterSnapshot, VectorOps};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use bytemuck::Pod;
+
+impl VectorOps for HostBackend {
+    fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        Ok(Buffer::from_storage(len, Storage::Host(vec![T::zeroed(); len])))
+    }
+
+    fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.counters.transfer();
+        Ok(Buffer::from_storage(data.len(), Storage::Host(data.to_vec())))
+    }
+
+    fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
+        check_len("write: data length vs buffer", dst, data.len())?;
+        self.counters.transfer();
+        dst.host_mut()?.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn read<T: Pod>(&self, src: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        check_len("read: output length vs buffer", src, out.len())?;
+        self.counters.transfer();
+        out.copy_from_slice(src.host()?);
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
+        self.counters.launch();
+        x.host_mut()?.fill(value);
+        Ok(())
+    }
+
+    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        check_len("copy: destination length", y, x.len())?;
+        self.counters.launch();
+        y.host_mut()?.copy_from_slice(x.host()?);
+        Ok(())
+    }
+
+    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
+        check_len("axpby: y length vs x", y, x.len())?;
+        self.counters.launch();
+        let n = x.len();
+        let g = groups_for(n);
+        let items: Vec<_> = chunks(x.host()?, g).zip(chunks_mut(y.host_mut()?, g)).collect();
+        exec(n, items, |(x, y)| {
+            for (yi, &xi) in y.iter_mut().zip(x) {
+                *yi = alpha * xi + beta * *yi;
+            }
+        });
+        Ok(())
+    }
+
+    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
+        self.counters.launch();
+        let n = x.len();
+        let items: Vec<_> = chunks_mut(x.host_mut()?, groups_for(n)).collect();
+        exec(n, items, |x| x.iter_mut().for_each(|v| *v *= alpha));
+        Ok(())
+    }
+
+    fn dot_partials<T: Scalar>(
+        &self,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_len("dot: y length vs x", y, x.len())?;
+        partials.check(slot, x.len())?;
+        self.counters.launch();
+        let n = x.len();
+        let g = partials.groups();
+        let out = slot_mut(partials, slot)?;
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks(y.host()?, g))
+            .zip(out.iter_mut())
+            .collect();
+        exec(n, items, |((x, y), o)| *o = local_dot(x, y));
+        Ok(())
+    }
+
+    fn reduction_groups(&self, n: usize) -> usize {
+        groups_for(n)
+    }
+
+    fn counters(&self) -> CounterSnapshot {
+        self.counters.snapshot()
+    }
+}
+
+/// Sequential dot product of one chunk (the work-group's first stage).
+#[inline]
+pub(crate) fn local_dot<T: Scalar>(x: &[T], y: &[T]) -> T {
+    x.iter().zip(y).fold(T::zero(), |acc, (&a, &b)| acc + a * b)
+}
+
+/// The mutable slice of one slot.
+pub(crate) fn slot_mut<T: Scalar>(partials: &mut Partials<T>, slot: Slot) -> Result<&mut [T]> {
+    let g = partials.groups();
+    Ok(&mut partials.buffer.host_mut()?[slot.0 * g..(slot.0 + 1) * g])
+}

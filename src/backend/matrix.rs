@@ -1,0 +1,168 @@
+//! Sparse matrices resident on a backend.
+
+use super::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::matrix::{BsrMatrix, CsrMatrix, SellMatrix};
+use crate::scalar::Scalar;
+
+/// Storage format to use on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MatrixFormat {
+    /// Compressed sparse row (the default).
+    #[default]
+    Csr,
+    /// SELL-C-sigma: slices of `c` rows, sorted by length within windows of `sigma` rows.
+    Sell {
+        /// Slice height.
+        c: usize,
+        /// Sorting window (a multiple of `c`, or 1 for no sorting).
+        sigma: usize,
+    },
+    /// ELLPACK (one slice, column-major).
+    Ell,
+    /// Block CSR with square column-major blocks.
+    Bsr {
+        /// Block size.
+        block_size: usize,
+    },
+}
+
+/// The arrays of a device matrix, per format. Indices are `u32`.
+#[derive(Debug)]
+pub enum DeviceFormat<T> {
+    /// CSR arrays.
+    Csr {
+        /// Row pointers (n_rows + 1).
+        row_ptr: Buffer<u32>,
+        /// Column indices (nnz).
+        col_idx: Buffer<u32>,
+        /// Values (nnz).
+        values: Buffer<T>,
+    },
+    /// SELL-C-sigma arrays (see [`SellMatrix`]).
+    Sell {
+        /// Slice height.
+        c: usize,
+        /// Number of slices.
+        n_slices: usize,
+        /// Offsets of the slices (n_slices + 1).
+        slice_ptr: Buffer<u32>,
+        /// Column indices, column-major within each slice.
+        col_idx: Buffer<u32>,
+        /// Values, column-major within each slice.
+        values: Buffer<T>,
+        /// Original row of each sorted position.
+        row_perm: Buffer<u32>,
+        /// True length of the row at each sorted position.
+        row_len: Buffer<u32>,
+    },
+    /// BSR arrays (see [`BsrMatrix`]).
+    Bsr {
+        /// Block size s.
+        block_size: usize,
+        /// Block-row pointers.
+        row_ptr: Buffer<u32>,
+        /// Block-column indices.
+        col_idx: Buffer<u32>,
+        /// Values, s*s per block, column-major.
+        values: Buffer<T>,
+    },
+}
+
+/// A sparse matrix uploaded to a backend with `SpmvOps::upload_matrix`.
+#[derive(Debug)]
+pub struct DeviceMatrix<T> {
+    pub(crate) n_rows: usize,
+    pub(crate) n_cols: usize,
+    pub(crate) nnz: usize,
+    pub(crate) format: DeviceFormat<T>,
+}
+
+impl<T: Scalar> DeviceMatrix<T> {
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+    /// Stored nonzeros of the original matrix.
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// The device arrays.
+    pub fn format(&self) -> &DeviceFormat<T> {
+        &self.format
+    }
+    /// The format tag.
+    pub fn format_kind(&self) -> MatrixFormat {
+        match &self.format {
+            DeviceFormat::Csr { .. } => MatrixFormat::Csr,
+            DeviceFormat::Sell { c, .. } => MatrixFormat::Sell { c: *c, sigma: 1 },
+            DeviceFormat::Bsr { block_size, .. } => MatrixFormat::Bsr {
+                block_size: *block_size,
+            },
+        }
+    }
+    /// Bytes of device memory used by the matrix.
+    pub fn device_bytes(&self) -> usize {
+        match &self.format {
+            DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+            } => row_ptr.bytes() + col_idx.bytes() + values.bytes(),
+            DeviceFormat::Sell {
+                slice_ptr,
+                col_idx,
+                values,
+                row_perm,
+                row_len,
+                ..
+            } => {
+                slice_ptr.bytes()
+                    + col_idx.bytes()
+                    + values.bytes()
+                    + row_perm.bytes()
+                    + row_len.bytes()
+            }
+            DeviceFormat::Bsr {
+                row_ptr,
+                col_idx,
+                values,
+                ..
+            } => row_ptr.bytes() + col_idx.bytes() + values.bytes(),
+        }
+    }
+}
+
+/// Host arrays of a matrix converted to a device format, ready for upload.
+pub(crate) enum HostArrays<T> {
+    Csr(Vec<u32>, Vec<u32>, Vec<T>),
+    Sell(SellMatrix<T>),
+    Bsr(usize, Vec<u32>, Vec<u32>, Vec<T>),
+}
+
+/// Convert a CSR matrix to the arrays of `format`, checking the 32-bit index limits.
+pub(crate) fn host_arrays<T: Scalar>(a: &CsrMatrix<T>, format: MatrixFormat) -> Result<HostArrays<T>> {
+    if let Some(k) = a.first_non_finite() {
+        return Err(Error::NonFinite {
+            what: "matrix".into(),
+            index: k,
+        });
+    }
+    Ok(match format {
+        MatrixFormat::Csr => {
+            let (rp, ci) = a.indices_u32()?;
+            HostArrays::Csr(rp, ci, a.values().to_vec())
+        }
+        MatrixFormat::Sell { c, sigma } => HostArrays::Sell(SellMatrix::from_csr(a, c, sigma)?),
+        MatrixFormat::Ell => HostArrays::Sell(SellMatrix::ell_from_csr(a)?),
+        MatrixFormat::Bsr { block_size } => {
+            let b = BsrMatrix::from_csr(a, block_size)?;
+            let (rp, ci) = b.indices_u32()?;
+            HostArrays::Bsr(block_size, rp, ci, b.values.clone())
+        }
+    })
+}

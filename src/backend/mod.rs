@@ -1,0 +1,113 @@
+//! The one `Backend` trait and its implementations.
+//!
+//! [`Backend`] is the union of the sub-traits in [`ops`] (one file per kernel family); every
+//! backend (host, OpenCL, CUDA) implements them in files of the same names. [`AnyBackend`]
+//! picks one at run time through `enum_dispatch`; solvers are generic over `B: Backend`.
+//!
+//! ```
+//! use pipekrylov::backend::{host::HostBackend, VectorOps};
+//! let host = HostBackend::new();
+//! let x = host.upload(&[1.0f64, 2.0, 3.0]).unwrap();
+//! let mut p = host.partials::<f64>(3, 1).unwrap();
+//! host.dot_partials(&x, &x, &mut p, pipekrylov::backend::Slot(0)).unwrap();
+//! assert_eq!(host.finish(&p).unwrap().0[0], 14.0);
+//! ```
+
+pub mod buffer;
+pub mod host;
+pub mod matrix;
+pub mod ops;
+pub mod partials;
+mod select;
+
+#[cfg(feature = "opencl")]
+pub mod opencl;
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+pub use buffer::Buffer;
+pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
+pub use ops::{Basis, KrylovOps, PrecondOps, SpmvDots, SpmvOps, VectorOps};
+pub use partials::{Partials, Slot, Sums};
+pub use select::{available_backends, BackendChoice, BackendStatus};
+
+use enum_dispatch::enum_dispatch;
+// Names used in the trait signatures, needed where enum_dispatch expands AnyBackend's impls.
+#[allow(unused_imports)]
+use {crate::error::Result, crate::matrix::CsrMatrix, crate::scalar::Scalar, bytemuck::Pod, std::ops::Range};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Identity of a backend instance.
+#[enum_dispatch]
+pub trait BackendInfo {
+    /// Backend kind: `"host"`, `"opencl"` or `"cuda"`.
+    fn name(&self) -> &'static str;
+    /// Human-readable device description.
+    fn device_name(&self) -> String;
+    /// Whether f64 kernels are available.
+    fn supports_f64(&self) -> bool {
+        true
+    }
+}
+
+/// Everything a solver needs from a backend.
+pub trait Backend: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps {}
+impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps> Backend for B {}
+
+/// A backend chosen at run time.
+#[enum_dispatch(BackendInfo, VectorOps, SpmvOps, KrylovOps, PrecondOps)]
+pub enum AnyBackend {
+    /// The pure-Rust host backend.
+    Host(host::HostBackend),
+    /// OpenCL.
+    #[cfg(feature = "opencl")]
+    OpenCl(opencl::OpenClBackend),
+    /// CUDA.
+    #[cfg(feature = "cuda")]
+    Cuda(cuda::CudaBackend),
+}
+
+/// A snapshot of a backend's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CounterSnapshot {
+    /// Kernel launches (host: kernel calls).
+    pub launches: u64,
+    /// Host-device transfers in either direction.
+    pub transfers: u64,
+}
+
+impl std::ops::Sub for CounterSnapshot {
+    type Output = CounterSnapshot;
+    fn sub(self, rhs: Self) -> Self {
+        CounterSnapshot {
+            launches: self.launches - rhs.launches,
+            transfers: self.transfers - rhs.transfers,
+        }
+    }
+}
+
+/// Launch and transfer counters, shared by all backend implementations.
+#[derive(Debug, Default)]
+pub struct Counters {
+    launches: AtomicU64,
+    transfers: AtomicU64,
+}
+
+impl Counters {
+    /// Count one kernel launch.
+    pub fn launch(&self) {
+        self.launches.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Count one host transfer.
+    pub fn transfer(&self) {
+        self.transfers.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Current values.
+    pub fn snapshot(&self) -> CounterSnapshot {
+        CounterSnapshot {
+            launches: self.launches.load(Ordering::Relaxed),
+            transfers: self.transfers.load(Ordering::Relaxed),
+        }
+    }
+}

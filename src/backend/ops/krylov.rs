@@ -1,0 +1,471 @@
+//! Fused vector updates of the pipelined solvers, and the Krylov-basis operations of GMRES
+//! (batched dots, multi-AXPY, fused Gram-Schmidt). Line numbers refer to seed 001
+//! (Rupp et al.), Algorithms 2, 4 and 6.
+
+use super::spmv::SpmvOps;
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::DeviceMatrix;
+use crate::backend::partials::{Partials, Slot};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use enum_dispatch::enum_dispatch;
+use std::ops::Range;
+
+/// `cols` vectors of length `n` stored contiguously (column `j` at `[j n, (j + 1) n)`): the
+/// Krylov basis of GMRES, so that batched dots and multi-AXPY run in one pass.
+#[derive(Debug)]
+pub struct Basis<T> {
+    pub(crate) data: Buffer<T>,
+    n: usize,
+    cols: usize,
+}
+
+impl<T: Scalar> Basis<T> {
+    /// Wrap a buffer of `n * cols` elements.
+    pub fn from_buffer(data: Buffer<T>, n: usize, cols: usize) -> Result<Self> {
+        check_len("basis buffer length (n * cols)", &data, n * cols)?;
+        Ok(Self { data, n, cols })
+    }
+    /// Vector length.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &Buffer<T> {
+        &self.data
+    }
+    pub(crate) fn check_col(&self, j: usize) -> Result<()> {
+        if j >= self.cols {
+            return Err(Error::param(
+                "column",
+                format!("basis column {j} out of range ({} columns)", self.cols),
+            ));
+        }
+        Ok(())
+    }
+    pub(crate) fn check_range(&self, r: &Range<usize>) -> Result<()> {
+        if r.start > r.end || r.end > self.cols {
+            return Err(Error::param(
+                "columns",
+                format!("basis columns {r:?} out of range ({} columns)", self.cols),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Fused solver updates and Krylov-basis kernels.
+#[enum_dispatch]
+pub trait KrylovOps: SpmvOps {
+    /// Allocate a zeroed basis of `cols` vectors of length `n`.
+    fn basis<T: Scalar>(&self, n: usize, cols: usize) -> Result<Basis<T>> {
+        Basis::from_buffer(self.alloc(n * cols)?, n, cols)
+    }
+
+    /// Kernel `cg_update` (Alg. 2 lines 10-12 and the first stage of line 15):
+    /// x += alpha p; r -= alpha Ap; p = r + beta p; partial <r, r> into `rr`.
+    #[allow(clippy::too_many_arguments)]
+    fn cg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        reference::cg_update(self, alpha, beta, x, r, p, ap, partials, rr)
+    }
+
+    /// Kernel `pcg_update` (preconditioned Alg. 2): x += alpha p; r -= alpha Ap;
+    /// z -= alpha q (q = M^-1 Ap, so z stays M^-1 r); p = z + beta p; partials <r, r> into `rr`
+    /// and <r, z> into `rz`.
+    #[allow(clippy::too_many_arguments)]
+    fn pcg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        reference::pcg_update(self, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+    }
+
+    /// Kernel `bicgstab_s_update` (Alg. 4 line 9): every work-group finishes
+    /// alpha = <r, r0*> / <Ap, r0*> from the partials in slots `rr0` and `apr0` itself, then
+    /// s = r - alpha Ap and the partial <s, s> into `ss`.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_s_update<T: Scalar>(
+        &self,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        reference::bicgstab_s_update(self, r, ap, s, partials, rr0, apr0, ss)
+    }
+
+    /// Kernel `bicgstab_update` (Alg. 4 lines 15, 16, 19, 20): x += alpha p^ + omega s^;
+    /// r = s - omega As; p = r + beta (p - omega Ap); partials <r, r0*> into `rr0` and
+    /// <r, r> into `rr`. `phat`/`shat` are M^-1 p and M^-1 s (right preconditioning); `None`
+    /// means p and s themselves.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_update<T: Scalar>(
+        &self,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        reference::bicgstab_update(
+            self, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )
+    }
+
+    /// Kernel `basis_spmv_dots` (Alg. 6 line 7): v_i = A z (z = `src`, or v_{i-1} when `None`)
+    /// with the partials <v_{i-1}, v_i> into `prev_slot` and <v_i, v_i> into `self_slot` when
+    /// given.
+    #[allow(clippy::too_many_arguments)]
+    fn basis_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        reference::basis_spmv_dots(self, a, src, basis, i, partials, prev_slot, self_slot)
+    }
+
+    /// Kernel `basis_dots` (batched dot, Alg. 6 line 9): partials of <v_j, v_w> for j in `cols`
+    /// into slots `first_slot + (j - cols.start)`, one pass over v_w.
+    fn basis_dots<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        reference::basis_dots(self, basis, w, cols, partials, first_slot)
+    }
+
+    /// Kernel `gmres_gram_schmidt` (Alg. 6 lines 9-12, fused): every work-group finishes
+    /// R_{j,i} = <v_j, v_i> for j = 1..i-1 from the partials in slots `first_slot + j - 1`, the
+    /// first group stores them in column i of `rmat` (column-major, leading dimension `ld`,
+    /// R_{j,i} at `(j-1) + (i-1) ld`); then v_i -= sum_j R_{j,i} v_j and the partial <v_i, v_i>
+    /// into `norm_slot`.
+    #[allow(clippy::too_many_arguments)]
+    fn gmres_gram_schmidt<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        reference::gmres_gram_schmidt(self, basis, i, partials, first_slot, norm_slot, rmat, ld)
+    }
+
+    /// Kernel `gmres_normalize` (Alg. 6 lines 14-15): every group finishes ||v_i|| from slot
+    /// `norm_slot`, the first stores it as R_{i,i}; v_i /= ||v_i|| (skipped when the norm is
+    /// zero: happy breakdown); partial <v_0, v_i> into `xi_slot` of `xi_partials`.
+    #[allow(clippy::too_many_arguments)]
+    fn gmres_normalize<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        reference::gmres_normalize(
+            self,
+            basis,
+            i,
+            partials,
+            norm_slot,
+            rmat,
+            ld,
+            xi_partials,
+            xi_slot,
+        )
+    }
+
+    /// Kernel `basis_axpy`: v_dst += alpha v_src.
+    fn basis_axpy<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        dst: usize,
+        src: usize,
+        alpha: T,
+    ) -> Result<()>;
+
+    /// Kernel `basis_scale`: v_col = alpha v_col.
+    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()>;
+
+    /// Kernel `basis_load`: v_col = alpha src.
+    fn basis_load<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        alpha: T,
+    ) -> Result<()>;
+
+    /// Kernel `basis_store`: dst = v_col.
+    fn basis_store<T: Scalar>(&self, basis: &Basis<T>, col: usize, dst: &mut Buffer<T>)
+        -> Result<()>;
+
+    /// Kernel `multi_axpy` (seed 000's VecAXPYKernel_j): y += sum_k coeffs_k v_{cols.start + k},
+    /// one pass over y. The coefficients travel with the launch (one host transfer on GPUs).
+    fn multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &[T],
+    ) -> Result<()>;
+}
+
+/// Default bodies of the fused kernels, composed of primitives: the specification the fused
+/// kernels of every backend are tested against.
+pub mod reference {
+    use super::*;
+    use crate::backend::partials::sum_slot_in_kernel;
+
+    /// `cg_update` as three axpby and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cg_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        b.axpby(alpha, p, T::one(), x)?;
+        b.axpby(-alpha, ap, T::one(), r)?;
+        b.axpby(T::one(), r, beta, p)?;
+        b.dot_partials(r, r, partials, rr)
+    }
+
+    /// `pcg_update` as four axpby and two dots.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pcg_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        b.axpby(alpha, p, T::one(), x)?;
+        b.axpby(-alpha, ap, T::one(), r)?;
+        b.axpby(-alpha, q, T::one(), z)?;
+        b.axpby(T::one(), z, beta, p)?;
+        b.dot_partials(r, r, partials, rr)?;
+        b.dot_partials(r, z, partials, rz)
+    }
+
+    /// `bicgstab_s_update` as a download of the partials, copy, axpby and dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bicgstab_s_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let g = partials.groups();
+        let alpha = sum_slot_in_kernel(&data, g, rr0) / sum_slot_in_kernel(&data, g, apr0);
+        b.copy(r, s)?;
+        b.axpby(-alpha, ap, T::one(), s)?;
+        b.dot_partials(s, s, partials, ss)
+    }
+
+    /// `bicgstab_update` as axpby chains and dots.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bicgstab_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        match phat {
+            Some(ph) => b.axpby(alpha, ph, T::one(), x)?,
+            None => b.axpby(alpha, p, T::one(), x)?,
+        }
+        b.axpby(omega, shat.unwrap_or(s), T::one(), x)?;
+        b.copy(s, r)?;
+        b.axpby(-omega, as_, T::one(), r)?;
+        b.axpby(-omega, ap, T::one(), p)?;
+        b.axpby(T::one(), r, beta, p)?;
+        b.dot_partials(r, r0star, partials, rr0)?;
+        b.dot_partials(r, r, partials, rr)
+    }
+
+    fn column<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &Basis<T>,
+        j: usize,
+    ) -> Result<Buffer<T>> {
+        let mut v = b.alloc(basis.n())?;
+        b.basis_store(basis, j, &mut v)?;
+        Ok(v)
+    }
+
+    /// `basis_spmv_dots` through temporary vectors.
+    #[allow(clippy::too_many_arguments)]
+    pub fn basis_spmv_dots<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        if i == 0 {
+            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
+        }
+        let prev = column(b, basis, i - 1)?;
+        let mut y = b.alloc(basis.n())?;
+        b.spmv(a, src.unwrap_or(&prev), &mut y)?;
+        if let Some(s) = prev_slot {
+            b.dot_partials(&prev, &y, partials, s)?;
+        }
+        if let Some(s) = self_slot {
+            b.dot_partials(&y, &y, partials, s)?;
+        }
+        b.basis_load(basis, i, &y, T::one())
+    }
+
+    /// `basis_dots` as one dot per column.
+    pub fn basis_dots<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        basis.check_range(&cols)?;
+        let vw = column(b, basis, w)?;
+        for (k, j) in cols.enumerate() {
+            let vj = column(b, basis, j)?;
+            b.dot_partials(&vj, &vw, partials, Slot(first_slot.0 + k))?;
+        }
+        Ok(())
+    }
+
+    /// `gmres_gram_schmidt` through a download of the partials, one axpy per column and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gmres_gram_schmidt<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let mut r = b.download(rmat)?;
+        for j in 1..i {
+            let rji = sum_slot_in_kernel(&data, partials.groups(), Slot(first_slot.0 + j - 1));
+            r[(j - 1) + (i - 1) * ld] = rji;
+            b.basis_axpy(basis, i, j, -rji)?;
+        }
+        b.write(rmat, &r)?;
+        let vi = column(b, basis, i)?;
+        b.dot_partials(&vi, &vi, partials, norm_slot)
+    }
+
+    /// `gmres_normalize` through a download of the partials, a scale and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gmres_normalize<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let nrm = sum_slot_in_kernel(&data, partials.groups(), norm_slot).sqrt();
+        let mut r = b.download(rmat)?;
+        r[(i - 1) + (i - 1) * ld] = nrm;
+        b.write(rmat, &r)?;
+        if nrm > T::zero() {
+            b.basis_scale(basis, i, T::one() / nrm)?;
+        }
+        let v0 = column(b, basis, 0)?;
+        let vi = column(b, basis, i)?;
+        b.dot_partials(&v0, &vi, xi_partials, xi_slot)
+    }
+}

@@ -1,0 +1,156 @@
+//! Sparse matrix-vector products, plain and fused with the first stage of inner products.
+
+use super::vector::VectorOps;
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::{host_arrays, DeviceFormat, DeviceMatrix, HostArrays, MatrixFormat};
+use crate::backend::partials::{Partials, Slot};
+use crate::error::Result;
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use enum_dispatch::enum_dispatch;
+
+/// Which first-stage inner products a fused SpMV computes on its result `y = A x`.
+///
+/// `yy` asks for <y, y>; each `with` entry asks for <y, v> with another vector `v` (which may
+/// be `x` itself).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpmvDots<'a, T> {
+    /// Slot for <y, y>.
+    pub yy: Option<Slot>,
+    /// Slots for <y, v> with up to two other vectors.
+    pub with: [Option<(&'a Buffer<T>, Slot)>; 2],
+}
+
+impl<'a, T> SpmvDots<'a, T> {
+    /// No inner products.
+    pub fn none() -> Self {
+        Self {
+            yy: None,
+            with: [None, None],
+        }
+    }
+}
+
+/// SpMV kernels for every device format.
+#[enum_dispatch]
+pub trait SpmvOps: VectorOps {
+    /// Convert `a` to `format` and upload it (setup; not counted per iteration).
+    fn upload_matrix<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        format: MatrixFormat,
+    ) -> Result<DeviceMatrix<T>> {
+        let format = match host_arrays(a, format)? {
+            HostArrays::Csr(rp, ci, v) => DeviceFormat::Csr {
+                row_ptr: self.upload(&rp)?,
+                col_idx: self.upload(&ci)?,
+                values: self.upload(&v)?,
+            },
+            HostArrays::Sell(s) => DeviceFormat::Sell {
+                c: s.c,
+                n_slices: s.n_slices(),
+                slice_ptr: self.upload(&s.slice_ptr)?,
+                col_idx: self.upload(&s.col_idx)?,
+                values: self.upload(&s.values)?,
+                row_perm: self.upload(&s.row_perm)?,
+                row_len: self.upload(&s.row_len)?,
+            },
+            HostArrays::Bsr(block_size, rp, ci, v) => DeviceFormat::Bsr {
+                block_size,
+                row_ptr: self.upload(&rp)?,
+                col_idx: self.upload(&ci)?,
+                values: self.upload(&v)?,
+            },
+        };
+        Ok(DeviceMatrix {
+            n_rows: a.n_rows(),
+            n_cols: a.n_cols(),
+            nnz: a.nnz(),
+            format,
+        })
+    }
+
+    /// Kernel `spmv` (per format: `spmv_csr`, `spmv_sell`, `spmv_bsr`): y = A x.
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>)
+        -> Result<()>;
+
+    /// Kernel `spmv_dots` (per format): y = A x fused with the first stage of the inner products
+    /// in `dots` (seed 001: CG Alg. 2 lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES
+    /// Alg. 6 line 7).
+    fn spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        reference::spmv_dots(self, a, x, y, dots, partials)
+    }
+
+    /// Kernel `residual` (per format): r = b - A x, with the first stage of <r, r> when a slot
+    /// is given.
+    fn residual<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        b: &Buffer<T>,
+        r: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Option<Slot>,
+    ) -> Result<()> {
+        reference::residual(self, a, x, b, r, partials, rr)
+    }
+}
+
+/// Check the shapes of `y = A x`.
+pub(crate) fn check_spmv<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    x: &Buffer<T>,
+    y: &Buffer<T>,
+) -> Result<()> {
+    check_len("x length vs matrix columns", x, a.n_cols())?;
+    check_len("y length vs matrix rows", y, a.n_rows())
+}
+
+/// Default bodies of the fused SpMV kernels, composed of primitives.
+pub mod reference {
+    use super::*;
+
+    /// `spmv_dots` as spmv followed by separate `dot_partials`.
+    pub fn spmv_dots<B: SpmvOps + ?Sized, T: Scalar>(
+        b: &B,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        b.spmv(a, x, y)?;
+        if let Some(s) = dots.yy {
+            b.dot_partials(y, y, partials, s)?;
+        }
+        for (v, s) in dots.with.into_iter().flatten() {
+            b.dot_partials(y, v, partials, s)?;
+        }
+        Ok(())
+    }
+
+    /// `residual` as spmv, axpby and dot.
+    pub fn residual<B: SpmvOps + ?Sized, T: Scalar>(
+        b: &B,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        rhs: &Buffer<T>,
+        r: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Option<Slot>,
+    ) -> Result<()> {
+        b.spmv(a, x, r)?;
+        b.axpby(T::one(), rhs, -T::one(), r)?;
+        if let Some(s) = rr {
+            b.dot_partials(r, r, partials, s)?;
+        }
+        Ok(())
+    }
+}

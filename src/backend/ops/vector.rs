@@ -1,0 +1,70 @@
+//! Memory, BLAS-1 and reductions.
+
+use crate::backend::buffer::Buffer;
+use crate::backend::partials::{Partials, Slot, Sums};
+use crate::backend::{BackendInfo, CounterSnapshot};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use bytemuck::Pod;
+use enum_dispatch::enum_dispatch;
+
+/// Device memory, BLAS-1 vector kernels and the two-stage reductions.
+#[enum_dispatch]
+pub trait VectorOps: BackendInfo {
+    /// Allocate `len` zeroed elements. Out of memory is [`crate::Error::OutOfMemory`].
+    fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>>;
+    /// Allocate and copy `data` to the device (one host transfer).
+    fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>>;
+    /// Overwrite a buffer with `data` (one host transfer); lengths must agree.
+    fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()>;
+    /// Copy a buffer into `out` (one host transfer, blocking); lengths must agree.
+    fn read<T: Pod>(&self, src: &Buffer<T>, out: &mut [T]) -> Result<()>;
+    /// Copy a buffer to a new vector (one host transfer, blocking).
+    fn download<T: Pod>(&self, src: &Buffer<T>) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); src.len()];
+        self.read(src, &mut out)?;
+        Ok(out)
+    }
+    /// Wait for all queued work.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Kernel `fill`: x_i = value.
+    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()>;
+    /// Kernel `copy`: y = x.
+    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `axpby`: y = alpha x + beta y.
+    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `scale`: x = alpha x.
+    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `dot_partials`: first stage of <x, y> into `slot`.
+    fn dot_partials<T: Scalar>(
+        &self,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()>;
+
+    /// Work-groups the first stage of a reduction over `n` elements uses on this backend. A
+    /// function of `n` and the device only, so reductions are deterministic.
+    fn reduction_groups(&self, n: usize) -> usize;
+    /// A partials buffer with `slots` slots for vectors of length `n`.
+    fn partials<T: Scalar>(&self, n: usize, slots: usize) -> Result<Partials<T>> {
+        let groups = self.reduction_groups(n);
+        let buffer = self.alloc::<T>(groups * slots.max(1))?;
+        Ok(Partials::from_buffer(buffer, n, groups, slots))
+    }
+    /// Second stage: one transfer of the whole partials buffer, then every slot summed on the
+    /// host in group order.
+    fn finish<T: Scalar>(&self, partials: &Partials<T>) -> Result<Sums> {
+        let data = self.download(partials.buffer())?;
+        Ok(crate::backend::partials::sum_slots(
+            &data,
+            partials.groups(),
+            partials.slots(),
+        ))
+    }
+
+    /// Kernel launches and host transfers so far.
+    fn counters(&self) -> CounterSnapshot;
+}

@@ -1,0 +1,107 @@
+//! Typed two-stage reductions.
+//!
+//! The first stage of an inner product writes one partial sum per work-group into a *slot* of a
+//! shared [`Partials`] buffer. All reductions of one solver iteration share one buffer, so they
+//! are finished together with a single device-to-host transfer ([`VectorOps::finish`]).
+//! Slots are named by the solver ([`Slot`] constants), never by offsets in comments.
+//!
+//! Determinism: the number of groups is a function of the vector length and the device only, and
+//! every finish sums the partials of a slot sequentially in group order, so the same input gives
+//! the same sums bit for bit.
+//!
+//! [`VectorOps::finish`]: crate::backend::VectorOps::finish
+
+use super::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// A named slot of a [`Partials`] buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Slot(pub usize);
+
+/// First-stage partial sums: `slots` slots of `groups` values each, slot `s` occupying
+/// `buffer[s * groups .. (s + 1) * groups]`.
+#[derive(Debug)]
+pub struct Partials<T> {
+    pub(crate) buffer: Buffer<T>,
+    groups: usize,
+    slots: usize,
+    n: usize,
+}
+
+impl<T: Scalar> Partials<T> {
+    /// Wrap a buffer (backend implementations only).
+    pub(crate) fn from_buffer(buffer: Buffer<T>, n: usize, groups: usize, slots: usize) -> Self {
+        Self {
+            buffer,
+            groups,
+            slots,
+            n,
+        }
+    }
+    /// Partials per slot (work-groups of the first stage).
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+    /// Vector length the partials were planned for.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &Buffer<T> {
+        &self.buffer
+    }
+    /// Check a slot index and the vector length.
+    pub(crate) fn check(&self, slot: Slot, n: usize) -> Result<()> {
+        if slot.0 >= self.slots {
+            return Err(Error::param(
+                "slot",
+                format!("slot {} out of range ({} slots)", slot.0, self.slots),
+            ));
+        }
+        if n != self.n {
+            return Err(Error::dims("vector length vs partials plan", self.n, n));
+        }
+        Ok(())
+    }
+}
+
+/// Finished sums, one per slot, in f64.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sums(pub Vec<f64>);
+
+impl Sums {
+    /// The sum of a slot.
+    pub fn get(&self, slot: Slot) -> f64 {
+        self.0.get(slot.0).copied().unwrap_or(f64::NAN)
+    }
+    /// True when every sum is finite.
+    pub fn all_finite(&self) -> bool {
+        self.0.iter().all(|v| v.is_finite())
+    }
+}
+
+/// Sum the partials of every slot sequentially in group order (the second stage, on the host).
+pub(crate) fn sum_slots<T: Scalar>(data: &[T], groups: usize, slots: usize) -> Sums {
+    Sums(
+        (0..slots)
+            .map(|s| {
+                data[s * groups..(s + 1) * groups]
+                    .iter()
+                    .fold(0.0f64, |acc, v| acc + v.to_f64())
+            })
+            .collect(),
+    )
+}
+
+/// Sum one slot sequentially in the scalar type, as a device work-group does when it needs a
+/// finished value inside a kernel (BiCGStab's alpha, GMRES's R column).
+pub(crate) fn sum_slot_in_kernel<T: Scalar>(data: &[T], groups: usize, slot: Slot) -> T {
+    data[slot.0 * groups..(slot.0 + 1) * groups]
+        .iter()
+        .fold(T::zero(), |acc, &v| acc + v)
+}

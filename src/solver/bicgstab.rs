@@ -1,0 +1,381 @@
+//! BiCGStab: pipelined (seed 001 Algorithm 4: 4 kernels + 1 transfer per iteration) and classical
+//! (Algorithm 3), both right-preconditioned (A M^-1 y = b, x = M^-1 y).
+
+use super::cg::norm;
+use super::common::{check_inputs, check_operator, t, Monitor, Tracker};
+use super::params::{Params, Variant};
+use super::report::{BreakdownKind, SolveReport, StopReason};
+use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
+use crate::error::Result;
+use crate::precond::Preconditioner;
+use crate::scalar::Scalar;
+use std::time::Instant;
+
+/// Reduction slots of one BiCGStab iteration.
+mod slot {
+    use crate::backend::Slot;
+    /// <r_i, r0*> (written by the update of the previous iteration)
+    pub const R_R0: Slot = Slot(0);
+    /// <A p_i, r0*>
+    pub const AP_R0: Slot = Slot(1);
+    /// <s_i, s_i>
+    pub const S_S: Slot = Slot(2);
+    /// <A s_i, s_i>
+    pub const AS_S: Slot = Slot(3);
+    /// <A s_i, A s_i>
+    pub const AS_AS: Slot = Slot(4);
+    /// <A s_i, r0*>
+    pub const AS_R0: Slot = Slot(5);
+    /// <r_{i+1}, r_{i+1}> (to confirm a convergence claimed by the recurrence)
+    pub const R_R: Slot = Slot(6);
+    pub const COUNT: usize = 7;
+}
+
+/// BiCGStab for nonsymmetric systems.
+///
+/// ```
+/// use pipekrylov::backend::{host::HostBackend, MatrixFormat, SpmvOps, VectorOps};
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::solver::{BiCgStab, Params};
+/// let host = HostBackend::new();
+/// let p = Generator::ConvDiff3d.generate::<f64>(1000).unwrap();
+/// let a = host.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+/// let mut solver = BiCgStab::new(&host, &a, None, Params::default()).unwrap();
+/// let b = host.upload(&vec![1.0; a.n_rows()]).unwrap();
+/// let mut x = host.alloc(a.n_rows()).unwrap();
+/// assert!(solver.solve(&b, &mut x).unwrap().stop_reason.converged());
+/// ```
+pub struct BiCgStab<'a, B: Backend, T: Scalar> {
+    backend: &'a B,
+    a: &'a DeviceMatrix<T>,
+    precond: Option<&'a dyn Preconditioner<B, T>>,
+    params: Params,
+    r: Buffer<T>,
+    r0star: Buffer<T>,
+    p: Buffer<T>,
+    s: Buffer<T>,
+    ap: Buffer<T>,
+    as_: Buffer<T>,
+    phat: Buffer<T>,
+    shat: Buffer<T>,
+    partials: Partials<T>,
+    scratch: Partials<T>,
+    setup_seconds: f64,
+}
+
+impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
+    /// Set up the solver: validate parameters, allocate the workspace.
+    pub fn new(
+        backend: &'a B,
+        a: &'a DeviceMatrix<T>,
+        precond: Option<&'a dyn Preconditioner<B, T>>,
+        params: Params,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        params.validate()?;
+        check_operator(a, precond)?;
+        let n = a.n_rows();
+        let nm = if precond.is_some() { n } else { 0 };
+        Ok(Self {
+            backend,
+            a,
+            precond,
+            params,
+            r: backend.alloc(n)?,
+            r0star: backend.alloc(n)?,
+            p: backend.alloc(n)?,
+            s: backend.alloc(n)?,
+            ap: backend.alloc(n)?,
+            as_: backend.alloc(n)?,
+            phat: backend.alloc(nm)?,
+            shat: backend.alloc(nm)?,
+            partials: backend.partials(n, slot::COUNT)?,
+            scratch: backend.partials(n, 1)?,
+            setup_seconds: t0.elapsed().as_secs_f64()
+                + precond.map_or(0.0, |m| m.setup_seconds()),
+        })
+    }
+
+    /// Change the parameters (validated).
+    pub fn set_params(&mut self, params: Params) -> Result<()> {
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+
+    /// Solve A x = b starting from the guess in `x`.
+    pub fn solve(&mut self, b: &Buffer<T>, x: &mut Buffer<T>) -> Result<SolveReport> {
+        self.solve_with_monitor(b, x, None)
+    }
+
+    /// [`BiCgStab::solve`] with a callback after every iteration.
+    pub fn solve_with_monitor(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        monitor: Monitor<'_>,
+    ) -> Result<SolveReport> {
+        let b_norm = check_inputs(self.backend, self.a, b, x, &mut self.scratch)?;
+        if b_norm == 0.0 {
+            self.backend.fill(x, T::zero())?;
+        }
+        let mut tracker = Tracker::new(self.params, b_norm, monitor);
+        let (iterations, reason) = match self.params.variant {
+            Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
+            Variant::Classical => self.classical(b, x, &mut tracker)?,
+        };
+        tracker.report(
+            "bicgstab",
+            self.params.variant,
+            iterations,
+            reason,
+            self.backend,
+            self.a,
+            b,
+            x,
+            &mut self.r,
+            &mut self.scratch,
+            self.setup_seconds,
+            true,
+        )
+    }
+
+    /// Seed 001 Algorithm 4.
+    fn pipelined(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<(usize, StopReason)> {
+        let (be, a, pc) = (self.backend, self.a, self.precond);
+        // Lines 1-4: r0 = b - A x0, r0* = r0, p0 = r0; <r0, r0*> = <r0, r0>, its partials
+        // already in the slot the first s-update reads.
+        be.residual(a, x, b, &mut self.r, &mut self.partials, Some(slot::R_R0))?;
+        be.copy(&self.r, &mut self.r0star)?;
+        be.copy(&self.r, &mut self.p)?;
+        let rr0 = be.finish(&self.partials)?.get(slot::R_R0);
+        let r0star_norm = norm(rr0);
+        if let Some(reason) = tracker.record(0, r0star_norm) {
+            return Ok((0, reason));
+        }
+        let mut r_norm = r0star_norm;
+        tracker.start_loop(be.counters());
+        let mut iteration = 0;
+        loop {
+            // Lines 6-7: A p_i (right-preconditioned: A M^-1 p_i) with the partial <Ap, r0*>.
+            if let Some(m) = pc {
+                m.apply(be, &self.p, &mut self.phat)?;
+            }
+            let p_eff = if pc.is_some() { &self.phat } else { &self.p };
+            be.spmv_dots(
+                a,
+                p_eff,
+                &mut self.ap,
+                SpmvDots {
+                    yy: None,
+                    with: [Some((&self.r0star, slot::AP_R0)), None],
+                },
+                &mut self.partials,
+            )?;
+            // Lines 8-9: alpha finished in every work-group, s = r - alpha Ap, partial <s, s>.
+            be.bicgstab_s_update(
+                &self.r,
+                &self.ap,
+                &mut self.s,
+                &mut self.partials,
+                slot::R_R0,
+                slot::AP_R0,
+                slot::S_S,
+            )?;
+            // Lines 10-12: A s_i with <As, s>, <As, As>, <As, r0*>.
+            if let Some(m) = pc {
+                m.apply(be, &self.s, &mut self.shat)?;
+            }
+            let s_eff = if pc.is_some() { &self.shat } else { &self.s };
+            be.spmv_dots(
+                a,
+                s_eff,
+                &mut self.as_,
+                SpmvDots {
+                    yy: Some(slot::AS_AS),
+                    with: [
+                        Some((&self.s, slot::AS_S)),
+                        Some((&self.r0star, slot::AS_R0)),
+                    ],
+                },
+                &mut self.partials,
+            )?;
+            // The one transfer of the iteration.
+            let sums = be.finish(&self.partials)?;
+            let s_all = [
+                slot::R_R0,
+                slot::AP_R0,
+                slot::S_S,
+                slot::AS_S,
+                slot::AS_AS,
+                slot::AS_R0,
+            ];
+            if s_all.iter().any(|&k| !sums.get(k).is_finite()) {
+                return Ok((iteration, StopReason::NanOrInf));
+            }
+            let rho = sums.get(slot::R_R0);
+            let ap_r0 = sums.get(slot::AP_R0);
+            let eps = T::EPSILON.to_f64();
+            if rho.abs() <= eps * eps * r_norm * r0star_norm {
+                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Rho)));
+            }
+            if ap_r0 == 0.0 {
+                return Ok((
+                    iteration,
+                    StopReason::Breakdown(BreakdownKind::AlphaDenominator),
+                ));
+            }
+            // Line 8 on the host (the kernel did the same from the same partials).
+            let alpha = rho / ap_r0;
+            let ss = sums.get(slot::S_S);
+            if tracker.passes(norm(ss)) {
+                // s = 0 (to tolerance): converged at the half step, x += alpha p^.
+                be.axpby(t(alpha), p_eff, T::one(), x)?;
+                iteration += 1;
+                let reason = tracker.record(iteration, norm(ss));
+                return Ok((iteration, reason.unwrap_or(StopReason::Converged)));
+            }
+            let (as_s, as_as) = (sums.get(slot::AS_S), sums.get(slot::AS_AS));
+            let omega = if as_as > 0.0 { as_s / as_as } else { 0.0 };
+            if omega == 0.0 {
+                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Omega)));
+            }
+            // Line 13: beta = -<As, r0*> / <Ap, r0*>.
+            let beta = -sums.get(slot::AS_R0) / ap_r0;
+            // Lines 15, 16, 19 and the first stage of line 20.
+            be.bicgstab_update(
+                t(alpha),
+                t(omega),
+                t(beta),
+                x,
+                &mut self.r,
+                &mut self.p,
+                &self.s,
+                &self.ap,
+                &self.as_,
+                pc.map(|_| &self.phat),
+                pc.map(|_| &self.shat),
+                &self.r0star,
+                &mut self.partials,
+                slot::R_R0,
+                slot::R_R,
+            )?;
+            iteration += 1;
+            // ||r_{i+1}||^2 = <s, s> - 2 omega <s, As> + omega^2 <As, As>.
+            let mut rr = ss - 2.0 * omega * as_s + omega * omega * as_as;
+            if tracker.passes(norm(rr)) {
+                // Confirm a claim of the recurrence with the partial <r, r> of the update.
+                rr = be.finish(&self.partials)?.get(slot::R_R);
+            }
+            r_norm = norm(rr);
+            if let Some(reason) = tracker.record(iteration, r_norm) {
+                return Ok((iteration, reason));
+            }
+        }
+    }
+
+    /// Seed 001 Algorithm 3, BLAS style.
+    fn classical(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<(usize, StopReason)> {
+        let (be, a, pc) = (self.backend, self.a, self.precond);
+        be.residual(a, x, b, &mut self.r, &mut self.scratch, Some(Slot(0)))?;
+        let mut rho = be.finish(&self.scratch)?.get(Slot(0));
+        let r0star_norm = norm(rho);
+        if let Some(reason) = tracker.record(0, r0star_norm) {
+            return Ok((0, reason));
+        }
+        be.copy(&self.r, &mut self.r0star)?;
+        be.copy(&self.r, &mut self.p)?;
+        let mut r_norm = r0star_norm;
+        tracker.start_loop(be.counters());
+        let eps = T::EPSILON.to_f64();
+        let mut iteration = 0;
+        loop {
+            if !rho.is_finite() {
+                return Ok((iteration, StopReason::NanOrInf));
+            }
+            if rho.abs() <= eps * eps * r_norm * r0star_norm {
+                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Rho)));
+            }
+            if let Some(m) = pc {
+                m.apply(be, &self.p, &mut self.phat)?;
+            }
+            let p_eff = if pc.is_some() { &self.phat } else { &self.p };
+            // Lines 6-8.
+            be.spmv(a, p_eff, &mut self.ap)?;
+            let ap_r0 = dot(be, &self.ap, &self.r0star, &mut self.scratch)?;
+            if !ap_r0.is_finite() {
+                return Ok((iteration, StopReason::NanOrInf));
+            }
+            if ap_r0 == 0.0 {
+                return Ok((
+                    iteration,
+                    StopReason::Breakdown(BreakdownKind::AlphaDenominator),
+                ));
+            }
+            let alpha = rho / ap_r0;
+            // Line 9: s = r - alpha Ap.
+            be.copy(&self.r, &mut self.s)?;
+            be.axpby(t(-alpha), &self.ap, T::one(), &mut self.s)?;
+            let ss = dot(be, &self.s, &self.s, &mut self.scratch)?;
+            if tracker.passes(norm(ss)) {
+                be.axpby(t(alpha), p_eff, T::one(), x)?;
+                iteration += 1;
+                let reason = tracker.record(iteration, norm(ss));
+                return Ok((iteration, reason.unwrap_or(StopReason::Converged)));
+            }
+            // Lines 10-14.
+            if let Some(m) = pc {
+                m.apply(be, &self.s, &mut self.shat)?;
+            }
+            let s_eff = if pc.is_some() { &self.shat } else { &self.s };
+            be.spmv(a, s_eff, &mut self.as_)?;
+            let as_s = dot(be, &self.as_, &self.s, &mut self.scratch)?;
+            let as_as = dot(be, &self.as_, &self.as_, &mut self.scratch)?;
+            if !(as_s.is_finite() && as_as.is_finite()) {
+                return Ok((iteration, StopReason::NanOrInf));
+            }
+            let omega = if as_as > 0.0 { as_s / as_as } else { 0.0 };
+            if omega == 0.0 {
+                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Omega)));
+            }
+            // Lines 15-16.
+            be.axpby(t(alpha), p_eff, T::one(), x)?;
+            be.axpby(t(omega), s_eff, T::one(), x)?;
+            be.copy(&self.s, &mut self.r)?;
+            be.axpby(t(-omega), &self.as_, T::one(), &mut self.r)?;
+            iteration += 1;
+            let rr = dot(be, &self.r, &self.r, &mut self.scratch)?;
+            r_norm = norm(rr);
+            if let Some(reason) = tracker.record(iteration, r_norm) {
+                return Ok((iteration, reason));
+            }
+            // Lines 17-19.
+            let rho_new = dot(be, &self.r, &self.r0star, &mut self.scratch)?;
+            let beta = rho_new / rho * alpha / omega;
+            rho = rho_new;
+            be.axpby(t(-omega), &self.ap, T::one(), &mut self.p)?;
+            be.axpby(T::one(), &self.r, t(beta), &mut self.p)?;
+        }
+    }
+}
+
+/// One inner product with its own transfer (the classical variants).
+pub(crate) fn dot<B: Backend, T: Scalar>(
+    be: &B,
+    x: &Buffer<T>,
+    y: &Buffer<T>,
+    scratch: &mut Partials<T>,
+) -> Result<f64> {
+    be.dot_partials(x, y, scratch, Slot(0))?;
+    Ok(be.finish(scratch)?.get(Slot(0)))
+}

@@ -1,0 +1,236 @@
+//! What every solver shares: input checks, the stopping test, the history, the monitor, the
+//! final true residual and the report.
+
+use super::params::{Params, Variant};
+use super::report::{Progress, SolveReport, StopReason};
+use crate::backend::{Backend, Buffer, CounterSnapshot, DeviceMatrix, Partials, Slot};
+use crate::error::{Error, Result};
+use crate::precond::Preconditioner;
+use crate::scalar::Scalar;
+use std::time::Instant;
+
+/// An optional per-iteration callback.
+pub type Monitor<'m> = Option<&'m mut dyn FnMut(Progress)>;
+
+/// Check that the matrix is square and the preconditioner fits it (RELIABILITY.md row 1).
+pub(crate) fn check_operator<B: Backend, T: Scalar>(
+    a: &DeviceMatrix<T>,
+    precond: Option<&dyn Preconditioner<B, T>>,
+) -> Result<()> {
+    if a.n_rows() != a.n_cols() {
+        return Err(Error::dims(
+            "matrix must be square: columns vs rows",
+            a.n_rows(),
+            a.n_cols(),
+        ));
+    }
+    if let Some(m) = precond {
+        if m.n() != a.n_rows() {
+            return Err(Error::dims(
+                "preconditioner size vs matrix rows",
+                a.n_rows(),
+                m.n(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check b and x0 (lengths, finiteness: rows 1 and 2) and return ||b||. Costs two dots.
+pub(crate) fn check_inputs<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &DeviceMatrix<T>,
+    b: &Buffer<T>,
+    x: &Buffer<T>,
+    scratch: &mut Partials<T>,
+) -> Result<f64> {
+    let n = a.n_rows();
+    if b.len() != n {
+        return Err(Error::dims("right-hand side length vs matrix rows", n, b.len()));
+    }
+    if x.len() != n {
+        return Err(Error::dims("initial guess length vs matrix rows", n, x.len()));
+    }
+    let mut norms = [0.0; 2];
+    for (k, (what, v)) in [("right-hand side", b), ("initial guess", x)]
+        .into_iter()
+        .enumerate()
+    {
+        backend.dot_partials(v, v, scratch, Slot(0))?;
+        let s = backend.finish(scratch)?.get(Slot(0));
+        if !s.is_finite() {
+            let host = backend.download(v)?;
+            if let Some(index) = host.iter().position(|v| !v.is_finite()) {
+                return Err(Error::NonFinite {
+                    what: what.into(),
+                    index,
+                });
+            }
+            return Err(Error::NonFinite {
+                what: format!("{what} (norm overflows)"),
+                index: 0,
+            });
+        }
+        norms[k] = s.sqrt();
+    }
+    Ok(norms[0])
+}
+
+/// Iteration bookkeeping: history, monitor, stopping test, counters, time.
+pub(crate) struct Tracker<'m> {
+    params: Params,
+    start: Instant,
+    pub b_norm: f64,
+    pub target: f64,
+    r0: f64,
+    history: Vec<f64>,
+    last: f64,
+    monitor: Monitor<'m>,
+    loop_start: CounterSnapshot,
+    inner: CounterSnapshot,
+    inner_start: Option<CounterSnapshot>,
+}
+
+impl<'m> Tracker<'m> {
+    pub fn new(params: Params, b_norm: f64, monitor: Monitor<'m>) -> Self {
+        Self {
+            params,
+            start: Instant::now(),
+            b_norm,
+            target: (params.rtol * b_norm).max(params.atol),
+            r0: f64::NAN,
+            history: Vec::new(),
+            last: f64::NAN,
+            monitor,
+            loop_start: CounterSnapshot::default(),
+            inner: CounterSnapshot::default(),
+            inner_start: None,
+        }
+    }
+
+    /// Mark the start of the iteration loop (after the setup of the first iteration).
+    pub fn start_loop(&mut self, c: CounterSnapshot) {
+        self.loop_start = c;
+    }
+
+    /// Mark the start of a stretch of inner steps.
+    pub fn start_inner(&mut self, c: CounterSnapshot) {
+        self.inner_start = Some(c);
+    }
+
+    /// Mark the end of a stretch of inner steps.
+    pub fn end_inner(&mut self, c: CounterSnapshot) {
+        if let Some(s) = self.inner_start.take() {
+            let d = c - s;
+            self.inner.launches += d.launches;
+            self.inner.transfers += d.transfers;
+        }
+    }
+
+    /// Record the residual norm after `iteration` and test for a stop. Iteration 0 is the
+    /// initial residual.
+    pub fn record(&mut self, iteration: usize, residual: f64) -> Option<StopReason> {
+        if iteration == 0 {
+            self.r0 = residual;
+        }
+        self.last = residual;
+        if self.params.record_history {
+            self.history.push(residual);
+        }
+        if let Some(m) = self.monitor.as_mut() {
+            m(Progress {
+                iteration,
+                residual,
+            });
+        }
+        if !residual.is_finite() {
+            return Some(StopReason::NanOrInf);
+        }
+        if residual <= self.target {
+            return Some(StopReason::Converged);
+        }
+        if iteration > 0 && residual > self.params.dtol * self.r0 {
+            return Some(StopReason::Diverged);
+        }
+        if iteration >= self.params.max_iter {
+            return Some(StopReason::MaxIterations);
+        }
+        None
+    }
+
+    /// The tolerance test alone (no recording).
+    pub fn passes(&self, residual: f64) -> bool {
+        residual <= self.target
+    }
+
+    /// Build the report: compute the true residual once (one launch, one transfer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn report<B: Backend, T: Scalar>(
+        self,
+        solver: &'static str,
+        variant: Variant,
+        iterations: usize,
+        stop_reason: StopReason,
+        backend: &B,
+        a: &DeviceMatrix<T>,
+        b: &Buffer<T>,
+        x: &Buffer<T>,
+        r_scratch: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        setup_seconds: f64,
+        inner_is_loop: bool,
+    ) -> Result<SolveReport> {
+        let loop_counters = backend.counters() - self.loop_start;
+        backend.residual(a, x, b, r_scratch, partials, Some(Slot(0)))?;
+        let true_residual = backend.finish(partials)?.get(Slot(0)).max(0.0).sqrt();
+        let solve_seconds = self.start.elapsed().as_secs_f64();
+        let relative_true_residual = if self.b_norm > 0.0 {
+            true_residual / self.b_norm
+        } else {
+            true_residual
+        };
+        let accuracy_warning = (stop_reason.converged()
+            && true_residual > self.params.accuracy_factor * self.target.max(f64::MIN_POSITIVE))
+        .then(|| {
+            format!(
+                "loss of accuracy: the recurrence claimed convergence but ||b - Ax|| = {true_residual:.3e} exceeds {} x the target {:.3e}",
+                self.params.accuracy_factor, self.target
+            )
+        });
+        let per = |v: u64| {
+            if iterations == 0 {
+                0.0
+            } else {
+                v as f64 / iterations as f64
+            }
+        };
+        Ok(SolveReport {
+            solver,
+            variant,
+            iterations,
+            stop_reason,
+            b_norm: self.b_norm,
+            residual_history: self.history,
+            recursive_residual: self.last,
+            true_residual,
+            relative_true_residual,
+            accuracy_warning,
+            setup_seconds,
+            solve_seconds,
+            loop_counters,
+            inner_counters: if inner_is_loop {
+                loop_counters
+            } else {
+                self.inner
+            },
+            launches_per_iteration: per(loop_counters.launches),
+            transfers_per_iteration: per(loop_counters.transfers),
+        })
+    }
+}
+
+/// Shorthand: T from f64.
+#[inline]
+pub(crate) fn t<T: Scalar>(v: f64) -> T {
+    T::from_f64(v)
+}

@@ -1,0 +1,15 @@
+//! Krylov solvers: CG, BiCGStab and GMRES(m), each pipelined (default) and classical.
+
+mod bicgstab;
+mod cg;
+mod common;
+mod gmres;
+mod params;
+mod report;
+
+pub use bicgstab::BiCgStab;
+pub use cg::Cg;
+pub use common::Monitor;
+pub use gmres::Gmres;
+pub use params::{Params, Variant};
+pub use report::{BreakdownKind, Progress, SolveReport, StopReason};
