@@ -295,6 +295,12 @@ fn sell_error_cases() {
             "c = {c}, sigma = {sigma}: {e}"
         );
     }
+    // More padded rows than 32-bit device indices can address (no allocation happens).
+    #[cfg(target_pointer_width = "64")]
+    {
+        let e = SellMatrix::from_csr(&a, 1usize << 32, 1).unwrap_err();
+        assert!(matches!(e, Error::IndexOverflow { .. }), "{e}");
+    }
     // sigma = 1 is valid for any c.
     assert!(SellMatrix::from_csr(&a, 3, 1).is_ok());
     let s = SellMatrix::from_csr(&a, 4, 8).unwrap();

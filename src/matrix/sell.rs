@@ -124,6 +124,9 @@ impl<T: Scalar> SellMatrix<T> {
         }
 
         let n_slices = n_rows.div_ceil(c);
+        // Kernels index padded rows `s * c + l` with 32-bit integers.
+        let padded_rows = n_slices.saturating_mul(c);
+        to_u32(padded_rows, "padded rows (n_slices * c)")?;
         let mut widths = Vec::with_capacity(n_slices);
         let mut total = 0usize;
         for s in 0..n_slices {
@@ -152,12 +155,8 @@ impl<T: Scalar> SellMatrix<T> {
         let vals = a.values();
         let mut offset = 0usize;
         for (s, &width) in widths.iter().enumerate() {
-            for l in 0..c {
-                let p = s * c + l;
-                let Some(&r) = perm.get(p) else {
-                    // Padding row of the last slice: zeros in column 0 (already filled).
-                    continue;
-                };
+            // Padding rows of the last slice keep the zeros in column 0 filled above.
+            for (l, &r) in perm[s * c..((s + 1) * c).min(n_rows)].iter().enumerate() {
                 let (start, end) = (row_ptr[r], row_ptr[r + 1]);
                 let pad_col = if end > start { cols[end - 1] } else { 0 };
                 let pad_col = to_u32(pad_col, "column index")?;

@@ -172,7 +172,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 .fold(0.0, f64::max);
             for k in 1..=steps {
                 let rkk = self.rhost[(k - 1) + (k - 1) * self.m].to_f64();
-                if !(rkk.abs() > T::EPSILON.to_f64() * rscale) {
+                if rkk.is_nan() || rkk.abs() <= T::EPSILON.to_f64() * rscale {
                     if !rkk.is_finite() {
                         reason = Some(StopReason::NanOrInf);
                     } else {
@@ -299,14 +299,8 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         let be = self.backend;
         let m = self.m;
         let rcol = m + 1;
-        be.basis_store(&self.basis, 0, &mut self.tmp)?;
-        // The residual r (unnormalized) lives in column m + 1.
+        // The residual r (unnormalized, still in tmp) lives in column m + 1.
         be.basis_load(&mut self.basis, rcol, &self.tmp, T::one())?;
-        let rho = {
-            be.dot_partials(&self.tmp, &self.tmp, &mut self.scratch, Slot(0))?;
-            norm(be.finish(&self.scratch)?.get(Slot(0)))
-        };
-        be.basis_scale(&mut self.basis, rcol, T::from_f64(rho))?;
         let mut xi = Vec::with_capacity(steps);
         tracker.start_inner(be.counters());
         for i in 1..=steps {

@@ -85,19 +85,19 @@ impl Default for Params {
 impl Params {
     /// Check every parameter's range (RELIABILITY.md row 11).
     pub fn validate(&self) -> Result<()> {
-        if !(self.rtol >= 0.0 && self.rtol < 1.0) {
+        if self.rtol.is_nan() || self.rtol < 0.0 || self.rtol >= 1.0 {
             return Err(Error::param("rtol", format!("{} not in [0, 1)", self.rtol)));
         }
-        if !(self.atol >= 0.0 && self.atol.is_finite()) {
+        if !self.atol.is_finite() || self.atol < 0.0 {
             return Err(Error::param("atol", format!("{} must be finite and >= 0", self.atol)));
         }
         if self.restart == 0 {
             return Err(Error::param("restart", "must be at least 1"));
         }
-        if !(self.dtol > 1.0) {
+        if self.dtol.is_nan() || self.dtol <= 1.0 {
             return Err(Error::param("dtol", format!("{} must be > 1", self.dtol)));
         }
-        if !(self.accuracy_factor >= 1.0) {
+        if self.accuracy_factor.is_nan() || self.accuracy_factor < 1.0 {
             return Err(Error::param("accuracy_factor", "must be >= 1"));
         }
         Ok(())

@@ -60,15 +60,10 @@ pub(super) fn p1_tet_stiffness(p: [[f64; 3]; 4], lambda: f64, mu: f64) -> Result
         return Err(Error::param("tetrahedron", "degenerate element"));
     }
     // (J^-1)[i][k] = cof(k, i) / det.
-    let mut g = [[0.0; 3]; 4];
-    for i in 0..3 {
-        for k in 0..3 {
-            g[i + 1][k] = cof(k, i) / det;
-        }
-    }
-    for k in 0..3 {
-        g[0][k] = -(g[1][k] + g[2][k] + g[3][k]);
-    }
+    let grad = |i: usize| [cof(0, i) / det, cof(1, i) / det, cof(2, i) / det];
+    let (g1, g2, g3) = (grad(0), grad(1), grad(2));
+    let g0 = [0, 1, 2].map(|k| -(g1[k] + g2[k] + g3[k]));
+    let g = [g0, g1, g2, g3];
     let vol = det.abs() / 6.0;
     // B: 6 x 12.
     let mut b = [[0.0; 12]; 6];
@@ -85,14 +80,16 @@ pub(super) fn p1_tet_stiffness(p: [[f64; 3]; 4], lambda: f64, mu: f64) -> Result
         b[5][c] = gz;
         b[5][c + 2] = gx;
     }
-    let mut d = [[0.0; 6]; 6];
-    for r in 0..3 {
-        for c in 0..3 {
-            d[r][c] = lambda;
-        }
-        d[r][r] = lambda + 2.0 * mu;
-        d[r + 3][r + 3] = mu;
-    }
+    let (l, l2) = (lambda, lambda + 2.0 * mu);
+    #[rustfmt::skip]
+    let d = [
+        [l2, l,  l,  0.0, 0.0, 0.0],
+        [l,  l2, l,  0.0, 0.0, 0.0],
+        [l,  l,  l2, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, mu, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, mu, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0, mu],
+    ];
     // DB, then K = vol * Bᵀ (DB), upper triangle mirrored for exact symmetry.
     let mut db = [[0.0; 12]; 6];
     for r in 0..6 {
