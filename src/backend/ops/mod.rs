@@ -12,3 +12,37 @@ pub use krylov::{Basis, KrylovOps};
 pub use precond::PrecondOps;
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
+
+/// Every device kernel of the library, by family (file name in `kernels-cl/` and `kernels-cu/`).
+/// The GPU backends build all of them; a test checks that each name exists as `__kernel` in the
+/// OpenCL file and as `extern "C" __global__` in the CUDA file of its family.
+pub const KERNELS: &[(&str, &[&str])] = &[
+    ("vector", &["fill", "copy", "axpby", "scale", "dot_partials"]),
+    (
+        "spmv",
+        &[
+            "spmv_dots_csr",
+            "residual_csr",
+            "spmv_dots_sell",
+            "residual_sell",
+            "spmv_dots_bsr",
+            "residual_bsr",
+        ],
+    ),
+    ("cg", &["cg_update", "pcg_update"]),
+    ("bicgstab", &["bicgstab_s_update", "bicgstab_update"]),
+    (
+        "gmres",
+        &[
+            "basis_dots",
+            "gmres_gram_schmidt",
+            "gmres_normalize",
+            "basis_axpy",
+            "basis_scale",
+            "basis_load",
+            "basis_store",
+            "multi_axpy",
+        ],
+    ),
+    ("precond", &["diag_scale", "diag_scale_dot"]),
+];

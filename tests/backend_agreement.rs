@@ -1,0 +1,476 @@
+//! Conformance suite: every kernel of every backend against the host backend on the same inputs
+//! (random and structured, awkward sizes 0, 1, 31, 33, 1000, 4099, matrices with empty rows), the
+//! host's fused kernels against their default compositions, whole solves against host, and the
+//! launch / transfer counts of the pipelined solvers.
+//!
+//! OpenCL runs in CI on PoCL (feature `opencl`); the CUDA tests need an NVIDIA GPU and are
+//! `#[ignore]`d: run them on the device with `--include-ignored`.
+
+mod common;
+
+use common::{assert_close, assert_scalar_close, rand_vec, random_matrix};
+use pipekrylov::backend::host::HostBackend;
+use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
+use pipekrylov::backend::ops::spmv::reference as sref;
+use pipekrylov::backend::{Backend, MatrixFormat, Slot, SpmvDots};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::precond::{Jacobi, Preconditioner};
+use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
+use pipekrylov::Scalar;
+
+const SIZES: &[usize] = &[0, 1, 31, 33, 1000, 4099];
+
+/// Run a fused operation natively or through its default body.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Impl {
+    Native,
+    Default,
+}
+
+/// Outputs of one operation: vectors and finished sums.
+#[derive(Debug, Default)]
+struct Out {
+    vectors: Vec<Vec<f64>>,
+    sums: Vec<f64>,
+}
+
+fn dl<B: Backend, T: Scalar>(b: &B, v: &pipekrylov::backend::Buffer<T>) -> Vec<f64> {
+    b.download(v).unwrap().iter().map(|x| x.to_f64()).collect()
+}
+
+fn formats(n: usize) -> Vec<MatrixFormat> {
+    let mut f = vec![
+        MatrixFormat::Csr,
+        MatrixFormat::Sell { c: 32, sigma: 128 },
+        MatrixFormat::Sell { c: 4, sigma: 1 },
+        MatrixFormat::Ell,
+        MatrixFormat::Bsr { block_size: 1 },
+    ];
+    if n > 0 && n % 3 == 0 {
+        f.push(MatrixFormat::Bsr { block_size: 3 });
+    }
+    f
+}
+
+/// Every vector, reduction and update kernel at length n. Names are stable so two runs can be
+/// compared entry by entry.
+fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String, Out)> {
+    let mut res = Vec::new();
+    let x0 = rand_vec::<T>(n, 1);
+    let y0 = rand_vec::<T>(n, 2);
+    let z0 = rand_vec::<T>(n, 3);
+    let w0 = rand_vec::<T>(n, 4);
+    let u0 = rand_vec::<T>(n, 5);
+    let v0 = rand_vec::<T>(n, 6);
+    let (a, be) = (T::from_f64(0.37), T::from_f64(-1.25));
+    let up = |v: &[T]| b.upload(v).unwrap();
+    let mut partials = b.partials::<T>(n, 8).unwrap();
+    let sums = |p: &pipekrylov::backend::Partials<T>, slots: &[usize]| -> Vec<f64> {
+        let s = b.finish(p).unwrap();
+        slots.iter().map(|&k| s.get(Slot(k))).collect()
+    };
+
+    let mut x = up(&x0);
+    b.fill(&mut x, T::from_f64(2.5)).unwrap();
+    res.push(("fill".into(), Out { vectors: vec![dl(b, &x)], sums: vec![] }));
+
+    let (xs, mut ys) = (up(&x0), up(&y0));
+    b.copy(&xs, &mut ys).unwrap();
+    res.push(("copy".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+
+    let mut ys = up(&y0);
+    b.axpby(a, &xs, be, &mut ys).unwrap();
+    res.push(("axpby".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+
+    let mut xs2 = up(&x0);
+    b.scale(a, &mut xs2).unwrap();
+    res.push(("scale".into(), Out { vectors: vec![dl(b, &xs2)], sums: vec![] }));
+
+    let ys = up(&y0);
+    b.dot_partials(&xs, &ys, &mut partials, Slot(5)).unwrap();
+    res.push(("dot_partials".into(), Out { vectors: vec![], sums: sums(&partials, &[5]) }));
+
+    // cg_update
+    let (mut x, mut r, mut p, ap) = (up(&x0), up(&y0), up(&z0), up(&w0));
+    match imp {
+        Impl::Native => b.cg_update(a, be, &mut x, &mut r, &mut p, &ap, &mut partials, Slot(2)),
+        Impl::Default => kref::cg_update(b, a, be, &mut x, &mut r, &mut p, &ap, &mut partials, Slot(2)),
+    }
+    .unwrap();
+    res.push((
+        "cg_update".into(),
+        Out { vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)], sums: sums(&partials, &[2]) },
+    ));
+
+    // pcg_update
+    let (mut x, mut r, mut z, mut p, ap, q) = (up(&x0), up(&y0), up(&z0), up(&w0), up(&u0), up(&v0));
+    match imp {
+        Impl::Native => b.pcg_update(a, be, &mut x, &mut r, &mut z, &mut p, &ap, &q, &mut partials, Slot(0), Slot(7)),
+        Impl::Default => kref::pcg_update(b, a, be, &mut x, &mut r, &mut z, &mut p, &ap, &q, &mut partials, Slot(0), Slot(7)),
+    }
+    .unwrap();
+    res.push((
+        "pcg_update".into(),
+        Out {
+            vectors: vec![dl(b, &x), dl(b, &r), dl(b, &z), dl(b, &p)],
+            sums: sums(&partials, &[0, 7]),
+        },
+    ));
+
+    // bicgstab_s_update: slots 1 (r.r0*) and 3 (Ap.r0*) prepared with dots on every backend.
+    if n > 0 {
+        let (r, ap, r0s) = (up(&x0), up(&y0), up(&z0));
+        let mut s = up(&w0);
+        b.dot_partials(&r, &r0s, &mut partials, Slot(1)).unwrap();
+        b.dot_partials(&ap, &r0s, &mut partials, Slot(3)).unwrap();
+        match imp {
+            Impl::Native => b.bicgstab_s_update(&r, &ap, &mut s, &mut partials, Slot(1), Slot(3), Slot(4)),
+            Impl::Default => kref::bicgstab_s_update(b, &r, &ap, &mut s, &mut partials, Slot(1), Slot(3), Slot(4)),
+        }
+        .unwrap();
+        res.push(("bicgstab_s_update".into(), Out { vectors: vec![dl(b, &s)], sums: sums(&partials, &[4]) }));
+    }
+
+    // bicgstab_update, without and with right preconditioning.
+    for precond in [false, true] {
+        let (mut x, mut r, mut p) = (up(&x0), up(&y0), up(&z0));
+        let (s, ap, as_, r0s) = (up(&w0), up(&u0), up(&v0), up(&y0));
+        let (ph, sh) = (up(&v0), up(&x0));
+        let (phat, shat) = if precond { (Some(&ph), Some(&sh)) } else { (None, None) };
+        let (om, bt) = (T::from_f64(0.61), T::from_f64(0.83));
+        match imp {
+            Impl::Native => b.bicgstab_update(a, om, bt, &mut x, &mut r, &mut p, &s, &ap, &as_, phat, shat, &r0s, &mut partials, Slot(6), Slot(5)),
+            Impl::Default => kref::bicgstab_update(b, a, om, bt, &mut x, &mut r, &mut p, &s, &ap, &as_, phat, shat, &r0s, &mut partials, Slot(6), Slot(5)),
+        }
+        .unwrap();
+        res.push((
+            format!("bicgstab_update(precond={precond})"),
+            Out { vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)], sums: sums(&partials, &[6, 5]) },
+        ));
+    }
+
+    // diag_scale and diag_scale_dot
+    let (d, xs) = (up(&x0), up(&y0));
+    let mut ys = up(&z0);
+    b.diag_scale(&d, &xs, &mut ys).unwrap();
+    res.push(("diag_scale".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+    let mut ys = up(&z0);
+    match imp {
+        Impl::Native => b.diag_scale_dot(&d, &xs, &mut ys, &mut partials, Slot(3)),
+        Impl::Default => pref::diag_scale_dot(b, &d, &xs, &mut ys, &mut partials, Slot(3)),
+    }
+    .unwrap();
+    res.push(("diag_scale_dot".into(), Out { vectors: vec![dl(b, &ys)], sums: sums(&partials, &[3]) }));
+    res
+}
+
+/// SpMV kernels for every format on one matrix.
+fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(String, Out)> {
+    let n = a.n_rows();
+    let mut res = Vec::new();
+    let x0 = rand_vec::<T>(n, 11);
+    let w0 = rand_vec::<T>(n, 12);
+    let b0 = rand_vec::<T>(n, 13);
+    for fmt in formats(n) {
+        let m = b.upload_matrix(a, fmt).unwrap();
+        let (x, w, rhs) = (b.upload(&x0).unwrap(), b.upload(&w0).unwrap(), b.upload(&b0).unwrap());
+        let mut y = b.alloc::<T>(n).unwrap();
+        let mut partials = b.partials::<T>(n, 4).unwrap();
+        b.spmv(&m, &x, &mut y).unwrap();
+        res.push((format!("spmv {fmt:?}"), Out { vectors: vec![dl(b, &y)], sums: vec![] }));
+        let dots = SpmvDots { yy: Some(Slot(3)), with: [Some((&x, Slot(0))), Some((&w, Slot(2)))] };
+        match imp {
+            Impl::Native => b.spmv_dots(&m, &x, &mut y, dots, &mut partials),
+            Impl::Default => sref::spmv_dots(b, &m, &x, &mut y, dots, &mut partials),
+        }
+        .unwrap();
+        let s = b.finish(&partials).unwrap();
+        res.push((
+            format!("spmv_dots {fmt:?}"),
+            Out { vectors: vec![dl(b, &y)], sums: vec![s.get(Slot(3)), s.get(Slot(0)), s.get(Slot(2))] },
+        ));
+        let mut r = b.alloc::<T>(n).unwrap();
+        match imp {
+            Impl::Native => b.residual(&m, &x, &rhs, &mut r, &mut partials, Some(Slot(1))),
+            Impl::Default => sref::residual(b, &m, &x, &rhs, &mut r, &mut partials, Some(Slot(1))),
+        }
+        .unwrap();
+        let s = b.finish(&partials).unwrap();
+        res.push((format!("residual {fmt:?}"), Out { vectors: vec![dl(b, &r)], sums: vec![s.get(Slot(1))] }));
+    }
+    res
+}
+
+/// The GMRES basis kernels on one matrix with `cols` basis vectors.
+fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(String, Out)> {
+    let n = a.n_rows();
+    let cols = 6;
+    let ld = 5;
+    let mut res = Vec::new();
+    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let init: Vec<T> = rand_vec(n * cols, 21);
+    let mut basis = pipekrylov::backend::Basis::from_buffer(b.upload(&init).unwrap(), n, cols).unwrap();
+    let mut partials = b.partials::<T>(n, 8).unwrap();
+    let mut xi = b.partials::<T>(n, 5).unwrap();
+    let mut rmat = b.alloc::<T>(ld * ld).unwrap();
+    let z = b.upload(&rand_vec::<T>(n, 22)).unwrap();
+    let snap = |basis: &pipekrylov::backend::Basis<T>| dl(b, basis.buffer());
+
+    // v_2 = A v_1 with <v_1, v_2> (slot 0) and <v_2, v_2> (slot 7).
+    match imp {
+        Impl::Native => b.basis_spmv_dots(&m, None, &mut basis, 2, &mut partials, Some(Slot(0)), Some(Slot(7))),
+        Impl::Default => kref::basis_spmv_dots(b, &m, None, &mut basis, 2, &mut partials, Some(Slot(0)), Some(Slot(7))),
+    }
+    .unwrap();
+    let s = b.finish(&partials).unwrap();
+    res.push(("basis_spmv_dots(v)".into(), Out { vectors: vec![snap(&basis)], sums: vec![s.get(Slot(0)), s.get(Slot(7))] }));
+    // v_3 = A z with <v_2, v_3> into slot 1.
+    match imp {
+        Impl::Native => b.basis_spmv_dots(&m, Some(&z), &mut basis, 3, &mut partials, Some(Slot(1)), None),
+        Impl::Default => kref::basis_spmv_dots(b, &m, Some(&z), &mut basis, 3, &mut partials, Some(Slot(1)), None),
+    }
+    .unwrap();
+    let s = b.finish(&partials).unwrap();
+    res.push(("basis_spmv_dots(z)".into(), Out { vectors: vec![snap(&basis)], sums: vec![s.get(Slot(1))] }));
+    // <v_j, v_4>, j = 1..3 into slots 0..2
+    match imp {
+        Impl::Native => b.basis_dots(&basis, 4, 1..4, &mut partials, Slot(0)),
+        Impl::Default => kref::basis_dots(b, &basis, 4, 1..4, &mut partials, Slot(0)),
+    }
+    .unwrap();
+    let s = b.finish(&partials).unwrap();
+    res.push(("basis_dots".into(), Out { vectors: vec![], sums: (0..3).map(|k| s.get(Slot(k))).collect() }));
+    // Gram-Schmidt of v_4 against v_1..v_3, norm into slot 6.
+    match imp {
+        Impl::Native => b.gmres_gram_schmidt(&mut basis, 4, &mut partials, Slot(0), Slot(6), &mut rmat, ld),
+        Impl::Default => kref::gmres_gram_schmidt(b, &mut basis, 4, &mut partials, Slot(0), Slot(6), &mut rmat, ld),
+    }
+    .unwrap();
+    let s = b.finish(&partials).unwrap();
+    res.push((
+        "gmres_gram_schmidt".into(),
+        Out { vectors: vec![snap(&basis), dl(b, &rmat)], sums: vec![s.get(Slot(6))] },
+    ));
+    match imp {
+        Impl::Native => b.gmres_normalize(&mut basis, 4, &partials, Slot(6), &mut rmat, ld, &mut xi, Slot(3)),
+        Impl::Default => kref::gmres_normalize(b, &mut basis, 4, &partials, Slot(6), &mut rmat, ld, &mut xi, Slot(3)),
+    }
+    .unwrap();
+    let s = b.finish(&xi).unwrap();
+    res.push((
+        "gmres_normalize".into(),
+        Out { vectors: vec![snap(&basis), dl(b, &rmat)], sums: vec![s.get(Slot(3))] },
+    ));
+    b.basis_axpy(&mut basis, 5, 2, T::from_f64(-0.7)).unwrap();
+    b.basis_scale(&mut basis, 1, T::from_f64(1.5)).unwrap();
+    res.push(("basis_axpy+scale".into(), Out { vectors: vec![snap(&basis)], sums: vec![] }));
+    b.basis_load(&mut basis, 0, &z, T::from_f64(0.25)).unwrap();
+    let mut out = b.alloc::<T>(n).unwrap();
+    b.basis_store(&basis, 3, &mut out).unwrap();
+    res.push(("basis_load+store".into(), Out { vectors: vec![snap(&basis), dl(b, &out)], sums: vec![] }));
+    let mut y = b.upload(&rand_vec::<T>(n, 23)).unwrap();
+    let coeffs: Vec<T> = [0.5, -1.0, 2.0, 0.125].iter().map(|&v| T::from_f64(v)).collect();
+    b.multi_axpy(&mut y, &basis, 1..5, &coeffs).unwrap();
+    res.push(("multi_axpy".into(), Out { vectors: vec![dl(b, &y)], sums: vec![] }));
+    res
+}
+
+fn compare(label: &str, got: &[(String, Out)], want: &[(String, Out)], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{label}: number of operations");
+    for ((name, g), (wname, w)) in got.iter().zip(want) {
+        assert_eq!(name, wname);
+        assert_eq!(g.vectors.len(), w.vectors.len(), "{label} {name}");
+        for (k, (gv, wv)) in g.vectors.iter().zip(&w.vectors).enumerate() {
+            assert_close(&format!("{label} {name} output {k}"), gv, wv, tol);
+        }
+        for (k, (gs, ws)) in g.sums.iter().zip(&w.sums).enumerate() {
+            assert_scalar_close(&format!("{label} {name} sum {k}"), *gs, *ws, tol * 100.0);
+        }
+    }
+}
+
+fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
+    let mut v = vec![(format!("random n={n} (empty rows)"), random_matrix::<T>(n, 5, true, 7 + n as u64))];
+    if n > 0 {
+        v.push((format!("dense-ish rows n={n}"), random_matrix::<T>(n, 40, false, 9)));
+    }
+    v
+}
+
+/// Every kernel of `t` against the host backend.
+fn agree_with_host<B: Backend>(t: &B) {
+    let h = HostBackend::new();
+    for &n in SIZES {
+        compare(&format!("{} f64 n={n}", t.name()), &vector_ops::<_, f64>(t, Impl::Native, n), &vector_ops::<_, f64>(&h, Impl::Native, n), 1e-12);
+        for (label, a) in matrices::<f64>(n) {
+            compare(&format!("{} {label}", t.name()), &spmv_ops(t, Impl::Native, &a), &spmv_ops(&h, Impl::Native, &a), 1e-12);
+            if n > 0 {
+                compare(&format!("{} basis {label}", t.name()), &basis_ops(t, Impl::Native, &a), &basis_ops(&h, Impl::Native, &a), 1e-11);
+            }
+        }
+    }
+    for &n in &[33usize, 4099] {
+        compare(&format!("{} f32 n={n}", t.name()), &vector_ops::<_, f32>(t, Impl::Native, n), &vector_ops::<_, f32>(&h, Impl::Native, n), 2e-5);
+        let a = Generator::Poisson2d.generate::<f32>(n).unwrap().matrix;
+        compare(&format!("{} f32 poisson", t.name()), &spmv_ops(t, Impl::Native, &a), &spmv_ops(&h, Impl::Native, &a), 2e-5);
+    }
+}
+
+#[test]
+fn host_fused_kernels_equal_their_default_compositions() {
+    let h = HostBackend::new();
+    for &n in SIZES {
+        compare(&format!("fused vs default n={n}"), &vector_ops::<_, f64>(&h, Impl::Native, n), &vector_ops::<_, f64>(&h, Impl::Default, n), 1e-13);
+        for (label, a) in matrices::<f64>(n) {
+            compare(&format!("fused vs default {label}"), &spmv_ops(&h, Impl::Native, &a), &spmv_ops(&h, Impl::Default, &a), 1e-13);
+            if n > 0 {
+                compare(&format!("fused vs default basis {label}"), &basis_ops(&h, Impl::Native, &a), &basis_ops(&h, Impl::Default, &a), 1e-13);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_comparison_can_fail() {
+    // Guard against a vacuous suite: a perturbed result must be detected.
+    let h = HostBackend::new();
+    let mut a = vector_ops::<_, f64>(&h, Impl::Native, 33);
+    let b = vector_ops::<_, f64>(&h, Impl::Native, 33);
+    a[2].1.vectors[0][5] += 1e-6;
+    let r = std::panic::catch_unwind(|| compare("perturbed", &a, &b, 1e-12));
+    assert!(r.is_err());
+}
+
+/// Whole solves: same iterations (within one) and residuals as host.
+fn solves_agree_with_host<B: Backend>(t: &B) {
+    let h = HostBackend::new();
+    let cases = [
+        (Generator::Fem2d, 3969usize, "cg"),
+        (Generator::ConvDiff3d, 4096, "bicgstab"),
+        (Generator::ConvDiff3d, 4096, "gmres"),
+        (Generator::Elasticity3d, 300, "cg"),
+    ];
+    for (g, n, solver) in cases {
+        let p = g.generate::<f64>(n).unwrap();
+        for variant in [Variant::Pipelined, Variant::Classical] {
+            for precond in [false, true] {
+                let rt = solve_on(t, &p.matrix, solver, variant, precond);
+                let rh = solve_on(&h, &p.matrix, solver, variant, precond);
+                let label = format!("{} {solver} {variant} precond={precond} on {}", t.name(), p.description);
+                assert!(rt.stop_reason.converged(), "{label}: {:?}", rt.stop_reason);
+                let d = rt.iterations.abs_diff(rh.iterations);
+                assert!(d <= 1 || d * 100 <= rh.iterations, "{label}: {} vs host {} iterations", rt.iterations, rh.iterations);
+                assert!(rt.relative_true_residual < 1e-7, "{label}: true residual {}", rt.relative_true_residual);
+            }
+        }
+    }
+}
+
+fn solve_on<B: Backend>(b: &B, a: &CsrMatrix<f64>, solver: &str, variant: Variant, precond: bool) -> SolveReport {
+    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let n = a.n_rows();
+    let jac = Jacobi::new(b, a).unwrap();
+    let pc: Option<&dyn Preconditioner<B, f64>> = if precond { Some(&jac) } else { None };
+    let params = Params { variant, rtol: 1e-8, max_iter: 5000, ..Params::default() };
+    let rhs = b.upload(&rand_vec::<f64>(n, 99)).unwrap();
+    let mut x = b.alloc(n).unwrap();
+    match solver {
+        "cg" => Cg::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+        "bicgstab" => BiCgStab::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+        _ => Gmres::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+    }
+    .unwrap()
+}
+
+/// Launch and transfer counts of the pipelined solvers (seed 001 section 3).
+fn pipelined_counts<B: Backend>(b: &B) {
+    let p = Generator::Poisson2d.generate::<f64>(4096).unwrap();
+    let m = b.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+    let n = m.n_rows();
+    let rhs = b.upload(&vec![1.0; n]).unwrap();
+    let params = Params { rtol: 0.0, max_iter: 30, restart: 30, ..Params::default() };
+    let mut x = b.alloc(n).unwrap();
+    let r = Cg::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    assert_eq!(r.iterations, 30);
+    assert_eq!((r.loop_counters.launches, r.loop_counters.transfers), (60, 30), "CG: 2 launches + 1 transfer per iteration");
+    let mut x = b.alloc(n).unwrap();
+    let r = BiCgStab::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    assert_eq!(r.iterations, 30);
+    assert_eq!((r.loop_counters.launches, r.loop_counters.transfers), (120, 30), "BiCGStab: 4 launches + 1 transfer per iteration");
+    let mut x = b.alloc(n).unwrap();
+    let r = Gmres::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    assert_eq!(r.iterations, 30);
+    // Step 1: 2 kernels, step 2: 3, steps 3..30: 4 each; nothing transferred while orthogonalizing.
+    assert_eq!(r.inner_counters.launches, 2 + 3 + 4 * 28, "GMRES launches per cycle");
+    assert_eq!(r.inner_counters.transfers, 0, "GMRES: no transfer inside the orthogonalization");
+}
+
+#[test]
+fn host_pipelined_counts() {
+    pipelined_counts(&HostBackend::new());
+}
+
+#[test]
+fn host_solves_are_deterministic() {
+    let h = HostBackend::new();
+    let p = Generator::ConvDiff3d.generate::<f64>(40_000).unwrap();
+    let a = || solve_on(&h, &p.matrix, "bicgstab", Variant::Pipelined, false);
+    let (r1, r2) = (a(), a());
+    assert_eq!(r1.iterations, r2.iterations);
+    assert_eq!(r1.residual_history, r2.residual_history, "bit-identical residual history");
+}
+
+#[cfg(feature = "opencl")]
+mod opencl {
+    use super::*;
+    use pipekrylov::backend::opencl::OpenClBackend;
+
+    fn backend() -> OpenClBackend {
+        OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)")
+    }
+    #[test]
+    fn opencl_kernels_agree_with_host() {
+        agree_with_host(&backend());
+    }
+    #[test]
+    fn opencl_solves_agree_with_host() {
+        solves_agree_with_host(&backend());
+    }
+    #[test]
+    fn opencl_pipelined_counts() {
+        pipelined_counts(&backend());
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use pipekrylov::backend::cuda::CudaBackend;
+
+    fn backend() -> CudaBackend {
+        CudaBackend::from_env().expect("a CUDA device")
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_kernels_agree_with_host() {
+        agree_with_host(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_solves_agree_with_host() {
+        solves_agree_with_host(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_pipelined_counts() {
+        pipelined_counts(&backend());
+    }
+}
+
+#[test]
+fn host_agrees_with_itself_through_the_generic_harness() {
+    // Exercises agree_with_host and solves_agree_with_host in CI even without GPU features.
+    agree_with_host(&HostBackend::new());
+    solves_agree_with_host(&HostBackend::new());
+}

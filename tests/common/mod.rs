@@ -1,0 +1,82 @@
+//! Shared helpers of the integration tests: a deterministic random generator, random matrices
+//! with empty rows, comparisons.
+#![allow(dead_code)]
+
+use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::Scalar;
+
+/// Deterministic xorshift generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    /// Uniform in [-1, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+pub fn rand_vec<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    (0..n).map(|_| T::from_f64(r.next_f64())).collect()
+}
+
+/// A random square matrix with a strong diagonal, about `per_row` entries per row, and every
+/// 7th row empty (when `empty_rows`).
+pub fn random_matrix<T: Scalar>(n: usize, per_row: usize, empty_rows: bool, seed: u64) -> CsrMatrix<T> {
+    let mut r = Rng(seed | 1);
+    let mut rp = vec![0usize];
+    let mut ci = Vec::new();
+    let mut v = Vec::new();
+    for row in 0..n {
+        if !(empty_rows && row % 7 == 3) {
+            let len = 1 + r.below(2 * per_row.max(1));
+            let mut cols: Vec<usize> = (0..len).map(|_| r.below(n)).collect();
+            cols.push(row);
+            cols.sort_unstable();
+            cols.dedup();
+            for c in cols {
+                ci.push(c);
+                v.push(T::from_f64(if c == row { 4.0 + r.next_f64() } else { r.next_f64() }));
+            }
+        }
+        rp.push(ci.len());
+    }
+    CsrMatrix::new(n, n, rp, ci, v).expect("valid random matrix")
+}
+
+/// Largest |a - b| relative to the largest |b| (or absolute when b is zero).
+pub fn rel_diff<T: Scalar>(a: &[T], b: &[T]) -> f64 {
+    assert_eq!(a.len(), b.len(), "lengths differ");
+    let scale = b.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max).max(1e-300);
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x.to_f64() - y.to_f64()).abs())
+        .fold(0.0, f64::max);
+    if scale < 1e-200 {
+        diff
+    } else {
+        diff / scale
+    }
+}
+
+pub fn assert_close<T: Scalar>(what: &str, a: &[T], b: &[T], tol: f64) {
+    let d = rel_diff(a, b);
+    assert!(d <= tol, "{what}: relative difference {d:.3e} > {tol:.1e} (n = {})", a.len());
+}
+
+pub fn assert_scalar_close(what: &str, a: f64, b: f64, tol: f64) {
+    let d = (a - b).abs() / b.abs().max(a.abs()).max(1e-300);
+    assert!(d <= tol || (a - b).abs() < 1e-280, "{what}: {a:e} vs {b:e} (rel {d:.3e} > {tol:.1e})");
+}
