@@ -207,28 +207,25 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             )?;
             // The one transfer of the iteration.
             let sums = be.finish(&self.partials)?;
-            let s_all = [
-                slot::R_R0,
-                slot::AP_R0,
-                slot::S_S,
-                slot::AS_S,
-                slot::AS_AS,
-                slot::AS_R0,
-            ];
-            if s_all.iter().any(|&k| !sums.get(k).is_finite()) {
-                return Ok((iteration, StopReason::NanOrInf));
-            }
             let rho = sums.get(slot::R_R0);
             let ap_r0 = sums.get(slot::AP_R0);
-            let eps = T::EPSILON.to_f64();
-            if rho.abs() <= eps * eps * r_norm * r0star_norm {
-                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Rho)));
+            if !(rho.is_finite() && ap_r0.is_finite()) {
+                return Ok((iteration, StopReason::NanOrInf));
             }
+            // Checked before the other sums: with <Ap, r0*> = 0 the s-update divided by zero.
             if ap_r0 == 0.0 {
                 return Ok((
                     iteration,
                     StopReason::Breakdown(BreakdownKind::AlphaDenominator),
                 ));
+            }
+            let eps = T::EPSILON.to_f64();
+            if rho.abs() <= eps * eps * r_norm * r0star_norm {
+                return Ok((iteration, StopReason::Breakdown(BreakdownKind::Rho)));
+            }
+            let later = [slot::S_S, slot::AS_S, slot::AS_AS, slot::AS_R0];
+            if later.iter().any(|&k| !sums.get(k).is_finite()) {
+                return Ok((iteration, StopReason::NanOrInf));
             }
             // Line 8 on the host (the kernel did the same from the same partials).
             let alpha = rho / ap_r0;

@@ -1,0 +1,65 @@
+/*
+ * bicgstab.cl -- fused updates of pipelined BiCGStab (seed 001, Alg. 4).
+ * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
+ *
+ * Kernel argument lists (CUDA mirrors them in this order):
+ *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,
+ *                      uint slot_rr0, uint slot_apr0, uint slot_ss)
+ *       every group: alpha = slot_sum(rr0) / slot_sum(apr0) (sequential, see reduce.cl);
+ *       s = r - alpha Ap; partial <s, s> into slot_ss (slot_ss differs from the other two).
+ *   bicgstab_update   (SCALAR alpha, SCALAR omega, SCALAR beta, SCALAR* x, SCALAR* r,
+ *                      SCALAR* p, const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
+ *                      const SCALAR* phat, const SCALAR* shat, const SCALAR* r0star, uint n,
+ *                      SCALAR* partials, uint slot_rr0, uint slot_rr)
+ *       x += alpha phat + omega shat; r = s - omega As; p = r + beta (p - omega Ap);
+ *       partials <r, r0*> and <r, r>. Without preconditioning the host passes p as phat and
+ *       s as shat (phat_i is read before p_i is written, by the same work-item).
+ * Both are launched with partials.groups() work-groups.
+ */
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
+                       const uint n, __global SCALAR *partials, const uint slot_rr0,
+                       const uint slot_apr0, const uint slot_ss) {
+    __local SCALAR scratch[WG];
+    __local SCALAR alpha_shared;
+    if (get_local_id(0) == 0) {
+        const uint groups = get_num_groups(0);
+        alpha_shared = slot_sum(partials, groups, slot_rr0) / slot_sum(partials, groups, slot_apr0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const SCALAR alpha = alpha_shared;
+    SCALAR acc = ZERO;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const SCALAR si = r[i] - alpha * ap[i];
+        s[i] = si;
+        acc += si * si;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot_ss, acc);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                     __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
+                     __global const SCALAR *s, __global const SCALAR *ap,
+                     __global const SCALAR *as_, __global const SCALAR *phat,
+                     __global const SCALAR *shat, __global const SCALAR *r0star, const uint n,
+                     __global SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+    __local SCALAR scratch[2 * WG];
+    SCALAR acc[2] = {ZERO, ZERO};
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const SCALAR ph = phat[i];
+        const SCALAR sh = shat[i];
+        const SCALAR pi = p[i];
+        x[i] += alpha * ph + omega * sh;
+        const SCALAR ri = s[i] - omega * as_[i];
+        r[i] = ri;
+        p[i] = ri + beta * (pi - omega * ap[i]);
+        acc[0] += ri * r0star[i];
+        acc[1] += ri * ri;
+    }
+    group_sum_multi(scratch, acc, 2);
+    write_partial(partials, slot_rr0, acc[0]);
+    write_partial(partials, slot_rr, acc[1]);
+}

@@ -1,0 +1,55 @@
+/*
+ * cg.cl -- fused updates of pipelined CG (seed 001, Alg. 2 lines 10-12 and the first stage of
+ * line 15). Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
+ *
+ * Kernel argument lists (CUDA mirrors them in this order):
+ *   cg_update  (SCALAR alpha, SCALAR beta, SCALAR* x, SCALAR* r, SCALAR* p, const SCALAR* ap,
+ *               uint n, SCALAR* partials, uint slot_rr)
+ *       x += alpha p; r -= alpha Ap; p = r + beta p; partial <r, r>
+ *   pcg_update (SCALAR alpha, SCALAR beta, SCALAR* x, SCALAR* r, SCALAR* z, SCALAR* p,
+ *               const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
+ *               uint slot_rr, uint slot_rz)
+ *       x += alpha p; r -= alpha Ap; z -= alpha q; p = z + beta p; partials <r, r>, <r, z>
+ * Both are launched with partials.groups() work-groups.
+ */
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+               __global SCALAR *p, __global const SCALAR *ap, const uint n,
+               __global SCALAR *partials, const uint slot_rr) {
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        r[i] = ri;
+        p[i] = ri + beta * pi;
+        acc += ri * ri;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot_rr, acc);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void pcg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+                __global SCALAR *z, __global SCALAR *p, __global const SCALAR *ap,
+                __global const SCALAR *q, const uint n, __global SCALAR *partials,
+                const uint slot_rr, const uint slot_rz) {
+    __local SCALAR scratch[2 * WG];
+    SCALAR acc[2] = {ZERO, ZERO};
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        const SCALAR zi = z[i] - alpha * q[i];
+        r[i] = ri;
+        z[i] = zi;
+        p[i] = zi + beta * pi;
+        acc[0] += ri * ri;
+        acc[1] += ri * zi;
+    }
+    group_sum_multi(scratch, acc, 2);
+    write_partial(partials, slot_rr, acc[0]);
+    write_partial(partials, slot_rz, acc[1]);
+}

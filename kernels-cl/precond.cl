@@ -1,0 +1,33 @@
+/*
+ * precond.cl -- preconditioner kernels (PrecondOps).
+ * Conventions (SCALAR, WG, uint/ulong, slots, partials layout, grid-stride): see reduce.cl.
+ *
+ * Kernel argument lists (CUDA mirrors them in this order):
+ *   diag_scale     (const SCALAR* d, const SCALAR* x, SCALAR* y, uint n)      y_i = d_i x_i
+ *   diag_scale_dot (const SCALAR* d, const SCALAR* x, SCALAR* y, uint n,
+ *                   SCALAR* partials, uint slot)            y_i = d_i x_i, partial <x, y>
+ * diag_scale may use any number of groups; diag_scale_dot uses partials.groups().
+ */
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void diag_scale(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
+                const uint n) {
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        y[i] = d[i] * x[i];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void diag_scale_dot(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
+                    const uint n, __global SCALAR *partials, const uint slot) {
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const SCALAR xi = x[i];
+        const SCALAR yi = d[i] * xi;
+        y[i] = yi;
+        acc += xi * yi;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot, acc);
+}

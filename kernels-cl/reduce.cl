@@ -1,0 +1,85 @@
+/*
+ * reduce.cl -- shared conventions and reduction helpers (no kernels). Prepended to every other
+ * family file when the program is built; kernels-cu/ mirrors it as a header.
+ *
+ * Build-time defines (passed by the backend):
+ *   SCALAR  float or double (the solve precision)
+ *   WG      work-group size: min(256, device max work-group size) rounded down to a power of
+ *           two. Every kernel is launched with exactly WG work-items per group
+ *           (reqd_work_group_size). Never assume a 32-wide warp: AMD wavefronts are 64.
+ *
+ * Argument conventions, shared by every kernel of every family (CUDA mirrors them one for one):
+ *   - uint  = 32-bit unsigned (CUDA: unsigned int); ulong = 64-bit unsigned (CUDA: unsigned
+ *     long long); int = 32-bit signed. Vector lengths `n` are uint (the host checks n < 2^31).
+ *   - Element offsets into a buffer (`*_off`) are ulong. A basis column `j` of a basis with
+ *     column length `n` starts at element (ulong)j * n.
+ *   - Optional partial slots are `int`, -1 meaning "not wanted"; required slots are `uint`.
+ *   - Partials layout: slot s of a partials buffer with G groups occupies [s*G, (s+1)*G).
+ *     Kernels that write partials are launched with exactly G = partials.groups() work-groups
+ *     (so G = get_num_groups(0)), loop over their elements grid-stride, reduce inside the group
+ *     with a local-memory tree (deterministic order) and thread 0 writes
+ *     partials[slot*G + get_group_id(0)].
+ *   - Kernels that need a finished value (BiCGStab's alpha, GMRES's R column and norm) sum the
+ *     slot's G partials sequentially in index order, starting from 0, in SCALAR, inside every
+ *     work-group, so every group sees the bit-identical value (host: sum_slot_in_kernel).
+ *   - Grid-stride element loop: for (i = get_global_id(0); i < n; i += get_global_size(0)).
+ *     n = 0 is legal: the loop does nothing and zero partials are written.
+ */
+
+#define ZERO ((SCALAR)0)
+
+/* Tree sum of one value per work-item over the work-group; every work-item gets the result.
+ * `scratch` has WG entries. Must be called by all work-items of the group. */
+inline SCALAR group_sum(__local SCALAR *scratch, SCALAR v) {
+    const uint lid = get_local_id(0);
+    scratch[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            scratch[lid] += scratch[lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const SCALAR r = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused right after */
+    return r;
+}
+
+/* Tree sums of m values per work-item (m <= 8); vals[k] is replaced by the group sum of k.
+ * `scratch` has m * WG entries (value k of work-item t at k*WG + t). */
+inline void group_sum_multi(__local SCALAR *scratch, SCALAR *vals, uint m) {
+    const uint lid = get_local_id(0);
+    for (uint k = 0; k < m; ++k) {
+        scratch[k * WG + lid] = vals[k];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            for (uint k = 0; k < m; ++k) {
+                scratch[k * WG + lid] += scratch[k * WG + lid + s];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint k = 0; k < m; ++k) {
+        vals[k] = scratch[k * WG];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Write this group's partial of `slot` (called by all work-items after group_sum). */
+inline void write_partial(__global SCALAR *partials, uint slot, SCALAR v) {
+    if (get_local_id(0) == 0) {
+        partials[(ulong)slot * get_num_groups(0) + get_group_id(0)] = v;
+    }
+}
+
+/* Sequential sum of the `groups` partials of `slot`, in index order (one work-item). */
+inline SCALAR slot_sum(__global const SCALAR *partials, uint groups, uint slot) {
+    SCALAR acc = ZERO;
+    const ulong base = (ulong)slot * groups;
+    for (uint g = 0; g < groups; ++g) {
+        acc += partials[base + g];
+    }
+    return acc;
+}

@@ -1,0 +1,278 @@
+/*
+ * spmv.cl -- y = A x fused with the first stage of the inner products on y (seed 001: CG Alg. 2
+ * lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES Alg. 6 line 7), and the residual
+ * r = b - A x with an optional partial <r, r>, for CSR, SELL-C-sigma and BSR.
+ * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
+ *
+ * Kernel argument lists (CUDA mirrors them in this order). Pointers are __global.
+ *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, uint k,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, uint k,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
+ *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_sell  (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
+ *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_bsr  (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_bsr   (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *
+ * spmv_dots_*: y[y_off + row] = sum_j A(row, j) x[x_off + j]; partials <y, y> (slot_yy),
+ *   <y, w0[w0_off ..]> (slot_w0), <y, w1[w1_off ..]> (slot_w1); a slot of -1 is off and its
+ *   vector argument may be any valid buffer. Offsets let GMRES read and write basis columns
+ *   (x = column i-1 or an external z, y = column i, w0 = column i-1). Plain spmv = all slots -1.
+ * residual_*: r = b - A x, partial <r, r> when slot_rr >= 0.
+ * Launch: partials.groups() work-groups whenever a slot is on (any grid otherwise).
+ * CSR: k work-items per row (a power of two, 1 <= k <= min(32, WG), chosen on the host from the
+ *   mean nonzeros per row); the k partial row sums are combined in local memory. Each group
+ *   handles WG / k consecutive rows per step of its grid-stride loop over row blocks.
+ * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
+ *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
+ *   row_perm[p].
+ * BSR: bs x bs column-major blocks, one work-item per scalar row (block row r / bs, row r % bs
+ *   of the block; entry (i, j) of block b at b bs^2 + j bs + i).
+ */
+
+/* Partial row sum of `row` over lanes (lane = local id mod k); the full sum is returned to
+ * lane 0. Must be called by every work-item of the group (it has barriers when k > 1);
+ * `scratch` has WG entries. */
+inline SCALAR csr_row(__global const uint *row_ptr, __global const uint *col_idx,
+                      __global const SCALAR *values, __global const SCALAR *x, const ulong x_off,
+                      const uint row, const uint n_rows, const uint k,
+                      __local SCALAR *scratch) {
+    const uint lid = get_local_id(0);
+    const uint lane = lid & (k - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += k) {
+            sum += values[j] * x[x_off + col_idx[j]];
+        }
+    }
+    if (k > 1) {
+        scratch[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = k / 2; s > 0; s >>= 1) {
+            if (lane < s) {
+                scratch[lid] += scratch[lid + s];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        /* Only work-item lid writes scratch[lid] before the next barrier: no trailing barrier. */
+        sum = scratch[lid];
+    }
+    return sum;
+}
+
+/* SELL row at sorted position p. */
+inline SCALAR sell_row(const uint c, __global const uint *slice_ptr,
+                       __global const uint *col_idx, __global const SCALAR *values,
+                       __global const uint *row_len, __global const SCALAR *x, const ulong x_off,
+                       const uint p) {
+    const uint slice = p / c;
+    const uint lane = p - slice * c;
+    const uint base = slice_ptr[slice] + lane;
+    const uint len = row_len[p];
+    SCALAR sum = ZERO;
+    for (uint j = 0; j < len; ++j) {
+        const uint e = base + j * c;
+        sum += values[e] * x[x_off + col_idx[e]];
+    }
+    return sum;
+}
+
+/* BSR scalar row r. */
+inline SCALAR bsr_row(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
+                      __global const SCALAR *values, __global const SCALAR *x, const ulong x_off,
+                      const uint r) {
+    const uint br = r / bs;
+    const uint i = r - br * bs;
+    const ulong bs2 = (ulong)bs * bs;
+    SCALAR sum = ZERO;
+    const uint end = row_ptr[br + 1];
+    for (uint blk = row_ptr[br]; blk < end; ++blk) {
+        const ulong col0 = x_off + (ulong)col_idx[blk] * bs;
+        const ulong v0 = (ulong)blk * bs2 + i;
+        for (uint j = 0; j < bs; ++j) {
+            sum += values[v0 + (ulong)j * bs] * x[col0 + j];
+        }
+    }
+    return sum;
+}
+
+/* Accumulate the optional dots of one result entry y_row. */
+inline void row_dots(SCALAR *acc, const SCALAR yv, const uint row,
+                     __global const SCALAR *w0, const ulong w0_off,
+                     __global const SCALAR *w1, const ulong w1_off,
+                     const int slot_yy, const int slot_w0, const int slot_w1) {
+    if (slot_yy >= 0) {
+        acc[0] += yv * yv;
+    }
+    if (slot_w0 >= 0) {
+        acc[1] += yv * w0[w0_off + row];
+    }
+    if (slot_w1 >= 0) {
+        acc[2] += yv * w1[w1_off + row];
+    }
+}
+
+/* Reduce the dots over the group and write the wanted partials (uniform control flow). */
+inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *partials,
+                        const int slot_yy, const int slot_w0, const int slot_w1) {
+    if (slot_yy < 0 && slot_w0 < 0 && slot_w1 < 0) {
+        return;
+    }
+    group_sum_multi(scratch, acc, 3);
+    if (slot_yy >= 0) {
+        write_partial(partials, (uint)slot_yy, acc[0]);
+    }
+    if (slot_w0 >= 0) {
+        write_partial(partials, (uint)slot_w0, acc[1]);
+    }
+    if (slot_w1 >= 0) {
+        write_partial(partials, (uint)slot_w1, acc[2]);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_dots_csr(__global const uint *row_ptr, __global const uint *col_idx,
+                   __global const SCALAR *values, const uint n_rows, const uint k,
+                   __global const SCALAR *x, const ulong x_off,
+                   __global SCALAR *y, const ulong y_off,
+                   __global const SCALAR *w0, const ulong w0_off,
+                   __global const SCALAR *w1, const ulong w1_off,
+                   __global SCALAR *partials, const int slot_yy, const int slot_w0,
+                   const int slot_w1) {
+    __local SCALAR scratch[3 * WG];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    const uint rows_per_group = WG / k;
+    const uint stride = get_num_groups(0) * rows_per_group;
+    const uint lane = get_local_id(0) & (k - 1);
+    for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
+        const uint row = base + get_local_id(0) / k;
+        const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, scratch);
+        if (lane == 0 && row < n_rows) {
+            y[y_off + row] = v;
+            row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+        }
+    }
+    finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void residual_csr(__global const uint *row_ptr, __global const uint *col_idx,
+                  __global const SCALAR *values, const uint n_rows, const uint k,
+                  __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
+                  __global SCALAR *partials, const int slot_rr) {
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    const uint rows_per_group = WG / k;
+    const uint stride = get_num_groups(0) * rows_per_group;
+    const uint lane = get_local_id(0) & (k - 1);
+    for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
+        const uint row = base + get_local_id(0) / k;
+        const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, scratch);
+        if (lane == 0 && row < n_rows) {
+            const SCALAR ri = b[row] - v;
+            r[row] = ri;
+            acc += ri * ri;
+        }
+    }
+    if (slot_rr >= 0) {
+        acc = group_sum(scratch, acc);
+        write_partial(partials, (uint)slot_rr, acc);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_dots_sell(const uint c, __global const uint *slice_ptr, __global const uint *col_idx,
+                    __global const SCALAR *values, __global const uint *row_perm,
+                    __global const uint *row_len, const uint n_rows,
+                    __global const SCALAR *x, const ulong x_off,
+                    __global SCALAR *y, const ulong y_off,
+                    __global const SCALAR *w0, const ulong w0_off,
+                    __global const SCALAR *w1, const ulong w1_off,
+                    __global SCALAR *partials, const int slot_yy, const int slot_w0,
+                    const int slot_w1) {
+    __local SCALAR scratch[3 * WG];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    for (uint p = get_global_id(0); p < n_rows; p += get_global_size(0)) {
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, x_off, p);
+        const uint row = row_perm[p];
+        y[y_off + row] = v;
+        row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+    }
+    finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void residual_sell(const uint c, __global const uint *slice_ptr, __global const uint *col_idx,
+                   __global const SCALAR *values, __global const uint *row_perm,
+                   __global const uint *row_len, const uint n_rows,
+                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
+                   __global SCALAR *partials, const int slot_rr) {
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    for (uint p = get_global_id(0); p < n_rows; p += get_global_size(0)) {
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, 0, p);
+        const uint row = row_perm[p];
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
+    }
+    if (slot_rr >= 0) {
+        acc = group_sum(scratch, acc);
+        write_partial(partials, (uint)slot_rr, acc);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_dots_bsr(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
+                   __global const SCALAR *values, const uint n_rows,
+                   __global const SCALAR *x, const ulong x_off,
+                   __global SCALAR *y, const ulong y_off,
+                   __global const SCALAR *w0, const ulong w0_off,
+                   __global const SCALAR *w1, const ulong w1_off,
+                   __global SCALAR *partials, const int slot_yy, const int slot_w0,
+                   const int slot_w1) {
+    __local SCALAR scratch[3 * WG];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    for (uint row = get_global_id(0); row < n_rows; row += get_global_size(0)) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, x_off, row);
+        y[y_off + row] = v;
+        row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+    }
+    finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void residual_bsr(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
+                  __global const SCALAR *values, const uint n_rows,
+                  __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
+                  __global SCALAR *partials, const int slot_rr) {
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    for (uint row = get_global_id(0); row < n_rows; row += get_global_size(0)) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, 0, row);
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
+    }
+    if (slot_rr >= 0) {
+        acc = group_sum(scratch, acc);
+        write_partial(partials, (uint)slot_rr, acc);
+    }
+}
