@@ -9,6 +9,8 @@
 pub mod error;
 pub mod matrix;
 pub mod backend;
+pub mod bench;
+pub mod cli;
 pub mod precond;
 pub mod scalar;
 pub mod solver;

@@ -1,1 +1,243 @@
-fn main() {}
+//! `pipekrylov`: solve, benchmark and inspect backends from the command line.
+//!
+//! Exit codes: 0 converged (or command succeeded), 2 solve ended without converging (report
+//! still printed), 1 error (message on stderr).
+
+use clap::{Parser, Subcommand};
+use pipekrylov::backend::BackendChoice;
+use pipekrylov::bench::CaseSpec;
+use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
+use pipekrylov::precond::PrecondKind;
+use pipekrylov::solver::Variant;
+use pipekrylov::{Error, Precision};
+
+#[derive(Parser)]
+#[command(name = "pipekrylov", version, about = "Pipelined Krylov solvers with fused kernels")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve one linear system.
+    Solve {
+        /// Matrix Market file.
+        #[arg(long)]
+        matrix: Option<String>,
+        /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d).
+        #[arg(long)]
+        generate: Option<String>,
+        /// Right-hand side: ones, random or a Matrix Market vector file.
+        #[arg(long, default_value = "ones")]
+        rhs: String,
+        /// cg, bicgstab or gmres.
+        #[arg(long, default_value = "cg")]
+        solver: String,
+        /// GMRES restart length.
+        #[arg(long, default_value_t = 30)]
+        restart: usize,
+        /// pipelined or classical.
+        #[arg(long, default_value = "pipelined")]
+        variant: String,
+        /// none or jacobi.
+        #[arg(long, default_value = "none")]
+        precond: String,
+        /// auto, host, opencl or cuda.
+        #[arg(long, default_value = "auto")]
+        backend: String,
+        /// f64 or f32.
+        #[arg(long, default_value = "f64")]
+        precision: String,
+        /// Relative tolerance (w.r.t. ||b||).
+        #[arg(long, default_value_t = 1e-8)]
+        tol: f64,
+        /// Absolute tolerance.
+        #[arg(long, default_value_t = 0.0)]
+        atol: f64,
+        /// Maximum iterations.
+        #[arg(long, default_value_t = 10_000)]
+        maxit: usize,
+        /// Device format: csr, ell, sell, sell:C:SIGMA, bsr:S.
+        #[arg(long, default_value = "csr")]
+        format: String,
+        /// One JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-iteration latency across system sizes.
+    Bench {
+        /// Comma-separated backends.
+        #[arg(long, default_value = "host")]
+        backends: String,
+        /// Comma-separated solvers.
+        #[arg(long, default_value = "cg,bicgstab,gmres")]
+        solvers: String,
+        /// Comma-separated variants.
+        #[arg(long, default_value = "pipelined")]
+        variants: String,
+        /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, or FILE.mtx.
+        #[arg(long, default_value = "poisson2d")]
+        problem: String,
+        /// Smallest system of the ladder.
+        #[arg(long, default_value_t = 0)]
+        min_n: usize,
+        /// Largest system of the ladder.
+        #[arg(long, default_value_t = 5_000_000)]
+        max_n: usize,
+        /// CSV output file.
+        #[arg(long)]
+        out: Option<String>,
+        /// SVG plot file.
+        #[arg(long)]
+        plot: Option<String>,
+        /// f64 or f32.
+        #[arg(long, default_value = "f64")]
+        precision: String,
+        /// Timed solves per case.
+        #[arg(long, default_value_t = 10)]
+        repeats: usize,
+        /// Untimed warm-up solves per case.
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        /// Iterations per solve.
+        #[arg(long, default_value_t = 30)]
+        iterations: usize,
+        /// GMRES restart.
+        #[arg(long, default_value_t = 30)]
+        restart: usize,
+        /// Device format.
+        #[arg(long, default_value = "csr")]
+        format: String,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Compiled-in backends, their devices, and why a backend is unavailable.
+    Info {
+        /// Also measure copy bandwidth and launch latencies.
+        #[arg(long)]
+        probe: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn precision(s: &str) -> Result<Precision, Error> {
+    match s {
+        "f64" => Ok(Precision::F64),
+        "f32" => Ok(Precision::F32),
+        _ => Err(Error::param("precision", format!("'{s}' (f64 or f32)"))),
+    }
+}
+
+fn list<T: std::str::FromStr<Err = Error>>(s: &str) -> Result<Vec<T>, Error> {
+    s.split(',').filter(|t| !t.is_empty()).map(|t| t.trim().parse()).collect()
+}
+
+fn run(cli: Cli) -> Result<i32, Error> {
+    match cli.command {
+        Command::Solve {
+            matrix,
+            generate,
+            rhs,
+            solver,
+            restart,
+            variant,
+            precond,
+            backend,
+            precision: prec,
+            tol,
+            atol,
+            maxit,
+            format,
+            json,
+        } => {
+            let args = solve::SolveArgs {
+                matrix,
+                generate,
+                rhs,
+                solver,
+                restart,
+                variant: variant.parse::<Variant>()?,
+                precond: precond.parse::<PrecondKind>()?,
+                backend: backend.parse::<BackendChoice>()?,
+                precision: precision(&prec)?,
+                tol,
+                atol,
+                maxit,
+                format: bench_cmd::parse_format(&format)?,
+                json,
+            };
+            let mut notes = Vec::new();
+            let result = solve::run(&args, &mut notes);
+            for n in &notes {
+                eprintln!("note: {n}");
+            }
+            let (code, text) = result?;
+            println!("{text}");
+            Ok(code)
+        }
+        Command::Bench {
+            backends,
+            solvers,
+            variants,
+            problem,
+            min_n,
+            max_n,
+            out,
+            plot,
+            precision: prec,
+            repeats,
+            warmup,
+            iterations,
+            restart,
+            format,
+            quiet,
+        } => {
+            let args = bench_cmd::BenchArgs {
+                backends: list(&backends)?,
+                solvers: solvers.split(',').map(|s| s.trim().to_string()).collect(),
+                variants: list(&variants)?,
+                problem,
+                min_n,
+                max_n,
+                out,
+                plot,
+                precision: precision(&prec)?,
+                case: CaseSpec {
+                    repeats,
+                    warmup,
+                    iterations,
+                    restart,
+                    format: bench_cmd::parse_format(&format)?,
+                },
+                quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            };
+            for s in &args.solvers {
+                if !["cg", "bicgstab", "gmres"].contains(&s.as_str()) {
+                    return Err(Error::param("solvers", format!("unknown solver '{s}'")));
+                }
+            }
+            println!("{}", bench_cmd::run(&args)?);
+            Ok(0)
+        }
+        Command::Info { probe, json } => {
+            println!("{}", info::run(probe, json)?);
+            Ok(0)
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        }
+    };
+    std::process::exit(code);
+}

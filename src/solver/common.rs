@@ -87,6 +87,7 @@ pub(crate) struct Tracker<'m> {
     last: f64,
     monitor: Monitor<'m>,
     loop_start: CounterSnapshot,
+    loop_started: Instant,
     inner: CounterSnapshot,
     inner_start: Option<CounterSnapshot>,
 }
@@ -103,6 +104,7 @@ impl<'m> Tracker<'m> {
             last: f64::NAN,
             monitor,
             loop_start: CounterSnapshot::default(),
+            loop_started: Instant::now(),
             inner: CounterSnapshot::default(),
             inner_start: None,
         }
@@ -111,6 +113,7 @@ impl<'m> Tracker<'m> {
     /// Mark the start of the iteration loop (after the setup of the first iteration).
     pub fn start_loop(&mut self, c: CounterSnapshot) {
         self.loop_start = c;
+        self.loop_started = Instant::now();
     }
 
     /// Mark the start of a stretch of inner steps.
@@ -181,6 +184,8 @@ impl<'m> Tracker<'m> {
         inner_is_loop: bool,
     ) -> Result<SolveReport> {
         let loop_counters = backend.counters() - self.loop_start;
+        backend.synchronize()?;
+        let loop_seconds = self.loop_started.elapsed().as_secs_f64();
         backend.residual(a, x, b, r_scratch, partials, Some(Slot(0)))?;
         let true_residual = backend.finish(partials)?.get(Slot(0)).max(0.0).sqrt();
         let solve_seconds = self.start.elapsed().as_secs_f64();
@@ -217,6 +222,7 @@ impl<'m> Tracker<'m> {
             accuracy_warning,
             setup_seconds,
             solve_seconds,
+            loop_seconds,
             loop_counters,
             inner_counters: if inner_is_loop {
                 loop_counters

@@ -81,8 +81,10 @@ pub struct SolveReport {
     pub accuracy_warning: Option<String>,
     /// Seconds spent setting up the solver (workspace, preconditioner).
     pub setup_seconds: f64,
-    /// Seconds spent in this solve.
+    /// Seconds spent in this solve (input checks and the final true residual included).
     pub solve_seconds: f64,
+    /// Seconds spent in the iteration loop only (what benchmarks divide by the iterations).
+    pub loop_seconds: f64,
     /// Counters over the iteration loop (excluding setup and the final true residual).
     pub loop_counters: CounterSnapshot,
     /// Counters over the inner steps only (GMRES: the orthogonalization steps, excluding the

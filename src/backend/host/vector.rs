@@ -45,7 +45,10 @@ impl VectorOps for HostBackend {
     fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         check_len("copy: destination length", y, x.len())?;
         self.counters.launch();
-        y.host_mut()?.copy_from_slice(x.host()?);
+        let n = x.len();
+        let g = groups_for(n);
+        let items: Vec<_> = chunks(x.host()?, g).zip(chunks_mut(y.host_mut()?, g)).collect();
+        exec(n, items, |(x, y)| y.copy_from_slice(x));
         Ok(())
     }
 

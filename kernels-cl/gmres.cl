@@ -1,0 +1,184 @@
+/*
+ * gmres.cl -- Krylov-basis kernels of pipelined GMRES (seed 001, Alg. 6) and the batched
+ * operations of seed 000 (batched dots, VecAXPYKernel_j).
+ * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
+ *
+ * The basis holds `cols` columns of length n contiguously: column j starts at (ulong)j * n.
+ *
+ * Kernel argument lists (CUDA mirrors them in this order). Pointers are __global.
+ *   basis_dots         (const SCALAR* basis, uint n, uint w, uint first_col, uint count,
+ *                       SCALAR* partials, uint first_slot)
+ *       partial <v_{first_col+t}, v_w> into slot first_slot + t, t < count. Columns are taken
+ *       DOTS_CHUNK (8) at a time, each chunk one pass over v_w with 8 private accumulators.
+ *   gmres_gram_schmidt (SCALAR* basis, uint n, uint i, SCALAR* partials, uint first_slot,
+ *                       uint norm_slot, SCALAR* rmat, ulong r_off)
+ *       every group finishes R_{j,i} = slot_sum(first_slot + j - 1), j = 1 .. i-1 (in parallel
+ *       over j, WG at a time, into local memory); group 0 stores R_{j,i} at rmat[r_off + j - 1]
+ *       (r_off = (i-1) ld); v_i -= sum_j R_{j,i} v_j (j ascending); partial <v_i, v_i> into
+ *       norm_slot (the host guarantees norm_slot is not one of the read slots).
+ *   gmres_normalize    (SCALAR* basis, uint n, uint i, const SCALAR* partials,
+ *                       uint read_groups, uint norm_slot, SCALAR* rmat, ulong r_idx,
+ *                       SCALAR* xi_partials, uint xi_slot)
+ *       every group finishes nrm = sqrt(slot_sum(partials, read_groups, norm_slot)); group 0
+ *       stores it at rmat[r_idx] (r_idx = (i-1) + (i-1) ld); v_i *= 1/nrm (unchanged when
+ *       nrm is not > 0); partial <v_0, v_i> into xi_slot of xi_partials (launched with
+ *       xi_partials.groups() groups).
+ *   basis_axpy         (SCALAR* basis, uint n, uint dst, uint src, SCALAR alpha)
+ *       v_dst += alpha v_src (dst != src)
+ *   basis_scale        (SCALAR* basis, uint n, uint col, SCALAR alpha)        v_col *= alpha
+ *   basis_load         (SCALAR* basis, uint n, uint col, const SCALAR* src, SCALAR alpha)
+ *       v_col = alpha src
+ *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col
+ *   multi_axpy         (SCALAR* y, const SCALAR* basis, uint n, uint first_col, uint count,
+ *                       const SCALAR* coeffs)
+ *       y += sum_t coeffs[t] v_{first_col+t} (t ascending), one pass over y
+ */
+
+#define DOTS_CHUNK 8
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const uint first_col,
+                const uint count, __global SCALAR *partials, const uint first_slot) {
+    __local SCALAR scratch[DOTS_CHUNK * WG];
+    __global const SCALAR *vw = basis + (ulong)w * n;
+    for (uint j0 = 0; j0 < count; j0 += DOTS_CHUNK) {
+        const uint m = min((uint)DOTS_CHUNK, count - j0);
+        __global const SCALAR *v0 = basis + (ulong)(first_col + j0) * n;
+        SCALAR acc[DOTS_CHUNK];
+        for (uint t = 0; t < DOTS_CHUNK; ++t) {
+            acc[t] = ZERO;
+        }
+        for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+            const SCALAR we = vw[e];
+#pragma unroll
+            for (uint t = 0; t < DOTS_CHUNK; ++t) {
+                if (t < m) {
+                    acc[t] += v0[(ulong)t * n + e] * we;
+                }
+            }
+        }
+        group_sum_multi(scratch, acc, m);
+        for (uint t = 0; t < m; ++t) {
+            write_partial(partials, first_slot + j0 + t, acc[t]);
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
+                        __global SCALAR *partials, const uint first_slot, const uint norm_slot,
+                        __global SCALAR *rmat, const ulong r_off) {
+    __local SCALAR coef[WG];
+    __local SCALAR scratch[WG];
+    const uint lid = get_local_id(0);
+    const uint groups = get_num_groups(0);
+    const uint ncoef = i - 1; /* R_{1,i} .. R_{i-1,i} */
+    const uint nchunks = ncoef == 0 ? 1 : (ncoef + WG - 1) / WG;
+    __global SCALAR *vi = basis + (ulong)i * n;
+    SCALAR acc = ZERO;
+    for (uint c = 0; c < nchunks; ++c) {
+        const uint c0 = c * WG;
+        const uint m = min((uint)WG, ncoef - c0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* previous chunk done with coef */
+        if (lid < m) {
+            const SCALAR rji = slot_sum(partials, groups, first_slot + c0 + lid);
+            coef[lid] = rji;
+            if (get_group_id(0) == 0) {
+                rmat[r_off + c0 + lid] = rji;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const bool last = c + 1 == nchunks;
+        /* columns v_{c0+1} .. v_{c0+m} */
+        __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+        for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+            SCALAR v = vi[e];
+            for (uint t = 0; t < m; ++t) {
+                v -= coef[t] * vj0[(ulong)t * n + e];
+            }
+            vi[e] = v;
+            if (last) {
+                acc += v * v;
+            }
+        }
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, norm_slot, acc);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
+                     __global const SCALAR *partials, const uint read_groups,
+                     const uint norm_slot, __global SCALAR *rmat, const ulong r_idx,
+                     __global SCALAR *xi_partials, const uint xi_slot) {
+    __local SCALAR scratch[WG];
+    __local SCALAR inv_shared;
+    if (get_local_id(0) == 0) {
+        const SCALAR nrm = sqrt(slot_sum(partials, read_groups, norm_slot));
+        if (get_group_id(0) == 0) {
+            rmat[r_idx] = nrm;
+        }
+        inv_shared = nrm > ZERO ? (SCALAR)1 / nrm : (SCALAR)1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const SCALAR inv = inv_shared;
+    __global const SCALAR *v0 = basis;
+    __global SCALAR *vi = basis + (ulong)i * n;
+    SCALAR acc = ZERO;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        const SCALAR v = vi[e] * inv;
+        vi[e] = v;
+        acc += v0[e] * v;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(xi_partials, xi_slot, acc);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint src,
+                const SCALAR alpha) {
+    __global SCALAR *vd = basis + (ulong)dst * n;
+    __global const SCALAR *vs = basis + (ulong)src * n;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        vd[e] += alpha * vs[e];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void basis_scale(__global SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+    __global SCALAR *v = basis + (ulong)col * n;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        v[e] *= alpha;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void basis_load(__global SCALAR *basis, const uint n, const uint col,
+                __global const SCALAR *src, const SCALAR alpha) {
+    __global SCALAR *v = basis + (ulong)col * n;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        v[e] = alpha * src[e];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void basis_store(__global const SCALAR *basis, const uint n, const uint col,
+                 __global SCALAR *dst) {
+    __global const SCALAR *v = basis + (ulong)col * n;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        dst[e] = v[e];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
+                const uint first_col, const uint count, __global const SCALAR *coeffs) {
+    __global const SCALAR *v0 = basis + (ulong)first_col * n;
+    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        SCALAR acc = y[e];
+        for (uint t = 0; t < count; ++t) {
+            acc += coeffs[t] * v0[(ulong)t * n + e];
+        }
+        y[e] = acc;
+    }
+}

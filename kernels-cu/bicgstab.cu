@@ -1,0 +1,62 @@
+/*
+ * bicgstab.cu -- fused updates of pipelined BiCGStab (seed 001, Alg. 4). Mirrors
+ * kernels-cl/bicgstab.cl; conventions in reduce.cu.
+ *
+ *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,
+ *                      uint slot_rr0, uint slot_apr0, uint slot_ss)
+ *       every block: alpha = slot_sum(rr0) / slot_sum(apr0) (sequential, see reduce.cu);
+ *       s = r - alpha Ap; partial <s, s> into slot_ss (slot_ss differs from the other two).
+ *   bicgstab_update   (SCALAR alpha, SCALAR omega, SCALAR beta, SCALAR* x, SCALAR* r,
+ *                      SCALAR* p, const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
+ *                      const SCALAR* phat, const SCALAR* shat, const SCALAR* r0star, uint n,
+ *                      SCALAR* partials, uint slot_rr0, uint slot_rr)
+ *       x += alpha phat + omega shat; r = s - omega As; p = r + beta (p - omega Ap);
+ *       partials <r, r0*> and <r, r>. Without preconditioning the host passes p as phat and
+ *       s as shat (phat_i is read before p_i is written, by the same thread).
+ * Both are launched with partials.groups() blocks.
+ */
+
+extern "C" __global__ void __launch_bounds__(WG)
+bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
+                  const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
+    __shared__ SCALAR sums[2];
+    /* The two slot sums run in parallel in two warps, each sequential in index order. */
+    const uint second = WG >= 64 ? 32u : 0u;
+    if (threadIdx.x == 0) {
+        sums[0] = slot_sum(partials, gridDim.x, slot_rr0);
+    }
+    if (threadIdx.x == second) {
+        sums[1] = slot_sum(partials, gridDim.x, slot_apr0);
+    }
+    __syncthreads();
+    const SCALAR alpha = sums[0] / sums[1];
+    SCALAR acc = ZERO;
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const SCALAR si = r[i] - alpha * ap[i];
+        s[i] = si;
+        acc += si * si;
+    }
+    write_partial(partials, slot_ss, block_sum1(acc));
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta, SCALAR *x, SCALAR *r,
+                SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
+                const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n,
+                SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+    SCALAR acc[2] = {ZERO, ZERO};
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const SCALAR ph = phat[i];
+        const SCALAR sh = shat[i];
+        const SCALAR pi = p[i];
+        x[i] += alpha * ph + omega * sh;
+        const SCALAR ri = s[i] - omega * as_[i];
+        r[i] = ri;
+        p[i] = ri + beta * (pi - omega * ap[i]);
+        acc[0] += ri * r0star[i];
+        acc[1] += ri * ri;
+    }
+    block_sum<2>(acc);
+    write_partial(partials, slot_rr0, acc[0]);
+    write_partial(partials, slot_rr, acc[1]);
+}

@@ -1,0 +1,194 @@
+/*
+ * gmres.cu -- Krylov-basis kernels of pipelined GMRES (seed 001, Alg. 6) and the batched
+ * operations of seed 000 (batched dots, VecAXPYKernel_j). Mirrors kernels-cl/gmres.cl (same
+ * names, same argument order); conventions in reduce.cu.
+ *
+ * The basis holds `cols` columns of length n contiguously: column j starts at (ulong)j * n.
+ *
+ *   basis_dots         (const SCALAR* basis, uint n, uint w, uint first_col, uint count,
+ *                       SCALAR* partials, uint first_slot)
+ *       partial <v_{first_col+t}, v_w> into slot first_slot + t, t < count, in one pass over
+ *       v_w for up to DOTS_PER_PASS (= 4 * WG / 32 = 32) columns: each block stages a tile of
+ *       WG entries of v_w in shared memory, and each warp owns up to 4 of the columns (its lanes
+ *       read them coalesced), so a column's partial is a single warp's sum.
+ *   gmres_gram_schmidt (SCALAR* basis, uint n, uint i, SCALAR* partials, uint first_slot,
+ *                       uint norm_slot, SCALAR* rmat, ulong r_off)
+ *       every block finishes R_{j,i} = slot_sum(first_slot + j - 1), j = 1 .. i-1 (in parallel
+ *       over j, WG at a time, into shared memory); block 0 stores R_{j,i} at rmat[r_off + j - 1]
+ *       (r_off = (i-1) ld); v_i -= sum_j R_{j,i} v_j (j ascending); partial <v_i, v_i> into
+ *       norm_slot (the host guarantees norm_slot is not one of the read slots).
+ *   gmres_normalize    (SCALAR* basis, uint n, uint i, const SCALAR* partials,
+ *                       uint read_groups, uint norm_slot, SCALAR* rmat, ulong r_idx,
+ *                       SCALAR* xi_partials, uint xi_slot)
+ *       every block finishes nrm = sqrt(slot_sum(partials, read_groups, norm_slot)); block 0
+ *       stores it at rmat[r_idx] (r_idx = (i-1) + (i-1) ld); v_i *= 1/nrm (unchanged when nrm
+ *       is not > 0); partial <v_0, v_i> into xi_slot of xi_partials (xi_partials.groups()
+ *       blocks).
+ *   basis_axpy         (SCALAR* basis, uint n, uint dst, uint src, SCALAR alpha)
+ *       v_dst += alpha v_src (dst != src)
+ *   basis_scale        (SCALAR* basis, uint n, uint col, SCALAR alpha)        v_col *= alpha
+ *   basis_load         (SCALAR* basis, uint n, uint col, const SCALAR* src, SCALAR alpha)
+ *       v_col = alpha src
+ *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col
+ *   multi_axpy         (SCALAR* y, const SCALAR* basis, uint n, uint first_col, uint count,
+ *                       const SCALAR* coeffs)
+ *       y += sum_t coeffs[t] v_{first_col+t} (t ascending), one pass over y
+ */
+
+#define DOTS_PER_WARP 4
+#define DOTS_PER_PASS (DOTS_PER_WARP * WARPS)
+
+extern "C" __global__ void __launch_bounds__(WG)
+basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col,
+           const uint count, SCALAR *partials, const uint first_slot) {
+    __shared__ SCALAR tile[WG];
+    const SCALAR *vw = basis + (ulong)w * n;
+    const uint lane = threadIdx.x & 31u;
+    const uint warp = threadIdx.x >> 5;
+    for (uint j0 = 0; j0 < count; j0 += DOTS_PER_PASS) {
+        SCALAR acc[DOTS_PER_WARP];
+#pragma unroll
+        for (int c = 0; c < DOTS_PER_WARP; ++c) {
+            acc[c] = ZERO;
+        }
+        /* Tiles of WG entries, grid-stride (block-uniform loop). */
+        for (uint t0 = blockIdx.x * (uint)WG; t0 < n; t0 += GRID_STRIDE) {
+            const uint e = t0 + threadIdx.x;
+            __syncthreads(); /* the previous tile is consumed */
+            tile[threadIdx.x] = e < n ? vw[e] : ZERO;
+            __syncthreads();
+            const uint len = min((uint)WG, n - t0);
+#pragma unroll
+            for (int c = 0; c < DOTS_PER_WARP; ++c) {
+                const uint j = j0 + warp + (uint)c * WARPS;
+                if (j < count) {
+                    const SCALAR *vj = basis + (ulong)(first_col + j) * n + t0;
+#pragma unroll
+                    for (uint q = lane; q < (uint)WG; q += 32) {
+                        if (q < len) {
+                            acc[c] += vj[q] * tile[q];
+                        }
+                    }
+                }
+            }
+        }
+        /* Every column belongs to one warp: a warp sum is the block's partial. */
+#pragma unroll
+        for (int c = 0; c < DOTS_PER_WARP; ++c) {
+            const uint j = j0 + warp + (uint)c * WARPS;
+            const SCALAR s = warp_sum(acc[c]);
+            if (lane == 0 && j < count) {
+                partials[(ulong)(first_slot + j) * gridDim.x + blockIdx.x] = s;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
+                   const uint first_slot, const uint norm_slot, SCALAR *rmat, const ulong r_off) {
+    __shared__ SCALAR coef[WG];
+    const uint groups = gridDim.x;
+    const uint ncoef = i - 1; /* R_{1,i} .. R_{i-1,i} */
+    const uint nchunks = ncoef == 0 ? 1 : (ncoef + WG - 1) / WG;
+    SCALAR *vi = basis + (ulong)i * n;
+    SCALAR acc = ZERO;
+    for (uint c = 0; c < nchunks; ++c) {
+        const uint c0 = c * WG;
+        const uint m = min((uint)WG, ncoef - c0);
+        __syncthreads(); /* the previous chunk is done with coef */
+        if (threadIdx.x < m) {
+            const SCALAR rji = slot_sum(partials, groups, first_slot + c0 + threadIdx.x);
+            coef[threadIdx.x] = rji;
+            if (blockIdx.x == 0) {
+                rmat[r_off + c0 + threadIdx.x] = rji;
+            }
+        }
+        __syncthreads();
+        const bool last = c + 1 == nchunks;
+        /* columns v_{c0+1} .. v_{c0+m} */
+        const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+        for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+            SCALAR v = vi[e];
+            for (uint t = 0; t < m; ++t) {
+                v -= coef[t] * vj0[(ulong)t * n + e];
+            }
+            vi[e] = v;
+            if (last) {
+                acc += v * v;
+            }
+        }
+    }
+    write_partial(partials, norm_slot, block_sum1(acc));
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+gmres_normalize(SCALAR *basis, const uint n, const uint i, const SCALAR *partials,
+                const uint read_groups, const uint norm_slot, SCALAR *rmat, const ulong r_idx,
+                SCALAR *xi_partials, const uint xi_slot) {
+    __shared__ SCALAR inv_shared;
+    if (threadIdx.x == 0) {
+        const SCALAR nrm = sqrt(slot_sum(partials, read_groups, norm_slot));
+        if (blockIdx.x == 0) {
+            rmat[r_idx] = nrm;
+        }
+        inv_shared = nrm > ZERO ? (SCALAR)1 / nrm : (SCALAR)1;
+    }
+    __syncthreads();
+    const SCALAR inv = inv_shared;
+    const SCALAR *v0 = basis;
+    SCALAR *vi = basis + (ulong)i * n;
+    SCALAR acc = ZERO;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        const SCALAR v = vi[e] * inv;
+        vi[e] = v;
+        acc += v0[e] * v;
+    }
+    write_partial(xi_partials, xi_slot, block_sum1(acc));
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+basis_axpy(SCALAR *basis, const uint n, const uint dst, const uint src, const SCALAR alpha) {
+    SCALAR *vd = basis + (ulong)dst * n;
+    const SCALAR *vs = basis + (ulong)src * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        vd[e] += alpha * vs[e];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+basis_scale(SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+    SCALAR *v = basis + (ulong)col * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        v[e] *= alpha;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+basis_load(SCALAR *basis, const uint n, const uint col, const SCALAR *src, const SCALAR alpha) {
+    SCALAR *v = basis + (ulong)col * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        v[e] = alpha * src[e];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+basis_store(const SCALAR *basis, const uint n, const uint col, SCALAR *dst) {
+    const SCALAR *v = basis + (ulong)col * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        dst[e] = v[e];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+multi_axpy(SCALAR *y, const SCALAR *basis, const uint n, const uint first_col, const uint count,
+           const SCALAR *coeffs) {
+    const SCALAR *v0 = basis + (ulong)first_col * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        SCALAR acc = y[e];
+        for (uint t = 0; t < count; ++t) {
+            acc += coeffs[t] * v0[(ulong)t * n + e];
+        }
+        y[e] = acc;
+    }
+}

@@ -1,0 +1,108 @@
+/*
+ * reduce.cu -- shared conventions and reduction helpers (no kernels). Mirrors kernels-cl/reduce.cl
+ * and is prepended to every other family file when the module is built with NVRTC.
+ *
+ * Build-time defines (passed by the backend, see src/backend/cuda/module.rs):
+ *   SCALAR  float or double (the solve precision); one source, compiled once per precision.
+ *   WG      threads per block: min(256, device max threads per block) rounded down to a power
+ *           of two (a multiple of 32). Every kernel is launched with exactly WG threads.
+ *
+ * Argument conventions (identical to the OpenCL kernels, one for one, same order):
+ *   - uint = unsigned int (32 bit), ulong = unsigned long long (64 bit), int = 32-bit signed.
+ *     Vector lengths `n` are uint (the host checks n < 2^31). Element offsets (`*_off`) are
+ *     ulong; basis column j of a basis with column length n starts at element (ulong)j * n.
+ *   - Optional partial slots are `int`, -1 meaning "not wanted"; required slots are `uint`.
+ *   - Partials layout: slot s of a partials buffer with G groups occupies [s*G, (s+1)*G).
+ *     Kernels that write partials are launched with exactly G = partials.groups() blocks
+ *     (G = gridDim.x), loop over their elements grid-stride, reduce inside the block in a fixed
+ *     order (warp shuffles, then one warp over the per-warp sums) and thread 0 writes
+ *     partials[slot*G + blockIdx.x].
+ *   - Kernels that need a finished value (BiCGStab's alpha, GMRES's R column and norm) sum the
+ *     slot's G partials sequentially in index order, starting from 0, in SCALAR, inside every
+ *     block, so every block sees the bit-identical value (host: sum_slot_in_kernel).
+ *   - n = 0 is legal: the loops do nothing and zero partials are written.
+ *
+ * Compiled without fast math and with --fmad=false: every element-wise result is rounded like
+ * the host backend's (separate multiply and add), only the reduction order differs.
+ */
+
+#ifndef SCALAR
+#error "SCALAR must be defined (float or double)"
+#endif
+#ifndef WG
+#define WG 256
+#endif
+
+#if (WG % 32) != 0 || WG > 1024 || WG < 32
+#error "WG must be a multiple of 32 in [32, 1024]"
+#endif
+
+#define ZERO ((SCALAR)0)
+#define WARPS (WG / 32)
+#define FULL_MASK 0xffffffffu
+
+typedef unsigned int uint;
+typedef unsigned long long ulong;
+
+/* First element and stride of a grid-stride loop over elements. */
+#define GRID_START (blockIdx.x * (uint)WG + threadIdx.x)
+#define GRID_STRIDE (gridDim.x * (uint)WG)
+
+/* Tree sum over the 32 lanes of a warp (fixed order); lane 0 holds the result. */
+__device__ __forceinline__ SCALAR warp_sum(SCALAR v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        v += __shfl_down_sync(FULL_MASK, v, off);
+    }
+    return v;
+}
+
+/* Sums of M values per thread over the block; v[k] of thread 0 receives the block sum of k
+ * (other threads' values are unspecified). Called by every thread of the block; ends with a
+ * barrier so that it may be called again right away. */
+template <int M>
+__device__ __forceinline__ void block_sum(SCALAR (&v)[M]) {
+    __shared__ SCALAR scratch[M][WARPS];
+    const uint lane = threadIdx.x & 31u;
+    const uint warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+        const SCALAR s = warp_sum(v[k]);
+        if (lane == 0) {
+            scratch[k][warp] = s;
+        }
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int k = 0; k < M; ++k) {
+            v[k] = warp_sum(lane < WARPS ? scratch[k][lane] : ZERO);
+        }
+    }
+    __syncthreads();
+}
+
+/* Block sum of one value per thread; the result is valid in thread 0. */
+__device__ __forceinline__ SCALAR block_sum1(SCALAR v) {
+    SCALAR a[1] = {v};
+    block_sum<1>(a);
+    return a[0];
+}
+
+/* Write this block's partial of `slot` (thread 0 holds the block sum). */
+__device__ __forceinline__ void write_partial(SCALAR *partials, uint slot, SCALAR v) {
+    if (threadIdx.x == 0) {
+        partials[(ulong)slot * gridDim.x + blockIdx.x] = v;
+    }
+}
+
+/* Sequential sum of the `groups` partials of `slot`, in index order (one thread). */
+__device__ __forceinline__ SCALAR slot_sum(const SCALAR *partials, uint groups, uint slot) {
+    SCALAR acc = ZERO;
+    const SCALAR *p = partials + (ulong)slot * groups;
+#pragma unroll 8
+    for (uint g = 0; g < groups; ++g) {
+        acc += p[g];
+    }
+    return acc;
+}

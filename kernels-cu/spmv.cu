@@ -1,0 +1,306 @@
+/*
+ * spmv.cu -- y = A x fused with the first stage of the inner products on y (seed 001: CG Alg. 2
+ * lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES Alg. 6 line 7), and the residual
+ * r = b - A x with an optional partial <r, r>, for CSR, SELL-C-sigma and BSR. Mirrors
+ * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.
+ *
+ *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, uint k,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, uint k,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
+ *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_sell  (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
+ *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_bsr  (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_bsr   (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *
+ * spmv_dots_*: y[y_off + row] = sum_j A(row, j) x[x_off + j]; partials <y, y> (slot_yy),
+ *   <y, w0[w0_off ..]> (slot_w0), <y, w1[w1_off ..]> (slot_w1); a slot of -1 is off and its
+ *   vector argument is never read (it may be null). Plain spmv = all slots -1.
+ * residual_*: r = b - A x, partial <r, r> when slot_rr >= 0.
+ * Launch: partials.groups() blocks whenever a slot is on (any grid otherwise).
+ * CSR: k threads per row (a power of two, 1 <= k <= 32, chosen on the host from the mean
+ *   nonzeros per row); the k partial row sums are combined with warp shuffles (fixed order).
+ *   Each block handles WG / k consecutive rows per step of its grid-stride loop.
+ * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
+ *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
+ * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
+ *   the block; entry (i, j) of block b at b bs^2 + j bs + i).
+ * The matrix arrays are read-only for the whole kernel (__restrict__); the vectors may share
+ * one allocation (GMRES basis columns), so they are not marked __restrict__.
+ */
+
+/* Sum of row `row` over the K threads of its segment (lane = threadIdx.x mod K); lane 0 of
+ * the segment receives the full sum. Called by all 32 lanes of the warp (shuffles). */
+template <uint K>
+__device__ __forceinline__ SCALAR csr_row(const uint *__restrict__ row_ptr,
+                                          const uint *__restrict__ col_idx,
+                                          const SCALAR *__restrict__ values, const SCALAR *x,
+                                          const uint row, const uint n_rows) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += K) {
+            sum += values[j] * x[col_idx[j]];
+        }
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return sum;
+}
+
+/* SELL row at sorted position p. */
+__device__ __forceinline__ SCALAR sell_row(const uint c, const uint *__restrict__ slice_ptr,
+                                           const uint *__restrict__ col_idx,
+                                           const SCALAR *__restrict__ values,
+                                           const uint *__restrict__ row_len, const SCALAR *x,
+                                           const uint p) {
+    const uint slice = p / c;
+    const uint lane = p - slice * c;
+    const uint base = slice_ptr[slice] + lane;
+    const uint len = row_len[p];
+    SCALAR sum = ZERO;
+    for (uint j = 0; j < len; ++j) {
+        const uint e = base + j * c;
+        sum += values[e] * x[col_idx[e]];
+    }
+    return sum;
+}
+
+/* BSR scalar row r. */
+__device__ __forceinline__ SCALAR bsr_row(const uint bs, const uint *__restrict__ row_ptr,
+                                          const uint *__restrict__ col_idx,
+                                          const SCALAR *__restrict__ values, const SCALAR *x,
+                                          const uint r) {
+    const uint br = r / bs;
+    const uint i = r - br * bs;
+    const ulong bs2 = (ulong)bs * bs;
+    SCALAR sum = ZERO;
+    const uint end = row_ptr[br + 1];
+    for (uint blk = row_ptr[br]; blk < end; ++blk) {
+        const SCALAR *xb = x + (ulong)col_idx[blk] * bs;
+        const SCALAR *vb = values + (ulong)blk * bs2 + i;
+        for (uint j = 0; j < bs; ++j) {
+            sum += vb[(ulong)j * bs] * xb[j];
+        }
+    }
+    return sum;
+}
+
+/* Accumulate the wanted dots of one result entry y_row. */
+__device__ __forceinline__ void row_dots(SCALAR (&acc)[3], const SCALAR yv, const uint row,
+                                         const SCALAR *w0, const SCALAR *w1, const int slot_yy,
+                                         const int slot_w0, const int slot_w1) {
+    if (slot_yy >= 0) {
+        acc[0] += yv * yv;
+    }
+    if (slot_w0 >= 0) {
+        acc[1] += yv * w0[row];
+    }
+    if (slot_w1 >= 0) {
+        acc[2] += yv * w1[row];
+    }
+}
+
+/* Reduce the dots over the block and write the wanted partials (block-uniform branch). */
+__device__ __forceinline__ void finish_dots(SCALAR (&acc)[3], SCALAR *partials,
+                                            const int slot_yy, const int slot_w0,
+                                            const int slot_w1) {
+    if (slot_yy < 0 && slot_w0 < 0 && slot_w1 < 0) {
+        return;
+    }
+    block_sum<3>(acc);
+    if (slot_yy >= 0) {
+        write_partial(partials, (uint)slot_yy, acc[0]);
+    }
+    if (slot_w0 >= 0) {
+        write_partial(partials, (uint)slot_w0, acc[1]);
+    }
+    if (slot_w1 >= 0) {
+        write_partial(partials, (uint)slot_w1, acc[2]);
+    }
+}
+
+template <uint K>
+__device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
+                                              const uint *__restrict__ col_idx,
+                                              const SCALAR *__restrict__ values,
+                                              const uint n_rows, const SCALAR *x, SCALAR *y,
+                                              const SCALAR *w0, const SCALAR *w1,
+                                              const int slot_yy, const int slot_w0,
+                                              const int slot_w1, SCALAR (&acc)[3]) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const uint lane = threadIdx.x & (K - 1);
+    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows);
+        if (lane == 0 && row < n_rows) {
+            y[row] = v;
+            row_dots(acc, v, row, w0, w1, slot_yy, slot_w0, slot_w1);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+              const SCALAR *__restrict__ values, const uint n_rows, const uint k,
+              const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
+              const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
+              SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    const SCALAR *xs = x + x_off;
+    SCALAR *ys = y + y_off;
+    const SCALAR *w0s = w0 + w0_off;
+    const SCALAR *w1s = w1 + w1_off;
+#define CSR_DOTS_CASE(K)                                                                       \
+    case K:                                                                                    \
+        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, xs, ys, w0s, w1s, slot_yy, slot_w0, \
+                         slot_w1, acc);                                                        \
+        break;
+    switch (k) {
+        CSR_DOTS_CASE(2)
+        CSR_DOTS_CASE(4)
+        CSR_DOTS_CASE(8)
+        CSR_DOTS_CASE(16)
+        CSR_DOTS_CASE(32)
+    default:
+        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, xs, ys, w0s, w1s, slot_yy, slot_w0,
+                         slot_w1, acc);
+        break;
+    }
+#undef CSR_DOTS_CASE
+    finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+template <uint K>
+__device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row_ptr,
+                                                    const uint *__restrict__ col_idx,
+                                                    const SCALAR *__restrict__ values,
+                                                    const uint n_rows, const SCALAR *x,
+                                                    const SCALAR *b, SCALAR *r) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR acc = ZERO;
+    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows);
+        if (lane == 0 && row < n_rows) {
+            const SCALAR ri = b[row] - v;
+            r[row] = ri;
+            acc += ri * ri;
+        }
+    }
+    return acc;
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+             const SCALAR *__restrict__ values, const uint n_rows, const uint k, const SCALAR *x,
+             const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+    SCALAR acc;
+    switch (k) {
+    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    }
+    if (slot_rr >= 0) {
+        write_partial(partials, (uint)slot_rr, block_sum1(acc));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+spmv_dots_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
+               const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
+               const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
+               const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
+               const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
+               const int slot_yy, const int slot_w0, const int slot_w1) {
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    const SCALAR *xs = x + x_off;
+    SCALAR *ys = y + y_off;
+    const SCALAR *w0s = w0 + w0_off;
+    const SCALAR *w1s = w1 + w1_off;
+    for (uint p = GRID_START; p < n_rows; p += GRID_STRIDE) {
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, xs, p);
+        const uint row = row_perm[p];
+        ys[row] = v;
+        row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
+    }
+    finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+residual_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
+              const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
+              const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
+              const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+    SCALAR acc = ZERO;
+    for (uint p = GRID_START; p < n_rows; p += GRID_STRIDE) {
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, p);
+        const uint row = row_perm[p];
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
+    }
+    if (slot_rr >= 0) {
+        write_partial(partials, (uint)slot_rr, block_sum1(acc));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+spmv_dots_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+              const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
+              const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
+              const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
+              const int slot_yy, const int slot_w0, const int slot_w1) {
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    const SCALAR *xs = x + x_off;
+    SCALAR *ys = y + y_off;
+    const SCALAR *w0s = w0 + w0_off;
+    const SCALAR *w1s = w1 + w1_off;
+    for (uint row = GRID_START; row < n_rows; row += GRID_STRIDE) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, xs, row);
+        ys[row] = v;
+        row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
+    }
+    finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+residual_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+             const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
+             const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+    SCALAR acc = ZERO;
+    for (uint row = GRID_START; row < n_rows; row += GRID_STRIDE) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, row);
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
+    }
+    if (slot_rr >= 0) {
+        write_partial(partials, (uint)slot_rr, block_sum1(acc));
+    }
+}

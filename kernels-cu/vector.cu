@@ -1,0 +1,47 @@
+/*
+ * vector.cu -- BLAS-1 kernels and the first stage of <x, y> (VectorOps). Mirrors
+ * kernels-cl/vector.cl; conventions (SCALAR, WG, uint/ulong, slots, partials) in reduce.cu.
+ *
+ *   fill         (SCALAR* x, uint n, SCALAR value)                        x_i = value
+ *   copy         (const SCALAR* x, SCALAR* y, uint n)                     y = x
+ *   axpby        (SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n)
+ *                                                                         y = alpha x + beta y
+ *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
+ *   dot_partials (const SCALAR* x, const SCALAR* y, uint n, SCALAR* partials, uint slot)
+ *                                                                         partial <x, y>
+ * fill/copy/axpby/scale use any grid; dot_partials uses partials.groups() blocks.
+ */
+
+extern "C" __global__ void __launch_bounds__(WG) fill(SCALAR *x, const uint n, const SCALAR value) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        x[i] = value;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG) copy(const SCALAR *x, SCALAR *y, const uint n) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        y[i] = x[i];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+axpby(const SCALAR alpha, const SCALAR *x, const SCALAR beta, SCALAR *y, const uint n) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        y[i] = alpha * x[i] + beta * y[i];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG) scale(const SCALAR alpha, SCALAR *x, const uint n) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        x[i] = alpha * x[i];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+dot_partials(const SCALAR *x, const SCALAR *y, const uint n, SCALAR *partials, const uint slot) {
+    SCALAR acc = ZERO;
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        acc += x[i] * y[i];
+    }
+    write_partial(partials, slot, block_sum1(acc));
+}

@@ -1,0 +1,112 @@
+//! Kernel arguments and the one place kernels are enqueued.
+
+use super::cl::{self, Kernel, Queue};
+use super::memory::RawBuffer;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use ocl::ffi::{self, cl_mem};
+use std::ffi::c_void;
+use std::ptr;
+
+/// One kernel argument: a buffer or a by-value scalar of up to 8 bytes.
+pub(crate) enum Arg<'a> {
+    /// A `__global` pointer.
+    Mem(&'a RawBuffer),
+    /// A by-value argument: its bytes and size.
+    Value([u8; 8], usize),
+}
+
+impl<'a> Arg<'a> {
+    fn value<V: bytemuck::Pod>(v: V) -> Self {
+        let bytes = bytemuck::bytes_of(&v);
+        let mut out = [0u8; 8];
+        out[..bytes.len()].copy_from_slice(bytes);
+        Arg::Value(out, bytes.len())
+    }
+    /// A `uint` argument.
+    pub(crate) fn uint(v: u32) -> Self {
+        Self::value(v)
+    }
+    /// An `int` argument.
+    pub(crate) fn int(v: i32) -> Self {
+        Self::value(v)
+    }
+    /// A `ulong` argument.
+    pub(crate) fn ulong(v: u64) -> Self {
+        Self::value(v)
+    }
+    /// A `SCALAR` argument.
+    pub(crate) fn scalar<T: Scalar>(v: T) -> Self {
+        Self::value(v)
+    }
+}
+
+/// Set the arguments of `kernel` and enqueue it with `groups` work-groups of `wg` work-items
+/// on `queue` (no wait: the queue is in order).
+pub(crate) fn enqueue(
+    queue: &Queue,
+    kernel: &Kernel,
+    name: &str,
+    args: &[Arg<'_>],
+    groups: usize,
+    wg: usize,
+) -> Result<()> {
+    for (index, arg) in args.iter().enumerate() {
+        let code = match arg {
+            Arg::Mem(buf) => {
+                let mem: cl_mem = buf.mem.0;
+                // SAFETY: a cl_mem argument is passed as a pointer to the handle, which lives
+                // on the stack for the duration of the call; the kernel is not used by any
+                // other thread (the caller holds the kernel-cache lock).
+                unsafe {
+                    ffi::clSetKernelArg(
+                        kernel.0,
+                        index as u32,
+                        std::mem::size_of::<cl_mem>(),
+                        (&mem as *const cl_mem).cast::<c_void>(),
+                    )
+                }
+            }
+            Arg::Value(bytes, size) => {
+                // SAFETY: `bytes` holds `size` <= 8 initialized bytes of the argument value;
+                // the kernel is not used by any other thread (kernel-cache lock held).
+                unsafe {
+                    ffi::clSetKernelArg(kernel.0, index as u32, *size, bytes.as_ptr().cast::<c_void>())
+                }
+            }
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(cl::driver_error(
+                &format!("clSetKernelArg({name}, argument {index})"),
+                code,
+            ));
+        }
+    }
+    let global = groups
+        .checked_mul(wg)
+        .ok_or_else(|| Error::param("groups", format!("{groups} groups of {wg} overflow")))?;
+    let local = wg;
+    // SAFETY: every argument of the kernel was set above with the type its OpenCL signature
+    // declares (the argument lists are mirrored from the `.cl` headers and checked by the
+    // conformance tests); buffers are kept alive by their `Buffer` owners until the in-order
+    // queue has run the kernel (reads are blocking and buffers release through
+    // clReleaseMemObject, which defers the free until queued commands finish); all indices a
+    // kernel touches are bounded by the lengths the caller validated.
+    let code = unsafe {
+        ffi::clEnqueueNDRangeKernel(
+            queue.0,
+            kernel.0,
+            1,
+            ptr::null(),
+            &global,
+            &local,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    };
+    if code != ffi::CL_SUCCESS {
+        return Err(cl::driver_error(&format!("clEnqueueNDRangeKernel({name})"), code));
+    }
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! Device memory: byte-typed OpenCL buffers behind [`crate::backend::Buffer`], with the limit
+//! checks (max allocation, global memory) done before allocating and out-of-memory statuses
+//! turned into [`Error::OutOfMemory`].
+
+use super::cl::{self, Mem, BACKEND};
+use super::OpenClBackend;
+use crate::backend::buffer::{Buffer, Storage};
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+use ocl::ffi::{self, cl_int};
+use std::ffi::c_void;
+use std::ptr;
+
+/// The storage of an OpenCL [`Buffer`]: a `cl_mem` of at least one byte (OpenCL forbids empty
+/// buffers; a zero-length `Buffer` owns a small dummy), tagged with its context.
+pub struct RawBuffer {
+    pub(crate) mem: Mem,
+    /// Bytes allocated (>= the buffer's logical size).
+    pub(crate) bytes: usize,
+    /// The owning context, to refuse buffers of another OpenCL backend instance.
+    pub(crate) context: usize,
+}
+
+impl std::fmt::Debug for RawBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawBuffer({} bytes)", self.bytes)
+    }
+}
+
+/// The OpenCL storage of a buffer, or [`Error::WrongBackend`].
+pub(crate) fn raw<T: Pod>(buf: &Buffer<T>) -> Result<&RawBuffer> {
+    match &buf.storage {
+        Storage::OpenCl(r) => Ok(r),
+        #[allow(unreachable_patterns)]
+        _ => Err(Error::WrongBackend {
+            expected: BACKEND.into(),
+            found: buf.owner().into(),
+        }),
+    }
+}
+
+impl OpenClBackend {
+    /// The storage of `buf`, checked to belong to this backend's context.
+    pub(crate) fn mem<'a, T: Pod>(&self, buf: &'a Buffer<T>) -> Result<&'a RawBuffer> {
+        let r = raw(buf)?;
+        if r.context != self.context_id() {
+            return Err(Error::WrongBackend {
+                expected: format!("{BACKEND} ({})", self.device_label()),
+                found: format!("{BACKEND} (another context)"),
+            });
+        }
+        Ok(r)
+    }
+
+    fn oom(&self, bytes: usize, detail: String) -> Error {
+        Error::OutOfMemory {
+            device: self.device_label(),
+            bytes,
+            detail,
+        }
+    }
+
+    /// Map a status of an allocating call: out-of-memory codes become [`Error::OutOfMemory`].
+    pub(crate) fn alloc_error(&self, call: &str, bytes: usize, code: cl_int) -> Error {
+        if cl::is_out_of_memory(code) {
+            return self.oom(bytes, format!("{call}: {} ({code})", cl::status_name(code)));
+        }
+        self.record(cl::driver_error(call, code))
+    }
+
+    /// Create a buffer of `len` elements of `T` (contents undefined), after the limit checks.
+    pub(crate) fn create_raw<T: Pod>(&self, len: usize) -> Result<RawBuffer> {
+        self.check_alive()?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| self.oom(usize::MAX, format!("{len} elements overflow usize bytes")))?;
+        let info = self.device();
+        if bytes as u64 > info.max_alloc_bytes {
+            return Err(self.oom(
+                bytes,
+                format!(
+                    "above CL_DEVICE_MAX_MEM_ALLOC_SIZE = {} bytes",
+                    info.max_alloc_bytes
+                ),
+            ));
+        }
+        if bytes as u64 > info.global_mem_bytes {
+            return Err(self.oom(
+                bytes,
+                format!("above CL_DEVICE_GLOBAL_MEM_SIZE = {} bytes", info.global_mem_bytes),
+            ));
+        }
+        let alloc = bytes.max(8);
+        let mut err: cl_int = 0;
+        // SAFETY: valid context, no host pointer, non-zero size within the device limit.
+        let mem = unsafe {
+            ffi::clCreateBuffer(
+                self.context.0,
+                ffi::CL_MEM_READ_WRITE,
+                alloc,
+                ptr::null_mut(),
+                &mut err,
+            )
+        };
+        if err != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clCreateBuffer", bytes, err));
+        }
+        Ok(RawBuffer {
+            mem: Mem(mem),
+            bytes: alloc,
+            context: self.context_id(),
+        })
+    }
+
+    /// A zero-filled buffer of `len` elements. Waits for the fill so that a lazy allocation
+    /// failure is reported here (allocation is setup work, never in a solver loop).
+    pub(crate) fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let raw = self.create_raw::<T>(len)?;
+        let pattern = [0u8; 4];
+        let psize = if raw.bytes % 4 == 0 { 4 } else { 1 };
+        // SAFETY: valid queue and buffer; the pattern is copied at enqueue time; the filled
+        // range is the whole allocation, a multiple of the pattern size.
+        let code = unsafe {
+            ffi::clEnqueueFillBuffer(
+                self.queue.0,
+                raw.mem.0,
+                pattern.as_ptr().cast::<c_void>(),
+                psize,
+                0,
+                raw.bytes,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clEnqueueFillBuffer", raw.bytes, code));
+        }
+        // SAFETY: valid queue.
+        let code = unsafe { ffi::clFinish(self.queue.0) };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clFinish (after allocation)", raw.bytes, code));
+        }
+        Ok(Buffer::from_storage(len, Storage::OpenCl(raw)))
+    }
+
+    /// Blocking copy of `data` into the start of `dst` (no count).
+    pub(crate) fn write_raw<T: Pod>(&self, dst: &RawBuffer, data: &[T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(data);
+        if bytes == 0 {
+            return Ok(());
+        }
+        if bytes > dst.bytes {
+            return Err(Error::dims("write: bytes vs buffer size", dst.bytes, bytes));
+        }
+        // SAFETY: blocking write of `bytes` readable bytes from `data` into a buffer of at
+        // least that size; the host slice outlives the (blocking) call.
+        let code = unsafe {
+            ffi::clEnqueueWriteBuffer(
+                self.queue.0,
+                dst.mem.0,
+                ffi::CL_TRUE,
+                0,
+                bytes,
+                data.as_ptr().cast::<c_void>(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clEnqueueWriteBuffer", bytes, code));
+        }
+        Ok(())
+    }
+
+    /// Blocking copy of the start of `src` into `out` (no count).
+    pub(crate) fn read_raw<T: Pod>(&self, src: &RawBuffer, out: &mut [T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(out);
+        if bytes == 0 {
+            return Ok(());
+        }
+        if bytes > src.bytes {
+            return Err(Error::dims("read: bytes vs buffer size", src.bytes, bytes));
+        }
+        // SAFETY: blocking read of `bytes` bytes into `out`, which has exactly that many
+        // writable bytes and outlives the call; any bit pattern is a valid `T: Pod`.
+        let code = unsafe {
+            ffi::clEnqueueReadBuffer(
+                self.queue.0,
+                src.mem.0,
+                ffi::CL_TRUE,
+                0,
+                bytes,
+                out.as_mut_ptr().cast::<c_void>(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,359 @@
+//! The OpenCL backend: kernels from `kernels-cl/*.cl` (one program per precision, built lazily
+//! and cached), one in-order queue with no intermediate synchronization, launch geometry from
+//! the device.
+//!
+//! Device choice: the first GPU over all platforms, else the first device (PoCL on CPU in CI);
+//! `PIPEKRYLOV_OPENCL_DEVICE` (`P:D` or a name substring) or [`DeviceSelector`] override it.
+//!
+//! ```no_run
+//! use pipekrylov::backend::opencl::{DeviceSelector, OpenClBackend};
+//! use pipekrylov::backend::{BackendInfo, VectorOps};
+//! let cl = OpenClBackend::new(DeviceSelector::Name("nvidia".into())).unwrap();
+//! println!("{}", cl.device_name());
+//! let x = cl.upload(&[1.0f32, 2.0]).unwrap();
+//! assert_eq!(cl.download(&x).unwrap(), vec![1.0, 2.0]);
+//! ```
+//!
+//! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
+//! to a power of two (a build-time constant of the programs); reductions use
+//! [`VectorOps::reduction_groups`] = clamp(ceil(n / WG), 1, 4 x compute units) work-groups,
+//! a function of `n` and the device only, so sums are deterministic.
+
+mod cl;
+mod device;
+mod krylov;
+mod launch;
+mod memory;
+mod precond;
+mod program;
+mod spmv;
+mod vector;
+
+pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
+pub use memory::RawBuffer;
+
+use self::cl::{Context, Queue, BACKEND};
+use self::launch::Arg;
+use self::program::CompiledProgram;
+use crate::backend::{BackendInfo, BackendStatus, Counters};
+use crate::error::{Error, Result};
+use crate::scalar::{Precision, Scalar};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Largest vector length the kernels index with 32-bit `uint` (grid-stride loops stay below
+/// 2^32 without wrapping).
+const MAX_LEN: usize = i32::MAX as usize;
+
+/// Work-groups per compute unit in the first stage of a reduction.
+const GROUPS_PER_CU: usize = 4;
+
+/// An OpenCL device with its context, queue and program cache. `Send + Sync`: kernels are
+/// used under a lock, everything else is thread-safe OpenCL state.
+pub struct OpenClBackend {
+    // Field order is drop order: kernels and programs before the queue and the context.
+    programs: [Mutex<Option<CompiledProgram>>; 2],
+    /// Coefficients of `multi_axpy` (grown when needed).
+    coeffs: Mutex<Option<RawBuffer>>,
+    queue: Queue,
+    context: Context,
+    device: DeviceDescription,
+    wg: usize,
+    counters: Counters,
+    /// Set after a sticky device fault: every later call fails.
+    fatal: AtomicBool,
+}
+
+impl std::fmt::Debug for OpenClBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenClBackend")
+            .field("device", &self.device_label())
+            .field("work_group_size", &self.wg)
+            .finish()
+    }
+}
+
+impl OpenClBackend {
+    /// Open the device chosen by `selector`. No platform, no device, or no match is
+    /// [`Error::BackendUnavailable`].
+    pub fn new(selector: DeviceSelector) -> Result<Self> {
+        let devices = list_devices()?;
+        let device = device::select(&devices, &selector)?;
+        let context = cl::create_context(device.platform, device.device).map_err(|e| {
+            device::unavailable(format!("cannot create a context on {}: {e}", device.full_name()))
+        })?;
+        let queue = cl::create_queue(&context, device.device).map_err(|e| {
+            device::unavailable(format!("cannot create a queue on {}: {e}", device.full_name()))
+        })?;
+        let wg = work_group_size(device.max_work_group_size);
+        Ok(Self {
+            programs: [Mutex::new(None), Mutex::new(None)],
+            coeffs: Mutex::new(None),
+            queue,
+            context,
+            device,
+            wg,
+            counters: Counters::default(),
+            fatal: AtomicBool::new(false),
+        })
+    }
+
+    /// The device named by `PIPEKRYLOV_OPENCL_DEVICE`, or the default device.
+    pub fn from_env() -> Result<Self> {
+        Self::new(DeviceSelector::from_env())
+    }
+
+    /// Whether the device is a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.device.is_gpu
+    }
+
+    /// "P:D platform / device", for messages.
+    pub fn device_label(&self) -> String {
+        format!(
+            "{}:{} {}",
+            self.device.platform_index,
+            self.device.device_index,
+            self.device.full_name()
+        )
+    }
+
+    /// The device and its properties.
+    pub fn device(&self) -> &DeviceDescription {
+        &self.device
+    }
+
+    /// Work-items per work-group of every kernel.
+    pub fn work_group_size(&self) -> usize {
+        self.wg
+    }
+
+    /// Build (and cache) the program of `precision` now instead of at the first launch, e.g.
+    /// to keep compilation out of a benchmark. f64 without device support is
+    /// [`Error::BackendUnavailable`]; a compiler error is [`Error::KernelBuild`].
+    pub fn prepare(&self, precision: Precision) -> Result<()> {
+        self.program(precision).map(|_| ())
+    }
+
+    /// Create the kernel `name` from the library's program of `precision` (testing: every
+    /// name of [`crate::backend::ops::KERNELS`] must resolve).
+    #[doc(hidden)]
+    pub fn check_kernel(&self, precision: Precision, name: &str) -> Result<()> {
+        let guard = self.program(precision)?;
+        match guard.as_ref() {
+            Some(p) => program::create_kernel(&p.program, name).map(|_| ()),
+            None => Err(Self::not_built()),
+        }
+    }
+
+    /// Build an arbitrary source with the library's options for `precision` (testing: a
+    /// broken source must give [`Error::KernelBuild`] with the compiler log).
+    #[doc(hidden)]
+    pub fn build_program_from_source(&self, source: &str, precision: Precision) -> Result<()> {
+        self.require_precision(precision)?;
+        let mut src = String::new();
+        if precision == Precision::F64 {
+            src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+        }
+        src.push_str(source);
+        let options = program::build_options(precision, self.wg);
+        program::build(&self.context, self.device.device, &src, &options).map(|_| ())
+    }
+
+    fn context_id(&self) -> usize {
+        self.context.0 as usize
+    }
+
+    fn not_built() -> Error {
+        Error::Driver {
+            backend: BACKEND.into(),
+            call: "program cache".into(),
+            message: "program missing after a successful build".into(),
+        }
+    }
+
+    /// Remember a sticky fault; pass the error through.
+    fn record(&self, e: Error) -> Error {
+        if matches!(e, Error::DeviceFault { .. }) {
+            self.fatal.store(true, Ordering::Relaxed);
+        }
+        e
+    }
+
+    fn check_alive(&self) -> Result<()> {
+        if self.fatal.load(Ordering::Relaxed) {
+            return Err(Error::DeviceFault {
+                backend: BACKEND.into(),
+                message: format!(
+                    "{}: an earlier device fault made this backend unusable",
+                    self.device_label()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn require_precision(&self, precision: Precision) -> Result<()> {
+        if precision == Precision::F64 && !self.device.fp64 {
+            return Err(device::unavailable(format!(
+                "{} has no double precision (cl_khr_fp64 missing or CL_DEVICE_DOUBLE_FP_CONFIG = 0); \
+                 f32 works",
+                self.device_label()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The locked program cache entry of `precision`, built on first use.
+    fn program(&self, precision: Precision) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
+        self.require_precision(precision)?;
+        let slot = match precision {
+            Precision::F32 => &self.programs[0],
+            Precision::F64 => &self.programs[1],
+        };
+        // A poisoned lock only means another thread panicked while holding it; the cache entry
+        // is either complete or None, so it is safe to keep using.
+        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(CompiledProgram::build(
+                &self.context,
+                self.device.device,
+                precision,
+                self.wg,
+            )?);
+        }
+        Ok(guard)
+    }
+
+    /// Enqueue kernel `name` of precision `T` with `groups` work-groups (counts one launch).
+    pub(crate) fn launch<T: Scalar>(&self, name: &'static str, groups: usize, args: &[Arg<'_>]) -> Result<()> {
+        self.check_alive()?;
+        let guard = self.program(T::PRECISION)?;
+        let kernel = guard
+            .as_ref()
+            .and_then(|p| p.kernels.get(name))
+            .ok_or_else(|| Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program")))?;
+        self::launch::enqueue(&self.queue, kernel, name, args, groups.max(1), self.wg)
+            .map_err(|e| self.record(e))?;
+        self.counters.launch();
+        Ok(())
+    }
+
+    /// Work-groups for a kernel over `n` elements (also the reduction plan).
+    pub(crate) fn groups_for(&self, n: usize) -> usize {
+        n.div_ceil(self.wg)
+            .min(GROUPS_PER_CU * self.device.compute_units)
+            .max(1)
+    }
+
+    /// `n` as a kernel `uint`, or [`Error::IndexOverflow`] above 2^31 - 1.
+    pub(crate) fn len_u32(n: usize) -> Result<u32> {
+        if n > MAX_LEN {
+            return Err(Error::IndexOverflow {
+                what: "OpenCL vector length".into(),
+                value: n,
+                max: MAX_LEN,
+            });
+        }
+        Ok(n as u32)
+    }
+}
+
+/// min(256, max) rounded down to a power of two.
+fn work_group_size(max: usize) -> usize {
+    let w = max.clamp(1, 256);
+    1usize << (usize::BITS - 1 - w.leading_zeros())
+}
+
+impl BackendInfo for OpenClBackend {
+    fn name(&self) -> &'static str {
+        BACKEND
+    }
+    fn device_name(&self) -> String {
+        self.device.full_name()
+    }
+    fn supports_f64(&self) -> bool {
+        self.device.fp64
+    }
+}
+
+/// Every platform and device OpenCL sees, which one the default choice (or
+/// `PIPEKRYLOV_OPENCL_DEVICE`) takes, or why OpenCL is unavailable.
+pub fn status() -> BackendStatus {
+    let devices = match list_devices() {
+        Ok(d) => d,
+        Err(e) => {
+            return BackendStatus {
+                name: BACKEND,
+                compiled: true,
+                available: false,
+                devices: vec![],
+                note: e.to_string(),
+            }
+        }
+    };
+    let selector = DeviceSelector::from_env();
+    let chosen = device::select(&devices, &selector);
+    let lines = devices
+        .iter()
+        .map(|d| {
+            let mark = match &chosen {
+                Ok(c) if c.platform_index == d.platform_index && c.device_index == d.device_index => {
+                    "  <- selected"
+                }
+                _ => "",
+            };
+            format!("{}{mark}", d.summary())
+        })
+        .collect();
+    let (available, note) = match &chosen {
+        Ok(c) => (
+            true,
+            format!(
+                "uses {}:{} {}{} ({})",
+                c.platform_index,
+                c.device_index,
+                c.full_name(),
+                if c.is_gpu { "" } else { " (not a GPU: auto prefers host)" },
+                match selector {
+                    DeviceSelector::Default => "default: first GPU, else first device".to_string(),
+                    other => format!("{DEVICE_ENV} = {other:?}"),
+                }
+            ),
+        ),
+        Err(e) => (false, e.to_string()),
+    };
+    BackendStatus {
+        name: BACKEND,
+        compiled: true,
+        available,
+        devices: lines,
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_group_size_is_a_power_of_two_at_most_256() {
+        assert_eq!(work_group_size(1024), 256);
+        assert_eq!(work_group_size(256), 256);
+        assert_eq!(work_group_size(200), 128);
+        assert_eq!(work_group_size(64), 64);
+        assert_eq!(work_group_size(1), 1);
+        assert_eq!(work_group_size(0), 1);
+    }
+
+    #[test]
+    fn selector_parsing() {
+        assert_eq!(DeviceSelector::parse(""), DeviceSelector::Default);
+        assert_eq!(
+            DeviceSelector::parse("1:0"),
+            DeviceSelector::Index { platform: 1, device: 0 }
+        );
+        assert_eq!(DeviceSelector::parse("NVIDIA"), DeviceSelector::Name("NVIDIA".into()));
+        assert_eq!(DeviceSelector::parse("a:b"), DeviceSelector::Name("a:b".into()));
+    }
+}

@@ -1,0 +1,133 @@
+//! Kernel sources and programs: one program per precision, built lazily from every
+//! `kernels-cl/*.cl` file (concatenated, `reduce.cl` first) with `-D SCALAR=float|double` and
+//! `-D WG=<work-group size>`, and one cached `cl_kernel` per kernel name.
+
+use super::cl::{self, Context, DeviceId, Kernel, Program, BACKEND};
+use crate::backend::ops::KERNELS;
+use crate::error::{Error, Result};
+use crate::scalar::Precision;
+use ocl::ffi::{self, cl_int};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::ptr;
+
+/// The OpenCL sources by family, in build order (`reduce.cl` holds the shared helpers).
+pub(crate) const SOURCES: &[(&str, &str)] = &[
+    ("reduce", include_str!("../../../kernels-cl/reduce.cl")),
+    ("vector", include_str!("../../../kernels-cl/vector.cl")),
+    ("spmv", include_str!("../../../kernels-cl/spmv.cl")),
+    ("cg", include_str!("../../../kernels-cl/cg.cl")),
+    ("bicgstab", include_str!("../../../kernels-cl/bicgstab.cl")),
+    ("gmres", include_str!("../../../kernels-cl/gmres.cl")),
+    ("precond", include_str!("../../../kernels-cl/precond.cl")),
+];
+
+/// The full program source for `precision`: the fp64 pragma for double, then every family.
+pub(crate) fn full_source(precision: Precision) -> String {
+    let mut src = String::new();
+    if precision == Precision::F64 {
+        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    for (family, text) in SOURCES {
+        src.push_str(&format!("/* ---- kernels-cl/{family}.cl ---- */\n"));
+        src.push_str(text);
+        src.push('\n');
+    }
+    src
+}
+
+/// Build options for `precision` and work-group size `wg`.
+pub(crate) fn build_options(precision: Precision, wg: usize) -> String {
+    let scalar = match precision {
+        Precision::F32 => "float",
+        Precision::F64 => "double",
+    };
+    format!("-D SCALAR={scalar} -D WG={wg}")
+}
+
+/// The build log of `program` on `device` (empty when it cannot be read).
+fn build_log(program: &Program, device: DeviceId) -> String {
+    let query = |size: usize, value: *mut std::ffi::c_void, ret: *mut usize| -> cl_int {
+        // SAFETY: `value` is null or points to `size` writable bytes; `ret` is null or valid.
+        unsafe {
+            ffi::clGetProgramBuildInfo(program.0, device.0, ffi::CL_PROGRAM_BUILD_LOG, size, value, ret)
+        }
+    };
+    let mut size = 0usize;
+    if query(0, ptr::null_mut(), &mut size) != ffi::CL_SUCCESS || size == 0 {
+        return String::new();
+    }
+    let mut bytes = vec![0u8; size];
+    if query(size, bytes.as_mut_ptr().cast(), ptr::null_mut()) != ffi::CL_SUCCESS {
+        return String::new();
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).trim().to_string()
+}
+
+/// Compile `source` with `options` for one device. Any failure is [`Error::KernelBuild`] with
+/// the compiler log.
+pub(crate) fn build(ctx: &Context, device: DeviceId, source: &str, options: &str) -> Result<Program> {
+    let build_error = |what: String| Error::KernelBuild {
+        backend: BACKEND.into(),
+        log: what,
+    };
+    let src_ptr = source.as_ptr().cast::<std::ffi::c_char>();
+    let src_len = source.len();
+    let mut err: cl_int = 0;
+    // SAFETY: one source string given with its explicit length (no NUL needed); the context is
+    // valid.
+    let raw = unsafe { ffi::clCreateProgramWithSource(ctx.0, 1, &src_ptr, &src_len, &mut err) };
+    if err != ffi::CL_SUCCESS {
+        return Err(build_error(format!(
+            "clCreateProgramWithSource failed: {} ({err})",
+            cl::status_name(err)
+        )));
+    }
+    let program = Program(raw);
+    let opts = CString::new(options).map_err(|_| build_error("build options contain NUL".into()))?;
+    // SAFETY: valid program and one device of its context; no callback (synchronous build).
+    let code = unsafe {
+        ffi::clBuildProgram(program.0, 1, &device.0, opts.as_ptr(), None, ptr::null_mut())
+    };
+    if code != ffi::CL_SUCCESS {
+        let log = build_log(&program, device);
+        return Err(build_error(format!(
+            "clBuildProgram failed: {} ({code}), options `{options}`\n{log}",
+            cl::status_name(code)
+        )));
+    }
+    Ok(program)
+}
+
+/// Create the kernel `name` from a built program.
+pub(crate) fn create_kernel(program: &Program, name: &str) -> Result<Kernel> {
+    let cname = CString::new(name).map_err(|_| Error::param("kernel", "name contains NUL"))?;
+    let mut err: cl_int = 0;
+    // SAFETY: valid built program and NUL-terminated name.
+    let raw = unsafe { ffi::clCreateKernel(program.0, cname.as_ptr(), &mut err) };
+    if err != ffi::CL_SUCCESS {
+        return Err(cl::driver_error(&format!("clCreateKernel({name})"), err));
+    }
+    Ok(Kernel(raw))
+}
+
+/// A built program of one precision with every kernel of [`KERNELS`] created once.
+pub(crate) struct CompiledProgram {
+    pub(crate) program: Program,
+    pub(crate) kernels: HashMap<&'static str, Kernel>,
+}
+
+impl CompiledProgram {
+    /// Build the library's program for `precision` and create all its kernels.
+    pub(crate) fn build(ctx: &Context, device: DeviceId, precision: Precision, wg: usize) -> Result<Self> {
+        let program = build(ctx, device, &full_source(precision), &build_options(precision, wg))?;
+        let mut kernels = HashMap::new();
+        for (_, names) in KERNELS {
+            for &name in names.iter() {
+                kernels.insert(name, create_kernel(&program, name)?);
+            }
+        }
+        Ok(Self { program, kernels })
+    }
+}

@@ -1,0 +1,127 @@
+//! OpenCL implementation of [`VectorOps`]: memory, BLAS-1 kernels of `kernels-cl/vector.cl`.
+
+use super::launch::Arg;
+use super::OpenClBackend;
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{CounterSnapshot, VectorOps};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use bytemuck::Pod;
+
+impl VectorOps for OpenClBackend {
+    fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.alloc_zeroed(len)
+    }
+
+    fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let raw = self.create_raw::<T>(data.len())?;
+        self.counters.transfer();
+        self.write_raw(&raw, data)?;
+        Ok(Buffer::from_storage(
+            data.len(),
+            crate::backend::buffer::Storage::OpenCl(raw),
+        ))
+    }
+
+    fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
+        check_len("write: data length vs buffer", dst, data.len())?;
+        self.check_alive()?;
+        let raw = self.mem(dst)?;
+        self.counters.transfer();
+        self.write_raw(raw, data)
+    }
+
+    fn read<T: Pod>(&self, src: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        check_len("read: output length vs buffer", src, out.len())?;
+        self.check_alive()?;
+        let raw = self.mem(src)?;
+        self.counters.transfer();
+        self.read_raw(raw, out)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.check_alive()?;
+        super::cl::finish(&self.queue).map_err(|e| self.record(e))
+    }
+
+    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
+        let n = Self::len_u32(x.len())?;
+        let xm = self.mem(x)?;
+        self.launch::<T>(
+            "fill",
+            self.groups_for(x.len()),
+            &[Arg::Mem(xm), Arg::uint(n), Arg::scalar(value)],
+        )
+    }
+
+    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        check_len("copy: destination length", y, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        self.launch::<T>(
+            "copy",
+            self.groups_for(x.len()),
+            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
+        )
+    }
+
+    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
+        check_len("axpby: y length vs x", y, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        self.launch::<T>(
+            "axpby",
+            self.groups_for(x.len()),
+            &[
+                Arg::scalar(alpha),
+                Arg::Mem(xm),
+                Arg::scalar(beta),
+                Arg::Mem(ym),
+                Arg::uint(n),
+            ],
+        )
+    }
+
+    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
+        let n = Self::len_u32(x.len())?;
+        let xm = self.mem(x)?;
+        self.launch::<T>(
+            "scale",
+            self.groups_for(x.len()),
+            &[Arg::scalar(alpha), Arg::Mem(xm), Arg::uint(n)],
+        )
+    }
+
+    fn dot_partials<T: Scalar>(
+        &self,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_len("dot: y length vs x", y, x.len())?;
+        partials.check(slot, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
+        self.launch::<T>(
+            "dot_partials",
+            partials.groups(),
+            &[
+                Arg::Mem(xm),
+                Arg::Mem(ym),
+                Arg::uint(n),
+                Arg::Mem(pm),
+                Self::slot_arg(slot)?,
+            ],
+        )
+    }
+
+    fn reduction_groups(&self, n: usize) -> usize {
+        self.groups_for(n)
+    }
+
+    fn counters(&self) -> CounterSnapshot {
+        self.counters.snapshot()
+    }
+}

@@ -1,0 +1,246 @@
+//! Latency benchmarks: per-iteration time across system sizes, with the memory-traffic floor
+//! measured on the machine that runs them (the `bench` command of the CLI and the criterion
+//! benches both use this module).
+//!
+//! Method (DESIGN.md, Benchmarks): a solver is set up once per case; after `warmup` solves,
+//! `repeats` solves of exactly `iterations` iterations (tolerance 0) are timed; the time of the
+//! iteration loop (device synchronized at its end) divided by the iterations gives one sample;
+//! the CSV keeps the median, min and max sample.
+
+pub mod floor;
+pub mod plot;
+pub mod probe;
+
+use crate::backend::{Backend, MatrixFormat};
+use crate::error::{Error, Result};
+use crate::matrix::generate::Generator;
+use crate::matrix::CsrMatrix;
+use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
+use crate::scalar::Scalar;
+
+/// The CSV header (scripts depend on the first 15 columns).
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s";
+
+/// One measured case.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchRow {
+    /// Backend name.
+    pub backend: String,
+    /// Device description.
+    pub device: String,
+    /// Solver name.
+    pub solver: String,
+    /// Pipelined or classical.
+    pub variant: Variant,
+    /// "f64" or "f32".
+    pub precision: String,
+    /// Problem name.
+    pub problem: String,
+    /// Unknowns.
+    pub n: usize,
+    /// Nonzeros.
+    pub nnz: usize,
+    /// Median seconds per iteration.
+    pub median: f64,
+    /// Fastest sample.
+    pub min: f64,
+    /// Slowest sample.
+    pub max: f64,
+    /// Kernel launches per iteration.
+    pub launches: f64,
+    /// Host transfers per iteration.
+    pub transfers: f64,
+    /// Floor: bytes per iteration / measured copy bandwidth.
+    pub floor: f64,
+    /// Bytes per iteration of the traffic model.
+    pub floor_bytes: f64,
+    /// Measured copy bandwidth (bytes/s).
+    pub copy_bandwidth: f64,
+    /// Storage format.
+    pub format: String,
+    /// GMRES restart.
+    pub restart: usize,
+}
+
+impl BenchRow {
+    /// One CSV line matching [`CSV_HEADER`].
+    pub fn csv(&self) -> String {
+        format!(
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1}",
+            self.backend,
+            self.device.replace('"', "'"),
+            self.solver,
+            self.variant,
+            self.precision,
+            self.problem,
+            self.n,
+            self.nnz,
+            self.median,
+            self.min,
+            self.max,
+            self.launches,
+            self.transfers,
+            self.floor,
+            self.median / self.floor,
+            self.format,
+            self.restart,
+            self.floor_bytes,
+            self.copy_bandwidth / 1e9
+        )
+    }
+}
+
+/// What to run for one case.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseSpec {
+    /// Timed solves.
+    pub repeats: usize,
+    /// Untimed solves before.
+    pub warmup: usize,
+    /// Iterations per solve.
+    pub iterations: usize,
+    /// GMRES restart.
+    pub restart: usize,
+    /// Device format.
+    pub format: MatrixFormat,
+}
+
+impl Default for CaseSpec {
+    fn default() -> Self {
+        Self {
+            repeats: 10,
+            warmup: 2,
+            iterations: 30,
+            restart: 30,
+            format: MatrixFormat::Csr,
+        }
+    }
+}
+
+/// The size ladder of a generated problem: the parameters up to `max_n` unknowns.
+pub fn ladder(g: Generator, min_n: usize, max_n: usize) -> Vec<usize> {
+    let params: Vec<usize> = match g {
+        // k = 15, 31, ..., 2047 and 8 .. 160, as in the anchors.
+        Generator::Poisson2d | Generator::Aniso2d => (4..=11).map(|j| (1usize << j) - 1).collect(),
+        Generator::Poisson3d | Generator::ConvDiff3d => vec![8, 16, 32, 64, 128, 160],
+        Generator::Fem2d => (4..=11).collect(),
+        Generator::Elasticity3d => vec![3, 5, 11, 23, 47],
+    };
+    params
+        .into_iter()
+        .filter(|&p| {
+            let n = g.unknowns(p);
+            n >= min_n && n <= max_n
+        })
+        .collect()
+}
+
+/// Time one (solver, variant) on one matrix.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    problem: &str,
+    solver: &str,
+    variant: Variant,
+    spec: CaseSpec,
+    copy_bandwidth: f64,
+) -> Result<BenchRow> {
+    let m = backend.upload_matrix(a, spec.format)?;
+    let n = a.n_rows();
+    let b = backend.upload(&vec![T::one(); n])?;
+    let mut x = backend.alloc::<T>(n)?;
+    let params = Params {
+        rtol: 0.0,
+        atol: 0.0,
+        max_iter: spec.iterations,
+        restart: spec.restart,
+        variant,
+        record_history: false,
+        dtol: f64::MAX,
+        ..Params::default()
+    };
+    let mut samples = Vec::with_capacity(spec.repeats);
+    let mut last: Option<SolveReport> = None;
+    let run = |x: &mut crate::backend::Buffer<T>| -> Result<SolveReport> {
+        backend.fill(x, T::zero())?;
+        match solver {
+            "cg" => Cg::new(backend, &m, None, params)?.solve(&b, x),
+            "bicgstab" => BiCgStab::new(backend, &m, None, params)?.solve(&b, x),
+            "gmres" => Gmres::new(backend, &m, None, params)?.solve(&b, x),
+            other => Err(Error::param("solver", format!("unknown solver '{other}'"))),
+        }
+    };
+    for _ in 0..spec.warmup {
+        run(&mut x)?;
+    }
+    for _ in 0..spec.repeats.max(1) {
+        let r = run(&mut x)?;
+        if r.iterations > 0 {
+            samples.push(r.loop_seconds / r.iterations as f64);
+        }
+        last = Some(r);
+    }
+    let r = last.ok_or_else(|| Error::param("repeats", "no sample"))?;
+    if samples.is_empty() {
+        return Err(Error::param(
+            "iterations",
+            format!("{solver} stopped at iteration 0 ({})", r.stop_reason),
+        ));
+    }
+    samples.sort_by(|p, q| p.total_cmp(q));
+    let median = samples[samples.len() / 2];
+    let stored = match m.format() {
+        crate::backend::DeviceFormat::Csr { .. } => a.nnz(),
+        crate::backend::DeviceFormat::Sell { values, .. }
+        | crate::backend::DeviceFormat::Bsr { values, .. } => values.len(),
+    };
+    let scalar = std::mem::size_of::<T>();
+    let spmv = floor::spmv_bytes(spec.format, n, a.nnz(), stored, scalar);
+    let bytes = floor::iteration_bytes(solver, spec.restart, spmv, n, scalar);
+    let floor = bytes / copy_bandwidth;
+    Ok(BenchRow {
+        backend: backend.name().into(),
+        device: backend.device_name(),
+        solver: solver.into(),
+        variant,
+        precision: T::PRECISION.to_string(),
+        problem: problem.into(),
+        n,
+        nnz: a.nnz(),
+        median,
+        min: samples[0],
+        max: samples[samples.len() - 1],
+        launches: r.launches_per_iteration,
+        transfers: r.transfers_per_iteration,
+        floor,
+        floor_bytes: bytes,
+        copy_bandwidth,
+        format: format!("{:?}", spec.format).to_lowercase(),
+        restart: spec.restart,
+    })
+}
+
+/// A markdown table of the rows (microseconds per iteration), for BENCHMARKS.md.
+pub fn markdown(rows: &[BenchRow]) -> String {
+    let mut s = String::from(
+        "| backend | solver | variant | problem | n | nnz | median us/iter | floor us/iter | x floor | launches | transfers |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} |\n",
+            r.backend,
+            r.solver,
+            r.variant,
+            r.problem,
+            r.n,
+            r.nnz,
+            r.median * 1e6,
+            r.floor * 1e6,
+            r.median / r.floor,
+            r.launches,
+            r.transfers
+        ));
+    }
+    s
+}

@@ -1,0 +1,161 @@
+//! `pipekrylov bench`: sweep sizes x solvers x variants x backends, write CSV, plot, print a
+//! markdown table.
+
+use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat};
+use crate::bench::{ladder, markdown, plot, probe::probe, run_case, BenchRow, CaseSpec, CSV_HEADER};
+use crate::error::{Error, Result};
+use crate::matrix::generate::Generator;
+use crate::matrix::{matrix_market, CsrMatrix};
+use crate::scalar::{Precision, Scalar};
+use crate::solver::Variant;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::Write;
+
+/// Arguments of `bench`.
+#[derive(Debug, Clone)]
+pub struct BenchArgs {
+    /// Backends to run.
+    pub backends: Vec<BackendChoice>,
+    /// Solvers ("cg", "bicgstab", "gmres").
+    pub solvers: Vec<String>,
+    /// Variants.
+    pub variants: Vec<Variant>,
+    /// Generator name or a Matrix Market file.
+    pub problem: String,
+    /// Smallest n of the ladder.
+    pub min_n: usize,
+    /// Largest n of the ladder.
+    pub max_n: usize,
+    /// CSV output.
+    pub out: Option<String>,
+    /// SVG output.
+    pub plot: Option<String>,
+    /// Precision.
+    pub precision: Precision,
+    /// Per-case settings.
+    pub case: CaseSpec,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Run the sweep; returns the markdown table.
+pub fn run(args: &BenchArgs) -> Result<String> {
+    let problems: Vec<(String, usize)> = match args.problem.parse::<Generator>() {
+        Ok(g) => ladder(g, args.min_n, args.max_n)
+            .into_iter()
+            .map(|p| (g.name().to_string(), p))
+            .collect(),
+        Err(_) if args.problem.ends_with(".mtx") => vec![(args.problem.clone(), 0)],
+        Err(e) => return Err(e),
+    };
+    if problems.is_empty() {
+        return Err(Error::param("max-n", "no problem size in the requested range"));
+    }
+    let mut out = match &args.out {
+        Some(p) => {
+            let mut f = std::fs::File::create(p).map_err(|e| io(p, e))?;
+            writeln!(f, "{CSV_HEADER}").map_err(|e| io(p, e))?;
+            Some((p.clone(), f))
+        }
+        None => None,
+    };
+    let total = (args.backends.len() * problems.len() * args.solvers.len() * args.variants.len()) as u64;
+    let bar = ProgressBar::with_draw_target(
+        Some(total),
+        if args.quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows = Vec::new();
+    for choice in &args.backends {
+        let (backend, _) = choice.create()?;
+        let bytes = if backend.name() == "host" { 128 << 20 } else { 1 << 30 };
+        let bw = probe(&backend, bytes)?.copy_bandwidth;
+        bar.println(format!(
+            "{}: {} copy bandwidth {:.1} GB/s",
+            backend.name(),
+            backend.device_name(),
+            bw / 1e9
+        ));
+        for (name, param) in &problems {
+            match args.precision {
+                Precision::F64 => sweep::<f64>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?,
+                Precision::F32 => sweep::<f32>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?,
+            }
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(p) = &args.plot {
+        let title = format!("pipekrylov: seconds per iteration, {}", args.problem);
+        plot::write_svg(&rows, std::path::Path::new(p), &title)?;
+    }
+    Ok(markdown(&rows))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sweep<T: Scalar>(
+    backend: &AnyBackend,
+    args: &BenchArgs,
+    name: &str,
+    param: usize,
+    bw: f64,
+    bar: &ProgressBar,
+    rows: &mut Vec<BenchRow>,
+    out: &mut Option<(String, std::fs::File)>,
+) -> Result<()> {
+    let (label, a): (String, CsrMatrix<T>) = match name.parse::<Generator>() {
+        Ok(g) => (g.name().into(), g.generate_with_param::<T>(param)?.matrix),
+        Err(_) => {
+            let stem = std::path::Path::new(name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name.into());
+            (stem, matrix_market::read_csr::<T>(name)?)
+        }
+    };
+    for solver in &args.solvers {
+        for &variant in &args.variants {
+            bar.set_message(format!("{} {solver} {variant} {label} n={}", backend.name(), a.n_rows()));
+            let row = run_case(backend, &a, &label, solver, variant, args.case, bw)?;
+            if let Some((p, f)) = out.as_mut() {
+                writeln!(f, "{}", row.csv()).map_err(|e| io(p, e))?;
+            }
+            rows.push(row);
+            bar.inc(1);
+        }
+    }
+    Ok(())
+}
+
+fn io(path: &str, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.into(),
+        message: e.to_string(),
+    }
+}
+
+/// Parse a `--format` value: csr, ell, sell (C = 32, sigma = 256), sell:C:SIGMA, bsr:S.
+pub fn parse_format(s: &str) -> Result<MatrixFormat> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let num = |t: &str| {
+        t.parse::<usize>()
+            .map_err(|_| Error::param("format", format!("'{t}' is not a number")))
+    };
+    match parts.as_slice() {
+        ["csr"] => Ok(MatrixFormat::Csr),
+        ["ell"] => Ok(MatrixFormat::Ell),
+        ["sell"] => Ok(MatrixFormat::Sell { c: 32, sigma: 256 }),
+        ["sell", c, sg] => Ok(MatrixFormat::Sell { c: num(c)?, sigma: num(sg)? }),
+        ["bsr", b] => Ok(MatrixFormat::Bsr { block_size: num(b)? }),
+        _ => Err(Error::param(
+            "format",
+            format!("unknown format '{s}' (csr, ell, sell, sell:C:SIGMA, bsr:S)"),
+        )),
+    }
+}
