@@ -21,28 +21,47 @@ fn ladder(c: &mut Criterion) {
         let b = host.upload(&vec![1.0; n]).unwrap();
         let mut x = host.alloc::<f64>(n).unwrap();
         for variant in [Variant::Pipelined, Variant::Classical] {
-            let params = Params { rtol: 0.0, max_iter: ITERATIONS, variant, record_history: false, dtol: f64::MAX, ..Params::default() };
+            let params = Params {
+                rtol: 0.0,
+                max_iter: ITERATIONS,
+                variant,
+                record_history: false,
+                dtol: f64::MAX,
+                ..Params::default()
+            };
             let mut cg = Cg::new(&host, &a, None, params).unwrap();
-            group.bench_with_input(BenchmarkId::new(format!("cg_{variant}"), n), &n, |bch, _| {
-                bch.iter(|| {
-                    host.fill(&mut x, 0.0).unwrap();
-                    cg.solve(&b, &mut x).unwrap()
-                })
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("cg_{variant}"), n),
+                &n,
+                |bch, _| {
+                    bch.iter(|| {
+                        host.fill(&mut x, 0.0).unwrap();
+                        cg.solve(&b, &mut x).unwrap()
+                    })
+                },
+            );
             let mut bi = BiCgStab::new(&host, &a, None, params).unwrap();
-            group.bench_with_input(BenchmarkId::new(format!("bicgstab_{variant}"), n), &n, |bch, _| {
-                bch.iter(|| {
-                    host.fill(&mut x, 0.0).unwrap();
-                    bi.solve(&b, &mut x).unwrap()
-                })
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("bicgstab_{variant}"), n),
+                &n,
+                |bch, _| {
+                    bch.iter(|| {
+                        host.fill(&mut x, 0.0).unwrap();
+                        bi.solve(&b, &mut x).unwrap()
+                    })
+                },
+            );
             let mut gm = Gmres::new(&host, &a, None, params).unwrap();
-            group.bench_with_input(BenchmarkId::new(format!("gmres30_{variant}"), n), &n, |bch, _| {
-                bch.iter(|| {
-                    host.fill(&mut x, 0.0).unwrap();
-                    gm.solve(&b, &mut x).unwrap()
-                })
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("gmres30_{variant}"), n),
+                &n,
+                |bch, _| {
+                    bch.iter(|| {
+                        host.fill(&mut x, 0.0).unwrap();
+                        gm.solve(&b, &mut x).unwrap()
+                    })
+                },
+            );
         }
     }
     group.finish();

@@ -17,3 +17,8 @@ pub mod solver;
 
 pub use error::{Error, Result};
 pub use scalar::{Precision, Scalar};
+
+/// The README's example is compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

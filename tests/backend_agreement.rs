@@ -10,8 +10,8 @@ mod common;
 
 use common::{assert_close, assert_scalar_close, rand_vec, random_matrix};
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
 use pipekrylov::backend::ops::spmv::reference as sref;
+use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
 use pipekrylov::backend::{Backend, MatrixFormat, Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
@@ -73,41 +73,110 @@ fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String,
 
     let mut x = up(&x0);
     b.fill(&mut x, T::from_f64(2.5)).unwrap();
-    res.push(("fill".into(), Out { vectors: vec![dl(b, &x)], sums: vec![] }));
+    res.push((
+        "fill".into(),
+        Out {
+            vectors: vec![dl(b, &x)],
+            sums: vec![],
+        },
+    ));
 
     let (xs, mut ys) = (up(&x0), up(&y0));
     b.copy(&xs, &mut ys).unwrap();
-    res.push(("copy".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+    res.push((
+        "copy".into(),
+        Out {
+            vectors: vec![dl(b, &ys)],
+            sums: vec![],
+        },
+    ));
 
     let mut ys = up(&y0);
     b.axpby(a, &xs, be, &mut ys).unwrap();
-    res.push(("axpby".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+    res.push((
+        "axpby".into(),
+        Out {
+            vectors: vec![dl(b, &ys)],
+            sums: vec![],
+        },
+    ));
 
     let mut xs2 = up(&x0);
     b.scale(a, &mut xs2).unwrap();
-    res.push(("scale".into(), Out { vectors: vec![dl(b, &xs2)], sums: vec![] }));
+    res.push((
+        "scale".into(),
+        Out {
+            vectors: vec![dl(b, &xs2)],
+            sums: vec![],
+        },
+    ));
 
     let ys = up(&y0);
     b.dot_partials(&xs, &ys, &mut partials, Slot(5)).unwrap();
-    res.push(("dot_partials".into(), Out { vectors: vec![], sums: sums(&partials, &[5]) }));
+    res.push((
+        "dot_partials".into(),
+        Out {
+            vectors: vec![],
+            sums: sums(&partials, &[5]),
+        },
+    ));
 
     // cg_update
     let (mut x, mut r, mut p, ap) = (up(&x0), up(&y0), up(&z0), up(&w0));
     match imp {
         Impl::Native => b.cg_update(a, be, &mut x, &mut r, &mut p, &ap, &mut partials, Slot(2)),
-        Impl::Default => kref::cg_update(b, a, be, &mut x, &mut r, &mut p, &ap, &mut partials, Slot(2)),
+        Impl::Default => kref::cg_update(
+            b,
+            a,
+            be,
+            &mut x,
+            &mut r,
+            &mut p,
+            &ap,
+            &mut partials,
+            Slot(2),
+        ),
     }
     .unwrap();
     res.push((
         "cg_update".into(),
-        Out { vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)], sums: sums(&partials, &[2]) },
+        Out {
+            vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)],
+            sums: sums(&partials, &[2]),
+        },
     ));
 
     // pcg_update
-    let (mut x, mut r, mut z, mut p, ap, q) = (up(&x0), up(&y0), up(&z0), up(&w0), up(&u0), up(&v0));
+    let (mut x, mut r, mut z, mut p, ap, q) =
+        (up(&x0), up(&y0), up(&z0), up(&w0), up(&u0), up(&v0));
     match imp {
-        Impl::Native => b.pcg_update(a, be, &mut x, &mut r, &mut z, &mut p, &ap, &q, &mut partials, Slot(0), Slot(7)),
-        Impl::Default => kref::pcg_update(b, a, be, &mut x, &mut r, &mut z, &mut p, &ap, &q, &mut partials, Slot(0), Slot(7)),
+        Impl::Native => b.pcg_update(
+            a,
+            be,
+            &mut x,
+            &mut r,
+            &mut z,
+            &mut p,
+            &ap,
+            &q,
+            &mut partials,
+            Slot(0),
+            Slot(7),
+        ),
+        Impl::Default => kref::pcg_update(
+            b,
+            a,
+            be,
+            &mut x,
+            &mut r,
+            &mut z,
+            &mut p,
+            &ap,
+            &q,
+            &mut partials,
+            Slot(0),
+            Slot(7),
+        ),
     }
     .unwrap();
     res.push((
@@ -125,11 +194,28 @@ fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String,
         b.dot_partials(&r, &r0s, &mut partials, Slot(1)).unwrap();
         b.dot_partials(&ap, &r0s, &mut partials, Slot(3)).unwrap();
         match imp {
-            Impl::Native => b.bicgstab_s_update(&r, &ap, &mut s, &mut partials, Slot(1), Slot(3), Slot(4)),
-            Impl::Default => kref::bicgstab_s_update(b, &r, &ap, &mut s, &mut partials, Slot(1), Slot(3), Slot(4)),
+            Impl::Native => {
+                b.bicgstab_s_update(&r, &ap, &mut s, &mut partials, Slot(1), Slot(3), Slot(4))
+            }
+            Impl::Default => kref::bicgstab_s_update(
+                b,
+                &r,
+                &ap,
+                &mut s,
+                &mut partials,
+                Slot(1),
+                Slot(3),
+                Slot(4),
+            ),
         }
         .unwrap();
-        res.push(("bicgstab_s_update".into(), Out { vectors: vec![dl(b, &s)], sums: sums(&partials, &[4]) }));
+        res.push((
+            "bicgstab_s_update".into(),
+            Out {
+                vectors: vec![dl(b, &s)],
+                sums: sums(&partials, &[4]),
+            },
+        ));
     }
 
     // bicgstab_update, without and with right preconditioning.
@@ -137,16 +223,56 @@ fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String,
         let (mut x, mut r, mut p) = (up(&x0), up(&y0), up(&z0));
         let (s, ap, as_, r0s) = (up(&w0), up(&u0), up(&v0), up(&y0));
         let (ph, sh) = (up(&v0), up(&x0));
-        let (phat, shat) = if precond { (Some(&ph), Some(&sh)) } else { (None, None) };
+        let (phat, shat) = if precond {
+            (Some(&ph), Some(&sh))
+        } else {
+            (None, None)
+        };
         let (om, bt) = (T::from_f64(0.61), T::from_f64(0.83));
         match imp {
-            Impl::Native => b.bicgstab_update(a, om, bt, &mut x, &mut r, &mut p, &s, &ap, &as_, phat, shat, &r0s, &mut partials, Slot(6), Slot(5)),
-            Impl::Default => kref::bicgstab_update(b, a, om, bt, &mut x, &mut r, &mut p, &s, &ap, &as_, phat, shat, &r0s, &mut partials, Slot(6), Slot(5)),
+            Impl::Native => b.bicgstab_update(
+                a,
+                om,
+                bt,
+                &mut x,
+                &mut r,
+                &mut p,
+                &s,
+                &ap,
+                &as_,
+                phat,
+                shat,
+                &r0s,
+                &mut partials,
+                Slot(6),
+                Slot(5),
+            ),
+            Impl::Default => kref::bicgstab_update(
+                b,
+                a,
+                om,
+                bt,
+                &mut x,
+                &mut r,
+                &mut p,
+                &s,
+                &ap,
+                &as_,
+                phat,
+                shat,
+                &r0s,
+                &mut partials,
+                Slot(6),
+                Slot(5),
+            ),
         }
         .unwrap();
         res.push((
             format!("bicgstab_update(precond={precond})"),
-            Out { vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)], sums: sums(&partials, &[6, 5]) },
+            Out {
+                vectors: vec![dl(b, &x), dl(b, &r), dl(b, &p)],
+                sums: sums(&partials, &[6, 5]),
+            },
         ));
     }
 
@@ -154,14 +280,26 @@ fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String,
     let (d, xs) = (up(&x0), up(&y0));
     let mut ys = up(&z0);
     b.diag_scale(&d, &xs, &mut ys).unwrap();
-    res.push(("diag_scale".into(), Out { vectors: vec![dl(b, &ys)], sums: vec![] }));
+    res.push((
+        "diag_scale".into(),
+        Out {
+            vectors: vec![dl(b, &ys)],
+            sums: vec![],
+        },
+    ));
     let mut ys = up(&z0);
     match imp {
         Impl::Native => b.diag_scale_dot(&d, &xs, &mut ys, &mut partials, Slot(3)),
         Impl::Default => pref::diag_scale_dot(b, &d, &xs, &mut ys, &mut partials, Slot(3)),
     }
     .unwrap();
-    res.push(("diag_scale_dot".into(), Out { vectors: vec![dl(b, &ys)], sums: sums(&partials, &[3]) }));
+    res.push((
+        "diag_scale_dot".into(),
+        Out {
+            vectors: vec![dl(b, &ys)],
+            sums: sums(&partials, &[3]),
+        },
+    ));
     res
 }
 
@@ -174,12 +312,25 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
     let b0 = rand_vec::<T>(n, 13);
     for fmt in formats(n) {
         let m = b.upload_matrix(a, fmt).unwrap();
-        let (x, w, rhs) = (b.upload(&x0).unwrap(), b.upload(&w0).unwrap(), b.upload(&b0).unwrap());
+        let (x, w, rhs) = (
+            b.upload(&x0).unwrap(),
+            b.upload(&w0).unwrap(),
+            b.upload(&b0).unwrap(),
+        );
         let mut y = b.alloc::<T>(n).unwrap();
         let mut partials = b.partials::<T>(n, 4).unwrap();
         b.spmv(&m, &x, &mut y).unwrap();
-        res.push((format!("spmv {fmt:?}"), Out { vectors: vec![dl(b, &y)], sums: vec![] }));
-        let dots = SpmvDots { yy: Some(Slot(3)), with: [Some((&x, Slot(0))), Some((&w, Slot(2)))] };
+        res.push((
+            format!("spmv {fmt:?}"),
+            Out {
+                vectors: vec![dl(b, &y)],
+                sums: vec![],
+            },
+        ));
+        let dots = SpmvDots {
+            yy: Some(Slot(3)),
+            with: [Some((&x, Slot(0))), Some((&w, Slot(2)))],
+        };
         match imp {
             Impl::Native => b.spmv_dots(&m, &x, &mut y, dots, &mut partials),
             Impl::Default => sref::spmv_dots(b, &m, &x, &mut y, dots, &mut partials),
@@ -188,7 +339,10 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         let s = b.finish(&partials).unwrap();
         res.push((
             format!("spmv_dots {fmt:?}"),
-            Out { vectors: vec![dl(b, &y)], sums: vec![s.get(Slot(3)), s.get(Slot(0)), s.get(Slot(2))] },
+            Out {
+                vectors: vec![dl(b, &y)],
+                sums: vec![s.get(Slot(3)), s.get(Slot(0)), s.get(Slot(2))],
+            },
         ));
         let mut r = b.alloc::<T>(n).unwrap();
         match imp {
@@ -197,7 +351,13 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         }
         .unwrap();
         let s = b.finish(&partials).unwrap();
-        res.push((format!("residual {fmt:?}"), Out { vectors: vec![dl(b, &r)], sums: vec![s.get(Slot(1))] }));
+        res.push((
+            format!("residual {fmt:?}"),
+            Out {
+                vectors: vec![dl(b, &r)],
+                sums: vec![s.get(Slot(1))],
+            },
+        ));
     }
     res
 }
@@ -210,7 +370,8 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
     let mut res = Vec::new();
     let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
     let init: Vec<T> = rand_vec(n * cols, 21);
-    let mut basis = pipekrylov::backend::Basis::from_buffer(b.upload(&init).unwrap(), n, cols).unwrap();
+    let mut basis =
+        pipekrylov::backend::Basis::from_buffer(b.upload(&init).unwrap(), n, cols).unwrap();
     let mut partials = b.partials::<T>(n, 8).unwrap();
     let mut xi = b.partials::<T>(n, 5).unwrap();
     let mut rmat = b.alloc::<T>(ld * ld).unwrap();
@@ -219,20 +380,66 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
 
     // v_2 = A v_1 with <v_1, v_2> (slot 0) and <v_2, v_2> (slot 7).
     match imp {
-        Impl::Native => b.basis_spmv_dots(&m, None, &mut basis, 2, &mut partials, Some(Slot(0)), Some(Slot(7))),
-        Impl::Default => kref::basis_spmv_dots(b, &m, None, &mut basis, 2, &mut partials, Some(Slot(0)), Some(Slot(7))),
+        Impl::Native => b.basis_spmv_dots(
+            &m,
+            None,
+            &mut basis,
+            2,
+            &mut partials,
+            Some(Slot(0)),
+            Some(Slot(7)),
+        ),
+        Impl::Default => kref::basis_spmv_dots(
+            b,
+            &m,
+            None,
+            &mut basis,
+            2,
+            &mut partials,
+            Some(Slot(0)),
+            Some(Slot(7)),
+        ),
     }
     .unwrap();
     let s = b.finish(&partials).unwrap();
-    res.push(("basis_spmv_dots(v)".into(), Out { vectors: vec![snap(&basis)], sums: vec![s.get(Slot(0)), s.get(Slot(7))] }));
+    res.push((
+        "basis_spmv_dots(v)".into(),
+        Out {
+            vectors: vec![snap(&basis)],
+            sums: vec![s.get(Slot(0)), s.get(Slot(7))],
+        },
+    ));
     // v_3 = A z with <v_2, v_3> into slot 1.
     match imp {
-        Impl::Native => b.basis_spmv_dots(&m, Some(&z), &mut basis, 3, &mut partials, Some(Slot(1)), None),
-        Impl::Default => kref::basis_spmv_dots(b, &m, Some(&z), &mut basis, 3, &mut partials, Some(Slot(1)), None),
+        Impl::Native => b.basis_spmv_dots(
+            &m,
+            Some(&z),
+            &mut basis,
+            3,
+            &mut partials,
+            Some(Slot(1)),
+            None,
+        ),
+        Impl::Default => kref::basis_spmv_dots(
+            b,
+            &m,
+            Some(&z),
+            &mut basis,
+            3,
+            &mut partials,
+            Some(Slot(1)),
+            None,
+        ),
     }
     .unwrap();
     let s = b.finish(&partials).unwrap();
-    res.push(("basis_spmv_dots(z)".into(), Out { vectors: vec![snap(&basis)], sums: vec![s.get(Slot(1))] }));
+    res.push((
+        "basis_spmv_dots(z)".into(),
+        Out {
+            vectors: vec![snap(&basis)],
+            sums: vec![s.get(Slot(1))],
+        },
+    ));
     // <v_j, v_4>, j = 1..3 into slots 0..2
     match imp {
         Impl::Native => b.basis_dots(&basis, 4, 1..4, &mut partials, Slot(0)),
@@ -240,39 +447,108 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
     }
     .unwrap();
     let s = b.finish(&partials).unwrap();
-    res.push(("basis_dots".into(), Out { vectors: vec![], sums: (0..3).map(|k| s.get(Slot(k))).collect() }));
+    res.push((
+        "basis_dots".into(),
+        Out {
+            vectors: vec![],
+            sums: (0..3).map(|k| s.get(Slot(k))).collect(),
+        },
+    ));
     // Gram-Schmidt of v_4 against v_1..v_3, norm into slot 6.
     match imp {
-        Impl::Native => b.gmres_gram_schmidt(&mut basis, 4, &mut partials, Slot(0), Slot(6), &mut rmat, ld),
-        Impl::Default => kref::gmres_gram_schmidt(b, &mut basis, 4, &mut partials, Slot(0), Slot(6), &mut rmat, ld),
+        Impl::Native => b.gmres_gram_schmidt(
+            &mut basis,
+            4,
+            &mut partials,
+            Slot(0),
+            Slot(6),
+            &mut rmat,
+            ld,
+        ),
+        Impl::Default => kref::gmres_gram_schmidt(
+            b,
+            &mut basis,
+            4,
+            &mut partials,
+            Slot(0),
+            Slot(6),
+            &mut rmat,
+            ld,
+        ),
     }
     .unwrap();
     let s = b.finish(&partials).unwrap();
     res.push((
         "gmres_gram_schmidt".into(),
-        Out { vectors: vec![snap(&basis), dl(b, &rmat)], sums: vec![s.get(Slot(6))] },
+        Out {
+            vectors: vec![snap(&basis), dl(b, &rmat)],
+            sums: vec![s.get(Slot(6))],
+        },
     ));
     match imp {
-        Impl::Native => b.gmres_normalize(&mut basis, 4, &partials, Slot(6), &mut rmat, ld, &mut xi, Slot(3)),
-        Impl::Default => kref::gmres_normalize(b, &mut basis, 4, &partials, Slot(6), &mut rmat, ld, &mut xi, Slot(3)),
+        Impl::Native => b.gmres_normalize(
+            &mut basis,
+            4,
+            &partials,
+            Slot(6),
+            &mut rmat,
+            ld,
+            &mut xi,
+            Slot(3),
+        ),
+        Impl::Default => kref::gmres_normalize(
+            b,
+            &mut basis,
+            4,
+            &partials,
+            Slot(6),
+            &mut rmat,
+            ld,
+            &mut xi,
+            Slot(3),
+        ),
     }
     .unwrap();
     let s = b.finish(&xi).unwrap();
     res.push((
         "gmres_normalize".into(),
-        Out { vectors: vec![snap(&basis), dl(b, &rmat)], sums: vec![s.get(Slot(3))] },
+        Out {
+            vectors: vec![snap(&basis), dl(b, &rmat)],
+            sums: vec![s.get(Slot(3))],
+        },
     ));
     b.basis_axpy(&mut basis, 5, 2, T::from_f64(-0.7)).unwrap();
     b.basis_scale(&mut basis, 1, T::from_f64(1.5)).unwrap();
-    res.push(("basis_axpy+scale".into(), Out { vectors: vec![snap(&basis)], sums: vec![] }));
+    res.push((
+        "basis_axpy+scale".into(),
+        Out {
+            vectors: vec![snap(&basis)],
+            sums: vec![],
+        },
+    ));
     b.basis_load(&mut basis, 0, &z, T::from_f64(0.25)).unwrap();
     let mut out = b.alloc::<T>(n).unwrap();
     b.basis_store(&basis, 3, &mut out).unwrap();
-    res.push(("basis_load+store".into(), Out { vectors: vec![snap(&basis), dl(b, &out)], sums: vec![] }));
+    res.push((
+        "basis_load+store".into(),
+        Out {
+            vectors: vec![snap(&basis), dl(b, &out)],
+            sums: vec![],
+        },
+    ));
     let mut y = b.upload(&rand_vec::<T>(n, 23)).unwrap();
-    let coeffs: Vec<T> = [0.5, -1.0, 2.0, 0.125].iter().map(|&v| T::from_f64(v)).collect();
+    let coeffs: Vec<T> = [0.5, -1.0, 2.0, 0.125]
+        .iter()
+        .map(|&v| T::from_f64(v))
+        .collect();
     b.multi_axpy(&mut y, &basis, 1..5, &coeffs).unwrap();
-    res.push(("multi_axpy".into(), Out { vectors: vec![dl(b, &y)], sums: vec![] }));
+    res.push((
+        "multi_axpy".into(),
+        Out {
+            vectors: vec![dl(b, &y)],
+            sums: vec![],
+        },
+    ));
     res
 }
 
@@ -291,9 +567,15 @@ fn compare(label: &str, got: &[(String, Out)], want: &[(String, Out)], tol: f64)
 }
 
 fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
-    let mut v = vec![(format!("random n={n} (empty rows)"), random_matrix::<T>(n, 5, true, 7 + n as u64))];
+    let mut v = vec![(
+        format!("random n={n} (empty rows)"),
+        random_matrix::<T>(n, 5, true, 7 + n as u64),
+    )];
     if n > 0 {
-        v.push((format!("dense-ish rows n={n}"), random_matrix::<T>(n, 40, false, 9)));
+        v.push((
+            format!("dense-ish rows n={n}"),
+            random_matrix::<T>(n, 40, false, 9),
+        ));
     }
     v
 }
@@ -302,18 +584,43 @@ fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
 fn agree_with_host<B: Backend>(t: &B) {
     let h = HostBackend::new();
     for &n in SIZES {
-        compare(&format!("{} f64 n={n}", t.name()), &vector_ops::<_, f64>(t, Impl::Native, n), &vector_ops::<_, f64>(&h, Impl::Native, n), 1e-12);
+        compare(
+            &format!("{} f64 n={n}", t.name()),
+            &vector_ops::<_, f64>(t, Impl::Native, n),
+            &vector_ops::<_, f64>(&h, Impl::Native, n),
+            1e-12,
+        );
         for (label, a) in matrices::<f64>(n) {
-            compare(&format!("{} {label}", t.name()), &spmv_ops(t, Impl::Native, &a), &spmv_ops(&h, Impl::Native, &a), 1e-12);
+            compare(
+                &format!("{} {label}", t.name()),
+                &spmv_ops(t, Impl::Native, &a),
+                &spmv_ops(&h, Impl::Native, &a),
+                1e-12,
+            );
             if n > 0 {
-                compare(&format!("{} basis {label}", t.name()), &basis_ops(t, Impl::Native, &a), &basis_ops(&h, Impl::Native, &a), 1e-11);
+                compare(
+                    &format!("{} basis {label}", t.name()),
+                    &basis_ops(t, Impl::Native, &a),
+                    &basis_ops(&h, Impl::Native, &a),
+                    1e-11,
+                );
             }
         }
     }
     for &n in &[33usize, 4099] {
-        compare(&format!("{} f32 n={n}", t.name()), &vector_ops::<_, f32>(t, Impl::Native, n), &vector_ops::<_, f32>(&h, Impl::Native, n), 2e-5);
+        compare(
+            &format!("{} f32 n={n}", t.name()),
+            &vector_ops::<_, f32>(t, Impl::Native, n),
+            &vector_ops::<_, f32>(&h, Impl::Native, n),
+            2e-5,
+        );
         let a = Generator::Poisson2d.generate::<f32>(n).unwrap().matrix;
-        compare(&format!("{} f32 poisson", t.name()), &spmv_ops(t, Impl::Native, &a), &spmv_ops(&h, Impl::Native, &a), 2e-5);
+        compare(
+            &format!("{} f32 poisson", t.name()),
+            &spmv_ops(t, Impl::Native, &a),
+            &spmv_ops(&h, Impl::Native, &a),
+            2e-5,
+        );
     }
 }
 
@@ -321,11 +628,26 @@ fn agree_with_host<B: Backend>(t: &B) {
 fn host_fused_kernels_equal_their_default_compositions() {
     let h = HostBackend::new();
     for &n in SIZES {
-        compare(&format!("fused vs default n={n}"), &vector_ops::<_, f64>(&h, Impl::Native, n), &vector_ops::<_, f64>(&h, Impl::Default, n), 1e-13);
+        compare(
+            &format!("fused vs default n={n}"),
+            &vector_ops::<_, f64>(&h, Impl::Native, n),
+            &vector_ops::<_, f64>(&h, Impl::Default, n),
+            1e-13,
+        );
         for (label, a) in matrices::<f64>(n) {
-            compare(&format!("fused vs default {label}"), &spmv_ops(&h, Impl::Native, &a), &spmv_ops(&h, Impl::Default, &a), 1e-13);
+            compare(
+                &format!("fused vs default {label}"),
+                &spmv_ops(&h, Impl::Native, &a),
+                &spmv_ops(&h, Impl::Default, &a),
+                1e-13,
+            );
             if n > 0 {
-                compare(&format!("fused vs default basis {label}"), &basis_ops(&h, Impl::Native, &a), &basis_ops(&h, Impl::Default, &a), 1e-13);
+                compare(
+                    &format!("fused vs default basis {label}"),
+                    &basis_ops(&h, Impl::Native, &a),
+                    &basis_ops(&h, Impl::Default, &a),
+                    1e-13,
+                );
             }
         }
     }
@@ -357,27 +679,53 @@ fn solves_agree_with_host<B: Backend>(t: &B) {
             for precond in [false, true] {
                 let rt = solve_on(t, &p.matrix, solver, variant, precond);
                 let rh = solve_on(&h, &p.matrix, solver, variant, precond);
-                let label = format!("{} {solver} {variant} precond={precond} on {}", t.name(), p.description);
+                let label = format!(
+                    "{} {solver} {variant} precond={precond} on {}",
+                    t.name(),
+                    p.description
+                );
                 assert!(rt.stop_reason.converged(), "{label}: {:?}", rt.stop_reason);
                 let d = rt.iterations.abs_diff(rh.iterations);
-                assert!(d <= 1 || d * 100 <= rh.iterations, "{label}: {} vs host {} iterations", rt.iterations, rh.iterations);
-                assert!(rt.relative_true_residual < 1e-7, "{label}: true residual {}", rt.relative_true_residual);
+                assert!(
+                    d <= 1 || d * 100 <= rh.iterations,
+                    "{label}: {} vs host {} iterations",
+                    rt.iterations,
+                    rh.iterations
+                );
+                assert!(
+                    rt.relative_true_residual < 1e-7,
+                    "{label}: true residual {}",
+                    rt.relative_true_residual
+                );
             }
         }
     }
 }
 
-fn solve_on<B: Backend>(b: &B, a: &CsrMatrix<f64>, solver: &str, variant: Variant, precond: bool) -> SolveReport {
+fn solve_on<B: Backend>(
+    b: &B,
+    a: &CsrMatrix<f64>,
+    solver: &str,
+    variant: Variant,
+    precond: bool,
+) -> SolveReport {
     let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
     let n = a.n_rows();
     let jac = Jacobi::new(b, a).unwrap();
     let pc: Option<&dyn Preconditioner<B, f64>> = if precond { Some(&jac) } else { None };
-    let params = Params { variant, rtol: 1e-8, max_iter: 5000, ..Params::default() };
+    let params = Params {
+        variant,
+        rtol: 1e-8,
+        max_iter: 5000,
+        ..Params::default()
+    };
     let rhs = b.upload(&rand_vec::<f64>(n, 99)).unwrap();
     let mut x = b.alloc(n).unwrap();
     match solver {
         "cg" => Cg::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
-        "bicgstab" => BiCgStab::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+        "bicgstab" => BiCgStab::new(b, &m, pc, params)
+            .unwrap()
+            .solve(&rhs, &mut x),
         _ => Gmres::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
     }
     .unwrap()
@@ -389,21 +737,50 @@ fn pipelined_counts<B: Backend>(b: &B) {
     let m = b.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
     let n = m.n_rows();
     let rhs = b.upload(&vec![1.0; n]).unwrap();
-    let params = Params { rtol: 0.0, max_iter: 30, restart: 30, ..Params::default() };
+    let params = Params {
+        rtol: 0.0,
+        max_iter: 30,
+        restart: 30,
+        ..Params::default()
+    };
     let mut x = b.alloc(n).unwrap();
-    let r = Cg::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    let r = Cg::new(b, &m, None, params)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
     assert_eq!(r.iterations, 30);
-    assert_eq!((r.loop_counters.launches, r.loop_counters.transfers), (60, 30), "CG: 2 launches + 1 transfer per iteration");
+    assert_eq!(
+        (r.loop_counters.launches, r.loop_counters.transfers),
+        (60, 30),
+        "CG: 2 launches + 1 transfer per iteration"
+    );
     let mut x = b.alloc(n).unwrap();
-    let r = BiCgStab::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    let r = BiCgStab::new(b, &m, None, params)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
     assert_eq!(r.iterations, 30);
-    assert_eq!((r.loop_counters.launches, r.loop_counters.transfers), (120, 30), "BiCGStab: 4 launches + 1 transfer per iteration");
+    assert_eq!(
+        (r.loop_counters.launches, r.loop_counters.transfers),
+        (120, 30),
+        "BiCGStab: 4 launches + 1 transfer per iteration"
+    );
     let mut x = b.alloc(n).unwrap();
-    let r = Gmres::new(b, &m, None, params).unwrap().solve(&rhs, &mut x).unwrap();
+    let r = Gmres::new(b, &m, None, params)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
     assert_eq!(r.iterations, 30);
     // Step 1: 2 kernels, step 2: 3, steps 3..30: 4 each; nothing transferred while orthogonalizing.
-    assert_eq!(r.inner_counters.launches, 2 + 3 + 4 * 28, "GMRES launches per cycle");
-    assert_eq!(r.inner_counters.transfers, 0, "GMRES: no transfer inside the orthogonalization");
+    assert_eq!(
+        r.inner_counters.launches,
+        2 + 3 + 4 * 28,
+        "GMRES launches per cycle"
+    );
+    assert_eq!(
+        r.inner_counters.transfers, 0,
+        "GMRES: no transfer inside the orthogonalization"
+    );
 }
 
 #[test]
@@ -418,7 +795,10 @@ fn host_solves_are_deterministic() {
     let a = || solve_on(&h, &p.matrix, "bicgstab", Variant::Pipelined, false);
     let (r1, r2) = (a(), a());
     assert_eq!(r1.iterations, r2.iterations);
-    assert_eq!(r1.residual_history, r2.residual_history, "bit-identical residual history");
+    assert_eq!(
+        r1.residual_history, r2.residual_history,
+        "bit-identical residual history"
+    );
 }
 
 #[cfg(feature = "opencl")]

@@ -9,15 +9,41 @@ fn bin() -> Command {
 #[test]
 fn solve_converges_with_exit_0_and_json_fields() {
     let out = bin()
-        .args(["solve", "--generate", "fem2d:961", "--solver", "cg", "--backend", "host", "--json"])
+        .args([
+            "solve",
+            "--generate",
+            "fem2d:961",
+            "--solver",
+            "cg",
+            "--backend",
+            "host",
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in [
-        "solver", "variant", "backend", "device", "n", "nnz", "iterations", "stop_reason",
-        "relative_residual", "recursive_relative_residual", "setup_seconds", "solve_seconds",
-        "seconds_per_iteration", "launches_per_iteration", "transfers_per_iteration",
+        "solver",
+        "variant",
+        "backend",
+        "device",
+        "n",
+        "nnz",
+        "iterations",
+        "stop_reason",
+        "relative_residual",
+        "recursive_relative_residual",
+        "setup_seconds",
+        "solve_seconds",
+        "seconds_per_iteration",
+        "launches_per_iteration",
+        "transfers_per_iteration",
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
@@ -30,17 +56,34 @@ fn solve_converges_with_exit_0_and_json_fields() {
 #[test]
 fn unconverged_solve_exits_2_and_errors_exit_1() {
     let out = bin()
-        .args(["solve", "--generate", "poisson2d:400", "--maxit", "2", "--backend", "host"])
+        .args([
+            "solve",
+            "--generate",
+            "poisson2d:400",
+            "--maxit",
+            "2",
+            "--backend",
+            "host",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stdout).contains("max_iterations"));
-    let out = bin().args(["solve", "--matrix", "/nonexistent.mtx"]).output().unwrap();
+    let out = bin()
+        .args(["solve", "--matrix", "/nonexistent.mtx"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error:") && err.contains("/nonexistent.mtx"), "{err}");
+    assert!(
+        err.contains("error:") && err.contains("/nonexistent.mtx"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
-    let out = bin().args(["solve", "--generate", "fem2d:100", "--tol", "2"]).output().unwrap();
+    let out = bin()
+        .args(["solve", "--generate", "fem2d:100", "--tol", "2"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -48,14 +91,32 @@ fn unconverged_solve_exits_2_and_errors_exit_1() {
 fn solve_reads_matrix_market_files() {
     let dir = std::env::temp_dir().join(format!("pk-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let a = pipekrylov::matrix::generate::Generator::Poisson2d.generate::<f64>(64).unwrap().matrix;
+    let a = pipekrylov::matrix::generate::Generator::Poisson2d
+        .generate::<f64>(64)
+        .unwrap()
+        .matrix;
     let path = dir.join("a.mtx");
     pipekrylov::matrix::matrix_market::write_matrix_file(&path, &a).unwrap();
     let out = bin()
-        .args(["solve", "--matrix", path.to_str().unwrap(), "--solver", "gmres", "--rhs", "random", "--backend", "host"])
+        .args([
+            "solve",
+            "--matrix",
+            path.to_str().unwrap(),
+            "--solver",
+            "gmres",
+            "--rhs",
+            "random",
+            "--backend",
+            "host",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -66,21 +127,57 @@ fn bench_writes_csv_and_svg() {
     let svg = dir.join("r.svg");
     let out = bin()
         .args([
-            "bench", "--backends", "host", "--solvers", "cg,bicgstab,gmres", "--variants",
-            "pipelined,classical", "--problem", "poisson2d", "--max-n", "1000", "--repeats", "3",
-            "--warmup", "1", "--quiet", "--out", csv.to_str().unwrap(), "--plot", svg.to_str().unwrap(),
+            "bench",
+            "--backends",
+            "host",
+            "--solvers",
+            "cg,bicgstab,gmres",
+            "--variants",
+            "pipelined,classical",
+            "--problem",
+            "poisson2d",
+            "--max-n",
+            "1000",
+            "--repeats",
+            "3",
+            "--warmup",
+            "1",
+            "--quiet",
+            "--out",
+            csv.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
         &header[..15],
-        &["backend", "device", "solver", "variant", "precision", "problem", "n", "nnz",
-          "median_s_per_iter", "min_s_per_iter", "max_s_per_iter", "launches_per_iter",
-          "transfers_per_iter", "floor_s_per_iter", "floor_ratio"]
+        &[
+            "backend",
+            "device",
+            "solver",
+            "variant",
+            "precision",
+            "problem",
+            "n",
+            "nnz",
+            "median_s_per_iter",
+            "min_s_per_iter",
+            "max_s_per_iter",
+            "launches_per_iter",
+            "transfers_per_iter",
+            "floor_s_per_iter",
+            "floor_ratio"
+        ]
     );
     let rows: Vec<&str> = lines.collect();
     // k = 15 and 31: 2 sizes x 3 solvers x 2 variants.
@@ -90,7 +187,11 @@ fn bench_writes_csv_and_svg() {
     }
     let cg = rows.iter().find(|r| r.contains(",cg,pipelined,")).unwrap();
     let cols: Vec<&str> = cg.split(',').collect();
-    assert_eq!(cols[11].parse::<f64>().unwrap(), 2.0, "launches per iteration");
+    assert_eq!(
+        cols[11].parse::<f64>().unwrap(),
+        2.0,
+        "launches per iteration"
+    );
     let median: f64 = cols[8].parse().unwrap();
     let floor: f64 = cols[13].parse().unwrap();
     assert!(median > 0.0 && floor > 0.0);

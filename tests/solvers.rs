@@ -10,18 +10,30 @@ use pipekrylov::backend::{MatrixFormat, SpmvOps, VectorOps};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
-use pipekrylov::solver::{BiCgStab, BreakdownKind, Cg, Gmres, Params, SolveReport, StopReason, Variant};
+use pipekrylov::solver::{
+    BiCgStab, BreakdownKind, Cg, Gmres, Params, SolveReport, StopReason, Variant,
+};
 use pipekrylov::Error;
 
 type Pc<'a> = Option<&'a dyn Preconditioner<HostBackend, f64>>;
 
-fn solve(h: &HostBackend, a: &CsrMatrix<f64>, solver: &str, params: Params, pc: Pc<'_>, b: &[f64], x0: &[f64]) -> (SolveReport, Vec<f64>) {
+fn solve(
+    h: &HostBackend,
+    a: &CsrMatrix<f64>,
+    solver: &str,
+    params: Params,
+    pc: Pc<'_>,
+    b: &[f64],
+    x0: &[f64],
+) -> (SolveReport, Vec<f64>) {
     let m = h.upload_matrix(a, MatrixFormat::Csr).unwrap();
     let rhs = h.upload(b).unwrap();
     let mut x = h.upload(x0).unwrap();
     let r = match solver {
         "cg" => Cg::new(h, &m, pc, params).unwrap().solve(&rhs, &mut x),
-        "bicgstab" => BiCgStab::new(h, &m, pc, params).unwrap().solve(&rhs, &mut x),
+        "bicgstab" => BiCgStab::new(h, &m, pc, params)
+            .unwrap()
+            .solve(&rhs, &mut x),
         _ => Gmres::new(h, &m, pc, params).unwrap().solve(&rhs, &mut x),
     }
     .unwrap();
@@ -34,9 +46,36 @@ fn table_4_3(g: Generator, n: usize, solver: &str) -> f64 {
     let p = g.generate::<f64>(n).unwrap();
     let n = p.matrix.n_rows();
     let b = rand_vec::<f64>(n, 5);
-    let params = Params { rtol: 0.0, max_iter: 30, restart: 30, ..Params::default() };
-    let (rp, _) = solve(&h, &p.matrix, solver, Params { variant: Variant::Pipelined, ..params }, None, &b, &vec![0.0; n]);
-    let (rc, _) = solve(&h, &p.matrix, solver, Params { variant: Variant::Classical, ..params }, None, &b, &vec![0.0; n]);
+    let params = Params {
+        rtol: 0.0,
+        max_iter: 30,
+        restart: 30,
+        ..Params::default()
+    };
+    let (rp, _) = solve(
+        &h,
+        &p.matrix,
+        solver,
+        Params {
+            variant: Variant::Pipelined,
+            ..params
+        },
+        None,
+        &b,
+        &vec![0.0; n],
+    );
+    let (rc, _) = solve(
+        &h,
+        &p.matrix,
+        solver,
+        Params {
+            variant: Variant::Classical,
+            ..params
+        },
+        None,
+        &b,
+        &vec![0.0; n],
+    );
     assert_eq!((rp.iterations, rc.iterations), (30, 30));
     (rp.true_residual - rc.true_residual).abs() / rc.true_residual
 }
@@ -63,15 +102,33 @@ fn every_solver_converges_on_every_suitable_generator() {
         let n = p.matrix.n_rows();
         let b = rand_vec::<f64>(n, 3);
         let jac = Jacobi::new(&h, &p.matrix).unwrap();
-        let solvers: &[&str] = if g.is_symmetric() { &["cg", "bicgstab", "gmres"] } else { &["bicgstab", "gmres"] };
+        let solvers: &[&str] = if g.is_symmetric() {
+            &["cg", "bicgstab", "gmres"]
+        } else {
+            &["bicgstab", "gmres"]
+        };
         for &solver in solvers {
             for variant in [Variant::Pipelined, Variant::Classical] {
                 for pc in [None, Some(&jac as &dyn Preconditioner<HostBackend, f64>)] {
-                    let params = Params { variant, rtol: 1e-8, max_iter: 20_000, restart: 50, ..Params::default() };
+                    let params = Params {
+                        variant,
+                        rtol: 1e-8,
+                        max_iter: 20_000,
+                        restart: 50,
+                        ..Params::default()
+                    };
                     let (r, _) = solve(&h, &p.matrix, solver, params, pc, &b, &vec![0.0; n]);
-                    let label = format!("{} {solver} {variant} jacobi={}", p.description, pc.is_some());
+                    let label = format!(
+                        "{} {solver} {variant} jacobi={}",
+                        p.description,
+                        pc.is_some()
+                    );
                     assert_eq!(r.stop_reason, StopReason::Converged, "{label}");
-                    assert!(r.relative_true_residual <= 1e-8 * 10.0, "{label}: true residual {:e}", r.relative_true_residual);
+                    assert!(
+                        r.relative_true_residual <= 1e-8 * 10.0,
+                        "{label}: true residual {:e}",
+                        r.relative_true_residual
+                    );
                     assert!(r.accuracy_warning.is_none(), "{label}");
                 }
             }
@@ -87,8 +144,23 @@ fn bicgstab_pipelined_and_classical_both_converge_on_nonsymmetric() {
             let p = g.generate::<f64>(n).unwrap();
             let b = rand_vec::<f64>(p.matrix.n_rows(), 8);
             for variant in [Variant::Pipelined, Variant::Classical] {
-                let (r, _) = solve(&h, &p.matrix, "bicgstab", Params { variant, ..Params::default() }, None, &b, &vec![0.0; b.len()]);
-                assert!(r.stop_reason.converged() && r.relative_true_residual < 1e-7, "{} {variant}", p.description);
+                let (r, _) = solve(
+                    &h,
+                    &p.matrix,
+                    "bicgstab",
+                    Params {
+                        variant,
+                        ..Params::default()
+                    },
+                    None,
+                    &b,
+                    &vec![0.0; b.len()],
+                );
+                assert!(
+                    r.stop_reason.converged() && r.relative_true_residual < 1e-7,
+                    "{} {variant}",
+                    p.description
+                );
             }
         }
     }
@@ -103,9 +175,19 @@ fn single_precision_solves() {
     let b = h.upload(&vec![1.0f32; m.n_rows()]).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
         let mut x = h.alloc(m.n_rows()).unwrap();
-        let params = Params { rtol: 1e-4, variant, ..Params::default() };
-        let r = Cg::new(&h, &m, None, params).unwrap().solve(&b, &mut x).unwrap();
-        assert!(r.stop_reason.converged() && r.relative_true_residual < 1e-3, "{variant}: {r:?}");
+        let params = Params {
+            rtol: 1e-4,
+            variant,
+            ..Params::default()
+        };
+        let r = Cg::new(&h, &m, None, params)
+            .unwrap()
+            .solve(&b, &mut x)
+            .unwrap();
+        assert!(
+            r.stop_reason.converged() && r.relative_true_residual < 1e-3,
+            "{variant}: {r:?}"
+        );
     }
 }
 
@@ -131,7 +213,10 @@ fn monitor_sees_every_iteration() {
     let mut x = h.alloc(400).unwrap();
     let mut seen = Vec::new();
     let mut mon = |pr: pipekrylov::solver::Progress| seen.push(pr.iteration);
-    let r = Cg::new(&h, &m, None, Params::default()).unwrap().solve_with_monitor(&b, &mut x, Some(&mut mon)).unwrap();
+    let r = Cg::new(&h, &m, None, Params::default())
+        .unwrap()
+        .solve_with_monitor(&b, &mut x, Some(&mut mon))
+        .unwrap();
     assert_eq!(seen, (0..=r.iterations).collect::<Vec<_>>());
     assert_eq!(r.residual_history.len(), r.iterations + 1);
 }
@@ -146,18 +231,34 @@ fn row01_dimension_mismatches_are_errors() {
     let mut cg = Cg::new(&h, &m, None, Params::default()).unwrap();
     let b = h.upload(&[1.0; 15]).unwrap();
     let mut x = h.alloc(16).unwrap();
-    assert!(matches!(cg.solve(&b, &mut x), Err(Error::DimensionMismatch { expected: 16, got: 15, .. })));
+    assert!(matches!(
+        cg.solve(&b, &mut x),
+        Err(Error::DimensionMismatch {
+            expected: 16,
+            got: 15,
+            ..
+        })
+    ));
     let b = h.upload(&[1.0; 16]).unwrap();
     let mut x = h.alloc(17).unwrap();
-    assert!(matches!(cg.solve(&b, &mut x), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(
+        cg.solve(&b, &mut x),
+        Err(Error::DimensionMismatch { .. })
+    ));
     // Non-square matrix.
     let rect = CsrMatrix::new(2, 3, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
     let mr = h.upload_matrix(&rect, MatrixFormat::Csr).unwrap();
-    assert!(matches!(Cg::new(&h, &mr, None, Params::default()), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(
+        Cg::new(&h, &mr, None, Params::default()),
+        Err(Error::DimensionMismatch { .. })
+    ));
     // Preconditioner built for another matrix.
     let other = Generator::Poisson2d.generate::<f64>(25).unwrap().matrix;
     let jac = Jacobi::new(&h, &other).unwrap();
-    assert!(matches!(Gmres::new(&h, &m, Some(&jac), Params::default()), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(
+        Gmres::new(&h, &m, Some(&jac), Params::default()),
+        Err(Error::DimensionMismatch { .. })
+    ));
 }
 
 #[test]
@@ -172,7 +273,9 @@ fn row02_non_finite_input_is_an_error_before_the_solve() {
     let x0 = vec![0.5; 16];
     let mut x = h.upload(&x0).unwrap();
     match cg.solve(&b, &mut x) {
-        Err(Error::NonFinite { what, index }) => assert_eq!((what.as_str(), index), ("right-hand side", 7)),
+        Err(Error::NonFinite { what, index }) => {
+            assert_eq!((what.as_str(), index), ("right-hand side", 7))
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(h.download(&x).unwrap(), x0, "caller's data intact");
@@ -180,10 +283,16 @@ fn row02_non_finite_input_is_an_error_before_the_solve() {
     let mut xv = vec![0.0; 16];
     xv[3] = f64::INFINITY;
     let mut x = h.upload(&xv).unwrap();
-    assert!(matches!(cg.solve(&b, &mut x), Err(Error::NonFinite { index: 3, .. })));
+    assert!(matches!(
+        cg.solve(&b, &mut x),
+        Err(Error::NonFinite { index: 3, .. })
+    ));
     let mut bad = a.clone();
     bad.values_mut()[5] = f64::NAN;
-    assert!(matches!(h.upload_matrix(&bad, MatrixFormat::Csr), Err(Error::NonFinite { index: 5, .. })));
+    assert!(matches!(
+        h.upload_matrix(&bad, MatrixFormat::Csr),
+        Err(Error::NonFinite { index: 5, .. })
+    ));
 }
 
 #[test]
@@ -195,14 +304,28 @@ fn row03_nan_during_the_solve_stops_with_nan_or_inf() {
     a.values_mut()[0] = 1e300;
     a.values_mut()[1] = 1e-300;
     for solver in ["cg", "bicgstab", "gmres"] {
-        let (r, x) = solve(&h, &a, solver, Params::default(), None, &[1e10; 10], &[0.0; 10]);
+        let (r, x) = solve(
+            &h,
+            &a,
+            solver,
+            Params::default(),
+            None,
+            &[1e10; 10],
+            &[0.0; 10],
+        );
         assert!(
-            matches!(r.stop_reason, StopReason::NanOrInf | StopReason::Converged | StopReason::Breakdown(_)),
+            matches!(
+                r.stop_reason,
+                StopReason::NanOrInf | StopReason::Converged | StopReason::Breakdown(_)
+            ),
             "{solver}: {:?}",
             r.stop_reason
         );
         if r.stop_reason == StopReason::NanOrInf {
-            assert!(x.iter().all(|v| v.is_finite()) || solver == "gmres", "{solver}: last finite iterate kept");
+            assert!(
+                x.iter().all(|v| v.is_finite()) || solver == "gmres",
+                "{solver}: last finite iterate kept"
+            );
         }
     }
 }
@@ -212,8 +335,23 @@ fn row04_iteration_limit() {
     let h = HostBackend::new();
     let a = Generator::Poisson2d.generate::<f64>(10_000).unwrap().matrix;
     for solver in ["cg", "bicgstab", "gmres"] {
-        let (r, x) = solve(&h, &a, solver, Params { max_iter: 7, ..Params::default() }, None, &vec![1.0; 10_000], &vec![0.0; 10_000]);
-        assert_eq!((r.stop_reason, r.iterations), (StopReason::MaxIterations, 7), "{solver}");
+        let (r, x) = solve(
+            &h,
+            &a,
+            solver,
+            Params {
+                max_iter: 7,
+                ..Params::default()
+            },
+            None,
+            &vec![1.0; 10_000],
+            &vec![0.0; 10_000],
+        );
+        assert_eq!(
+            (r.stop_reason, r.iterations),
+            (StopReason::MaxIterations, 7),
+            "{solver}"
+        );
         assert!(x.iter().any(|&v| v != 0.0), "{solver}: last iterate kept");
     }
 }
@@ -222,9 +360,34 @@ fn row04_iteration_limit() {
 fn row05_divergence() {
     // Nonsymmetric, indefinite: CG's residual grows.
     let h = HostBackend::new();
-    let a = CsrMatrix::new(2, 2, vec![0, 2, 4], vec![0, 1, 0, 1], vec![1.0, 1e4, -1e4, 1.0]).unwrap();
-    let (r, _) = solve(&h, &a, "cg", Params { dtol: 10.0, ..Params::default() }, None, &[1.0, 0.0], &[0.0, 0.0]);
-    assert!(matches!(r.stop_reason, StopReason::Diverged | StopReason::IndefiniteMatrix), "{:?}", r.stop_reason);
+    let a = CsrMatrix::new(
+        2,
+        2,
+        vec![0, 2, 4],
+        vec![0, 1, 0, 1],
+        vec![1.0, 1e4, -1e4, 1.0],
+    )
+    .unwrap();
+    let (r, _) = solve(
+        &h,
+        &a,
+        "cg",
+        Params {
+            dtol: 10.0,
+            ..Params::default()
+        },
+        None,
+        &[1.0, 0.0],
+        &[0.0, 0.0],
+    );
+    assert!(
+        matches!(
+            r.stop_reason,
+            StopReason::Diverged | StopReason::IndefiniteMatrix
+        ),
+        "{:?}",
+        r.stop_reason
+    );
 }
 
 #[test]
@@ -232,7 +395,18 @@ fn row06_cg_detects_indefinite_matrices() {
     let h = HostBackend::new();
     let a = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, -1.0]).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
-        let (r, _) = solve(&h, &a, "cg", Params { variant, ..Params::default() }, None, &[0.0, 1.0], &[0.0, 0.0]);
+        let (r, _) = solve(
+            &h,
+            &a,
+            "cg",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            None,
+            &[0.0, 1.0],
+            &[0.0, 0.0],
+        );
         assert_eq!(r.stop_reason, StopReason::IndefiniteMatrix, "{variant}");
     }
 }
@@ -245,8 +419,23 @@ fn row07_pcg_detects_indefinite_preconditioner() {
     let neg = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![-1.0, -2.0]).unwrap();
     let jac = Jacobi::new(&h, &neg).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
-        let (r, _) = solve(&h, &a, "cg", Params { variant, ..Params::default() }, Some(&jac), &[1.0, 1.0], &[0.0, 0.0]);
-        assert_eq!(r.stop_reason, StopReason::IndefinitePreconditioner, "{variant}");
+        let (r, _) = solve(
+            &h,
+            &a,
+            "cg",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            Some(&jac),
+            &[1.0, 1.0],
+            &[0.0, 0.0],
+        );
+        assert_eq!(
+            r.stop_reason,
+            StopReason::IndefinitePreconditioner,
+            "{variant}"
+        );
     }
 }
 
@@ -256,11 +445,41 @@ fn row08_bicgstab_breakdown_and_half_step_convergence() {
     // A = [[0, 1], [-1, 0]] (rotation): <A r, r> = 0 for every r, so <Ap, r0*> = 0 at once.
     let a = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![1, 0], vec![1.0, -1.0]).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
-        let (r, _) = solve(&h, &a, "bicgstab", Params { variant, ..Params::default() }, None, &[1.0, 0.0], &[0.0, 0.0]);
-        assert_eq!(r.stop_reason, StopReason::Breakdown(BreakdownKind::AlphaDenominator), "{variant}");
+        let (r, _) = solve(
+            &h,
+            &a,
+            "bicgstab",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            None,
+            &[1.0, 0.0],
+            &[0.0, 0.0],
+        );
+        assert_eq!(
+            r.stop_reason,
+            StopReason::Breakdown(BreakdownKind::AlphaDenominator),
+            "{variant}"
+        );
         // Identity: s = 0 after the first half step.
-        let (r, x) = solve(&h, &CsrMatrix::identity(3), "bicgstab", Params { variant, ..Params::default() }, None, &[1.0, 2.0, 3.0], &[0.0; 3]);
-        assert_eq!((r.stop_reason, r.iterations), (StopReason::Converged, 1), "{variant}");
+        let (r, x) = solve(
+            &h,
+            &CsrMatrix::identity(3),
+            "bicgstab",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            None,
+            &[1.0, 2.0, 3.0],
+            &[0.0; 3],
+        );
+        assert_eq!(
+            (r.stop_reason, r.iterations),
+            (StopReason::Converged, 1),
+            "{variant}"
+        );
         assert_eq!(x, vec![1.0, 2.0, 3.0]);
     }
 }
@@ -272,9 +491,24 @@ fn row09_gmres_happy_breakdown_converges() {
     let vals = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0];
     let a = CsrMatrix::new(6, 6, (0..=6).collect(), (0..6).collect(), vals.to_vec()).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
-        let (r, _) = solve(&h, &a, "gmres", Params { variant, rtol: 1e-12, ..Params::default() }, None, &[1.0; 6], &[0.0; 6]);
+        let (r, _) = solve(
+            &h,
+            &a,
+            "gmres",
+            Params {
+                variant,
+                rtol: 1e-12,
+                ..Params::default()
+            },
+            None,
+            &[1.0; 6],
+            &[0.0; 6],
+        );
         assert_eq!(r.stop_reason, StopReason::Converged, "{variant}");
-        assert!(r.iterations <= 3 && r.relative_true_residual < 1e-12, "{variant}: {r:?}");
+        assert!(
+            r.iterations <= 3 && r.relative_true_residual < 1e-12,
+            "{variant}: {r:?}"
+        );
     }
 }
 
@@ -284,16 +518,46 @@ fn row10_zero_rhs_and_exact_guess_converge_at_iteration_zero() {
     let a = Generator::Poisson2d.generate::<f64>(16).unwrap().matrix;
     for solver in ["cg", "bicgstab", "gmres"] {
         for variant in [Variant::Pipelined, Variant::Classical] {
-            let (r, x) = solve(&h, &a, solver, Params { variant, ..Params::default() }, None, &[0.0; 16], &[3.0; 16]);
-            assert_eq!((r.stop_reason, r.iterations), (StopReason::Converged, 0), "{solver}");
+            let (r, x) = solve(
+                &h,
+                &a,
+                solver,
+                Params {
+                    variant,
+                    ..Params::default()
+                },
+                None,
+                &[0.0; 16],
+                &[3.0; 16],
+            );
+            assert_eq!(
+                (r.stop_reason, r.iterations),
+                (StopReason::Converged, 0),
+                "{solver}"
+            );
             assert_eq!(x, vec![0.0; 16]);
             assert!(r.residual_history.iter().all(|v| v.is_finite()));
             // x0 exact.
             let xe = vec![1.0; 16];
             let mut b = vec![0.0; 16];
             a.mul_vec(&xe, &mut b).unwrap();
-            let (r, x) = solve(&h, &a, solver, Params { variant, ..Params::default() }, None, &b, &xe);
-            assert_eq!((r.stop_reason, r.iterations), (StopReason::Converged, 0), "{solver}");
+            let (r, x) = solve(
+                &h,
+                &a,
+                solver,
+                Params {
+                    variant,
+                    ..Params::default()
+                },
+                None,
+                &b,
+                &xe,
+            );
+            assert_eq!(
+                (r.stop_reason, r.iterations),
+                (StopReason::Converged, 0),
+                "{solver}"
+            );
             assert_eq!(x, xe);
         }
     }
@@ -305,14 +569,41 @@ fn row11_parameters_out_of_range() {
     let a = Generator::Poisson2d.generate::<f64>(16).unwrap().matrix;
     let m = h.upload_matrix(&a, MatrixFormat::Csr).unwrap();
     for p in [
-        Params { rtol: 1.0, ..Params::default() },
-        Params { rtol: -1e-3, ..Params::default() },
-        Params { rtol: f64::NAN, ..Params::default() },
-        Params { atol: -1.0, ..Params::default() },
-        Params { restart: 0, ..Params::default() },
+        Params {
+            rtol: 1.0,
+            ..Params::default()
+        },
+        Params {
+            rtol: -1e-3,
+            ..Params::default()
+        },
+        Params {
+            rtol: f64::NAN,
+            ..Params::default()
+        },
+        Params {
+            atol: -1.0,
+            ..Params::default()
+        },
+        Params {
+            restart: 0,
+            ..Params::default()
+        },
     ] {
-        assert!(matches!(Gmres::new(&h, &m, None, p), Err(Error::InvalidParameter { .. })), "{p:?}");
-        assert!(matches!(Cg::new(&h, &m, None, p), Err(Error::InvalidParameter { .. })), "{p:?}");
+        assert!(
+            matches!(
+                Gmres::new(&h, &m, None, p),
+                Err(Error::InvalidParameter { .. })
+            ),
+            "{p:?}"
+        );
+        assert!(
+            matches!(
+                Cg::new(&h, &m, None, p),
+                Err(Error::InvalidParameter { .. })
+            ),
+            "{p:?}"
+        );
     }
 }
 
@@ -326,7 +617,10 @@ fn row12_aliasing_is_not_expressible() {
     let m = h.upload_matrix(&a, MatrixFormat::Csr).unwrap();
     let b = h.upload(&bv).unwrap();
     let mut x = h.alloc(16).unwrap();
-    Cg::new(&h, &m, None, Params::default()).unwrap().solve(&b, &mut x).unwrap();
+    Cg::new(&h, &m, None, Params::default())
+        .unwrap()
+        .solve(&b, &mut x)
+        .unwrap();
     assert_eq!(h.download(&b).unwrap(), bv);
 }
 
@@ -338,12 +632,29 @@ fn row13_true_residual_is_reported_and_loss_of_accuracy_flagged() {
     let (r, x) = solve(&h, &a, "cg", Params::default(), None, &b, &vec![0.0; 3969]);
     let mut ax = vec![0.0; 3969];
     a.mul_vec(&x, &mut ax).unwrap();
-    let true_res = ax.iter().zip(&b).map(|(p, q)| (q - p) * (q - p)).sum::<f64>().sqrt();
+    let true_res = ax
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (q - p) * (q - p))
+        .sum::<f64>()
+        .sqrt();
     assert!((r.true_residual - true_res).abs() <= 1e-12 * true_res.max(1.0) + 1e-14);
     assert!(r.accuracy_warning.is_none());
     // Asking for more than double precision can give: the recurrence goes on below the attainable
     // accuracy; the report flags it when convergence is claimed.
-    let (r, _) = solve(&h, &a, "cg", Params { rtol: 1e-17, max_iter: 3000, ..Params::default() }, None, &b, &vec![0.0; 3969]);
+    let (r, _) = solve(
+        &h,
+        &a,
+        "cg",
+        Params {
+            rtol: 1e-17,
+            max_iter: 3000,
+            ..Params::default()
+        },
+        None,
+        &b,
+        &vec![0.0; 3969],
+    );
     if r.stop_reason.converged() {
         assert!(r.accuracy_warning.is_some(), "{r:?}");
     }
@@ -352,11 +663,30 @@ fn row13_true_residual_is_reported_and_loss_of_accuracy_flagged() {
 #[test]
 fn row28_same_input_same_history() {
     let h = HostBackend::new();
-    let a = Generator::ConvDiff3d.generate::<f64>(50_000).unwrap().matrix;
+    let a = Generator::ConvDiff3d
+        .generate::<f64>(50_000)
+        .unwrap()
+        .matrix;
     let b = rand_vec::<f64>(a.n_rows(), 4);
     for solver in ["bicgstab", "gmres"] {
-        let (r1, x1) = solve(&h, &a, solver, Params::default(), None, &b, &vec![0.0; b.len()]);
-        let (r2, x2) = solve(&h, &a, solver, Params::default(), None, &b, &vec![0.0; b.len()]);
+        let (r1, x1) = solve(
+            &h,
+            &a,
+            solver,
+            Params::default(),
+            None,
+            &b,
+            &vec![0.0; b.len()],
+        );
+        let (r2, x2) = solve(
+            &h,
+            &a,
+            solver,
+            Params::default(),
+            None,
+            &b,
+            &vec![0.0; b.len()],
+        );
         assert_eq!(r1.residual_history, r2.residual_history, "{solver}");
         assert_eq!(x1, x2, "{solver}");
     }

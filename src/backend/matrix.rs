@@ -145,7 +145,10 @@ pub(crate) enum HostArrays<T> {
 }
 
 /// Convert a CSR matrix to the arrays of `format`, checking the 32-bit index limits.
-pub(crate) fn host_arrays<T: Scalar>(a: &CsrMatrix<T>, format: MatrixFormat) -> Result<HostArrays<T>> {
+pub(crate) fn host_arrays<T: Scalar>(
+    a: &CsrMatrix<T>,
+    format: MatrixFormat,
+) -> Result<HostArrays<T>> {
     if let Some(k) = a.first_non_finite() {
         return Err(Error::NonFinite {
             what: "matrix".into(),

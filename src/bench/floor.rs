@@ -57,7 +57,13 @@ mod tests {
     fn cg_csr_f64_matches_the_anchor_formula() {
         // 12 nnz + 76 n bytes (../shared/anchors): n = 4190209, nnz = 20942857 -> 570 MB.
         let (n, nnz) = (4_190_209usize, 20_942_857usize);
-        let b = iteration_bytes("cg", 30, spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, 8), n, 8);
+        let b = iteration_bytes(
+            "cg",
+            30,
+            spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, 8),
+            n,
+            8,
+        );
         let expect = 12.0 * nnz as f64 + 76.0 * n as f64 + 4.0;
         assert!((b - expect).abs() < 8.0 * n as f64, "{b} vs {expect}");
         assert!((b / 1e6 - 570.0).abs() < 1.0, "{}", b / 1e6);
@@ -73,6 +79,9 @@ mod tests {
         let g = iteration_bytes("gmres", 1, b, 3, 8);
         assert_eq!(g, b + 6.0 * 24.0 + 3.0 * 24.0);
         // BiCGStab: two SpMVs.
-        assert_eq!(iteration_bytes("bicgstab", 30, b, 3, 8), 2.0 * b + 16.0 * 24.0);
+        assert_eq!(
+            iteration_bytes("bicgstab", 30, b, 3, 8),
+            2.0 * b + 16.0 * 24.0
+        );
     }
 }

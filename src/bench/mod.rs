@@ -15,8 +15,8 @@ use crate::backend::{Backend, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::generate::Generator;
 use crate::matrix::CsrMatrix;
-use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use crate::scalar::Scalar;
+use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 
 /// The CSV header (scripts depend on the first 15 columns).
 pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s";

@@ -69,7 +69,12 @@ pub fn write_svg(rows: &[BenchRow], path: &Path, title: &str) -> Result<()> {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         pts.dedup_by(|a, b| a.0 == b.0);
         chart
-            .draw_series(DashedLineSeries::new(pts, 6, 4, BLACK.mix(0.5).stroke_width(1)))
+            .draw_series(DashedLineSeries::new(
+                pts,
+                6,
+                4,
+                BLACK.mix(0.5).stroke_width(1),
+            ))
             .map_err(err)?
             .label(name)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.5)));

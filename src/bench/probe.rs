@@ -25,8 +25,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Measure the probes. `copy_bytes` is the size of each of the two copy buffers.
 pub fn probe<B: Backend>(b: &B, copy_bytes: usize) -> Result<Probe> {
     let n = (copy_bytes / 8).max(1);
-    let src = b.alloc::<f64>(n)?;
+    let mut src = b.alloc::<f64>(n)?;
     let mut dst = b.alloc::<f64>(n)?;
+    // Touch every page first (fresh host allocations map the shared zero page).
+    b.fill(&mut src, 1.0)?;
+    b.fill(&mut dst, 0.0)?;
     b.copy(&src, &mut dst)?;
     b.synchronize()?;
     let mut bw = Vec::new();

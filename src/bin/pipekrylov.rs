@@ -12,7 +12,11 @@ use pipekrylov::solver::Variant;
 use pipekrylov::{Error, Precision};
 
 #[derive(Parser)]
-#[command(name = "pipekrylov", version, about = "Pipelined Krylov solvers with fused kernels")]
+#[command(
+    name = "pipekrylov",
+    version,
+    about = "Pipelined Krylov solvers with fused kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -133,7 +137,10 @@ fn precision(s: &str) -> Result<Precision, Error> {
 }
 
 fn list<T: std::str::FromStr<Err = Error>>(s: &str) -> Result<Vec<T>, Error> {
-    s.split(',').filter(|t| !t.is_empty()).map(|t| t.trim().parse()).collect()
+    s.split(',')
+        .filter(|t| !t.is_empty())
+        .map(|t| t.trim().parse())
+        .collect()
 }
 
 fn run(cli: Cli) -> Result<i32, Error> {

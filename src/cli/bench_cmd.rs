@@ -2,7 +2,9 @@
 //! markdown table.
 
 use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat};
-use crate::bench::{ladder, markdown, plot, probe::probe, run_case, BenchRow, CaseSpec, CSV_HEADER};
+use crate::bench::{
+    ladder, markdown, plot, probe::probe, run_case, BenchRow, CaseSpec, CSV_HEADER,
+};
 use crate::error::{Error, Result};
 use crate::matrix::generate::Generator;
 use crate::matrix::{matrix_market, CsrMatrix};
@@ -49,7 +51,10 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         Err(e) => return Err(e),
     };
     if problems.is_empty() {
-        return Err(Error::param("max-n", "no problem size in the requested range"));
+        return Err(Error::param(
+            "max-n",
+            "no problem size in the requested range",
+        ));
     }
     let mut out = match &args.out {
         Some(p) => {
@@ -59,7 +64,8 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         }
         None => None,
     };
-    let total = (args.backends.len() * problems.len() * args.solvers.len() * args.variants.len()) as u64;
+    let total =
+        (args.backends.len() * problems.len() * args.solvers.len() * args.variants.len()) as u64;
     let bar = ProgressBar::with_draw_target(
         Some(total),
         if args.quiet {
@@ -75,7 +81,11 @@ pub fn run(args: &BenchArgs) -> Result<String> {
     let mut rows = Vec::new();
     for choice in &args.backends {
         let (backend, _) = choice.create()?;
-        let bytes = if backend.name() == "host" { 128 << 20 } else { 1 << 30 };
+        let bytes = if backend.name() == "host" {
+            128 << 20
+        } else {
+            1 << 30
+        };
         let bw = probe(&backend, bytes)?.copy_bandwidth;
         bar.println(format!(
             "{}: {} copy bandwidth {:.1} GB/s",
@@ -85,8 +95,12 @@ pub fn run(args: &BenchArgs) -> Result<String> {
         ));
         for (name, param) in &problems {
             match args.precision {
-                Precision::F64 => sweep::<f64>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?,
-                Precision::F32 => sweep::<f32>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?,
+                Precision::F64 => {
+                    sweep::<f64>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?
+                }
+                Precision::F32 => {
+                    sweep::<f32>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?
+                }
             }
         }
     }
@@ -121,7 +135,11 @@ fn sweep<T: Scalar>(
     };
     for solver in &args.solvers {
         for &variant in &args.variants {
-            bar.set_message(format!("{} {solver} {variant} {label} n={}", backend.name(), a.n_rows()));
+            bar.set_message(format!(
+                "{} {solver} {variant} {label} n={}",
+                backend.name(),
+                a.n_rows()
+            ));
             let row = run_case(backend, &a, &label, solver, variant, args.case, bw)?;
             if let Some((p, f)) = out.as_mut() {
                 writeln!(f, "{}", row.csv()).map_err(|e| io(p, e))?;
@@ -151,8 +169,13 @@ pub fn parse_format(s: &str) -> Result<MatrixFormat> {
         ["csr"] => Ok(MatrixFormat::Csr),
         ["ell"] => Ok(MatrixFormat::Ell),
         ["sell"] => Ok(MatrixFormat::Sell { c: 32, sigma: 256 }),
-        ["sell", c, sg] => Ok(MatrixFormat::Sell { c: num(c)?, sigma: num(sg)? }),
-        ["bsr", b] => Ok(MatrixFormat::Bsr { block_size: num(b)? }),
+        ["sell", c, sg] => Ok(MatrixFormat::Sell {
+            c: num(c)?,
+            sigma: num(sg)?,
+        }),
+        ["bsr", b] => Ok(MatrixFormat::Bsr {
+            block_size: num(b)?,
+        }),
         _ => Err(Error::param(
             "format",
             format!("unknown format '{s}' (csr, ell, sell, sell:C:SIGMA, bsr:S)"),

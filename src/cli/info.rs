@@ -14,7 +14,11 @@ pub fn run(with_probe: bool, json: bool) -> Result<String> {
         for st in status.iter().filter(|s| s.available) {
             let choice: BackendChoice = st.name.parse()?;
             let (b, _) = choice.create()?;
-            let bytes = if st.name == "host" { 64 << 20 } else { 512 << 20 };
+            let bytes = if st.name == "host" {
+                64 << 20
+            } else {
+                512 << 20
+            };
             let p = probe(&b, bytes)?;
             probes.push((st.name, b.device_name(), p));
         }

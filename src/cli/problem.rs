@@ -19,7 +19,11 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
         (Some(path), None) => {
             let m = matrix_market::read_csr::<T>(path)?;
             if !m.is_square() {
-                return Err(Error::dims("matrix must be square: columns vs rows", m.n_rows(), m.n_cols()));
+                return Err(Error::dims(
+                    "matrix must be square: columns vs rows",
+                    m.n_rows(),
+                    m.n_cols(),
+                ));
             }
             Ok(System {
                 name: std::path::Path::new(path)
@@ -62,7 +66,11 @@ pub fn load_rhs<T: Scalar>(spec: &str, n: usize) -> Result<Vec<T>> {
         path => {
             let v = matrix_market::read_vector::<T>(path)?;
             if v.len() != n {
-                return Err(Error::dims("right-hand side length vs matrix rows", n, v.len()));
+                return Err(Error::dims(
+                    "right-hand side length vs matrix rows",
+                    n,
+                    v.len(),
+                ));
             }
             Ok(v)
         }

@@ -2,7 +2,9 @@
 
 use super::problem::{load_matrix, load_rhs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
-use crate::backend::{AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps};
+use crate::backend::{
+    AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
+};
 use crate::error::{Error, Result};
 use crate::precond::{Jacobi, PrecondKind, Preconditioner};
 use crate::scalar::{Precision, Scalar};
@@ -93,7 +95,15 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
         EXIT_NOT_CONVERGED
     };
     let text = if args.json {
-        json(backend, &system.name, a.nnz(), n, args, &report, load_seconds)
+        json(
+            backend,
+            &system.name,
+            a.nnz(),
+            n,
+            args,
+            &report,
+            load_seconds,
+        )
     } else {
         human(backend, &system.name, a.nnz(), n, args, &report)
     };

@@ -151,7 +151,9 @@ impl<T: Scalar> CsrMatrix<T> {
         (0..self.n_rows.min(self.n_cols))
             .map(|r| {
                 let (c, v) = self.row(r);
-                c.binary_search(&r).map(|k| v[k]).unwrap_or_else(|_| T::zero())
+                c.binary_search(&r)
+                    .map(|k| v[k])
+                    .unwrap_or_else(|_| T::zero())
             })
             .collect()
     }
@@ -173,7 +175,11 @@ impl<T: Scalar> CsrMatrix<T> {
     /// `y = A x` (sequential reference implementation).
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
         if x.len() != self.n_cols {
-            return Err(Error::dims("x length vs matrix columns", self.n_cols, x.len()));
+            return Err(Error::dims(
+                "x length vs matrix columns",
+                self.n_cols,
+                x.len(),
+            ));
         }
         if y.len() != self.n_rows {
             return Err(Error::dims("y length vs matrix rows", self.n_rows, y.len()));
@@ -221,7 +227,11 @@ impl<T: Scalar> CsrMatrix<T> {
             n_cols: self.n_cols,
             row_ptr: self.row_ptr.clone(),
             col_idx: self.col_idx.clone(),
-            values: self.values.iter().map(|v| U::from_f64(v.to_f64())).collect(),
+            values: self
+                .values
+                .iter()
+                .map(|v| U::from_f64(v.to_f64()))
+                .collect(),
         }
     }
 
@@ -258,10 +268,18 @@ fn check_shape(
     n_values: usize,
 ) -> Result<()> {
     if row_ptr.len() != n_rows + 1 {
-        return Err(Error::dims("row_ptr length (n_rows + 1)", n_rows + 1, row_ptr.len()));
+        return Err(Error::dims(
+            "row_ptr length (n_rows + 1)",
+            n_rows + 1,
+            row_ptr.len(),
+        ));
     }
     if col_idx.len() != n_values {
-        return Err(Error::dims("values length vs column indices", col_idx.len(), n_values));
+        return Err(Error::dims(
+            "values length vs column indices",
+            col_idx.len(),
+            n_values,
+        ));
     }
     if row_ptr[0] != 0 || row_ptr[n_rows] != col_idx.len() {
         return Err(Error::InvalidMatrix(format!(
@@ -272,7 +290,9 @@ fn check_shape(
         )));
     }
     if let Some(r) = row_ptr.windows(2).position(|w| w[0] > w[1]) {
-        return Err(Error::InvalidMatrix(format!("row_ptr decreases at row {r}")));
+        return Err(Error::InvalidMatrix(format!(
+            "row_ptr decreases at row {r}"
+        )));
     }
     if let Some(k) = col_idx.iter().position(|&c| c >= n_cols) {
         return Err(Error::InvalidMatrix(format!(

@@ -46,10 +46,18 @@ pub(crate) fn check_inputs<B: Backend, T: Scalar>(
 ) -> Result<f64> {
     let n = a.n_rows();
     if b.len() != n {
-        return Err(Error::dims("right-hand side length vs matrix rows", n, b.len()));
+        return Err(Error::dims(
+            "right-hand side length vs matrix rows",
+            n,
+            b.len(),
+        ));
     }
     if x.len() != n {
-        return Err(Error::dims("initial guess length vs matrix rows", n, x.len()));
+        return Err(Error::dims(
+            "initial guess length vs matrix rows",
+            n,
+            x.len(),
+        ));
     }
     let mut norms = [0.0; 2];
     for (k, (what, v)) in [("right-hand side", b), ("initial guess", x)]

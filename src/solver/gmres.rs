@@ -79,8 +79,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             scratch: backend.partials(n, 1)?,
             tmp: backend.alloc(n)?,
             z: backend.alloc(if precond.is_some() { n } else { 0 })?,
-            setup_seconds: t0.elapsed().as_secs_f64()
-                + precond.map_or(0.0, |m| m.setup_seconds()),
+            setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
 
@@ -144,7 +143,14 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         tracker.start_loop(be.counters());
         loop {
             // Lines 2-4: r = b - A x, rho = ||r||, v_0 = r / rho.
-            be.residual(self.a, x, b, &mut self.tmp, &mut self.scratch, Some(Slot(0)))?;
+            be.residual(
+                self.a,
+                x,
+                b,
+                &mut self.tmp,
+                &mut self.scratch,
+                Some(Slot(0)),
+            )?;
             let rho = norm(be.finish(&self.scratch)?.get(Slot(0)));
             if iteration == 0 {
                 if let Some(reason) = tracker.record(0, rho) {
@@ -209,7 +215,14 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 Some(StopReason::Converged) | None => {}
                 Some(StopReason::Breakdown(k)) => {
                     // Happy breakdown: converged if the true residual passes (row 9).
-                    be.residual(self.a, x, b, &mut self.tmp, &mut self.scratch, Some(Slot(0)))?;
+                    be.residual(
+                        self.a,
+                        x,
+                        b,
+                        &mut self.tmp,
+                        &mut self.scratch,
+                        Some(Slot(0)),
+                    )?;
                     let rho = norm(be.finish(&self.scratch)?.get(Slot(0)));
                     let r = if tracker.passes(rho) {
                         StopReason::Converged
@@ -226,7 +239,8 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
     /// The source of step i: v_{i-1}, or z = M^-1 v_{i-1} (right preconditioning).
     fn prepare_source(&mut self, i: usize) -> Result<bool> {
         if let Some(pc) = self.precond {
-            self.backend.basis_store(&self.basis, i - 1, &mut self.tmp)?;
+            self.backend
+                .basis_store(&self.basis, i - 1, &mut self.tmp)?;
             pc.apply(self.backend, &self.tmp, &mut self.z)?;
             return Ok(true);
         }

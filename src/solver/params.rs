@@ -89,7 +89,10 @@ impl Params {
             return Err(Error::param("rtol", format!("{} not in [0, 1)", self.rtol)));
         }
         if !self.atol.is_finite() || self.atol < 0.0 {
-            return Err(Error::param("atol", format!("{} must be finite and >= 0", self.atol)));
+            return Err(Error::param(
+                "atol",
+                format!("{} must be finite and >= 0", self.atol),
+            ));
         }
         if self.restart == 0 {
             return Err(Error::param("restart", "must be at least 1"));

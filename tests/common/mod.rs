@@ -33,7 +33,12 @@ pub fn rand_vec<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
 
 /// A random square matrix with a strong diagonal, about `per_row` entries per row, and every
 /// 7th row empty (when `empty_rows`).
-pub fn random_matrix<T: Scalar>(n: usize, per_row: usize, empty_rows: bool, seed: u64) -> CsrMatrix<T> {
+pub fn random_matrix<T: Scalar>(
+    n: usize,
+    per_row: usize,
+    empty_rows: bool,
+    seed: u64,
+) -> CsrMatrix<T> {
     let mut r = Rng(seed | 1);
     let mut rp = vec![0usize];
     let mut ci = Vec::new();
@@ -47,7 +52,11 @@ pub fn random_matrix<T: Scalar>(n: usize, per_row: usize, empty_rows: bool, seed
             cols.dedup();
             for c in cols {
                 ci.push(c);
-                v.push(T::from_f64(if c == row { 4.0 + r.next_f64() } else { r.next_f64() }));
+                v.push(T::from_f64(if c == row {
+                    4.0 + r.next_f64()
+                } else {
+                    r.next_f64()
+                }));
             }
         }
         rp.push(ci.len());
@@ -58,7 +67,11 @@ pub fn random_matrix<T: Scalar>(n: usize, per_row: usize, empty_rows: bool, seed
 /// Largest |a - b| relative to the largest |b| (or absolute when b is zero).
 pub fn rel_diff<T: Scalar>(a: &[T], b: &[T]) -> f64 {
     assert_eq!(a.len(), b.len(), "lengths differ");
-    let scale = b.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max).max(1e-300);
+    let scale = b
+        .iter()
+        .map(|v| v.to_f64().abs())
+        .fold(0.0, f64::max)
+        .max(1e-300);
     let diff = a
         .iter()
         .zip(b)
@@ -73,10 +86,17 @@ pub fn rel_diff<T: Scalar>(a: &[T], b: &[T]) -> f64 {
 
 pub fn assert_close<T: Scalar>(what: &str, a: &[T], b: &[T], tol: f64) {
     let d = rel_diff(a, b);
-    assert!(d <= tol, "{what}: relative difference {d:.3e} > {tol:.1e} (n = {})", a.len());
+    assert!(
+        d <= tol,
+        "{what}: relative difference {d:.3e} > {tol:.1e} (n = {})",
+        a.len()
+    );
 }
 
 pub fn assert_scalar_close(what: &str, a: f64, b: f64, tol: f64) {
     let d = (a - b).abs() / b.abs().max(a.abs()).max(1e-300);
-    assert!(d <= tol || (a - b).abs() < 1e-280, "{what}: {a:e} vs {b:e} (rel {d:.3e} > {tol:.1e})");
+    assert!(
+        d <= tol || (a - b).abs() < 1e-280,
+        "{what}: {a:e} vs {b:e} (rel {d:.3e} > {tol:.1e})"
+    );
 }

@@ -38,7 +38,14 @@ impl KrylovOps for HostBackend {
         rr: Slot,
     ) -> Result<()> {
         let n = x.len();
-        same_len(n, &[("cg_update: r", r), ("cg_update: p", p), ("cg_update: Ap", ap)])?;
+        same_len(
+            n,
+            &[
+                ("cg_update: r", r),
+                ("cg_update: p", p),
+                ("cg_update: Ap", ap),
+            ],
+        )?;
         partials.check(rr, n)?;
         self.counters.launch();
         let g = partials.groups();
@@ -80,7 +87,11 @@ impl KrylovOps for HostBackend {
         let n = x.len();
         same_len(
             n,
-            &[("pcg_update: r", r), ("pcg_update: z", z), ("pcg_update: p", p)],
+            &[
+                ("pcg_update: r", r),
+                ("pcg_update: z", z),
+                ("pcg_update: p", p),
+            ],
         )?;
         same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
         partials.check(rr, n)?;
@@ -127,7 +138,10 @@ impl KrylovOps for HostBackend {
         ss: Slot,
     ) -> Result<()> {
         let n = r.len();
-        same_len(n, &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)])?;
+        same_len(
+            n,
+            &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)],
+        )?;
         for slot in [rr0, apr0, ss] {
             partials.check(slot, n)?;
         }
@@ -437,7 +451,10 @@ impl KrylovOps for HostBackend {
         basis.check_col(dst)?;
         basis.check_col(src)?;
         if dst == src {
-            return Err(Error::param("columns", "basis_axpy: dst and src must differ"));
+            return Err(Error::param(
+                "columns",
+                "basis_axpy: dst and src must differ",
+            ));
         }
         self.counters.launch();
         let n = basis.n();
@@ -512,7 +529,11 @@ impl KrylovOps for HostBackend {
         let n = basis.n();
         check_len("multi_axpy: y length", y, n)?;
         if coeffs.len() != cols.len() {
-            return Err(Error::dims("multi_axpy: coefficients vs columns", cols.len(), coeffs.len()));
+            return Err(Error::dims(
+                "multi_axpy: coefficients vs columns",
+                cols.len(),
+                coeffs.len(),
+            ));
         }
         self.counters.launch();
         let cols_data = columns(basis.data.host()?, n);

@@ -27,7 +27,12 @@ fn csr_rows<T: Scalar>(rp: &[u32], ci: &[u32], v: &[T], x: &[T], first_row: usiz
 
 impl HostBackend {
     /// Plain product for every format (no counting).
-    pub(super) fn product_slices<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &[T], y: &mut [T]) -> Result<()> {
+    pub(super) fn product_slices<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &[T],
+        y: &mut [T],
+    ) -> Result<()> {
         let n = y.len();
         match &a.format {
             DeviceFormat::Csr {
@@ -126,7 +131,11 @@ impl SpmvOps for HostBackend {
         for (v, _) in dots.with.iter().flatten() {
             check_len("spmv_dots: partner vector length", v, n)?;
         }
-        if slots.iter().enumerate().any(|(i, s)| slots[..i].contains(s)) {
+        if slots
+            .iter()
+            .enumerate()
+            .any(|(i, s)| slots[..i].contains(s))
+        {
             return Err(Error::param("slots", "spmv_dots slots must be distinct"));
         }
         self.counters.launch();
@@ -151,7 +160,10 @@ impl SpmvOps for HostBackend {
         } = &a.format
         {
             let (rp, ci, v) = (row_ptr.host()?, col_idx.host()?, values.host()?);
-            let items: Vec<_> = chunks_mut(ys, g).zip(local.iter_mut()).enumerate().collect();
+            let items: Vec<_> = chunks_mut(ys, g)
+                .zip(local.iter_mut())
+                .enumerate()
+                .collect();
             exec(n, items, |(c, (y, out))| {
                 csr_rows(rp, ci, v, xs, c * CHUNK, y);
                 let r = c * CHUNK..c * CHUNK + y.len();
@@ -216,7 +228,11 @@ impl SpmvOps for HostBackend {
         self.counters.launch();
         self.product_slices(a, x.host()?, r.host_mut()?)?;
         let bs = b.host()?;
-        let g = if rr.is_some() { partials.groups() } else { groups_for(n) };
+        let g = if rr.is_some() {
+            partials.groups()
+        } else {
+            groups_for(n)
+        };
         let mut local = vec![T::zero(); g];
         let items: Vec<_> = chunks_mut(r.host_mut()?, g)
             .zip(chunks(bs, g))
@@ -234,4 +250,3 @@ impl SpmvOps for HostBackend {
         Ok(())
     }
 }
-

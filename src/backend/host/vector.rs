@@ -10,12 +10,18 @@ use bytemuck::Pod;
 
 impl VectorOps for HostBackend {
     fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        Ok(Buffer::from_storage(len, Storage::Host(vec![T::zeroed(); len])))
+        Ok(Buffer::from_storage(
+            len,
+            Storage::Host(vec![T::zeroed(); len]),
+        ))
     }
 
     fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.counters.transfer();
-        Ok(Buffer::from_storage(data.len(), Storage::Host(data.to_vec())))
+        Ok(Buffer::from_storage(
+            data.len(),
+            Storage::Host(data.to_vec()),
+        ))
     }
 
     fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
@@ -47,7 +53,9 @@ impl VectorOps for HostBackend {
         self.counters.launch();
         let n = x.len();
         let g = groups_for(n);
-        let items: Vec<_> = chunks(x.host()?, g).zip(chunks_mut(y.host_mut()?, g)).collect();
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks_mut(y.host_mut()?, g))
+            .collect();
         exec(n, items, |(x, y)| y.copy_from_slice(x));
         Ok(())
     }
@@ -57,7 +65,9 @@ impl VectorOps for HostBackend {
         self.counters.launch();
         let n = x.len();
         let g = groups_for(n);
-        let items: Vec<_> = chunks(x.host()?, g).zip(chunks_mut(y.host_mut()?, g)).collect();
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks_mut(y.host_mut()?, g))
+            .collect();
         exec(n, items, |(x, y)| {
             for (yi, &xi) in y.iter_mut().zip(x) {
                 *yi = alpha * xi + beta * *yi;

@@ -248,8 +248,12 @@ pub trait KrylovOps: SpmvOps {
     ) -> Result<()>;
 
     /// Kernel `basis_store`: dst = v_col.
-    fn basis_store<T: Scalar>(&self, basis: &Basis<T>, col: usize, dst: &mut Buffer<T>)
-        -> Result<()>;
+    fn basis_store<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        col: usize,
+        dst: &mut Buffer<T>,
+    ) -> Result<()>;
 
     /// Kernel `multi_axpy` (seed 000's VecAXPYKernel_j): y += sum_k coeffs_k v_{cols.start + k},
     /// one pass over y. The coefficients travel with the launch (one host transfer on GPUs).

@@ -17,7 +17,10 @@ pub use vector::VectorOps;
 /// The GPU backends build all of them; a test checks that each name exists as `__kernel` in the
 /// OpenCL file and as `extern "C" __global__` in the CUDA file of its family.
 pub const KERNELS: &[(&str, &[&str])] = &[
-    ("vector", &["fill", "copy", "axpby", "scale", "dot_partials"]),
+    (
+        "vector",
+        &["fill", "copy", "axpby", "scale", "dot_partials"],
+    ),
     (
         "spmv",
         &[

@@ -11,8 +11,7 @@ use enum_dispatch::enum_dispatch;
 #[enum_dispatch]
 pub trait PrecondOps: KrylovOps {
     /// Kernel `diag_scale` (Jacobi): y_i = d_i x_i.
-    fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>)
-        -> Result<()>;
+    fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
 
     /// Kernel `diag_scale_dot`: y_i = d_i x_i with the partial <x, y> into `slot` (Jacobi
     /// applied inside pipelined PCG: q = M^-1 Ap and <Ap, q> in one pass).

@@ -71,8 +71,7 @@ pub trait SpmvOps: VectorOps {
     }
 
     /// Kernel `spmv` (per format: `spmv_csr`, `spmv_sell`, `spmv_bsr`): y = A x.
-    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>)
-        -> Result<()>;
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
 
     /// Kernel `spmv_dots` (per format): y = A x fused with the first stage of the inner products
     /// in `dots` (seed 001: CG Alg. 2 lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES
