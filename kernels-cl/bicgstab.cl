@@ -30,7 +30,7 @@ void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __gl
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR alpha = alpha_shared;
     SCALAR acc = ZERO;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         const SCALAR si = r[i] - alpha * ap[i];
         s[i] = si;
         acc += si * si;
@@ -48,7 +48,7 @@ void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
                      __global SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
     __local SCALAR scratch[2 * WG];
     SCALAR acc[2] = {ZERO, ZERO};
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         const SCALAR ph = phat[i];
         const SCALAR sh = shat[i];
         const SCALAR pi = p[i];

@@ -19,7 +19,7 @@ void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __glob
                __global SCALAR *partials, const uint slot_rr) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         const SCALAR pi = p[i];
         x[i] += alpha * pi;
         const SCALAR ri = r[i] - alpha * ap[i];
@@ -38,7 +38,7 @@ void pcg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __glo
                 const uint slot_rr, const uint slot_rz) {
     __local SCALAR scratch[2 * WG];
     SCALAR acc[2] = {ZERO, ZERO};
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         const SCALAR pi = p[i];
         x[i] += alpha * pi;
         const SCALAR ri = r[i] - alpha * ap[i];

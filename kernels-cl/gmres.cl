@@ -48,7 +48,7 @@ void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const 
         for (uint t = 0; t < DOTS_CHUNK; ++t) {
             acc[t] = ZERO;
         }
-        for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        FOR_EACH(e, n) {
             const SCALAR we = vw[e];
 #pragma unroll
             for (uint t = 0; t < DOTS_CHUNK; ++t) {
@@ -91,7 +91,7 @@ void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
         const bool last = c + 1 == nchunks;
         /* columns v_{c0+1} .. v_{c0+m} */
         __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
-        for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+        FOR_EACH(e, n) {
             SCALAR v = vi[e];
             for (uint t = 0; t < m; ++t) {
                 v -= coef[t] * vj0[(ulong)t * n + e];
@@ -125,7 +125,7 @@ void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
     __global const SCALAR *v0 = basis;
     __global SCALAR *vi = basis + (ulong)i * n;
     SCALAR acc = ZERO;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         const SCALAR v = vi[e] * inv;
         vi[e] = v;
         acc += v0[e] * v;
@@ -139,7 +139,7 @@ void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint
                 const SCALAR alpha) {
     __global SCALAR *vd = basis + (ulong)dst * n;
     __global const SCALAR *vs = basis + (ulong)src * n;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         vd[e] += alpha * vs[e];
     }
 }
@@ -147,7 +147,7 @@ void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void basis_scale(__global SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
     __global SCALAR *v = basis + (ulong)col * n;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         v[e] *= alpha;
     }
 }
@@ -156,7 +156,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void basis_load(__global SCALAR *basis, const uint n, const uint col,
                 __global const SCALAR *src, const SCALAR alpha) {
     __global SCALAR *v = basis + (ulong)col * n;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         v[e] = alpha * src[e];
     }
 }
@@ -165,7 +165,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void basis_store(__global const SCALAR *basis, const uint n, const uint col,
                  __global SCALAR *dst) {
     __global const SCALAR *v = basis + (ulong)col * n;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         dst[e] = v[e];
     }
 }
@@ -174,7 +174,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
                 const uint first_col, const uint count, __global const SCALAR *coeffs) {
     __global const SCALAR *v0 = basis + (ulong)first_col * n;
-    for (uint e = get_global_id(0); e < n; e += get_global_size(0)) {
+    FOR_EACH(e, n) {
         SCALAR acc = y[e];
         for (uint t = 0; t < count; ++t) {
             acc += coeffs[t] * v0[(ulong)t * n + e];

@@ -12,7 +12,7 @@
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void diag_scale(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
                 const uint n) {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         y[i] = d[i] * x[i];
     }
 }
@@ -22,7 +22,7 @@ void diag_scale_dot(__global const SCALAR *d, __global const SCALAR *x, __global
                     const uint n, __global SCALAR *partials, const uint slot) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         const SCALAR xi = x[i];
         const SCALAR yi = d[i] * xi;
         y[i] = yi;

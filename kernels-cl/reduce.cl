@@ -22,11 +22,32 @@
  *   - Kernels that need a finished value (BiCGStab's alpha, GMRES's R column and norm) sum the
  *     slot's G partials sequentially in index order, starting from 0, in SCALAR, inside every
  *     work-group, so every group sees the bit-identical value (host: sum_slot_in_kernel).
- *   - Grid-stride element loop: for (i = get_global_id(0); i < n; i += get_global_size(0)).
+ *   - Floating point: FP_CONTRACT OFF (below); sums in the order the host reference uses
+ *     (per element: left to right as written in the kernel's comment).
+ *   - Element loops are FOR_EACH(i, n) (below): grid-stride on GPUs,
+ *     for (i = get_global_id(0); i < n; i += get_global_size(0)) -- the CUDA mirror uses
+ *     exactly this; on CPU devices (-D BLOCKED_LOOPS) one contiguous block per work-item.
  *     n = 0 is legal: the loop does nothing and zero partials are written.
  */
 
+/* No fused multiply-add contraction: every backend rounds a*b + c the same way as the host
+ * reference (CUDA: compile with --fmad=false). The kernels are memory-bound; FMA buys nothing. */
+#pragma OPENCL FP_CONTRACT OFF
+
 #define ZERO ((SCALAR)0)
+
+#ifdef BLOCKED_LOOPS
+/* CPU devices (PoCL): the work-items of a group run one after another on a core, so a
+ * grid-stride loop would stride through memory; each work-item takes one contiguous block. */
+#define FOR_EACH(i, n)                                                                       \
+    for (uint i##_blk = ((uint)(n) + (uint)get_global_size(0) - 1) / (uint)get_global_size(0), \
+              i = min((uint)get_global_id(0) * i##_blk, (uint)(n)),                          \
+              i##_end = min(i + i##_blk, (uint)(n));                                         \
+         i < i##_end; ++i)
+#else
+/* GPUs: grid-stride, consecutive work-items on consecutive elements (coalesced). */
+#define FOR_EACH(i, n) for (uint i = get_global_id(0); i < (uint)(n); i += get_global_size(0))
+#endif
 
 /* Tree sum of one value per work-item over the work-group; every work-item gets the result.
  * `scratch` has WG entries. Must be called by all work-items of the group. */

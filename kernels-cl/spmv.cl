@@ -37,8 +37,10 @@
  * residual_*: r = b - A x, partial <r, r> when slot_rr >= 0.
  * Launch: partials.groups() work-groups whenever a slot is on (any grid otherwise).
  * CSR: k work-items per row (a power of two, 1 <= k <= min(32, WG), chosen on the host from the
- *   mean nonzeros per row); the k partial row sums are combined in local memory. Each group
- *   handles WG / k consecutive rows per step of its grid-stride loop over row blocks.
+ *   mean nonzeros per row: 1 below 16 per row on GPUs, always 1 on CPUs). k = 1: one row per
+ *   work-item in the FOR_EACH loop, no barrier. k > 1: the k partial row sums are combined in
+ *   local memory; each group handles WG / k consecutive rows per step of a grid-stride loop
+ *   over row blocks (uniform trip count: the barriers are reached by the whole group).
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p].
@@ -158,15 +160,23 @@ void spmv_dots_csr(__global const uint *row_ptr, __global const uint *col_idx,
                    const int slot_w1) {
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    const uint rows_per_group = WG / k;
-    const uint stride = get_num_groups(0) * rows_per_group;
-    const uint lane = get_local_id(0) & (k - 1);
-    for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
-        const uint row = base + get_local_id(0) / k;
-        const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, scratch);
-        if (lane == 0 && row < n_rows) {
+    if (k == 1) {
+        FOR_EACH(row, n_rows) {
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, 1, scratch);
             y[y_off + row] = v;
             row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, scratch);
+            if (lane == 0 && row < n_rows) {
+                y[y_off + row] = v;
+                row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+            }
         }
     }
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
@@ -179,16 +189,24 @@ void residual_csr(__global const uint *row_ptr, __global const uint *col_idx,
                   __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    const uint rows_per_group = WG / k;
-    const uint stride = get_num_groups(0) * rows_per_group;
-    const uint lane = get_local_id(0) & (k - 1);
-    for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
-        const uint row = base + get_local_id(0) / k;
-        const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, scratch);
-        if (lane == 0 && row < n_rows) {
-            const SCALAR ri = b[row] - v;
+    if (k == 1) {
+        FOR_EACH(row, n_rows) {
+            const SCALAR ri = b[row] - csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, scratch);
             r[row] = ri;
             acc += ri * ri;
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, scratch);
+            if (lane == 0 && row < n_rows) {
+                const SCALAR ri = b[row] - v;
+                r[row] = ri;
+                acc += ri * ri;
+            }
         }
     }
     if (slot_rr >= 0) {
@@ -209,7 +227,7 @@ void spmv_dots_sell(const uint c, __global const uint *slice_ptr, __global const
                     const int slot_w1) {
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    for (uint p = get_global_id(0); p < n_rows; p += get_global_size(0)) {
+    FOR_EACH(p, n_rows) {
         const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, x_off, p);
         const uint row = row_perm[p];
         y[y_off + row] = v;
@@ -226,7 +244,7 @@ void residual_sell(const uint c, __global const uint *slice_ptr, __global const 
                    __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    for (uint p = get_global_id(0); p < n_rows; p += get_global_size(0)) {
+    FOR_EACH(p, n_rows) {
         const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, 0, p);
         const uint row = row_perm[p];
         const SCALAR ri = b[row] - v;
@@ -250,7 +268,7 @@ void spmv_dots_bsr(const uint bs, __global const uint *row_ptr, __global const u
                    const int slot_w1) {
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    for (uint row = get_global_id(0); row < n_rows; row += get_global_size(0)) {
+    FOR_EACH(row, n_rows) {
         const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, x_off, row);
         y[y_off + row] = v;
         row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
@@ -265,7 +283,7 @@ void residual_bsr(const uint bs, __global const uint *row_ptr, __global const ui
                   __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    for (uint row = get_global_id(0); row < n_rows; row += get_global_size(0)) {
+    FOR_EACH(row, n_rows) {
         const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, 0, row);
         const SCALAR ri = b[row] - v;
         r[row] = ri;

@@ -15,14 +15,14 @@
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fill(__global SCALAR *x, const uint n, const SCALAR value) {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         x[i] = value;
     }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void copy(__global const SCALAR *x, __global SCALAR *y, const uint n) {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         y[i] = x[i];
     }
 }
@@ -30,14 +30,14 @@ void copy(__global const SCALAR *x, __global SCALAR *y, const uint n) {
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void axpby(const SCALAR alpha, __global const SCALAR *x, const SCALAR beta,
            __global SCALAR *y, const uint n) {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void scale(const SCALAR alpha, __global SCALAR *x, const uint n) {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         x[i] = alpha * x[i];
     }
 }
@@ -47,7 +47,7 @@ void dot_partials(__global const SCALAR *x, __global const SCALAR *y, const uint
                   __global SCALAR *partials, const uint slot) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_EACH(i, n) {
         acc += x[i] * y[i];
     }
     acc = group_sum(scratch, acc);

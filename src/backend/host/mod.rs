@@ -15,9 +15,9 @@ use super::{BackendInfo, Counters};
 use rayon::prelude::*;
 
 /// Elements per chunk (one partial sum per chunk).
-pub const CHUNK: usize = 4096;
+pub const CHUNK: usize = 2048;
 /// Below this length kernels run on the calling thread.
-pub const PARALLEL_MIN: usize = 32768;
+pub const PARALLEL_MIN: usize = 8192;
 
 /// The host backend.
 ///

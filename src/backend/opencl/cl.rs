@@ -58,7 +58,9 @@ pub(crate) fn status_name(code: cl_int) -> &'static str {
 pub(crate) fn is_out_of_memory(code: cl_int) -> bool {
     matches!(
         code,
-        ffi::CL_MEM_OBJECT_ALLOCATION_FAILURE | ffi::CL_OUT_OF_RESOURCES | ffi::CL_OUT_OF_HOST_MEMORY
+        ffi::CL_MEM_OBJECT_ALLOCATION_FAILURE
+            | ffi::CL_OUT_OF_RESOURCES
+            | ffi::CL_OUT_OF_HOST_MEMORY
     )
 }
 
@@ -275,7 +277,14 @@ pub(crate) fn create_context(platform: PlatformId, device: DeviceId) -> Result<C
     // SAFETY: `props` is a zero-terminated property list, `device` one valid device id, no
     // callback.
     let ctx = unsafe {
-        ffi::clCreateContext(props.as_ptr(), 1, &device.0, None, ptr::null_mut(), &mut err)
+        ffi::clCreateContext(
+            props.as_ptr(),
+            1,
+            &device.0,
+            None,
+            ptr::null_mut(),
+            &mut err,
+        )
     };
     check(err, "clCreateContext")?;
     Ok(Context(ctx))

@@ -5,6 +5,7 @@
 use super::cl::{self, DeviceId, PlatformId, BACKEND};
 use crate::error::{Error, Result};
 use ocl::ffi;
+use std::sync::Mutex;
 
 /// Environment variable that overrides the default device: `P:D` (platform and device index)
 /// or a case-insensitive substring of "platform / device".
@@ -101,7 +102,13 @@ impl DeviceDescription {
         )
     }
 
-    fn query(platform_index: usize, device_index: usize, platform: PlatformId, platform_name: &str, device: DeviceId) -> Result<Self> {
+    fn query(
+        platform_index: usize,
+        device_index: usize,
+        platform: PlatformId,
+        platform_name: &str,
+        device: DeviceId,
+    ) -> Result<Self> {
         let device_name = cl::device_string(device, ffi::CL_DEVICE_NAME)?;
         let kind = cl::device_uint(device, ffi::CL_DEVICE_TYPE)?;
         let extensions = cl::device_string(device, ffi::CL_DEVICE_EXTENSIONS).unwrap_or_default();
@@ -114,7 +121,8 @@ impl DeviceDescription {
             platform_name: platform_name.to_string(),
             device_name,
             is_gpu: kind & ffi::CL_DEVICE_TYPE_GPU != 0,
-            compute_units: cl::device_uint(device, ffi::CL_DEVICE_MAX_COMPUTE_UNITS)?.max(1) as usize,
+            compute_units: cl::device_uint(device, ffi::CL_DEVICE_MAX_COMPUTE_UNITS)?.max(1)
+                as usize,
             max_work_group_size: cl::device_uint(device, ffi::CL_DEVICE_MAX_WORK_GROUP_SIZE)?.max(1)
                 as usize,
             max_alloc_bytes: cl::device_uint(device, ffi::CL_DEVICE_MAX_MEM_ALLOC_SIZE)?,
@@ -130,7 +138,12 @@ impl DeviceDescription {
 /// Every device of every platform, in platform then device order. No OpenCL platform is
 /// [`Error::BackendUnavailable`].
 pub fn list_devices() -> Result<Vec<DeviceDescription>> {
-    let platforms = cl::platform_ids().map_err(|e| unavailable(format!("cannot list platforms: {e}")))?;
+    // Some ICDs (PoCL) initialize their devices lazily on the first clGetDeviceIDs and report
+    // no device to a second thread that asks meanwhile: enumerate one thread at a time.
+    static ENUMERATION: Mutex<()> = Mutex::new(());
+    let _guard = ENUMERATION.lock().unwrap_or_else(|p| p.into_inner());
+    let platforms =
+        cl::platform_ids().map_err(|e| unavailable(format!("cannot list platforms: {e}")))?;
     if platforms.is_empty() {
         return Err(unavailable(
             "no OpenCL platform found (no ICD installed, e.g. pocl-opencl-icd or the NVIDIA driver)".into(),
@@ -160,9 +173,15 @@ pub fn list_devices() -> Result<Vec<DeviceDescription>> {
 }
 
 /// Pick a device from a listing.
-pub(crate) fn select(devices: &[DeviceDescription], selector: &DeviceSelector) -> Result<DeviceDescription> {
+pub(crate) fn select(
+    devices: &[DeviceDescription],
+    selector: &DeviceSelector,
+) -> Result<DeviceDescription> {
     let found = match selector {
-        DeviceSelector::Default => devices.iter().find(|d| d.is_gpu).or_else(|| devices.first()),
+        DeviceSelector::Default => devices
+            .iter()
+            .find(|d| d.is_gpu)
+            .or_else(|| devices.first()),
         DeviceSelector::Index { platform, device } => devices
             .iter()
             .find(|d| d.platform_index == *platform && d.device_index == *device),

@@ -71,7 +71,12 @@ pub(crate) fn enqueue(
                 // SAFETY: `bytes` holds `size` <= 8 initialized bytes of the argument value;
                 // the kernel is not used by any other thread (kernel-cache lock held).
                 unsafe {
-                    ffi::clSetKernelArg(kernel.0, index as u32, *size, bytes.as_ptr().cast::<c_void>())
+                    ffi::clSetKernelArg(
+                        kernel.0,
+                        index as u32,
+                        *size,
+                        bytes.as_ptr().cast::<c_void>(),
+                    )
                 }
             }
         };
@@ -106,7 +111,10 @@ pub(crate) fn enqueue(
         )
     };
     if code != ffi::CL_SUCCESS {
-        return Err(cl::driver_error(&format!("clEnqueueNDRangeKernel({name})"), code));
+        return Err(cl::driver_error(
+            &format!("clEnqueueNDRangeKernel({name})"),
+            code,
+        ));
     }
     Ok(())
 }

@@ -87,7 +87,10 @@ impl OpenClBackend {
         if bytes as u64 > info.global_mem_bytes {
             return Err(self.oom(
                 bytes,
-                format!("above CL_DEVICE_GLOBAL_MEM_SIZE = {} bytes", info.global_mem_bytes),
+                format!(
+                    "above CL_DEVICE_GLOBAL_MEM_SIZE = {} bytes",
+                    info.global_mem_bytes
+                ),
             ));
         }
         let alloc = bytes.max(8);

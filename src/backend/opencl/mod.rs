@@ -16,7 +16,7 @@
 //!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
 //! to a power of two (a build-time constant of the programs); reductions use
-//! [`VectorOps::reduction_groups`] = clamp(ceil(n / WG), 1, 4 x compute units) work-groups,
+//! [`crate::backend::VectorOps::reduction_groups`] = clamp(ceil(n / WG), 1, 4 x compute units) work-groups,
 //! a function of `n` and the device only, so sums are deterministic.
 
 mod cl;
@@ -35,10 +35,10 @@ pub use memory::RawBuffer;
 use self::cl::{Context, Queue, BACKEND};
 use self::launch::Arg;
 use self::program::CompiledProgram;
-use crate::backend::{BackendInfo, BackendStatus, Counters};
+use crate::backend::{BackendInfo, BackendStatus, Counters, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Largest vector length the kernels index with 32-bit `uint` (grid-stride loops stay below
@@ -52,16 +52,19 @@ const GROUPS_PER_CU: usize = 4;
 /// used under a lock, everything else is thread-safe OpenCL state.
 pub struct OpenClBackend {
     // Field order is drop order: kernels and programs before the queue and the context.
-    programs: [Mutex<Option<CompiledProgram>>; 2],
+    // Boxed (with the device description) to keep `AnyBackend`'s variants of similar size.
+    programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
     /// Coefficients of `multi_axpy` (grown when needed).
     coeffs: Mutex<Option<RawBuffer>>,
     queue: Queue,
     context: Context,
-    device: DeviceDescription,
+    device: Box<DeviceDescription>,
     wg: usize,
     counters: Counters,
     /// Set after a sticky device fault: every later call fails.
     fatal: AtomicBool,
+    /// Work-items per CSR row forced by [`OpenClBackend::force_csr_lanes`] (0 = automatic).
+    csr_lanes_override: AtomicU32,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -80,21 +83,28 @@ impl OpenClBackend {
         let devices = list_devices()?;
         let device = device::select(&devices, &selector)?;
         let context = cl::create_context(device.platform, device.device).map_err(|e| {
-            device::unavailable(format!("cannot create a context on {}: {e}", device.full_name()))
+            device::unavailable(format!(
+                "cannot create a context on {}: {e}",
+                device.full_name()
+            ))
         })?;
         let queue = cl::create_queue(&context, device.device).map_err(|e| {
-            device::unavailable(format!("cannot create a queue on {}: {e}", device.full_name()))
+            device::unavailable(format!(
+                "cannot create a queue on {}: {e}",
+                device.full_name()
+            ))
         })?;
         let wg = work_group_size(device.max_work_group_size);
         Ok(Self {
-            programs: [Mutex::new(None), Mutex::new(None)],
+            programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             coeffs: Mutex::new(None),
             queue,
             context,
-            device,
+            device: Box::new(device),
             wg,
             counters: Counters::default(),
             fatal: AtomicBool::new(false),
+            csr_lanes_override: AtomicU32::new(0),
         })
     }
 
@@ -146,6 +156,21 @@ impl OpenClBackend {
         }
     }
 
+    /// Force the work-items per CSR row (a power of two from 1 to min(32, WG)), or go back to
+    /// the automatic choice with `None` (testing: CPUs always use 1 otherwise).
+    #[doc(hidden)]
+    pub fn force_csr_lanes(&self, lanes: Option<u32>) -> Result<()> {
+        let k = lanes.unwrap_or(0);
+        if lanes.is_some() && (!k.is_power_of_two() || k > 32 || k as usize > self.wg) {
+            return Err(Error::param(
+                "lanes",
+                format!("{k} is not a power of two in 1..=min(32, {})", self.wg),
+            ));
+        }
+        self.csr_lanes_override.store(k, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Build an arbitrary source with the library's options for `precision` (testing: a
     /// broken source must give [`Error::KernelBuild`] with the compiler log).
     #[doc(hidden)]
@@ -156,7 +181,7 @@ impl OpenClBackend {
             src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
         }
         src.push_str(source);
-        let options = program::build_options(precision, self.wg);
+        let options = program::build_options(precision, self.wg, self.device.is_gpu);
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }
 
@@ -220,19 +245,27 @@ impl OpenClBackend {
                 self.device.device,
                 precision,
                 self.wg,
+                self.device.is_gpu,
             )?);
         }
         Ok(guard)
     }
 
     /// Enqueue kernel `name` of precision `T` with `groups` work-groups (counts one launch).
-    pub(crate) fn launch<T: Scalar>(&self, name: &'static str, groups: usize, args: &[Arg<'_>]) -> Result<()> {
+    pub(crate) fn launch<T: Scalar>(
+        &self,
+        name: &'static str,
+        groups: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
         self.check_alive()?;
         let guard = self.program(T::PRECISION)?;
         let kernel = guard
             .as_ref()
             .and_then(|p| p.kernels.get(name))
-            .ok_or_else(|| Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program")))?;
+            .ok_or_else(|| {
+                Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
+            })?;
         self::launch::enqueue(&self.queue, kernel, name, args, groups.max(1), self.wg)
             .map_err(|e| self.record(e))?;
         self.counters.launch();
@@ -244,6 +277,22 @@ impl OpenClBackend {
         n.div_ceil(self.wg)
             .min(GROUPS_PER_CU * self.device.compute_units)
             .max(1)
+    }
+
+    /// A required slot as a kernel `uint`.
+    pub(crate) fn slot_arg(slot: Slot) -> Result<Arg<'static>> {
+        u32::try_from(slot.0)
+            .map(Arg::uint)
+            .map_err(|_| Error::param("slot", format!("slot {} too large", slot.0)))
+    }
+
+    /// An optional slot as a kernel `int` (-1 = off).
+    pub(crate) fn opt_slot(slot: Option<Slot>) -> Result<i32> {
+        match slot {
+            None => Ok(-1),
+            Some(s) => i32::try_from(s.0)
+                .map_err(|_| Error::param("slot", format!("slot {} too large", s.0))),
+        }
     }
 
     /// `n` as a kernel `uint`, or [`Error::IndexOverflow`] above 2^31 - 1.
@@ -298,7 +347,9 @@ pub fn status() -> BackendStatus {
         .iter()
         .map(|d| {
             let mark = match &chosen {
-                Ok(c) if c.platform_index == d.platform_index && c.device_index == d.device_index => {
+                Ok(c)
+                    if c.platform_index == d.platform_index && c.device_index == d.device_index =>
+                {
                     "  <- selected"
                 }
                 _ => "",
@@ -314,7 +365,11 @@ pub fn status() -> BackendStatus {
                 c.platform_index,
                 c.device_index,
                 c.full_name(),
-                if c.is_gpu { "" } else { " (not a GPU: auto prefers host)" },
+                if c.is_gpu {
+                    ""
+                } else {
+                    " (not a GPU: auto prefers host)"
+                },
                 match selector {
                     DeviceSelector::Default => "default: first GPU, else first device".to_string(),
                     other => format!("{DEVICE_ENV} = {other:?}"),
@@ -351,9 +406,18 @@ mod tests {
         assert_eq!(DeviceSelector::parse(""), DeviceSelector::Default);
         assert_eq!(
             DeviceSelector::parse("1:0"),
-            DeviceSelector::Index { platform: 1, device: 0 }
+            DeviceSelector::Index {
+                platform: 1,
+                device: 0
+            }
         );
-        assert_eq!(DeviceSelector::parse("NVIDIA"), DeviceSelector::Name("NVIDIA".into()));
-        assert_eq!(DeviceSelector::parse("a:b"), DeviceSelector::Name("a:b".into()));
+        assert_eq!(
+            DeviceSelector::parse("NVIDIA"),
+            DeviceSelector::Name("NVIDIA".into())
+        );
+        assert_eq!(
+            DeviceSelector::parse("a:b"),
+            DeviceSelector::Name("a:b".into())
+        );
     }
 }

@@ -36,13 +36,15 @@ pub(crate) fn full_source(precision: Precision) -> String {
     src
 }
 
-/// Build options for `precision` and work-group size `wg`.
-pub(crate) fn build_options(precision: Precision, wg: usize) -> String {
+/// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
+/// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
+pub(crate) fn build_options(precision: Precision, wg: usize, gpu: bool) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
         Precision::F64 => "double",
     };
-    format!("-D SCALAR={scalar} -D WG={wg}")
+    let layout = if gpu { "" } else { " -D BLOCKED_LOOPS" };
+    format!("-D SCALAR={scalar} -D WG={wg}{layout}")
 }
 
 /// The build log of `program` on `device` (empty when it cannot be read).
@@ -50,7 +52,14 @@ fn build_log(program: &Program, device: DeviceId) -> String {
     let query = |size: usize, value: *mut std::ffi::c_void, ret: *mut usize| -> cl_int {
         // SAFETY: `value` is null or points to `size` writable bytes; `ret` is null or valid.
         unsafe {
-            ffi::clGetProgramBuildInfo(program.0, device.0, ffi::CL_PROGRAM_BUILD_LOG, size, value, ret)
+            ffi::clGetProgramBuildInfo(
+                program.0,
+                device.0,
+                ffi::CL_PROGRAM_BUILD_LOG,
+                size,
+                value,
+                ret,
+            )
         }
     };
     let mut size = 0usize;
@@ -67,7 +76,12 @@ fn build_log(program: &Program, device: DeviceId) -> String {
 
 /// Compile `source` with `options` for one device. Any failure is [`Error::KernelBuild`] with
 /// the compiler log.
-pub(crate) fn build(ctx: &Context, device: DeviceId, source: &str, options: &str) -> Result<Program> {
+pub(crate) fn build(
+    ctx: &Context,
+    device: DeviceId,
+    source: &str,
+    options: &str,
+) -> Result<Program> {
     let build_error = |what: String| Error::KernelBuild {
         backend: BACKEND.into(),
         log: what,
@@ -85,10 +99,18 @@ pub(crate) fn build(ctx: &Context, device: DeviceId, source: &str, options: &str
         )));
     }
     let program = Program(raw);
-    let opts = CString::new(options).map_err(|_| build_error("build options contain NUL".into()))?;
+    let opts =
+        CString::new(options).map_err(|_| build_error("build options contain NUL".into()))?;
     // SAFETY: valid program and one device of its context; no callback (synchronous build).
     let code = unsafe {
-        ffi::clBuildProgram(program.0, 1, &device.0, opts.as_ptr(), None, ptr::null_mut())
+        ffi::clBuildProgram(
+            program.0,
+            1,
+            &device.0,
+            opts.as_ptr(),
+            None,
+            ptr::null_mut(),
+        )
     };
     if code != ffi::CL_SUCCESS {
         let log = build_log(&program, device);
@@ -119,9 +141,17 @@ pub(crate) struct CompiledProgram {
 }
 
 impl CompiledProgram {
-    /// Build the library's program for `precision` and create all its kernels.
-    pub(crate) fn build(ctx: &Context, device: DeviceId, precision: Precision, wg: usize) -> Result<Self> {
-        let program = build(ctx, device, &full_source(precision), &build_options(precision, wg))?;
+    /// Build the library's program for `precision` (see [`build_options`]) and create all its
+    /// kernels.
+    pub(crate) fn build(
+        ctx: &Context,
+        device: DeviceId,
+        precision: Precision,
+        wg: usize,
+        gpu: bool,
+    ) -> Result<Self> {
+        let options = build_options(precision, wg, gpu);
+        let program = build(ctx, device, &full_source(precision), &options)?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
