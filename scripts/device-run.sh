@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (after ../shared/tools/pack-for-device --features "cuda opencl"):
 # conformance of CUDA and NVIDIA OpenCL against host, FEM-ladder iteration counts, then the
-# latency sweeps. Results under $OUT: log, CSVs, SVGs. Usage: bash scripts/device-run.sh [tests|bench|all]
+# latency sweeps. Results under $OUT (8 files at most come back): device.log, fem2d_iterations.csv,
+# h200_<problem>.{csv,svg,md}. Usage: bash scripts/device-run.sh [tests|bench|all]
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/pipekrylov-out}
@@ -17,9 +18,10 @@ summary=()
 if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in test-backend_agreement test-cuda_backend test-opencl_backend test-cuda_nvrtc test-solvers; do
     [ -x .device/bin/$t ] || { summary+=("$t: not packed"); continue; }
-    if run "$t" --include-ignored >"$out/$t.log" 2>&1; then r=pass; else r=FAIL; fi
-    tail -n 30 "$out/$t.log" >>"$log"
-    summary+=("$t: $r ($(grep -E '^test result' "$out/$t.log" | tail -1))")
+    tl=/tmp/$t.log
+    if run "$t" --include-ignored >"$tl" 2>&1; then r=pass; else r=FAIL; fi
+    { echo "== $t: $r"; grep -vE '^test .* ok$' "$tl" | tail -n 60; } >>"$log"
+    summary+=("$t: $r ($(grep -E '^test result' "$tl" | tail -1))")
   done
   # FEM ladder: iteration counts per backend (issue: OpenCL within 1 iteration or 1% of host).
   echo "backend,n,iterations,relative_residual,seconds_per_iteration" >"$out/fem2d_iterations.csv"
