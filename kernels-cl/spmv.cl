@@ -191,7 +191,8 @@ void residual_csr(__global const uint *row_ptr, __global const uint *col_idx,
     SCALAR acc = ZERO;
     if (k == 1) {
         FOR_EACH(row, n_rows) {
-            const SCALAR ri = b[row] - csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, scratch);
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, scratch);
+            const SCALAR ri = b[row] - v;
             r[row] = ri;
             acc += ri * ri;
         }

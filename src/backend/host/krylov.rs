@@ -367,6 +367,12 @@ impl KrylovOps for HostBackend {
         if i == 0 || ld < i || rmat.len() < ld * i {
             return Err(Error::param("rmat", "R matrix too small for column i"));
         }
+        if i >= 2 && (first_slot.0..first_slot.0 + i - 1).contains(&norm_slot.0) {
+            return Err(Error::param(
+                "norm_slot",
+                "gmres_gram_schmidt: norm_slot overlaps the coefficient slots",
+            ));
+        }
         self.counters.launch();
         let g = partials.groups();
         let coeffs: Vec<T> = {

@@ -146,7 +146,9 @@ pub fn list_devices() -> Result<Vec<DeviceDescription>> {
         cl::platform_ids().map_err(|e| unavailable(format!("cannot list platforms: {e}")))?;
     if platforms.is_empty() {
         return Err(unavailable(
-            "no OpenCL platform found (no ICD installed, e.g. pocl-opencl-icd or the NVIDIA driver)".into(),
+            "no OpenCL platform found (no ICD installed, e.g. pocl-opencl-icd or the NVIDIA \
+             driver)"
+                .into(),
         ));
     }
     let mut out = Vec::new();

@@ -15,9 +15,12 @@
 //! ```
 //!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
-//! to a power of two (a build-time constant of the programs); reductions use
-//! [`crate::backend::VectorOps::reduction_groups`] = clamp(ceil(n / WG), 1, 4 x compute units) work-groups,
-//! a function of `n` and the device only, so sums are deterministic.
+//! to a power of two (a build-time constant of the programs); every kernel runs
+//! clamp(ceil(n / WG), 1, 4 x compute units) work-groups
+//! ([`crate::backend::VectorOps::reduction_groups`]), a function of `n` and the device only, so
+//! sums are deterministic. Element loops are grid-stride on GPUs and one contiguous block per
+//! work-item on CPUs (`kernels-cl/reduce.cl`); CSR uses one work-item per row below 16
+//! nonzeros per row on GPUs (measured on the H200), more above.
 
 mod cl;
 mod device;
@@ -221,8 +224,8 @@ impl OpenClBackend {
     fn require_precision(&self, precision: Precision) -> Result<()> {
         if precision == Precision::F64 && !self.device.fp64 {
             return Err(device::unavailable(format!(
-                "{} has no double precision (cl_khr_fp64 missing or CL_DEVICE_DOUBLE_FP_CONFIG = 0); \
-                 f32 works",
+                "{} has no double precision (cl_khr_fp64 missing or \
+                 CL_DEVICE_DOUBLE_FP_CONFIG = 0); f32 works",
                 self.device_label()
             )));
         }

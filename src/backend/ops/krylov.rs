@@ -183,7 +183,7 @@ pub trait KrylovOps: SpmvOps {
     /// R_{j,i} = <v_j, v_i> for j = 1..i-1 from the partials in slots `first_slot + j - 1`, the
     /// first group stores them in column i of `rmat` (column-major, leading dimension `ld`,
     /// R_{j,i} at `(j-1) + (i-1) ld`); then v_i -= sum_j R_{j,i} v_j and the partial <v_i, v_i>
-    /// into `norm_slot`.
+    /// into `norm_slot`, which must not be one of the coefficient slots.
     #[allow(clippy::too_many_arguments)]
     fn gmres_gram_schmidt<T: Scalar>(
         &self,

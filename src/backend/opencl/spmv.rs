@@ -1,0 +1,275 @@
+//! OpenCL implementation of [`SpmvOps`]: one kernel of `kernels-cl/spmv.cl` per call, for CSR
+//! (k work-items per row), SELL-C-sigma and BSR, fused with up to three first-stage dots.
+
+use super::launch::Arg;
+use super::memory::RawBuffer;
+use super::OpenClBackend;
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
+use crate::backend::ops::spmv::check_spmv;
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{SpmvDots, SpmvOps};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::sync::atomic::Ordering;
+
+/// A vector argument: a buffer and an element offset into it.
+#[derive(Clone, Copy)]
+pub(super) struct View<'a> {
+    pub(super) mem: &'a RawBuffer,
+    pub(super) off: u64,
+}
+
+impl<'a> View<'a> {
+    pub(super) fn at(mem: &'a RawBuffer, off: usize) -> Self {
+        Self {
+            mem,
+            off: off as u64,
+        }
+    }
+}
+
+/// The optional dots of a fused SpMV: <y, y>, <y, w0>, <y, w1> (slot -1 = off; an unused
+/// vector may be any buffer).
+pub(super) struct Dots<'a> {
+    pub(super) yy: i32,
+    pub(super) w0: (View<'a>, i32),
+    pub(super) w1: (View<'a>, i32),
+}
+
+/// The device format of a matrix, naming its two kernels.
+#[derive(Clone, Copy)]
+enum Fmt {
+    Csr,
+    Sell,
+    Bsr,
+}
+
+impl Fmt {
+    fn spmv_dots(self) -> &'static str {
+        match self {
+            Fmt::Csr => "spmv_dots_csr",
+            Fmt::Sell => "spmv_dots_sell",
+            Fmt::Bsr => "spmv_dots_bsr",
+        }
+    }
+    fn residual(self) -> &'static str {
+        match self {
+            Fmt::Csr => "residual_csr",
+            Fmt::Sell => "residual_sell",
+            Fmt::Bsr => "residual_bsr",
+        }
+    }
+}
+
+impl OpenClBackend {
+    /// Work-items per CSR row: 1 on CPUs; on GPUs the largest power of two not above
+    /// mean-nonzeros-per-row / 8, between 1 and min(32, WG). Measured on the H200 (NVIDIA
+    /// OpenCL): one work-item per row wins clearly up to ~15 nonzeros per row (2D/3D Poisson:
+    /// 1.6x faster than 4 lanes, the barriers of the lane reduction cost more than the
+    /// uncoalesced reads); 3D elasticity (~43 per row) is fastest with 4 lanes.
+    fn csr_lanes(&self, nnz: usize, rows: usize) -> u32 {
+        let forced = self.csr_lanes_override.load(Ordering::Relaxed);
+        if forced != 0 {
+            return forced;
+        }
+        if !self.is_gpu() || rows == 0 {
+            return 1;
+        }
+        let k = (nnz / rows / 8).max(1);
+        let pow = 1usize << (usize::BITS - 1 - k.leading_zeros());
+        pow.min(32).min(self.work_group_size()) as u32
+    }
+
+    /// The matrix arguments of a kernel (everything before x), per format.
+    fn matrix_args<'a, T: Scalar>(&self, a: &'a DeviceMatrix<T>) -> Result<(Fmt, Vec<Arg<'a>>)> {
+        let n_rows = Self::len_u32(a.n_rows())?;
+        Ok(match &a.format {
+            DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+            } => (
+                Fmt::Csr,
+                vec![
+                    Arg::Mem(self.mem(row_ptr)?),
+                    Arg::Mem(self.mem(col_idx)?),
+                    Arg::Mem(self.mem(values)?),
+                    Arg::uint(n_rows),
+                    Arg::uint(self.csr_lanes(a.nnz(), a.n_rows())),
+                ],
+            ),
+            DeviceFormat::Sell {
+                c,
+                slice_ptr,
+                col_idx,
+                values,
+                row_perm,
+                row_len,
+                ..
+            } => (
+                Fmt::Sell,
+                vec![
+                    Arg::uint(
+                        u32::try_from(*c)
+                            .map_err(|_| Error::param("c", "slice height too large"))?,
+                    ),
+                    Arg::Mem(self.mem(slice_ptr)?),
+                    Arg::Mem(self.mem(col_idx)?),
+                    Arg::Mem(self.mem(values)?),
+                    Arg::Mem(self.mem(row_perm)?),
+                    Arg::Mem(self.mem(row_len)?),
+                    Arg::uint(n_rows),
+                ],
+            ),
+            DeviceFormat::Bsr {
+                block_size,
+                row_ptr,
+                col_idx,
+                values,
+            } => (
+                Fmt::Bsr,
+                vec![
+                    Arg::uint(
+                        u32::try_from(*block_size)
+                            .map_err(|_| Error::param("block_size", "block size too large"))?,
+                    ),
+                    Arg::Mem(self.mem(row_ptr)?),
+                    Arg::Mem(self.mem(col_idx)?),
+                    Arg::Mem(self.mem(values)?),
+                    Arg::uint(n_rows),
+                ],
+            ),
+        })
+    }
+
+    /// Launch `spmv_dots_<fmt>`: y = A x (views with offsets) and the dots, `groups` groups.
+    /// The caller has checked every length, offset and slot.
+    pub(super) fn launch_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: View<'_>,
+        y: View<'_>,
+        dots: Dots<'_>,
+        partials: &RawBuffer,
+        groups: usize,
+    ) -> Result<()> {
+        let (fmt, mut args) = self.matrix_args(a)?;
+        args.extend([
+            Arg::Mem(x.mem),
+            Arg::ulong(x.off),
+            Arg::Mem(y.mem),
+            Arg::ulong(y.off),
+            Arg::Mem(dots.w0.0.mem),
+            Arg::ulong(dots.w0.0.off),
+            Arg::Mem(dots.w1.0.mem),
+            Arg::ulong(dots.w1.0.off),
+            Arg::Mem(partials),
+            Arg::int(dots.yy),
+            Arg::int(dots.w0.1),
+            Arg::int(dots.w1.1),
+        ]);
+        self.launch::<T>(fmt.spmv_dots(), groups, &args)
+    }
+}
+
+impl SpmvOps for OpenClBackend {
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        check_spmv(a, x, y)?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        let yv = View::at(ym, 0);
+        let dots = Dots {
+            yy: -1,
+            w0: (yv, -1),
+            w1: (yv, -1),
+        };
+        self.launch_spmv_dots(
+            a,
+            View::at(xm, 0),
+            yv,
+            dots,
+            ym,
+            self.groups_for(a.n_rows()),
+        )
+    }
+
+    fn spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        check_spmv(a, x, y)?;
+        let n = a.n_rows();
+        let slots: Vec<Slot> = dots
+            .yy
+            .into_iter()
+            .chain(dots.with.iter().flatten().map(|&(_, s)| s))
+            .collect();
+        for &s in &slots {
+            partials.check(s, n)?;
+        }
+        for (v, _) in dots.with.iter().flatten() {
+            check_len("spmv_dots: partner vector length", v, n)?;
+        }
+        if slots
+            .iter()
+            .enumerate()
+            .any(|(i, s)| slots[..i].contains(s))
+        {
+            return Err(Error::param("slots", "spmv_dots slots must be distinct"));
+        }
+        let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
+        let yv = View::at(ym, 0);
+        let with = |k: usize| -> Result<(View<'_>, i32)> {
+            match dots.with[k] {
+                Some((v, s)) => Ok((View::at(self.mem(v)?, 0), Self::opt_slot(Some(s))?)),
+                None => Ok((yv, -1)),
+            }
+        };
+        let d = Dots {
+            yy: Self::opt_slot(dots.yy)?,
+            w0: with(0)?,
+            w1: with(1)?,
+        };
+        let groups = if slots.is_empty() {
+            self.groups_for(n)
+        } else {
+            partials.groups()
+        };
+        self.launch_spmv_dots(a, View::at(xm, 0), yv, d, pm, groups)
+    }
+
+    fn residual<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        b: &Buffer<T>,
+        r: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Option<Slot>,
+    ) -> Result<()> {
+        check_spmv(a, x, r)?;
+        check_len("residual: b length vs matrix rows", b, a.n_rows())?;
+        let n = a.n_rows();
+        if let Some(s) = rr {
+            partials.check(s, n)?;
+        }
+        let (fmt, mut args) = self.matrix_args(a)?;
+        args.extend([
+            Arg::Mem(self.mem(x)?),
+            Arg::Mem(self.mem(b)?),
+            Arg::Mem(self.mem(r)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Arg::int(Self::opt_slot(rr)?),
+        ]);
+        let groups = if rr.is_some() {
+            partials.groups()
+        } else {
+            self.groups_for(n)
+        };
+        self.launch::<T>(fmt.residual(), groups, &args)
+    }
+}
