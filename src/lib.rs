@@ -6,11 +6,11 @@
 //! built), OpenCL (feature `opencl`) and CUDA (feature `cuda`).
 #![warn(missing_docs)]
 
-pub mod error;
-pub mod matrix;
 pub mod backend;
 pub mod bench;
 pub mod cli;
+pub mod error;
+pub mod matrix;
 pub mod precond;
 pub mod scalar;
 pub mod solver;

@@ -34,9 +34,12 @@ pub use select::{available_backends, BackendChoice, BackendStatus};
 
 use enum_dispatch::enum_dispatch;
 // Names used in the trait signatures, needed where enum_dispatch expands AnyBackend's impls.
-#[allow(unused_imports)]
-use {crate::error::Result, crate::matrix::CsrMatrix, crate::scalar::Scalar, bytemuck::Pod, std::ops::Range};
 use std::sync::atomic::{AtomicU64, Ordering};
+#[allow(unused_imports)]
+use {
+    crate::error::Result, crate::matrix::CsrMatrix, crate::scalar::Scalar, bytemuck::Pod,
+    std::ops::Range,
+};
 
 /// Identity of a backend instance.
 #[enum_dispatch]

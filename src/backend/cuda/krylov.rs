@@ -1,0 +1,532 @@
+//! CUDA implementation of [`KrylovOps`]: the fused solver updates (`kernels-cu/cg.cu`,
+//! `kernels-cu/bicgstab.cu`) and the Krylov-basis kernels of GMRES (`kernels-cu/gmres.cu`).
+//! Every method is one launch; `multi_axpy` adds one transfer of its coefficients.
+
+use super::module::Kernel;
+use super::spmv::Operand;
+use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::DeviceMatrix;
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{Basis, KrylovOps};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::ops::Range;
+
+fn same_len<T: Scalar>(n: usize, bufs: &[(&str, &Buffer<T>)]) -> Result<()> {
+    for (what, b) in bufs {
+        check_len(what, b, n)?;
+    }
+    Ok(())
+}
+
+/// Element offset of basis column `j`.
+fn col_off(j: usize, n: usize) -> u64 {
+    (j as u64) * (n as u64)
+}
+
+impl KrylovOps for CudaBackend {
+    fn cg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(
+            n,
+            &[
+                ("cg_update: r", r),
+                ("cg_update: p", p),
+                ("cg_update: Ap", ap),
+            ],
+        )?;
+        partials.check(rr, n)?;
+        let args = [
+            scalar(alpha),
+            scalar(beta),
+            self.ptr(x)?,
+            self.ptr(r)?,
+            self.ptr(p)?,
+            self.ptr(ap)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr.0)?,
+        ];
+        // SAFETY: cg_update(alpha, beta, x, r, p, ap, uint n, partials, uint slot_rr): all
+        // vectors hold n elements, the slot is inside the partials (checked), grid = groups.
+        unsafe { self.launch::<T>(Kernel::CgUpdate, partials.groups(), &args) }
+    }
+
+    fn pcg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(
+            n,
+            &[
+                ("pcg_update: r", r),
+                ("pcg_update: z", z),
+                ("pcg_update: p", p),
+            ],
+        )?;
+        same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
+        partials.check(rr, n)?;
+        partials.check(rz, n)?;
+        if rr == rz {
+            return Err(Error::param("slots", "pcg_update slots must differ"));
+        }
+        let args = [
+            scalar(alpha),
+            scalar(beta),
+            self.ptr(x)?,
+            self.ptr(r)?,
+            self.ptr(z)?,
+            self.ptr(p)?,
+            self.ptr(ap)?,
+            self.ptr(q)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr.0)?,
+            index_arg("slot", rz.0)?,
+        ];
+        // SAFETY: pcg_update(alpha, beta, x, r, z, p, ap, q, uint n, partials, uint slot_rr,
+        // uint slot_rz): all vectors hold n elements, distinct slots inside the partials
+        // (checked), grid = groups.
+        unsafe { self.launch::<T>(Kernel::PcgUpdate, partials.groups(), &args) }
+    }
+
+    fn bicgstab_s_update<T: Scalar>(
+        &self,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        let n = r.len();
+        same_len(
+            n,
+            &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)],
+        )?;
+        for slot in [rr0, apr0, ss] {
+            partials.check(slot, n)?;
+        }
+        if ss == rr0 || ss == apr0 {
+            return Err(Error::param("slots", "bicgstab_s_update: ss must differ"));
+        }
+        let args = [
+            self.ptr(r)?,
+            self.ptr(ap)?,
+            self.ptr(s)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr0.0)?,
+            index_arg("slot", apr0.0)?,
+            index_arg("slot", ss.0)?,
+        ];
+        // SAFETY: bicgstab_s_update(r, ap, s, uint n, partials, uint slot_rr0,
+        // uint slot_apr0, uint slot_ss): vectors hold n elements; the read slots and the
+        // written slot differ (so no block overwrites a partial another block still reads)
+        // and lie inside the partials (checked); grid = groups, which the kernel also uses as
+        // the number of partials to finish.
+        unsafe { self.launch::<T>(Kernel::BicgstabSUpdate, partials.groups(), &args) }
+    }
+
+    fn bicgstab_update<T: Scalar>(
+        &self,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        let n = x.len();
+        same_len(
+            n,
+            &[
+                ("bicgstab_update: r", r),
+                ("bicgstab_update: p", p),
+                ("bicgstab_update: s", s),
+                ("bicgstab_update: Ap", ap),
+                ("bicgstab_update: As", as_),
+                ("bicgstab_update: r0*", r0star),
+            ],
+        )?;
+        if let Some(v) = phat {
+            check_len("bicgstab_update: phat", v, n)?;
+        }
+        if let Some(v) = shat {
+            check_len("bicgstab_update: shat", v, n)?;
+        }
+        partials.check(rr0, n)?;
+        partials.check(rr, n)?;
+        if rr0 == rr {
+            return Err(Error::param("slots", "bicgstab_update slots must differ"));
+        }
+        let p_ptr = self.ptr(p)?;
+        let s_ptr = self.ptr(s)?;
+        let phat_ptr = match phat {
+            Some(v) => self.ptr(v)?,
+            None => p_ptr,
+        };
+        let shat_ptr = match shat {
+            Some(v) => self.ptr(v)?,
+            None => s_ptr,
+        };
+        let args = [
+            scalar(alpha),
+            scalar(omega),
+            scalar(beta),
+            self.ptr(x)?,
+            self.ptr(r)?,
+            p_ptr,
+            s_ptr,
+            self.ptr(ap)?,
+            self.ptr(as_)?,
+            phat_ptr,
+            shat_ptr,
+            self.ptr(r0star)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr0.0)?,
+            index_arg("slot", rr.0)?,
+        ];
+        // SAFETY: bicgstab_update(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star,
+        // uint n, partials, uint slot_rr0, uint slot_rr): every vector holds n elements
+        // (checked); without preconditioning phat = p (each thread reads phat_i before it
+        // writes p_i) and shat = s; distinct slots inside the partials; grid = groups.
+        unsafe { self.launch::<T>(Kernel::BicgstabUpdate, partials.groups(), &args) }
+    }
+
+    fn basis_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        if i == 0 {
+            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
+        }
+        basis.check_col(i)?;
+        let n = basis.n();
+        if a.n_rows() != n || a.n_cols() != n {
+            return Err(Error::dims("basis length vs square matrix", n, a.n_rows()));
+        }
+        if let Some(z) = src {
+            check_len("basis_spmv_dots: source length", z, n)?;
+        }
+        for s in prev_slot.iter().chain(self_slot.iter()) {
+            partials.check(*s, n)?;
+        }
+        if prev_slot.is_some() && prev_slot == self_slot {
+            return Err(Error::param("slots", "basis_spmv_dots slots must differ"));
+        }
+        let v = self.ptr(&basis.data)?;
+        let prev = Operand {
+            ptr: v,
+            off: col_off(i - 1, n),
+        };
+        let x = match src {
+            Some(z) => Operand {
+                ptr: self.ptr(z)?,
+                off: 0,
+            },
+            None => prev,
+        };
+        let y = Operand {
+            ptr: v,
+            off: col_off(i, n),
+        };
+        let w0 = if prev_slot.is_some() {
+            prev
+        } else {
+            Operand::NONE
+        };
+        let pp = if prev_slot.is_some() || self_slot.is_some() {
+            self.ptr(partials.buffer())?
+        } else {
+            Arg::Ptr(0)
+        };
+        // SAFETY: spmv_dots_<fmt> with x = z or column i-1, y = column i, w0 = column i-1 of
+        // the basis (columns i-1 and i exist, the matrix is n x n: checked), so y never
+        // overlaps what is read; <y, y> into self_slot and <y, v_{i-1}> into prev_slot,
+        // distinct and inside the partials (checked); grid = groups when a slot is set.
+        unsafe {
+            self.launch_spmv_dots(
+                a,
+                x,
+                y,
+                [w0, Operand::NONE],
+                pp,
+                [self_slot, prev_slot, None],
+                partials.groups(),
+            )
+        }
+    }
+
+    fn basis_dots<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        basis.check_col(w)?;
+        basis.check_range(&cols)?;
+        let n = basis.n();
+        let count = cols.len();
+        if count == 0 {
+            return Ok(());
+        }
+        partials.check(Slot(first_slot.0 + count - 1), n)?;
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", w)?,
+            index_arg("column", cols.start)?,
+            index_arg("columns", count)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", first_slot.0)?,
+        ];
+        // SAFETY: basis_dots(basis, uint n, uint w, uint first_col, uint count, partials,
+        // uint first_slot): columns w and first_col .. first_col + count exist and slots
+        // first_slot .. first_slot + count lie inside the partials (checked); grid = groups.
+        unsafe { self.launch::<T>(Kernel::BasisDots, partials.groups(), &args) }
+    }
+
+    fn gmres_gram_schmidt<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        basis.check_col(i)?;
+        let n = basis.n();
+        partials.check(norm_slot, n)?;
+        if i >= 2 {
+            partials.check(Slot(first_slot.0 + i - 2), n)?;
+            let read = first_slot.0..first_slot.0 + i - 1;
+            if read.contains(&norm_slot.0) {
+                return Err(Error::param(
+                    "slots",
+                    "gmres_gram_schmidt: norm_slot must not be one of the R-column slots",
+                ));
+            }
+        }
+        if i == 0 || ld < i || rmat.len() < ld * i {
+            return Err(Error::param("rmat", "R matrix too small for column i"));
+        }
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", i)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", first_slot.0)?,
+            index_arg("slot", norm_slot.0)?,
+            self.ptr(rmat)?,
+            Arg::U64(((i - 1) * ld) as u64),
+        ];
+        // SAFETY: gmres_gram_schmidt(basis, uint n, uint i, partials, uint first_slot,
+        // uint norm_slot, rmat, ulong r_off): columns 1..=i exist; slots first_slot ..
+        // first_slot + i - 1 and norm_slot are inside the partials and norm_slot is not read
+        // (checked); rmat[r_off .. r_off + i - 1] is inside rmat (ld >= i, len >= ld i);
+        // grid = groups, which the kernel uses as the number of partials per slot.
+        unsafe { self.launch::<T>(Kernel::GmresGramSchmidt, partials.groups(), &args) }
+    }
+
+    fn gmres_normalize<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        basis.check_col(i)?;
+        let n = basis.n();
+        if i == 0 || ld < i || rmat.len() < ld * i {
+            return Err(Error::param("rmat", "R matrix too small for column i"));
+        }
+        partials.check(norm_slot, n)?;
+        xi_partials.check(xi_slot, n)?;
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", i)?,
+            self.ptr(partials.buffer())?,
+            index_arg("groups", partials.groups())?,
+            index_arg("slot", norm_slot.0)?,
+            self.ptr(rmat)?,
+            Arg::U64(((i - 1) + (i - 1) * ld) as u64),
+            self.ptr(xi_partials.buffer())?,
+            index_arg("slot", xi_slot.0)?,
+        ];
+        // SAFETY: gmres_normalize(basis, uint n, uint i, partials, uint read_groups,
+        // uint norm_slot, rmat, ulong r_idx, xi_partials, uint xi_slot): columns 0 and i
+        // exist; norm_slot with read_groups partials is read from one buffer and xi_slot of
+        // another (distinct borrows) is written, both checked; r_idx < ld i <= rmat.len();
+        // grid = xi_partials.groups().
+        unsafe { self.launch::<T>(Kernel::GmresNormalize, xi_partials.groups(), &args) }
+    }
+
+    fn basis_axpy<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        dst: usize,
+        src: usize,
+        alpha: T,
+    ) -> Result<()> {
+        basis.check_col(dst)?;
+        basis.check_col(src)?;
+        if dst == src {
+            return Err(Error::param(
+                "columns",
+                "basis_axpy: dst and src must differ",
+            ));
+        }
+        let n = basis.n();
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", dst)?,
+            index_arg("column", src)?,
+            scalar(alpha),
+        ];
+        // SAFETY: basis_axpy(basis, uint n, uint dst, uint src, SCALAR alpha): two distinct
+        // existing columns (checked).
+        unsafe { self.launch::<T>(Kernel::BasisAxpy, self.grid(n), &args) }
+    }
+
+    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()> {
+        basis.check_col(col)?;
+        let n = basis.n();
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", col)?,
+            scalar(alpha),
+        ];
+        // SAFETY: basis_scale(basis, uint n, uint col, SCALAR alpha): an existing column.
+        unsafe { self.launch::<T>(Kernel::BasisScale, self.grid(n), &args) }
+    }
+
+    fn basis_load<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        alpha: T,
+    ) -> Result<()> {
+        basis.check_col(col)?;
+        let n = basis.n();
+        check_len("basis_load: source length", src, n)?;
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", col)?,
+            self.ptr(src)?,
+            scalar(alpha),
+        ];
+        // SAFETY: basis_load(basis, uint n, uint col, const SCALAR* src, SCALAR alpha): an
+        // existing column and a source of n elements (checked).
+        unsafe { self.launch::<T>(Kernel::BasisLoad, self.grid(n), &args) }
+    }
+
+    fn basis_store<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        col: usize,
+        dst: &mut Buffer<T>,
+    ) -> Result<()> {
+        basis.check_col(col)?;
+        let n = basis.n();
+        check_len("basis_store: destination length", dst, n)?;
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", col)?,
+            self.ptr(dst)?,
+        ];
+        // SAFETY: basis_store(const SCALAR* basis, uint n, uint col, SCALAR* dst): an
+        // existing column and a destination of n elements (checked).
+        unsafe { self.launch::<T>(Kernel::BasisStore, self.grid(n), &args) }
+    }
+
+    fn multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &[T],
+    ) -> Result<()> {
+        basis.check_range(&cols)?;
+        let n = basis.n();
+        check_len("multi_axpy: y length", y, n)?;
+        if coeffs.len() != cols.len() {
+            return Err(Error::dims(
+                "multi_axpy: coefficients vs columns",
+                cols.len(),
+                coeffs.len(),
+            ));
+        }
+        self.check_alive()?;
+        let coeff_ptr = if coeffs.is_empty() {
+            0
+        } else {
+            self.upload_coefficients(coeffs)?
+        };
+        let args = [
+            self.ptr(y)?,
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", cols.start)?,
+            index_arg("columns", cols.len())?,
+            Arg::Ptr(coeff_ptr),
+        ];
+        // SAFETY: multi_axpy(y, basis, uint n, uint first_col, uint count, coeffs): y holds n
+        // elements, the columns exist (checked), and the backend's coefficient buffer holds
+        // the count coefficients copied just before on the same stream.
+        unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+    }
+}

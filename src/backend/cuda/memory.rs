@@ -1,0 +1,96 @@
+//! Device allocations behind [`crate::backend::Buffer`] and the pinned host staging buffer.
+
+use cudarc::driver::{result as cu, CudaContext, CudaSlice};
+use std::sync::Arc;
+
+/// A CUDA device allocation: untyped bytes, so that any `Pod` element type can live in it.
+/// The owning backend passes its address to kernels; the allocation is freed (stream-ordered)
+/// when the buffer is dropped.
+pub struct RawBuffer {
+    slice: CudaSlice<u8>,
+    ptr: u64,
+    bytes: usize,
+    owner: u64,
+}
+
+impl RawBuffer {
+    /// Wrap an allocation of at least `bytes` bytes made by backend `owner`.
+    pub(crate) fn new(slice: CudaSlice<u8>, ptr: u64, bytes: usize, owner: u64) -> Self {
+        Self {
+            slice,
+            ptr,
+            bytes,
+            owner,
+        }
+    }
+    /// Device address of the first byte.
+    pub(crate) fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// Usable size in bytes (the allocation may be larger: empty buffers hold one byte).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+    /// Identifier of the backend object that allocated it.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+    /// Bytes actually allocated.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slice.len()
+    }
+}
+
+impl std::fmt::Debug for RawBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawBuffer({} bytes at {:#x})", self.bytes, self.ptr)
+    }
+}
+
+/// Page-locked host memory used to read partials (and other small buffers) back in one
+/// transfer. Cached memory, not write-combined: the host reads it.
+pub(crate) struct PinnedBuffer {
+    ptr: *mut u8,
+    bytes: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the buffer is plain page-locked host memory owned by this value; the backend only
+// touches it while holding the mutex around it.
+unsafe impl Send for PinnedBuffer {}
+
+impl PinnedBuffer {
+    /// Allocate `bytes` bytes of page-locked memory.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self, cu::DriverError> {
+        ctx.bind_to_thread()?;
+        // SAFETY: flags 0 (cached, portable to this context only); the memory is freed in Drop
+        // with cuMemFreeHost.
+        let ptr = unsafe { cu::malloc_host(bytes, 0) }?;
+        Ok(Self {
+            ptr: ptr.cast::<u8>(),
+            bytes,
+            ctx: ctx.clone(),
+        })
+    }
+    /// Size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes
+    }
+    /// The first `bytes` bytes.
+    pub(crate) fn bytes_mut(&mut self, bytes: usize) -> &mut [u8] {
+        let n = bytes.min(self.bytes);
+        // SAFETY: `ptr` points to `self.bytes` bytes owned by this value, borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, n) }
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        // Errors cannot be returned from drop; the context records them.
+        self.ctx.record_err(self.ctx.bind_to_thread());
+        // SAFETY: `ptr` came from cuMemHostAlloc and is freed once; no copy into it is pending
+        // (every use synchronizes the stream before releasing the lock).
+        self.ctx
+            .record_err(unsafe { cu::free_host(self.ptr.cast()) });
+    }
+}

@@ -1,0 +1,830 @@
+//! The CUDA backend (feature `cuda`): cudarc 0.19 (driver API + NVRTC, libraries loaded at run
+//! time), kernels from `kernels-cu/` compiled by NVRTC for the device's own architecture.
+//!
+//! - One [`CudaBackend`] owns one stream on one device; every kernel and copy is queued on it
+//!   asynchronously, and only `read`, `download`, `finish` and `synchronize` wait.
+//! - Launch sizes come from the device: `WG` = 256 threads per block (a power of two no larger
+//!   than the device's limit); reductions use
+//!   [`reduction_groups(n)`](crate::backend::VectorOps::reduction_groups) = min(ceil(n / WG),
+//!   4 x multiprocessors) blocks, and every kernel that writes partials runs with exactly that
+//!   many blocks (grid-stride loops), so sums are reproducible bit for bit.
+//! - `finish` reads a whole partials buffer through a pinned host buffer: one transfer.
+//! - Errors: every driver call is checked. Out of memory is [`Error::OutOfMemory`] and leaves
+//!   the backend usable; a sticky fault (illegal address, launch failure, ...) is
+//!   [`Error::DeviceFault`] and poisons the backend, whose later calls fail at once.
+//! - Before cudarc is touched, `libcuda` and `libnvrtc` are probed with `libloading` (cudarc
+//!   panics when a library is missing): without them the backend is
+//!   [`Error::BackendUnavailable`], and `--backend auto` falls back to the host.
+//!
+//! ```no_run
+//! use pipekrylov::backend::{cuda::CudaBackend, VectorOps};
+//! let cuda = CudaBackend::from_env().unwrap(); // device PIPEKRYLOV_CUDA_DEVICE (default 0)
+//! let x = cuda.upload(&[1.0f64, 2.0, 3.0]).unwrap();
+//! let mut p = cuda.partials::<f64>(3, 1).unwrap();
+//! cuda.dot_partials(&x, &x, &mut p, pipekrylov::backend::Slot(0)).unwrap();
+//! assert_eq!(cuda.finish(&p).unwrap().0[0], 14.0);
+//! ```
+
+mod krylov;
+mod memory;
+mod module;
+mod precond;
+mod probe;
+mod spmv;
+mod vector;
+
+pub use memory::RawBuffer;
+pub use module::{compile_for_arch, source, DEFAULT_BLOCK, SOURCES};
+
+use super::buffer::{Buffer, Storage};
+use super::{BackendInfo, BackendStatus, Counters};
+use crate::error::{Error, Result};
+use crate::scalar::{Precision, Scalar};
+use bytemuck::Pod;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{
+    result as cu, CudaContext, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
+};
+use memory::PinnedBuffer;
+use module::{Kernel, Kernels};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// Environment variable naming the device ordinal [`CudaBackend::from_env`] opens.
+pub const DEVICE_ENV: &str = "PIPEKRYLOV_CUDA_DEVICE";
+
+/// Reads up to this many bytes go through the pinned staging buffer.
+const PINNED_MAX: usize = 1 << 20;
+
+/// Blocks per multiprocessor for reductions: `reduction_groups(n) <= 4 * SMs`.
+const REDUCTION_BLOCKS_PER_SM: usize = 4;
+
+/// Driver error codes after which the context is unusable (sticky faults).
+const STICKY_ERRORS: &[u32] = &[
+    214, // CUDA_ERROR_ECC_UNCORRECTABLE
+    220, // CUDA_ERROR_NVLINK_UNCORRECTABLE
+    226, // CUDA_ERROR_CONTAINED
+    700, // CUDA_ERROR_ILLEGAL_ADDRESS
+    702, // CUDA_ERROR_LAUNCH_TIMEOUT
+    709, // CUDA_ERROR_CONTEXT_IS_DESTROYED
+    710, // CUDA_ERROR_ASSERT
+    714, // CUDA_ERROR_HARDWARE_STACK_ERROR
+    715, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    716, // CUDA_ERROR_MISALIGNED_ADDRESS
+    717, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    718, // CUDA_ERROR_INVALID_PC
+    719, // CUDA_ERROR_LAUNCH_FAILED
+    911, // CUDA_ERROR_EXTERNAL_DEVICE
+];
+
+/// CUDA_ERROR_OUT_OF_MEMORY.
+const OUT_OF_MEMORY: u32 = 2;
+
+/// What the backend knows about its device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Device name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Number of streaming multiprocessors.
+    pub multiprocessors: usize,
+    /// Largest block the device allows.
+    pub max_threads_per_block: usize,
+    /// Resident threads per multiprocessor.
+    pub max_threads_per_multiprocessor: usize,
+    /// Device memory in bytes.
+    pub total_memory: usize,
+}
+
+impl DeviceInfo {
+    /// The real architecture NVRTC compiles for, e.g. `"sm_90"`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// One line for `pipekrylov info`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: {}, {:.1} GiB, compute capability {}.{} ({}), {} SMs",
+            self.ordinal,
+            self.name,
+            self.total_memory as f64 / (1u64 << 30) as f64,
+            self.compute_capability.0,
+            self.compute_capability.1,
+            self.arch(),
+            self.multiprocessors
+        )
+    }
+}
+
+/// One kernel argument, passed by value with the type the kernel declares (see
+/// `kernels-cu/reduce.cu`: pointers and `ulong` are 64 bit, `uint` and `int` 32 bit).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg {
+    /// A device address (`SCALAR*`, `uint*`), or 0 for an unused optional vector.
+    Ptr(u64),
+    /// `uint`.
+    U32(u32),
+    /// `int` (optional slots, -1 = off).
+    I32(i32),
+    /// `ulong` (element offsets).
+    U64(u64),
+    /// `SCALAR` = float.
+    F32(f32),
+    /// `SCALAR` = double.
+    F64(f64),
+}
+
+/// A scalar kernel argument of precision `T`.
+pub(crate) fn scalar<T: Scalar>(v: T) -> Arg {
+    match T::PRECISION {
+        Precision::F32 => Arg::F32(v.to_f64() as f32),
+        Precision::F64 => Arg::F64(v.to_f64()),
+    }
+}
+
+/// An optional slot as the kernels take it (`int`, -1 = off).
+pub(crate) fn opt_slot(slot: Option<crate::backend::Slot>) -> Result<Arg> {
+    match slot {
+        None => Ok(Arg::I32(-1)),
+        Some(s) => Ok(Arg::I32(i32::try_from(s.0).map_err(|_| {
+            Error::param(
+                "slot",
+                format!("slot {} too large for a device kernel", s.0),
+            )
+        })?)),
+    }
+}
+
+/// A required slot or column index as the kernels take it (`uint`).
+pub(crate) fn index_arg(what: &str, v: usize) -> Result<Arg> {
+    Ok(Arg::U32(u32::try_from(v).map_err(|_| {
+        Error::param(what, format!("{v} does not fit a 32-bit kernel argument"))
+    })?))
+}
+
+/// A vector length as the kernels take it (`uint`, below 2^31).
+pub(crate) fn len_arg(n: usize) -> Result<Arg> {
+    if n > i32::MAX as usize {
+        return Err(Error::IndexOverflow {
+            what: "vector length on the CUDA backend".into(),
+            value: n,
+            max: i32::MAX as usize,
+        });
+    }
+    Ok(Arg::U32(n as u32))
+}
+
+/// The CUDA backend: one device, one stream, kernels compiled for the device by NVRTC.
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    block: u32,
+    id: u64,
+    counters: Counters,
+    poisoned: AtomicBool,
+    /// Everything else, boxed so that [`crate::backend::AnyBackend`] stays small.
+    state: Box<State>,
+}
+
+/// The less frequently touched part of a [`CudaBackend`].
+struct State {
+    device: DeviceInfo,
+    /// The first sticky fault, repeated by every later call.
+    fault: Mutex<Option<String>>,
+    kernels_f32: OnceLock<Arc<Kernels>>,
+    kernels_f64: OnceLock<Arc<Kernels>>,
+    /// Staging memory for reads of partials and small buffers.
+    pinned: Mutex<Option<PinnedBuffer>>,
+    /// Device copy of the multi-AXPY coefficients.
+    coeffs: Mutex<Option<RawBuffer>>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("device", &self.state.device)
+            .field("block", &self.block)
+            .field("poisoned", &self.poisoned.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// Map a driver error met while opening the device to [`Error::BackendUnavailable`].
+fn init_error(call: &str, e: DriverError) -> Error {
+    probe::unavailable(format!("{call}: {}", driver_message(e)))
+}
+
+/// "CUDA_ERROR_NAME (description)".
+fn driver_message(e: DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("CUresult {}", e.0 as u32));
+    match e.error_string() {
+        Ok(s) => format!("{name} ({})", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+impl CudaBackend {
+    /// Open the device named by `PIPEKRYLOV_CUDA_DEVICE` (an ordinal, default 0).
+    ///
+    /// Errors: [`Error::BackendUnavailable`] when libcuda or libnvrtc is missing, there is no
+    /// such device or the driver cannot start; [`Error::InvalidParameter`] when the variable
+    /// is not a number.
+    pub fn from_env() -> Result<Self> {
+        let ordinal = match std::env::var(DEVICE_ENV) {
+            Ok(s) => s
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| Error::param(DEVICE_ENV, format!("'{s}' is not a device ordinal")))?,
+            Err(std::env::VarError::NotPresent) => 0,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(Error::param(DEVICE_ENV, "not valid UTF-8"))
+            }
+        };
+        Self::new(ordinal)
+    }
+
+    /// Open device `ordinal` with a new stream.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        probe::driver()?;
+        probe::nvrtc()?;
+        let ctx = probe::guarded("opening the CUDA device", || CudaContext::new(ordinal))?
+            .map_err(|e| init_error(&format!("cuInit / cuDevicePrimaryCtxRetain({ordinal})"), e))?;
+        // SAFETY: every allocation of this backend is made, used and freed on its one stream
+        // (a buffer of another backend object is refused by `raw`), so cudarc's cross-stream
+        // event tracking is not needed; it must be off before the stream and buffers exist.
+        unsafe { ctx.disable_event_tracking() };
+        let device = query_device(&ctx).map_err(|e| init_error("cuDeviceGetAttribute", e))?;
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| init_error("cuStreamCreate", e))?;
+        let block = block_size(device.max_threads_per_block);
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Ok(Self {
+            ctx,
+            stream,
+            block,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            counters: Counters::default(),
+            poisoned: AtomicBool::new(false),
+            state: Box::new(State {
+                device,
+                fault: Mutex::new(None),
+                kernels_f32: OnceLock::new(),
+                kernels_f64: OnceLock::new(),
+                pinned: Mutex::new(None),
+                coeffs: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The device this backend runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.state.device
+    }
+
+    /// Threads per block of every launch (`WG` in the kernels).
+    pub fn block_size(&self) -> u32 {
+        self.block
+    }
+
+    /// True after a sticky device fault: every later call returns [`Error::DeviceFault`].
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire)
+    }
+
+    /// Compile (NVRTC, cached per process) and load the kernels of `precision` now instead of
+    /// at their first launch, e.g. before timing.
+    pub fn prepare(&self, precision: Precision) -> Result<()> {
+        self.kernels_for(precision).map(|_| ())
+    }
+
+    // ---- errors -------------------------------------------------------------------------
+
+    /// Fail fast once poisoned.
+    pub(crate) fn check_alive(&self) -> Result<()> {
+        if !self.is_poisoned() {
+            return Ok(());
+        }
+        let first = self
+            .state
+            .fault
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .unwrap_or_else(|| "unknown fault".into());
+        Err(Error::DeviceFault {
+            backend: "cuda".into(),
+            message: format!(
+                "the backend is unusable after an earlier device fault ({first}); drop it and \
+                 every buffer it made, then create a new one"
+            ),
+        })
+    }
+
+    /// Map a driver error of `call`: out of memory (with `bytes` requested), sticky fault
+    /// (poisons the backend) or a plain driver error.
+    pub(crate) fn driver_error(&self, call: &str, e: DriverError, bytes: usize) -> Error {
+        let code = e.0 as u32;
+        let message = driver_message(e);
+        if code == OUT_OF_MEMORY {
+            return Error::OutOfMemory {
+                device: self.device_label(),
+                bytes,
+                detail: format!("{call}: {message}"),
+            };
+        }
+        if STICKY_ERRORS.contains(&code) {
+            let detail = format!("{call}: {message}");
+            if let Ok(mut g) = self.state.fault.lock() {
+                g.get_or_insert_with(|| detail.clone());
+            }
+            self.poisoned.store(true, Ordering::Release);
+            module::forget_device(self.state.device.ordinal);
+            return Error::DeviceFault {
+                backend: "cuda".into(),
+                message: detail,
+            };
+        }
+        Error::Driver {
+            backend: "cuda".into(),
+            call: call.into(),
+            message,
+        }
+    }
+
+    fn device_label(&self) -> String {
+        format!(
+            "cuda device {} ({})",
+            self.state.device.ordinal, self.state.device.name
+        )
+    }
+
+    fn lock<'a, G>(&self, m: &'a Mutex<G>, what: &str) -> Result<MutexGuard<'a, G>> {
+        m.lock().map_err(|_| Error::Driver {
+            backend: "cuda".into(),
+            call: what.into(),
+            message: "lock poisoned by a panic in another thread".into(),
+        })
+    }
+
+    /// Make the context current on the calling thread (for the raw driver calls).
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| self.driver_error("cuCtxSetCurrent", e, 0))
+    }
+
+    /// Wait for the stream.
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.driver_error("cuStreamSynchronize", e, 0))
+    }
+
+    // ---- memory -------------------------------------------------------------------------
+
+    /// The allocation behind `b`, which must belong to this backend object.
+    pub(crate) fn raw<'a, T: Pod>(&self, b: &'a Buffer<T>) -> Result<&'a RawBuffer> {
+        match &b.storage {
+            Storage::Cuda(r) if r.owner() == self.id => Ok(r),
+            Storage::Cuda(_) => Err(Error::WrongBackend {
+                expected: format!("cuda (backend object #{})", self.id),
+                found: "cuda (another backend object, with its own stream)".into(),
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::WrongBackend {
+                expected: "cuda".into(),
+                found: b.owner().into(),
+            }),
+        }
+    }
+
+    /// `b`'s device address as a kernel argument.
+    pub(crate) fn ptr<T: Pod>(&self, b: &Buffer<T>) -> Result<Arg> {
+        Ok(Arg::Ptr(self.raw(b)?.ptr()))
+    }
+
+    /// Allocate `bytes` bytes (uninitialised) on the stream.
+    pub(crate) fn alloc_bytes(&self, bytes: usize) -> Result<RawBuffer> {
+        self.check_alive()?;
+        if bytes > self.state.device.total_memory {
+            return Err(Error::OutOfMemory {
+                device: self.device_label(),
+                bytes,
+                detail: format!(
+                    "larger than the device memory ({} bytes)",
+                    self.state.device.total_memory
+                ),
+            });
+        }
+        self.bind()?;
+        // SAFETY: the memory is uninitialised bytes; callers fill it (memset or copy) before
+        // any read.
+        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+            .map_err(|e| self.driver_error("cuMemAllocAsync", e, bytes))?;
+        let ptr = {
+            let (p, _no_event) = slice.device_ptr(&self.stream);
+            p
+        };
+        Ok(RawBuffer::new(slice, ptr, bytes, self.id))
+    }
+
+    /// Bytes of `len` elements of `T`, or out of memory on overflow.
+    fn bytes_of<T>(&self, len: usize) -> Result<usize> {
+        len.checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::OutOfMemory {
+                device: self.device_label(),
+                bytes: usize::MAX,
+                detail: format!("{len} elements overflow the address space"),
+            })
+    }
+
+    /// Queue a host-to-device copy of `data` to `dst` (one transfer).
+    pub(crate) fn copy_to_device(&self, dst: &RawBuffer, data: &[u8]) -> Result<()> {
+        self.check_alive()?;
+        if data.len() > dst.bytes() {
+            return Err(Error::dims("host-to-device copy", dst.bytes(), data.len()));
+        }
+        self.counters.transfer();
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` holds at least `data.len()` bytes (checked) and lives on this stream.
+        // A copy from pageable memory returns once `data` has been staged, so `data` may be
+        // dropped afterwards.
+        unsafe { cu::memcpy_htod_async(dst.ptr(), data, self.stream.cu_stream()) }
+            .map_err(|e| self.driver_error("cuMemcpyHtoDAsync", e, data.len()))
+    }
+
+    /// Copy `src` into `out` and wait (one transfer); small copies go through pinned memory.
+    pub(crate) fn copy_to_host(&self, src: &RawBuffer, out: &mut [u8]) -> Result<()> {
+        self.check_alive()?;
+        if out.len() > src.bytes() {
+            return Err(Error::dims("device-to-host copy", src.bytes(), out.len()));
+        }
+        self.counters.transfer();
+        self.bind()?;
+        if out.is_empty() {
+            return self.sync();
+        }
+        if out.len() <= PINNED_MAX {
+            return self.with_pinned(src, out.len(), |staged| {
+                out.copy_from_slice(staged);
+                Ok(())
+            });
+        }
+        // SAFETY: `src` holds at least `out.len()` bytes (checked); `out` is borrowed until
+        // the stream is synchronized below.
+        unsafe { cu::memcpy_dtoh_async(out, src.ptr(), self.stream.cu_stream()) }
+            .map_err(|e| self.driver_error("cuMemcpyDtoHAsync", e, 0))?;
+        self.sync()
+    }
+
+    /// Copy the first `bytes` bytes of `src` into the pinned staging buffer, wait, and give
+    /// them to `f` (no transfer counted here).
+    pub(crate) fn with_pinned<R>(
+        &self,
+        src: &RawBuffer,
+        bytes: usize,
+        f: impl FnOnce(&[u8]) -> Result<R>,
+    ) -> Result<R> {
+        let mut guard = self.lock(&self.state.pinned, "pinned staging buffer")?;
+        if guard.as_ref().map_or(true, |p| p.len() < bytes) {
+            *guard = None;
+            let size = bytes.next_power_of_two().max(64 << 10);
+            *guard = Some(
+                PinnedBuffer::new(&self.ctx, size)
+                    .map_err(|e| self.driver_error("cuMemHostAlloc", e, size))?,
+            );
+        }
+        let pinned = guard.as_mut().ok_or_else(|| Error::Driver {
+            backend: "cuda".into(),
+            call: "cuMemHostAlloc".into(),
+            message: "pinned staging buffer missing".into(),
+        })?;
+        let staged = pinned.bytes_mut(bytes);
+        // SAFETY: `src` holds at least `bytes` bytes (callers check); the staging slice is
+        // `bytes` long and stays locked until the stream has been synchronized.
+        unsafe { cu::memcpy_dtoh_async(&mut *staged, src.ptr(), self.stream.cu_stream()) }
+            .map_err(|e| self.driver_error("cuMemcpyDtoHAsync", e, 0))?;
+        self.sync()?;
+        f(staged)
+    }
+
+    /// A new typed buffer of `len` elements; zeroed when `zero`.
+    pub(crate) fn new_buffer<T: Pod>(&self, len: usize, zero: bool) -> Result<Buffer<T>> {
+        let bytes = self.bytes_of::<T>(len)?;
+        let raw = self.alloc_bytes(bytes)?;
+        if zero && bytes > 0 {
+            // SAFETY: `raw` holds `bytes` bytes on this stream.
+            unsafe { cu::memset_d8_async(raw.ptr(), 0, bytes, self.stream.cu_stream()) }
+                .map_err(|e| self.driver_error("cuMemsetD8Async", e, bytes))?;
+        }
+        Ok(Buffer::from_storage(len, Storage::Cuda(raw)))
+    }
+
+    /// A device buffer of at least `bytes` bytes holding `data` (the multi-AXPY
+    /// coefficients): kept by the backend and grown when needed, one transfer per call.
+    pub(crate) fn upload_coefficients<T: Scalar>(&self, data: &[T]) -> Result<u64> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut guard = self.lock(&self.state.coeffs, "coefficient buffer")?;
+        if guard.as_ref().map_or(true, |b| b.capacity() < bytes.len()) {
+            *guard = None;
+            let size = bytes.len().next_power_of_two().max(1024);
+            *guard = Some(self.alloc_bytes(size)?);
+        }
+        let Some(buf) = guard.as_ref() else {
+            return Err(Error::Driver {
+                backend: "cuda".into(),
+                call: "coefficient buffer".into(),
+                message: "allocation vanished".into(),
+            });
+        };
+        self.copy_to_device(buf, bytes)?;
+        // The buffer stays alive in the backend; later copies into it are ordered after this
+        // launch on the same stream.
+        Ok(buf.ptr())
+    }
+
+    // ---- kernels ------------------------------------------------------------------------
+
+    fn kernels_for(&self, precision: Precision) -> Result<&Kernels> {
+        let cell = match precision {
+            Precision::F32 => &self.state.kernels_f32,
+            Precision::F64 => &self.state.kernels_f64,
+        };
+        if let Some(k) = cell.get() {
+            return Ok(k);
+        }
+        self.check_alive()?;
+        let k = module::kernels(
+            &self.ctx,
+            self.state.device.ordinal,
+            &self.state.device.arch(),
+            precision,
+            self.block,
+            &|call, e| self.driver_error(call, e, 0),
+        )?;
+        Ok(cell.get_or_init(|| k))
+    }
+
+    /// Blocks of a kernel without partials over `work` work items (any grid is correct; this
+    /// one fills the device once).
+    pub(crate) fn grid(&self, work: usize) -> usize {
+        let per_sm =
+            (self.state.device.max_threads_per_multiprocessor / self.block as usize).max(1);
+        work.div_ceil(self.block as usize)
+            .clamp(1, self.state.device.multiprocessors.max(1) * per_sm)
+    }
+
+    /// Blocks of the first stage of a reduction over `n` elements.
+    pub(crate) fn groups_for(&self, n: usize) -> usize {
+        n.div_ceil(self.block as usize).clamp(
+            1,
+            REDUCTION_BLOCKS_PER_SM * self.state.device.multiprocessors.max(1),
+        )
+    }
+
+    /// Launch `kernel` of precision `T` with `grid` blocks of `WG` threads (one counted
+    /// launch).
+    ///
+    /// # Safety
+    /// `args` must match the parameter list of `kernel` in `kernels-cu/` in number, order and
+    /// types; every pointer must be an allocation of this backend (or 0 where the kernel does
+    /// not read it) covering every element the kernel touches for the sizes passed; a kernel
+    /// that writes partials must get `grid` equal to the groups of that partials buffer.
+    pub(crate) unsafe fn launch<T: Scalar>(
+        &self,
+        kernel: Kernel,
+        grid: usize,
+        args: &[Arg],
+    ) -> Result<()> {
+        self.check_alive()?;
+        let kernels = self.kernels_for(T::PRECISION)?;
+        let func = kernels.get(kernel);
+        let grid = u32::try_from(grid.max(1)).map_err(|_| {
+            Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
+        })?;
+        let mut builder = self.stream.launch_builder(func);
+        for arg in args {
+            match arg {
+                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
+                Arg::U32(v) => builder.arg(v),
+                Arg::I32(v) => builder.arg(v),
+                Arg::F32(v) => builder.arg(v),
+                Arg::F64(v) => builder.arg(v),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (self.block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        builder
+            .launch(cfg)
+            .map_err(|e| self.driver_error(&format!("cuLaunchKernel({})", kernel.name()), e, 0))?;
+        self.counters.launch();
+        Ok(())
+    }
+}
+
+impl BackendInfo for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn device_name(&self) -> String {
+        format!(
+            "{} ({}, {} SMs, {:.1} GiB, device {})",
+            self.state.device.name,
+            self.state.device.arch(),
+            self.state.device.multiprocessors,
+            self.state.device.total_memory as f64 / (1u64 << 30) as f64,
+            self.state.device.ordinal
+        )
+    }
+    fn supports_f64(&self) -> bool {
+        true
+    }
+}
+
+/// Threads per block: 256, or the largest power of two the device allows below that.
+fn block_size(max_threads: usize) -> u32 {
+    let cap = max_threads.clamp(32, DEFAULT_BLOCK as usize);
+    // Largest power of two <= cap.
+    (1u32 << (usize::BITS - 1 - cap.leading_zeros())).max(32)
+}
+
+fn query_device(ctx: &Arc<CudaContext>) -> std::result::Result<DeviceInfo, DriverError> {
+    let attr = |a| ctx.attribute(a).map(|v| v.max(0) as usize);
+    Ok(DeviceInfo {
+        ordinal: ctx.ordinal(),
+        name: ctx.name()?,
+        compute_capability: ctx.compute_capability()?,
+        multiprocessors: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_threads_per_multiprocessor: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        )?,
+        total_memory: ctx.total_mem()?,
+    })
+}
+
+/// Describe every device without creating a context.
+fn list_devices() -> std::result::Result<Vec<DeviceInfo>, (String, DriverError)> {
+    cu::init().map_err(|e| ("cuInit".to_string(), e))?;
+    let count = cu::device::get_count().map_err(|e| ("cuDeviceGetCount".to_string(), e))?;
+    (0..count)
+        .map(|i| {
+            let call = |c: &str| format!("{c}({i})");
+            let dev = cu::device::get(i).map_err(|e| (call("cuDeviceGet"), e))?;
+            // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+            let attr = |a| unsafe { cu::device::get_attribute(dev, a) }.map(|v| v.max(0) as usize);
+            let info = || -> std::result::Result<DeviceInfo, DriverError> {
+                Ok(DeviceInfo {
+                    ordinal: i as usize,
+                    name: cu::device::get_name(dev)?,
+                    compute_capability: (
+                        attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as i32,
+                        attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as i32,
+                    ),
+                    multiprocessors: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+                    max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+                    max_threads_per_multiprocessor: attr(
+                        Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                    )?,
+                    // SAFETY: as above.
+                    total_memory: unsafe { cu::device::total_mem(dev) }?,
+                })
+            };
+            info().map_err(|e| (call("cuDeviceGetAttribute"), e))
+        })
+        .collect()
+}
+
+/// Status of the CUDA backend for `pipekrylov info`: every device with its name, memory and
+/// compute capability, or why the backend cannot be used here.
+pub fn status() -> BackendStatus {
+    let mut st = BackendStatus {
+        name: "cuda",
+        compiled: true,
+        available: false,
+        devices: Vec::new(),
+        note: String::new(),
+    };
+    if let Err(e) = probe::driver() {
+        st.note = reason_of(e);
+        return st;
+    }
+    let devices = match probe::guarded("listing CUDA devices", list_devices) {
+        Err(e) => {
+            st.note = reason_of(e);
+            return st;
+        }
+        Ok(Err((call, e))) => {
+            st.note = format!("{call}: {}", driver_message(e));
+            return st;
+        }
+        Ok(Ok(d)) => d,
+    };
+    st.devices = devices.iter().map(DeviceInfo::describe).collect();
+    if devices.is_empty() {
+        st.note = "no CUDA device".into();
+        return st;
+    }
+    if let Err(e) = probe::nvrtc() {
+        st.note = reason_of(e);
+        return st;
+    }
+    let wanted = std::env::var(DEVICE_ENV)
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    if wanted >= devices.len() {
+        st.note = format!(
+            "{DEVICE_ENV}={wanted} but only {} device(s) are present",
+            devices.len()
+        );
+        return st;
+    }
+    st.available = true;
+    st.note = format!("auto would use device {wanted} ({DEVICE_ENV} to choose)");
+    st
+}
+
+fn reason_of(e: Error) -> String {
+    match e {
+        Error::BackendUnavailable { reason, .. } => reason,
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_is_a_power_of_two_within_the_device_limit() {
+        assert_eq!(block_size(1024), 256);
+        assert_eq!(block_size(256), 256);
+        assert_eq!(block_size(192), 128);
+        assert_eq!(block_size(64), 64);
+        assert_eq!(block_size(1), 32);
+    }
+
+    #[test]
+    fn status_never_panics() {
+        let st = status();
+        assert_eq!(st.name, "cuda");
+        assert!(st.compiled);
+        if !st.available {
+            assert!(!st.note.is_empty());
+        }
+    }
+
+    /// A sticky fault (a CSR column index far outside x) poisons the backend. Runs alone in
+    /// this test binary's CUDA context: the fault breaks the device's primary context for the
+    /// whole process.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn illegal_address_poisons_the_backend() {
+        use crate::backend::{DeviceFormat, DeviceMatrix, SpmvOps, VectorOps};
+        let cuda = CudaBackend::from_env().unwrap();
+        let n = 1024;
+        let rp: Vec<u32> = (0..=n as u32).collect();
+        let ci = vec![0x7fff_0000u32; n];
+        let bad = DeviceMatrix {
+            n_rows: n,
+            n_cols: n,
+            nnz: n,
+            format: DeviceFormat::Csr {
+                row_ptr: cuda.upload(&rp).unwrap(),
+                col_idx: cuda.upload(&ci).unwrap(),
+                values: cuda.upload(&vec![1.0f64; n]).unwrap(),
+            },
+        };
+        let x = cuda.upload(&vec![1.0f64; n]).unwrap();
+        let mut y = cuda.alloc::<f64>(n).unwrap();
+        // The launch itself may succeed; the fault shows at the next synchronization.
+        let first = cuda.spmv(&bad, &x, &mut y).and_then(|_| cuda.synchronize());
+        assert!(
+            matches!(first, Err(Error::DeviceFault { .. })),
+            "expected a device fault, got {first:?}"
+        );
+        assert!(cuda.is_poisoned());
+        let later = cuda.alloc::<f64>(4);
+        assert!(matches!(later, Err(Error::DeviceFault { .. })), "{later:?}");
+        let later = cuda.download(&x);
+        assert!(matches!(later, Err(Error::DeviceFault { .. })), "{later:?}");
+    }
+}

@@ -1,0 +1,413 @@
+//! NVRTC compilation of `kernels-cu/` and the process-wide module cache.
+//!
+//! All family files are concatenated (the shared header `reduce.cu` first, each file behind a
+//! `#line` directive so compiler messages name the right file) and compiled once per process
+//! for each (architecture, precision, block size): `-DSCALAR=double` or `-DSCALAR=float`, a
+//! real architecture read from the device (`--gpu-architecture=sm_90` on the H200), C++17,
+//! full optimisation, IEEE arithmetic (no fast math, `--fmad=false` so that element-wise
+//! results round like the host backend's). The CUBIN is loaded when NVRTC produced one, the
+//! PTX otherwise. Loaded modules are cached per (device ordinal, precision).
+
+use super::probe;
+use crate::error::{Error, Result};
+use crate::scalar::Precision;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError};
+use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys, Ptx};
+use std::collections::HashMap;
+use std::ffi::{c_char, CString};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The CUDA sources, in build order: `reduce.cu` (conventions and helpers, no kernels) first,
+/// then one file per kernel family of [`crate::backend::ops::KERNELS`].
+pub const SOURCES: &[(&str, &str)] = &[
+    ("reduce.cu", include_str!("../../../kernels-cu/reduce.cu")),
+    ("vector.cu", include_str!("../../../kernels-cu/vector.cu")),
+    ("spmv.cu", include_str!("../../../kernels-cu/spmv.cu")),
+    ("cg.cu", include_str!("../../../kernels-cu/cg.cu")),
+    (
+        "bicgstab.cu",
+        include_str!("../../../kernels-cu/bicgstab.cu"),
+    ),
+    ("gmres.cu", include_str!("../../../kernels-cu/gmres.cu")),
+    ("precond.cu", include_str!("../../../kernels-cu/precond.cu")),
+];
+
+/// Threads per block the sources are built for when no device is known (every CUDA device
+/// allows at least this many).
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// Every kernel of the CUDA module. The names are those of `ops::KERNELS` (a unit test checks
+/// that both lists agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    Fill,
+    Copy,
+    Axpby,
+    Scale,
+    DotPartials,
+    SpmvDotsCsr,
+    ResidualCsr,
+    SpmvDotsSell,
+    ResidualSell,
+    SpmvDotsBsr,
+    ResidualBsr,
+    CgUpdate,
+    PcgUpdate,
+    BicgstabSUpdate,
+    BicgstabUpdate,
+    BasisDots,
+    GmresGramSchmidt,
+    GmresNormalize,
+    BasisAxpy,
+    BasisScale,
+    BasisLoad,
+    BasisStore,
+    MultiAxpy,
+    DiagScale,
+    DiagScaleDot,
+}
+
+impl Kernel {
+    /// All kernels, in the order of the function table of [`Kernels`].
+    pub(crate) const ALL: [Kernel; 25] = [
+        Kernel::Fill,
+        Kernel::Copy,
+        Kernel::Axpby,
+        Kernel::Scale,
+        Kernel::DotPartials,
+        Kernel::SpmvDotsCsr,
+        Kernel::ResidualCsr,
+        Kernel::SpmvDotsSell,
+        Kernel::ResidualSell,
+        Kernel::SpmvDotsBsr,
+        Kernel::ResidualBsr,
+        Kernel::CgUpdate,
+        Kernel::PcgUpdate,
+        Kernel::BicgstabSUpdate,
+        Kernel::BicgstabUpdate,
+        Kernel::BasisDots,
+        Kernel::GmresGramSchmidt,
+        Kernel::GmresNormalize,
+        Kernel::BasisAxpy,
+        Kernel::BasisScale,
+        Kernel::BasisLoad,
+        Kernel::BasisStore,
+        Kernel::MultiAxpy,
+        Kernel::DiagScale,
+        Kernel::DiagScaleDot,
+    ];
+
+    /// The `extern "C" __global__` name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kernel::Fill => "fill",
+            Kernel::Copy => "copy",
+            Kernel::Axpby => "axpby",
+            Kernel::Scale => "scale",
+            Kernel::DotPartials => "dot_partials",
+            Kernel::SpmvDotsCsr => "spmv_dots_csr",
+            Kernel::ResidualCsr => "residual_csr",
+            Kernel::SpmvDotsSell => "spmv_dots_sell",
+            Kernel::ResidualSell => "residual_sell",
+            Kernel::SpmvDotsBsr => "spmv_dots_bsr",
+            Kernel::ResidualBsr => "residual_bsr",
+            Kernel::CgUpdate => "cg_update",
+            Kernel::PcgUpdate => "pcg_update",
+            Kernel::BicgstabSUpdate => "bicgstab_s_update",
+            Kernel::BicgstabUpdate => "bicgstab_update",
+            Kernel::BasisDots => "basis_dots",
+            Kernel::GmresGramSchmidt => "gmres_gram_schmidt",
+            Kernel::GmresNormalize => "gmres_normalize",
+            Kernel::BasisAxpy => "basis_axpy",
+            Kernel::BasisScale => "basis_scale",
+            Kernel::BasisLoad => "basis_load",
+            Kernel::BasisStore => "basis_store",
+            Kernel::MultiAxpy => "multi_axpy",
+            Kernel::DiagScale => "diag_scale",
+            Kernel::DiagScaleDot => "diag_scale_dot",
+        }
+    }
+}
+
+/// The loaded module of one precision on one device, with every function resolved.
+pub(crate) struct Kernels {
+    functions: Vec<CudaFunction>,
+    _module: Arc<CudaModule>,
+}
+
+impl Kernels {
+    /// The function of `kernel`.
+    pub(crate) fn get(&self, kernel: Kernel) -> &CudaFunction {
+        // `functions` is built from `Kernel::ALL` in order, so the discriminant indexes it.
+        &self.functions[kernel as usize]
+    }
+}
+
+/// Output of one NVRTC compilation.
+struct Image {
+    ptx: String,
+    cubin: Option<Vec<u8>>,
+}
+
+/// The concatenated source, each file behind a `#line` directive.
+pub fn source() -> String {
+    let mut out = String::new();
+    for (name, text) in SOURCES {
+        out.push_str(&format!("#line 1 \"{name}\"\n"));
+        out.push_str(text);
+        out.push('\n');
+    }
+    out
+}
+
+/// The NVRTC options for one build.
+fn options(arch: &str, precision: Precision, block: u32) -> Vec<String> {
+    let scalar = match precision {
+        Precision::F32 => "float",
+        Precision::F64 => "double",
+    };
+    vec![
+        format!("--gpu-architecture={arch}"),
+        format!("-DSCALAR={scalar}"),
+        format!("-DWG={block}"),
+        "--std=c++17".into(),
+        "-default-device".into(),
+        "--fmad=false".into(),
+        "--extra-device-vectorization".into(),
+    ]
+}
+
+fn build_error(log: impl Into<String>) -> Error {
+    Error::KernelBuild {
+        backend: "cuda".into(),
+        log: log.into(),
+    }
+}
+
+/// Bytes of a NUL-terminated NVRTC string buffer, up to the first NUL.
+fn c_chars_to_string(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Destroys an NVRTC program on every exit path.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: the program was created by `create_program` and is destroyed only here.
+        // A failure to destroy leaks the program, nothing worse.
+        let _ = unsafe { nvrtc_result::destroy_program(self.0) };
+    }
+}
+
+/// Compile the concatenated sources with NVRTC (no cache).
+fn nvrtc_compile(arch: &str, precision: Precision, block: u32) -> Result<Image> {
+    if arch.is_empty() || !arch.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Error::param(
+            "arch",
+            format!("'{arch}' is not a GPU architecture name such as sm_90"),
+        ));
+    }
+    probe::nvrtc()?;
+    let src = CString::new(source())
+        .map_err(|_| build_error("kernel sources contain a NUL character"))?;
+    let name = c"pipekrylov.cu";
+    let opts = options(arch, precision, block);
+    probe::guarded("NVRTC", || -> Result<Image> {
+        let prog = nvrtc_result::create_program(&src, Some(name))
+            .map_err(|e| build_error(format!("nvrtcCreateProgram failed: {e:?}")))?;
+        let prog = Program(prog);
+        // SAFETY: `prog.0` is a live program (destroyed by `Program`'s drop after this
+        // closure); the options contain no NUL (checked arch, fixed strings).
+        let compiled = unsafe { nvrtc_result::compile_program(prog.0, &opts) };
+        // SAFETY: as above.
+        let log = unsafe { nvrtc_result::get_program_log(prog.0) }
+            .map(|l| c_chars_to_string(&l))
+            .unwrap_or_default();
+        if let Err(e) = compiled {
+            return Err(build_error(format!(
+                "NVRTC {e:?} with options {}\n{log}",
+                opts.join(" ")
+            )));
+        }
+        // SAFETY: as above; the program compiled.
+        let ptx = unsafe { nvrtc_result::get_ptx(prog.0) }
+            .map(|p| c_chars_to_string(&p))
+            .map_err(|e| build_error(format!("nvrtcGetPTX failed: {e:?}\n{log}")))?;
+        // SAFETY: as above. NVRTC has a CUBIN only for real architectures (sm_XX).
+        let cubin = unsafe { cubin(prog.0) };
+        Ok(Image { ptx, cubin })
+    })?
+}
+
+/// The CUBIN of a compiled program, when NVRTC produced one.
+///
+/// # Safety
+/// `prog` must be a live, successfully compiled program.
+unsafe fn cubin(prog: nvrtc_sys::nvrtcProgram) -> Option<Vec<u8>> {
+    let mut size = 0usize;
+    nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size)
+        .result()
+        .ok()?;
+    if size == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; size];
+    nvrtc_sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast::<c_char>())
+        .result()
+        .ok()?;
+    Some(buf)
+}
+
+type ImageKey = (String, Precision, u32);
+
+/// Compile (once per process) for `arch`, `precision` and `block` threads per block.
+fn image(arch: &str, precision: Precision, block: u32) -> Result<Arc<Image>> {
+    static IMAGES: OnceLock<Mutex<HashMap<ImageKey, Arc<Image>>>> = OnceLock::new();
+    let cache = IMAGES.get_or_init(Default::default);
+    // Holding the lock while compiling makes concurrent first uses wait for one build.
+    let mut map = cache
+        .lock()
+        .map_err(|_| build_error("the NVRTC image cache was poisoned by a panic"))?;
+    let key = (arch.to_string(), precision, block);
+    if let Some(img) = map.get(&key) {
+        return Ok(img.clone());
+    }
+    let img = Arc::new(nvrtc_compile(arch, precision, block)?);
+    map.insert(key, img.clone());
+    Ok(img)
+}
+
+/// Compile every `.cu` file for `arch` (e.g. `"sm_90"`) and `precision` with the options the
+/// backend uses, and return the PTX. Needs NVRTC only (no driver, no GPU): CI uses it to check
+/// that the kernels build. The result is cached for the process.
+///
+/// Errors: [`Error::BackendUnavailable`] when libnvrtc cannot be loaded,
+/// [`Error::KernelBuild`] with the NVRTC log when compilation fails.
+///
+/// ```no_run
+/// use pipekrylov::{backend::cuda::compile_for_arch, Precision};
+/// let ptx = compile_for_arch("sm_90", Precision::F64).unwrap();
+/// assert!(ptx.contains(".entry cg_update"));
+/// ```
+pub fn compile_for_arch(arch: &str, precision: Precision) -> Result<String> {
+    Ok(image(arch, precision, DEFAULT_BLOCK)?.ptx.clone())
+}
+
+type ModuleKey = (usize, Precision);
+
+fn modules() -> &'static Mutex<HashMap<ModuleKey, Arc<Kernels>>> {
+    static MODULES: OnceLock<Mutex<HashMap<ModuleKey, Arc<Kernels>>>> = OnceLock::new();
+    MODULES.get_or_init(Default::default)
+}
+
+/// The kernels of `precision` on device `ordinal`, compiled for `arch` and loaded into `ctx`
+/// on first use. `driver_err` maps driver failures (so that sticky faults poison the caller).
+pub(crate) fn kernels(
+    ctx: &Arc<CudaContext>,
+    ordinal: usize,
+    arch: &str,
+    precision: Precision,
+    block: u32,
+    driver_err: &dyn Fn(&str, DriverError) -> Error,
+) -> Result<Arc<Kernels>> {
+    let mut map = modules()
+        .lock()
+        .map_err(|_| build_error("the CUDA module cache was poisoned by a panic"))?;
+    if let Some(k) = map.get(&(ordinal, precision)) {
+        return Ok(k.clone());
+    }
+    let img = image(arch, precision, block)?;
+    let module = match &img.cubin {
+        Some(bin) => ctx.load_module(Ptx::from_binary(bin.clone())),
+        None => ctx.load_module(Ptx::from_src(img.ptx.clone())),
+    }
+    .map_err(|e| driver_err("cuModuleLoadData", e))?;
+    let functions = Kernel::ALL
+        .iter()
+        .map(|k| {
+            module
+                .load_function(k.name())
+                .map_err(|e| driver_err(&format!("cuModuleGetFunction({})", k.name()), e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let k = Arc::new(Kernels {
+        functions,
+        _module: module,
+    });
+    map.insert((ordinal, precision), k.clone());
+    Ok(k)
+}
+
+/// Drop the cached modules of a device after a sticky fault, so that a fresh context can be
+/// created once every object of the broken one is gone.
+pub(crate) fn forget_device(ordinal: usize) {
+    if let Ok(mut map) = modules().lock() {
+        map.retain(|(o, _), _| *o != ordinal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_table_matches_the_inventory() {
+        let mut ours: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+        let mut listed: Vec<&str> = crate::backend::ops::KERNELS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .collect();
+        for (i, k) in Kernel::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "Kernel::ALL out of order at {}", k.name());
+        }
+        ours.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(ours, listed);
+    }
+
+    /// Names declared `extern "C" __global__` in a source text.
+    fn global_names(text: &str) -> Vec<String> {
+        text.split("extern \"C\" __global__")
+            .skip(1)
+            .filter_map(|rest| {
+                let rest = rest.trim_start().strip_prefix("void")?.trim_start();
+                let rest = match rest.strip_prefix("__launch_bounds__(") {
+                    Some(r) => &r[r.find(')')? + 1..],
+                    None => rest,
+                };
+                let name: String = rest
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                Some(name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_family_file_declares_exactly_its_kernels() {
+        for (family, names) in crate::backend::ops::KERNELS {
+            let file = format!("{family}.cu");
+            let (_, text) = SOURCES
+                .iter()
+                .find(|(n, _)| *n == file)
+                .unwrap_or_else(|| panic!("no kernels-cu/{file}"));
+            let mut declared = global_names(text);
+            let mut expected: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            declared.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(declared, expected, "kernels of kernels-cu/{file}");
+        }
+        assert!(
+            global_names(SOURCES[0].1).is_empty(),
+            "reduce.cu holds no kernels"
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! CUDA implementation of [`SpmvOps`] (`kernels-cu/spmv.cu`): one kernel per format, plain
+//! (all slots off) or fused with up to three first-stage inner products, with element offsets
+//! so that GMRES reads and writes basis columns in place.
+
+use super::module::Kernel;
+use super::{len_arg, opt_slot, Arg, CudaBackend};
+use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
+use crate::backend::ops::spmv::check_spmv;
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{SpmvDots, SpmvOps};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// Threads per CSR row: the largest power of two not above (mean nonzeros per row) / 6,
+/// between 1 and 32. Measured on the H200 (pipelined CG, f64): rows of 5-7 entries run
+/// fastest with one thread per row (Poisson 2D, n = 4.2M: 184 us per iteration against 314
+/// with 4 threads), rows of 43 entries with 4-8 threads (elasticity 3D: 97-98 us against 153
+/// with one and 171 with 32).
+pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
+    if rows == 0 {
+        return 1;
+    }
+    let per_thread = (nnz / rows / 6).clamp(1, 32);
+    1u32 << (usize::BITS - 1 - per_thread.leading_zeros())
+}
+
+/// A vector operand of a fused SpMV: device address and element offset (0 when unused).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Operand {
+    pub(crate) ptr: Arg,
+    pub(crate) off: u64,
+}
+
+impl Operand {
+    /// An operand that the kernel never reads.
+    pub(crate) const NONE: Operand = Operand {
+        ptr: Arg::Ptr(0),
+        off: 0,
+    };
+}
+
+/// The arguments before `x` of every kernel of a format (see `kernels-cu/spmv.cu`).
+fn matrix_args<T: Scalar>(
+    b: &CudaBackend,
+    a: &DeviceMatrix<T>,
+) -> Result<(Vec<Arg>, [Kernel; 2], usize)> {
+    let rows = len_arg(a.n_rows())?;
+    Ok(match &a.format {
+        DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+        } => {
+            let k = csr_lanes(a.nnz(), a.n_rows());
+            (
+                vec![
+                    b.ptr(row_ptr)?,
+                    b.ptr(col_idx)?,
+                    b.ptr(values)?,
+                    rows,
+                    Arg::U32(k),
+                ],
+                [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
+                a.n_rows().saturating_mul(k as usize),
+            )
+        }
+        DeviceFormat::Sell {
+            c,
+            slice_ptr,
+            col_idx,
+            values,
+            row_perm,
+            row_len,
+            ..
+        } => (
+            vec![
+                super::index_arg("SELL slice height", *c)?,
+                b.ptr(slice_ptr)?,
+                b.ptr(col_idx)?,
+                b.ptr(values)?,
+                b.ptr(row_perm)?,
+                b.ptr(row_len)?,
+                rows,
+            ],
+            [Kernel::SpmvDotsSell, Kernel::ResidualSell],
+            a.n_rows(),
+        ),
+        DeviceFormat::Bsr {
+            block_size,
+            row_ptr,
+            col_idx,
+            values,
+        } => (
+            vec![
+                super::index_arg("BSR block size", *block_size)?,
+                b.ptr(row_ptr)?,
+                b.ptr(col_idx)?,
+                b.ptr(values)?,
+                rows,
+            ],
+            [Kernel::SpmvDotsBsr, Kernel::ResidualBsr],
+            a.n_rows(),
+        ),
+    })
+}
+
+impl CudaBackend {
+    /// One `spmv_dots_<format>` launch: y[y_off ..] = A x[x_off ..] with the partials
+    /// <y, y> (`slots[0]`), <y, w0> (`slots[1]`), <y, w1> (`slots[2]`).
+    ///
+    /// # Safety
+    /// `x` must cover `x.off + n_cols` elements and `y` `y.off + n_rows`; `w[k]` must cover
+    /// `w[k].off + n_rows` elements when `slots[k + 1]` is set; when any slot is set,
+    /// `partials` must be a buffer of this backend with `groups` groups holding every slot.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn launch_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: Operand,
+        y: Operand,
+        w: [Operand; 2],
+        partials: Arg,
+        slots: [Option<Slot>; 3],
+        groups: usize,
+    ) -> Result<()> {
+        let (mut args, [kernel, _], work) = matrix_args(self, a)?;
+        args.extend([
+            x.ptr,
+            Arg::U64(x.off),
+            y.ptr,
+            Arg::U64(y.off),
+            w[0].ptr,
+            Arg::U64(w[0].off),
+            w[1].ptr,
+            Arg::U64(w[1].off),
+            partials,
+            opt_slot(slots[0])?,
+            opt_slot(slots[1])?,
+            opt_slot(slots[2])?,
+        ]);
+        let grid = if slots.iter().any(Option::is_some) {
+            groups
+        } else {
+            self.grid(work)
+        };
+        self.launch::<T>(kernel, grid, &args)
+    }
+}
+
+impl SpmvOps for CudaBackend {
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        check_spmv(a, x, y)?;
+        let xo = Operand {
+            ptr: self.ptr(x)?,
+            off: 0,
+        };
+        let yo = Operand {
+            ptr: self.ptr(y)?,
+            off: 0,
+        };
+        // SAFETY: x has n_cols and y n_rows elements (checked); every slot is off, so neither
+        // the partner vectors nor the partials are touched.
+        unsafe { self.launch_spmv_dots(a, xo, yo, [Operand::NONE; 2], Arg::Ptr(0), [None; 3], 1) }
+    }
+
+    fn spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        check_spmv(a, x, y)?;
+        let n = a.n_rows();
+        let slots = [
+            dots.yy,
+            dots.with[0].map(|w| w.1),
+            dots.with[1].map(|w| w.1),
+        ];
+        let set: Vec<Slot> = slots.iter().flatten().copied().collect();
+        for &s in &set {
+            partials.check(s, n)?;
+        }
+        for (v, _) in dots.with.iter().flatten() {
+            check_len("spmv_dots: partner vector length", v, n)?;
+        }
+        if set.iter().enumerate().any(|(i, s)| set[..i].contains(s)) {
+            return Err(Error::param("slots", "spmv_dots slots must be distinct"));
+        }
+        let mut w = [Operand::NONE; 2];
+        for (k, with) in dots.with.iter().enumerate() {
+            if let Some((v, _)) = with {
+                w[k] = Operand {
+                    ptr: self.ptr(v)?,
+                    off: 0,
+                };
+            }
+        }
+        let pp = if set.is_empty() {
+            Arg::Ptr(0)
+        } else {
+            self.ptr(partials.buffer())?
+        };
+        let xo = Operand {
+            ptr: self.ptr(x)?,
+            off: 0,
+        };
+        let yo = Operand {
+            ptr: self.ptr(y)?,
+            off: 0,
+        };
+        // SAFETY: x has n_cols, y and every partner n_rows elements; the slots are distinct,
+        // inside the partials buffer and planned for n rows (checked); the grid is its groups.
+        unsafe { self.launch_spmv_dots(a, xo, yo, w, pp, slots, partials.groups()) }
+    }
+
+    fn residual<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        b: &Buffer<T>,
+        r: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Option<Slot>,
+    ) -> Result<()> {
+        check_spmv(a, x, r)?;
+        check_len("residual: b length vs matrix rows", b, a.n_rows())?;
+        if let Some(s) = rr {
+            partials.check(s, a.n_rows())?;
+        }
+        let (mut args, [_, kernel], work) = matrix_args(self, a)?;
+        let pp = match rr {
+            Some(_) => self.ptr(partials.buffer())?,
+            None => Arg::Ptr(0),
+        };
+        args.extend([self.ptr(x)?, self.ptr(b)?, self.ptr(r)?, pp, opt_slot(rr)?]);
+        let grid = match rr {
+            Some(_) => partials.groups(),
+            None => self.grid(work),
+        };
+        // SAFETY: residual_<fmt>(matrix..., const SCALAR* x, const SCALAR* b, SCALAR* r,
+        // SCALAR* partials, int slot_rr): x has n_cols, b and r n_rows elements (checked); the
+        // partials are touched only with a checked slot, with grid = partials.groups().
+        unsafe { self.launch::<T>(kernel, grid, &args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csr_lanes;
+
+    #[test]
+    fn lanes_follow_the_mean_row_length() {
+        assert_eq!(csr_lanes(0, 0), 1);
+        assert_eq!(csr_lanes(0, 10), 1);
+        assert_eq!(csr_lanes(50, 10), 1);
+        assert_eq!(csr_lanes(70, 10), 1);
+        assert_eq!(csr_lanes(120, 10), 2);
+        assert_eq!(csr_lanes(435, 10), 4);
+        assert_eq!(csr_lanes(810, 10), 8);
+        assert_eq!(csr_lanes(10_000, 10), 32);
+    }
+}

@@ -1,0 +1,149 @@
+//! CI check of the CUDA kernels without a GPU: NVRTC compiles every `kernels-cu/*.cu` file for
+//! sm_90 (the H200) and sm_80, in f32 and f64, and every kernel of the inventory
+//! (`backend::ops::KERNELS`) appears as a `.entry` of the PTX. The kernels also mirror the
+//! OpenCL ones: same names, same parameters in the same order.
+//!
+//! Needs `libnvrtc.so.13`: `pip install nvidia-cuda-nvrtc==13.0.88` and LD_LIBRARY_PATH set to
+//! the wheel's `nvidia/cu13/lib` folder. Without it these tests fail (they do not skip).
+#![cfg(feature = "cuda")]
+
+use pipekrylov::backend::cuda::{compile_for_arch, SOURCES};
+use pipekrylov::backend::ops::KERNELS;
+use pipekrylov::{Error, Precision};
+
+const HOWTO: &str = "install the NVRTC wheel (`pip install nvidia-cuda-nvrtc==13.0.88`) and \
+                     set LD_LIBRARY_PATH to its lib folder, e.g. \
+                     $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))')\
+                     /nvidia/cu13/lib; CI does this before running the tests";
+
+fn ptx(arch: &str, precision: Precision) -> String {
+    match compile_for_arch(arch, precision) {
+        Ok(ptx) => ptx,
+        Err(Error::BackendUnavailable { reason, .. }) => {
+            panic!("libnvrtc could not be loaded ({reason}): {HOWTO}")
+        }
+        Err(e) => {
+            panic!("NVRTC build for {arch} {precision} failed: {e}\n(if NVRTC is missing: {HOWTO})")
+        }
+    }
+}
+
+/// Names of the `.entry` functions of a PTX module.
+fn entries(ptx: &str) -> Vec<String> {
+    ptx.split(".entry")
+        .skip(1)
+        .map(|rest| {
+            rest.trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_kernel_compiles_for_sm90_and_sm80_in_both_precisions() {
+    for arch in ["sm_90", "sm_80"] {
+        for precision in [Precision::F32, Precision::F64] {
+            let ptx = ptx(arch, precision);
+            assert!(
+                ptx.contains(&format!(".target {arch}")),
+                "{arch} {precision}: PTX does not target {arch}"
+            );
+            let found = entries(&ptx);
+            for (family, names) in KERNELS {
+                for name in *names {
+                    assert!(
+                        found.iter().any(|e| e == name),
+                        "{arch} {precision}: kernel {name} of kernels-cu/{family}.cu is not a \
+                         .entry of the PTX (entries: {found:?})"
+                    );
+                }
+            }
+            let listed: usize = KERNELS.iter().map(|(_, n)| n.len()).sum();
+            assert_eq!(
+                found.len(),
+                listed,
+                "{arch} {precision}: extra entries {found:?}"
+            );
+            // Scalars of the precision: f64 kernels use .f64, f32 kernels never do.
+            match precision {
+                Precision::F64 => assert!(ptx.contains(".f64"), "{arch}: no f64 arithmetic"),
+                Precision::F32 => assert!(!ptx.contains("fma.rn.f64"), "{arch}: f64 in f32 build"),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_compiler_log_comes_back_on_failure() {
+    // Touch NVRTC first so that a missing library fails with the installation hint.
+    let _ = ptx("sm_90", Precision::F64);
+    match compile_for_arch("sm_1", Precision::F64) {
+        Err(Error::KernelBuild { backend, log }) => {
+            assert_eq!(backend, "cuda");
+            assert!(log.contains("sm_1"), "log should name the option: {log}");
+        }
+        other => panic!("expected a kernel build error, got {other:?}"),
+    }
+    assert!(matches!(
+        compile_for_arch("sm_90 -DSCALAR=int", Precision::F64),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
+
+/// Parameters `(type, name)` of the kernel `name` in a source text, qualifiers removed
+/// (`__global`, `const`, `__restrict__`), so that OpenCL and CUDA signatures compare.
+fn params(text: &str, name: &str) -> Option<Vec<(String, String)>> {
+    let mut search = text;
+    loop {
+        let at = search.find(&format!("{name}("))?;
+        let before = search[..at].chars().last();
+        let rest = &search[at + name.len() + 1..];
+        search = rest;
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        // A definition: the parameter list is followed by `{`.
+        let close = rest.find(')')?;
+        if !rest[close + 1..].trim_start().starts_with('{') {
+            continue;
+        }
+        let list = &rest[..close];
+        return Some(
+            list.split(',')
+                .map(|p| {
+                    let p = p.replace('*', " * ");
+                    let toks: Vec<&str> = p
+                        .split_whitespace()
+                        .filter(|t| !matches!(*t, "__global" | "const" | "__restrict__"))
+                        .collect();
+                    let (name, ty) = toks.split_last().unwrap_or((&"", &[]));
+                    (ty.concat(), name.to_string())
+                })
+                .collect(),
+        );
+    }
+}
+
+#[test]
+fn cuda_kernels_mirror_the_opencl_signatures() {
+    let cl_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels-cl");
+    for (family, names) in KERNELS {
+        let cl_path = cl_dir.join(format!("{family}.cl"));
+        let Ok(cl) = std::fs::read_to_string(&cl_path) else {
+            panic!("{} is missing", cl_path.display());
+        };
+        let file = format!("{family}.cu");
+        let cu = SOURCES
+            .iter()
+            .find(|(n, _)| *n == file)
+            .map(|(_, t)| *t)
+            .unwrap_or_else(|| panic!("kernels-cu/{file} is not built"));
+        for name in *names {
+            let pcl = params(&cl, name).unwrap_or_else(|| panic!("{family}.cl: no {name}"));
+            let pcu = params(cu, name).unwrap_or_else(|| panic!("{file}: no {name}"));
+            assert_eq!(pcu, pcl, "{name}: CUDA parameters differ from OpenCL");
+        }
+    }
+}
