@@ -2,6 +2,7 @@
 
 use super::cl::{self, Kernel, Queue};
 use super::memory::RawBuffer;
+use super::program::CachedKernel;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ocl::ffi::{self, cl_mem};
@@ -41,17 +42,44 @@ impl<'a> Arg<'a> {
     }
 }
 
-/// Set the arguments of `kernel` and enqueue it with `groups` work-groups of `wg` work-items
-/// on `queue` (no wait: the queue is in order).
+/// What identifies an argument value for the cache of [`CachedKernel`]: a buffer's unique id,
+/// or a by-value argument's bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ArgKey {
+    Mem(u64),
+    Value([u8; 8], usize),
+}
+
+impl Arg<'_> {
+    fn key(&self) -> ArgKey {
+        match self {
+            Arg::Mem(b) => ArgKey::Mem(b.id),
+            Arg::Value(bytes, size) => ArgKey::Value(*bytes, *size),
+        }
+    }
+}
+
+/// Set the arguments of `kernel` that differ from the last launch and enqueue it with `groups`
+/// work-groups of `wg` work-items on `queue` (no wait: the queue is in order).
 pub(crate) fn enqueue(
     queue: &Queue,
-    kernel: &Kernel,
+    cached: &mut CachedKernel,
     name: &str,
     args: &[Arg<'_>],
     groups: usize,
     wg: usize,
 ) -> Result<()> {
+    let kernel: &Kernel = &cached.kernel;
+    if cached.last.len() < args.len() {
+        cached.last.resize(args.len(), None);
+    }
     for (index, arg) in args.iter().enumerate() {
+        let key = arg.key();
+        if cached.last[index] == Some(key) {
+            continue;
+        }
+        // Forget the entry until the call succeeds.
+        cached.last[index] = None;
         let code = match arg {
             Arg::Mem(buf) => {
                 let mem: cl_mem = buf.mem.0;
@@ -86,6 +114,7 @@ pub(crate) fn enqueue(
                 code,
             ));
         }
+        cached.last[index] = Some(key);
     }
     let global = groups
         .checked_mul(wg)

@@ -19,11 +19,52 @@ pub struct RawBuffer {
     pub(crate) bytes: usize,
     /// The owning context, to refuse buffers of another OpenCL backend instance.
     pub(crate) context: usize,
+    /// Unique for the life of the process (a released `cl_mem` value can be reused), so the
+    /// kernel-argument cache can tell buffers apart.
+    pub(crate) id: u64,
 }
+
+/// Source of [`RawBuffer::id`].
+static NEXT_BUFFER_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl std::fmt::Debug for RawBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "RawBuffer({} bytes)", self.bytes)
+    }
+}
+
+/// Reads up to this size go through the pinned staging buffer.
+const STAGING_MAX_BYTES: usize = 1 << 20;
+
+/// Pinned host memory for small blocking reads (the partials every `finish` reads back): a buffer
+/// created with `CL_MEM_ALLOC_HOST_PTR` and mapped once, NVIDIA's recommended way to obtain
+/// page-locked memory in OpenCL. Reading into its mapped pointer avoids the driver's staging copy
+/// of pageable memory, a cost that grows with the number of partials.
+pub(crate) struct Staging {
+    mem: Mem,
+    ptr: *mut c_void,
+    bytes: usize,
+    queue: ffi::cl_command_queue,
+}
+
+// SAFETY: the mapped pointer is only dereferenced while the backend's staging mutex is held.
+unsafe impl Send for Staging {}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was returned by clEnqueueMapBuffer for `mem` on `queue`, which outlives
+        // the staging buffer (it is declared before the queue in `OpenClBackend`); unmapped once.
+        unsafe {
+            ffi::clEnqueueUnmapMemObject(
+                self.queue,
+                self.mem.0,
+                self.ptr,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            );
+            ffi::clFinish(self.queue);
+        }
     }
 }
 
@@ -112,6 +153,7 @@ impl OpenClBackend {
             mem: Mem(mem),
             bytes: alloc,
             context: self.context_id(),
+            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -177,6 +219,90 @@ impl OpenClBackend {
         Ok(())
     }
 
+    /// A mapped pinned buffer of at least `bytes` bytes, or `None` when the device refuses one
+    /// (then reads go straight to pageable memory).
+    fn new_staging(&self, bytes: usize) -> Option<Staging> {
+        let mut err: cl_int = 0;
+        // SAFETY: valid context, no host pointer, non-zero size.
+        let mem = unsafe {
+            ffi::clCreateBuffer(
+                self.context.0,
+                ffi::CL_MEM_READ_WRITE | ffi::CL_MEM_ALLOC_HOST_PTR,
+                bytes,
+                ptr::null_mut(),
+                &mut err,
+            )
+        };
+        if err != ffi::CL_SUCCESS || mem.is_null() {
+            return None;
+        }
+        let mem = Mem(mem);
+        // SAFETY: blocking map of the whole (valid) buffer on this backend's queue.
+        let ptr = unsafe {
+            ffi::clEnqueueMapBuffer(
+                self.queue.0,
+                mem.0,
+                ffi::CL_TRUE,
+                ffi::CL_MAP_READ | ffi::CL_MAP_WRITE,
+                0,
+                bytes,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+                &mut err,
+            )
+        };
+        if err != ffi::CL_SUCCESS || ptr.is_null() {
+            return None;
+        }
+        Some(Staging {
+            mem,
+            ptr,
+            bytes,
+            queue: self.queue.0,
+        })
+    }
+
+    /// Blocking read of `bytes` bytes of `src` through the pinned staging buffer; `Ok(false)`
+    /// when no staging buffer is available.
+    fn read_staged<T: Pod>(&self, src: &RawBuffer, out: &mut [T], bytes: usize) -> Result<bool> {
+        let mut guard = self
+            .staging
+            .lock()
+            .map_err(|_| Error::param("opencl", "staging lock poisoned"))?;
+        if guard.as_ref().map_or(true, |s| s.bytes < bytes) {
+            *guard = None;
+            *guard = self.new_staging(bytes.next_power_of_two().max(4096));
+        }
+        let Some(st) = guard.as_ref() else {
+            return Ok(false);
+        };
+        // SAFETY: blocking read of `bytes` bytes into the mapped staging memory, which has at
+        // least that many bytes and stays mapped while the lock is held.
+        let code = unsafe {
+            ffi::clEnqueueReadBuffer(
+                self.queue.0,
+                src.mem.0,
+                ffi::CL_TRUE,
+                0,
+                bytes,
+                st.ptr,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+        }
+        // SAFETY: `bytes` bytes were just written at `st.ptr`; `out` has exactly `bytes` bytes
+        // and any bit pattern is a valid `T: Pod`; the regions do not overlap.
+        unsafe {
+            ptr::copy_nonoverlapping(st.ptr.cast::<u8>(), out.as_mut_ptr().cast::<u8>(), bytes);
+        }
+        Ok(true)
+    }
+
     /// Blocking copy of the start of `src` into `out` (no count).
     pub(crate) fn read_raw<T: Pod>(&self, src: &RawBuffer, out: &mut [T]) -> Result<()> {
         let bytes = std::mem::size_of_val(out);
@@ -185,6 +311,9 @@ impl OpenClBackend {
         }
         if bytes > src.bytes {
             return Err(Error::dims("read: bytes vs buffer size", src.bytes, bytes));
+        }
+        if bytes <= STAGING_MAX_BYTES && self.read_staged(src, out, bytes)? {
+            return Ok(());
         }
         // SAFETY: blocking read of `bytes` bytes into `out`, which has exactly that many
         // writable bytes and outlives the call; any bit pattern is a valid `T: Pod`.

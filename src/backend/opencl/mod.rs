@@ -57,6 +57,8 @@ pub struct OpenClBackend {
     // Field order is drop order: kernels and programs before the queue and the context.
     // Boxed (with the device description) to keep `AnyBackend`'s variants of similar size.
     programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
+    /// Pinned host memory for small reads (unmapped before the queue is released).
+    staging: Mutex<Option<memory::Staging>>,
     /// Coefficients of `multi_axpy` (grown when needed).
     coeffs: Mutex<Option<RawBuffer>>,
     queue: Queue,
@@ -100,6 +102,7 @@ impl OpenClBackend {
         let wg = work_group_size(device.max_work_group_size);
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
+            staging: Mutex::new(None),
             coeffs: Mutex::new(None),
             queue,
             context,
@@ -262,10 +265,10 @@ impl OpenClBackend {
         args: &[Arg<'_>],
     ) -> Result<()> {
         self.check_alive()?;
-        let guard = self.program(T::PRECISION)?;
+        let mut guard = self.program(T::PRECISION)?;
         let kernel = guard
-            .as_ref()
-            .and_then(|p| p.kernels.get(name))
+            .as_mut()
+            .and_then(|p| p.kernels.get_mut(name))
             .ok_or_else(|| {
                 Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
             })?;

@@ -135,9 +135,26 @@ pub(crate) fn create_kernel(program: &Program, name: &str) -> Result<Kernel> {
 }
 
 /// A built program of one precision with every kernel of [`KERNELS`] created once.
+/// A kernel with the arguments last set on it, so a launch only re-sets what changed
+/// (`clSetKernelArg` is a driver call per argument, a visible part of small-system latency).
+pub(crate) struct CachedKernel {
+    pub(crate) kernel: Kernel,
+    /// Per argument index: the buffer id (`Mem`) or value bytes last set.
+    pub(crate) last: Vec<Option<super::launch::ArgKey>>,
+}
+
+impl CachedKernel {
+    fn new(kernel: Kernel) -> Self {
+        Self {
+            kernel,
+            last: Vec::new(),
+        }
+    }
+}
+
 pub(crate) struct CompiledProgram {
     pub(crate) program: Program,
-    pub(crate) kernels: HashMap<&'static str, Kernel>,
+    pub(crate) kernels: HashMap<&'static str, CachedKernel>,
 }
 
 impl CompiledProgram {
@@ -155,7 +172,7 @@ impl CompiledProgram {
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
-                kernels.insert(name, create_kernel(&program, name)?);
+                kernels.insert(name, CachedKernel::new(create_kernel(&program, name)?));
             }
         }
         Ok(Self { program, kernels })
