@@ -197,7 +197,7 @@ fn bench_writes_csv_and_svg() {
     assert!(median > 0.0 && floor > 0.0);
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.starts_with("<svg") || svg_text.contains("<svg"));
-    assert!(svg_text.contains("cg pipelined"));
+    assert!(svg_text.contains("host pipelined") && svg_text.contains("CG"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("| backend | solver"));
 }
 

@@ -244,3 +244,121 @@ pub fn markdown(rows: &[BenchRow]) -> String {
     }
     s
 }
+
+/// Split one CSV line (fields may be double-quoted and contain commas).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for ch in line.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// Read rows written by [`BenchRow::csv`] (for re-plotting committed results).
+pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
+    let mut lines = text.lines().enumerate();
+    let header = lines
+        .next()
+        .map(|(_, h)| split_csv(h))
+        .ok_or_else(|| Error::param("csv", "empty file"))?;
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| Error::param("csv", format!("missing column {name}")))
+    };
+    let idx: Vec<usize> = [
+        "backend",
+        "device",
+        "solver",
+        "variant",
+        "precision",
+        "problem",
+        "n",
+        "nnz",
+        "median_s_per_iter",
+        "min_s_per_iter",
+        "max_s_per_iter",
+        "launches_per_iter",
+        "transfers_per_iter",
+        "floor_s_per_iter",
+    ]
+    .iter()
+    .map(|c| col(c))
+    .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for (k, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f = split_csv(line);
+        let bad = |what: &str| Error::param("csv", format!("line {}: bad {what}", k + 1));
+        let get = |i: usize| f.get(idx[i]).cloned().ok_or_else(|| bad("column count"));
+        let num =
+            |i: usize| -> Result<f64> { get(i)?.parse::<f64>().map_err(|_| bad(&header[idx[i]])) };
+        rows.push(BenchRow {
+            backend: get(0)?,
+            device: get(1)?,
+            solver: get(2)?,
+            variant: get(3)?.parse()?,
+            precision: get(4)?,
+            problem: get(5)?,
+            n: num(6)? as usize,
+            nnz: num(7)? as usize,
+            median: num(8)?,
+            min: num(9)?,
+            max: num(10)?,
+            launches: num(11)?,
+            transfers: num(12)?,
+            floor: num(13)?,
+            floor_bytes: 0.0,
+            copy_bandwidth: 0.0,
+            format: String::new(),
+            restart: 0,
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_round_trip() {
+        let row = BenchRow {
+            backend: "cuda".into(),
+            device: "NVIDIA H200 (sm_90, 132 SMs)".into(),
+            solver: "cg".into(),
+            variant: Variant::Pipelined,
+            precision: "f64".into(),
+            problem: "poisson2d".into(),
+            n: 225,
+            nnz: 1065,
+            median: 2.5e-5,
+            min: 2.4e-5,
+            max: 3.0e-5,
+            launches: 2.0,
+            transfers: 1.0,
+            floor: 1e-7,
+            floor_bytes: 1e4,
+            copy_bandwidth: 4e12,
+            format: "csr".into(),
+            restart: 30,
+        };
+        let text = format!("{CSV_HEADER}\n{}\n", row.csv());
+        let back = read_csv(&text).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].device, row.device);
+        assert_eq!((back[0].n, back[0].nnz), (225, 1065));
+        assert!((back[0].median - row.median).abs() < 1e-12);
+        assert!(read_csv("backend,n\ncuda,1\n").is_err());
+    }
+}

@@ -117,6 +117,18 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Draw the SVG plot of a CSV written by `bench`.
+    Plot {
+        /// CSV file from `bench --out`.
+        #[arg(long)]
+        csv: String,
+        /// SVG output file.
+        #[arg(long)]
+        out: String,
+        /// Plot title.
+        #[arg(long, default_value = "pipekrylov: seconds per iteration")]
+        title: String,
+    },
     /// Compiled-in backends, their devices, and why a backend is unavailable.
     Info {
         /// Also measure copy bandwidth and launch latencies.
@@ -228,6 +240,15 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 }
             }
             println!("{}", bench_cmd::run(&args)?);
+            Ok(0)
+        }
+        Command::Plot { csv, out, title } => {
+            let text = std::fs::read_to_string(&csv).map_err(|e| Error::Io {
+                path: csv.clone(),
+                message: e.to_string(),
+            })?;
+            let rows = pipekrylov::bench::read_csv(&text)?;
+            pipekrylov::bench::plot::write_svg(&rows, std::path::Path::new(&out), &title)?;
             Ok(0)
         }
         Command::Info { probe, json } => {
