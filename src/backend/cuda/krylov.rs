@@ -5,20 +5,14 @@
 use super::module::Kernel;
 use super::spmv::Operand;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
-use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
+use crate::backend::ops::checks;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
-
-fn same_len<T: Scalar>(n: usize, bufs: &[(&str, &Buffer<T>)]) -> Result<()> {
-    for (what, b) in bufs {
-        check_len(what, b, n)?;
-    }
-    Ok(())
-}
 
 /// Element offset of basis column `j`.
 fn col_off(j: usize, n: usize) -> u64 {
@@ -37,16 +31,7 @@ impl KrylovOps for CudaBackend {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("cg_update: r", r),
-                ("cg_update: p", p),
-                ("cg_update: Ap", ap),
-            ],
-        )?;
-        partials.check(rr, n)?;
+        let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         let args = [
             scalar(alpha),
             scalar(beta),
@@ -77,21 +62,7 @@ impl KrylovOps for CudaBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("pcg_update: r", r),
-                ("pcg_update: z", z),
-                ("pcg_update: p", p),
-            ],
-        )?;
-        same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
-        partials.check(rr, n)?;
-        partials.check(rz, n)?;
-        if rr == rz {
-            return Err(Error::param("slots", "pcg_update slots must differ"));
-        }
+        let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         let args = [
             scalar(alpha),
             scalar(beta),
@@ -122,17 +93,7 @@ impl KrylovOps for CudaBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = r.len();
-        same_len(
-            n,
-            &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)],
-        )?;
-        for slot in [rr0, apr0, ss] {
-            partials.check(slot, n)?;
-        }
-        if ss == rr0 || ss == apr0 {
-            return Err(Error::param("slots", "bicgstab_s_update: ss must differ"));
-        }
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
         let args = [
             self.ptr(r)?,
             self.ptr(ap)?,
@@ -169,29 +130,8 @@ impl KrylovOps for CudaBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("bicgstab_update: r", r),
-                ("bicgstab_update: p", p),
-                ("bicgstab_update: s", s),
-                ("bicgstab_update: Ap", ap),
-                ("bicgstab_update: As", as_),
-                ("bicgstab_update: r0*", r0star),
-            ],
-        )?;
-        if let Some(v) = phat {
-            check_len("bicgstab_update: phat", v, n)?;
-        }
-        if let Some(v) = shat {
-            check_len("bicgstab_update: shat", v, n)?;
-        }
-        partials.check(rr0, n)?;
-        partials.check(rr, n)?;
-        if rr0 == rr {
-            return Err(Error::param("slots", "bicgstab_update slots must differ"));
-        }
+        let n =
+            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
         let p_ptr = self.ptr(p)?;
         let s_ptr = self.ptr(s)?;
         let phat_ptr = match phat {
@@ -237,23 +177,7 @@ impl KrylovOps for CudaBackend {
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
     ) -> Result<()> {
-        if i == 0 {
-            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
-        }
-        basis.check_col(i)?;
-        let n = basis.n();
-        if a.n_rows() != n || a.n_cols() != n {
-            return Err(Error::dims("basis length vs square matrix", n, a.n_rows()));
-        }
-        if let Some(z) = src {
-            check_len("basis_spmv_dots: source length", z, n)?;
-        }
-        for s in prev_slot.iter().chain(self_slot.iter()) {
-            partials.check(*s, n)?;
-        }
-        if prev_slot.is_some() && prev_slot == self_slot {
-            return Err(Error::param("slots", "basis_spmv_dots slots must differ"));
-        }
+        let n = checks::basis_spmv_dots(a, src, basis, i, partials, prev_slot, self_slot)?;
         let v = self.ptr(&basis.data)?;
         let prev = Operand {
             ptr: v,
@@ -305,14 +229,11 @@ impl KrylovOps for CudaBackend {
         partials: &mut Partials<T>,
         first_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(w)?;
-        basis.check_range(&cols)?;
         let n = basis.n();
-        let count = cols.len();
+        let count = checks::basis_dots(basis, w, &cols, partials, first_slot)?;
         if count == 0 {
             return Ok(());
         }
-        partials.check(Slot(first_slot.0 + count - 1), n)?;
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
@@ -338,22 +259,8 @@ impl KrylovOps for CudaBackend {
         rmat: &mut Buffer<T>,
         ld: usize,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
-        partials.check(norm_slot, n)?;
-        if i >= 2 {
-            partials.check(Slot(first_slot.0 + i - 2), n)?;
-            let read = first_slot.0..first_slot.0 + i - 1;
-            if read.contains(&norm_slot.0) {
-                return Err(Error::param(
-                    "slots",
-                    "gmres_gram_schmidt: norm_slot must not be one of the R-column slots",
-                ));
-            }
-        }
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
@@ -383,13 +290,17 @@ impl KrylovOps for CudaBackend {
         xi_partials: &mut Partials<T>,
         xi_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_normalize(
+            basis,
+            i,
+            partials,
+            norm_slot,
+            rmat,
+            ld,
+            xi_partials,
+            xi_slot,
+        )?;
         let n = basis.n();
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
-        partials.check(norm_slot, n)?;
-        xi_partials.check(xi_slot, n)?;
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
@@ -417,14 +328,7 @@ impl KrylovOps for CudaBackend {
         src: usize,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(dst)?;
-        basis.check_col(src)?;
-        if dst == src {
-            return Err(Error::param(
-                "columns",
-                "basis_axpy: dst and src must differ",
-            ));
-        }
+        checks::basis_axpy(basis, dst, src)?;
         let n = basis.n();
         let args = [
             self.ptr(&basis.data)?,
@@ -458,9 +362,8 @@ impl KrylovOps for CudaBackend {
         src: &Buffer<T>,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(col)?;
+        checks::basis_vector("basis_load: source length", basis, col, src)?;
         let n = basis.n();
-        check_len("basis_load: source length", src, n)?;
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
@@ -479,9 +382,8 @@ impl KrylovOps for CudaBackend {
         col: usize,
         dst: &mut Buffer<T>,
     ) -> Result<()> {
-        basis.check_col(col)?;
+        checks::basis_vector("basis_store: destination length", basis, col, dst)?;
         let n = basis.n();
-        check_len("basis_store: destination length", dst, n)?;
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
@@ -500,16 +402,8 @@ impl KrylovOps for CudaBackend {
         cols: Range<usize>,
         coeffs: &[T],
     ) -> Result<()> {
-        basis.check_range(&cols)?;
+        checks::multi_axpy(y, basis, &cols, coeffs)?;
         let n = basis.n();
-        check_len("multi_axpy: y length", y, n)?;
-        if coeffs.len() != cols.len() {
-            return Err(Error::dims(
-                "multi_axpy: coefficients vs columns",
-                cols.len(),
-                coeffs.len(),
-            ));
-        }
         self.check_alive()?;
         let coeff_ptr = if coeffs.is_empty() {
             0

@@ -9,7 +9,7 @@ use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
 use crate::backend::ops::spmv::check_spmv;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{SpmvDots, SpmvOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 
 /// Threads per CSR row: the largest power of two not above (mean nonzeros per row) / 6,
@@ -172,23 +172,12 @@ impl SpmvOps for CudaBackend {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        check_spmv(a, x, y)?;
-        let n = a.n_rows();
+        crate::backend::ops::checks::spmv_dots(a, x, y, &dots, partials)?;
         let slots = [
             dots.yy,
             dots.with[0].map(|w| w.1),
             dots.with[1].map(|w| w.1),
         ];
-        let set: Vec<Slot> = slots.iter().flatten().copied().collect();
-        for &s in &set {
-            partials.check(s, n)?;
-        }
-        for (v, _) in dots.with.iter().flatten() {
-            check_len("spmv_dots: partner vector length", v, n)?;
-        }
-        if set.iter().enumerate().any(|(i, s)| set[..i].contains(s)) {
-            return Err(Error::param("slots", "spmv_dots slots must be distinct"));
-        }
         let mut w = [Operand::NONE; 2];
         for (k, with) in dots.with.iter().enumerate() {
             if let Some((v, _)) = with {
@@ -198,7 +187,8 @@ impl SpmvOps for CudaBackend {
                 };
             }
         }
-        let pp = if set.is_empty() {
+        let no_dots = slots.iter().all(Option::is_none);
+        let pp = if no_dots {
             Arg::Ptr(0)
         } else {
             self.ptr(partials.buffer())?

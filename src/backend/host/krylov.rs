@@ -2,20 +2,14 @@
 
 use super::vector::{local_dot, slot_mut};
 use super::{chunks, chunks_mut, exec, two_slots_mut, HostBackend, CHUNK};
-use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
+use crate::backend::ops::checks;
 use crate::backend::partials::{sum_slot_in_kernel, Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
-
-fn same_len<T: Scalar>(n: usize, bufs: &[(&str, &Buffer<T>)]) -> Result<()> {
-    for (what, b) in bufs {
-        check_len(what, b, n)?;
-    }
-    Ok(())
-}
 
 /// Split a basis into column slices.
 fn columns<T>(data: &[T], n: usize) -> Vec<&[T]> {
@@ -37,16 +31,7 @@ impl KrylovOps for HostBackend {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("cg_update: r", r),
-                ("cg_update: p", p),
-                ("cg_update: Ap", ap),
-            ],
-        )?;
-        partials.check(rr, n)?;
+        let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         self.counters.launch();
         let g = partials.groups();
         let out = slot_mut(partials, rr)?;
@@ -84,21 +69,7 @@ impl KrylovOps for HostBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("pcg_update: r", r),
-                ("pcg_update: z", z),
-                ("pcg_update: p", p),
-            ],
-        )?;
-        same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
-        partials.check(rr, n)?;
-        partials.check(rz, n)?;
-        if rr == rz {
-            return Err(Error::param("slots", "pcg_update slots must differ"));
-        }
+        let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         self.counters.launch();
         let g = partials.groups();
         let (out_rr, out_rz) = two_slots_mut(partials.buffer.host_mut()?, g, rr.0, rz.0);
@@ -137,17 +108,7 @@ impl KrylovOps for HostBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = r.len();
-        same_len(
-            n,
-            &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)],
-        )?;
-        for slot in [rr0, apr0, ss] {
-            partials.check(slot, n)?;
-        }
-        if ss == rr0 || ss == apr0 {
-            return Err(Error::param("slots", "bicgstab_s_update: ss must differ"));
-        }
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
         self.counters.launch();
         let g = partials.groups();
         let alpha = {
@@ -190,29 +151,8 @@ impl KrylovOps for HostBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("bicgstab_update: r", r),
-                ("bicgstab_update: p", p),
-                ("bicgstab_update: s", s),
-                ("bicgstab_update: Ap", ap),
-                ("bicgstab_update: As", as_),
-                ("bicgstab_update: r0*", r0star),
-            ],
-        )?;
-        if let Some(v) = phat {
-            check_len("bicgstab_update: phat", v, n)?;
-        }
-        if let Some(v) = shat {
-            check_len("bicgstab_update: shat", v, n)?;
-        }
-        partials.check(rr0, n)?;
-        partials.check(rr, n)?;
-        if rr0 == rr {
-            return Err(Error::param("slots", "bicgstab_update slots must differ"));
-        }
+        let n =
+            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
         self.counters.launch();
         let g = partials.groups();
         let (o_rr0, o_rr) = two_slots_mut(partials.buffer.host_mut()?, g, rr0.0, rr.0);
@@ -265,23 +205,7 @@ impl KrylovOps for HostBackend {
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
     ) -> Result<()> {
-        if i == 0 {
-            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
-        }
-        basis.check_col(i)?;
-        let n = basis.n();
-        if a.n_rows() != n || a.n_cols() != n {
-            return Err(Error::dims("basis length vs square matrix", n, a.n_rows()));
-        }
-        if let Some(z) = src {
-            check_len("basis_spmv_dots: source length", z, n)?;
-        }
-        for s in prev_slot.iter().chain(self_slot.iter()) {
-            partials.check(*s, n)?;
-        }
-        if prev_slot.is_some() && prev_slot == self_slot {
-            return Err(Error::param("slots", "basis_spmv_dots slots must differ"));
-        }
+        let n = checks::basis_spmv_dots(a, src, basis, i, partials, prev_slot, self_slot)?;
         self.counters.launch();
         let g = partials.groups();
         let data = basis.data.host_mut()?;
@@ -318,14 +242,11 @@ impl KrylovOps for HostBackend {
         partials: &mut Partials<T>,
         first_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(w)?;
-        basis.check_range(&cols)?;
         let n = basis.n();
-        let count = cols.len();
+        let count = checks::basis_dots(basis, w, &cols, partials, first_slot)?;
         if count == 0 {
             return Ok(());
         }
-        partials.check(Slot(first_slot.0 + count - 1), n)?;
         self.counters.launch();
         let g = partials.groups();
         let cols_data = columns(basis.data.host()?, n);
@@ -358,21 +279,8 @@ impl KrylovOps for HostBackend {
         rmat: &mut Buffer<T>,
         ld: usize,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
-        partials.check(norm_slot, n)?;
-        if i >= 2 {
-            partials.check(Slot(first_slot.0 + i - 2), n)?;
-        }
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
-        if i >= 2 && (first_slot.0..first_slot.0 + i - 1).contains(&norm_slot.0) {
-            return Err(Error::param(
-                "norm_slot",
-                "gmres_gram_schmidt: norm_slot overlaps the coefficient slots",
-            ));
-        }
         self.counters.launch();
         let g = partials.groups();
         let coeffs: Vec<T> = {
@@ -415,13 +323,17 @@ impl KrylovOps for HostBackend {
         xi_partials: &mut Partials<T>,
         xi_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_normalize(
+            basis,
+            i,
+            partials,
+            norm_slot,
+            rmat,
+            ld,
+            xi_partials,
+            xi_slot,
+        )?;
         let n = basis.n();
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
-        partials.check(norm_slot, n)?;
-        xi_partials.check(xi_slot, n)?;
         self.counters.launch();
         let nrm = sum_slot_in_kernel(partials.buffer.host()?, partials.groups(), norm_slot).sqrt();
         rmat.host_mut()?[(i - 1) + (i - 1) * ld] = nrm;
@@ -454,14 +366,7 @@ impl KrylovOps for HostBackend {
         src: usize,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(dst)?;
-        basis.check_col(src)?;
-        if dst == src {
-            return Err(Error::param(
-                "columns",
-                "basis_axpy: dst and src must differ",
-            ));
-        }
+        checks::basis_axpy(basis, dst, src)?;
         self.counters.launch();
         let n = basis.n();
         let data = basis.data.host_mut()?;
@@ -498,9 +403,8 @@ impl KrylovOps for HostBackend {
         src: &Buffer<T>,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(col)?;
+        checks::basis_vector("basis_load: source length", basis, col, src)?;
         let n = basis.n();
-        check_len("basis_load: source length", src, n)?;
         self.counters.launch();
         let v = &mut basis.data.host_mut()?[col * n..(col + 1) * n];
         for (a, &b) in v.iter_mut().zip(src.host()?) {
@@ -515,9 +419,8 @@ impl KrylovOps for HostBackend {
         col: usize,
         dst: &mut Buffer<T>,
     ) -> Result<()> {
-        basis.check_col(col)?;
+        checks::basis_vector("basis_store: destination length", basis, col, dst)?;
         let n = basis.n();
-        check_len("basis_store: destination length", dst, n)?;
         self.counters.launch();
         dst.host_mut()?
             .copy_from_slice(&basis.data.host()?[col * n..(col + 1) * n]);
@@ -531,16 +434,8 @@ impl KrylovOps for HostBackend {
         cols: Range<usize>,
         coeffs: &[T],
     ) -> Result<()> {
-        basis.check_range(&cols)?;
+        checks::multi_axpy(y, basis, &cols, coeffs)?;
         let n = basis.n();
-        check_len("multi_axpy: y length", y, n)?;
-        if coeffs.len() != cols.len() {
-            return Err(Error::dims(
-                "multi_axpy: coefficients vs columns",
-                cols.len(),
-                coeffs.len(),
-            ));
-        }
         self.counters.launch();
         let cols_data = columns(basis.data.host()?, n);
         let items: Vec<_> = y.host_mut()?.chunks_mut(CHUNK).enumerate().collect();

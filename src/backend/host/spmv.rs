@@ -8,7 +8,7 @@ use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
 use crate::backend::ops::spmv::check_spmv;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{SpmvDots, SpmvOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 
 /// y_r = sum_k values[k] x[col[k]] over rows `first_row ..`, one chunk.
@@ -118,26 +118,7 @@ impl SpmvOps for HostBackend {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        check_spmv(a, x, y)?;
-        let n = a.n_rows();
-        let slots: Vec<Slot> = dots
-            .yy
-            .into_iter()
-            .chain(dots.with.iter().flatten().map(|&(_, s)| s))
-            .collect();
-        for &s in &slots {
-            partials.check(s, n)?;
-        }
-        for (v, _) in dots.with.iter().flatten() {
-            check_len("spmv_dots: partner vector length", v, n)?;
-        }
-        if slots
-            .iter()
-            .enumerate()
-            .any(|(i, s)| slots[..i].contains(s))
-        {
-            return Err(Error::param("slots", "spmv_dots slots must be distinct"));
-        }
+        let n = crate::backend::ops::checks::spmv_dots(a, x, y, &dots, partials)?;
         self.counters.launch();
         let xs = x.host()?;
         let ys = y.host_mut()?;

@@ -4,20 +4,14 @@
 use super::launch::Arg;
 use super::spmv::{Dots, View};
 use super::OpenClBackend;
-use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
+use crate::backend::ops::checks;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::ops::Range;
-
-fn same_len<T: Scalar>(n: usize, bufs: &[(&str, &Buffer<T>)]) -> Result<()> {
-    for (what, b) in bufs {
-        check_len(what, b, n)?;
-    }
-    Ok(())
-}
 
 /// A basis column index as a kernel `uint` (checked against the basis by the caller).
 fn col(j: usize) -> Arg<'static> {
@@ -36,16 +30,7 @@ impl KrylovOps for OpenClBackend {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("cg_update: r", r),
-                ("cg_update: p", p),
-                ("cg_update: Ap", ap),
-            ],
-        )?;
-        partials.check(rr, n)?;
+        let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         self.launch::<T>(
             "cg_update",
             partials.groups(),
@@ -77,21 +62,7 @@ impl KrylovOps for OpenClBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("pcg_update: r", r),
-                ("pcg_update: z", z),
-                ("pcg_update: p", p),
-            ],
-        )?;
-        same_len(n, &[("pcg_update: Ap", ap), ("pcg_update: q", q)])?;
-        partials.check(rr, n)?;
-        partials.check(rz, n)?;
-        if rr == rz {
-            return Err(Error::param("slots", "pcg_update slots must differ"));
-        }
+        let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         self.launch::<T>(
             "pcg_update",
             partials.groups(),
@@ -122,17 +93,7 @@ impl KrylovOps for OpenClBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = r.len();
-        same_len(
-            n,
-            &[("bicgstab_s_update: Ap", ap), ("bicgstab_s_update: s", s)],
-        )?;
-        for slot in [rr0, apr0, ss] {
-            partials.check(slot, n)?;
-        }
-        if ss == rr0 || ss == apr0 {
-            return Err(Error::param("slots", "bicgstab_s_update: ss must differ"));
-        }
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
         self.launch::<T>(
             "bicgstab_s_update",
             partials.groups(),
@@ -167,29 +128,8 @@ impl KrylovOps for OpenClBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let n = x.len();
-        same_len(
-            n,
-            &[
-                ("bicgstab_update: r", r),
-                ("bicgstab_update: p", p),
-                ("bicgstab_update: s", s),
-                ("bicgstab_update: Ap", ap),
-                ("bicgstab_update: As", as_),
-                ("bicgstab_update: r0*", r0star),
-            ],
-        )?;
-        if let Some(v) = phat {
-            check_len("bicgstab_update: phat", v, n)?;
-        }
-        if let Some(v) = shat {
-            check_len("bicgstab_update: shat", v, n)?;
-        }
-        partials.check(rr0, n)?;
-        partials.check(rr, n)?;
-        if rr0 == rr {
-            return Err(Error::param("slots", "bicgstab_update slots must differ"));
-        }
+        let n =
+            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
         let pm = self.mem(p)?;
         let sm = self.mem(s)?;
         // Without preconditioning p^ = p and s^ = s: the kernel reads p_i before writing it.
@@ -235,23 +175,7 @@ impl KrylovOps for OpenClBackend {
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
     ) -> Result<()> {
-        if i == 0 {
-            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
-        }
-        basis.check_col(i)?;
-        let n = basis.n();
-        if a.n_rows() != n || a.n_cols() != n {
-            return Err(Error::dims("basis length vs square matrix", n, a.n_rows()));
-        }
-        if let Some(z) = src {
-            check_len("basis_spmv_dots: source length", z, n)?;
-        }
-        for s in prev_slot.iter().chain(self_slot.iter()) {
-            partials.check(*s, n)?;
-        }
-        if prev_slot.is_some() && prev_slot == self_slot {
-            return Err(Error::param("slots", "basis_spmv_dots slots must differ"));
-        }
+        let n = checks::basis_spmv_dots(a, src, basis, i, partials, prev_slot, self_slot)?;
         let bm = self.mem(basis.buffer())?;
         let prev = View::at(bm, (i - 1) * n);
         let x = match src {
@@ -281,14 +205,11 @@ impl KrylovOps for OpenClBackend {
         partials: &mut Partials<T>,
         first_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(w)?;
-        basis.check_range(&cols)?;
         let n = basis.n();
-        let count = cols.len();
+        let count = checks::basis_dots(basis, w, &cols, partials, first_slot)?;
         if count == 0 {
             return Ok(());
         }
-        partials.check(Slot(first_slot.0 + count - 1), n)?;
         self.launch::<T>(
             "basis_dots",
             partials.groups(),
@@ -314,22 +235,8 @@ impl KrylovOps for OpenClBackend {
         rmat: &mut Buffer<T>,
         ld: usize,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
-        partials.check(norm_slot, n)?;
-        if i >= 2 {
-            partials.check(Slot(first_slot.0 + i - 2), n)?;
-        }
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
-        // Every work-group reads the coefficient slots while others write the norm slot.
-        if i >= 2 && (first_slot.0..first_slot.0 + i - 1).contains(&norm_slot.0) {
-            return Err(Error::param(
-                "slots",
-                "gmres_gram_schmidt: norm_slot must differ from the coefficient slots",
-            ));
-        }
         self.launch::<T>(
             "gmres_gram_schmidt",
             partials.groups(),
@@ -357,13 +264,17 @@ impl KrylovOps for OpenClBackend {
         xi_partials: &mut Partials<T>,
         xi_slot: Slot,
     ) -> Result<()> {
-        basis.check_col(i)?;
+        checks::gmres_normalize(
+            basis,
+            i,
+            partials,
+            norm_slot,
+            rmat,
+            ld,
+            xi_partials,
+            xi_slot,
+        )?;
         let n = basis.n();
-        if i == 0 || ld < i || rmat.len() < ld * i {
-            return Err(Error::param("rmat", "R matrix too small for column i"));
-        }
-        partials.check(norm_slot, n)?;
-        xi_partials.check(xi_slot, n)?;
         let read_groups = u32::try_from(partials.groups())
             .map_err(|_| Error::param("partials", "too many groups"))?;
         self.launch::<T>(
@@ -391,14 +302,7 @@ impl KrylovOps for OpenClBackend {
         src: usize,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(dst)?;
-        basis.check_col(src)?;
-        if dst == src {
-            return Err(Error::param(
-                "columns",
-                "basis_axpy: dst and src must differ",
-            ));
-        }
+        checks::basis_axpy(basis, dst, src)?;
         let n = basis.n();
         self.launch::<T>(
             "basis_axpy",
@@ -435,9 +339,8 @@ impl KrylovOps for OpenClBackend {
         src: &Buffer<T>,
         alpha: T,
     ) -> Result<()> {
-        basis.check_col(c)?;
+        checks::basis_vector("basis_load: source length", basis, c, src)?;
         let n = basis.n();
-        check_len("basis_load: source length", src, n)?;
         self.launch::<T>(
             "basis_load",
             self.groups_for(n),
@@ -457,9 +360,8 @@ impl KrylovOps for OpenClBackend {
         c: usize,
         dst: &mut Buffer<T>,
     ) -> Result<()> {
-        basis.check_col(c)?;
+        checks::basis_vector("basis_store: destination length", basis, c, dst)?;
         let n = basis.n();
-        check_len("basis_store: destination length", dst, n)?;
         self.launch::<T>(
             "basis_store",
             self.groups_for(n),
@@ -479,16 +381,8 @@ impl KrylovOps for OpenClBackend {
         cols: Range<usize>,
         coeffs: &[T],
     ) -> Result<()> {
-        basis.check_range(&cols)?;
+        checks::multi_axpy(y, basis, &cols, coeffs)?;
         let n = basis.n();
-        check_len("multi_axpy: y length", y, n)?;
-        if coeffs.len() != cols.len() {
-            return Err(Error::dims(
-                "multi_axpy: coefficients vs columns",
-                cols.len(),
-                coeffs.len(),
-            ));
-        }
         let (ym, bm) = (self.mem(y)?, self.mem(basis.buffer())?);
         let n32 = Self::len_u32(n)?;
         // The lock is held from the upload to the enqueue, so concurrent callers cannot

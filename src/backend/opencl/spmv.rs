@@ -201,26 +201,7 @@ impl SpmvOps for OpenClBackend {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        check_spmv(a, x, y)?;
-        let n = a.n_rows();
-        let slots: Vec<Slot> = dots
-            .yy
-            .into_iter()
-            .chain(dots.with.iter().flatten().map(|&(_, s)| s))
-            .collect();
-        for &s in &slots {
-            partials.check(s, n)?;
-        }
-        for (v, _) in dots.with.iter().flatten() {
-            check_len("spmv_dots: partner vector length", v, n)?;
-        }
-        if slots
-            .iter()
-            .enumerate()
-            .any(|(i, s)| slots[..i].contains(s))
-        {
-            return Err(Error::param("slots", "spmv_dots slots must be distinct"));
-        }
+        let n = crate::backend::ops::checks::spmv_dots(a, x, y, &dots, partials)?;
         let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
         let yv = View::at(ym, 0);
         let with = |k: usize| -> Result<(View<'_>, i32)> {
@@ -234,7 +215,8 @@ impl SpmvOps for OpenClBackend {
             w0: with(0)?,
             w1: with(1)?,
         };
-        let groups = if slots.is_empty() {
+        let no_dots = dots.yy.is_none() && dots.with.iter().all(Option::is_none);
+        let groups = if no_dots {
             self.groups_for(n)
         } else {
             partials.groups()

@@ -3,6 +3,7 @@
 //! have a default body composed of primitives, kept as a free function in `reference` modules:
 //! it is the executable specification every backend is tested against.
 
+pub(crate) mod checks;
 pub mod krylov;
 pub mod precond;
 pub mod spmv;
