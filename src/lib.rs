@@ -16,6 +16,18 @@ pub mod scalar;
 pub mod solver;
 
 pub use error::{Error, Result};
+
+/// The traits and types most programs need: `use pipekrylov::prelude::*;`.
+pub mod prelude {
+    pub use crate::backend::{
+        AnyBackend, Backend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, KrylovOps,
+        MatrixFormat, PrecondOps, SpmvOps, VectorOps,
+    };
+    pub use crate::matrix::CsrMatrix;
+    pub use crate::precond::{Jacobi, Preconditioner};
+    pub use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, StopReason, Variant};
+    pub use crate::{Error, Precision, Result, Scalar};
+}
 pub use scalar::{Precision, Scalar};
 
 /// The README's example is compiled and run as a doctest.

@@ -1,0 +1,135 @@
+//! Where the time of one pipelined CG iteration goes on each available GPU backend: every step
+//! of the iteration timed alone (many back-to-back repetitions, device synchronized once), and
+//! the whole iteration. `cargo run --release --features "cuda opencl" --example latency_breakdown [n]`
+
+use pipekrylov::backend::{Slot, SpmvDots};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::prelude::*;
+use std::time::Instant;
+
+fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
+    for _ in 0..20 {
+        f();
+    }
+    b.synchronize().unwrap();
+    let t = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    b.synchronize().unwrap();
+    t.elapsed().as_secs_f64() / reps as f64 * 1e6
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(225);
+    let p = Generator::Poisson2d.generate::<f64>(n).unwrap();
+    println!("poisson2d n = {}", p.matrix.n_rows());
+    println!(
+        "backend | fill(1) | cg_update | spmv_dots | finish | update+spmv | update+spmv+finish"
+    );
+    for choice in [
+        BackendChoice::Cuda,
+        BackendChoice::OpenCl,
+        BackendChoice::Host,
+    ] {
+        let Ok((be, _)) = choice.create() else {
+            continue;
+        };
+        let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+        let n = a.n_rows();
+        let mut x = be.alloc::<f64>(n).unwrap();
+        let mut r = be.upload(&vec![1.0; n]).unwrap();
+        let mut pv = be.upload(&vec![1.0; n]).unwrap();
+        let mut ap = be.alloc::<f64>(n).unwrap();
+        let mut tiny = be.alloc::<f64>(1).unwrap();
+        let mut partials = be.partials::<f64>(n, 3).unwrap();
+        let reps = 2000;
+        let t_fill = time(reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
+        let t_upd = time(reps, &be, || {
+            be.cg_update(
+                1e-9,
+                0.0,
+                &mut x,
+                &mut r,
+                &mut pv,
+                &ap,
+                &mut partials,
+                Slot(0),
+            )
+            .unwrap()
+        });
+        let mut spmv = |be: &pipekrylov::backend::AnyBackend| {
+            be.spmv_dots(
+                &a,
+                &pv,
+                &mut ap,
+                SpmvDots {
+                    yy: Some(Slot(1)),
+                    with: [Some((&pv, Slot(2))), None],
+                },
+                &mut partials,
+            )
+            .unwrap()
+        };
+        let t_spmv = time(reps, &be, || spmv(&be));
+        let t_fin = time(reps, &be, || {
+            be.finish(&partials).unwrap();
+        });
+        let t_two = time(reps, &be, || {
+            be.cg_update(
+                1e-9,
+                0.0,
+                &mut x,
+                &mut r,
+                &mut pv,
+                &ap,
+                &mut partials,
+                Slot(0),
+            )
+            .unwrap();
+            be.spmv_dots(
+                &a,
+                &pv,
+                &mut ap,
+                SpmvDots {
+                    yy: Some(Slot(1)),
+                    with: [Some((&pv, Slot(2))), None],
+                },
+                &mut partials,
+            )
+            .unwrap();
+        });
+        let t_it = time(reps, &be, || {
+            be.cg_update(
+                1e-9,
+                0.0,
+                &mut x,
+                &mut r,
+                &mut pv,
+                &ap,
+                &mut partials,
+                Slot(0),
+            )
+            .unwrap();
+            be.spmv_dots(
+                &a,
+                &pv,
+                &mut ap,
+                SpmvDots {
+                    yy: Some(Slot(1)),
+                    with: [Some((&pv, Slot(2))), None],
+                },
+                &mut partials,
+            )
+            .unwrap();
+            be.finish(&partials).unwrap();
+        });
+        println!(
+            "{} | {t_fill:.2} | {t_upd:.2} | {t_spmv:.2} | {t_fin:.2} | {t_two:.2} | {t_it:.2}  (us)",
+            be.name()
+        );
+    }
+}
