@@ -4,7 +4,9 @@
  * r = b - A x with an optional partial <r, r>, for CSR, SELL-C-sigma and BSR.
  * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
  *
- * Kernel argument lists (CUDA mirrors them in this order). Pointers are __global.
+ * Kernel argument lists (CUDA mirrors them in this order). Pointers are __global; the matrix
+ * arrays are `restrict` (read-only for the whole kernel, as __restrict__ in CUDA) so the compiler
+ * may use the read-only data path; the vectors may share one allocation (GMRES basis columns).
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, uint k,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
@@ -51,8 +53,8 @@
 /* Partial row sum of `row` over lanes (lane = local id mod k); the full sum is returned to
  * lane 0. Must be called by every work-item of the group (it has barriers when k > 1);
  * `scratch` has WG entries. */
-inline SCALAR csr_row(__global const uint *row_ptr, __global const uint *col_idx,
-                      __global const SCALAR *values, __global const SCALAR *x, const ulong x_off,
+inline SCALAR csr_row(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                      __global const SCALAR *restrict values, __global const SCALAR *x, const ulong x_off,
                       const uint row, const uint n_rows, const uint k,
                       __local SCALAR *scratch) {
     const uint lid = get_local_id(0);
@@ -80,9 +82,9 @@ inline SCALAR csr_row(__global const uint *row_ptr, __global const uint *col_idx
 }
 
 /* SELL row at sorted position p. */
-inline SCALAR sell_row(const uint c, __global const uint *slice_ptr,
-                       __global const uint *col_idx, __global const SCALAR *values,
-                       __global const uint *row_len, __global const SCALAR *x, const ulong x_off,
+inline SCALAR sell_row(const uint c, __global const uint *restrict slice_ptr,
+                       __global const uint *restrict col_idx, __global const SCALAR *restrict values,
+                       __global const uint *restrict row_len, __global const SCALAR *x, const ulong x_off,
                        const uint p) {
     const uint slice = p / c;
     const uint lane = p - slice * c;
@@ -97,8 +99,8 @@ inline SCALAR sell_row(const uint c, __global const uint *slice_ptr,
 }
 
 /* BSR scalar row r. */
-inline SCALAR bsr_row(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
-                      __global const SCALAR *values, __global const SCALAR *x, const ulong x_off,
+inline SCALAR bsr_row(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                      __global const SCALAR *restrict values, __global const SCALAR *x, const ulong x_off,
                       const uint r) {
     const uint br = r / bs;
     const uint i = r - br * bs;
@@ -150,8 +152,8 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_csr(__global const uint *row_ptr, __global const uint *col_idx,
-                   __global const SCALAR *values, const uint n_rows, const uint k,
+void spmv_dots_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                   __global const SCALAR *restrict values, const uint n_rows, const uint k,
                    __global const SCALAR *x, const ulong x_off,
                    __global SCALAR *y, const ulong y_off,
                    __global const SCALAR *w0, const ulong w0_off,
@@ -183,8 +185,8 @@ void spmv_dots_csr(__global const uint *row_ptr, __global const uint *col_idx,
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_csr(__global const uint *row_ptr, __global const uint *col_idx,
-                  __global const SCALAR *values, const uint n_rows, const uint k,
+void residual_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                  __global const SCALAR *restrict values, const uint n_rows, const uint k,
                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
                   __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
@@ -217,9 +219,9 @@ void residual_csr(__global const uint *row_ptr, __global const uint *col_idx,
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_sell(const uint c, __global const uint *slice_ptr, __global const uint *col_idx,
-                    __global const SCALAR *values, __global const uint *row_perm,
-                    __global const uint *row_len, const uint n_rows,
+void spmv_dots_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
+                    __global const SCALAR *restrict values, __global const uint *restrict row_perm,
+                    __global const uint *restrict row_len, const uint n_rows,
                     __global const SCALAR *x, const ulong x_off,
                     __global SCALAR *y, const ulong y_off,
                     __global const SCALAR *w0, const ulong w0_off,
@@ -238,9 +240,9 @@ void spmv_dots_sell(const uint c, __global const uint *slice_ptr, __global const
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_sell(const uint c, __global const uint *slice_ptr, __global const uint *col_idx,
-                   __global const SCALAR *values, __global const uint *row_perm,
-                   __global const uint *row_len, const uint n_rows,
+void residual_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
+                   __global const SCALAR *restrict values, __global const uint *restrict row_perm,
+                   __global const uint *restrict row_len, const uint n_rows,
                    __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
                    __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
@@ -259,8 +261,8 @@ void residual_sell(const uint c, __global const uint *slice_ptr, __global const 
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_bsr(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
-                   __global const SCALAR *values, const uint n_rows,
+void spmv_dots_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                   __global const SCALAR *restrict values, const uint n_rows,
                    __global const SCALAR *x, const ulong x_off,
                    __global SCALAR *y, const ulong y_off,
                    __global const SCALAR *w0, const ulong w0_off,
@@ -278,8 +280,8 @@ void spmv_dots_bsr(const uint bs, __global const uint *row_ptr, __global const u
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_bsr(const uint bs, __global const uint *row_ptr, __global const uint *col_idx,
-                  __global const SCALAR *values, const uint n_rows,
+void residual_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                  __global const SCALAR *restrict values, const uint n_rows,
                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
                   __global SCALAR *partials, const int slot_rr) {
     __local SCALAR scratch[WG];
