@@ -116,7 +116,9 @@ fn params(text: &str, name: &str) -> Option<Vec<(String, String)>> {
                     let p = p.replace('*', " * ");
                     let toks: Vec<&str> = p
                         .split_whitespace()
-                        .filter(|t| !matches!(*t, "__global" | "const" | "__restrict__" | "restrict"))
+                        .filter(|t| {
+                            !matches!(*t, "__global" | "const" | "__restrict__" | "restrict")
+                        })
                         .collect();
                     let (name, ty) = toks.split_last().unwrap_or((&"", &[]));
                     (ty.concat(), name.to_string())

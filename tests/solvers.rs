@@ -691,3 +691,39 @@ fn row28_same_input_same_history() {
         assert_eq!(x1, x2, "{solver}");
     }
 }
+
+#[test]
+fn identity_preconditioner_gives_the_unpreconditioned_iterates() {
+    let h = HostBackend::new();
+    let a = Generator::Fem2d.generate::<f64>(961).unwrap().matrix;
+    let b = rand_vec::<f64>(961, 6);
+    let id = pipekrylov::precond::Identity::new(961);
+    for solver in ["cg", "bicgstab", "gmres"] {
+        for variant in [Variant::Pipelined, Variant::Classical] {
+            let params = Params {
+                variant,
+                ..Params::default()
+            };
+            let (r0, _) = solve(&h, &a, solver, params, None, &b, &[0.0; 961]);
+            let (r1, _) = solve(&h, &a, solver, params, Some(&id), &b, &[0.0; 961]);
+            assert!(r1.stop_reason.converged(), "{solver} {variant}");
+            assert!(
+                r0.iterations.abs_diff(r1.iterations) <= 1,
+                "{solver} {variant}: {} vs {}",
+                r0.iterations,
+                r1.iterations
+            );
+        }
+    }
+}
+
+#[test]
+fn row16_host_out_of_memory_is_an_error() {
+    let h = HostBackend::new();
+    match h.alloc::<f64>(usize::MAX / 16) {
+        Err(Error::OutOfMemory { device, .. }) => assert_eq!(device, "host"),
+        other => panic!("{other:?}"),
+    }
+    // Still usable.
+    assert_eq!(h.alloc::<f64>(4).unwrap().len(), 4);
+}

@@ -1,7 +1,9 @@
 //! Preconditioners: one trait, applied as z = M^-1 r with backend kernels.
 
+mod identity;
 mod jacobi;
 
+pub use identity::Identity;
 pub use jacobi::Jacobi;
 
 use crate::backend::{Backend, Buffer, Partials, Slot};

@@ -4,24 +4,22 @@ use super::{chunks, chunks_mut, exec, groups_for, HostBackend};
 use crate::backend::buffer::{check_len, Buffer, Storage};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{CounterSnapshot, VectorOps};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use bytemuck::Pod;
 
 impl VectorOps for HostBackend {
     fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        Ok(Buffer::from_storage(
-            len,
-            Storage::Host(vec![T::zeroed(); len]),
-        ))
+        let mut v = host_vec::<T>(len)?;
+        v.resize(len, T::zeroed());
+        Ok(Buffer::from_storage(len, Storage::Host(v)))
     }
 
     fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let mut v = host_vec::<T>(data.len())?;
+        v.extend_from_slice(data);
         self.counters.transfer();
-        Ok(Buffer::from_storage(
-            data.len(),
-            Storage::Host(data.to_vec()),
-        ))
+        Ok(Buffer::from_storage(data.len(), Storage::Host(v)))
     }
 
     fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
@@ -112,6 +110,17 @@ impl VectorOps for HostBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
+}
+
+/// An empty vector with room for `len` elements, or [`Error::OutOfMemory`] (never an abort).
+fn host_vec<T: Pod>(len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|e| Error::OutOfMemory {
+        device: "host".into(),
+        bytes: len.saturating_mul(std::mem::size_of::<T>()),
+        detail: e.to_string(),
+    })?;
+    Ok(v)
 }
 
 /// Sequential dot product of one chunk (the work-group's first stage).
