@@ -9,7 +9,7 @@
  *   basis_dots         (const SCALAR* basis, uint n, uint w, uint first_col, uint count,
  *                       SCALAR* partials, uint first_slot)
  *       partial <v_{first_col+t}, v_w> into slot first_slot + t, t < count. Columns are taken
- *       DOTS_CHUNK (8) at a time, each chunk one pass over v_w with 8 private accumulators.
+ *       DOTS_CHUNK (16) at a time, each chunk one pass over v_w with 16 private accumulators.
  *   gmres_gram_schmidt (SCALAR* basis, uint n, uint i, SCALAR* partials, uint first_slot,
  *                       uint norm_slot, SCALAR* rmat, ulong r_off)
  *       every group finishes R_{j,i} = slot_sum(first_slot + j - 1), j = 1 .. i-1 (in parallel
@@ -34,7 +34,9 @@
  *       y += sum_t coeffs[t] v_{first_col+t} (t ascending), one pass over y
  */
 
-#define DOTS_CHUNK 8
+/* Columns per pass over v_w: 16 x WG accumulators in local memory (32 KiB for doubles at
+ * WG = 256). With 8, v_w was read twice per GMRES step from step 10 on. */
+#define DOTS_CHUNK 16
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const uint first_col,
@@ -93,7 +95,7 @@ void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
         __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         FOR_EACH(e, n) {
             SCALAR v = vi[e];
-            for (uint t = 0; t < m; ++t) {
+                        for (uint t = 0; t < m; ++t) {
                 v -= coef[t] * vj0[(ulong)t * n + e];
             }
             vi[e] = v;
@@ -176,7 +178,7 @@ void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
     __global const SCALAR *v0 = basis + (ulong)first_col * n;
     FOR_EACH(e, n) {
         SCALAR acc = y[e];
-        for (uint t = 0; t < count; ++t) {
+                for (uint t = 0; t < count; ++t) {
             acc += coeffs[t] * v0[(ulong)t * n + e];
         }
         y[e] = acc;

@@ -306,7 +306,7 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         self.launch::<T>(
             "basis_axpy",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
@@ -322,7 +322,7 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         self.launch::<T>(
             "basis_scale",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
@@ -343,7 +343,7 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         self.launch::<T>(
             "basis_load",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
@@ -364,7 +364,7 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         self.launch::<T>(
             "basis_store",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
@@ -401,7 +401,7 @@ impl KrylovOps for OpenClBackend {
         self.write_raw(cbuf, coeffs)?;
         self.launch::<T>(
             "multi_axpy",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(ym),
                 Arg::Mem(bm),

@@ -50,6 +50,9 @@ const MAX_LEN: usize = i32::MAX as usize;
 
 /// Work-groups per compute unit in the first stage of a reduction.
 const GROUPS_PER_CU: usize = 4;
+/// Work-groups per compute unit of kernels that write no partials on GPUs: enough work-items to
+/// fill an NVIDIA SM (2048 threads) with 256-wide groups, as the CUDA backend's grid does.
+const ELEMENTWISE_GROUPS_PER_CU: usize = 8;
 
 /// An OpenCL device with its context, queue and program cache. `Send + Sync`: kernels are
 /// used under a lock, everything else is thread-safe OpenCL state.
@@ -276,6 +279,18 @@ impl OpenClBackend {
             .map_err(|e| self.record(e))?;
         self.counters.launch();
         Ok(())
+    }
+
+    /// Work-groups for a kernel over `n` elements that writes no partials: the reduction plan
+    /// on CPUs, a full-occupancy grid on GPUs (measured on the H200: `multi_axpy` over 30
+    /// columns of 4.19M ran at 349 us with the reduction grid, against 265 us for CUDA).
+    pub(crate) fn elementwise_groups(&self, n: usize) -> usize {
+        if !self.device.is_gpu {
+            return self.groups_for(n);
+        }
+        n.div_ceil(self.wg)
+            .min(ELEMENTWISE_GROUPS_PER_CU * self.device.compute_units)
+            .max(1)
     }
 
     /// Work-groups for a kernel over `n` elements (also the reduction plan).

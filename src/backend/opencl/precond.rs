@@ -15,7 +15,7 @@ impl PrecondOps for OpenClBackend {
         check_len("diag_scale: y length", y, n)?;
         self.launch::<T>(
             "diag_scale",
-            self.groups_for(n),
+            self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(d)?),
                 Arg::Mem(self.mem(x)?),

@@ -50,7 +50,7 @@ impl VectorOps for OpenClBackend {
         let xm = self.mem(x)?;
         self.launch::<T>(
             "fill",
-            self.groups_for(x.len()),
+            self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::uint(n), Arg::scalar(value)],
         )
     }
@@ -61,7 +61,7 @@ impl VectorOps for OpenClBackend {
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
             "copy",
-            self.groups_for(x.len()),
+            self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
         )
     }
@@ -72,7 +72,7 @@ impl VectorOps for OpenClBackend {
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
             "axpby",
-            self.groups_for(x.len()),
+            self.elementwise_groups(x.len()),
             &[
                 Arg::scalar(alpha),
                 Arg::Mem(xm),
@@ -88,7 +88,7 @@ impl VectorOps for OpenClBackend {
         let xm = self.mem(x)?;
         self.launch::<T>(
             "scale",
-            self.groups_for(x.len()),
+            self.elementwise_groups(x.len()),
             &[Arg::scalar(alpha), Arg::Mem(xm), Arg::uint(n)],
         )
     }

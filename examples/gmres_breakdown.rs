@@ -1,0 +1,91 @@
+//! Time of each kernel of one pipelined GMRES step (step i of a cycle) on each available
+//! backend. `cargo run --release --features "cuda opencl" --example gmres_breakdown [n] [i]`
+
+use pipekrylov::backend::{Basis, Slot};
+use pipekrylov::prelude::*;
+use std::time::Instant;
+
+fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
+    for _ in 0..5 {
+        f();
+    }
+    b.synchronize().unwrap();
+    let t = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    b.synchronize().unwrap();
+    t.elapsed().as_secs_f64() / reps as f64 * 1e6
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4_190_209);
+    let i: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let m = 30;
+    let p = pipekrylov::matrix::generate::Generator::Poisson2d
+        .generate::<f64>(n)
+        .unwrap();
+    let n = p.matrix.n_rows();
+    println!("poisson2d n = {n}, step i = {i} of GMRES({m}); us per kernel");
+    println!("backend | basis_spmv_dots | basis_dots (i-2 cols) | gmres_gram_schmidt | gmres_normalize | multi_axpy (m cols)");
+    for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
+        let Ok((be, _)) = choice.create() else {
+            continue;
+        };
+        let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+        let init: Vec<f64> = (0..n * (m + 1))
+            .map(|k| ((k % 97) as f64 - 48.0) / 97.0)
+            .collect();
+        let mut basis = Basis::from_buffer(be.upload(&init).unwrap(), n, m + 1).unwrap();
+        let mut partials = be.partials::<f64>(n, m + 1).unwrap();
+        let mut xi = be.partials::<f64>(n, m).unwrap();
+        let mut rmat = be.alloc::<f64>(m * m).unwrap();
+        let mut y = be.alloc::<f64>(n).unwrap();
+        let coeffs = vec![1e-3; m];
+        let reps = 50;
+        let t_spmv = time(reps, &be, || {
+            be.basis_spmv_dots(
+                &a,
+                None,
+                &mut basis,
+                i,
+                &mut partials,
+                Some(Slot(i - 2)),
+                None,
+            )
+            .unwrap()
+        });
+        let t_dots = time(reps, &be, || {
+            be.basis_dots(&basis, i, 1..i - 1, &mut partials, Slot(0))
+                .unwrap()
+        });
+        let t_gs = time(reps, &be, || {
+            be.gmres_gram_schmidt(&mut basis, i, &mut partials, Slot(0), Slot(m), &mut rmat, m)
+                .unwrap()
+        });
+        let t_norm = time(reps, &be, || {
+            be.gmres_normalize(
+                &mut basis,
+                i,
+                &partials,
+                Slot(m),
+                &mut rmat,
+                m,
+                &mut xi,
+                Slot(i - 1),
+            )
+            .unwrap()
+        });
+        let t_axpy = time(reps, &be, || {
+            be.multi_axpy(&mut y, &basis, 0..m, &coeffs).unwrap()
+        });
+        println!(
+            "{} | {t_spmv:.1} | {t_dots:.1} | {t_gs:.1} | {t_norm:.1} | {t_axpy:.1}",
+            be.name()
+        );
+    }
+}
