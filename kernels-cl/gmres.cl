@@ -95,7 +95,7 @@ void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
         __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         FOR_EACH(e, n) {
             SCALAR v = vi[e];
-                        for (uint t = 0; t < m; ++t) {
+            for (uint t = 0; t < m; ++t) {
                 v -= coef[t] * vj0[(ulong)t * n + e];
             }
             vi[e] = v;
@@ -178,7 +178,7 @@ void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
     __global const SCALAR *v0 = basis + (ulong)first_col * n;
     FOR_EACH(e, n) {
         SCALAR acc = y[e];
-                for (uint t = 0; t < count; ++t) {
+        for (uint t = 0; t < count; ++t) {
             acc += coeffs[t] * v0[(ulong)t * n + e];
         }
         y[e] = acc;

@@ -110,7 +110,7 @@ gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
         const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
             SCALAR v = vi[e];
-                        for (uint t = 0; t < m; ++t) {
+            for (uint t = 0; t < m; ++t) {
                 v -= coef[t] * vj0[(ulong)t * n + e];
             }
             vi[e] = v;
@@ -186,7 +186,7 @@ multi_axpy(SCALAR *y, const SCALAR *basis, const uint n, const uint first_col, c
     const SCALAR *v0 = basis + (ulong)first_col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         SCALAR acc = y[e];
-                for (uint t = 0; t < count; ++t) {
+        for (uint t = 0; t < count; ++t) {
             acc += coeffs[t] * v0[(ulong)t * n + e];
         }
         y[e] = acc;
