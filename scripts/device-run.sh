@@ -2,7 +2,7 @@
 # One call on the GPU machine (after ../shared/tools/pack-for-device --features "cuda opencl"):
 # conformance of CUDA and NVIDIA OpenCL against host, FEM-ladder iteration counts, then the
 # latency sweeps. Results under $OUT (8 files at most come back): device.log, fem2d_iterations.csv,
-# h200_<problem>.{csv,svg,md}. Usage: bash scripts/device-run.sh [tests|bench|all]
+# h200_<problem>.{csv,svg} (markdown tables go to the log). Usage: bash scripts/device-run.sh [tests|bench|all]
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/pipekrylov-out}
@@ -36,7 +36,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   for prob in poisson2d poisson3d; do
     run pipekrylov bench --backends cuda,opencl,host --solvers cg,bicgstab,gmres \
       --variants pipelined,classical --problem $prob --out "$out/h200_$prob.csv" \
-      --plot "$out/h200_$prob.svg" --quiet >"$out/h200_$prob.md" 2>>"$log"
+      --plot "$out/h200_$prob.svg" --quiet >>"$log" 2>&1
     summary+=("bench $prob: rc=$? rows=$(($(wc -l <"$out/h200_$prob.csv") - 1))")
   done
 fi
