@@ -17,8 +17,7 @@
  * Both are launched with partials.groups() work-groups.
  */
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
+pk_kernel void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
                        const uint n, __global SCALAR *partials, const uint slot_rr0,
                        const uint slot_apr0, const uint slot_ss) {
     __local SCALAR scratch[WG];
@@ -39,8 +38,7 @@ void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __gl
     write_partial(partials, slot_ss, acc);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+pk_kernel void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
                      __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
                      __global const SCALAR *s, __global const SCALAR *ap,
                      __global const SCALAR *as_, __global const SCALAR *phat,

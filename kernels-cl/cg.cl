@@ -13,8 +13,7 @@
  * Both are launched with partials.groups() work-groups.
  */
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
                __global SCALAR *p, __global const SCALAR *ap, const uint n,
                __global SCALAR *partials, const uint slot_rr) {
     __local SCALAR scratch[WG];
@@ -31,8 +30,7 @@ void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __glob
     write_partial(partials, slot_rr, acc);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void pcg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
                 __global SCALAR *z, __global SCALAR *p, __global const SCALAR *ap,
                 __global const SCALAR *q, const uint n, __global SCALAR *partials,
                 const uint slot_rr, const uint slot_rz) {

@@ -38,8 +38,7 @@
  * WG = 256). With 8, v_w was read twice per GMRES step from step 10 on. */
 #define DOTS_CHUNK 16
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const uint first_col,
+pk_kernel void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const uint first_col,
                 const uint count, __global SCALAR *partials, const uint first_slot) {
     __local SCALAR scratch[DOTS_CHUNK * WG];
     __global const SCALAR *vw = basis + (ulong)w * n;
@@ -66,8 +65,7 @@ void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const 
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
+pk_kernel void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
                         __global SCALAR *partials, const uint first_slot, const uint norm_slot,
                         __global SCALAR *rmat, const ulong r_off) {
     __local SCALAR coef[WG];
@@ -108,8 +106,7 @@ void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
     write_partial(partials, norm_slot, acc);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
+pk_kernel void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
                      __global const SCALAR *partials, const uint read_groups,
                      const uint norm_slot, __global SCALAR *rmat, const ulong r_idx,
                      __global SCALAR *xi_partials, const uint xi_slot) {
@@ -136,8 +133,7 @@ void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
     write_partial(xi_partials, xi_slot, acc);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint src,
+pk_kernel void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint src,
                 const SCALAR alpha) {
     __global SCALAR *vd = basis + (ulong)dst * n;
     __global const SCALAR *vs = basis + (ulong)src * n;
@@ -146,16 +142,14 @@ void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void basis_scale(__global SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+pk_kernel void basis_scale(__global SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
     __global SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
         v[e] *= alpha;
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void basis_load(__global SCALAR *basis, const uint n, const uint col,
+pk_kernel void basis_load(__global SCALAR *basis, const uint n, const uint col,
                 __global const SCALAR *src, const SCALAR alpha) {
     __global SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
@@ -163,8 +157,7 @@ void basis_load(__global SCALAR *basis, const uint n, const uint col,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void basis_store(__global const SCALAR *basis, const uint n, const uint col,
+pk_kernel void basis_store(__global const SCALAR *basis, const uint n, const uint col,
                  __global SCALAR *dst) {
     __global const SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
@@ -172,8 +165,7 @@ void basis_store(__global const SCALAR *basis, const uint n, const uint col,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
+pk_kernel void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
                 const uint first_col, const uint count, __global const SCALAR *coeffs) {
     __global const SCALAR *v0 = basis + (ulong)first_col * n;
     FOR_EACH(e, n) {

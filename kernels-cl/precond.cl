@@ -9,16 +9,14 @@
  * diag_scale may use any number of groups; diag_scale_dot uses partials.groups().
  */
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void diag_scale(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
+pk_kernel void diag_scale(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
                 const uint n) {
     FOR_EACH(i, n) {
         y[i] = d[i] * x[i];
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void diag_scale_dot(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
+pk_kernel void diag_scale_dot(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
                     const uint n, __global SCALAR *partials, const uint slot) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;

@@ -36,6 +36,11 @@
 
 #define ZERO ((SCALAR)0)
 
+/* Every kernel declaration starts with pk_kernel and has its name on the same line: the
+ * work-group size is fixed at build time (-D WG), and one-line declarations let tools list the
+ * kernels with a simple grep. */
+#define pk_kernel __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+
 #ifdef BLOCKED_LOOPS
 /* CPU devices (PoCL): the work-items of a group run one after another on a core, so a
  * grid-stride loop would stride through memory; each work-item takes one contiguous block. */

@@ -151,8 +151,7 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+pk_kernel void spmv_dots_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
                    __global const SCALAR *restrict values, const uint n_rows, const uint k,
                    __global const SCALAR *x, const ulong x_off,
                    __global SCALAR *y, const ulong y_off,
@@ -184,8 +183,7 @@ void spmv_dots_csr(__global const uint *restrict row_ptr, __global const uint *r
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+pk_kernel void residual_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
                   __global const SCALAR *restrict values, const uint n_rows, const uint k,
                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
                   __global SCALAR *partials, const int slot_rr) {
@@ -218,8 +216,7 @@ void residual_csr(__global const uint *restrict row_ptr, __global const uint *re
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
+pk_kernel void spmv_dots_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
                     __global const SCALAR *restrict values, __global const uint *restrict row_perm,
                     __global const uint *restrict row_len, const uint n_rows,
                     __global const SCALAR *x, const ulong x_off,
@@ -239,8 +236,7 @@ void spmv_dots_sell(const uint c, __global const uint *restrict slice_ptr, __glo
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
+pk_kernel void residual_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
                    __global const SCALAR *restrict values, __global const uint *restrict row_perm,
                    __global const uint *restrict row_len, const uint n_rows,
                    __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
@@ -260,8 +256,7 @@ void residual_sell(const uint c, __global const uint *restrict slice_ptr, __glob
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void spmv_dots_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+pk_kernel void spmv_dots_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
                    __global const SCALAR *restrict values, const uint n_rows,
                    __global const SCALAR *x, const ulong x_off,
                    __global SCALAR *y, const ulong y_off,
@@ -279,8 +274,7 @@ void spmv_dots_bsr(const uint bs, __global const uint *restrict row_ptr, __globa
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void residual_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+pk_kernel void residual_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
                   __global const SCALAR *restrict values, const uint n_rows,
                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
                   __global SCALAR *partials, const int slot_rr) {

@@ -13,37 +13,32 @@
  * fill/copy/axpby/scale may use any number of groups; dot_partials uses partials.groups().
  */
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void fill(__global SCALAR *x, const uint n, const SCALAR value) {
+pk_kernel void fill(__global SCALAR *x, const uint n, const SCALAR value) {
     FOR_EACH(i, n) {
         x[i] = value;
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void copy(__global const SCALAR *x, __global SCALAR *y, const uint n) {
+pk_kernel void copy(__global const SCALAR *x, __global SCALAR *y, const uint n) {
     FOR_EACH(i, n) {
         y[i] = x[i];
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void axpby(const SCALAR alpha, __global const SCALAR *x, const SCALAR beta,
+pk_kernel void axpby(const SCALAR alpha, __global const SCALAR *x, const SCALAR beta,
            __global SCALAR *y, const uint n) {
     FOR_EACH(i, n) {
         y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void scale(const SCALAR alpha, __global SCALAR *x, const uint n) {
+pk_kernel void scale(const SCALAR alpha, __global SCALAR *x, const uint n) {
     FOR_EACH(i, n) {
         x[i] = alpha * x[i];
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dot_partials(__global const SCALAR *x, __global const SCALAR *y, const uint n,
+pk_kernel void dot_partials(__global const SCALAR *x, __global const SCALAR *y, const uint n,
                   __global SCALAR *partials, const uint slot) {
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;

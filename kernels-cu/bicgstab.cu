@@ -16,8 +16,7 @@
  * Both are launched with partials.groups() blocks.
  */
 
-extern "C" __global__ void __launch_bounds__(WG)
-bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
                   const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
     __shared__ SCALAR sums[2];
     /* The two slot sums run in parallel in two warps, each sequential in index order. */
@@ -39,8 +38,7 @@ bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SC
     write_partial(partials, slot_ss, block_sum1(acc));
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta, SCALAR *x, SCALAR *r,
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta, SCALAR *x, SCALAR *r,
                 SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
                 const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n,
                 SCALAR *partials, const uint slot_rr0, const uint slot_rr) {

@@ -12,8 +12,7 @@
  * Both are launched with partials.groups() blocks.
  */
 
-extern "C" __global__ void __launch_bounds__(WG)
-cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p,
+extern "C" __launch_bounds__(WG) __global__ void cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p,
           const SCALAR *ap, const uint n, SCALAR *partials, const uint slot_rr) {
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
@@ -27,8 +26,7 @@ cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p
     write_partial(partials, slot_rr, block_sum1(acc));
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-pcg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
+extern "C" __launch_bounds__(WG) __global__ void pcg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
            const SCALAR *ap, const SCALAR *q, const uint n, SCALAR *partials,
            const uint slot_rr, const uint slot_rz) {
     SCALAR acc[2] = {ZERO, ZERO};

@@ -38,8 +38,7 @@
 #define DOTS_PER_WARP 4
 #define DOTS_PER_PASS (DOTS_PER_WARP * WARPS)
 
-extern "C" __global__ void __launch_bounds__(WG)
-basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col,
+extern "C" __launch_bounds__(WG) __global__ void basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col,
            const uint count, SCALAR *partials, const uint first_slot) {
     __shared__ SCALAR tile[WG];
     const SCALAR *vw = basis + (ulong)w * n;
@@ -84,8 +83,7 @@ basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
+extern "C" __launch_bounds__(WG) __global__ void gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
                    const uint first_slot, const uint norm_slot, SCALAR *rmat, const ulong r_off) {
     __shared__ SCALAR coef[WG];
     const uint groups = gridDim.x;
@@ -122,8 +120,7 @@ gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
     write_partial(partials, norm_slot, block_sum1(acc));
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-gmres_normalize(SCALAR *basis, const uint n, const uint i, const SCALAR *partials,
+extern "C" __launch_bounds__(WG) __global__ void gmres_normalize(SCALAR *basis, const uint n, const uint i, const SCALAR *partials,
                 const uint read_groups, const uint norm_slot, SCALAR *rmat, const ulong r_idx,
                 SCALAR *xi_partials, const uint xi_slot) {
     __shared__ SCALAR inv_shared;
@@ -147,8 +144,7 @@ gmres_normalize(SCALAR *basis, const uint n, const uint i, const SCALAR *partial
     write_partial(xi_partials, xi_slot, block_sum1(acc));
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-basis_axpy(SCALAR *basis, const uint n, const uint dst, const uint src, const SCALAR alpha) {
+extern "C" __launch_bounds__(WG) __global__ void basis_axpy(SCALAR *basis, const uint n, const uint dst, const uint src, const SCALAR alpha) {
     SCALAR *vd = basis + (ulong)dst * n;
     const SCALAR *vs = basis + (ulong)src * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
@@ -156,32 +152,28 @@ basis_axpy(SCALAR *basis, const uint n, const uint dst, const uint src, const SC
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-basis_scale(SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+extern "C" __launch_bounds__(WG) __global__ void basis_scale(SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
     SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         v[e] *= alpha;
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-basis_load(SCALAR *basis, const uint n, const uint col, const SCALAR *src, const SCALAR alpha) {
+extern "C" __launch_bounds__(WG) __global__ void basis_load(SCALAR *basis, const uint n, const uint col, const SCALAR *src, const SCALAR alpha) {
     SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         v[e] = alpha * src[e];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-basis_store(const SCALAR *basis, const uint n, const uint col, SCALAR *dst) {
+extern "C" __launch_bounds__(WG) __global__ void basis_store(const SCALAR *basis, const uint n, const uint col, SCALAR *dst) {
     const SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         dst[e] = v[e];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-multi_axpy(SCALAR *y, const SCALAR *basis, const uint n, const uint first_col, const uint count,
+extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCALAR *basis, const uint n, const uint first_col, const uint count,
            const SCALAR *coeffs) {
     const SCALAR *v0 = basis + (ulong)first_col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {

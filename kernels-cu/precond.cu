@@ -8,15 +8,13 @@
  * diag_scale uses any grid; diag_scale_dot uses partials.groups() blocks.
  */
 
-extern "C" __global__ void __launch_bounds__(WG)
-diag_scale(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n) {
+extern "C" __launch_bounds__(WG) __global__ void diag_scale(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = d[i] * x[i];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-diag_scale_dot(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n, SCALAR *partials,
+extern "C" __launch_bounds__(WG) __global__ void diag_scale_dot(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n, SCALAR *partials,
                const uint slot) {
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {

@@ -160,8 +160,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const uint k,
               const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
@@ -213,8 +212,7 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
     return acc;
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const uint k, const SCALAR *x,
              const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
     SCALAR acc;
@@ -231,8 +229,7 @@ residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-spmv_dots_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void spmv_dots_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
                const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
                const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
                const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
@@ -252,8 +249,7 @@ spmv_dots_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__r
     finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-residual_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void residual_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
               const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
               const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
@@ -270,8 +266,7 @@ residual_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__re
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-spmv_dots_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void spmv_dots_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
               const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
               const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
@@ -289,8 +284,7 @@ spmv_dots_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__res
     finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-residual_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+extern "C" __launch_bounds__(WG) __global__ void residual_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
              const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
     SCALAR acc = ZERO;

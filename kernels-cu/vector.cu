@@ -12,33 +12,31 @@
  * fill/copy/axpby/scale use any grid; dot_partials uses partials.groups() blocks.
  */
 
-extern "C" __global__ void __launch_bounds__(WG) fill(SCALAR *x, const uint n, const SCALAR value) {
+extern "C" __launch_bounds__(WG) __global__ void fill(SCALAR *x, const uint n, const SCALAR value) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         x[i] = value;
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG) copy(const SCALAR *x, SCALAR *y, const uint n) {
+extern "C" __launch_bounds__(WG) __global__ void copy(const SCALAR *x, SCALAR *y, const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = x[i];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-axpby(const SCALAR alpha, const SCALAR *x, const SCALAR beta, SCALAR *y, const uint n) {
+extern "C" __launch_bounds__(WG) __global__ void axpby(const SCALAR alpha, const SCALAR *x, const SCALAR beta, SCALAR *y, const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG) scale(const SCALAR alpha, SCALAR *x, const uint n) {
+extern "C" __launch_bounds__(WG) __global__ void scale(const SCALAR alpha, SCALAR *x, const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         x[i] = alpha * x[i];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(WG)
-dot_partials(const SCALAR *x, const SCALAR *y, const uint n, SCALAR *partials, const uint slot) {
+extern "C" __launch_bounds__(WG) __global__ void dot_partials(const SCALAR *x, const SCALAR *y, const uint n, SCALAR *partials, const uint slot) {
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         acc += x[i] * y[i];

@@ -157,11 +157,8 @@ fn every_kernel_name_is_declared_in_its_family_file() {
         let path = format!("{root}/kernels-cl/{family}.cl");
         let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         for name in names.iter() {
-            let decl = format!("\nvoid {name}(");
-            assert!(
-                src.contains(&decl),
-                "{path} lacks `__kernel ... void {name}(`"
-            );
+            let decl = format!("\npk_kernel void {name}(");
+            assert!(src.contains(&decl), "{path} lacks `pk_kernel void {name}(`");
         }
     }
 }
