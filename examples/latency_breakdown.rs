@@ -20,6 +20,14 @@ fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
     t.elapsed().as_secs_f64() / reps as f64 * 1e6
 }
 
+/// The dots of pipelined CG's SpMV: <Ap, Ap> and <p, Ap>.
+fn dots(p: &Buffer<f64>) -> SpmvDots<'_, f64> {
+    SpmvDots {
+        yy: Some(Slot(1)),
+        with: [Some((p, Slot(2))), None],
+    }
+}
+
 fn main() {
     let n: usize = std::env::args()
         .nth(1)
@@ -47,114 +55,43 @@ fn main() {
         let mut tiny = be.alloc::<f64>(1).unwrap();
         let mut partials = be.partials::<f64>(n, 3).unwrap();
         let reps = 2000;
-        let t_fill = time(reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
-        let t_upd = time(reps, &be, || {
-            be.cg_update(
-                1e-9,
-                0.0,
-                &mut x,
-                &mut r,
-                &mut pv,
-                &ap,
-                &mut partials,
-                Slot(0),
-            )
-            .unwrap()
-        });
-        let mut spmv = |be: &pipekrylov::backend::AnyBackend| {
-            be.spmv_dots(
-                &a,
-                &pv,
-                &mut ap,
-                SpmvDots {
-                    yy: Some(Slot(1)),
-                    with: [Some((&pv, Slot(2))), None],
-                },
-                &mut partials,
-            )
-            .unwrap()
-        };
-        let t_spmv = time(reps, &be, || spmv(&be));
-        let t_fin = time(reps, &be, || {
-            be.finish(&partials).unwrap();
-        });
-        let t_two = time(reps, &be, || {
-            be.cg_update(
-                1e-9,
-                0.0,
-                &mut x,
-                &mut r,
-                &mut pv,
-                &ap,
-                &mut partials,
-                Slot(0),
-            )
-            .unwrap();
-            be.spmv_dots(
-                &a,
-                &pv,
-                &mut ap,
-                SpmvDots {
-                    yy: Some(Slot(1)),
-                    with: [Some((&pv, Slot(2))), None],
-                },
-                &mut partials,
-            )
-            .unwrap();
-        });
-        let t_it = time(reps, &be, || {
-            be.cg_update(
-                1e-9,
-                0.0,
-                &mut x,
-                &mut r,
-                &mut pv,
-                &ap,
-                &mut partials,
-                Slot(0),
-            )
-            .unwrap();
-            be.spmv_dots(
-                &a,
-                &pv,
-                &mut ap,
-                SpmvDots {
-                    yy: Some(Slot(1)),
-                    with: [Some((&pv, Slot(2))), None],
-                },
-                &mut partials,
-            )
-            .unwrap();
-            be.finish(&partials).unwrap();
-        });
+        // One step of the iteration each; `alpha` varies per call when asked (re-set arguments).
         let mut k = 0u64;
-        let t_it_vary = time(reps, &be, || {
+        let mut step = |what: &str, vary: bool| {
             k += 1;
-            let alpha = 1e-9 * (1.0 + (k % 7) as f64);
-            be.cg_update(
-                alpha,
-                alpha,
-                &mut x,
-                &mut r,
-                &mut pv,
-                &ap,
-                &mut partials,
-                Slot(0),
-            )
-            .unwrap();
-            be.spmv_dots(
-                &a,
-                &pv,
-                &mut ap,
-                SpmvDots {
-                    yy: Some(Slot(1)),
-                    with: [Some((&pv, Slot(2))), None],
-                },
-                &mut partials,
-            )
-            .unwrap();
-            be.finish(&partials).unwrap();
-        });
+            let alpha = if vary {
+                1e-9 * (1.0 + (k % 7) as f64)
+            } else {
+                1e-9
+            };
+            if what.contains('u') {
+                be.cg_update(
+                    alpha,
+                    0.0,
+                    &mut x,
+                    &mut r,
+                    &mut pv,
+                    &ap,
+                    &mut partials,
+                    Slot(0),
+                )
+                .unwrap();
+            }
+            if what.contains('s') {
+                be.spmv_dots(&a, &pv, &mut ap, dots(&pv), &mut partials)
+                    .unwrap();
+            }
+            if what.contains('f') {
+                be.finish(&partials).unwrap();
+            }
+        };
+        let t_fill = time(reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
+        let t_upd = time(reps, &be, || step("u", false));
+        let t_spmv = time(reps, &be, || step("s", false));
+        let t_fin = time(reps, &be, || step("f", false));
+        let t_two = time(reps, &be, || step("us", false));
+        let t_it = time(reps, &be, || step("usf", false));
+        let t_it_vary = time(reps, &be, || step("usf", true));
         // A real pipelined CG solve of 30 iterations (what `bench` measures).
         let b = be.upload(&vec![1.0; n]).unwrap();
         let params = Params {
