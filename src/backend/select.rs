@@ -120,7 +120,7 @@ pub fn available_backends() -> Vec<BackendStatus> {
         name: "host",
         compiled: true,
         available: true,
-        devices: vec![HostBackend::new().device_name_string()],
+        devices: vec![super::BackendInfo::device_name(&HostBackend::new())],
         note: "always available".into(),
     }];
     #[cfg(feature = "opencl")]
@@ -144,11 +144,4 @@ pub fn available_backends() -> Vec<BackendStatus> {
         note: "not compiled in (build with --features cuda)".into(),
     });
     out
-}
-
-impl HostBackend {
-    fn device_name_string(&self) -> String {
-        use super::BackendInfo;
-        self.device_name()
-    }
 }

@@ -371,22 +371,28 @@ mod tests {
         assert_eq!(ours, listed);
     }
 
-    /// Names declared `extern "C" __global__` in a source text.
+    /// Names of the kernels declared in a source text: lines `extern "C" [__launch_bounds__(..)]
+    /// __global__ void [__launch_bounds__(..)] name(`.
     fn global_names(text: &str) -> Vec<String> {
-        text.split("extern \"C\" __global__")
-            .skip(1)
-            .filter_map(|rest| {
-                let rest = rest.trim_start().strip_prefix("void")?.trim_start();
-                let rest = match rest.strip_prefix("__launch_bounds__(") {
-                    Some(r) => &r[r.find(')')? + 1..],
-                    None => rest,
-                };
+        let skip_bounds = |rest: &str| -> Option<String> {
+            let rest = rest.trim_start();
+            Some(match rest.strip_prefix("__launch_bounds__(") {
+                Some(r) => r[r.find(')')? + 1..].to_string(),
+                None => rest.to_string(),
+            })
+        };
+        text.lines()
+            .filter(|l| l.starts_with("extern \"C\"") && l.contains("__global__"))
+            .filter_map(|line| {
+                let (_, after) = line.split_once("__global__")?;
+                let rest = after.trim_start().strip_prefix("void")?;
+                let rest = skip_bounds(rest)?;
                 let name: String = rest
                     .trim_start()
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                     .collect();
-                Some(name)
+                (!name.is_empty()).then_some(name)
             })
             .collect()
     }
