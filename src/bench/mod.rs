@@ -135,7 +135,9 @@ pub fn ladder(g: Generator, min_n: usize, max_n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// One solver of any kind, built once per benchmark case.
+/// One solver of any kind, built once per benchmark case (one value per case: the size of the
+/// variants does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Solver<'a, B: Backend, T: Scalar> {
     Cg(Cg<'a, B, T>),
     BiCgStab(BiCgStab<'a, B, T>),
