@@ -2,7 +2,7 @@
 //! (Algorithm 3), both right-preconditioned (A M^-1 y = b, x = M^-1 y).
 
 use super::cg::norm;
-use super::common::{check_inputs, check_operator, t, Monitor, Tracker};
+use super::common::{check_operator, start_solve, t, Monitor, Tracker};
 use super::params::{Params, Variant};
 use super::report::{BreakdownKind, SolveReport, StopReason};
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
@@ -114,11 +114,15 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         x: &mut Buffer<T>,
         monitor: Monitor<'_>,
     ) -> Result<SolveReport> {
-        let b_norm = check_inputs(self.backend, self.a, b, x, &mut self.scratch)?;
-        if b_norm == 0.0 {
-            self.backend.fill(x, T::zero())?;
-        }
-        let mut tracker = Tracker::new(self.params, b_norm, monitor);
+        let mut tracker = start_solve(
+            self.backend,
+            self.a,
+            b,
+            x,
+            &mut self.scratch,
+            self.params,
+            monitor,
+        )?;
         let (iterations, reason) = match self.params.variant {
             Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,

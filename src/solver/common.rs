@@ -84,6 +84,24 @@ pub(crate) fn check_inputs<B: Backend, T: Scalar>(
     Ok(norms[0])
 }
 
+/// The start of every solve: check b and x0, set x = 0 when b = 0 (row 10), and a tracker.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_solve<'m, B: Backend, T: Scalar>(
+    backend: &B,
+    a: &DeviceMatrix<T>,
+    b: &Buffer<T>,
+    x: &mut Buffer<T>,
+    scratch: &mut Partials<T>,
+    params: Params,
+    monitor: Monitor<'m>,
+) -> Result<Tracker<'m>> {
+    let b_norm = check_inputs(backend, a, b, x, scratch)?;
+    if b_norm == 0.0 {
+        backend.fill(x, T::zero())?;
+    }
+    Ok(Tracker::new(params, b_norm, monitor))
+}
+
 /// Iteration bookkeeping: history, monitor, stopping test, counters, time.
 pub(crate) struct Tracker<'m> {
     params: Params,

@@ -9,7 +9,7 @@
 //! the product form that keeps relative accuracy when the residual becomes small.
 
 use super::cg::norm;
-use super::common::{check_inputs, check_operator, Monitor, Tracker};
+use super::common::{check_operator, start_solve, Monitor, Tracker};
 use super::params::{Params, Variant};
 use super::report::{BreakdownKind, SolveReport, StopReason};
 use crate::backend::{Backend, Basis, Buffer, DeviceMatrix, Partials, Slot};
@@ -109,11 +109,15 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         x: &mut Buffer<T>,
         monitor: Monitor<'_>,
     ) -> Result<SolveReport> {
-        let b_norm = check_inputs(self.backend, self.a, b, x, &mut self.scratch)?;
-        if b_norm == 0.0 {
-            self.backend.fill(x, T::zero())?;
-        }
-        let mut tracker = Tracker::new(self.params, b_norm, monitor);
+        let mut tracker = start_solve(
+            self.backend,
+            self.a,
+            b,
+            x,
+            &mut self.scratch,
+            self.params,
+            monitor,
+        )?;
         let (iterations, reason) = self.cycles(b, x, &mut tracker)?;
         tracker.report(
             "gmres",
