@@ -7,7 +7,12 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::prelude::*;
 use std::time::Instant;
 
-fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
+fn time<F: FnMut()>(reps: usize, b: &impl Backend, f: F) -> f64 {
+    time_split(reps, b, f).1
+}
+
+/// (host time to enqueue, time including the final synchronization), us per repetition.
+fn time_split<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> (f64, f64) {
     for _ in 0..20 {
         f();
     }
@@ -16,8 +21,11 @@ fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
     for _ in 0..reps {
         f();
     }
+    let enqueued = t.elapsed().as_secs_f64();
     b.synchronize().unwrap();
-    t.elapsed().as_secs_f64() / reps as f64 * 1e6
+    let total = t.elapsed().as_secs_f64();
+    let per = |s: f64| s / reps as f64 * 1e6;
+    (per(enqueued), per(total))
 }
 
 /// The dots of pipelined CG's SpMV: <Ap, Ap> and <p, Ap>.
@@ -86,8 +94,8 @@ fn main() {
             }
         };
         let t_fill = time(reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
-        let t_upd = time(reps, &be, || step("u", false));
-        let t_spmv = time(reps, &be, || step("s", false));
+        let (q_upd, t_upd) = time_split(reps, &be, || step("u", false));
+        let (q_spmv, t_spmv) = time_split(reps, &be, || step("s", false));
         let t_fin = time(reps, &be, || step("f", false));
         let t_two = time(reps, &be, || step("us", false));
         let t_it = time(reps, &be, || step("usf", false));
@@ -110,7 +118,7 @@ fn main() {
         }
         samples.sort_by(|a, b| a.total_cmp(b));
         println!(
-            "{} | {t_fill:.2} | {t_upd:.2} | {t_spmv:.2} | {t_fin:.2} | {t_two:.2} | {t_it:.2} | varying alpha {t_it_vary:.2} | CG solve {:.2}  (us)",
+            "{} | {t_fill:.2} | {t_upd:.2} (enqueue {q_upd:.2}) | {t_spmv:.2} (enqueue {q_spmv:.2}) | {t_fin:.2} | {t_two:.2} | {t_it:.2} | varying alpha {t_it_vary:.2} | CG solve {:.2}  (us)",
             be.name(),
             samples[6]
         );

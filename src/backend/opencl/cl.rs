@@ -138,6 +138,10 @@ handle!(
     /// A memory object.
     Mem, cl_mem, clReleaseMemObject
 );
+handle!(
+    /// An event of one enqueued command.
+    Event, ffi::cl_event, clReleaseEvent
+);
 
 // SAFETY: see `handle!`; contexts, queues, programs and memory objects have no mutable state
 // reachable through `&self` outside thread-safe OpenCL calls.
@@ -303,4 +307,36 @@ pub(crate) fn create_queue(ctx: &Context, device: DeviceId) -> Result<Queue> {
 pub(crate) fn finish(queue: &Queue) -> Result<()> {
     // SAFETY: a valid queue.
     check(unsafe { ffi::clFinish(queue.0) }, "clFinish")
+}
+
+/// Hand everything queued to the device without waiting.
+pub(crate) fn flush(queue: &Queue) -> Result<()> {
+    // SAFETY: a valid queue.
+    check(unsafe { ffi::clFlush(queue.0) }, "clFlush")
+}
+
+/// Poll `event` until its command completed; a negative execution status (the command or the
+/// device failed) is the driver error for it.
+pub(crate) fn spin_until_complete(event: &Event) -> Result<()> {
+    loop {
+        let mut status: cl_int = 0;
+        // SAFETY: a valid event; the value written is one `cl_int` into `status`.
+        let code = unsafe {
+            ffi::clGetEventInfo(
+                event.0,
+                ffi::CL_EVENT_COMMAND_EXECUTION_STATUS,
+                std::mem::size_of::<cl_int>(),
+                (&mut status as *mut cl_int).cast::<c_void>(),
+                ptr::null_mut(),
+            )
+        };
+        check(code, "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)")?;
+        if status == ffi::CL_COMPLETE as cl_int {
+            return Ok(());
+        }
+        if status < 0 {
+            return Err(driver_error("read (event status)", status));
+        }
+        std::hint::spin_loop();
+    }
 }

@@ -3,7 +3,7 @@
 //! turned into [`Error::OutOfMemory`].
 
 use super::cl::{self, Mem, BACKEND};
-use super::OpenClBackend;
+use super::{OpenClBackend, WaitMode};
 use crate::backend::buffer::{Buffer, Storage};
 use crate::error::{Error, Result};
 use bytemuck::Pod;
@@ -216,6 +216,7 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clEnqueueWriteBuffer", bytes, code));
         }
+        self.queue_idle();
         Ok(())
     }
 
@@ -277,24 +278,30 @@ impl OpenClBackend {
         let Some(st) = guard.as_ref() else {
             return Ok(false);
         };
-        // SAFETY: blocking read of `bytes` bytes into the mapped staging memory, which has at
-        // least that many bytes and stays mapped while the lock is held.
-        let code = unsafe {
-            ffi::clEnqueueReadBuffer(
-                self.queue.0,
-                src.mem.0,
-                ffi::CL_TRUE,
-                0,
-                bytes,
-                st.ptr,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
-        if code != ffi::CL_SUCCESS {
-            return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+        match self.wait {
+            WaitMode::Block => {
+                // SAFETY: blocking read of `bytes` bytes into the mapped staging memory, which
+                // has at least that many bytes and stays mapped while the lock is held.
+                let code = unsafe {
+                    ffi::clEnqueueReadBuffer(
+                        self.queue.0,
+                        src.mem.0,
+                        ffi::CL_TRUE,
+                        0,
+                        bytes,
+                        st.ptr,
+                        0,
+                        ptr::null(),
+                        ptr::null_mut(),
+                    )
+                };
+                if code != ffi::CL_SUCCESS {
+                    return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+                }
+            }
+            WaitMode::Spin => self.read_polled(src, st.ptr, bytes)?,
         }
+        self.queue_idle();
         // SAFETY: `bytes` bytes were just written at `st.ptr`; `out` has exactly `bytes` bytes
         // and any bit pattern is a valid `T: Pod`; the regions do not overlap.
         unsafe {
@@ -332,6 +339,40 @@ impl OpenClBackend {
         };
         if code != ffi::CL_SUCCESS {
             return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+        }
+        self.queue_idle();
+        Ok(())
+    }
+
+    /// Non-blocking read of `bytes` bytes of `src` into `dst`, flushed, then the read's event
+    /// polled until it completes ([`WaitMode::Spin`]). `dst` must stay valid and untouched until
+    /// this returns (it waits for the read in every case, errors included).
+    fn read_polled(&self, src: &RawBuffer, dst: *mut c_void, bytes: usize) -> Result<()> {
+        let mut event: ffi::cl_event = ptr::null_mut();
+        // SAFETY: non-blocking read of `bytes` bytes into `dst`, which the caller keeps valid
+        // until the event completes (waited for below before returning).
+        let code = unsafe {
+            ffi::clEnqueueReadBuffer(
+                self.queue.0,
+                src.mem.0,
+                ffi::CL_FALSE,
+                0,
+                bytes,
+                dst,
+                0,
+                ptr::null(),
+                &mut event,
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
+        }
+        let event = cl::Event(event);
+        let waited = cl::flush(&self.queue).and_then(|()| cl::spin_until_complete(&event));
+        if let Err(e) = waited {
+            // Never return while the read may still write into `dst`.
+            let _ = cl::finish(&self.queue);
+            return Err(self.record(e));
         }
         Ok(())
     }

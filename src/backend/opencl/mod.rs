@@ -30,10 +30,12 @@ mod memory;
 mod precond;
 mod program;
 mod spmv;
+mod submit;
 mod vector;
 
 pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
 pub use memory::RawBuffer;
+pub use submit::{FlushPolicy, WaitMode, FLUSH_ENV, WAIT_ENV};
 
 use self::cl::{Context, Queue, BACKEND};
 use self::launch::Arg;
@@ -73,6 +75,12 @@ pub struct OpenClBackend {
     fatal: AtomicBool,
     /// Work-items per CSR row forced by [`OpenClBackend::force_csr_lanes`] (0 = automatic).
     csr_lanes_override: AtomicU32,
+    /// When launches are flushed to the device.
+    flush: FlushPolicy,
+    /// How small reads wait.
+    wait: WaitMode,
+    /// Launches since the queue last went idle (a wait or a blocking read).
+    unflushed: AtomicU32,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -103,6 +111,7 @@ impl OpenClBackend {
             ))
         })?;
         let wg = work_group_size(device.max_work_group_size);
+        let (flush, wait) = submit::from_env(FlushPolicy::NONE, WaitMode::Block)?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             staging: Mutex::new(None),
@@ -114,6 +123,9 @@ impl OpenClBackend {
             counters: Counters::default(),
             fatal: AtomicBool::new(false),
             csr_lanes_override: AtomicU32::new(0),
+            flush,
+            wait,
+            unflushed: AtomicU32::new(0),
         })
     }
 
@@ -145,6 +157,22 @@ impl OpenClBackend {
     /// Work-items per work-group of every kernel.
     pub fn work_group_size(&self) -> usize {
         self.wg
+    }
+
+    /// When launches are flushed and how small reads wait (see [`FlushPolicy`]).
+    pub fn submission(&self) -> (FlushPolicy, WaitMode) {
+        (self.flush, self.wait)
+    }
+
+    /// Change when launches are flushed and how small reads wait.
+    pub fn set_submission(&mut self, flush: FlushPolicy, wait: WaitMode) {
+        self.flush = flush;
+        self.wait = wait;
+    }
+
+    /// The queue went idle (after a wait): the next launch counts from 1 again.
+    pub(crate) fn queue_idle(&self) {
+        self.unflushed.store(0, Ordering::Relaxed);
     }
 
     /// Build (and cache) the program of `precision` now instead of at the first launch, e.g.
@@ -278,6 +306,10 @@ impl OpenClBackend {
         self::launch::enqueue(&self.queue, kernel, name, args, groups.max(1), self.wg)
             .map_err(|e| self.record(e))?;
         self.counters.launch();
+        let launches = self.unflushed.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.flush.flush_after(launches) {
+            cl::flush(&self.queue).map_err(|e| self.record(e))?;
+        }
         Ok(())
     }
 

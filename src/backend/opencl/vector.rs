@@ -42,7 +42,9 @@ impl VectorOps for OpenClBackend {
 
     fn synchronize(&self) -> Result<()> {
         self.check_alive()?;
-        super::cl::finish(&self.queue).map_err(|e| self.record(e))
+        super::cl::finish(&self.queue).map_err(|e| self.record(e))?;
+        self.queue_idle();
+        Ok(())
     }
 
     fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {

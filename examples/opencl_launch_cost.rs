@@ -1,0 +1,365 @@
+//! Host cost of one `clEnqueueNDRangeKernel` on the first OpenCL GPU (else the first device) as a
+//! function of the kernel's argument list: k buffer arguments (distinct buffers or one buffer
+//! repeated) and k by-value arguments, arguments set once or re-set before every launch.
+//! `cargo run --release --features opencl --example opencl_launch_cost`
+//!
+//! Prints, per case, the host time per enqueue and the time per launch including the final
+//! `clFinish` (2000 back-to-back launches of a kernel that does no work).
+
+#[cfg(feature = "opencl")]
+fn main() {
+    probe::run();
+}
+
+#[cfg(not(feature = "opencl"))]
+fn main() {
+    eprintln!("build with --features opencl");
+}
+
+#[cfg(feature = "opencl")]
+mod probe {
+    use ocl::ffi::{self, cl_int, cl_mem};
+    use std::ffi::{c_void, CString};
+    use std::ptr;
+    use std::time::Instant;
+
+    fn ok(code: cl_int, what: &str) {
+        assert_eq!(code, 0, "{what} failed: {code}");
+    }
+
+    /// Source of kernel `b{k}` (k buffers + n) and `v{k}` (one buffer + k uints).
+    fn source(ks: &[usize]) -> String {
+        let mut s = String::new();
+        for &k in ks {
+            let params: Vec<String> = (0..k).map(|i| format!("__global float *a{i}")).collect();
+            s.push_str(&format!(
+                "__kernel void b{k}({}, const uint n) {{ if (get_global_id(0) < n) a0[0] = 1.0f; }}\n",
+                params.join(", ")
+            ));
+            let params: Vec<String> = (0..k).map(|i| format!("const uint s{i}")).collect();
+            s.push_str(&format!(
+                "__kernel void v{k}(__global float *a0, {}) {{ if (get_global_id(0) < s0) a0[0] = 1.0f; }}\n",
+                params.join(", ")
+            ));
+        }
+        s
+    }
+
+    type SvmAlloc = unsafe extern "C" fn(ffi::cl_context, u64, usize, u32) -> *mut c_void;
+    type SvmArg = unsafe extern "C" fn(ffi::cl_kernel, u32, *const c_void) -> cl_int;
+
+    /// Kernels `b{k}` with coarse-grained SVM pointers set by clSetKernelArgSVMPointer.
+    unsafe fn svm_case(
+        ctx: ffi::cl_context,
+        queue: ffi::cl_command_queue,
+        prog: ffi::cl_program,
+        ks: &[usize],
+        reps: u32,
+    ) {
+        let Ok(lib) = libloading::Library::new("libOpenCL.so.1") else {
+            println!("SVM: cannot open libOpenCL.so.1");
+            return;
+        };
+        let (Ok(alloc), Ok(set)) = (
+            lib.get::<SvmAlloc>(b"clSVMAlloc\0"),
+            lib.get::<SvmArg>(b"clSetKernelArgSVMPointer\0"),
+        ) else {
+            println!("SVM: entry points missing");
+            return;
+        };
+        let ptrs: Vec<*mut c_void> = (0..16).map(|_| alloc(ctx, 1, 1 << 20, 0)).collect();
+        if ptrs.iter().any(|p| p.is_null()) {
+            println!("SVM: clSVMAlloc failed");
+            return;
+        }
+        let mut err = 0;
+        for &k in ks {
+            let cname = CString::new(format!("b{k}")).unwrap();
+            let kern = ffi::clCreateKernel(prog, cname.as_ptr(), &mut err);
+            ok(err, "kernel");
+            for i in 0..k {
+                ok(set(kern, i as u32, ptrs[i]), "svm arg");
+            }
+            let n = 0u32;
+            ok(
+                ffi::clSetKernelArg(kern, k as u32, 4, (&n as *const u32).cast::<c_void>()),
+                "arg",
+            );
+            let (global, local) = (256usize, 256usize);
+            for _ in 0..50 {
+                ok(
+                    ffi::clEnqueueNDRangeKernel(
+                        queue,
+                        kern,
+                        1,
+                        ptr::null(),
+                        &global,
+                        &local,
+                        0,
+                        ptr::null(),
+                        ptr::null_mut(),
+                    ),
+                    "enqueue",
+                );
+            }
+            ffi::clFinish(queue);
+            let t = Instant::now();
+            for _ in 0..reps {
+                ok(
+                    ffi::clEnqueueNDRangeKernel(
+                        queue,
+                        kern,
+                        1,
+                        ptr::null(),
+                        &global,
+                        &local,
+                        0,
+                        ptr::null(),
+                        ptr::null_mut(),
+                    ),
+                    "enqueue",
+                );
+            }
+            let enq = t.elapsed().as_secs_f64();
+            ffi::clFinish(queue);
+            let tot = t.elapsed().as_secs_f64();
+            println!(
+                "b{k} SVM pointers | false | {:.2} | {:.2}",
+                enq / reps as f64 * 1e6,
+                tot / reps as f64 * 1e6
+            );
+            ffi::clReleaseKernel(kern);
+        }
+    }
+
+    pub fn run() {
+        // SAFETY (whole function): plain OpenCL C API use with valid handles and sizes; a
+        // measurement program, errors abort with a message.
+        unsafe {
+            let mut nplat = 0u32;
+            ok(
+                ffi::clGetPlatformIDs(0, ptr::null_mut(), &mut nplat),
+                "platforms",
+            );
+            let mut plats = vec![ptr::null_mut(); nplat as usize];
+            ok(
+                ffi::clGetPlatformIDs(nplat, plats.as_mut_ptr(), ptr::null_mut()),
+                "platforms",
+            );
+            let mut device = ptr::null_mut();
+            for &p in &plats {
+                let mut d = ptr::null_mut();
+                if ffi::clGetDeviceIDs(p, ffi::CL_DEVICE_TYPE_GPU, 1, &mut d, ptr::null_mut()) == 0
+                {
+                    device = d;
+                    break;
+                }
+            }
+            if device.is_null() {
+                ok(
+                    ffi::clGetDeviceIDs(
+                        plats[0],
+                        ffi::CL_DEVICE_TYPE_ALL,
+                        1,
+                        &mut device,
+                        ptr::null_mut(),
+                    ),
+                    "device",
+                );
+            }
+            let mut name = vec![0u8; 256];
+            ffi::clGetDeviceInfo(
+                device,
+                ffi::CL_DEVICE_NAME,
+                256,
+                name.as_mut_ptr().cast(),
+                ptr::null_mut(),
+            );
+            println!(
+                "device: {}",
+                String::from_utf8_lossy(&name).trim_end_matches('\0')
+            );
+            let mut version = vec![0u8; 256];
+            ffi::clGetDeviceInfo(
+                device,
+                ffi::CL_DEVICE_VERSION,
+                256,
+                version.as_mut_ptr().cast(),
+                ptr::null_mut(),
+            );
+            println!(
+                "version: {}",
+                String::from_utf8_lossy(&version).trim_end_matches('\0')
+            );
+            let mut svm_caps: u64 = 0;
+            let svm_ok = ffi::clGetDeviceInfo(
+                device,
+                0x1053,
+                8,
+                (&mut svm_caps as *mut u64).cast(),
+                ptr::null_mut(),
+            );
+            println!("SVM capabilities: status {svm_ok}, bits {svm_caps:#x}");
+            let mut ext_len = 0usize;
+            ffi::clGetDeviceInfo(
+                device,
+                ffi::CL_DEVICE_EXTENSIONS,
+                0,
+                ptr::null_mut(),
+                &mut ext_len,
+            );
+            let mut ext = vec![0u8; ext_len];
+            ffi::clGetDeviceInfo(
+                device,
+                ffi::CL_DEVICE_EXTENSIONS,
+                ext_len,
+                ext.as_mut_ptr().cast(),
+                ptr::null_mut(),
+            );
+            println!(
+                "extensions: {}",
+                String::from_utf8_lossy(&ext).trim_end_matches('\0')
+            );
+            let mut err = 0;
+            let ctx =
+                ffi::clCreateContext(ptr::null(), 1, &device, None, ptr::null_mut(), &mut err);
+            ok(err, "context");
+            let queue = ffi::clCreateCommandQueue(ctx, device, 0, &mut err);
+            ok(err, "queue");
+            let ks = [1usize, 4, 8, 16];
+            let src = CString::new(source(&ks)).unwrap();
+            let sp = src.as_ptr();
+            let prog = ffi::clCreateProgramWithSource(ctx, 1, &sp, ptr::null(), &mut err);
+            ok(err, "program");
+            ok(
+                ffi::clBuildProgram(prog, 1, &device, ptr::null(), None, ptr::null_mut()),
+                "build",
+            );
+            let bufs: Vec<cl_mem> = (0..16)
+                .map(|_| {
+                    let b = ffi::clCreateBuffer(
+                        ctx,
+                        ffi::CL_MEM_READ_WRITE,
+                        1 << 20,
+                        ptr::null_mut(),
+                        &mut err,
+                    );
+                    ok(err, "buffer");
+                    b
+                })
+                .collect();
+            let reps = 2000u32;
+            println!(
+                "case | args reset each launch | host us per enqueue | us per launch incl. finish"
+            );
+            for &k in &ks {
+                for kind in ["distinct buffers", "one buffer repeated", "by-value uints"] {
+                    let kname = if kind == "by-value uints" {
+                        format!("v{k}")
+                    } else {
+                        format!("b{k}")
+                    };
+                    let cname = CString::new(kname.clone()).unwrap();
+                    let kern = ffi::clCreateKernel(prog, cname.as_ptr(), &mut err);
+                    ok(err, "kernel");
+                    let set_all = |round: u32| {
+                        if kind == "by-value uints" {
+                            ok(
+                                ffi::clSetKernelArg(
+                                    kern,
+                                    0,
+                                    8,
+                                    (&bufs[0] as *const cl_mem).cast::<c_void>(),
+                                ),
+                                "arg",
+                            );
+                            for i in 0..k {
+                                let v: u32 = if i == 0 { 0 } else { round + i as u32 };
+                                ok(
+                                    ffi::clSetKernelArg(
+                                        kern,
+                                        (i + 1) as u32,
+                                        4,
+                                        (&v as *const u32).cast::<c_void>(),
+                                    ),
+                                    "arg",
+                                );
+                            }
+                        } else {
+                            for i in 0..k {
+                                let b = if kind == "distinct buffers" {
+                                    &bufs[(i + round as usize) % 16]
+                                } else {
+                                    &bufs[0]
+                                };
+                                ok(
+                                    ffi::clSetKernelArg(
+                                        kern,
+                                        i as u32,
+                                        8,
+                                        (b as *const cl_mem).cast::<c_void>(),
+                                    ),
+                                    "arg",
+                                );
+                            }
+                            let n = 0u32;
+                            ok(
+                                ffi::clSetKernelArg(
+                                    kern,
+                                    k as u32,
+                                    4,
+                                    (&n as *const u32).cast::<c_void>(),
+                                ),
+                                "arg",
+                            );
+                        }
+                    };
+                    for reset in [false, true] {
+                        set_all(0);
+                        let global = 256usize;
+                        let local = 256usize;
+                        let launch = |round: u32| {
+                            if reset {
+                                set_all(round);
+                            }
+                            ok(
+                                ffi::clEnqueueNDRangeKernel(
+                                    queue,
+                                    kern,
+                                    1,
+                                    ptr::null(),
+                                    &global,
+                                    &local,
+                                    0,
+                                    ptr::null(),
+                                    ptr::null_mut(),
+                                ),
+                                "enqueue",
+                            );
+                        };
+                        for r in 0..50 {
+                            launch(r);
+                        }
+                        ffi::clFinish(queue);
+                        let t = Instant::now();
+                        for r in 0..reps {
+                            launch(r % 3);
+                        }
+                        let enq = t.elapsed().as_secs_f64();
+                        ffi::clFinish(queue);
+                        let tot = t.elapsed().as_secs_f64();
+                        println!(
+                            "{kname} {kind} | {reset} | {:.2} | {:.2}",
+                            enq / reps as f64 * 1e6,
+                            tot / reps as f64 * 1e6
+                        );
+                    }
+                    ffi::clReleaseKernel(kern);
+                }
+            }
+            if svm_ok == 0 && svm_caps & 1 != 0 {
+                svm_case(ctx, queue, prog, &ks, reps);
+            }
+        }
+    }
+}
