@@ -77,8 +77,8 @@ mod probe {
             let cname = CString::new(format!("b{k}")).unwrap();
             let kern = ffi::clCreateKernel(prog, cname.as_ptr(), &mut err);
             ok(err, "kernel");
-            for i in 0..k {
-                ok(set(kern, i as u32, ptrs[i]), "svm arg");
+            for (i, &p) in ptrs.iter().enumerate().take(k) {
+                ok(set(kern, i as u32, p), "svm arg");
             }
             let n = 0u32;
             ok(

@@ -17,9 +17,13 @@
  * Both are launched with partials.groups() work-groups.
  */
 
-pk_kernel void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
-                       const uint n, __global SCALAR *partials, const uint slot_rr0,
+pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s),
+                       const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr0,
                        const uint slot_apr0, const uint slot_ss) {
+    PK_BIND(const SCALAR, r);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, s);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     __local SCALAR alpha_shared;
     if (get_local_id(0) == 0) {
@@ -39,11 +43,21 @@ pk_kernel void bicgstab_s_update(__global const SCALAR *r, __global const SCALAR
 }
 
 pk_kernel void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
-                     __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
-                     __global const SCALAR *s, __global const SCALAR *ap,
-                     __global const SCALAR *as_, __global const SCALAR *phat,
-                     __global const SCALAR *shat, __global const SCALAR *r0star, const uint n,
-                     __global SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+                     PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, p),
+                     PK_GLOBAL(const SCALAR, s), PK_GLOBAL(const SCALAR, ap),
+                     PK_GLOBAL(const SCALAR, as_), PK_GLOBAL(const SCALAR, phat),
+                     PK_GLOBAL(const SCALAR, shat), PK_GLOBAL(const SCALAR, r0star), const uint n,
+                     PK_GLOBAL(SCALAR, partials), const uint slot_rr0, const uint slot_rr) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, s);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, as_);
+    PK_BIND(const SCALAR, phat);
+    PK_BIND(const SCALAR, shat);
+    PK_BIND(const SCALAR, r0star);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
     SCALAR acc[2] = {ZERO, ZERO};
     FOR_EACH(i, n) {

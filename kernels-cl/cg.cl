@@ -13,9 +13,14 @@
  * Both are launched with partials.groups() work-groups.
  */
 
-pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
-               __global SCALAR *p, __global const SCALAR *ap, const uint n,
-               __global SCALAR *partials, const uint slot_rr) {
+pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+               PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
+               PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
@@ -30,10 +35,17 @@ pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR 
     write_partial(partials, slot_rr, acc);
 }
 
-pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
-                __global SCALAR *z, __global SCALAR *p, __global const SCALAR *ap,
-                __global const SCALAR *q, const uint n, __global SCALAR *partials,
+pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                PK_GLOBAL(SCALAR, z), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap),
+                PK_GLOBAL(const SCALAR, q), const uint n, PK_GLOBAL(SCALAR, partials),
                 const uint slot_rr, const uint slot_rz) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, z);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, q);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
     SCALAR acc[2] = {ZERO, ZERO};
     FOR_EACH(i, n) {

@@ -38,8 +38,10 @@
  * WG = 256). With 8, v_w was read twice per GMRES step from step 10 on. */
 #define DOTS_CHUNK 16
 
-pk_kernel void basis_dots(__global const SCALAR *basis, const uint n, const uint w, const uint first_col,
-                const uint count, __global SCALAR *partials, const uint first_slot) {
+pk_kernel void basis_dots(PK_GLOBAL(const SCALAR, basis), const uint n, const uint w, const uint first_col,
+                const uint count, PK_GLOBAL(SCALAR, partials), const uint first_slot) {
+    PK_BIND(const SCALAR, basis);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[DOTS_CHUNK * WG];
     __global const SCALAR *vw = basis + (ulong)w * n;
     for (uint j0 = 0; j0 < count; j0 += DOTS_CHUNK) {
@@ -49,12 +51,24 @@ pk_kernel void basis_dots(__global const SCALAR *basis, const uint n, const uint
         for (uint t = 0; t < DOTS_CHUNK; ++t) {
             acc[t] = ZERO;
         }
-        FOR_EACH(e, n) {
-            const SCALAR we = vw[e];
+        if (m == DOTS_CHUNK) {
+            FOR_EACH(e, n) {
+                const SCALAR we = vw[e];
+                __global const SCALAR *vj = v0 + e;
 #pragma unroll
-            for (uint t = 0; t < DOTS_CHUNK; ++t) {
-                if (t < m) {
-                    acc[t] += v0[(ulong)t * n + e] * we;
+                for (uint t = 0; t < DOTS_CHUNK; ++t) {
+                    acc[t] += vj[(ulong)t * n] * we;
+                }
+            }
+        } else {
+            FOR_EACH(e, n) {
+                const SCALAR we = vw[e];
+                __global const SCALAR *vj = v0 + e;
+#pragma unroll
+                for (uint t = 0; t < DOTS_CHUNK; ++t) {
+                    if (t < m) {
+                        acc[t] += vj[(ulong)t * n] * we;
+                    }
                 }
             }
         }
@@ -65,9 +79,12 @@ pk_kernel void basis_dots(__global const SCALAR *basis, const uint n, const uint
     }
 }
 
-pk_kernel void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const uint i,
-                        __global SCALAR *partials, const uint first_slot, const uint norm_slot,
-                        __global SCALAR *rmat, const ulong r_off) {
+pk_kernel void gmres_gram_schmidt(PK_GLOBAL(SCALAR, basis), const uint n, const uint i,
+                        PK_GLOBAL(SCALAR, partials), const uint first_slot, const uint norm_slot,
+                        PK_GLOBAL(SCALAR, rmat), const ulong r_off) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(SCALAR, partials);
+    PK_BIND(SCALAR, rmat);
     __local SCALAR coef[WG];
     __local SCALAR scratch[WG];
     const uint lid = get_local_id(0);
@@ -93,8 +110,9 @@ pk_kernel void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const ui
         __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         FOR_EACH(e, n) {
             SCALAR v = vi[e];
-            for (uint t = 0; t < m; ++t) {
-                v -= coef[t] * vj0[(ulong)t * n + e];
+            __global const SCALAR *vj = vj0 + e; /* v_{c0+1+t}[e], t = 0, 1, ... */
+            for (uint t = 0; t < m; ++t, vj += n) {
+                v -= coef[t] * *vj;
             }
             vi[e] = v;
             if (last) {
@@ -106,10 +124,14 @@ pk_kernel void gmres_gram_schmidt(__global SCALAR *basis, const uint n, const ui
     write_partial(partials, norm_slot, acc);
 }
 
-pk_kernel void gmres_normalize(__global SCALAR *basis, const uint n, const uint i,
-                     __global const SCALAR *partials, const uint read_groups,
-                     const uint norm_slot, __global SCALAR *rmat, const ulong r_idx,
-                     __global SCALAR *xi_partials, const uint xi_slot) {
+pk_kernel void gmres_normalize(PK_GLOBAL(SCALAR, basis), const uint n, const uint i,
+                     PK_GLOBAL(const SCALAR, partials), const uint read_groups,
+                     const uint norm_slot, PK_GLOBAL(SCALAR, rmat), const ulong r_idx,
+                     PK_GLOBAL(SCALAR, xi_partials), const uint xi_slot) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(const SCALAR, partials);
+    PK_BIND(SCALAR, rmat);
+    PK_BIND(SCALAR, xi_partials);
     __local SCALAR scratch[WG];
     __local SCALAR inv_shared;
     if (get_local_id(0) == 0) {
@@ -133,8 +155,9 @@ pk_kernel void gmres_normalize(__global SCALAR *basis, const uint n, const uint 
     write_partial(xi_partials, xi_slot, acc);
 }
 
-pk_kernel void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, const uint src,
+pk_kernel void basis_axpy(PK_GLOBAL(SCALAR, basis), const uint n, const uint dst, const uint src,
                 const SCALAR alpha) {
+    PK_BIND(SCALAR, basis);
     __global SCALAR *vd = basis + (ulong)dst * n;
     __global const SCALAR *vs = basis + (ulong)src * n;
     FOR_EACH(e, n) {
@@ -142,31 +165,39 @@ pk_kernel void basis_axpy(__global SCALAR *basis, const uint n, const uint dst, 
     }
 }
 
-pk_kernel void basis_scale(__global SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+pk_kernel void basis_scale(PK_GLOBAL(SCALAR, basis), const uint n, const uint col, const SCALAR alpha) {
+    PK_BIND(SCALAR, basis);
     __global SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
         v[e] *= alpha;
     }
 }
 
-pk_kernel void basis_load(__global SCALAR *basis, const uint n, const uint col,
-                __global const SCALAR *src, const SCALAR alpha) {
+pk_kernel void basis_load(PK_GLOBAL(SCALAR, basis), const uint n, const uint col,
+                PK_GLOBAL(const SCALAR, src), const SCALAR alpha) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(const SCALAR, src);
     __global SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
         v[e] = alpha * src[e];
     }
 }
 
-pk_kernel void basis_store(__global const SCALAR *basis, const uint n, const uint col,
-                 __global SCALAR *dst) {
+pk_kernel void basis_store(PK_GLOBAL(const SCALAR, basis), const uint n, const uint col,
+                 PK_GLOBAL(SCALAR, dst)) {
+    PK_BIND(const SCALAR, basis);
+    PK_BIND(SCALAR, dst);
     __global const SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
         dst[e] = v[e];
     }
 }
 
-pk_kernel void multi_axpy(__global SCALAR *y, __global const SCALAR *basis, const uint n,
-                const uint first_col, const uint count, __global const SCALAR *coeffs) {
+pk_kernel void multi_axpy(PK_GLOBAL(SCALAR, y), PK_GLOBAL(const SCALAR, basis), const uint n,
+                const uint first_col, const uint count, PK_GLOBAL(const SCALAR, coeffs)) {
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, basis);
+    PK_BIND(const SCALAR, coeffs);
     __global const SCALAR *v0 = basis + (ulong)first_col * n;
     FOR_EACH(e, n) {
         SCALAR acc = y[e];

@@ -9,15 +9,22 @@
  * diag_scale may use any number of groups; diag_scale_dot uses partials.groups().
  */
 
-pk_kernel void diag_scale(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
+pk_kernel void diag_scale(PK_GLOBAL(const SCALAR, d), PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, y),
                 const uint n) {
+    PK_BIND(const SCALAR, d);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
     FOR_EACH(i, n) {
         y[i] = d[i] * x[i];
     }
 }
 
-pk_kernel void diag_scale_dot(__global const SCALAR *d, __global const SCALAR *x, __global SCALAR *y,
-                    const uint n, __global SCALAR *partials, const uint slot) {
+pk_kernel void diag_scale_dot(PK_GLOBAL(const SCALAR, d), PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, y),
+                    const uint n, PK_GLOBAL(SCALAR, partials), const uint slot) {
+    PK_BIND(const SCALAR, d);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {

@@ -151,14 +151,22 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
     }
 }
 
-pk_kernel void spmv_dots_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                   __global const SCALAR *restrict values, const uint n_rows, const uint k,
-                   __global const SCALAR *x, const ulong x_off,
-                   __global SCALAR *y, const ulong y_off,
-                   __global const SCALAR *w0, const ulong w0_off,
-                   __global const SCALAR *w1, const ulong w1_off,
-                   __global SCALAR *partials, const int slot_yy, const int slot_w0,
+pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
+                   PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   PK_GLOBAL(SCALAR, y), const ulong y_off,
+                   PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                   PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
+                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
                    const int slot_w1) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
@@ -183,10 +191,17 @@ pk_kernel void spmv_dots_csr(__global const uint *restrict row_ptr, __global con
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-pk_kernel void residual_csr(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                  __global const SCALAR *restrict values, const uint n_rows, const uint k,
-                  __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
-                  __global SCALAR *partials, const int slot_rr) {
+pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                  PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
+                  PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b), PK_GLOBAL(SCALAR, r),
+                  PK_GLOBAL(SCALAR, partials), const int slot_rr) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(const SCALAR, b);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     if (k == 1) {
@@ -216,15 +231,25 @@ pk_kernel void residual_csr(__global const uint *restrict row_ptr, __global cons
     }
 }
 
-pk_kernel void spmv_dots_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
-                    __global const SCALAR *restrict values, __global const uint *restrict row_perm,
-                    __global const uint *restrict row_len, const uint n_rows,
-                    __global const SCALAR *x, const ulong x_off,
-                    __global SCALAR *y, const ulong y_off,
-                    __global const SCALAR *w0, const ulong w0_off,
-                    __global const SCALAR *w1, const ulong w1_off,
-                    __global SCALAR *partials, const int slot_yy, const int slot_w0,
+pk_kernel void spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                    PK_GLOBAL_RESTRICT(const SCALAR, values), PK_GLOBAL_RESTRICT(const uint, row_perm),
+                    PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows,
+                    PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                    PK_GLOBAL(SCALAR, y), const ulong y_off,
+                    PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                    PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
+                    PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
                     const int slot_w1) {
+    PK_BIND_RESTRICT(const uint, slice_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, row_perm);
+    PK_BIND_RESTRICT(const uint, row_len);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     FOR_EACH(p, n_rows) {
@@ -236,11 +261,20 @@ pk_kernel void spmv_dots_sell(const uint c, __global const uint *restrict slice_
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-pk_kernel void residual_sell(const uint c, __global const uint *restrict slice_ptr, __global const uint *restrict col_idx,
-                   __global const SCALAR *restrict values, __global const uint *restrict row_perm,
-                   __global const uint *restrict row_len, const uint n_rows,
-                   __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
-                   __global SCALAR *partials, const int slot_rr) {
+pk_kernel void residual_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                   PK_GLOBAL_RESTRICT(const SCALAR, values), PK_GLOBAL_RESTRICT(const uint, row_perm),
+                   PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows,
+                   PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b), PK_GLOBAL(SCALAR, r),
+                   PK_GLOBAL(SCALAR, partials), const int slot_rr) {
+    PK_BIND_RESTRICT(const uint, slice_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, row_perm);
+    PK_BIND_RESTRICT(const uint, row_len);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(const SCALAR, b);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(p, n_rows) {
@@ -256,14 +290,22 @@ pk_kernel void residual_sell(const uint c, __global const uint *restrict slice_p
     }
 }
 
-pk_kernel void spmv_dots_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                   __global const SCALAR *restrict values, const uint n_rows,
-                   __global const SCALAR *x, const ulong x_off,
-                   __global SCALAR *y, const ulong y_off,
-                   __global const SCALAR *w0, const ulong w0_off,
-                   __global const SCALAR *w1, const ulong w1_off,
-                   __global SCALAR *partials, const int slot_yy, const int slot_w0,
+pk_kernel void spmv_dots_bsr(const uint bs, PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
+                   PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   PK_GLOBAL(SCALAR, y), const ulong y_off,
+                   PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                   PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
+                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
                    const int slot_w1) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     FOR_EACH(row, n_rows) {
@@ -274,10 +316,17 @@ pk_kernel void spmv_dots_bsr(const uint bs, __global const uint *restrict row_pt
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
 
-pk_kernel void residual_bsr(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                  __global const SCALAR *restrict values, const uint n_rows,
-                  __global const SCALAR *x, __global const SCALAR *b, __global SCALAR *r,
-                  __global SCALAR *partials, const int slot_rr) {
+pk_kernel void residual_bsr(const uint bs, PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                  PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
+                  PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b), PK_GLOBAL(SCALAR, r),
+                  PK_GLOBAL(SCALAR, partials), const int slot_rr) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(const SCALAR, b);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(row, n_rows) {

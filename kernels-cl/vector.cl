@@ -10,36 +10,48 @@
  *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
  *   dot_partials (const SCALAR* x, const SCALAR* y, uint n, SCALAR* partials, uint slot)
  *                                                                         partial <x, y>
+ *   buffer_address (const uchar* buffer, ulong* address)                 address[0] = (ulong)buffer
+ *                (always plain __global parameters: it reads the device address that
+ *                PK_ADDRESS_ARGS passes by value; launch with one group)
  * fill/copy/axpby/scale may use any number of groups; dot_partials uses partials.groups().
  */
 
-pk_kernel void fill(__global SCALAR *x, const uint n, const SCALAR value) {
+pk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n, const SCALAR value) {
+    PK_BIND(SCALAR, x);
     FOR_EACH(i, n) {
         x[i] = value;
     }
 }
 
-pk_kernel void copy(__global const SCALAR *x, __global SCALAR *y, const uint n) {
+pk_kernel void copy(PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, y), const uint n) {
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
     FOR_EACH(i, n) {
         y[i] = x[i];
     }
 }
 
-pk_kernel void axpby(const SCALAR alpha, __global const SCALAR *x, const SCALAR beta,
-           __global SCALAR *y, const uint n) {
+pk_kernel void axpby(const SCALAR alpha, PK_GLOBAL(const SCALAR, x), const SCALAR beta,
+           PK_GLOBAL(SCALAR, y), const uint n) {
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
     FOR_EACH(i, n) {
         y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
-pk_kernel void scale(const SCALAR alpha, __global SCALAR *x, const uint n) {
+pk_kernel void scale(const SCALAR alpha, PK_GLOBAL(SCALAR, x), const uint n) {
+    PK_BIND(SCALAR, x);
     FOR_EACH(i, n) {
         x[i] = alpha * x[i];
     }
 }
 
-pk_kernel void dot_partials(__global const SCALAR *x, __global const SCALAR *y, const uint n,
-                  __global SCALAR *partials, const uint slot) {
+pk_kernel void dot_partials(PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, y), const uint n,
+                  PK_GLOBAL(SCALAR, partials), const uint slot) {
+    PK_BIND(const SCALAR, x);
+    PK_BIND(const SCALAR, y);
+    PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
@@ -47,4 +59,10 @@ pk_kernel void dot_partials(__global const SCALAR *x, __global const SCALAR *y, 
     }
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);
+}
+
+pk_kernel void buffer_address(__global const uchar *buffer, __global ulong *address) {
+    if (get_global_id(0) == 0) {
+        address[0] = (ulong)buffer;
+    }
 }

@@ -108,8 +108,9 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_gram_schmidt(SCALAR *basi
         const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
             SCALAR v = vi[e];
-            for (uint t = 0; t < m; ++t) {
-                v -= coef[t] * vj0[(ulong)t * n + e];
+            const SCALAR *vj = vj0 + e; /* v_{c0+1+t}[e], t = 0, 1, ... */
+            for (uint t = 0; t < m; ++t, vj += n) {
+                v -= coef[t] * *vj;
             }
             vi[e] = v;
             if (last) {

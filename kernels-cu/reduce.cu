@@ -43,6 +43,7 @@
 
 typedef unsigned int uint;
 typedef unsigned long long ulong;
+typedef unsigned char uchar;
 
 /* First element and stride of a grid-stride loop over elements. */
 #define GRID_START (blockIdx.x * (uint)WG + threadIdx.x)

@@ -9,6 +9,9 @@
  *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
  *   dot_partials (const SCALAR* x, const SCALAR* y, uint n, SCALAR* partials, uint slot)
  *                                                                         partial <x, y>
+ *   buffer_address (const uchar* buffer, ulong* address)                 address[0] = (ulong)buffer
+ *                (the OpenCL backend reads device addresses with it; here it returns the
+ *                CUdeviceptr, launch with one block)
  * fill/copy/axpby/scale use any grid; dot_partials uses partials.groups() blocks.
  */
 
@@ -42,4 +45,10 @@ extern "C" __launch_bounds__(WG) __global__ void dot_partials(const SCALAR *x, c
         acc += x[i] * y[i];
     }
     write_partial(partials, slot, block_sum1(acc));
+}
+
+extern "C" __launch_bounds__(WG) __global__ void buffer_address(const uchar *buffer, ulong *address) {
+    if (GRID_START == 0) {
+        address[0] = (ulong)buffer;
+    }
 }

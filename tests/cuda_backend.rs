@@ -550,3 +550,15 @@ fn solve_params<B: Backend, T: Scalar>(
     }
     .unwrap()
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn buffer_address_kernel_reports_the_device_pointer() {
+    let b = gpu();
+    for len in [1usize, 1000] {
+        let buf = b.alloc::<f64>(len).unwrap();
+        let (via_kernel, driver) = b.buffer_address_check(&buf).unwrap();
+        assert_ne!(driver, 0);
+        assert_eq!(via_kernel, driver);
+    }
+}

@@ -92,6 +92,26 @@ fn the_compiler_log_comes_back_on_failure() {
     ));
 }
 
+/// `PK_GLOBAL(T, name)` and `PK_GLOBAL_RESTRICT(T, name)` of the OpenCL sources written as
+/// `T *name` (what they declare without -D PK_ADDRESS_ARGS).
+fn expand_pointer_macros(list: &str) -> String {
+    let mut out = String::new();
+    let mut rest = list;
+    while let Some(at) = rest.find("PK_GLOBAL") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let open = after.find('(').expect("PK_GLOBAL without (");
+        let close = after.find(')').expect("PK_GLOBAL without )");
+        let (ty, name) = after[open + 1..close]
+            .split_once(',')
+            .expect("PK_GLOBAL(T, name)");
+        out.push_str(&format!("{} *{}", ty.trim(), name.trim()));
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Parameters `(type, name)` of the kernel `name` in a source text, qualifiers removed
 /// (`__global`, `const`, `__restrict__`), so that OpenCL and CUDA signatures compare.
 fn params(text: &str, name: &str) -> Option<Vec<(String, String)>> {
@@ -105,11 +125,24 @@ fn params(text: &str, name: &str) -> Option<Vec<(String, String)>> {
             continue;
         }
         // A definition: the parameter list is followed by `{`.
-        let close = rest.find(')')?;
+        // The `)` closing the list (macros in it have their own parentheses).
+        let mut depth = 0usize;
+        let close = rest.char_indices().find_map(|(i, c)| match c {
+            '(' => {
+                depth += 1;
+                None
+            }
+            ')' if depth == 0 => Some(i),
+            ')' => {
+                depth -= 1;
+                None
+            }
+            _ => None,
+        })?;
         if !rest[close + 1..].trim_start().starts_with('{') {
             continue;
         }
-        let list = &rest[..close];
+        let list = expand_pointer_macros(&rest[..close]);
         return Some(
             list.split(',')
                 .map(|p| {

@@ -567,3 +567,68 @@ fn driver_out_of_memory_is_recoverable() {
     let big = b.alloc::<f64>(chunk).unwrap();
     assert_eq!(big.len(), chunk);
 }
+
+/// Solves of every solver (pipelined, Jacobi for CG), CSR and SELL, with buffers passed as
+/// device addresses and as `cl_mem`: the same kernels, so bit-identical residual histories and
+/// solutions. The address mode must really be on where the library enables it (PoCL, NVIDIA).
+#[test]
+fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
+    use pipekrylov::backend::{MatrixFormat, SpmvOps};
+    use pipekrylov::matrix::generate::Generator;
+    use pipekrylov::precond::Jacobi;
+    use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params};
+    let mut on = backend();
+    on.set_address_args(true);
+    let mut off = backend();
+    off.set_address_args(false);
+    let p = Generator::ConvDiff3d.generate::<f64>(4000).unwrap();
+    let spd = Generator::Poisson2d.generate::<f64>(4000).unwrap();
+    let run = |be: &OpenClBackend| {
+        let mut out: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+        for format in [MatrixFormat::Csr, MatrixFormat::Sell { c: 32, sigma: 128 }] {
+            let params = Params {
+                rtol: 1e-10,
+                max_iter: 60,
+                ..Params::default()
+            };
+            let a = be.upload_matrix(&spd.matrix, format).unwrap();
+            let ones = vec![1.0; spd.matrix.n_rows()];
+            let b = be.upload(&ones).unwrap();
+            let jac = Jacobi::new(be, &spd.matrix).unwrap();
+            let mut x = be.alloc::<f64>(a.n_rows()).unwrap();
+            let rep = Cg::new(be, &a, Some(&jac), params)
+                .unwrap()
+                .solve(&b, &mut x)
+                .unwrap();
+            out.push((rep.residual_history, be.download(&x).unwrap()));
+            let a = be.upload_matrix(&p.matrix, format).unwrap();
+            let ones = vec![1.0; p.matrix.n_rows()];
+            let b = be.upload(&ones).unwrap();
+            let mut x = be.alloc::<f64>(a.n_rows()).unwrap();
+            let rep = BiCgStab::new(be, &a, None, params)
+                .unwrap()
+                .solve(&b, &mut x)
+                .unwrap();
+            out.push((rep.residual_history, be.download(&x).unwrap()));
+            be.fill(&mut x, 0.0).unwrap();
+            let rep = Gmres::new(be, &a, None, params)
+                .unwrap()
+                .solve(&b, &mut x)
+                .unwrap();
+            out.push((rep.residual_history, be.download(&x).unwrap()));
+        }
+        out
+    };
+    let with_addresses = run(&on);
+    let with_mem = run(&off);
+    assert_eq!(off.uses_address_args(), Some(false));
+    let platform = on.device().platform_name.to_ascii_lowercase();
+    if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
+        assert_eq!(on.uses_address_args(), Some(true), "{platform}");
+    }
+    for (i, (a, b)) in with_addresses.iter().zip(&with_mem).enumerate() {
+        assert!(a.0.len() > 3, "case {i}: history {:?}", a.0);
+        assert_eq!(a.0, b.0, "case {i}: residual histories differ");
+        assert_eq!(a.1, b.1, "case {i}: solutions differ");
+    }
+}

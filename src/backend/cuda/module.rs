@@ -65,11 +65,12 @@ pub(crate) enum Kernel {
     MultiAxpy,
     DiagScale,
     DiagScaleDot,
+    BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 25] = [
+    pub(crate) const ALL: [Kernel; 26] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -95,6 +96,7 @@ impl Kernel {
         Kernel::MultiAxpy,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
+        Kernel::BufferAddress,
     ];
 
     /// The `extern "C" __global__` name.
@@ -125,6 +127,7 @@ impl Kernel {
             Kernel::MultiAxpy => "multi_axpy",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
+            Kernel::BufferAddress => "buffer_address",
         }
     }
 }

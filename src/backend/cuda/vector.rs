@@ -129,3 +129,19 @@ impl VectorOps for CudaBackend {
         self.counters.snapshot()
     }
 }
+
+impl CudaBackend {
+    /// The device address of `buf` as the `buffer_address` kernel sees it, next to the one the
+    /// driver reports (testing: the kernel exists in both kernel languages; the OpenCL backend
+    /// uses it to pass buffers by address, see `opencl/address.rs`).
+    #[doc(hidden)]
+    pub fn buffer_address_check<T: Scalar>(&self, buf: &Buffer<T>) -> Result<(u64, u64)> {
+        let out = self.alloc::<u64>(1)?;
+        let args = [self.ptr(buf)?, self.ptr(&out)?];
+        // SAFETY: buffer_address(const uchar* buffer, ulong* address) writes one ulong into
+        // `out` (one element) and reads nothing.
+        unsafe { self.launch::<T>(Kernel::BufferAddress, 1, &args)? };
+        let via_kernel = self.download(&out)?[0];
+        Ok((via_kernel, self.raw(buf)?.ptr()))
+    }
+}

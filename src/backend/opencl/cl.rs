@@ -340,3 +340,13 @@ pub(crate) fn spin_until_complete(event: &Event) -> Result<()> {
         std::hint::spin_loop();
     }
 }
+
+/// Another reference to `queue` (released when the returned handle drops).
+pub(crate) fn retain_queue(queue: &Queue) -> Result<Queue> {
+    // SAFETY: a valid queue; the new handle owns the extra reference.
+    check(
+        unsafe { ffi::clRetainCommandQueue(queue.0) },
+        "clRetainCommandQueue",
+    )?;
+    Ok(Queue(queue.0))
+}

@@ -60,14 +60,16 @@ impl Arg<'_> {
 }
 
 /// Set the arguments of `kernel` that differ from the last launch and enqueue it with `groups`
-/// work-groups of `wg` work-items on `queue` (no wait: the queue is in order).
+/// work-groups of `wg` work-items on `queue` (no wait: the queue is in order). With
+/// `address_args` every buffer is passed by value as its device address (already read, see
+/// `address.rs`), for programs built with `-D PK_ADDRESS_ARGS`.
 pub(crate) fn enqueue(
     queue: &Queue,
     cached: &mut CachedKernel,
     name: &str,
     args: &[Arg<'_>],
-    groups: usize,
-    wg: usize,
+    (groups, wg): (usize, usize),
+    address_args: bool,
 ) -> Result<()> {
     let kernel: &Kernel = &cached.kernel;
     if cached.last.len() < args.len() {
@@ -81,6 +83,25 @@ pub(crate) fn enqueue(
         // Forget the entry until the call succeeds.
         cached.last[index] = None;
         let code = match arg {
+            Arg::Mem(buf) if address_args => {
+                let address = buf.device_address();
+                if address == 0 {
+                    return Err(Error::param(
+                        "opencl",
+                        format!("{name}: argument {index} has no device address"),
+                    ));
+                }
+                // SAFETY: the program declares this parameter as a by-value `ulong`
+                // (PK_ADDRESS_ARGS); 8 bytes are read from the local for the call.
+                unsafe {
+                    ffi::clSetKernelArg(
+                        kernel.0,
+                        index as u32,
+                        std::mem::size_of::<u64>(),
+                        (&address as *const u64).cast::<c_void>(),
+                    )
+                }
+            }
             Arg::Mem(buf) => {
                 let mem: cl_mem = buf.mem.0;
                 // SAFETY: a cl_mem argument is passed as a pointer to the handle, which lives

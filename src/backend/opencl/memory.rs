@@ -22,6 +22,31 @@ pub struct RawBuffer {
     /// Unique for the life of the process (a released `cl_mem` value can be reused), so the
     /// kernel-argument cache can tell buffers apart.
     pub(crate) id: u64,
+    /// The device address once read for device-address arguments (0 = not read).
+    pub(crate) address: std::sync::atomic::AtomicU64,
+    /// The backend's queue (retained): a buffer whose address was handed out is released only
+    /// after the queue drained, since the runtime does not know which kernels use it.
+    pub(crate) queue: cl::Queue,
+}
+
+impl RawBuffer {
+    /// The device address, 0 when it was not read (yet).
+    pub(crate) fn device_address(&self) -> u64 {
+        self.address.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+impl Drop for RawBuffer {
+    fn drop(&mut self) {
+        if self.device_address() != 0 {
+            // SAFETY: a valid (retained) queue. Kernels that got this buffer's address by value
+            // are not tracked by the runtime: wait for them before the memory is released. A
+            // failure (device fault) leaves nothing better to do than releasing anyway.
+            unsafe {
+                ffi::clFinish(self.queue.0);
+            }
+        }
+    }
 }
 
 /// Source of [`RawBuffer::id`].
@@ -149,11 +174,15 @@ impl OpenClBackend {
         if err != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clCreateBuffer", bytes, err));
         }
+        let mem = Mem(mem);
+        let queue = cl::retain_queue(&self.queue).map_err(|e| self.record(e))?;
         Ok(RawBuffer {
-            mem: Mem(mem),
+            mem,
             bytes: alloc,
             context: self.context_id(),
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            address: std::sync::atomic::AtomicU64::new(0),
+            queue,
         })
     }
 

@@ -22,6 +22,7 @@
 //! work-item on CPUs (`kernels-cl/reduce.cl`); CSR uses one work-item per row below 16
 //! nonzeros per row on GPUs (measured on the H200), more above.
 
+mod address;
 mod cl;
 mod device;
 mod krylov;
@@ -33,6 +34,7 @@ mod spmv;
 mod submit;
 mod vector;
 
+pub use address::ADDRESS_ENV;
 pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
 pub use memory::RawBuffer;
 pub use submit::{FlushPolicy, WaitMode, FLUSH_ENV, WAIT_ENV};
@@ -81,6 +83,11 @@ pub struct OpenClBackend {
     wait: WaitMode,
     /// Launches since the queue last went idle (a wait or a blocking read).
     unflushed: AtomicU32,
+    /// Whether programs are built with device-address arguments (cleared when the check of
+    /// `address.rs` fails).
+    address_wanted: AtomicBool,
+    /// The 8-byte output of `buffer_address`.
+    address_out: Mutex<Option<RawBuffer>>,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -112,6 +119,7 @@ impl OpenClBackend {
         })?;
         let wg = work_group_size(device.max_work_group_size);
         let (flush, wait) = submit::from_env(FlushPolicy::NONE, WaitMode::Block)?;
+        let address_wanted = address::wanted(&device)?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             staging: Mutex::new(None),
@@ -126,6 +134,8 @@ impl OpenClBackend {
             flush,
             wait,
             unflushed: AtomicU32::new(0),
+            address_wanted: AtomicBool::new(address_wanted),
+            address_out: Mutex::new(None),
         })
     }
 
@@ -218,7 +228,7 @@ impl OpenClBackend {
             src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
         }
         src.push_str(source);
-        let options = program::build_options(precision, self.wg, self.device.is_gpu);
+        let options = program::build_options(precision, self.wg, self.device.is_gpu, false);
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }
 
@@ -277,13 +287,23 @@ impl OpenClBackend {
         // is either complete or None, so it is safe to keep using.
         let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            *guard = Some(CompiledProgram::build(
-                &self.context,
-                self.device.device,
-                precision,
-                self.wg,
-                self.device.is_gpu,
-            )?);
+            let build = |address_args: bool| {
+                CompiledProgram::build(
+                    &self.context,
+                    self.device.device,
+                    precision,
+                    self.wg,
+                    self.device.is_gpu,
+                    address_args,
+                )
+            };
+            let mut prog = build(self.address_wanted.load(Ordering::Relaxed))?;
+            if prog.address_args && !self.address_args_work(&mut prog, precision)? {
+                // The device does not honour addresses passed by value: plain arguments.
+                self.address_wanted.store(false, Ordering::Relaxed);
+                prog = build(false)?;
+            }
+            *guard = Some(prog);
         }
         Ok(guard)
     }
@@ -297,14 +317,23 @@ impl OpenClBackend {
     ) -> Result<()> {
         self.check_alive()?;
         let mut guard = self.program(T::PRECISION)?;
-        let kernel = guard
-            .as_mut()
-            .and_then(|p| p.kernels.get_mut(name))
-            .ok_or_else(|| {
-                Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
-            })?;
-        self::launch::enqueue(&self.queue, kernel, name, args, groups.max(1), self.wg)
-            .map_err(|e| self.record(e))?;
+        let prog = guard.as_mut().ok_or_else(Self::not_built)?;
+        let address_args = prog.address_args;
+        if address_args {
+            self.resolve_addresses(prog, args)?;
+        }
+        let kernel = prog.kernels.get_mut(name).ok_or_else(|| {
+            Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
+        })?;
+        self::launch::enqueue(
+            &self.queue,
+            kernel,
+            name,
+            args,
+            (groups.max(1), self.wg),
+            address_args,
+        )
+        .map_err(|e| self.record(e))?;
         self.counters.launch();
         let launches = self.unflushed.fetch_add(1, Ordering::Relaxed) + 1;
         if self.flush.flush_after(launches) {

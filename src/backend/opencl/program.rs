@@ -38,13 +38,24 @@ pub(crate) fn full_source(precision: Precision) -> String {
 
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
-pub(crate) fn build_options(precision: Precision, wg: usize, gpu: bool) -> String {
+/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses).
+pub(crate) fn build_options(
+    precision: Precision,
+    wg: usize,
+    gpu: bool,
+    address_args: bool,
+) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
         Precision::F64 => "double",
     };
     let layout = if gpu { "" } else { " -D BLOCKED_LOOPS" };
-    format!("-D SCALAR={scalar} -D WG={wg}{layout}")
+    let address = if address_args {
+        " -D PK_ADDRESS_ARGS"
+    } else {
+        ""
+    };
+    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}")
 }
 
 /// The build log of `program` on `device` (empty when it cannot be read).
@@ -155,6 +166,8 @@ impl CachedKernel {
 pub(crate) struct CompiledProgram {
     pub(crate) program: Program,
     pub(crate) kernels: HashMap<&'static str, CachedKernel>,
+    /// Built with `-D PK_ADDRESS_ARGS`: buffers are passed as device addresses.
+    pub(crate) address_args: bool,
 }
 
 impl CompiledProgram {
@@ -166,8 +179,9 @@ impl CompiledProgram {
         precision: Precision,
         wg: usize,
         gpu: bool,
+        address_args: bool,
     ) -> Result<Self> {
-        let options = build_options(precision, wg, gpu);
+        let options = build_options(precision, wg, gpu, address_args);
         let program = build(ctx, device, &full_source(precision), &options)?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
@@ -175,6 +189,10 @@ impl CompiledProgram {
                 kernels.insert(name, CachedKernel::new(create_kernel(&program, name)?));
             }
         }
-        Ok(Self { program, kernels })
+        Ok(Self {
+            program,
+            kernels,
+            address_args,
+        })
     }
 }

@@ -20,7 +20,14 @@ pub use vector::VectorOps;
 pub const KERNELS: &[(&str, &[&str])] = &[
     (
         "vector",
-        &["fill", "copy", "axpby", "scale", "dot_partials"],
+        &[
+            "fill",
+            "copy",
+            "axpby",
+            "scale",
+            "dot_partials",
+            "buffer_address",
+        ],
     ),
     (
         "spmv",
