@@ -42,7 +42,66 @@ mod probe {
                 params.join(", ")
             ));
         }
+        // Variants of v8 (one buffer, 8 uints): fixed work-group size, static local memory.
+        let p8: Vec<String> = (0..8).map(|i| format!("const uint s{i}")).collect();
+        let p8 = p8.join(", ");
+        s.push_str(&format!(
+            "__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void w8(__global float *a0, {p8}) {{ if (get_global_id(0) < s0) a0[0] = 1.0f; }}\n"
+        ));
+        s.push_str(&format!(
+            "__kernel void l8(__global float *a0, {p8}) {{ __local float t[256]; t[get_local_id(0)] = 1.0f; barrier(CLK_LOCAL_MEM_FENCE); if (get_global_id(0) < s0) a0[0] = t[0]; }}\n"
+        ));
+        s.push_str(&format!(
+            "__kernel void L8(__global float *a0, {p8}) {{ __local float t[8192]; t[get_local_id(0)] = 1.0f; barrier(CLK_LOCAL_MEM_FENCE); if (get_global_id(0) < s0) a0[0] = t[0]; }}\n"
+        ));
         s
+    }
+
+    /// Host us per enqueue and us per launch with the final clFinish, arguments already set.
+    unsafe fn time_kernel(
+        queue: ffi::cl_command_queue,
+        kern: ffi::cl_kernel,
+        reps: u32,
+    ) -> (f64, f64) {
+        let (global, local) = (256usize, 256usize);
+        for _ in 0..50 {
+            ok(
+                ffi::clEnqueueNDRangeKernel(
+                    queue,
+                    kern,
+                    1,
+                    ptr::null(),
+                    &global,
+                    &local,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                "enqueue",
+            );
+        }
+        ffi::clFinish(queue);
+        let t = Instant::now();
+        for _ in 0..reps {
+            ok(
+                ffi::clEnqueueNDRangeKernel(
+                    queue,
+                    kern,
+                    1,
+                    ptr::null(),
+                    &global,
+                    &local,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                "enqueue",
+            );
+        }
+        let enq = t.elapsed().as_secs_f64();
+        ffi::clFinish(queue);
+        let tot = t.elapsed().as_secs_f64();
+        (enq / reps as f64 * 1e6, tot / reps as f64 * 1e6)
     }
 
     type SvmAlloc = unsafe extern "C" fn(ffi::cl_context, u64, usize, u32) -> *mut c_void;
@@ -356,6 +415,30 @@ mod probe {
                     }
                     ffi::clReleaseKernel(kern);
                 }
+            }
+            for (name, what) in [
+                ("v8", "plain"),
+                ("w8", "reqd_work_group_size(256)"),
+                ("l8", "1 KiB __local + barrier"),
+                ("L8", "32 KiB __local + barrier"),
+            ] {
+                let cname = CString::new(name).unwrap();
+                let kern = ffi::clCreateKernel(prog, cname.as_ptr(), &mut err);
+                ok(err, "kernel");
+                ok(
+                    ffi::clSetKernelArg(kern, 0, 8, (&bufs[0] as *const cl_mem).cast::<c_void>()),
+                    "arg",
+                );
+                for i in 0..8u32 {
+                    let v = 0u32;
+                    ok(
+                        ffi::clSetKernelArg(kern, i + 1, 4, (&v as *const u32).cast::<c_void>()),
+                        "arg",
+                    );
+                }
+                let (enq, tot) = time_kernel(queue, kern, reps);
+                println!("{name} {what} | false | {enq:.2} | {tot:.2}");
+                ffi::clReleaseKernel(kern);
             }
             if svm_ok == 0 && svm_caps & 1 != 0 {
                 svm_case(ctx, queue, prog, &ks, reps);

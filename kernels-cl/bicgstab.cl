@@ -25,13 +25,19 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR alpha_shared;
-    if (get_local_id(0) == 0) {
-        const uint groups = get_num_groups(0);
-        alpha_shared = slot_sum(partials, groups, slot_rr0) / slot_sum(partials, groups, slot_apr0);
+    __local SCALAR sums[2];
+    /* The two slot sums run in parallel (work-items 0 and WG/2: different warps/wavefronts
+     * for WG >= 64), each sequential in index order. */
+    const uint groups = get_num_groups(0);
+    const uint lid = get_local_id(0);
+    if (lid == 0) {
+        sums[0] = slot_sum(partials, groups, slot_rr0);
+    }
+    if (lid == WG / 2) {
+        sums[1] = slot_sum(partials, groups, slot_apr0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const SCALAR alpha = alpha_shared;
+    const SCALAR alpha = sums[0] / sums[1];
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
         const SCALAR si = r[i] - alpha * ap[i];

@@ -38,11 +38,49 @@
  * WG = 256). With 8, v_w was read twice per GMRES step from step 10 on. */
 #define DOTS_CHUNK 16
 
+/* Each column's group sum is split into DOTS_PARTS consecutive runs of work-items. */
+#define DOTS_PARTS (WG >= DOTS_CHUNK ? WG / DOTS_CHUNK : 1)
+
+/* The group sums of acc[0 .. m-1] (m <= DOTS_CHUNK values per work-item) written as this
+ * group's partials of slots first_slot .. first_slot + m - 1. Fixed order, no tree: work-item
+ * values go to `scratch` (column k at k*WG); each of m*DOTS_PARTS work-items sums one run of
+ * WG/DOTS_PARTS consecutive values of one column in index order; then one work-item per column
+ * sums its DOTS_PARTS runs in order. Three barriers instead of a tree's log2(WG) levels of m
+ * values each. Must be called by all work-items. */
+inline void columns_group_sum(__local SCALAR *scratch, __local SCALAR *parts, const SCALAR *acc,
+                              uint m, __global SCALAR *partials, uint first_slot) {
+    const uint lid = get_local_id(0);
+    const uint run = WG / DOTS_PARTS;
+    for (uint k = 0; k < m; ++k) {
+        scratch[k * WG + lid] = acc[k];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint t = lid; t < m * DOTS_PARTS; t += WG) {
+        const uint k = t / DOTS_PARTS, j = t % DOTS_PARTS;
+        __local const SCALAR *v = scratch + k * WG + j * run;
+        SCALAR sum = ZERO;
+        for (uint q = 0; q < run; ++q) {
+            sum += v[q];
+        }
+        parts[t] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = lid; k < m; k += WG) {
+        SCALAR sum = ZERO;
+        for (uint j = 0; j < DOTS_PARTS; ++j) {
+            sum += parts[k * DOTS_PARTS + j];
+        }
+        partials[(ulong)(first_slot + k) * get_num_groups(0) + get_group_id(0)] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* scratch and parts are reused by the next chunk */
+}
+
 pk_kernel void basis_dots(PK_GLOBAL(const SCALAR, basis), const uint n, const uint w, const uint first_col,
                 const uint count, PK_GLOBAL(SCALAR, partials), const uint first_slot) {
     PK_BIND(const SCALAR, basis);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[DOTS_CHUNK * WG];
+    __local SCALAR parts[DOTS_CHUNK * DOTS_PARTS];
     __global const SCALAR *vw = basis + (ulong)w * n;
     for (uint j0 = 0; j0 < count; j0 += DOTS_CHUNK) {
         const uint m = min((uint)DOTS_CHUNK, count - j0);
@@ -72,10 +110,7 @@ pk_kernel void basis_dots(PK_GLOBAL(const SCALAR, basis), const uint n, const ui
                 }
             }
         }
-        group_sum_multi(scratch, acc, m);
-        for (uint t = 0; t < m; ++t) {
-            write_partial(partials, first_slot + j0 + t, acc[t]);
-        }
+        columns_group_sum(scratch, parts, acc, m, partials, first_slot + j0);
     }
 }
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine: per-iteration times of the pipelined solvers on NVIDIA OpenCL under each
-# submission policy (PIPEKRYLOV_OPENCL_FLUSH x PIPEKRYLOV_OPENCL_WAIT), with CUDA measured in the
-# same run before and after. Writes $OUT/submit_sweep.csv (policy column first) and prints
-# OpenCL / CUDA per policy. Usage: bash scripts/opencl-submit-sweep.sh "none 1:0 1:4" "block spin" [max_n]
+# On the GPU machine: per-iteration times of the pipelined solvers (poisson2d) on NVIDIA OpenCL
+# under each launch configuration ADDRESS_ARGS/WAIT/FLUSH (PIPEKRYLOV_OPENCL_ADDRESS_ARGS,
+# PIPEKRYLOV_OPENCL_WAIT, PIPEKRYLOV_OPENCL_FLUSH), with CUDA measured in the same run before and
+# after. Writes $OUT/submit_sweep.csv (config column first) and prints OpenCL / CUDA per config
+# (the better of the two CUDA runs).
+# Usage: bash scripts/opencl-submit-sweep.sh "1/block/none 0/block/none 1/spin/none" [max_n]
 set -uo pipefail
-flushes=${1:-"none 1:0 1:2 1:4"}
-waits=${2:-"block spin"}
-max_n=${3:-300000}
+configs=${1:-"1/block/none 0/block/none"}
+max_n=${2:-300000}
 out=${OUT:-/tmp/pipekrylov-out}
 mkdir -p "$out"
 csv="$out/submit_sweep.csv"
@@ -19,10 +20,9 @@ one() { # policy-label, backend
   tail -n +2 "$tmp" | sed "s|^|$1,|" >>"$csv"
 }
 one cuda-before cuda
-for f in $flushes; do
-  for w in $waits; do
-    PIPEKRYLOV_OPENCL_FLUSH=$f PIPEKRYLOV_OPENCL_WAIT=$w one "$f/$w" opencl
-  done
+for c in $configs; do
+  IFS=/ read -r a w f <<<"$c"
+  PIPEKRYLOV_OPENCL_ADDRESS_ARGS=$a PIPEKRYLOV_OPENCL_WAIT=$w PIPEKRYLOV_OPENCL_FLUSH=$f one "$c" opencl
 done
 one cuda-after cuda
 python3 - "$csv" <<'PY'
@@ -36,7 +36,7 @@ keys = sorted(cuda)
 pols = []
 for r in rows:
     if r['policy'] not in pols: pols.append(r['policy'])
-print('policy'.ljust(14) + ''.join(f"{s[:4]}{n:>8}" for s, n in keys))
+print('config'.ljust(14) + ''.join(f"{s[:4]}{n:>8}" for s, n in keys))
 for p in pols:
     t = {(r['solver'], int(r['n'])): float(r['median_s_per_iter']) for r in rows if r['policy'] == p}
     if p.startswith('cuda'):

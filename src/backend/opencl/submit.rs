@@ -11,8 +11,11 @@
 //! [`WaitMode::Spin`] waits for a small read by polling its event instead of a blocking call, which
 //! on NVIDIA's runtime may sleep and wake late.
 //!
-//! Both are chosen per backend; `PIPEKRYLOV_OPENCL_FLUSH` (`none`, or `KICK:EVERY` such as `1:4`)
-//! and `PIPEKRYLOV_OPENCL_WAIT` (`block` or `spin`) override the defaults, for measurements.
+//! Defaults, from measurements on the H200 (`scripts/opencl-submit-sweep.sh`): no explicit flush
+//! (no policy tried beat the runtime's own submission: NVIDIA's clFlush costs about what it
+//! saves) and spin waits on GPUs (CG and BiCGStab 1-2 us faster per iteration for small systems),
+//! blocking waits on CPU devices. `PIPEKRYLOV_OPENCL_FLUSH` (`none`, or `KICK:EVERY` such as `1:4`)
+//! and `PIPEKRYLOV_OPENCL_WAIT` (`block` or `spin`) override them, for measurements.
 
 use crate::error::{Error, Result};
 
