@@ -10,12 +10,12 @@ configs=${1:-"1/block/none 0/block/none"}
 max_n=${2:-300000}
 out=${OUT:-/tmp/pipekrylov-out}
 mkdir -p "$out"
-csv="$out/submit_sweep.csv"
+csv="$out/submit_sweep_${PROBLEM:-poisson2d}.csv"
 rm -f "$csv"
 one() { # policy-label, backend
   local tmp=/tmp/sweep_$$.csv
   bash .device/run pipekrylov bench --backends "$2" --solvers cg,bicgstab,gmres --variants pipelined \
-    --problem poisson2d --max-n "$max_n" --out "$tmp" --quiet >/dev/null 2>&1 || echo "bench failed: $1 $2"
+    --problem "${PROBLEM:-poisson2d}" --max-n "$max_n" --out "$tmp" --quiet >/dev/null 2>&1 || echo "bench failed: $1 $2"
   if [ ! -f "$csv" ]; then echo "policy,$(head -1 "$tmp")" >"$csv"; fi
   tail -n +2 "$tmp" | sed "s|^|$1,|" >>"$csv"
 }
