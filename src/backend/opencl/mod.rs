@@ -14,6 +14,10 @@
 //! assert_eq!(cl.download(&x).unwrap(), vec![1.0, 2.0]);
 //! ```
 //!
+//! Kernel arguments: on NVIDIA GPUs buffers are passed as device addresses (by value) instead of
+//! `cl_mem` handles, which cost the runtime ~0.25 us each per launch (see `address.rs`,
+//! [`ADDRESS_ENV`]); small reads spin on their event on GPUs ([`WaitMode`]).
+//!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
 //! to a power of two (a build-time constant of the programs); every kernel runs
 //! clamp(ceil(n / WG), 1, 4 x compute units) work-groups
