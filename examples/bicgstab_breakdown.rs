@@ -6,20 +6,9 @@
 use pipekrylov::backend::{Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::prelude::*;
-use std::time::Instant;
 
-fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
-    for _ in 0..20 {
-        f();
-    }
-    b.synchronize().unwrap();
-    let t = Instant::now();
-    for _ in 0..reps {
-        f();
-    }
-    b.synchronize().unwrap();
-    t.elapsed().as_secs_f64() / reps as f64 * 1e6
-}
+mod common;
+use common::{median_us_per_iteration, time};
 
 fn main() {
     let n: usize = std::env::args()
@@ -91,7 +80,7 @@ fn main() {
         };
         let cols: Vec<f64> = ["a", "s", "b", "u", "asbu", "asbuf"]
             .iter()
-            .map(|w| time(reps, &be, || step(w)))
+            .map(|w| time(20, reps, &be, || step(w)))
             .collect();
         let b = be.upload(&ones).unwrap();
         let params = Params {
@@ -102,14 +91,11 @@ fn main() {
             ..Params::default()
         };
         let mut solver = BiCgStab::new(&be, &a, None, params).unwrap();
-        let mut samples = Vec::new();
-        for _ in 0..12 {
+        let solve_us = median_us_per_iteration(|| {
             be.fill(&mut x, 0.0).unwrap();
-            let rep = solver.solve(&b, &mut x).unwrap();
-            samples.push(rep.loop_seconds / rep.iterations.max(1) as f64 * 1e6);
-        }
-        samples.sort_by(|a, b| a.total_cmp(b));
+            solver.solve(&b, &mut x).unwrap()
+        });
         let cells: Vec<String> = cols.iter().map(|c| format!("{c:.2}")).collect();
-        println!("{} | {} | {:.2}", be.name(), cells.join(" | "), samples[6]);
+        println!("{} | {} | {:.2}", be.name(), cells.join(" | "), solve_us);
     }
 }

@@ -3,20 +3,9 @@
 
 use pipekrylov::backend::{Basis, Slot};
 use pipekrylov::prelude::*;
-use std::time::Instant;
 
-fn time<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> f64 {
-    for _ in 0..5 {
-        f();
-    }
-    b.synchronize().unwrap();
-    let t = Instant::now();
-    for _ in 0..reps {
-        f();
-    }
-    b.synchronize().unwrap();
-    t.elapsed().as_secs_f64() / reps as f64 * 1e6
-}
+mod common;
+use common::{median_us_per_iteration, time};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -47,7 +36,7 @@ fn main() {
         let mut y = be.alloc::<f64>(n).unwrap();
         let coeffs = vec![1e-3; m];
         let reps = 50;
-        let t_spmv = time(reps, &be, || {
+        let t_spmv = time(5, reps, &be, || {
             be.basis_spmv_dots(
                 &a,
                 None,
@@ -59,15 +48,15 @@ fn main() {
             )
             .unwrap()
         });
-        let t_dots = time(reps, &be, || {
+        let t_dots = time(5, reps, &be, || {
             be.basis_dots(&basis, i, 1..i - 1, &mut partials, Slot(0))
                 .unwrap()
         });
-        let t_gs = time(reps, &be, || {
+        let t_gs = time(5, reps, &be, || {
             be.gmres_gram_schmidt(&mut basis, i, &mut partials, Slot(0), Slot(m), &mut rmat, m)
                 .unwrap()
         });
-        let t_norm = time(reps, &be, || {
+        let t_norm = time(5, reps, &be, || {
             be.gmres_normalize(
                 &mut basis,
                 i,
@@ -80,10 +69,10 @@ fn main() {
             )
             .unwrap()
         });
-        let t_axpy = time(reps, &be, || {
+        let t_axpy = time(5, reps, &be, || {
             be.multi_axpy(&mut y, &basis, 0..m, &coeffs).unwrap()
         });
-        let t_step = time(reps, &be, || {
+        let t_step = time(5, reps, &be, || {
             be.basis_spmv_dots(
                 &a,
                 None,
@@ -112,14 +101,14 @@ fn main() {
         });
         // The host interactions of a cycle's end, each alone (blocking).
         let mut rhost = vec![0.0; m * m];
-        let t_read = time(reps, &be, || be.read(&rmat, &mut rhost).unwrap());
-        let t_fin = time(reps, &be, || {
+        let t_read = time(5, reps, &be, || be.read(&rmat, &mut rhost).unwrap());
+        let t_fin = time(5, reps, &be, || {
             be.finish(&xi).unwrap();
         });
         let b = be.upload(&vec![1.0; n]).unwrap();
         let mut scratch = be.partials::<f64>(n, 1).unwrap();
         let mut r = be.alloc::<f64>(n).unwrap();
-        let t_res = time(reps, &be, || {
+        let t_res = time(5, reps, &be, || {
             be.residual(&a, &y, &b, &mut r, &mut scratch, Some(Slot(0)))
                 .unwrap();
             be.finish(&scratch).unwrap();
@@ -138,17 +127,14 @@ fn main() {
             ..Params::default()
         };
         let mut solver = Gmres::new(&be, &a, None, params).unwrap();
-        let mut samples = Vec::new();
-        for _ in 0..12 {
+        let solve_us = median_us_per_iteration(|| {
             be.fill(&mut y, 0.0).unwrap();
-            let rep = solver.solve(&b, &mut y).unwrap();
-            samples.push(rep.loop_seconds / rep.iterations.max(1) as f64 * 1e6);
-        }
-        samples.sort_by(|a, b| a.total_cmp(b));
+            solver.solve(&b, &mut y).unwrap()
+        });
         println!(
             "{} | {t_spmv:.1} | {t_dots:.1} | {t_gs:.1} | {t_norm:.1} | {t_axpy:.1} | {t_step:.1} | {:.1}",
             be.name(),
-            samples[6]
+            solve_us
         );
     }
 }

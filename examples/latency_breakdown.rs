@@ -5,28 +5,9 @@
 use pipekrylov::backend::{Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::prelude::*;
-use std::time::Instant;
 
-fn time<F: FnMut()>(reps: usize, b: &impl Backend, f: F) -> f64 {
-    time_split(reps, b, f).1
-}
-
-/// (host time to enqueue, time including the final synchronization), us per repetition.
-fn time_split<F: FnMut()>(reps: usize, b: &impl Backend, mut f: F) -> (f64, f64) {
-    for _ in 0..20 {
-        f();
-    }
-    b.synchronize().unwrap();
-    let t = Instant::now();
-    for _ in 0..reps {
-        f();
-    }
-    let enqueued = t.elapsed().as_secs_f64();
-    b.synchronize().unwrap();
-    let total = t.elapsed().as_secs_f64();
-    let per = |s: f64| s / reps as f64 * 1e6;
-    (per(enqueued), per(total))
-}
+mod common;
+use common::{median_us_per_iteration, time_split};
 
 /// The dots of pipelined CG's SpMV: <Ap, Ap> and <p, Ap>.
 fn dots(p: &Buffer<f64>) -> SpmvDots<'_, f64> {
@@ -93,13 +74,13 @@ fn main() {
                 be.finish(&partials).unwrap();
             }
         };
-        let t_fill = time(reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
-        let (q_upd, t_upd) = time_split(reps, &be, || step("u", false));
-        let (q_spmv, t_spmv) = time_split(reps, &be, || step("s", false));
-        let t_fin = time(reps, &be, || step("f", false));
-        let t_two = time(reps, &be, || step("us", false));
-        let t_it = time(reps, &be, || step("usf", false));
-        let t_it_vary = time(reps, &be, || step("usf", true));
+        let t_fill = common::time(20, reps, &be, || be.fill(&mut tiny, 0.0).unwrap());
+        let (q_upd, t_upd) = time_split(20, reps, &be, || step("u", false));
+        let (q_spmv, t_spmv) = time_split(20, reps, &be, || step("s", false));
+        let t_fin = common::time(20, reps, &be, || step("f", false));
+        let t_two = common::time(20, reps, &be, || step("us", false));
+        let t_it = common::time(20, reps, &be, || step("usf", false));
+        let t_it_vary = common::time(20, reps, &be, || step("usf", true));
         // A real pipelined CG solve of 30 iterations (what `bench` measures).
         let b = be.upload(&vec![1.0; n]).unwrap();
         let params = Params {
@@ -110,17 +91,14 @@ fn main() {
             ..Params::default()
         };
         let mut cg = Cg::new(&be, &a, None, params).unwrap();
-        let mut samples = Vec::new();
-        for _ in 0..12 {
+        let solve_us = median_us_per_iteration(|| {
             be.fill(&mut x, 0.0).unwrap();
-            let rep = cg.solve(&b, &mut x).unwrap();
-            samples.push(rep.loop_seconds / rep.iterations as f64 * 1e6);
-        }
-        samples.sort_by(|a, b| a.total_cmp(b));
+            cg.solve(&b, &mut x).unwrap()
+        });
         println!(
             "{} | {t_fill:.2} | {t_upd:.2} (enqueue {q_upd:.2}) | {t_spmv:.2} (enqueue {q_spmv:.2}) | {t_fin:.2} | {t_two:.2} | {t_it:.2} | varying alpha {t_it_vary:.2} | CG solve {:.2}  (us)",
             be.name(),
-            samples[6]
+            solve_us
         );
     }
 }

@@ -57,46 +57,39 @@ mod probe {
         s
     }
 
-    /// Host us per enqueue and us per launch with the final clFinish, arguments already set.
-    unsafe fn time_kernel(
-        queue: ffi::cl_command_queue,
-        kern: ffi::cl_kernel,
-        reps: u32,
-    ) -> (f64, f64) {
+    /// Enqueue `kern` once: one work-group of 256 work-items, no events.
+    unsafe fn enqueue_once(queue: ffi::cl_command_queue, kern: ffi::cl_kernel) {
         let (global, local) = (256usize, 256usize);
-        for _ in 0..50 {
-            ok(
-                ffi::clEnqueueNDRangeKernel(
-                    queue,
-                    kern,
-                    1,
-                    ptr::null(),
-                    &global,
-                    &local,
-                    0,
-                    ptr::null(),
-                    ptr::null_mut(),
-                ),
-                "enqueue",
-            );
+        ok(
+            ffi::clEnqueueNDRangeKernel(
+                queue,
+                kern,
+                1,
+                ptr::null(),
+                &global,
+                &local,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            ),
+            "enqueue",
+        );
+    }
+
+    /// Host us per `launch(round)` call and us per call including the final clFinish, after 50
+    /// warm-up calls (`round` cycles through 0, 1, 2).
+    unsafe fn time_launches(
+        queue: ffi::cl_command_queue,
+        reps: u32,
+        mut launch: impl FnMut(u32),
+    ) -> (f64, f64) {
+        for r in 0..50 {
+            launch(r % 3);
         }
         ffi::clFinish(queue);
         let t = Instant::now();
-        for _ in 0..reps {
-            ok(
-                ffi::clEnqueueNDRangeKernel(
-                    queue,
-                    kern,
-                    1,
-                    ptr::null(),
-                    &global,
-                    &local,
-                    0,
-                    ptr::null(),
-                    ptr::null_mut(),
-                ),
-                "enqueue",
-            );
+        for r in 0..reps {
+            launch(r % 3);
         }
         let enq = t.elapsed().as_secs_f64();
         ffi::clFinish(queue);
@@ -144,49 +137,8 @@ mod probe {
                 ffi::clSetKernelArg(kern, k as u32, 4, (&n as *const u32).cast::<c_void>()),
                 "arg",
             );
-            let (global, local) = (256usize, 256usize);
-            for _ in 0..50 {
-                ok(
-                    ffi::clEnqueueNDRangeKernel(
-                        queue,
-                        kern,
-                        1,
-                        ptr::null(),
-                        &global,
-                        &local,
-                        0,
-                        ptr::null(),
-                        ptr::null_mut(),
-                    ),
-                    "enqueue",
-                );
-            }
-            ffi::clFinish(queue);
-            let t = Instant::now();
-            for _ in 0..reps {
-                ok(
-                    ffi::clEnqueueNDRangeKernel(
-                        queue,
-                        kern,
-                        1,
-                        ptr::null(),
-                        &global,
-                        &local,
-                        0,
-                        ptr::null(),
-                        ptr::null_mut(),
-                    ),
-                    "enqueue",
-                );
-            }
-            let enq = t.elapsed().as_secs_f64();
-            ffi::clFinish(queue);
-            let tot = t.elapsed().as_secs_f64();
-            println!(
-                "b{k} SVM pointers | false | {:.2} | {:.2}",
-                enq / reps as f64 * 1e6,
-                tot / reps as f64 * 1e6
-            );
+            let (enq, tot) = time_launches(queue, reps, |_| enqueue_once(queue, kern));
+            println!("b{k} SVM pointers | false | {enq:.2} | {tot:.2}");
             ffi::clReleaseKernel(kern);
         }
     }
@@ -375,43 +327,13 @@ mod probe {
                     };
                     for reset in [false, true] {
                         set_all(0);
-                        let global = 256usize;
-                        let local = 256usize;
-                        let launch = |round: u32| {
+                        let (enq, tot) = time_launches(queue, reps, |round| {
                             if reset {
                                 set_all(round);
                             }
-                            ok(
-                                ffi::clEnqueueNDRangeKernel(
-                                    queue,
-                                    kern,
-                                    1,
-                                    ptr::null(),
-                                    &global,
-                                    &local,
-                                    0,
-                                    ptr::null(),
-                                    ptr::null_mut(),
-                                ),
-                                "enqueue",
-                            );
-                        };
-                        for r in 0..50 {
-                            launch(r);
-                        }
-                        ffi::clFinish(queue);
-                        let t = Instant::now();
-                        for r in 0..reps {
-                            launch(r % 3);
-                        }
-                        let enq = t.elapsed().as_secs_f64();
-                        ffi::clFinish(queue);
-                        let tot = t.elapsed().as_secs_f64();
-                        println!(
-                            "{kname} {kind} | {reset} | {:.2} | {:.2}",
-                            enq / reps as f64 * 1e6,
-                            tot / reps as f64 * 1e6
-                        );
+                            enqueue_once(queue, kern);
+                        });
+                        println!("{kname} {kind} | {reset} | {enq:.2} | {tot:.2}");
                     }
                     ffi::clReleaseKernel(kern);
                 }
@@ -436,7 +358,7 @@ mod probe {
                         "arg",
                     );
                 }
-                let (enq, tot) = time_kernel(queue, kern, reps);
+                let (enq, tot) = time_launches(queue, reps, |_| enqueue_once(queue, kern));
                 println!("{name} {what} | false | {enq:.2} | {tot:.2}");
                 ffi::clReleaseKernel(kern);
             }
