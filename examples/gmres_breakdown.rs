@@ -1,11 +1,17 @@
 //! Time of each kernel of one pipelined GMRES step (step i of a cycle) on each available
-//! backend. `cargo run --release --features "cuda opencl" --example gmres_breakdown [n] [i]`
+//! backend, as "time per kernel including the final synchronization / host time to enqueue it".
+//! `cargo run --release --features "cuda opencl" --example gmres_breakdown [n] [i] [poisson2d|poisson3d]`
 
 use pipekrylov::backend::{Basis, Slot};
 use pipekrylov::prelude::*;
 
 mod common;
-use common::{median_us_per_iteration, time};
+use common::{median_us_per_iteration, time_split};
+
+/// "total/enqueue" in us.
+fn split((q, t): (f64, f64)) -> String {
+    format!("{t:.1}/{q:.1}")
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -14,12 +20,12 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(4_190_209);
     let i: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let problem = args.next().unwrap_or_else(|| "poisson2d".into());
+    let generator: pipekrylov::matrix::generate::Generator = problem.parse().unwrap();
     let m = 30;
-    let p = pipekrylov::matrix::generate::Generator::Poisson2d
-        .generate::<f64>(n)
-        .unwrap();
+    let p = generator.generate::<f64>(n).unwrap();
     let n = p.matrix.n_rows();
-    println!("poisson2d n = {n}, step i = {i} of GMRES({m}); us per kernel");
+    println!("{problem} n = {n}, step i = {i} of GMRES({m}); us per kernel, total/enqueue");
     println!("backend | basis_spmv_dots | basis_dots (i-2 cols) | gmres_gram_schmidt | gmres_normalize | multi_axpy (m cols) | one step (4 kernels) | GMRES solve per iteration");
     for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
         let Ok((be, _)) = choice.create() else {
@@ -36,7 +42,7 @@ fn main() {
         let mut y = be.alloc::<f64>(n).unwrap();
         let coeffs = vec![1e-3; m];
         let reps = 50;
-        let t_spmv = time(5, reps, &be, || {
+        let t_spmv = split(time_split(5, reps, &be, || {
             be.basis_spmv_dots(
                 &a,
                 None,
@@ -47,16 +53,16 @@ fn main() {
                 None,
             )
             .unwrap()
-        });
-        let t_dots = time(5, reps, &be, || {
+        }));
+        let t_dots = split(time_split(5, reps, &be, || {
             be.basis_dots(&basis, i, 1..i - 1, &mut partials, Slot(0))
                 .unwrap()
-        });
-        let t_gs = time(5, reps, &be, || {
+        }));
+        let t_gs = split(time_split(5, reps, &be, || {
             be.gmres_gram_schmidt(&mut basis, i, &mut partials, Slot(0), Slot(m), &mut rmat, m)
                 .unwrap()
-        });
-        let t_norm = time(5, reps, &be, || {
+        }));
+        let t_norm = split(time_split(5, reps, &be, || {
             be.gmres_normalize(
                 &mut basis,
                 i,
@@ -68,11 +74,11 @@ fn main() {
                 Slot(i - 1),
             )
             .unwrap()
-        });
-        let t_axpy = time(5, reps, &be, || {
+        }));
+        let t_axpy = split(time_split(5, reps, &be, || {
             be.multi_axpy(&mut y, &basis, 0..m, &coeffs).unwrap()
-        });
-        let t_step = time(5, reps, &be, || {
+        }));
+        let t_step = split(time_split(5, reps, &be, || {
             be.basis_spmv_dots(
                 &a,
                 None,
@@ -98,23 +104,59 @@ fn main() {
                 Slot(i - 1),
             )
             .unwrap();
-        });
+        }));
+        // Steps 2..m-1 in turn, as in a solve: the arguments differ from launch to launch.
+        let mut step_i = 1;
+        let t_steps = split(time_split(5, reps, &be, || {
+            step_i = if step_i + 1 >= m { 2 } else { step_i + 1 };
+            let i = step_i;
+            be.basis_spmv_dots(
+                &a,
+                None,
+                &mut basis,
+                i,
+                &mut partials,
+                Some(Slot(i - 2)),
+                None,
+            )
+            .unwrap();
+            if i >= 3 {
+                be.basis_dots(&basis, i, 1..i - 1, &mut partials, Slot(0))
+                    .unwrap();
+            }
+            be.gmres_gram_schmidt(&mut basis, i, &mut partials, Slot(0), Slot(m), &mut rmat, m)
+                .unwrap();
+            be.gmres_normalize(
+                &mut basis,
+                i,
+                &partials,
+                Slot(m),
+                &mut rmat,
+                m,
+                &mut xi,
+                Slot(i - 1),
+            )
+            .unwrap();
+        }));
+        println!("{}: steps 2..{} in turn {t_steps}", be.name(), m - 1);
         // The host interactions of a cycle's end, each alone (blocking).
         let mut rhost = vec![0.0; m * m];
-        let t_read = time(5, reps, &be, || be.read(&rmat, &mut rhost).unwrap());
-        let t_fin = time(5, reps, &be, || {
+        let t_read = split(time_split(5, reps, &be, || {
+            be.read(&rmat, &mut rhost).unwrap()
+        }));
+        let t_fin = split(time_split(5, reps, &be, || {
             be.finish(&xi).unwrap();
-        });
+        }));
         let b = be.upload(&vec![1.0; n]).unwrap();
         let mut scratch = be.partials::<f64>(n, 1).unwrap();
         let mut r = be.alloc::<f64>(n).unwrap();
-        let t_res = time(5, reps, &be, || {
+        let t_res = split(time_split(5, reps, &be, || {
             be.residual(&a, &y, &b, &mut r, &mut scratch, Some(Slot(0)))
                 .unwrap();
             be.finish(&scratch).unwrap();
-        });
+        }));
         println!(
-            "{}: read rmat {t_read:.1} | finish xi {t_fin:.1} | residual + finish {t_res:.1} | multi_axpy {t_axpy:.1}",
+            "{}: read rmat {t_read} | finish xi {t_fin} | residual + finish {t_res} | multi_axpy {t_axpy}",
             be.name()
         );
         // A real GMRES(m) solve of exactly m iterations (one cycle), us per iteration.
@@ -132,7 +174,7 @@ fn main() {
             solver.solve(&b, &mut y).unwrap()
         });
         println!(
-            "{} | {t_spmv:.1} | {t_dots:.1} | {t_gs:.1} | {t_norm:.1} | {t_axpy:.1} | {t_step:.1} | {:.1}",
+            "{} | {t_spmv} | {t_dots} | {t_gs} | {t_norm} | {t_axpy} | {t_step} | {:.1}",
             be.name(),
             solve_us
         );

@@ -42,6 +42,12 @@ mod probe {
                 params.join(", ")
             ));
         }
+        // a8: no buffer at all, 8 ulongs (the shape of a kernel built with PK_ADDRESS_ARGS).
+        let pa: Vec<String> = (0..8).map(|i| format!("const ulong u{i}")).collect();
+        s.push_str(&format!(
+            "__kernel void a8({}) {{ if (get_global_id(0) < u0) ((__global float *)u1)[0] = 1.0f; }}\n",
+            pa.join(", ")
+        ));
         // Variants of v8 (one buffer, 8 uints): fixed work-group size, static local memory.
         let p8: Vec<String> = (0..8).map(|i| format!("const uint s{i}")).collect();
         let p8 = p8.join(", ");
@@ -74,6 +80,102 @@ mod probe {
             ),
             "enqueue",
         );
+    }
+
+    /// Enqueue `kern` once with `groups` work-groups of 256 work-items, no events.
+    unsafe fn enqueue_groups(queue: ffi::cl_command_queue, kern: ffi::cl_kernel, groups: usize) {
+        let (global, local) = (256 * groups, 256usize);
+        ok(
+            ffi::clEnqueueNDRangeKernel(
+                queue,
+                kern,
+                1,
+                ptr::null(),
+                &global,
+                &local,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            ),
+            "enqueue",
+        );
+    }
+
+    /// Enqueue cost of `a8` (no buffer arguments) and `b1` (one buffer) as the context holds
+    /// more and more live buffers, and with 1 or 264 work-groups: does the runtime's per-launch
+    /// work grow with the allocations it tracks or the grid it launches?
+    unsafe fn residency_case(
+        ctx: ffi::cl_context,
+        queue: ffi::cl_command_queue,
+        prog: ffi::cl_program,
+        buf0: cl_mem,
+        reps: u32,
+    ) {
+        let mut err = 0;
+        let a8 = ffi::clCreateKernel(prog, c"a8".as_ptr(), &mut err);
+        ok(err, "kernel a8");
+        for i in 0..8u32 {
+            let v = 0u64;
+            ok(
+                ffi::clSetKernelArg(a8, i, 8, (&v as *const u64).cast::<c_void>()),
+                "arg",
+            );
+        }
+        let b1 = ffi::clCreateKernel(prog, c"b1".as_ptr(), &mut err);
+        ok(err, "kernel b1");
+        ok(
+            ffi::clSetKernelArg(b1, 0, 8, (&buf0 as *const cl_mem).cast::<c_void>()),
+            "arg",
+        );
+        let zero = 0u32;
+        ok(
+            ffi::clSetKernelArg(b1, 1, 4, (&zero as *const u32).cast::<c_void>()),
+            "arg",
+        );
+        let mut extra: Vec<cl_mem> = Vec::new();
+        for target in [0usize, 64, 512, 2048] {
+            while extra.len() < target {
+                let b = ffi::clCreateBuffer(
+                    ctx,
+                    ffi::CL_MEM_READ_WRITE,
+                    1 << 18,
+                    ptr::null_mut(),
+                    &mut err,
+                );
+                ok(err, "buffer");
+                let pattern = 0u32;
+                ok(
+                    ffi::clEnqueueFillBuffer(
+                        queue,
+                        b,
+                        (&pattern as *const u32).cast::<c_void>(),
+                        4,
+                        0,
+                        1 << 18,
+                        0,
+                        ptr::null(),
+                        ptr::null_mut(),
+                    ),
+                    "fill",
+                );
+                extra.push(b);
+            }
+            ffi::clFinish(queue);
+            for groups in [1usize, 264] {
+                for (name, kern) in [("a8 (8 ulongs)", a8), ("b1 (1 buffer)", b1)] {
+                    let (enq, tot) =
+                        time_launches(queue, reps, |_| enqueue_groups(queue, kern, groups));
+                    println!(
+                        "{name}, {target} extra live buffers, {groups} groups | false | {enq:.2} | {tot:.2}"
+                    );
+                }
+            }
+        }
+        for b in extra {
+            ffi::clReleaseMemObject(b);
+        }
+        ffi::clReleaseKernel(a8);
+        ffi::clReleaseKernel(b1);
     }
 
     /// Host us per `launch(round)` call and us per call including the final clFinish, after 50
@@ -362,6 +464,7 @@ mod probe {
                 println!("{name} {what} | false | {enq:.2} | {tot:.2}");
                 ffi::clReleaseKernel(kern);
             }
+            residency_case(ctx, queue, prog, bufs[0], reps);
             if svm_ok == 0 && svm_caps & 1 != 0 {
                 svm_case(ctx, queue, prog, &ks, reps);
             }

@@ -351,6 +351,51 @@ fn launch_and_transfer_counts() {
     );
 }
 
+/// `multi_axpy` uploads its coefficients without blocking: back-to-back calls (no wait between),
+/// a call that grows the coefficient buffer, and a call with no columns must each use their own
+/// coefficients, exactly as on the host.
+#[test]
+fn back_to_back_multi_axpy_calls_use_their_own_coefficients() {
+    let b = backend();
+    let host = HostBackend::new();
+    let (n, cols) = (1000, 100);
+    let init: Vec<f64> = (0..n * cols)
+        .map(|k| ((k * 37 % 101) as f64 - 50.0) / 64.0)
+        .collect();
+    let calls: Vec<(std::ops::Range<usize>, Vec<f64>)> = vec![
+        (0..3, vec![1.0, -2.0, 0.5]),
+        (1..4, vec![0.25, 4.0, -1.0]),
+        (0..100, (0..100).map(|k| (k as f64 - 50.0) / 16.0).collect()),
+        (2..2, vec![]),
+        (5..7, vec![-3.0, 8.0]),
+    ];
+    let on_opencl = {
+        let basis =
+            pipekrylov::backend::Basis::from_buffer(b.upload(&init).unwrap(), n, cols).unwrap();
+        let mut y = b.upload(&vec![1.0f64; n]).unwrap();
+        for (range, coeffs) in &calls {
+            b.multi_axpy(&mut y, &basis, range.clone(), coeffs).unwrap();
+        }
+        b.download(&y).unwrap()
+    };
+    let on_host = {
+        let basis =
+            pipekrylov::backend::Basis::from_buffer(host.upload(&init).unwrap(), n, cols).unwrap();
+        let mut y = host.upload(&vec![1.0f64; n]).unwrap();
+        for (range, coeffs) in &calls {
+            host.multi_axpy(&mut y, &basis, range.clone(), coeffs)
+                .unwrap();
+        }
+        host.download(&y).unwrap()
+    };
+    for (k, (d, h)) in on_opencl.iter().zip(&on_host).enumerate() {
+        assert!(
+            (d - h).abs() <= 1e-12 * (1.0 + h.abs()),
+            "element {k}: OpenCL {d} vs host {h}"
+        );
+    }
+}
+
 #[test]
 fn csr_with_several_work_items_per_row_agrees_with_the_host() {
     use pipekrylov::backend::{MatrixFormat, SpmvDots, SpmvOps};
@@ -630,5 +675,57 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
         assert!(a.0.len() > 3, "case {i}: history {:?}", a.0);
         assert_eq!(a.0, b.0, "case {i}: residual histories differ");
         assert_eq!(a.1, b.1, "case {i}: solutions differ");
+    }
+}
+
+/// GMRES launches keep one kernel instance per step with its arguments set; solvers of other
+/// sizes, restart lengths and buffers in between must not leak arguments into each other: each
+/// solve matches the same solve on a fresh backend without per-step instances bit for bit.
+#[test]
+fn interleaved_gmres_solvers_match_fresh_backends_bit_for_bit() {
+    use pipekrylov::backend::{MatrixFormat, SpmvOps};
+    use pipekrylov::matrix::generate::Generator;
+    use pipekrylov::solver::{Gmres, Params};
+    let small = Generator::ConvDiff3d.generate::<f64>(1000).unwrap();
+    let large = Generator::ConvDiff3d.generate::<f64>(8000).unwrap();
+    let solve = |be: &OpenClBackend, p: &pipekrylov::matrix::generate::Problem<f64>, m: usize| {
+        let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+        let b = be.upload(&vec![1.0; a.n_rows()]).unwrap();
+        let mut x = be.alloc::<f64>(a.n_rows()).unwrap();
+        let params = Params {
+            rtol: 1e-10,
+            max_iter: 70,
+            restart: m,
+            ..Params::default()
+        };
+        let rep = Gmres::new(be, &a, None, params)
+            .unwrap()
+            .solve(&b, &mut x)
+            .unwrap();
+        (rep.residual_history, be.download(&x).unwrap())
+    };
+    let shared = backend();
+    assert!(
+        shared.uses_step_kernels()
+            || std::env::var(pipekrylov::backend::opencl::STEP_KERNELS_ENV).is_ok()
+    );
+    let cases = [
+        (&small, 30),
+        (&large, 20),
+        (&small, 30),
+        (&large, 30),
+        (&small, 10),
+    ];
+    for (k, (p, m)) in cases.iter().enumerate() {
+        let interleaved = solve(&shared, p, *m);
+        let plain = backend();
+        plain.set_step_kernels(false);
+        let fresh = solve(&plain, p, *m);
+        assert!(interleaved.0.len() > 3, "case {k}: {:?}", interleaved.0);
+        assert_eq!(
+            interleaved.0, fresh.0,
+            "case {k}: residual histories differ"
+        );
+        assert_eq!(interleaved.1, fresh.1, "case {k}: solutions differ");
     }
 }

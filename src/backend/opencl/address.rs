@@ -80,7 +80,8 @@ impl OpenClBackend {
         let kernel = prog
             .kernels
             .get_mut("buffer_address")
-            .ok_or_else(|| Error::Unsupported("OpenCL kernel `buffer_address` missing".into()))?;
+            .ok_or_else(|| Error::Unsupported("OpenCL kernel `buffer_address` missing".into()))?
+            .instance(&prog.program, "buffer_address", 0)?;
         launch::enqueue(
             &self.queue,
             kernel,
@@ -125,7 +126,8 @@ impl OpenClBackend {
         let kernel = prog
             .kernels
             .get_mut("fill")
-            .ok_or_else(|| Error::Unsupported("OpenCL kernel `fill` missing".into()))?;
+            .ok_or_else(|| Error::Unsupported("OpenCL kernel `fill` missing".into()))?
+            .instance(&prog.program, "fill", 0)?;
         launch::enqueue(
             &self.queue,
             kernel,

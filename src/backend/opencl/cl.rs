@@ -341,6 +341,15 @@ pub(crate) fn spin_until_complete(event: &Event) -> Result<()> {
     }
 }
 
+/// Block until `event`'s command completed (the runtime's own wait).
+pub(crate) fn wait_for(event: &Event) -> Result<()> {
+    // SAFETY: one valid event.
+    check(
+        unsafe { ffi::clWaitForEvents(1, &event.0) },
+        "clWaitForEvents",
+    )
+}
+
 /// Another reference to `queue` (released when the returned handle drops).
 pub(crate) fn retain_queue(queue: &Queue) -> Result<Queue> {
     // SAFETY: a valid queue; the new handle owns the extra reference.

@@ -194,7 +194,8 @@ impl KrylovOps for OpenClBackend {
             self.groups_for(n)
         };
         let pm = self.mem(partials.buffer())?;
-        self.launch_spmv_dots(a, x, y, dots, pm, groups)
+        // One kernel instance per step: its column offsets and slots stay set across cycles.
+        self.launch_spmv_dots(i, a, x, y, dots, pm, groups)
     }
 
     fn basis_dots<T: Scalar>(
@@ -210,8 +211,9 @@ impl KrylovOps for OpenClBackend {
         if count == 0 {
             return Ok(());
         }
-        self.launch::<T>(
+        self.launch_keyed::<T>(
             "basis_dots",
+            w,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -237,8 +239,9 @@ impl KrylovOps for OpenClBackend {
     ) -> Result<()> {
         checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
-        self.launch::<T>(
+        self.launch_keyed::<T>(
             "gmres_gram_schmidt",
+            i,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -277,8 +280,9 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         let read_groups = u32::try_from(partials.groups())
             .map_err(|_| Error::param("partials", "too many groups"))?;
-        self.launch::<T>(
+        self.launch_keyed::<T>(
             "gmres_normalize",
+            i,
             xi_partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -388,17 +392,7 @@ impl KrylovOps for OpenClBackend {
         // The lock is held from the upload to the enqueue, so concurrent callers cannot
         // overwrite coefficients a queued kernel has not read yet (the queue is in order).
         let mut guard = self.coeffs.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes = std::mem::size_of_val(coeffs);
-        if !matches!(guard.as_ref(), Some(b) if b.bytes >= bytes) {
-            *guard = Some(self.create_raw::<T>(coeffs.len().max(64))?);
-        }
-        let Some(cbuf) = guard.as_ref() else {
-            return Err(Error::Unsupported(
-                "multi_axpy coefficient buffer missing".into(),
-            ));
-        };
-        self.counters.transfer();
-        self.write_raw(cbuf, coeffs)?;
+        let cbuf = self.upload_coefficients(&mut guard, coeffs)?;
         self.launch::<T>(
             "multi_axpy",
             self.elementwise_groups(n),

@@ -67,7 +67,7 @@ const STAGING_MAX_BYTES: usize = 1 << 20;
 /// of pageable memory, a cost that grows with the number of partials.
 pub(crate) struct Staging {
     mem: Mem,
-    ptr: *mut c_void,
+    pub(crate) ptr: *mut c_void,
     bytes: usize,
     queue: ffi::cl_command_queue,
 }
@@ -251,7 +251,7 @@ impl OpenClBackend {
 
     /// A mapped pinned buffer of at least `bytes` bytes, or `None` when the device refuses one
     /// (then reads go straight to pageable memory).
-    fn new_staging(&self, bytes: usize) -> Option<Staging> {
+    pub(crate) fn new_staging(&self, bytes: usize) -> Option<Staging> {
         let mut err: cl_int = 0;
         // SAFETY: valid context, no host pointer, non-zero size.
         let mem = unsafe {
