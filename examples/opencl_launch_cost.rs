@@ -48,6 +48,18 @@ mod probe {
             "__kernel void a8({}) {{ if (get_global_id(0) < u0) ((__global float *)u1)[0] = 1.0f; }}\n",
             pa.join(", ")
         ));
+        // k ulongs as k arguments (u{k}) or as one struct argument (s{k}): is the enqueue cost
+        // per argument or per byte?
+        for k in [1usize, 4, 16] {
+            let pu: Vec<String> = (0..k).map(|i| format!("const ulong u{i}")).collect();
+            s.push_str(&format!(
+                "__kernel void u{k}({}) {{ if (get_global_id(0) < u0) ((__global float *)u0)[0] = 1.0f; }}\n",
+                pu.join(", ")
+            ));
+            s.push_str(&format!(
+                "typedef struct {{ ulong v[{k}]; }} pack{k};\n__kernel void s{k}(const pack{k} a) {{ if (get_global_id(0) < a.v[0]) ((__global float *)a.v[0])[0] = 1.0f; }}\n"
+            ));
+        }
         // Variants of v8 (one buffer, 8 uints): fixed work-group size, static local memory.
         let p8: Vec<String> = (0..8).map(|i| format!("const uint s{i}")).collect();
         let p8 = p8.join(", ");
@@ -463,6 +475,41 @@ mod probe {
                 let (enq, tot) = time_launches(queue, reps, |_| enqueue_once(queue, kern));
                 println!("{name} {what} | false | {enq:.2} | {tot:.2}");
                 ffi::clReleaseKernel(kern);
+            }
+            for k in [1usize, 4, 16] {
+                for packed in [false, true] {
+                    let name = format!("{}{k}", if packed { 's' } else { 'u' });
+                    let cname = CString::new(name.clone()).unwrap();
+                    let kern = ffi::clCreateKernel(prog, cname.as_ptr(), &mut err);
+                    ok(err, "kernel");
+                    let zeros = vec![0u64; k];
+                    if packed {
+                        ok(
+                            ffi::clSetKernelArg(kern, 0, 8 * k, zeros.as_ptr().cast::<c_void>()),
+                            "arg",
+                        );
+                    } else {
+                        for i in 0..k {
+                            ok(
+                                ffi::clSetKernelArg(
+                                    kern,
+                                    i as u32,
+                                    8,
+                                    zeros[i..].as_ptr().cast::<c_void>(),
+                                ),
+                                "arg",
+                            );
+                        }
+                    }
+                    let (enq, tot) = time_launches(queue, reps, |_| enqueue_once(queue, kern));
+                    let what = if packed {
+                        format!("{k} ulongs in one struct argument")
+                    } else {
+                        format!("{k} ulong arguments")
+                    };
+                    println!("{name} {what} | false | {enq:.2} | {tot:.2}");
+                    ffi::clReleaseKernel(kern);
+                }
             }
             residency_case(ctx, queue, prog, bufs[0], reps);
             if svm_ok == 0 && svm_caps & 1 != 0 {

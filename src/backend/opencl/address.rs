@@ -80,8 +80,7 @@ impl OpenClBackend {
         let kernel = prog
             .kernels
             .get_mut("buffer_address")
-            .ok_or_else(|| Error::Unsupported("OpenCL kernel `buffer_address` missing".into()))?
-            .instance(&prog.program, "buffer_address", 0)?;
+            .ok_or_else(|| Error::Unsupported("OpenCL kernel `buffer_address` missing".into()))?;
         launch::enqueue(
             &self.queue,
             kernel,
@@ -126,8 +125,7 @@ impl OpenClBackend {
         let kernel = prog
             .kernels
             .get_mut("fill")
-            .ok_or_else(|| Error::Unsupported("OpenCL kernel `fill` missing".into()))?
-            .instance(&prog.program, "fill", 0)?;
+            .ok_or_else(|| Error::Unsupported("OpenCL kernel `fill` missing".into()))?;
         launch::enqueue(
             &self.queue,
             kernel,

@@ -194,8 +194,7 @@ impl KrylovOps for OpenClBackend {
             self.groups_for(n)
         };
         let pm = self.mem(partials.buffer())?;
-        // One kernel instance per step: its column offsets and slots stay set across cycles.
-        self.launch_spmv_dots(i, a, x, y, dots, pm, groups)
+        self.launch_spmv_dots(a, x, y, dots, pm, groups)
     }
 
     fn basis_dots<T: Scalar>(
@@ -211,9 +210,8 @@ impl KrylovOps for OpenClBackend {
         if count == 0 {
             return Ok(());
         }
-        self.launch_keyed::<T>(
+        self.launch::<T>(
             "basis_dots",
-            w,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -239,9 +237,8 @@ impl KrylovOps for OpenClBackend {
     ) -> Result<()> {
         checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
-        self.launch_keyed::<T>(
+        self.launch::<T>(
             "gmres_gram_schmidt",
-            i,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -280,9 +277,8 @@ impl KrylovOps for OpenClBackend {
         let n = basis.n();
         let read_groups = u32::try_from(partials.groups())
             .map_err(|_| Error::param("partials", "too many groups"))?;
-        self.launch_keyed::<T>(
+        self.launch::<T>(
             "gmres_normalize",
-            i,
             xi_partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),

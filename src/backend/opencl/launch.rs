@@ -2,7 +2,7 @@
 
 use super::cl::{self, Kernel, Queue};
 use super::memory::RawBuffer;
-use super::program::KernelInstance;
+use super::program::CachedKernel;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ocl::ffi::{self, cl_mem};
@@ -42,7 +42,7 @@ impl<'a> Arg<'a> {
     }
 }
 
-/// What identifies an argument value for the cache of [`KernelInstance`]: a buffer's unique id,
+/// What identifies an argument value for the cache of [`CachedKernel`]: a buffer's unique id,
 /// or a by-value argument's bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum ArgKey {
@@ -65,7 +65,7 @@ impl Arg<'_> {
 /// `address.rs`), for programs built with `-D PK_ADDRESS_ARGS`.
 pub(crate) fn enqueue(
     queue: &Queue,
-    cached: &mut KernelInstance,
+    cached: &mut CachedKernel,
     name: &str,
     args: &[Arg<'_>],
     (groups, wg): (usize, usize),

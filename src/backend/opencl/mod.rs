@@ -42,7 +42,6 @@ mod vector;
 pub use address::ADDRESS_ENV;
 pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
 pub use memory::RawBuffer;
-pub use program::STEP_KERNELS_ENV;
 pub use submit::{FlushPolicy, WaitMode, FLUSH_ENV, WAIT_ENV};
 
 use self::cl::{Context, Queue, BACKEND};
@@ -94,8 +93,6 @@ pub struct OpenClBackend {
     address_wanted: AtomicBool,
     /// The 8-byte output of `buffer_address`.
     address_out: Mutex<Option<RawBuffer>>,
-    /// Whether keyed launches (GMRES steps) use their own kernel instances.
-    step_kernels: AtomicBool,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -135,7 +132,6 @@ impl OpenClBackend {
         };
         let (flush, wait) = submit::from_env(FlushPolicy::NONE, default_wait)?;
         let address_wanted = address::wanted(&device)?;
-        let step_kernels = program::step_kernels_from_env()?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             staging: Mutex::new(None),
@@ -152,20 +148,7 @@ impl OpenClBackend {
             unflushed: AtomicU32::new(0),
             address_wanted: AtomicBool::new(address_wanted),
             address_out: Mutex::new(None),
-            step_kernels: AtomicBool::new(step_kernels),
         })
-    }
-
-    /// Give every GMRES step its own kernel instances (on by default, `PIPEKRYLOV_OPENCL_STEP_KERNELS`),
-    /// so the arguments that differ between steps are set once instead of at every launch.
-    /// Results are identical either way; only the host time per launch changes.
-    pub fn set_step_kernels(&self, on: bool) {
-        self.step_kernels.store(on, Ordering::Relaxed);
-    }
-
-    /// Whether GMRES steps use their own kernel instances (see [`OpenClBackend::set_step_kernels`]).
-    pub fn uses_step_kernels(&self) -> bool {
-        self.step_kernels.load(Ordering::Relaxed)
     }
 
     /// The device named by `PIPEKRYLOV_OPENCL_DEVICE`, or the default device.
@@ -344,43 +327,19 @@ impl OpenClBackend {
         groups: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        self.launch_keyed::<T>(name, 0, groups, args)
-    }
-
-    /// [`OpenClBackend::launch`] on the kernel instance of launch key `key` (a GMRES step
-    /// index; see `program::CachedKernel`), whose arguments stay set between cycles.
-    pub(crate) fn launch_keyed<T: Scalar>(
-        &self,
-        name: &'static str,
-        key: usize,
-        groups: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
         self.check_alive()?;
-        let key = if self.step_kernels.load(Ordering::Relaxed) {
-            key
-        } else {
-            0
-        };
         let mut guard = self.program(T::PRECISION)?;
         let prog = guard.as_mut().ok_or_else(Self::not_built)?;
         let address_args = prog.address_args;
         if address_args {
             self.resolve_addresses(prog, args)?;
         }
-        let CompiledProgram {
-            program, kernels, ..
-        } = prog;
-        let instance = kernels
-            .get_mut(name)
-            .ok_or_else(|| {
-                Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
-            })?
-            .instance(program, name, key)
-            .map_err(|e| self.record(e))?;
+        let kernel = prog.kernels.get_mut(name).ok_or_else(|| {
+            Error::Unsupported(format!("OpenCL kernel `{name}` is not in the program"))
+        })?;
         self::launch::enqueue(
             &self.queue,
-            instance,
+            kernel,
             name,
             args,
             (groups.max(1), self.wg),

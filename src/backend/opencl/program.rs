@@ -145,82 +145,24 @@ pub(crate) fn create_kernel(program: &Program, name: &str) -> Result<Kernel> {
     Ok(Kernel(raw))
 }
 
-/// A `cl_kernel` with the arguments last set on it, so a launch only re-sets what changed
+/// A built program of one precision with every kernel of [`KERNELS`] created once.
+/// A kernel with the arguments last set on it, so a launch only re-sets what changed
 /// (`clSetKernelArg` is a driver call per argument, a visible part of small-system latency).
-pub(crate) struct KernelInstance {
+pub(crate) struct CachedKernel {
     pub(crate) kernel: Kernel,
     /// Per argument index: the buffer id (`Mem`) or value bytes last set.
     pub(crate) last: Vec<Option<super::launch::ArgKey>>,
 }
 
-/// Instances of one kernel beyond the first are created for launch keys below this bound
-/// (GMRES steps: restart lengths up to 127 keep one instance per step); larger keys share
-/// instance 0.
-pub(crate) const MAX_INSTANCES: usize = 128;
-
-/// The instances of one kernel name. Instance 0 serves unkeyed launches; a launch keyed `k`
-/// (the step index of a GMRES cycle) uses instance `k`, created on first use, so the
-/// arguments that vary from step to step (column offsets, slots) are set once per step and
-/// buffer set instead of at every launch: on NVIDIA's OpenCL each re-set argument adds to the
-/// enqueue time (measured on the H200: ~0.05-0.08 us per `clSetKernelArg`).
-pub(crate) struct CachedKernel {
-    instances: Vec<Option<KernelInstance>>,
-}
-
 impl CachedKernel {
     fn new(kernel: Kernel) -> Self {
         Self {
-            instances: vec![Some(KernelInstance {
-                kernel,
-                last: Vec::new(),
-            })],
+            kernel,
+            last: Vec::new(),
         }
-    }
-
-    /// The instance for launch key `key` (see [`MAX_INSTANCES`]), created from `program` on
-    /// first use.
-    pub(crate) fn instance(
-        &mut self,
-        program: &Program,
-        name: &str,
-        key: usize,
-    ) -> Result<&mut KernelInstance> {
-        let key = if key < MAX_INSTANCES { key } else { 0 };
-        if self.instances.len() <= key {
-            self.instances.resize_with(key + 1, || None);
-        }
-        let slot = &mut self.instances[key];
-        if slot.is_none() {
-            *slot = Some(KernelInstance {
-                kernel: create_kernel(program, name)?,
-                last: Vec::new(),
-            });
-        }
-        slot.as_mut()
-            .ok_or_else(|| Error::Unsupported(format!("OpenCL kernel `{name}` instance missing")))
     }
 }
 
-/// Environment variable turning the per-step kernel instances of [`CachedKernel`] off (`0`) or
-/// on (`1`, the default).
-pub const STEP_KERNELS_ENV: &str = "PIPEKRYLOV_OPENCL_STEP_KERNELS";
-
-/// Whether keyed launches get their own kernel instances (see [`STEP_KERNELS_ENV`]).
-pub(crate) fn step_kernels_from_env() -> Result<bool> {
-    match std::env::var(STEP_KERNELS_ENV) {
-        Ok(v) => match v.trim() {
-            "1" => Ok(true),
-            "0" => Ok(false),
-            other => Err(Error::param(
-                STEP_KERNELS_ENV,
-                format!("`{other}` is not 0 or 1"),
-            )),
-        },
-        Err(_) => Ok(true),
-    }
-}
-
-/// A built program of one precision with every kernel of [`KERNELS`] created once.
 pub(crate) struct CompiledProgram {
     pub(crate) program: Program,
     pub(crate) kernels: HashMap<&'static str, CachedKernel>,

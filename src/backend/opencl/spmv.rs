@@ -145,11 +145,8 @@ impl OpenClBackend {
 
     /// Launch `spmv_dots_<fmt>`: y = A x (views with offsets) and the dots, `groups` groups.
     /// The caller has checked every length, offset and slot.
-    /// `key`: the kernel instance (0, or the GMRES step writing basis column `key`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_spmv_dots<T: Scalar>(
         &self,
-        key: usize,
         a: &DeviceMatrix<T>,
         x: View<'_>,
         y: View<'_>,
@@ -172,7 +169,7 @@ impl OpenClBackend {
             Arg::int(dots.w0.1),
             Arg::int(dots.w1.1),
         ]);
-        self.launch_keyed::<T>(fmt.spmv_dots(), key, groups, &args)
+        self.launch::<T>(fmt.spmv_dots(), groups, &args)
     }
 }
 
@@ -187,7 +184,6 @@ impl SpmvOps for OpenClBackend {
             w1: (yv, -1),
         };
         self.launch_spmv_dots(
-            0,
             a,
             View::at(xm, 0),
             yv,
@@ -225,7 +221,7 @@ impl SpmvOps for OpenClBackend {
         } else {
             partials.groups()
         };
-        self.launch_spmv_dots(0, a, View::at(xm, 0), yv, d, pm, groups)
+        self.launch_spmv_dots(a, View::at(xm, 0), yv, d, pm, groups)
     }
 
     fn residual<T: Scalar>(
