@@ -614,8 +614,9 @@ fn driver_out_of_memory_is_recoverable() {
 }
 
 /// Solves of every solver (pipelined, Jacobi for CG), CSR and SELL, with buffers passed as
-/// device addresses and as `cl_mem`: the same kernels, so bit-identical residual histories and
-/// solutions. The address mode must really be on where the library enables it (PoCL, NVIDIA).
+/// device addresses (arguments packed into one struct, and not) and as `cl_mem`: the same
+/// kernels, so bit-identical residual histories and solutions. The address and packed modes
+/// must really be on where the library enables them (PoCL, NVIDIA).
 #[test]
 fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     use pipekrylov::backend::{MatrixFormat, SpmvOps};
@@ -626,6 +627,9 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     on.set_address_args(true);
     let mut off = backend();
     off.set_address_args(false);
+    let mut unpacked = backend();
+    unpacked.set_address_args(true);
+    unpacked.set_packed_args(false);
     let p = Generator::ConvDiff3d.generate::<f64>(4000).unwrap();
     let spd = Generator::Poisson2d.generate::<f64>(4000).unwrap();
     let run = |be: &OpenClBackend| {
@@ -666,15 +670,30 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     };
     let with_addresses = run(&on);
     let with_mem = run(&off);
+    let with_unpacked_addresses = run(&unpacked);
     assert_eq!(off.uses_address_args(), Some(false));
+    assert_eq!(off.uses_packed_args(), Some(false));
     let platform = on.device().platform_name.to_ascii_lowercase();
     if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
         assert_eq!(on.uses_address_args(), Some(true), "{platform}");
+        assert_eq!(on.uses_packed_args(), Some(true), "{platform}");
+        assert_eq!(unpacked.uses_address_args(), Some(true), "{platform}");
+        assert_eq!(unpacked.uses_packed_args(), Some(false), "{platform}");
     }
-    for (i, (a, b)) in with_addresses.iter().zip(&with_mem).enumerate() {
+    for (i, ((a, b), c)) in with_addresses
+        .iter()
+        .zip(&with_mem)
+        .zip(&with_unpacked_addresses)
+        .enumerate()
+    {
         assert!(a.0.len() > 3, "case {i}: history {:?}", a.0);
         assert_eq!(a.0, b.0, "case {i}: residual histories differ");
         assert_eq!(a.1, b.1, "case {i}: solutions differ");
+        assert_eq!(
+            c.0, b.0,
+            "case {i}: residual histories differ (unpacked addresses)"
+        );
+        assert_eq!(c.1, b.1, "case {i}: solutions differ (unpacked addresses)");
     }
 }
 

@@ -62,7 +62,8 @@ impl Arg<'_> {
 /// Set the arguments of `kernel` that differ from the last launch and enqueue it with `groups`
 /// work-groups of `wg` work-items on `queue` (no wait: the queue is in order). With
 /// `address_args` every buffer is passed by value as its device address (already read, see
-/// `address.rs`), for programs built with `-D PK_ADDRESS_ARGS`.
+/// `address.rs`), for programs built with `-D PK_ADDRESS_ARGS`; a kernel with packed arguments
+/// (`packed.rs`) gets them all as its one struct argument.
 pub(crate) fn enqueue(
     queue: &Queue,
     cached: &mut CachedKernel,
@@ -71,6 +72,10 @@ pub(crate) fn enqueue(
     (groups, wg): (usize, usize),
     address_args: bool,
 ) -> Result<()> {
+    if let Some(words) = cached.packed_words {
+        set_packed(cached, name, args, words)?;
+        return enqueue_now(queue, &cached.kernel, name, (groups, wg));
+    }
     let kernel: &Kernel = &cached.kernel;
     if cached.last.len() < args.len() {
         cached.last.resize(args.len(), None);
@@ -137,6 +142,75 @@ pub(crate) fn enqueue(
         }
         cached.last[index] = Some(key);
     }
+    enqueue_now(queue, kernel, name, (groups, wg))
+}
+
+/// The packed argument words of `args` (see `packed.rs`): device addresses and zero-extended
+/// value bytes, set as the kernel's one argument when they differ from the last launch.
+fn set_packed(cached: &mut CachedKernel, name: &str, args: &[Arg<'_>], words: usize) -> Result<()> {
+    if args.len() != words {
+        return Err(Error::param(
+            "opencl",
+            format!("{name}: {} arguments for {words} packed words", args.len()),
+        ));
+    }
+    if words > super::packed::MAX_WORDS {
+        return Err(Error::param(
+            "opencl",
+            format!(
+                "{name}: {words} arguments, at most {} can be packed",
+                super::packed::MAX_WORDS
+            ),
+        ));
+    }
+    let mut packed = [0u64; super::packed::MAX_WORDS];
+    for (index, (arg, word)) in args.iter().zip(packed.iter_mut()).enumerate() {
+        *word = match arg {
+            Arg::Mem(buf) => {
+                let address = buf.device_address();
+                if address == 0 {
+                    return Err(Error::param(
+                        "opencl",
+                        format!("{name}: argument {index} has no device address"),
+                    ));
+                }
+                address
+            }
+            Arg::Value(bytes, _) => u64::from_le_bytes(*bytes),
+        };
+    }
+    let packed = &packed[..words];
+    if cached.last_packed == packed {
+        return Ok(());
+    }
+    cached.last_packed.clear();
+    // SAFETY: the kernel's one parameter is a struct of `words` ulongs (packed.rs); `packed`
+    // holds exactly that many bytes for the call; the kernel-cache lock is held by the caller.
+    let code = unsafe {
+        ffi::clSetKernelArg(
+            cached.kernel.0,
+            0,
+            std::mem::size_of_val(packed),
+            packed.as_ptr().cast::<c_void>(),
+        )
+    };
+    if code != ffi::CL_SUCCESS {
+        return Err(cl::driver_error(
+            &format!("clSetKernelArg({name}, packed arguments)"),
+            code,
+        ));
+    }
+    cached.last_packed.extend_from_slice(packed);
+    Ok(())
+}
+
+/// Enqueue `kernel` with all its arguments set: `groups` work-groups of `wg` work-items.
+fn enqueue_now(
+    queue: &Queue,
+    kernel: &Kernel,
+    name: &str,
+    (groups, wg): (usize, usize),
+) -> Result<()> {
     let global = groups
         .checked_mul(wg)
         .ok_or_else(|| Error::param("groups", format!("{groups} groups of {wg} overflow")))?;

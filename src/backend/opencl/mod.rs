@@ -32,6 +32,7 @@ mod device;
 mod krylov;
 mod launch;
 mod memory;
+mod packed;
 mod precond;
 mod program;
 mod spmv;
@@ -42,6 +43,7 @@ mod vector;
 pub use address::ADDRESS_ENV;
 pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
 pub use memory::RawBuffer;
+pub use packed::PACKED_ENV;
 pub use submit::{FlushPolicy, WaitMode, FLUSH_ENV, WAIT_ENV};
 
 use self::cl::{Context, Queue, BACKEND};
@@ -72,7 +74,7 @@ pub struct OpenClBackend {
     /// Pinned host memory for small reads (unmapped before the queue is released).
     staging: Mutex<Option<memory::Staging>>,
     /// Coefficients of `multi_axpy` (grown when needed).
-    coeffs: Mutex<Option<upload::CoefficientUpload>>,
+    coeffs: Mutex<Option<Box<upload::CoefficientUpload>>>,
     queue: Queue,
     context: Context,
     device: Box<DeviceDescription>,
@@ -93,6 +95,8 @@ pub struct OpenClBackend {
     address_wanted: AtomicBool,
     /// The 8-byte output of `buffer_address`.
     address_out: Mutex<Option<RawBuffer>>,
+    /// Whether programs with device-address arguments pack them (`packed.rs`).
+    packed_wanted: AtomicBool,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -132,6 +136,7 @@ impl OpenClBackend {
         };
         let (flush, wait) = submit::from_env(FlushPolicy::NONE, default_wait)?;
         let address_wanted = address::wanted(&device)?;
+        let packed_wanted = packed::wanted()?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             staging: Mutex::new(None),
@@ -148,6 +153,7 @@ impl OpenClBackend {
             unflushed: AtomicU32::new(0),
             address_wanted: AtomicBool::new(address_wanted),
             address_out: Mutex::new(None),
+            packed_wanted: AtomicBool::new(packed_wanted),
         })
     }
 
@@ -307,6 +313,7 @@ impl OpenClBackend {
                     self.wg,
                     self.device.is_gpu,
                     address_args,
+                    self.packed_wanted.load(Ordering::Relaxed),
                 )
             };
             let mut prog = build(self.address_wanted.load(Ordering::Relaxed))?;

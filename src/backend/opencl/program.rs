@@ -152,13 +152,19 @@ pub(crate) struct CachedKernel {
     pub(crate) kernel: Kernel,
     /// Per argument index: the buffer id (`Mem`) or value bytes last set.
     pub(crate) last: Vec<Option<super::launch::ArgKey>>,
+    /// For a kernel taking packed arguments (`packed.rs`): its number of argument words.
+    pub(crate) packed_words: Option<usize>,
+    /// The packed words last set.
+    pub(crate) last_packed: Vec<u64>,
 }
 
 impl CachedKernel {
-    fn new(kernel: Kernel) -> Self {
+    fn new(kernel: Kernel, packed_words: Option<usize>) -> Self {
         Self {
             kernel,
             last: Vec::new(),
+            packed_words,
+            last_packed: Vec::new(),
         }
     }
 }
@@ -168,11 +174,13 @@ pub(crate) struct CompiledProgram {
     pub(crate) kernels: HashMap<&'static str, CachedKernel>,
     /// Built with `-D PK_ADDRESS_ARGS`: buffers are passed as device addresses.
     pub(crate) address_args: bool,
+    /// Whether the kernels take packed arguments (`packed.rs`; address mode only).
+    pub(crate) packed_args: bool,
 }
 
 impl CompiledProgram {
     /// Build the library's program for `precision` (see [`build_options`]) and create all its
-    /// kernels.
+    /// kernels; with `address_args` and `packed_args` the kernels take packed arguments.
     pub(crate) fn build(
         ctx: &Context,
         device: DeviceId,
@@ -180,19 +188,31 @@ impl CompiledProgram {
         wg: usize,
         gpu: bool,
         address_args: bool,
+        packed_args: bool,
     ) -> Result<Self> {
         let options = build_options(precision, wg, gpu, address_args);
-        let program = build(ctx, device, &full_source(precision), &options)?;
+        let packed_args = address_args && packed_args;
+        let (source, packed) = if packed_args {
+            super::packed::pack_source(&full_source(precision), precision)?
+        } else {
+            (full_source(precision), HashMap::new())
+        };
+        let program = build(ctx, device, &source, &options)?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
-                kernels.insert(name, CachedKernel::new(create_kernel(&program, name)?));
+                let words = packed.get(name).copied();
+                kernels.insert(
+                    name,
+                    CachedKernel::new(create_kernel(&program, name)?, words),
+                );
             }
         }
         Ok(Self {
             program,
             kernels,
             address_args,
+            packed_args,
         })
     }
 }

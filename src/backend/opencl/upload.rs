@@ -30,7 +30,7 @@ impl OpenClBackend {
     /// overwrite them first (the queue is in order).
     pub(crate) fn upload_coefficients<'s, T: Pod>(
         &self,
-        slot: &'s mut Option<CoefficientUpload>,
+        slot: &'s mut Option<Box<CoefficientUpload>>,
         data: &[T],
     ) -> Result<&'s RawBuffer> {
         let bytes = std::mem::size_of_val(data);
@@ -39,11 +39,11 @@ impl OpenClBackend {
             *slot = None;
             let device = self.create_raw::<T>(data.len().max(64))?;
             let staging = self.new_staging(device.bytes);
-            *slot = Some(CoefficientUpload {
+            *slot = Some(Box::new(CoefficientUpload {
                 pending: None,
                 staging,
                 device,
-            });
+            }));
         }
         let Some(upload) = slot.as_mut() else {
             return Err(Error::Unsupported("coefficient buffer missing".into()));
