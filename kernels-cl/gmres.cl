@@ -43,10 +43,12 @@
 
 /* The group sums of acc[0 .. m-1] (m <= DOTS_CHUNK values per work-item) written as this
  * group's partials of slots first_slot .. first_slot + m - 1. Fixed order, no tree: work-item
- * values go to `scratch` (column k at k*WG); each of m*DOTS_PARTS work-items sums one run of
- * WG/DOTS_PARTS consecutive values of one column in index order; then one work-item per column
- * sums its DOTS_PARTS runs in order. Three barriers instead of a tree's log2(WG) levels of m
- * values each. Must be called by all work-items. */
+ * values go to `scratch` (column k at k*WG); each of m*DOTS_PARTS work-items sums the
+ * WG/DOTS_PARTS values j, j + DOTS_PARTS, j + 2 DOTS_PARTS, ... of one column in that order
+ * (neighbouring work-items read neighbouring words: runs of consecutive values put all of a
+ * warp's reads in one bank, 8.2 us for 14 columns of 65K on the H200 against 4.1 for CUDA);
+ * then one work-item per column sums its DOTS_PARTS values in order. Three barriers instead of
+ * a tree's log2(WG) levels of m values each. Must be called by all work-items. */
 inline void columns_group_sum(__local SCALAR *scratch, __local SCALAR *parts, const SCALAR *acc,
                               uint m, __global SCALAR *partials, uint first_slot) {
     const uint lid = get_local_id(0);
@@ -57,10 +59,10 @@ inline void columns_group_sum(__local SCALAR *scratch, __local SCALAR *parts, co
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint t = lid; t < m * DOTS_PARTS; t += WG) {
         const uint k = t / DOTS_PARTS, j = t % DOTS_PARTS;
-        __local const SCALAR *v = scratch + k * WG + j * run;
+        __local const SCALAR *v = scratch + k * WG + j;
         SCALAR sum = ZERO;
         for (uint q = 0; q < run; ++q) {
-            sum += v[q];
+            sum += v[q * DOTS_PARTS];
         }
         parts[t] = sum;
     }
