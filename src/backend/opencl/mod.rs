@@ -16,7 +16,9 @@
 //!
 //! Kernel arguments: on NVIDIA GPUs buffers are passed as device addresses (by value) instead of
 //! `cl_mem` handles, which cost the runtime ~0.25 us each per launch (see `address.rs`,
-//! [`ADDRESS_ENV`]); small reads spin on their event on GPUs ([`WaitMode`]).
+//! [`ADDRESS_ENV`]), and all arguments of a kernel travel as one struct argument (`packed.rs`,
+//! [`PACKED_ENV`]); small reads spin on their event on GPUs ([`WaitMode`]); `multi_axpy`'s
+//! coefficients are written from pinned memory without blocking (`upload.rs`).
 //!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
 //! to a power of two (a build-time constant of the programs); every kernel runs
