@@ -64,7 +64,11 @@ impl OpenClBackend {
                 }
                 WaitMode::Block => cl::wait_for(&event),
             };
-            waited.map_err(|e| self.record(e))?;
+            if let Err(e) = waited {
+                // Never rewrite the staging memory while the write may still read it.
+                let _ = cl::finish(&self.queue);
+                return Err(self.record(e));
+            }
         }
         // SAFETY: the staging memory holds at least `device.bytes >= bytes` bytes, is mapped for
         // writing, and no write out of it is in flight (waited for above); `data` has `bytes`
