@@ -742,3 +742,51 @@ fn interleaved_gmres_solvers_match_fresh_backends_bit_for_bit() {
         assert_eq!(interleaved.1, fresh.1, "case {k}: solutions differ");
     }
 }
+
+/// Single precision through packed arguments (scalars travel as the low 32 bits of a word):
+/// CG and BiCGStab histories and solutions identical to `cl_mem` arguments.
+#[test]
+fn single_precision_packed_arguments_match_cl_mem_arguments_bit_for_bit() {
+    use pipekrylov::backend::{MatrixFormat, SpmvOps};
+    use pipekrylov::matrix::generate::Generator;
+    use pipekrylov::solver::{BiCgStab, Cg, Params};
+    let mut packed = backend();
+    packed.set_address_args(true);
+    packed.set_packed_args(true);
+    let mut plain = backend();
+    plain.set_address_args(false);
+    let p = Generator::Poisson2d.generate::<f32>(3000).unwrap();
+    let run = |be: &OpenClBackend| {
+        let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
+        let b = be.upload(&vec![1.0f32; a.n_rows()]).unwrap();
+        let params = Params {
+            rtol: 1e-5,
+            max_iter: 80,
+            ..Params::default()
+        };
+        let mut x = be.alloc::<f32>(a.n_rows()).unwrap();
+        let cg = Cg::new(be, &a, None, params)
+            .unwrap()
+            .solve(&b, &mut x)
+            .unwrap();
+        let xc = be.download(&x).unwrap();
+        be.fill(&mut x, 0.0).unwrap();
+        let bi = BiCgStab::new(be, &a, None, params)
+            .unwrap()
+            .solve(&b, &mut x)
+            .unwrap();
+        (
+            cg.residual_history,
+            xc,
+            bi.residual_history,
+            be.download(&x).unwrap(),
+        )
+    };
+    let (a, b) = (run(&packed), run(&plain));
+    let platform = packed.device().platform_name.to_ascii_lowercase();
+    if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
+        assert_eq!(packed.uses_packed_args(), Some(true), "{platform}");
+    }
+    assert!(a.0.len() > 3 && a.2.len() > 3);
+    assert_eq!(a, b);
+}

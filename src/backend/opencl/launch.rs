@@ -2,6 +2,7 @@
 
 use super::cl::{self, Kernel, Queue};
 use super::memory::RawBuffer;
+use super::packed::WordKind;
 use super::program::CachedKernel;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -72,8 +73,8 @@ pub(crate) fn enqueue(
     (groups, wg): (usize, usize),
     address_args: bool,
 ) -> Result<()> {
-    if let Some(words) = cached.packed_words {
-        set_packed(cached, name, args, words)?;
+    if cached.packed_words.is_some() {
+        set_packed(cached, name, args)?;
         return enqueue_now(queue, &cached.kernel, name, (groups, wg));
     }
     let kernel: &Kernel = &cached.kernel;
@@ -147,7 +148,9 @@ pub(crate) fn enqueue(
 
 /// The packed argument words of `args` (see `packed.rs`): device addresses and zero-extended
 /// value bytes, set as the kernel's one argument when they differ from the last launch.
-fn set_packed(cached: &mut CachedKernel, name: &str, args: &[Arg<'_>], words: usize) -> Result<()> {
+fn set_packed(cached: &mut CachedKernel, name: &str, args: &[Arg<'_>]) -> Result<()> {
+    let kinds = cached.packed_words.as_deref().unwrap_or(&[]);
+    let words = kinds.len();
     if args.len() != words {
         return Err(Error::param(
             "opencl",
@@ -164,9 +167,11 @@ fn set_packed(cached: &mut CachedKernel, name: &str, args: &[Arg<'_>], words: us
         ));
     }
     let mut packed = [0u64; super::packed::MAX_WORDS];
-    for (index, (arg, word)) in args.iter().zip(packed.iter_mut()).enumerate() {
-        *word = match arg {
-            Arg::Mem(buf) => {
+    for (index, ((arg, kind), word)) in args.iter().zip(kinds).zip(packed.iter_mut()).enumerate() {
+        // The checks clSetKernelArg does for separate arguments: a buffer where the kernel
+        // takes a pointer, a value of the parameter's size elsewhere.
+        *word = match (arg, kind) {
+            (Arg::Mem(buf), WordKind::Address) => {
                 let address = buf.device_address();
                 if address == 0 {
                     return Err(Error::param(
@@ -176,7 +181,17 @@ fn set_packed(cached: &mut CachedKernel, name: &str, args: &[Arg<'_>], words: us
                 }
                 address
             }
-            Arg::Value(bytes, _) => u64::from_le_bytes(*bytes),
+            (Arg::Value(bytes, size), WordKind::Value(expected)) if size == expected => {
+                u64::from_le_bytes(*bytes)
+            }
+            _ => {
+                return Err(Error::param(
+                    "opencl",
+                    format!(
+                        "{name}: argument {index} does not match the kernel's parameter ({kind:?})"
+                    ),
+                ))
+            }
         };
     }
     let packed = &packed[..words];

@@ -72,7 +72,8 @@ pub(crate) struct Staging {
     queue: ffi::cl_command_queue,
 }
 
-// SAFETY: the mapped pointer is only dereferenced while the backend's staging mutex is held.
+// SAFETY: the mapped pointer is only dereferenced while the mutex that owns the staging memory
+// is held (the backend's `staging` lock for reads, its `coeffs` lock for coefficient uploads).
 unsafe impl Send for Staging {}
 
 impl Drop for Staging {

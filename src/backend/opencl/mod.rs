@@ -307,7 +307,7 @@ impl OpenClBackend {
         // is either complete or None, so it is safe to keep using.
         let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            let build = |address_args: bool| {
+            let build = |address_args: bool, packed_args: bool| {
                 CompiledProgram::build(
                     &self.context,
                     self.device.device,
@@ -315,15 +315,41 @@ impl OpenClBackend {
                     self.wg,
                     self.device.is_gpu,
                     address_args,
-                    self.packed_wanted.load(Ordering::Relaxed),
+                    packed_args,
                 )
             };
-            let mut prog = build(self.address_wanted.load(Ordering::Relaxed))?;
-            if prog.address_args && !self.address_args_work(&mut prog, precision)? {
-                // The device does not honour addresses passed by value: plain arguments.
-                self.address_wanted.store(false, Ordering::Relaxed);
-                prog = build(false)?;
+            let mut built = None;
+            if self.address_wanted.load(Ordering::Relaxed) {
+                // Device addresses, packed if wanted; a packed program that does not build or
+                // fails the check falls back to unpacked addresses, those to plain arguments.
+                let packed = self.packed_wanted.load(Ordering::Relaxed);
+                for pack in [true, false] {
+                    if pack && !packed {
+                        continue;
+                    }
+                    match build(true, pack) {
+                        Ok(mut prog) => {
+                            if self.address_args_work(&mut prog, precision)? {
+                                built = Some(prog);
+                                break;
+                            }
+                        }
+                        Err(_) if pack => {}
+                        Err(e) => return Err(e),
+                    }
+                    if pack {
+                        self.packed_wanted.store(false, Ordering::Relaxed);
+                    }
+                }
+                if built.is_none() {
+                    // The device does not honour addresses passed by value: plain arguments.
+                    self.address_wanted.store(false, Ordering::Relaxed);
+                }
             }
+            let prog = match built {
+                Some(prog) => prog,
+                None => build(false, false)?,
+            };
             *guard = Some(prog);
         }
         Ok(guard)

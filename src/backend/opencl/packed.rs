@@ -81,12 +81,20 @@ pub(crate) const MAX_WORDS: usize = 32;
 /// The declaration that starts every kernel (see `kernels-cl/reduce.cl`).
 const KERNEL_START: &str = "\npk_kernel void ";
 
-/// `source` with every packable kernel rewritten (see the module documentation), and the number
-/// of argument words of each kernel that was.
+/// What the host must pass for one word of a packed kernel: a buffer (its device address) or a
+/// by-value argument of this many bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WordKind {
+    Address,
+    Value(usize),
+}
+
+/// `source` with every packable kernel rewritten (see the module documentation), and the words
+/// of each kernel that was.
 pub(crate) fn pack_source(
     source: &str,
     precision: Precision,
-) -> Result<(String, HashMap<String, usize>)> {
+) -> Result<(String, HashMap<String, Vec<WordKind>>)> {
     let bad = |what: String| Error::KernelBuild {
         backend: super::cl::BACKEND.into(),
         log: format!("packing kernel arguments: {what}"),
@@ -106,16 +114,16 @@ pub(crate) fn pack_source(
             + matching_paren(&tail[open..])
                 .ok_or_else(|| bad(format!("{name}: unbalanced parentheses")))?;
         let after = &tail[close + 1..];
-        let brace = after
-            .find('{')
-            .filter(|&b| after[..b].trim().is_empty())
-            .ok_or_else(|| bad(format!("{name}: no body after the parameter list")))?;
-        let params: Option<Vec<Param>> = split_params(&tail[open + 1..close])
+        // A declaration without a body right after its parameters (a prototype) stays as is.
+        let brace = after.find('{').filter(|&b| after[..b].trim().is_empty());
+        let params: Option<Vec<(Param, bool)>> = split_params(&tail[open + 1..close])
             .iter()
             .map(|p| Param::parse(p))
             .collect();
-        match params {
-            Some(params) if !params.is_empty() && params.len() <= MAX_WORDS => {
+        match (params, brace) {
+            (Some(params), Some(brace))
+                if is_ident(&name) && !params.is_empty() && params.len() <= MAX_WORDS =>
+            {
                 let words = params.len();
                 out.push_str(&format!(
                     "typedef struct {{ ulong v[{words}]; }} pk_args_{name};\n"
@@ -123,16 +131,17 @@ pub(crate) fn pack_source(
                 out.push_str(&format!(
                     "pk_kernel void {name}(const pk_args_{name} pk_args) {{\n"
                 ));
-                for (k, p) in params.iter().enumerate() {
-                    out.push_str("    ");
+                for (k, (p, konst)) in params.iter().enumerate() {
+                    out.push_str(if *konst { "    const " } else { "    " });
                     out.push_str(&p.declaration(k, precision));
                     out.push('\n');
                 }
-                packed.insert(name, words);
+                let kinds = params.iter().map(|(p, _)| p.word_kind(precision)).collect();
+                packed.insert(name, kinds);
                 rest = &after[brace + 1..];
             }
             _ => {
-                // Not packable: keep the declaration as written.
+                // Not packable (or not a definition): keep the declaration as written.
                 out.push_str(&rest[at + 1..decl]);
                 rest = tail;
             }
@@ -193,43 +202,61 @@ enum Param {
 }
 
 impl Param {
-    fn parse(p: &str) -> Option<Self> {
+    /// The parameter and whether its copy is `const` (as declared; an address always is, the
+    /// kernel only reads it through `PK_BIND`).
+    fn parse(p: &str) -> Option<(Self, bool)> {
         for macro_name in ["PK_GLOBAL(", "PK_GLOBAL_RESTRICT("] {
             if let Some(inner) = p.strip_prefix(macro_name) {
                 let inner = inner.strip_suffix(')')?;
                 let name = inner.rsplit_once(',')?.1.trim();
-                return is_ident(name).then(|| Param::Address(name.to_string()));
+                return is_ident(name).then(|| (Param::Address(name.to_string()), true));
             }
         }
         let words: Vec<&str> = p.split_whitespace().collect();
-        let (ty, name) = match words.as_slice() {
-            ["const", ty, name] | [ty, name] => (*ty, *name),
+        let (ty, name, konst) = match words.as_slice() {
+            ["const", ty, name] => (*ty, *name, true),
+            [ty, name] => (*ty, *name, false),
             _ => return None,
         };
         if !is_ident(name) {
             return None;
         }
         let name = name.to_string();
-        match ty {
-            "uint" => Some(Param::Uint(name)),
-            "int" => Some(Param::Int(name)),
-            "ulong" => Some(Param::Ulong(name)),
-            "SCALAR" => Some(Param::Scalar(name)),
-            _ => None,
+        let param = match ty {
+            "uint" => Param::Uint(name),
+            "int" => Param::Int(name),
+            "ulong" => Param::Ulong(name),
+            "SCALAR" => Param::Scalar(name),
+            _ => return None,
+        };
+        Some((param, konst))
+    }
+
+    /// What the host passes for this parameter.
+    fn word_kind(&self, precision: Precision) -> WordKind {
+        match self {
+            Param::Address(_) => WordKind::Address,
+            Param::Uint(_) | Param::Int(_) => WordKind::Value(4),
+            Param::Ulong(_) => WordKind::Value(8),
+            Param::Scalar(_) => WordKind::Value(match precision {
+                Precision::F32 => 4,
+                Precision::F64 => 8,
+            }),
         }
     }
 
-    /// The declaration that recreates the parameter from word `k` of `pk_args`.
+    /// The declaration (without `const`) that recreates the parameter from word `k` of
+    /// `pk_args`.
     fn declaration(&self, k: usize, precision: Precision) -> String {
         let word = format!("pk_args.v[{k}]");
         match self {
-            Param::Address(n) => format!("const ulong {n}_address = {word};"),
-            Param::Uint(n) => format!("const uint {n} = (uint){word};"),
-            Param::Int(n) => format!("const int {n} = as_int((uint){word});"),
-            Param::Ulong(n) => format!("const ulong {n} = {word};"),
+            Param::Address(n) => format!("ulong {n}_address = {word};"),
+            Param::Uint(n) => format!("uint {n} = (uint){word};"),
+            Param::Int(n) => format!("int {n} = as_int((uint){word});"),
+            Param::Ulong(n) => format!("ulong {n} = {word};"),
             Param::Scalar(n) => match precision {
-                Precision::F64 => format!("const SCALAR {n} = as_double({word});"),
-                Precision::F32 => format!("const SCALAR {n} = as_float((uint){word});"),
+                Precision::F64 => format!("SCALAR {n} = as_double({word});"),
+                Precision::F32 => format!("SCALAR {n} = as_float((uint){word});"),
             },
         }
     }
@@ -250,7 +277,10 @@ mod tests {
     fn a_kernel_is_rewritten_to_one_struct_argument() {
         let src = "/* x */\npk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n,\n    const SCALAR value) {\n    PK_BIND(SCALAR, x);\n}\n";
         let (out, packed) = pack_source(src, Precision::F64).unwrap();
-        assert_eq!(packed.get("fill"), Some(&3));
+        assert_eq!(
+            packed.get("fill").map(Vec::as_slice),
+            Some(&[WordKind::Address, WordKind::Value(4), WordKind::Value(8)][..])
+        );
         assert!(
             out.contains("typedef struct { ulong v[3]; } pk_args_fill;"),
             "{out}"
@@ -289,7 +319,7 @@ mod tests {
                     );
                 } else {
                     assert!(
-                        packed.get(name).is_some_and(|&w| w >= 2),
+                        packed.get(name).is_some_and(|w| w.len() >= 2),
                         "{name} not packed"
                     );
                 }
@@ -313,11 +343,15 @@ mod tests {
         }
         assert_eq!(
             Param::parse("PK_GLOBAL_RESTRICT(const uint, row_ptr)"),
-            Some(Param::Address("row_ptr".into()))
+            Some((Param::Address("row_ptr".into()), true))
         );
         assert_eq!(
             Param::parse("const int slot"),
-            Some(Param::Int("slot".into()))
+            Some((Param::Int("slot".into()), true))
+        );
+        assert_eq!(
+            Param::parse("uint n"),
+            Some((Param::Uint("n".into()), false))
         );
     }
 }

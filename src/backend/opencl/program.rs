@@ -152,14 +152,14 @@ pub(crate) struct CachedKernel {
     pub(crate) kernel: Kernel,
     /// Per argument index: the buffer id (`Mem`) or value bytes last set.
     pub(crate) last: Vec<Option<super::launch::ArgKey>>,
-    /// For a kernel taking packed arguments (`packed.rs`): its number of argument words.
-    pub(crate) packed_words: Option<usize>,
+    /// For a kernel taking packed arguments (`packed.rs`): what each word must be.
+    pub(crate) packed_words: Option<Vec<super::packed::WordKind>>,
     /// The packed words last set.
     pub(crate) last_packed: Vec<u64>,
 }
 
 impl CachedKernel {
-    fn new(kernel: Kernel, packed_words: Option<usize>) -> Self {
+    fn new(kernel: Kernel, packed_words: Option<Vec<super::packed::WordKind>>) -> Self {
         Self {
             kernel,
             last: Vec::new(),
@@ -201,7 +201,7 @@ impl CompiledProgram {
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
-                let words = packed.get(name).copied();
+                let words = packed.get(name).cloned();
                 kernels.insert(
                     name,
                     CachedKernel::new(create_kernel(&program, name)?, words),

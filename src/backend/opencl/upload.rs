@@ -65,8 +65,10 @@ impl OpenClBackend {
                 WaitMode::Block => cl::wait_for(&event),
             };
             if let Err(e) = waited {
-                // Never rewrite the staging memory while the write may still read it.
+                // Never rewrite the staging memory while the write may still read it: the
+                // event stays pending, so the next upload waits for it again.
                 let _ = cl::finish(&self.queue);
+                upload.pending = Some(event);
                 return Err(self.record(e));
             }
         }
