@@ -32,20 +32,24 @@ use std::sync::atomic::Ordering;
 /// Environment variable forcing device-address arguments on (`1`) or off (`0`).
 pub const ADDRESS_ENV: &str = "PIPEKRYLOV_OPENCL_ADDRESS_ARGS";
 
+/// A `0`/`1` switch read from the environment variable `name`: `None` when it is not set.
+pub(crate) fn env_switch(name: &str) -> Result<Option<bool>> {
+    match std::env::var(name) {
+        Ok(v) => match v.trim() {
+            "1" => Ok(Some(true)),
+            "0" => Ok(Some(false)),
+            other => Err(Error::param(name, format!("`{other}` is not 0 or 1"))),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
 /// Whether device-address arguments are wanted on `device`: the environment variable, else on
 /// for NVIDIA GPUs only.
 pub(crate) fn wanted(device: &DeviceDescription) -> Result<bool> {
-    match std::env::var(ADDRESS_ENV) {
-        Ok(v) => match v.trim() {
-            "1" => Ok(true),
-            "0" => Ok(false),
-            other => Err(Error::param(
-                ADDRESS_ENV,
-                format!("`{other}` is not 0 or 1"),
-            )),
-        },
-        Err(_) => Ok(device.is_gpu && device.platform_name.to_ascii_lowercase().contains("nvidia")),
-    }
+    Ok(env_switch(ADDRESS_ENV)?.unwrap_or_else(|| {
+        device.is_gpu && device.platform_name.to_ascii_lowercase().contains("nvidia")
+    }))
 }
 
 impl OpenClBackend {
@@ -154,21 +158,30 @@ impl OpenClBackend {
     /// the check of the module documentation fails (see [`OpenClBackend::uses_address_args`]).
     pub fn set_address_args(&mut self, on: bool) {
         self.address_wanted.store(on, Ordering::Relaxed);
-        for p in self.programs.iter_mut() {
-            *p.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
-        }
+        self.drop_programs();
     }
 
     /// Whether the programs pass buffers as device addresses (see the module documentation):
     /// `None` before the first program was built.
     pub fn uses_address_args(&self) -> Option<bool> {
+        self.built_program_property(|p| p.address_args)
+    }
+
+    /// Forget the built programs (rebuilt at the next launch with the current settings).
+    pub(crate) fn drop_programs(&mut self) {
+        for p in self.programs.iter_mut() {
+            *p.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// `property` of the first built program, `None` before any was built.
+    pub(crate) fn built_program_property(
+        &self,
+        property: impl Fn(&CompiledProgram) -> bool,
+    ) -> Option<bool> {
         self.programs
             .iter()
-            .filter_map(|p| {
-                p.lock()
-                    .ok()
-                    .and_then(|g| g.as_ref().map(|p| p.address_args))
-            })
+            .filter_map(|p| p.lock().ok().and_then(|g| g.as_ref().map(&property)))
             .next()
     }
 }

@@ -39,14 +39,7 @@ pub const PACKED_ENV: &str = "PIPEKRYLOV_OPENCL_PACKED_ARGS";
 /// Whether packed arguments are wanted (given device-address mode): the environment variable,
 /// else yes. Only little-endian hosts pack.
 pub(crate) fn wanted() -> Result<bool> {
-    let on = match std::env::var(PACKED_ENV) {
-        Ok(v) => match v.trim() {
-            "1" => true,
-            "0" => false,
-            other => return Err(Error::param(PACKED_ENV, format!("`{other}` is not 0 or 1"))),
-        },
-        Err(_) => true,
-    };
+    let on = super::address::env_switch(PACKED_ENV)?.unwrap_or(true);
     Ok(on && cfg!(target_endian = "little"))
 }
 
@@ -56,22 +49,13 @@ impl OpenClBackend {
     /// arguments pack; programs already built are dropped and rebuilt at the next launch.
     pub fn set_packed_args(&mut self, on: bool) {
         self.packed_wanted.store(on, Ordering::Relaxed);
-        for p in self.programs.iter_mut() {
-            *p.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
-        }
+        self.drop_programs();
     }
 
     /// Whether the programs take packed arguments (see the module documentation): `None` before
     /// the first program was built.
     pub fn uses_packed_args(&self) -> Option<bool> {
-        self.programs
-            .iter()
-            .filter_map(|p| {
-                p.lock()
-                    .ok()
-                    .and_then(|g| g.as_ref().map(|p| p.packed_args))
-            })
-            .next()
+        self.built_program_property(|p| p.packed_args)
     }
 }
 
