@@ -122,6 +122,24 @@ pub enum Error {
     /// The operation is not supported by this backend or format.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A zero, tiny or non-finite pivot (block) met while building a preconditioner: ILU(0)
+    /// and BILU(0) pivots, inverted diagonal blocks of block-Jacobi (RELIABILITY.md row 14).
+    /// Nothing was changed; the solver and the matrix stay usable.
+    #[error(
+        "preconditioner setup failed: {preconditioner}: singular pivot in block row {block_row} \
+         ({detail})"
+    )]
+    SingularPivot {
+        /// Which preconditioner ("bilu0", "point-block-jacobi", ...).
+        preconditioner: String,
+        /// The block row (the scalar row when the block size is 1).
+        block_row: usize,
+        /// What was found (missing diagonal block, the pivot value, NaN).
+        detail: String,
+    },
+    /// A preconditioner was built for a different matrix than the one it is used with.
+    #[error("preconditioner mismatch: {0}")]
+    PreconditionerMismatch(String),
     /// Preconditioner setup failed (zero pivot, singular block, ...).
     #[error("preconditioner setup failed: {0}")]
     PreconditionerSetup(String),

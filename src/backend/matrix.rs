@@ -76,6 +76,8 @@ pub struct DeviceMatrix<T> {
     pub(crate) n_cols: usize,
     pub(crate) nnz: usize,
     pub(crate) format: DeviceFormat<T>,
+    /// [`CsrMatrix::fingerprint`] of the host matrix it was uploaded from.
+    pub(crate) fingerprint: u64,
 }
 
 impl<T: Scalar> DeviceMatrix<T> {
@@ -86,6 +88,11 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// Number of columns.
     pub fn n_cols(&self) -> usize {
         self.n_cols
+    }
+    /// [`CsrMatrix::fingerprint`] of the host matrix it was uploaded from (preconditioners
+    /// built from another matrix are refused by the solvers).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
     /// Stored nonzeros of the original matrix.
     pub fn nnz(&self) -> usize {

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
 use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
-use pipekrylov::precond::PrecondKind;
+use pipekrylov::precond::{PrecondKind, TriangularSolve};
 use pipekrylov::solver::Variant;
 use pipekrylov::{Error, Precision};
 
@@ -44,9 +44,20 @@ enum Command {
         /// pipelined or classical.
         #[arg(long, default_value = "pipelined")]
         variant: String,
-        /// none or jacobi.
+        /// none, jacobi, point-block-jacobi, block-jacobi or bilu0.
         #[arg(long, default_value = "none")]
         precond: String,
+        /// Triangular solves of bilu0 / block-jacobi: exact (level-scheduled) or sweeps:K
+        /// (K block-Jacobi sweeps per factor).
+        #[arg(long, default_value = "exact")]
+        trisolve: String,
+        /// Block size S of the block preconditioners (1..8; default: S of --format bsr:S,
+        /// else 3 for elasticity3d, else 1).
+        #[arg(long)]
+        block_size: Option<usize>,
+        /// Contiguous subdomains P of block-jacobi (couplings between them are dropped).
+        #[arg(long, default_value_t = 1)]
+        subdomains: usize,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -165,6 +176,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
             restart,
             variant,
             precond,
+            trisolve,
+            block_size,
+            subdomains,
             backend,
             precision: prec,
             tol,
@@ -181,6 +195,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 restart,
                 variant: variant.parse::<Variant>()?,
                 precond: precond.parse::<PrecondKind>()?,
+                trisolve: trisolve.parse::<TriangularSolve>()?,
+                block_size,
+                subdomains,
                 backend: backend.parse::<BackendChoice>()?,
                 precision: precision(&prec)?,
                 tol,

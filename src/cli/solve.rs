@@ -6,7 +6,7 @@ use crate::backend::{
     AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
 };
 use crate::error::{Error, Result};
-use crate::precond::{Jacobi, PrecondKind, Preconditioner};
+use crate::precond::{self, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve};
 use crate::scalar::{Precision, Scalar};
 use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use std::time::Instant;
@@ -28,6 +28,12 @@ pub struct SolveArgs {
     pub variant: Variant,
     /// `--precond`
     pub precond: PrecondKind,
+    /// `--trisolve exact|sweeps:K`
+    pub trisolve: TriangularSolve,
+    /// `--block-size S` (None: from the format or the problem)
+    pub block_size: Option<usize>,
+    /// `--subdomains P`
+    pub subdomains: usize,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--precision`
@@ -70,14 +76,9 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let rhs = load_rhs::<T>(&args.rhs, n)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let m = backend.upload_matrix(a, args.format)?;
-    let jacobi;
-    let precond: Option<&dyn Preconditioner<AnyBackend, T>> = match args.precond {
-        PrecondKind::None => None,
-        PrecondKind::Jacobi => {
-            jacobi = Jacobi::new(backend, a)?;
-            Some(&jacobi)
-        }
-    };
+    let spec = precond_spec(args, &system.name);
+    let built = precond::build(backend, a, spec)?;
+    let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
         rtol: args.tol,
         atol: args.atol,
@@ -89,6 +90,10 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let b = backend.upload(&rhs)?;
     let mut x = backend.alloc::<T>(n)?;
     let report = solve_with(backend, &m, precond, params, &args.solver, &b, &mut x)?;
+    let apply_seconds = match precond {
+        Some(pc) => Some(time_apply(backend, pc, &b)?),
+        None => None,
+    };
     let code = if report.stop_reason.converged() {
         EXIT_CONVERGED
     } else {
@@ -103,6 +108,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
             args,
             &report,
             load_seconds,
+            precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
         )
     } else {
         human(backend, &system.name, a.nnz(), n, args, &report)
@@ -130,7 +136,44 @@ fn solve_with<B: Backend, T: Scalar>(
     }
 }
 
-fn json(
+/// The preconditioner the arguments ask for; the block size defaults to S of `--format bsr:S`,
+/// else 3 for elasticity3d (three unknowns per node), else 1.
+fn precond_spec(args: &SolveArgs, problem: &str) -> PrecondSpec {
+    let block_size = args.block_size.unwrap_or(match args.format {
+        MatrixFormat::Bsr { block_size } => block_size,
+        _ if problem.starts_with("elasticity3d") => 3,
+        _ => 1,
+    });
+    PrecondSpec {
+        kind: args.precond,
+        block_size,
+        solve: args.trisolve,
+        subdomains: args.subdomains,
+    }
+}
+
+/// Median seconds of one application z = M^-1 b over 10 synchronized runs (after one warm-up).
+fn time_apply<B: Backend, T: Scalar>(
+    backend: &B,
+    pc: &dyn Preconditioner<B, T>,
+    b: &crate::backend::Buffer<T>,
+) -> Result<f64> {
+    let mut z = backend.alloc::<T>(b.len())?;
+    pc.apply(backend, b, &mut z)?;
+    backend.synchronize()?;
+    let mut times = Vec::with_capacity(10);
+    for _ in 0..10 {
+        let t = Instant::now();
+        pc.apply(backend, b, &mut z)?;
+        backend.synchronize()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn json<B: Backend, T: Scalar>(
     backend: &AnyBackend,
     problem: &str,
     nnz: usize,
@@ -138,14 +181,15 @@ fn json(
     args: &SolveArgs,
     r: &SolveReport,
     load_seconds: f64,
+    precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64)>,
 ) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "solver": r.solver,
         "variant": args.variant.to_string(),
         "backend": backend.name(),
         "device": backend.device_name(),
         "precision": args.precision.to_string(),
-        "precond": format!("{:?}", args.precond).to_lowercase(),
+        "precond": args.precond.name(),
         "problem": problem,
         "n": n,
         "nnz": nnz,
@@ -163,6 +207,19 @@ fn json(
         "launches_per_iteration": r.launches_per_iteration,
         "transfers_per_iteration": r.transfers_per_iteration,
     });
+    if let Some((spec, pc, apply_seconds)) = precond {
+        let times = pc.setup_times();
+        v["precond_setup_seconds"] = times.total().into();
+        v["precond_setup_host_seconds"] = times.host_seconds.into();
+        v["precond_setup_device_seconds"] = times.device_seconds.into();
+        v["precond_memory_bytes"] = pc.memory_bytes().into();
+        v["precond_launches_per_apply"] = pc.launches_per_apply().into();
+        v["precond_apply_seconds"] = apply_seconds.into();
+        v["precond_params"] = pc.params();
+        v["block_size"] = spec.block_size.into();
+        v["trisolve"] = spec.solve.to_string().into();
+        v["subdomains"] = spec.subdomains.into();
+    }
     v.to_string()
 }
 
@@ -175,7 +232,7 @@ fn human(
     r: &SolveReport,
 ) -> String {
     let mut s = format!(
-        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {:?}\n",
+        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}\n",
         r.solver,
         args.variant,
         backend.device_name(),

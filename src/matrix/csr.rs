@@ -97,6 +97,36 @@ impl<T: Scalar> CsrMatrix<T> {
         })
     }
 
+    /// Build from `(row, col, value)` triplets in any order; duplicates are summed.
+    ///
+    /// ```
+    /// use pipekrylov::matrix::CsrMatrix;
+    /// let a = CsrMatrix::from_triplets(2, 2, &[(1, 0, 2.0), (0, 0, 1.0), (1, 0, 1.0)]).unwrap();
+    /// assert_eq!(a.row(1), (&[0usize][..], &[3.0][..]));
+    /// ```
+    pub fn from_triplets(n_rows: usize, n_cols: usize, triplets: &[(usize, usize, T)]) -> Result<Self> {
+        let mut coo = super::CooMatrix::with_capacity(n_rows, n_cols, triplets.len());
+        for &(r, c, v) in triplets {
+            coo.push(r, c, v)?;
+        }
+        coo.to_csr()
+    }
+
+    /// A 64-bit FNV-1a hash of the shape, the pattern and the value bits: preconditioners
+    /// remember it to refuse being used with another matrix
+    /// ([`crate::Error::PreconditionerMismatch`]).
+    pub fn fingerprint(&self) -> u64 {
+        const PRIME: u64 = 0x0000_0100_0000_01b3;
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |w: u64| h = (h ^ w).wrapping_mul(PRIME);
+        eat(self.n_rows as u64);
+        eat(self.n_cols as u64);
+        self.row_ptr.iter().for_each(|&p| eat(p as u64));
+        self.col_idx.iter().for_each(|&c| eat(c as u64));
+        self.values.iter().for_each(|v| eat(v.to_f64().to_bits()));
+        h
+    }
+
     /// The `n x n` identity.
     pub fn identity(n: usize) -> Self {
         Self {

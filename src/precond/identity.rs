@@ -43,8 +43,11 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Identity {
         }
         backend.copy(r, z)
     }
-    fn setup_seconds(&self) -> f64 {
-        0.0
+    fn launches_per_apply(&self) -> usize {
+        1
+    }
+    fn setup_times(&self) -> super::SetupTimes {
+        super::SetupTimes::default()
     }
     fn memory_bytes(&self) -> usize {
         0

@@ -1,6 +1,6 @@
 //! Point Jacobi: M = diag(A).
 
-use super::Preconditioner;
+use super::{Preconditioner, SetupTimes};
 use crate::backend::{Backend, Buffer, Partials, Slot};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -21,7 +21,8 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct Jacobi<T> {
     inv_diag: Buffer<T>,
-    setup_seconds: f64,
+    times: SetupTimes,
+    fingerprint: u64,
 }
 
 impl<T: Scalar> Jacobi<T> {
@@ -41,10 +42,18 @@ impl<T: Scalar> Jacobi<T> {
             }
             *d = T::one() / *d;
         }
+        let fingerprint = a.fingerprint();
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
         let inv_diag = backend.upload(&inv)?;
+        backend.synchronize()?;
         Ok(Self {
             inv_diag,
-            setup_seconds: t0.elapsed().as_secs_f64(),
+            times: SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            fingerprint,
         })
     }
 }
@@ -69,8 +78,17 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Jacobi<T> {
     ) -> Result<()> {
         backend.diag_scale_dot(&self.inv_diag, r, z, partials, slot)
     }
-    fn setup_seconds(&self) -> f64 {
-        self.setup_seconds
+    fn launches_per_apply(&self) -> usize {
+        1
+    }
+    fn fuses_dot(&self) -> bool {
+        true
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
     }
     fn memory_bytes(&self) -> usize {
         self.inv_diag.bytes()

@@ -1,14 +1,45 @@
 //! Preconditioners: one trait, applied as z = M^-1 r with backend kernels.
+//!
+//! Every preconditioner is built once on a backend from a host matrix, applied with backend
+//! kernels only (no host transfer), and reports its setup time (host and device parts), the
+//! device memory it holds, its parameters and the launches one application costs. The solvers
+//! never know which one they hold.
 
+mod bilu0;
+mod block_dense;
 mod identity;
 mod jacobi;
+mod kind;
+mod point_block_jacobi;
 
+pub use bilu0::{
+    bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels,
+    TriangularSolve,
+};
 pub use identity::Identity;
 pub use jacobi::Jacobi;
+pub use kind::{build, PrecondKind, PrecondSpec};
+pub use point_block_jacobi::PointBlockJacobi;
 
 use crate::backend::{Backend, Buffer, Partials, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
+
+/// Where a preconditioner's setup time went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SetupTimes {
+    /// Seconds on the host (pattern work, factorization, level analysis).
+    pub host_seconds: f64,
+    /// Seconds on the device (uploads, setup kernels), synchronized.
+    pub device_seconds: f64,
+}
+
+impl SetupTimes {
+    /// Host plus device seconds.
+    pub fn total(&self) -> f64 {
+        self.host_seconds + self.device_seconds
+    }
+}
 
 /// A preconditioner built on a backend for one matrix.
 ///
@@ -16,11 +47,11 @@ use crate::scalar::Scalar;
 /// preconditioner that can fuse the inner product with its application (Jacobi) adds no pass
 /// over memory.
 pub trait Preconditioner<B: Backend, T: Scalar> {
-    /// Short name ("jacobi").
+    /// Short name ("jacobi", "bilu0", ...).
     fn name(&self) -> &'static str;
     /// Dimension of the matrix it was built for.
     fn n(&self) -> usize;
-    /// z = M^-1 r.
+    /// z = M^-1 r (`r` and `z` distinct), backend kernels only.
     fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()>;
     /// z = M^-1 r with the first stage of <r, z> into `slot`.
     fn apply_dot(
@@ -34,32 +65,28 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
         self.apply(backend, r, z)?;
         backend.dot_partials(r, z, partials, slot)
     }
-    /// Seconds spent building it.
-    fn setup_seconds(&self) -> f64;
+    /// Kernel launches of one [`Preconditioner::apply`] (`apply_dot` adds one unless the
+    /// preconditioner fuses the dot, see [`Preconditioner::fuses_dot`]).
+    fn launches_per_apply(&self) -> usize;
+    /// Whether [`Preconditioner::apply_dot`] costs no launch more than `apply`.
+    fn fuses_dot(&self) -> bool {
+        false
+    }
+    /// Setup time, host and device parts.
+    fn setup_times(&self) -> SetupTimes;
+    /// Seconds spent building it (host plus device).
+    fn setup_seconds(&self) -> f64 {
+        self.setup_times().total()
+    }
     /// Device memory it holds, in bytes.
     fn memory_bytes(&self) -> usize;
-}
-
-/// Which preconditioner to build, for run-time selection (CLI).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub enum PrecondKind {
-    /// No preconditioner.
-    #[default]
-    None,
-    /// Point Jacobi.
-    Jacobi,
-}
-
-impl std::str::FromStr for PrecondKind {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "none" => Ok(Self::None),
-            "jacobi" => Ok(Self::Jacobi),
-            _ => Err(crate::Error::param(
-                "precond",
-                format!("unknown preconditioner '{s}' (none or jacobi)"),
-            )),
-        }
+    /// Its parameters, for reports (a JSON object).
+    fn params(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+    /// [`crate::matrix::CsrMatrix::fingerprint`] of the matrix it was built from, if it
+    /// depends on the values; the solvers refuse a device matrix with another fingerprint.
+    fn built_for(&self) -> Option<u64> {
+        None
     }
 }

@@ -32,6 +32,16 @@ pub(crate) fn check_operator<B: Backend, T: Scalar>(
                 m.n(),
             ));
         }
+        if let Some(fp) = m.built_for() {
+            if fp != a.fingerprint() {
+                return Err(Error::PreconditionerMismatch(format!(
+                    "the {} preconditioner was built from another matrix (fingerprint {fp:016x}, \
+                     this matrix {:016x})",
+                    m.name(),
+                    a.fingerprint()
+                )));
+            }
+        }
     }
     Ok(())
 }

@@ -812,6 +812,7 @@ mod tests {
                 col_idx: cuda.upload(&ci).unwrap(),
                 values: cuda.upload(&vec![1.0f64; n]).unwrap(),
             },
+            fingerprint: 0,
         };
         let x = cuda.upload(&vec![1.0f64; n]).unwrap();
         let mut y = cuda.alloc::<f64>(n).unwrap();

@@ -30,6 +30,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ),
     ("gmres.cu", include_str!("../../../kernels-cu/gmres.cu")),
     ("precond.cu", include_str!("../../../kernels-cu/precond.cu")),
+    ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
 ];
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
@@ -65,12 +66,15 @@ pub(crate) enum Kernel {
     MultiAxpy,
     DiagScale,
     DiagScaleDot,
+    BlockDiagScale,
+    BsrTrsvSweep,
+    BsrTrsvLevel,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 26] = [
+    pub(crate) const ALL: [Kernel; 29] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -96,6 +100,9 @@ impl Kernel {
         Kernel::MultiAxpy,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
+        Kernel::BlockDiagScale,
+        Kernel::BsrTrsvSweep,
+        Kernel::BsrTrsvLevel,
         Kernel::BufferAddress,
     ];
 
@@ -127,6 +134,9 @@ impl Kernel {
             Kernel::MultiAxpy => "multi_axpy",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
+            Kernel::BlockDiagScale => "block_diag_scale",
+            Kernel::BsrTrsvSweep => "bsr_trsv_sweep",
+            Kernel::BsrTrsvLevel => "bsr_trsv_level",
             Kernel::BufferAddress => "buffer_address",
         }
     }

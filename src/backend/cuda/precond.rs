@@ -1,12 +1,14 @@
 //! CUDA implementation of [`PrecondOps`] (`kernels-cu/precond.cu`).
 
 use super::module::Kernel;
-use super::{index_arg, len_arg, CudaBackend};
+use super::{index_arg, len_arg, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::PrecondOps;
-use crate::error::Result;
+use crate::backend::{BlockTriangular, PrecondOps};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use std::ops::Range;
 
 impl PrecondOps for CudaBackend {
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
@@ -42,5 +44,158 @@ impl PrecondOps for CudaBackend {
         // SAFETY: diag_scale_dot(d, x, y, uint n, partials, uint slot): vectors hold n
         // elements, the slot is inside the partials (checked), grid = groups.
         unsafe { self.launch::<T>(Kernel::DiagScaleDot, partials.groups(), &args) }
+    }
+
+    fn block_diag_scale<T: Scalar>(
+        &self,
+        block_size: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.block_diag_scale_cu(block_size, inv_blocks, x, y)
+    }
+
+    fn bsr_trsv_sweep<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_sweep_cu(t, b, x_old, x_new)
+    }
+
+    fn bsr_trsv_level<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_level_cu(t, level_rows, level, b, x)
+    }
+}
+
+impl CudaBackend {
+    /// The factor's arguments `row_ptr .. unit_diag` of the `trsv` kernels.
+    fn triangular_args<T: Scalar>(&self, t: &BlockTriangular<T>) -> Result<[Arg; 5]> {
+        let values = self.ptr(&t.values)?;
+        let inv = match &t.inv_diag {
+            Some(d) => self.ptr(d)?,
+            // Not read when unit_diag is set.
+            None => values,
+        };
+        Ok([
+            self.ptr(&t.row_ptr)?,
+            self.ptr(&t.col_idx)?,
+            values,
+            inv,
+            Arg::U32(u32::from(t.inv_diag.is_none())),
+        ])
+    }
+
+    pub(super) fn block_diag_scale_cu<T: Scalar>(
+        &self,
+        s: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_block_size(s)?;
+        let n = x.len();
+        if n % s != 0 {
+            return Err(Error::param(
+                "block_size",
+                format!("vector length {n} is not a multiple of the block size {s}"),
+            ));
+        }
+        check_len("block_diag_scale: y length", y, n)?;
+        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
+        let args = [
+            index_arg("block size", s)?,
+            len_arg(n / s)?,
+            self.ptr(inv_blocks)?,
+            self.ptr(x)?,
+            self.ptr(y)?,
+        ];
+        // SAFETY: block_diag_scale(uint bs, uint n_block_rows, inv_blocks, x, y): x and y hold
+        // n = n_block_rows * bs elements and inv_blocks n * bs (checked); 1 <= bs <= 8.
+        unsafe { self.launch::<T>(Kernel::BlockDiagScale, self.grid(n), &args) }
+    }
+
+    pub(super) fn bsr_trsv_sweep_cu<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x_new)?;
+        if let Some(x) = x_old {
+            check_len("triangular sweep: x_old length", x, t.n())?;
+        }
+        let b_ptr = self.ptr(b)?;
+        let [rp, ci, v, inv, unit] = self.triangular_args(t)?;
+        let args = [
+            index_arg("block size", t.block_size)?,
+            len_arg(t.n_block_rows)?,
+            rp,
+            ci,
+            v,
+            inv,
+            unit,
+            b_ptr,
+            // Not read when from_zero is set.
+            match x_old {
+                Some(x) => self.ptr(x)?,
+                None => b_ptr,
+            },
+            Arg::U32(u32::from(x_old.is_none())),
+            self.ptr(x_new)?,
+        ];
+        // SAFETY: bsr_trsv_sweep(bs, n_block_rows, row_ptr, col_idx, values, inv_diag,
+        // unit_diag, b, x_old, from_zero, x_new): the factor was validated at upload (indices in
+        // range, values and inv_diag sized), b, x_old and x_new hold n_block_rows * bs (checked).
+        unsafe {
+            self.launch::<T>(
+                Kernel::BsrTrsvSweep,
+                self.grid(t.n_block_rows.max(1)),
+                &args,
+            )
+        }
+    }
+
+    pub(super) fn bsr_trsv_level_cu<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x)?;
+        check_level(level_rows, &level)?;
+        let len = level.end - level.start;
+        let [rp, ci, v, inv, unit] = self.triangular_args(t)?;
+        let args = [
+            index_arg("block size", t.block_size)?,
+            self.ptr(level_rows)?,
+            len_arg(level.start)?,
+            len_arg(len)?,
+            rp,
+            ci,
+            v,
+            inv,
+            unit,
+            self.ptr(b)?,
+            self.ptr(x)?,
+        ];
+        // SAFETY: bsr_trsv_level(bs, level_rows, level_begin, level_len, row_ptr, col_idx,
+        // values, inv_diag, unit_diag, b, x): the level range lies inside level_rows (checked),
+        // whose entries are block rows of the factor (built by the preconditioner setup); the
+        // factor was validated at upload; b and x hold n_block_rows * bs (checked).
+        unsafe { self.launch::<T>(Kernel::BsrTrsvLevel, self.grid(len.max(1)), &args) }
     }
 }

@@ -1,12 +1,14 @@
 //! Host implementation of [`PrecondOps`].
 
 use super::vector::slot_mut;
-use super::{chunks, chunks_mut, exec, groups_for, HostBackend};
+use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::PrecondOps;
-use crate::error::Result;
+use crate::backend::{BlockTriangular, PrecondOps, MAX_BLOCK_SIZE};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use std::ops::Range;
 
 impl PrecondOps for HostBackend {
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
@@ -56,6 +58,203 @@ impl PrecondOps for HostBackend {
             }
             *o = acc;
         });
+        Ok(())
+    }
+
+    fn block_diag_scale<T: Scalar>(
+        &self,
+        block_size: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.block_diag_scale_impl(block_size, inv_blocks, x, y)
+    }
+
+    fn bsr_trsv_sweep<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_sweep_impl(t, b, x_old, x_new)
+    }
+
+    fn bsr_trsv_level<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_level_impl(t, level_rows, level, b, x)
+    }
+}
+
+/// The host arrays of a block triangular factor.
+struct HostTriangular<'a, T> {
+    s: usize,
+    row_ptr: &'a [u32],
+    col_idx: &'a [u32],
+    values: &'a [T],
+    inv_diag: Option<&'a [T]>,
+}
+
+impl<'a, T: Scalar> HostTriangular<'a, T> {
+    fn new(t: &'a BlockTriangular<T>) -> Result<Self> {
+        Ok(Self {
+            s: t.block_size,
+            row_ptr: t.row_ptr.host()?,
+            col_idx: t.col_idx.host()?,
+            values: t.values.host()?,
+            inv_diag: match &t.inv_diag {
+                Some(d) => Some(d.host()?),
+                None => None,
+            },
+        })
+    }
+
+    /// x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for block row `br` (the order of `trsv.cl`);
+    /// `x = None` means x = 0.
+    fn row_solve(&self, br: usize, b: &[T], x: Option<&[T]>, out: &mut [T]) {
+        let s = self.s;
+        let mut t = [T::zero(); MAX_BLOCK_SIZE];
+        t[..s].copy_from_slice(&b[br * s..(br + 1) * s]);
+        if let Some(x) = x {
+            for k in self.row_ptr[br] as usize..self.row_ptr[br + 1] as usize {
+                let c0 = self.col_idx[k] as usize * s;
+                let blk = &self.values[k * s * s..(k + 1) * s * s];
+                for j in 0..s {
+                    let xj = x[c0 + j];
+                    for i in 0..s {
+                        t[i] -= blk[j * s + i] * xj;
+                    }
+                }
+            }
+        }
+        match self.inv_diag {
+            None => out[..s].copy_from_slice(&t[..s]),
+            Some(d) => {
+                let d = &d[br * s * s..(br + 1) * s * s];
+                for (i, o) in out[..s].iter_mut().enumerate() {
+                    let mut acc = T::zero();
+                    for j in 0..s {
+                        acc += d[j * s + i] * t[j];
+                    }
+                    *o = acc;
+                }
+            }
+        }
+    }
+}
+
+impl HostBackend {
+    /// `block_diag_scale` on host slices.
+    pub(super) fn block_diag_scale_host<T: Scalar>(s: usize, inv: &[T], x: &[T], y: &mut [T]) {
+        let n = y.len();
+        let rows_per_item = (CHUNK / s).max(1);
+        let items: Vec<_> = y.chunks_mut(rows_per_item * s).enumerate().collect();
+        exec(n, items, |(c, y)| {
+            for (k, yb) in y.chunks_mut(s).enumerate() {
+                let br = c * rows_per_item + k;
+                let d = &inv[br * s * s..(br + 1) * s * s];
+                let xb = &x[br * s..(br + 1) * s];
+                for (i, yi) in yb.iter_mut().enumerate() {
+                    let mut acc = T::zero();
+                    for j in 0..s {
+                        acc += d[j * s + i] * xb[j];
+                    }
+                    *yi = acc;
+                }
+            }
+        });
+    }
+}
+
+impl HostBackend {
+    fn block_diag_scale_impl<T: Scalar>(
+        &self,
+        s: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_block_size(s)?;
+        let n = x.len();
+        if n % s != 0 {
+            return Err(Error::param(
+                "block_size",
+                format!("vector length {n} is not a multiple of the block size {s}"),
+            ));
+        }
+        check_len("block_diag_scale: y length", y, n)?;
+        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
+        self.counters.launch();
+        Self::block_diag_scale_host(s, inv_blocks.host()?, x.host()?, y.host_mut()?);
+        Ok(())
+    }
+
+    fn bsr_trsv_sweep_impl<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x_new)?;
+        if let Some(x) = x_old {
+            check_len("triangular sweep: x_old length", x, t.n())?;
+        }
+        self.counters.launch();
+        let ht = HostTriangular::new(t)?;
+        let (s, n) = (t.block_size, t.n());
+        let b = b.host()?;
+        let x_old = match x_old {
+            Some(x) => Some(x.host()?),
+            None => None,
+        };
+        let rows_per_item = (CHUNK / s).max(1);
+        let items: Vec<_> = x_new
+            .host_mut()?
+            .chunks_mut(rows_per_item * s)
+            .enumerate()
+            .collect();
+        exec(n, items, |(c, out)| {
+            for (k, ob) in out.chunks_mut(s).enumerate() {
+                ht.row_solve(c * rows_per_item + k, b, x_old, ob);
+            }
+        });
+        Ok(())
+    }
+
+    fn bsr_trsv_level_impl<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x)?;
+        check_level(level_rows, &level)?;
+        self.counters.launch();
+        let ht = HostTriangular::new(t)?;
+        let s = t.block_size;
+        let (rows, b, x) = (&level_rows.host()?[level], b.host()?, x.host_mut()?);
+        let mut out = [T::zero(); MAX_BLOCK_SIZE];
+        for &br in rows {
+            let br = br as usize;
+            if br >= t.n_block_rows {
+                return Err(Error::param(
+                    "level_rows",
+                    format!("block row {br} outside 0..{}", t.n_block_rows),
+                ));
+            }
+            ht.row_solve(br, b, Some(x), &mut out);
+            x[br * s..(br + 1) * s].copy_from_slice(&out[..s]);
+        }
         Ok(())
     }
 }

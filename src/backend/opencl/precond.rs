@@ -3,10 +3,12 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::PrecondOps;
-use crate::error::Result;
+use crate::backend::{BlockTriangular, PrecondOps};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use std::ops::Range;
 
 impl PrecondOps for OpenClBackend {
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
@@ -49,5 +51,142 @@ impl PrecondOps for OpenClBackend {
                 Self::slot_arg(slot)?,
             ],
         )
+    }
+
+    fn block_diag_scale<T: Scalar>(
+        &self,
+        block_size: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.block_diag_scale_cl(block_size, inv_blocks, x, y)
+    }
+
+    fn bsr_trsv_sweep<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_sweep_cl(t, b, x_old, x_new)
+    }
+
+    fn bsr_trsv_level<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.bsr_trsv_level_cl(t, level_rows, level, b, x)
+    }
+}
+
+impl OpenClBackend {
+    /// The factor's arguments up to and including `unit_diag`, after `bs` (and the level
+    /// arguments, for `bsr_trsv_level`).
+    fn triangular_args<'a, T: Scalar>(&self, t: &'a BlockTriangular<T>) -> Result<Vec<Arg<'a>>> {
+        let values = self.mem(&t.values)?;
+        let inv = match &t.inv_diag {
+            Some(d) => self.mem(d)?,
+            // Not read when unit_diag is set; any valid buffer.
+            None => values,
+        };
+        Ok(vec![
+            Arg::Mem(self.mem(&t.row_ptr)?),
+            Arg::Mem(self.mem(&t.col_idx)?),
+            Arg::Mem(values),
+            Arg::Mem(inv),
+            Arg::uint(u32::from(t.inv_diag.is_none())),
+        ])
+    }
+
+    pub(super) fn block_diag_scale_cl<T: Scalar>(
+        &self,
+        s: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_block_size(s)?;
+        let n = x.len();
+        if n % s != 0 {
+            return Err(Error::param(
+                "block_size",
+                format!("vector length {n} is not a multiple of the block size {s}"),
+            ));
+        }
+        check_len("block_diag_scale: y length", y, n)?;
+        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
+        self.launch::<T>(
+            "block_diag_scale",
+            self.elementwise_groups(n),
+            &[
+                Arg::uint(s as u32),
+                Arg::uint(Self::len_u32(n / s)?),
+                Arg::Mem(self.mem(inv_blocks)?),
+                Arg::Mem(self.mem(x)?),
+                Arg::Mem(self.mem(y)?),
+            ],
+        )
+    }
+
+    pub(super) fn bsr_trsv_sweep_cl<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x_new)?;
+        if let Some(x) = x_old {
+            check_len("triangular sweep: x_old length", x, t.n())?;
+        }
+        let mut args = vec![
+            Arg::uint(t.block_size as u32),
+            Arg::uint(Self::len_u32(t.n_block_rows)?),
+        ];
+        args.extend(self.triangular_args(t)?);
+        let b_mem = self.mem(b)?;
+        args.extend([
+            Arg::Mem(b_mem),
+            // x_old = 0 (from_zero): not read; any valid buffer.
+            Arg::Mem(match x_old {
+                Some(x) => self.mem(x)?,
+                None => b_mem,
+            }),
+            Arg::uint(u32::from(x_old.is_none())),
+            Arg::Mem(self.mem(x_new)?),
+        ]);
+        self.launch::<T>(
+            "bsr_trsv_sweep",
+            self.elementwise_groups(t.n_block_rows),
+            &args,
+        )
+    }
+
+    pub(super) fn bsr_trsv_level_cl<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_trsv(t, b, x)?;
+        check_level(level_rows, &level)?;
+        let len = level.end - level.start;
+        let mut args = vec![
+            Arg::uint(t.block_size as u32),
+            Arg::Mem(self.mem(level_rows)?),
+            Arg::uint(Self::len_u32(level.start)?),
+            Arg::uint(Self::len_u32(len)?),
+        ];
+        args.extend(self.triangular_args(t)?);
+        args.extend([Arg::Mem(self.mem(b)?), Arg::Mem(self.mem(x)?)]);
+        self.launch::<T>("bsr_trsv_level", self.elementwise_groups(len), &args)
     }
 }

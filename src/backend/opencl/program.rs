@@ -20,6 +20,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("bicgstab", include_str!("../../../kernels-cl/bicgstab.cl")),
     ("gmres", include_str!("../../../kernels-cl/gmres.cl")),
     ("precond", include_str!("../../../kernels-cl/precond.cl")),
+    ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
 ];
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.

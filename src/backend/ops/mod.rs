@@ -10,7 +10,7 @@ pub mod spmv;
 pub mod vector;
 
 pub use krylov::{Basis, KrylovOps};
-pub use precond::PrecondOps;
+pub use precond::{BlockTriangular, PrecondOps, MAX_BLOCK_SIZE};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -56,4 +56,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         ],
     ),
     ("precond", &["diag_scale", "diag_scale_dot"]),
+    (
+        "trsv",
+        &["block_diag_scale", "bsr_trsv_sweep", "bsr_trsv_level"],
+    ),
 ];

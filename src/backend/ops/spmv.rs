@@ -67,6 +67,7 @@ pub trait SpmvOps: VectorOps {
             n_cols: a.n_cols(),
             nnz: a.nnz(),
             format,
+            fingerprint: a.fingerprint(),
         })
     }
 

@@ -1,0 +1,350 @@
+//! BILU(0) on BSR with exact (level-scheduled) or inexact (block-Jacobi sweep) triangular
+//! solves, and block-Jacobi over P subdomains with BILU(0) on each diagonal block (seed 000,
+//! Sections 3.3-3.4, equations (10)-(11), Algorithms 6-7).
+
+mod factor;
+mod levels;
+
+pub use factor::{bilu0, drop_couplings, subdomain_of, BiluFactors};
+pub(crate) use factor::singular as factor_singular;
+pub use levels::Levels;
+
+use super::{Preconditioner, SetupTimes};
+use crate::backend::{Backend, BlockTriangular, Buffer, MAX_BLOCK_SIZE};
+use crate::error::{Error, Result};
+use crate::matrix::{BsrMatrix, CsrMatrix};
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// How the triangular systems L f = r and U z = f are solved at every application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriangularSolve {
+    /// Exactly, level by level (one launch per level): the baseline of seed 000 (cuSPARSE's
+    /// `bsrsv2` in the paper).
+    Exact,
+    /// Inexactly, by K block-Jacobi sweeps per factor starting from zero (seed 000 Algorithm
+    /// 7, K = it_max): x_{k+1} = D^-1 (b - (T - D) x_k). K launches per factor. K at least the
+    /// number of levels gives the exact solve.
+    Sweeps(usize),
+}
+
+impl std::fmt::Display for TriangularSolve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TriangularSolve::Exact => f.write_str("exact"),
+            TriangularSolve::Sweeps(k) => write!(f, "sweeps:{k}"),
+        }
+    }
+}
+
+impl std::str::FromStr for TriangularSolve {
+    type Err = Error;
+    /// `exact` or `sweeps:K` with K >= 1.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::param(
+                "trisolve",
+                format!("'{s}' is not a triangular solve (exact or sweeps:K with K >= 1)"),
+            )
+        };
+        match s.split_once(':') {
+            None if s == "exact" => Ok(Self::Exact),
+            Some(("sweeps", k)) => match k.parse::<usize>() {
+                Ok(k) if k >= 1 => Ok(Self::Sweeps(k)),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Options of [`Bilu0`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bilu0Options {
+    /// Block size s (1..=8); n must be a multiple of it.
+    pub block_size: usize,
+    /// Triangular solve.
+    pub solve: TriangularSolve,
+    /// Number of contiguous subdomains P whose couplings are dropped (1 = plain BILU(0)).
+    pub subdomains: usize,
+}
+
+impl Default for Bilu0Options {
+    fn default() -> Self {
+        Self {
+            block_size: 1,
+            solve: TriangularSolve::Exact,
+            subdomains: 1,
+        }
+    }
+}
+
+/// Scratch vectors of one application: f = L^-1 r and the sweeps' second buffer.
+#[derive(Debug)]
+struct Work<T> {
+    f: Buffer<T>,
+    other: Buffer<T>,
+}
+
+/// BILU(0) preconditioner M = L U on the block pattern of A, applied as z = U^-1 (L^-1 r)
+/// with the `trsv` kernels. With `subdomains` = P > 1 it is block-Jacobi: the blocks coupling
+/// different contiguous parts are dropped before the factorization.
+///
+/// ```
+/// use pipekrylov::backend::host::HostBackend;
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::precond::{Bilu0, Bilu0Options, Preconditioner, TriangularSolve};
+/// let a = Generator::Poisson2d.generate_with_param::<f64>(8).unwrap().matrix;
+/// let host = HostBackend::new();
+/// let opts = Bilu0Options { block_size: 2, solve: TriangularSolve::Sweeps(3), subdomains: 1 };
+/// let m = Bilu0::new(&host, &a, opts).unwrap();
+/// // Two factors, three sweeps each.
+/// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 6);
+/// ```
+#[derive(Debug)]
+pub struct Bilu0<T> {
+    name: &'static str,
+    opts: Bilu0Options,
+    n: usize,
+    l: BlockTriangular<T>,
+    u: BlockTriangular<T>,
+    /// Level rows on the device and level starts on the host (exact solve only).
+    levels: Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>,
+    work: Mutex<Work<T>>,
+    times: SetupTimes,
+    fingerprint: u64,
+    memory: usize,
+}
+
+impl<T: Scalar> Bilu0<T> {
+    /// Factor `a` on the host and upload the factors (and, for the exact solve, the levels).
+    ///
+    /// Errors: [`Error::InvalidParameter`] for a block size outside 1..=8, one that does not
+    /// divide n, K = 0 sweeps or P = 0 subdomains; [`Error::SingularPivot`] naming the block
+    /// row of a missing or singular pivot block; device errors from the uploads.
+    pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: Bilu0Options) -> Result<Self> {
+        let name = if opts.subdomains > 1 {
+            "block-jacobi"
+        } else {
+            "bilu0"
+        };
+        Self::build(backend, a, opts, name)
+    }
+
+    /// Block-Jacobi over `opts.subdomains` contiguous parts with BILU(0) on each diagonal
+    /// block (reported as "block-jacobi" even for P = 1).
+    pub fn block_jacobi<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        opts: Bilu0Options,
+    ) -> Result<Self> {
+        Self::build(backend, a, opts, "block-jacobi")
+    }
+
+    fn build<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        opts: Bilu0Options,
+        name: &'static str,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        check_options(a, &opts)?;
+        let s = opts.block_size;
+        let bsr = BsrMatrix::from_csr(a, s)?;
+        let bsr = drop_couplings(&bsr, opts.subdomains);
+        let f = bilu0(&bsr, name)?;
+        let levels = match opts.solve {
+            TriangularSolve::Exact => Some((
+                Levels::of(&f.l_row_ptr, &f.l_col_idx, true),
+                Levels::of(&f.u_row_ptr, &f.u_col_idx, false),
+            )),
+            TriangularSolve::Sweeps(_) => None,
+        };
+        let fingerprint = a.fingerprint();
+        let host_seconds = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
+        let u = BlockTriangular::upload(
+            backend,
+            s,
+            &f.u_row_ptr,
+            &f.u_col_idx,
+            &f.u_values,
+            Some(&f.u_inv_diag),
+        )?;
+        let levels = match levels {
+            Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
+            None => None,
+        };
+        let n = a.n_rows();
+        let work = Work {
+            f: backend.alloc(n)?,
+            other: backend.alloc(n)?,
+        };
+        backend.synchronize()?;
+        let device_seconds = t1.elapsed().as_secs_f64();
+        let memory = l.bytes()
+            + u.bytes()
+            + work.f.bytes()
+            + work.other.bytes()
+            + levels.as_ref().map_or(0, |(lr, _, ur, _)| lr.bytes() + ur.bytes());
+        Ok(Self {
+            name,
+            opts,
+            n,
+            l,
+            u,
+            levels,
+            work: Mutex::new(work),
+            times: SetupTimes {
+                host_seconds,
+                device_seconds,
+            },
+            fingerprint,
+            memory,
+        })
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> Bilu0Options {
+        self.opts
+    }
+
+    /// Levels of the L and U solves (exact solve only).
+    pub fn level_counts(&self) -> Option<(usize, usize)> {
+        self.levels.as_ref().map(|(_, l, _, u)| (l.count(), u.count()))
+    }
+
+    /// x = T^-1 b for one factor, exactly (level by level, in place in `x`).
+    fn solve_exact<B: Backend>(
+        backend: &B,
+        t: &BlockTriangular<T>,
+        rows: &Buffer<u32>,
+        levels: &Levels,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        for k in 0..levels.count() {
+            backend.bsr_trsv_level(t, rows, levels.start[k]..levels.start[k + 1], b, x)?;
+        }
+        Ok(())
+    }
+
+    /// x ~ T^-1 b by `k` sweeps from zero (Algorithm 7), alternating between `x` and `other`
+    /// so that the last sweep writes `x`.
+    fn solve_sweeps<B: Backend>(
+        backend: &B,
+        t: &BlockTriangular<T>,
+        k: usize,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        other: &mut Buffer<T>,
+    ) -> Result<()> {
+        // Sweep j (1-based) writes x when k - j is even.
+        for j in 1..=k {
+            let into_x = (k - j) % 2 == 0;
+            match (j, into_x) {
+                (1, true) => backend.bsr_trsv_sweep(t, b, None, x)?,
+                (1, false) => backend.bsr_trsv_sweep(t, b, None, other)?,
+                (_, true) => backend.bsr_trsv_sweep(t, b, Some(other), x)?,
+                (_, false) => backend.bsr_trsv_sweep(t, b, Some(x), other)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_options<T: Scalar>(a: &CsrMatrix<T>, opts: &Bilu0Options) -> Result<()> {
+    if !a.is_square() {
+        return Err(Error::dims("BILU(0): square matrix", a.n_rows(), a.n_cols()));
+    }
+    let s = opts.block_size;
+    if s == 0 || s > MAX_BLOCK_SIZE {
+        return Err(Error::param(
+            "block_size",
+            format!("block size {s} is outside 1..={MAX_BLOCK_SIZE}"),
+        ));
+    }
+    if a.n_rows() % s != 0 {
+        return Err(Error::param(
+            "block_size",
+            format!("n = {} is not a multiple of the block size {s}", a.n_rows()),
+        ));
+    }
+    if opts.subdomains == 0 {
+        return Err(Error::param("subdomains", "at least one subdomain"));
+    }
+    if let TriangularSolve::Sweeps(0) = opts.solve {
+        return Err(Error::param("trisolve", "at least one sweep"));
+    }
+    if let Some(i) = a.first_non_finite() {
+        return Err(Error::NonFinite {
+            what: "matrix value (BILU(0) setup)".into(),
+            index: i,
+        });
+    }
+    Ok(())
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        let mut guard = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("BILU(0) workspace poisoned".into()))?;
+        let Work { f, other } = &mut *guard;
+        match (&self.levels, self.opts.solve) {
+            (Some((lr, ll, ur, ul)), _) => {
+                // f = L^-1 r, z = U^-1 f, level by level.
+                Self::solve_exact(backend, &self.l, lr, ll, r, f)?;
+                Self::solve_exact(backend, &self.u, ur, ul, f, z)
+            }
+            (None, TriangularSolve::Sweeps(k)) => {
+                // Algorithm 7: K sweeps of eq. (11) on L, then K of eq. (10) on U.
+                Self::solve_sweeps(backend, &self.l, k, r, f, other)?;
+                Self::solve_sweeps(backend, &self.u, k, f, z, other)
+            }
+            (None, TriangularSolve::Exact) => Err(Error::PreconditionerSetup(
+                "BILU(0): exact solve without levels".into(),
+            )),
+        }
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        self.memory
+    }
+    fn launches_per_apply(&self) -> usize {
+        match (&self.levels, self.opts.solve) {
+            (Some((_, ll, _, ul)), _) => ll.count() + ul.count(),
+            (None, TriangularSolve::Sweeps(k)) => 2 * k,
+            (None, TriangularSolve::Exact) => 0,
+        }
+    }
+    fn params(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "block_size": self.opts.block_size,
+            "trisolve": self.opts.solve.to_string(),
+            "subdomains": self.opts.subdomains,
+            "factor_blocks_l": self.l.n_blocks(),
+            "factor_blocks_u": self.u.n_blocks(),
+        });
+        if let Some((l, u)) = self.level_counts() {
+            v["levels_l"] = l.into();
+            v["levels_u"] = u.into();
+        }
+        v
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
+    }
+}

@@ -1,0 +1,110 @@
+//! Run-time choice of a preconditioner (the CLI's `--precond`, `--trisolve`, `--block-size`,
+//! `--subdomains`).
+
+use super::{Bilu0, Bilu0Options, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+
+/// Which preconditioner to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum PrecondKind {
+    /// No preconditioner.
+    #[default]
+    None,
+    /// Point Jacobi.
+    Jacobi,
+    /// Point-block Jacobi (inverted s x s diagonal blocks).
+    PointBlockJacobi,
+    /// Block-Jacobi over P subdomains, BILU(0) on each.
+    BlockJacobi,
+    /// BILU(0) of the whole matrix.
+    Bilu0,
+}
+
+impl PrecondKind {
+    /// The name used on the command line and in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Jacobi => "jacobi",
+            Self::PointBlockJacobi => "point-block-jacobi",
+            Self::BlockJacobi => "block-jacobi",
+            Self::Bilu0 => "bilu0",
+        }
+    }
+}
+
+impl std::fmt::Display for PrecondKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for PrecondKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "none" => Ok(Self::None),
+            "jacobi" => Ok(Self::Jacobi),
+            "point-block-jacobi" => Ok(Self::PointBlockJacobi),
+            "block-jacobi" => Ok(Self::BlockJacobi),
+            "bilu0" => Ok(Self::Bilu0),
+            _ => Err(Error::param(
+                "precond",
+                format!(
+                    "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
+                     block-jacobi or bilu0)"
+                ),
+            )),
+        }
+    }
+}
+
+/// A preconditioner and its parameters, as chosen at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrecondSpec {
+    /// Which one.
+    pub kind: PrecondKind,
+    /// Block size s (point-block Jacobi, block-Jacobi, BILU(0)).
+    pub block_size: usize,
+    /// Triangular solve (block-Jacobi, BILU(0)).
+    pub solve: TriangularSolve,
+    /// Subdomains P (block-Jacobi).
+    pub subdomains: usize,
+}
+
+impl Default for PrecondSpec {
+    fn default() -> Self {
+        Self {
+            kind: PrecondKind::None,
+            block_size: 1,
+            solve: TriangularSolve::Exact,
+            subdomains: 1,
+        }
+    }
+}
+
+/// Build the preconditioner `spec` names for `a` on `backend` (`None` for
+/// [`PrecondKind::None`]).
+pub fn build<B: Backend + 'static, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    spec: PrecondSpec,
+) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
+    let opts = Bilu0Options {
+        block_size: spec.block_size,
+        solve: spec.solve,
+        subdomains: spec.subdomains,
+    };
+    Ok(match spec.kind {
+        PrecondKind::None => None,
+        PrecondKind::Jacobi => Some(Box::new(Jacobi::new(backend, a)?)),
+        PrecondKind::PointBlockJacobi => {
+            Some(Box::new(PointBlockJacobi::new(backend, a, spec.block_size)?))
+        }
+        PrecondKind::BlockJacobi => Some(Box::new(Bilu0::block_jacobi(backend, a, opts)?)),
+        PrecondKind::Bilu0 => Some(Box::new(Bilu0::new(backend, a, opts)?)),
+    })
+}
