@@ -29,7 +29,7 @@ enum Command {
         /// Matrix Market file.
         #[arg(long)]
         matrix: Option<String>,
-        /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d).
+        /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d).
         #[arg(long)]
         generate: Option<String>,
         /// Right-hand side: ones, random or a Matrix Market vector file.
@@ -91,7 +91,7 @@ enum Command {
         /// Comma-separated variants.
         #[arg(long, default_value = "pipelined")]
         variants: String,
-        /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, or FILE.mtx.
+        /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d, or FILE.mtx.
         #[arg(long, default_value = "poisson2d")]
         problem: String,
         /// Smallest system of the ladder.

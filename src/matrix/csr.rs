@@ -104,7 +104,11 @@ impl<T: Scalar> CsrMatrix<T> {
     /// let a = CsrMatrix::from_triplets(2, 2, &[(1, 0, 2.0), (0, 0, 1.0), (1, 0, 1.0)]).unwrap();
     /// assert_eq!(a.row(1), (&[0usize][..], &[3.0][..]));
     /// ```
-    pub fn from_triplets(n_rows: usize, n_cols: usize, triplets: &[(usize, usize, T)]) -> Result<Self> {
+    pub fn from_triplets(
+        n_rows: usize,
+        n_cols: usize,
+        triplets: &[(usize, usize, T)],
+    ) -> Result<Self> {
         let mut coo = super::CooMatrix::with_capacity(n_rows, n_cols, triplets.len());
         for &(r, c, v) in triplets {
             coo.push(r, c, v)?;

@@ -101,9 +101,11 @@ pub fn build<B: Backend + 'static, T: Scalar>(
     Ok(match spec.kind {
         PrecondKind::None => None,
         PrecondKind::Jacobi => Some(Box::new(Jacobi::new(backend, a)?)),
-        PrecondKind::PointBlockJacobi => {
-            Some(Box::new(PointBlockJacobi::new(backend, a, spec.block_size)?))
-        }
+        PrecondKind::PointBlockJacobi => Some(Box::new(PointBlockJacobi::new(
+            backend,
+            a,
+            spec.block_size,
+        )?)),
         PrecondKind::BlockJacobi => Some(Box::new(Bilu0::block_jacobi(backend, a, opts)?)),
         PrecondKind::Bilu0 => Some(Box::new(Bilu0::new(backend, a, opts)?)),
     })

@@ -13,8 +13,7 @@ mod kind;
 mod point_block_jacobi;
 
 pub use bilu0::{
-    bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels,
-    TriangularSolve,
+    bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels, TriangularSolve,
 };
 pub use identity::Identity;
 pub use jacobi::Jacobi;

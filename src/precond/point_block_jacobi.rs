@@ -64,7 +64,8 @@ impl<T: Scalar> PointBlockJacobi<T> {
                     }
                 }
             }
-            let bi = invert(&block, s).map_err(|why| factor_singular("point-block-jacobi", br, why))?;
+            let bi =
+                invert(&block, s).map_err(|why| factor_singular("point-block-jacobi", br, why))?;
             inv[br * s * s..(br + 1) * s * s].copy_from_slice(&bi);
         }
         let fingerprint = a.fingerprint();

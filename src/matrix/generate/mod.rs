@@ -31,6 +31,7 @@ mod convdiff3d;
 mod elasticity3d;
 mod fem2d;
 mod poisson;
+mod thermal2d;
 
 use std::fmt;
 use std::str::FromStr;
@@ -80,15 +81,18 @@ pub enum Generator {
     /// than the y coupling (hard for point smoothers and incomplete factorizations). `k^2`
     /// unknowns.
     Aniso2d,
+    /// 2D heat conduction with piecewise-constant conductivity (1..1000), P1 FEM (`thermal2d`).
+    Thermal2d,
 }
 
-const ALL: [Generator; 6] = [
+const ALL: [Generator; 7] = [
     Generator::Poisson2d,
     Generator::Poisson3d,
     Generator::Fem2d,
     Generator::Elasticity3d,
     Generator::ConvDiff3d,
     Generator::Aniso2d,
+    Generator::Thermal2d,
 ];
 
 /// A generated test matrix and what it is.
@@ -114,6 +118,7 @@ impl Generator {
             Generator::Elasticity3d => "elasticity3d",
             Generator::ConvDiff3d => "convdiff3d",
             Generator::Aniso2d => "aniso2d",
+            Generator::Thermal2d => "thermal2d",
         }
     }
 
@@ -142,7 +147,7 @@ impl Generator {
     pub fn unknowns(&self, param: usize) -> usize {
         let p = param;
         match self {
-            Generator::Poisson2d | Generator::Aniso2d => p.saturating_mul(p),
+            Generator::Poisson2d | Generator::Aniso2d | Generator::Thermal2d => p.saturating_mul(p),
             Generator::Poisson3d | Generator::ConvDiff3d => p.saturating_mul(p).saturating_mul(p),
             Generator::Fem2d => {
                 if p >= usize::BITS as usize {
@@ -244,6 +249,7 @@ impl Generator {
             Generator::Elasticity3d => elasticity3d::elasticity3d(param)?,
             Generator::ConvDiff3d => convdiff3d::convdiff3d(param)?,
             Generator::Aniso2d => aniso2d::aniso2d(param)?,
+            Generator::Thermal2d => thermal2d::thermal2d(param)?,
         };
         let n = matrix.n_rows();
         let description = match self {
@@ -263,6 +269,10 @@ impl Generator {
             ),
             Generator::Aniso2d => format!(
                 "2D anisotropic diffusion, eps = 1e-3, 5-point finite differences, \
+                 k = {param}, {n} unknowns"
+            ),
+            Generator::Thermal2d => format!(
+                "2D heat conduction, conductivity 1..1000 in 16 x 16-cell patches, P1 FEM, \
                  k = {param}, {n} unknowns"
             ),
         };

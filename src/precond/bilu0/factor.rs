@@ -91,7 +91,11 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
         for p in rp[i]..diag_pos[i] {
             let k = ci[p];
             // A_IK <- A_IK U_KK^-1
-            let lik = mul(&vals[p * ss..(p + 1) * ss], &inv_diag[k * ss..(k + 1) * ss], s);
+            let lik = mul(
+                &vals[p * ss..(p + 1) * ss],
+                &inv_diag[k * ss..(k + 1) * ss],
+                s,
+            );
             vals[p * ss..(p + 1) * ss].copy_from_slice(&lik);
             // A_IJ -= A_IK U_KJ for J > K in the pattern of row I.
             for q in diag_pos[k] + 1..rp[k + 1] {
@@ -169,7 +173,8 @@ pub fn drop_couplings<T: Scalar>(a: &BsrMatrix<T>, p: usize) -> BsrMatrix<T> {
             let j = a.col_idx[q];
             if j < nb && part(j) == part(i) {
                 out.col_idx.push(j);
-                out.values.extend_from_slice(&a.values[q * ss..(q + 1) * ss]);
+                out.values
+                    .extend_from_slice(&a.values[q * ss..(q + 1) * ss]);
             }
         }
         out.row_ptr.push(out.col_idx.len());
@@ -206,6 +211,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn tridiagonal_ilu0_is_exact_lu() {
         // ILU(0) of a tridiagonal matrix has no dropped fill: L U = A exactly.
         let n = 6;
@@ -249,7 +255,13 @@ mod tests {
         let a = CsrMatrix::from_triplets(
             3,
             3,
-            &[(0, 0, 1.0), (1, 1, 1.0), (1, 0, 1.0), (0, 1, 1.0), (2, 2, 1.0)],
+            &[
+                (0, 0, 1.0),
+                (1, 1, 1.0),
+                (1, 0, 1.0),
+                (0, 1, 1.0),
+                (2, 2, 1.0),
+            ],
         )
         .unwrap();
         match bilu0(&BsrMatrix::from_csr(&a, 1).unwrap(), "ilu0") {

@@ -5,8 +5,8 @@
 mod factor;
 mod levels;
 
-pub use factor::{bilu0, drop_couplings, subdomain_of, BiluFactors};
 pub(crate) use factor::singular as factor_singular;
+pub use factor::{bilu0, drop_couplings, subdomain_of, BiluFactors};
 pub use levels::Levels;
 
 use super::{Preconditioner, SetupTimes};
@@ -189,7 +189,9 @@ impl<T: Scalar> Bilu0<T> {
             + u.bytes()
             + work.f.bytes()
             + work.other.bytes()
-            + levels.as_ref().map_or(0, |(lr, _, ur, _)| lr.bytes() + ur.bytes());
+            + levels
+                .as_ref()
+                .map_or(0, |(lr, _, ur, _)| lr.bytes() + ur.bytes());
         Ok(Self {
             name,
             opts,
@@ -214,7 +216,9 @@ impl<T: Scalar> Bilu0<T> {
 
     /// Levels of the L and U solves (exact solve only).
     pub fn level_counts(&self) -> Option<(usize, usize)> {
-        self.levels.as_ref().map(|(_, l, _, u)| (l.count(), u.count()))
+        self.levels
+            .as_ref()
+            .map(|(_, l, _, u)| (l.count(), u.count()))
     }
 
     /// x = T^-1 b for one factor, exactly (level by level, in place in `x`).
@@ -258,7 +262,11 @@ impl<T: Scalar> Bilu0<T> {
 
 fn check_options<T: Scalar>(a: &CsrMatrix<T>, opts: &Bilu0Options) -> Result<()> {
     if !a.is_square() {
-        return Err(Error::dims("BILU(0): square matrix", a.n_rows(), a.n_cols()));
+        return Err(Error::dims(
+            "BILU(0): square matrix",
+            a.n_rows(),
+            a.n_cols(),
+        ));
     }
     let s = opts.block_size;
     if s == 0 || s > MAX_BLOCK_SIZE {
