@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Preconditioning I benchmark (seed 000 Tables 2-4 shape): GMRES(30) to a relative residual of
+# 1e-5, right-hand side of ones, on an atmosmodd-like 3D convection-diffusion (n = 108^3 =
+# 1,259,712, block size 4) and a thermal2-like 2D heat-conduction FEM problem (n = 1095^2 =
+# 1,199,025, block size 5), with no preconditioner, Jacobi, point-block Jacobi, BILU(0) with the
+# exact level-scheduled triangular solves, and BILU(0) with K = 1..6 block-Jacobi sweeps.
+# One CSV row per solve: iterations, time to solution, setup time (host and device parts),
+# median time of one preconditioner application, launches per application.
+#
+#   scripts/precond-bench.sh OUT.csv [backends] [problems]
+#     backends: space-separated (default "cuda opencl"); problems: "convdiff3d thermal2d"
+#   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
+#   SWEEPS: the K values (default "1 2 3 4 5 6")
+#   CONVDIFF_N, THERMAL_N: other sizes (a smoke test on the host: 13824 and 10000)
+set -euo pipefail
+out=${1:?output CSV}
+backends=${2:-cuda opencl}
+problems=${3:-convdiff3d thermal2d}
+pk=${PK:-bash .device/run pipekrylov}
+sweeps=${SWEEPS:-1 2 3 4 5 6}
+echo "problem,n,backend,precond,trisolve,block_size,iterations,converged,relative_residual,precond_setup_s,precond_setup_host_s,precond_setup_device_s,precond_apply_s,precond_launches_per_apply,precond_memory_bytes,solve_s,total_s,s_per_iteration" > "$out"
+for prob in $problems; do
+  case $prob in
+    convdiff3d) gen=convdiff3d:${CONVDIFF_N:-1259712}; bs=4 ;;
+    thermal2d) gen=thermal2d:${THERMAL_N:-1199025}; bs=5 ;;
+    *) echo "unknown problem $prob"; exit 2 ;;
+  esac
+  for be in $backends; do
+    configs="none:exact jacobi:exact point-block-jacobi:exact bilu0:exact"
+    for k in $sweeps; do configs="$configs bilu0:sweeps:$k"; done
+    for cfg in $configs; do
+      pc=${cfg%%:*}; ts=${cfg#*:}
+      json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol 1e-5 --maxit 20000 \
+        --precond "$pc" --trisolve "$ts" --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
+      if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
+      echo "$json" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+g = lambda k: d.get(k, 0.0) or 0.0
+setup = g("precond_setup_seconds")
+pc = d["precond"]
+row = [sys.argv[1], d["n"], d["backend"], pc, d.get("trisolve", "-") if pc in ("bilu0", "block-jacobi") else "-",
+       d.get("block_size", "-") if pc not in ("none", "jacobi") else "-", d["iterations"], d["converged"],
+       "%.3e" % d["relative_residual"], "%.6f" % setup, "%.6f" % g("precond_setup_host_seconds"),
+       "%.6f" % g("precond_setup_device_seconds"), "%.3e" % g("precond_apply_seconds"),
+       d.get("precond_launches_per_apply", 0), d.get("precond_memory_bytes", 0),
+       "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"]]
+print(",".join(str(x) for x in row))' "$prob" >> "$out"
+      tail -1 "$out"
+    done
+  done
+done
