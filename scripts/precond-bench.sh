@@ -11,6 +11,7 @@
 #     backends: space-separated (default "cuda opencl"); problems: "convdiff3d thermal2d"
 #   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
 #   SWEEPS: the K values (default "1 2 3 4 5 6")
+#   TOL, MAXIT: the relative tolerance and iteration cap (default 1e-5 and 20000)
 #   CONVDIFF_N, THERMAL_N: other sizes (a smoke test on the host: 13824 and 10000)
 set -euo pipefail
 out=${1:?output CSV}
@@ -18,7 +19,7 @@ backends=${2:-cuda opencl}
 problems=${3:-convdiff3d thermal2d}
 pk=${PK:-bash .device/run pipekrylov}
 sweeps=${SWEEPS:-1 2 3 4 5 6}
-echo "problem,n,backend,precond,trisolve,block_size,iterations,converged,relative_residual,precond_setup_s,precond_setup_host_s,precond_setup_device_s,precond_apply_s,precond_launches_per_apply,precond_memory_bytes,solve_s,total_s,s_per_iteration" > "$out"
+echo "problem,n,tol,backend,precond,trisolve,block_size,iterations,converged,relative_residual,precond_setup_s,precond_setup_host_s,precond_setup_device_s,precond_apply_s,precond_launches_per_apply,precond_memory_bytes,solve_s,total_s,s_per_iteration" > "$out"
 for prob in $problems; do
   case $prob in
     convdiff3d) gen=convdiff3d:${CONVDIFF_N:-1259712}; bs=4 ;;
@@ -30,7 +31,7 @@ for prob in $problems; do
     for k in $sweeps; do configs="$configs bilu0:sweeps:$k"; done
     for cfg in $configs; do
       pc=${cfg%%:*}; ts=${cfg#*:}
-      json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol 1e-5 --maxit 20000 \
+      json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol "${TOL:-1e-5}" --maxit "${MAXIT:-20000}" \
         --precond "$pc" --trisolve "$ts" --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
       echo "$json" | python3 -c '
@@ -39,13 +40,13 @@ d = json.loads(sys.stdin.read())
 g = lambda k: d.get(k, 0.0) or 0.0
 setup = g("precond_setup_seconds")
 pc = d["precond"]
-row = [sys.argv[1], d["n"], d["backend"], pc, d.get("trisolve", "-") if pc in ("bilu0", "block-jacobi") else "-",
+row = [sys.argv[1], d["n"], sys.argv[2], d["backend"], pc, d.get("trisolve", "-") if pc in ("bilu0", "block-jacobi") else "-",
        d.get("block_size", "-") if pc not in ("none", "jacobi") else "-", d["iterations"], d["converged"],
        "%.3e" % d["relative_residual"], "%.6f" % setup, "%.6f" % g("precond_setup_host_seconds"),
        "%.6f" % g("precond_setup_device_seconds"), "%.3e" % g("precond_apply_seconds"),
        d.get("precond_launches_per_apply", 0), d.get("precond_memory_bytes", 0),
        "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"]]
-print(",".join(str(x) for x in row))' "$prob" >> "$out"
+print(",".join(str(x) for x in row))' "$prob" "${TOL:-1e-5}" >> "$out"
       tail -1 "$out"
     done
   done
