@@ -70,8 +70,26 @@ impl<T: Scalar> BsrMatrix<T> {
         let mut slot = vec![usize::MAX; n_block_cols];
         let mut row_ptr = Vec::with_capacity(n_block_rows + 1);
         row_ptr.push(0usize);
-        let mut col_idx: Vec<usize> = Vec::new();
-        let mut values: Vec<T> = Vec::new();
+        // Count the blocks first (stamp = last block row that touched a block column), so the
+        // arrays are allocated once: large matrices would otherwise be copied while growing.
+        let mut stamp = vec![usize::MAX; n_block_cols];
+        let mut n_blocks = 0usize;
+        for br in 0..n_block_rows {
+            for r in br * s..(br + 1) * s {
+                for &c in a.row(r).0 {
+                    if stamp[c / s] != br {
+                        stamp[c / s] = br;
+                        n_blocks += 1;
+                    }
+                }
+            }
+        }
+        drop(stamp);
+        let n_values_total = n_blocks
+            .checked_mul(ss)
+            .ok_or_else(|| Error::InvalidMatrix("number of BSR values overflows usize".into()))?;
+        let mut col_idx: Vec<usize> = Vec::with_capacity(n_blocks);
+        let mut values: Vec<T> = Vec::with_capacity(n_values_total);
         let mut cols_here: Vec<usize> = Vec::new();
         for br in 0..n_block_rows {
             cols_here.clear();

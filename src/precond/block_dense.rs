@@ -70,9 +70,9 @@ pub(crate) fn invert<T: Scalar>(a: &[T], s: usize) -> Result<Vec<T>, SingularBlo
     Ok(inv)
 }
 
-/// c = a b (all s x s).
-pub(crate) fn mul<T: Scalar>(a: &[T], b: &[T], s: usize) -> Vec<T> {
-    let mut c = vec![T::zero(); s * s];
+/// c = a b (all s x s, s <= 8), on the stack.
+pub(crate) fn mul<T: Scalar>(a: &[T], b: &[T], s: usize) -> [T; 64] {
+    let mut c = [T::zero(); 64];
     for j in 0..s {
         for k in 0..s {
             let bkj = b[j * s + k];

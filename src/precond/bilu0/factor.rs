@@ -60,6 +60,11 @@ pub(crate) fn singular(name: &str, block_row: usize, why: SingularBlock) -> Erro
 /// inverted. A block row without a diagonal block, or a singular U_II, is
 /// [`Error::SingularPivot`] naming the block row; `a` is not modified.
 pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> {
+    bilu0_owned(a.clone(), name)
+}
+
+/// [`bilu0`] factoring in the storage of `a` (no copy of the blocks).
+pub(crate) fn bilu0_owned<T: Scalar>(a: BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> {
     let (s, nb) = (a.block_size, a.n_block_rows);
     if a.n_block_cols != nb {
         return Err(Error::dims(
@@ -69,7 +74,13 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
         ));
     }
     let ss = s * s;
-    let (rp, ci) = (&a.row_ptr, &a.col_idx);
+    let BsrMatrix {
+        row_ptr: rp,
+        col_idx: ci,
+        values: mut vals,
+        ..
+    } = a;
+    let (rp, ci) = (&rp, &ci);
     let mut diag_pos = vec![0usize; nb];
     for (i, d) in diag_pos.iter_mut().enumerate() {
         *d = (rp[i]..rp[i + 1])
@@ -80,7 +91,6 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
                 detail: "no diagonal block is stored (structurally zero pivot)".into(),
             })?;
     }
-    let mut vals = a.values.clone();
     let mut inv_diag = vec![T::zero(); nb * ss];
     // pos[J] = position of block column J in the current row, usize::MAX when absent.
     let mut pos = vec![usize::MAX; nb];
@@ -96,7 +106,7 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
                 &inv_diag[k * ss..(k + 1) * ss],
                 s,
             );
-            vals[p * ss..(p + 1) * ss].copy_from_slice(&lik);
+            vals[p * ss..(p + 1) * ss].copy_from_slice(&lik[..ss]);
             // A_IJ -= A_IK U_KJ for J > K in the pattern of row I.
             for q in diag_pos[k] + 1..rp[k + 1] {
                 let at = pos[ci[q]];
@@ -108,7 +118,7 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
                         let (lo, hi) = vals.split_at_mut(at * ss);
                         (&lo[q * ss..(q + 1) * ss], &mut hi[..ss])
                     };
-                    mul_sub(aij, &lik, ukj, s);
+                    mul_sub(aij, &lik[..ss], ukj, s);
                 }
             }
         }
@@ -120,17 +130,21 @@ pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> 
         }
     }
     // Split into the strict lower and strict upper parts.
+    let n_lower: usize = (0..nb).map(|i| diag_pos[i] - rp[i]).sum();
+    let n_upper = ci.len() - nb - n_lower;
     let mut f = BiluFactors {
         block_size: s,
         n_block_rows: nb,
-        l_row_ptr: vec![0],
-        l_col_idx: Vec::new(),
-        l_values: Vec::new(),
-        u_row_ptr: vec![0],
-        u_col_idx: Vec::new(),
-        u_values: Vec::new(),
+        l_row_ptr: Vec::with_capacity(nb + 1),
+        l_col_idx: Vec::with_capacity(n_lower),
+        l_values: Vec::with_capacity(n_lower * ss),
+        u_row_ptr: Vec::with_capacity(nb + 1),
+        u_col_idx: Vec::with_capacity(n_upper),
+        u_values: Vec::with_capacity(n_upper * ss),
         u_inv_diag: inv_diag,
     };
+    f.l_row_ptr.push(0);
+    f.u_row_ptr.push(0);
     for i in 0..nb {
         for p in rp[i]..rp[i + 1] {
             let (cols, values) = if p < diag_pos[i] {

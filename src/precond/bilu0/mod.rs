@@ -152,8 +152,12 @@ impl<T: Scalar> Bilu0<T> {
         check_options(a, &opts)?;
         let s = opts.block_size;
         let bsr = BsrMatrix::from_csr(a, s)?;
-        let bsr = drop_couplings(&bsr, opts.subdomains);
-        let f = bilu0(&bsr, name)?;
+        let bsr = if opts.subdomains > 1 {
+            drop_couplings(&bsr, opts.subdomains)
+        } else {
+            bsr
+        };
+        let f = factor::bilu0_owned(bsr, name)?;
         let levels = match opts.solve {
             TriangularSolve::Exact => Some((
                 Levels::of(&f.l_row_ptr, &f.l_col_idx, true),
