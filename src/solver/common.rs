@@ -126,6 +126,8 @@ pub(crate) struct Tracker<'m> {
     loop_started: Instant,
     inner: CounterSnapshot,
     inner_start: Option<CounterSnapshot>,
+    /// A warning from the solver itself (GMRES: a cycle increased the true residual).
+    pub solver_warning: Option<String>,
 }
 
 impl<'m> Tracker<'m> {
@@ -134,6 +136,7 @@ impl<'m> Tracker<'m> {
             params,
             start: Instant::now(),
             b_norm,
+            solver_warning: None,
             target: (params.rtol * b_norm).max(params.atol),
             r0: f64::NAN,
             history: Vec::new(),
@@ -238,6 +241,10 @@ impl<'m> Tracker<'m> {
                 self.params.accuracy_factor, self.target
             )
         });
+        let accuracy_warning = match (accuracy_warning, self.solver_warning.clone()) {
+            (Some(a), Some(w)) => Some(format!("{a}; {w}")),
+            (a, w) => a.or(w),
+        };
         let per = |v: u64| {
             if iterations == 0 {
                 0.0

@@ -49,6 +49,9 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     scratch: Partials<T>,
     tmp: Buffer<T>,
     z: Buffer<T>,
+    /// The best iterate seen at a cycle start (by true residual), returned when the solve ends
+    /// on a worse one.
+    x_best: Buffer<T>,
     setup_seconds: f64,
 }
 
@@ -79,6 +82,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             scratch: backend.partials(n, 1)?,
             tmp: backend.alloc(n)?,
             z: backend.alloc(if precond.is_some() { n } else { 0 })?,
+            x_best: backend.alloc(n)?,
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
@@ -144,6 +148,10 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
     ) -> Result<(usize, StopReason)> {
         let be = self.backend;
         let mut iteration = 0;
+        // True residual norms at the start of the previous cycle and of the best iterate, and
+        // the cycles that increased the true residual (loss of orthogonality).
+        let (mut rho_start, mut rho_best) = (f64::INFINITY, f64::INFINITY);
+        let mut increases = 0usize;
         tracker.start_loop(be.counters());
         loop {
             // Lines 2-4: r = b - A x, rho = ||r||, v_0 = r / rho.
@@ -161,13 +169,26 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                     return Ok((0, reason));
                 }
             } else if !rho.is_finite() {
+                self.restore_best(x, rho, rho_best, increases, tracker)?;
                 return Ok((iteration, StopReason::NanOrInf));
             } else if tracker.passes(rho) {
+                self.restore_best(x, rho, rho_best, increases, tracker)?;
                 return Ok((iteration, StopReason::Converged));
             } else if iteration >= self.params.max_iter {
+                self.restore_best(x, rho, rho_best, increases, tracker)?;
                 return Ok((iteration, StopReason::MaxIterations));
             }
+            let rounding = 1e3 * T::EPSILON.to_f64() * rho_start.min(rho).max(tracker.b_norm);
+            if iteration > 0 && rho - rho_start > rounding {
+                // The last cycle made the true residual larger than it started from.
+                increases += 1;
+            }
             let steps = self.m.min(self.params.max_iter - iteration).max(1);
+            rho_start = rho;
+            if rho < rho_best {
+                rho_best = rho;
+                be.copy(x, &mut self.x_best)?;
+            }
             be.basis_load(&mut self.basis, 0, &self.tmp, T::from_f64(1.0 / rho))?;
             let xi = match self.params.variant {
                 Variant::Pipelined => self.pipelined_cycle(steps, rho, tracker)?,
@@ -235,9 +256,51 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                     };
                     return Ok((iteration, r));
                 }
-                Some(other) => return Ok((iteration, other)),
+                Some(other) => {
+                    if increases > 0 {
+                        be.residual(
+                            self.a,
+                            x,
+                            b,
+                            &mut self.tmp,
+                            &mut self.scratch,
+                            Some(Slot(0)),
+                        )?;
+                        let rho = norm(be.finish(&self.scratch)?.get(Slot(0)));
+                        self.restore_best(x, rho, rho_best, increases, tracker)?;
+                    }
+                    return Ok((iteration, other));
+                }
             }
         }
+    }
+
+    /// At the end of a solve: warn when cycles increased the true residual, and return the best
+    /// iterate seen at a cycle start when the final one (true residual `rho`) is worse.
+    fn restore_best(
+        &mut self,
+        x: &mut Buffer<T>,
+        rho: f64,
+        rho_best: f64,
+        increases: usize,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<()> {
+        if increases == 0 {
+            return Ok(());
+        }
+        let mut w = format!(
+            "loss of orthogonality: {increases} restart cycle(s) ended with a larger true \
+             residual than they started from"
+        );
+        if rho.is_nan() || rho > rho_best {
+            self.backend.copy(&self.x_best, x)?;
+            w += &format!(
+                "; the best iterate seen at a cycle start (||b - Ax|| = {rho_best:.3e} against \
+                 {rho:.3e} at the end) is returned"
+            );
+        }
+        tracker.solver_warning = Some(w);
+        Ok(())
     }
 
     /// The source of step i: v_{i-1}, or z = M^-1 v_{i-1} (right preconditioning).
