@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (after ../shared/tools/pack-for-device --features "cuda opencl"):
+# One call on the GPU machine (after the release executables of `--features "cuda opencl"`
+# were copied to .device/bin with a .device/run wrapper that sets the OpenCL/MPI environment):
 # conformance of CUDA and NVIDIA OpenCL against host, FEM-ladder iteration counts, then the
 # latency sweeps. Results under $OUT (8 files at most come back): device.log, fem2d_iterations.csv,
 # h200_<problem>.{csv,svg} (markdown tables go to the log). Usage: bash scripts/device-run.sh [tests|bench|all]
