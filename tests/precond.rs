@@ -205,6 +205,37 @@ fn dense(a: &CsrMatrix<f64>) -> Vec<Vec<f64>> {
     d
 }
 
+/// The inverse of a small dense matrix (rows of rows), Gauss-Jordan with partial pivoting.
+fn dense_inverse(m: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let s = m.len();
+    let mut a = m.to_vec();
+    let mut e: Vec<Vec<f64>> = (0..s)
+        .map(|r| (0..s).map(|c| f64::from(u8::from(r == c))).collect())
+        .collect();
+    for c in 0..s {
+        let piv = (c..s)
+            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+            .unwrap();
+        a.swap(c, piv);
+        e.swap(c, piv);
+        let p = a[c][c];
+        for j in 0..s {
+            a[c][j] /= p;
+            e[c][j] /= p;
+        }
+        for r in 0..s {
+            if r != c {
+                let fct = a[r][c];
+                for j in 0..s {
+                    a[r][j] -= fct * a[c][j];
+                    e[r][j] -= fct * e[c][j];
+                }
+            }
+        }
+    }
+    e
+}
+
 /// BILU(0) by the textbook KIJ dense algorithm restricted to the block pattern (a different
 /// loop order from the library's IKJ), returning dense L (unit) and U.
 fn dense_bilu0(a: &CsrMatrix<f64>, s: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
@@ -223,30 +254,6 @@ fn dense_bilu0(a: &CsrMatrix<f64>, s: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
             .map(|r| (0..s).map(|c| m[i * s + r][j * s + c]).collect())
             .collect()
     };
-    let inv = |b: Vec<Vec<f64>>| -> Vec<Vec<f64>> {
-        // Gauss-Jordan on a small dense block (test-side, no pivoting needed: dominant blocks).
-        let mut a = b;
-        let mut e: Vec<Vec<f64>> = (0..s)
-            .map(|r| (0..s).map(|c| f64::from(u8::from(r == c))).collect())
-            .collect();
-        for c in 0..s {
-            let p = a[c][c];
-            for j in 0..s {
-                a[c][j] /= p;
-                e[c][j] /= p;
-            }
-            for r in 0..s {
-                if r != c {
-                    let f = a[r][c];
-                    for j in 0..s {
-                        a[r][j] -= f * a[c][j];
-                        e[r][j] -= f * e[c][j];
-                    }
-                }
-            }
-        }
-        e
-    };
     let mm = |x: &Vec<Vec<f64>>, y: &Vec<Vec<f64>>| -> Vec<Vec<f64>> {
         (0..s)
             .map(|r| {
@@ -257,7 +264,7 @@ fn dense_bilu0(a: &CsrMatrix<f64>, s: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
             .collect()
     };
     for k in 0..nb {
-        let ukk_inv = inv(block(&m, k, k));
+        let ukk_inv = dense_inverse(&block(&m, k, k));
         for i in k + 1..nb {
             if !pattern[i][k] {
                 continue;
@@ -335,32 +342,7 @@ fn dense_factors(f: &BiluFactors<f64>) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         )
         .unwrap();
         let d = dense(&dinv);
-        // Invert the s x s inverse back by solving with unit vectors (Gauss-Jordan).
-        let mut a = d.clone();
-        let mut e: Vec<Vec<f64>> = (0..s)
-            .map(|r| (0..s).map(|c| f64::from(u8::from(r == c))).collect())
-            .collect();
-        for c in 0..s {
-            let piv = (c..s)
-                .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
-                .unwrap();
-            a.swap(c, piv);
-            e.swap(c, piv);
-            let p = a[c][c];
-            for j in 0..s {
-                a[c][j] /= p;
-                e[c][j] /= p;
-            }
-            for r in 0..s {
-                if r != c {
-                    let fct = a[r][c];
-                    for j in 0..s {
-                        a[r][j] -= fct * a[c][j];
-                        e[r][j] -= fct * e[c][j];
-                    }
-                }
-            }
-        }
+        let e = dense_inverse(&d);
         for r in 0..s {
             for c in 0..s {
                 u[bi * s + r][bi * s + c] = e[r][c];
@@ -405,8 +387,7 @@ fn bilu0_factors_equal_a_dense_kij_reference() {
 }
 
 /// z = U^-1 L^-1 r sequentially on the dense factors: forward substitution with the unit
-/// lower L, then block back substitution with U, each diagonal block solved by Gaussian
-/// elimination with partial pivoting.
+/// lower L, then block back substitution with U, each diagonal block inverted densely.
 fn sequential_solve(l: &[Vec<f64>], u: &[Vec<f64>], s: usize, r: &[f64]) -> Vec<f64> {
     let n = r.len();
     let mut f = r.to_vec();
@@ -419,34 +400,16 @@ fn sequential_solve(l: &[Vec<f64>], u: &[Vec<f64>], s: usize, r: &[f64]) -> Vec<
     for bi in (0..n / s).rev() {
         // t = f_I - sum_{J > I} U_IJ z_J, then U_II z_I = t.
         let rows = bi * s..(bi + 1) * s;
-        let mut m: Vec<Vec<f64>> = rows
+        let m: Vec<Vec<f64>> = rows
             .clone()
             .map(|i| u[i][bi * s..(bi + 1) * s].to_vec())
             .collect();
-        let mut t: Vec<f64> = rows
-            .clone()
+        let t: Vec<f64> = rows
             .map(|i| f[i] - ((bi + 1) * s..n).map(|j| u[i][j] * z[j]).sum::<f64>())
             .collect();
-        for c in 0..s {
-            let p = (c..s)
-                .max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs()))
-                .unwrap();
-            m.swap(c, p);
-            t.swap(c, p);
-            for r in c + 1..s {
-                let fct = m[r][c] / m[c][c];
-                for j in c..s {
-                    m[r][j] -= fct * m[c][j];
-                }
-                t[r] -= fct * t[c];
-            }
-        }
-        for c in (0..s).rev() {
-            let mut v = t[c];
-            for j in c + 1..s {
-                v -= m[c][j] * z[bi * s + j];
-            }
-            z[bi * s + c] = v / m[c][c];
+        let minv = dense_inverse(&m);
+        for r in 0..s {
+            z[bi * s + r] = (0..s).map(|c| minv[r][c] * t[c]).sum();
         }
     }
     z

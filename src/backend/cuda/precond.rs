@@ -3,10 +3,10 @@
 use super::module::Kernel;
 use super::{index_arg, len_arg, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
+use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BlockTriangular, PrecondOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
 
@@ -53,66 +53,8 @@ impl PrecondOps for CudaBackend {
         x: &Buffer<T>,
         y: &mut Buffer<T>,
     ) -> Result<()> {
-        self.block_diag_scale_cu(block_size, inv_blocks, x, y)
-    }
-
-    fn bsr_trsv_sweep<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        b: &Buffer<T>,
-        x_old: Option<&Buffer<T>>,
-        x_new: &mut Buffer<T>,
-    ) -> Result<()> {
-        self.bsr_trsv_sweep_cu(t, b, x_old, x_new)
-    }
-
-    fn bsr_trsv_level<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        level_rows: &Buffer<u32>,
-        level: Range<usize>,
-        b: &Buffer<T>,
-        x: &mut Buffer<T>,
-    ) -> Result<()> {
-        self.bsr_trsv_level_cu(t, level_rows, level, b, x)
-    }
-}
-
-impl CudaBackend {
-    /// The factor's arguments `row_ptr .. unit_diag` of the `trsv` kernels.
-    fn triangular_args<T: Scalar>(&self, t: &BlockTriangular<T>) -> Result<[Arg; 5]> {
-        let values = self.ptr(&t.values)?;
-        let inv = match &t.inv_diag {
-            Some(d) => self.ptr(d)?,
-            // Not read when unit_diag is set.
-            None => values,
-        };
-        Ok([
-            self.ptr(&t.row_ptr)?,
-            self.ptr(&t.col_idx)?,
-            values,
-            inv,
-            Arg::U32(u32::from(t.inv_diag.is_none())),
-        ])
-    }
-
-    pub(super) fn block_diag_scale_cu<T: Scalar>(
-        &self,
-        s: usize,
-        inv_blocks: &Buffer<T>,
-        x: &Buffer<T>,
-        y: &mut Buffer<T>,
-    ) -> Result<()> {
-        check_block_size(s)?;
-        let n = x.len();
-        if n % s != 0 {
-            return Err(Error::param(
-                "block_size",
-                format!("vector length {n} is not a multiple of the block size {s}"),
-            ));
-        }
-        check_len("block_diag_scale: y length", y, n)?;
-        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
+        check_block_diag_scale(block_size, inv_blocks, x, y)?;
+        let (s, n) = (block_size, x.len());
         let args = [
             index_arg("block size", s)?,
             len_arg(n / s)?,
@@ -125,17 +67,14 @@ impl CudaBackend {
         unsafe { self.launch::<T>(Kernel::BlockDiagScale, self.grid(n), &args) }
     }
 
-    pub(super) fn bsr_trsv_sweep_cu<T: Scalar>(
+    fn bsr_trsv_sweep<T: Scalar>(
         &self,
         t: &BlockTriangular<T>,
         b: &Buffer<T>,
         x_old: Option<&Buffer<T>>,
         x_new: &mut Buffer<T>,
     ) -> Result<()> {
-        check_trsv(t, b, x_new)?;
-        if let Some(x) = x_old {
-            check_len("triangular sweep: x_old length", x, t.n())?;
-        }
+        check_sweep(t, b, x_old, x_new)?;
         let b_ptr = self.ptr(b)?;
         let [rp, ci, v, inv, unit] = self.triangular_args(t)?;
         let args = [
@@ -167,7 +106,7 @@ impl CudaBackend {
         }
     }
 
-    pub(super) fn bsr_trsv_level_cu<T: Scalar>(
+    fn bsr_trsv_level<T: Scalar>(
         &self,
         t: &BlockTriangular<T>,
         level_rows: &Buffer<u32>,
@@ -197,5 +136,24 @@ impl CudaBackend {
         // whose entries are block rows of the factor (built by the preconditioner setup); the
         // factor was validated at upload; b and x hold n_block_rows * bs (checked).
         unsafe { self.launch::<T>(Kernel::BsrTrsvLevel, self.grid(len.max(1)), &args) }
+    }
+}
+
+impl CudaBackend {
+    /// The factor's arguments `row_ptr .. unit_diag` of the `trsv` kernels.
+    fn triangular_args<T: Scalar>(&self, t: &BlockTriangular<T>) -> Result<[Arg; 5]> {
+        let values = self.ptr(&t.values)?;
+        let inv = match &t.inv_diag {
+            Some(d) => self.ptr(d)?,
+            // Not read when unit_diag is set.
+            None => values,
+        };
+        Ok([
+            self.ptr(&t.row_ptr)?,
+            self.ptr(&t.col_idx)?,
+            values,
+            inv,
+            Arg::U32(u32::from(t.inv_diag.is_none())),
+        ])
     }
 }

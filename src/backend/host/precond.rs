@@ -3,7 +3,7 @@
 use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
+use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BlockTriangular, PrecondOps, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
@@ -68,7 +68,31 @@ impl PrecondOps for HostBackend {
         x: &Buffer<T>,
         y: &mut Buffer<T>,
     ) -> Result<()> {
-        self.block_diag_scale_impl(block_size, inv_blocks, x, y)
+        check_block_diag_scale(block_size, inv_blocks, x, y)?;
+        self.counters.launch();
+        let (s, n) = (block_size, x.len());
+        let (inv, x) = (inv_blocks.host()?, x.host()?);
+        let rows_per_item = (CHUNK / s).max(1);
+        let items: Vec<_> = y
+            .host_mut()?
+            .chunks_mut(rows_per_item * s)
+            .enumerate()
+            .collect();
+        exec(n, items, |(c, y)| {
+            for (k, yb) in y.chunks_mut(s).enumerate() {
+                let br = c * rows_per_item + k;
+                let d = &inv[br * s * s..(br + 1) * s * s];
+                let xb = &x[br * s..(br + 1) * s];
+                for (i, yi) in yb.iter_mut().enumerate() {
+                    let mut acc = T::zero();
+                    for j in 0..s {
+                        acc += d[j * s + i] * xb[j];
+                    }
+                    *yi = acc;
+                }
+            }
+        });
+        Ok(())
     }
 
     fn bsr_trsv_sweep<T: Scalar>(
@@ -78,7 +102,24 @@ impl PrecondOps for HostBackend {
         x_old: Option<&Buffer<T>>,
         x_new: &mut Buffer<T>,
     ) -> Result<()> {
-        self.bsr_trsv_sweep_impl(t, b, x_old, x_new)
+        check_sweep(t, b, x_old, x_new)?;
+        self.counters.launch();
+        let ht = HostTriangular::new(t)?;
+        let (s, n) = (t.block_size, t.n());
+        let b = b.host()?;
+        let x_old = x_old.map(|x| x.host()).transpose()?;
+        let rows_per_item = (CHUNK / s).max(1);
+        let items: Vec<_> = x_new
+            .host_mut()?
+            .chunks_mut(rows_per_item * s)
+            .enumerate()
+            .collect();
+        exec(n, items, |(c, out)| {
+            for (k, ob) in out.chunks_mut(s).enumerate() {
+                ht.row_solve(c * rows_per_item + k, b, x_old, ob);
+            }
+        });
+        Ok(())
     }
 
     fn bsr_trsv_level<T: Scalar>(
@@ -89,7 +130,25 @@ impl PrecondOps for HostBackend {
         b: &Buffer<T>,
         x: &mut Buffer<T>,
     ) -> Result<()> {
-        self.bsr_trsv_level_impl(t, level_rows, level, b, x)
+        check_trsv(t, b, x)?;
+        check_level(level_rows, &level)?;
+        self.counters.launch();
+        let ht = HostTriangular::new(t)?;
+        let s = t.block_size;
+        let (rows, b, x) = (&level_rows.host()?[level], b.host()?, x.host_mut()?);
+        let mut out = [T::zero(); MAX_BLOCK_SIZE];
+        for &br in rows {
+            let br = br as usize;
+            if br >= t.n_block_rows {
+                return Err(Error::param(
+                    "level_rows",
+                    format!("block row {br} outside 0..{}", t.n_block_rows),
+                ));
+            }
+            ht.row_solve(br, b, Some(x), &mut out);
+            x[br * s..(br + 1) * s].copy_from_slice(&out[..s]);
+        }
+        Ok(())
     }
 }
 
@@ -109,10 +168,7 @@ impl<'a, T: Scalar> HostTriangular<'a, T> {
             row_ptr: t.row_ptr.host()?,
             col_idx: t.col_idx.host()?,
             values: t.values.host()?,
-            inv_diag: match &t.inv_diag {
-                Some(d) => Some(d.host()?),
-                None => None,
-            },
+            inv_diag: t.inv_diag.as_ref().map(|d| d.host()).transpose()?,
         })
     }
 
@@ -147,114 +203,5 @@ impl<'a, T: Scalar> HostTriangular<'a, T> {
                 }
             }
         }
-    }
-}
-
-impl HostBackend {
-    /// `block_diag_scale` on host slices.
-    pub(super) fn block_diag_scale_host<T: Scalar>(s: usize, inv: &[T], x: &[T], y: &mut [T]) {
-        let n = y.len();
-        let rows_per_item = (CHUNK / s).max(1);
-        let items: Vec<_> = y.chunks_mut(rows_per_item * s).enumerate().collect();
-        exec(n, items, |(c, y)| {
-            for (k, yb) in y.chunks_mut(s).enumerate() {
-                let br = c * rows_per_item + k;
-                let d = &inv[br * s * s..(br + 1) * s * s];
-                let xb = &x[br * s..(br + 1) * s];
-                for (i, yi) in yb.iter_mut().enumerate() {
-                    let mut acc = T::zero();
-                    for j in 0..s {
-                        acc += d[j * s + i] * xb[j];
-                    }
-                    *yi = acc;
-                }
-            }
-        });
-    }
-}
-
-impl HostBackend {
-    fn block_diag_scale_impl<T: Scalar>(
-        &self,
-        s: usize,
-        inv_blocks: &Buffer<T>,
-        x: &Buffer<T>,
-        y: &mut Buffer<T>,
-    ) -> Result<()> {
-        check_block_size(s)?;
-        let n = x.len();
-        if n % s != 0 {
-            return Err(Error::param(
-                "block_size",
-                format!("vector length {n} is not a multiple of the block size {s}"),
-            ));
-        }
-        check_len("block_diag_scale: y length", y, n)?;
-        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
-        self.counters.launch();
-        Self::block_diag_scale_host(s, inv_blocks.host()?, x.host()?, y.host_mut()?);
-        Ok(())
-    }
-
-    fn bsr_trsv_sweep_impl<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        b: &Buffer<T>,
-        x_old: Option<&Buffer<T>>,
-        x_new: &mut Buffer<T>,
-    ) -> Result<()> {
-        check_trsv(t, b, x_new)?;
-        if let Some(x) = x_old {
-            check_len("triangular sweep: x_old length", x, t.n())?;
-        }
-        self.counters.launch();
-        let ht = HostTriangular::new(t)?;
-        let (s, n) = (t.block_size, t.n());
-        let b = b.host()?;
-        let x_old = match x_old {
-            Some(x) => Some(x.host()?),
-            None => None,
-        };
-        let rows_per_item = (CHUNK / s).max(1);
-        let items: Vec<_> = x_new
-            .host_mut()?
-            .chunks_mut(rows_per_item * s)
-            .enumerate()
-            .collect();
-        exec(n, items, |(c, out)| {
-            for (k, ob) in out.chunks_mut(s).enumerate() {
-                ht.row_solve(c * rows_per_item + k, b, x_old, ob);
-            }
-        });
-        Ok(())
-    }
-
-    fn bsr_trsv_level_impl<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        level_rows: &Buffer<u32>,
-        level: Range<usize>,
-        b: &Buffer<T>,
-        x: &mut Buffer<T>,
-    ) -> Result<()> {
-        check_trsv(t, b, x)?;
-        check_level(level_rows, &level)?;
-        self.counters.launch();
-        let ht = HostTriangular::new(t)?;
-        let s = t.block_size;
-        let (rows, b, x) = (&level_rows.host()?[level], b.host()?, x.host_mut()?);
-        let mut out = [T::zero(); MAX_BLOCK_SIZE];
-        for &br in rows {
-            let br = br as usize;
-            if br >= t.n_block_rows {
-                return Err(Error::param(
-                    "level_rows",
-                    format!("block row {br} outside 0..{}", t.n_block_rows),
-                ));
-            }
-            ht.row_solve(br, b, Some(x), &mut out);
-            x[br * s..(br + 1) * s].copy_from_slice(&out[..s]);
-        }
-        Ok(())
     }
 }

@@ -3,10 +3,10 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_size, check_level, check_trsv};
+use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BlockTriangular, PrecondOps};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
 
@@ -60,67 +60,8 @@ impl PrecondOps for OpenClBackend {
         x: &Buffer<T>,
         y: &mut Buffer<T>,
     ) -> Result<()> {
-        self.block_diag_scale_cl(block_size, inv_blocks, x, y)
-    }
-
-    fn bsr_trsv_sweep<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        b: &Buffer<T>,
-        x_old: Option<&Buffer<T>>,
-        x_new: &mut Buffer<T>,
-    ) -> Result<()> {
-        self.bsr_trsv_sweep_cl(t, b, x_old, x_new)
-    }
-
-    fn bsr_trsv_level<T: Scalar>(
-        &self,
-        t: &BlockTriangular<T>,
-        level_rows: &Buffer<u32>,
-        level: Range<usize>,
-        b: &Buffer<T>,
-        x: &mut Buffer<T>,
-    ) -> Result<()> {
-        self.bsr_trsv_level_cl(t, level_rows, level, b, x)
-    }
-}
-
-impl OpenClBackend {
-    /// The factor's arguments up to and including `unit_diag`, after `bs` (and the level
-    /// arguments, for `bsr_trsv_level`).
-    fn triangular_args<'a, T: Scalar>(&self, t: &'a BlockTriangular<T>) -> Result<Vec<Arg<'a>>> {
-        let values = self.mem(&t.values)?;
-        let inv = match &t.inv_diag {
-            Some(d) => self.mem(d)?,
-            // Not read when unit_diag is set; any valid buffer.
-            None => values,
-        };
-        Ok(vec![
-            Arg::Mem(self.mem(&t.row_ptr)?),
-            Arg::Mem(self.mem(&t.col_idx)?),
-            Arg::Mem(values),
-            Arg::Mem(inv),
-            Arg::uint(u32::from(t.inv_diag.is_none())),
-        ])
-    }
-
-    pub(super) fn block_diag_scale_cl<T: Scalar>(
-        &self,
-        s: usize,
-        inv_blocks: &Buffer<T>,
-        x: &Buffer<T>,
-        y: &mut Buffer<T>,
-    ) -> Result<()> {
-        check_block_size(s)?;
-        let n = x.len();
-        if n % s != 0 {
-            return Err(Error::param(
-                "block_size",
-                format!("vector length {n} is not a multiple of the block size {s}"),
-            ));
-        }
-        check_len("block_diag_scale: y length", y, n)?;
-        check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)?;
+        check_block_diag_scale(block_size, inv_blocks, x, y)?;
+        let (s, n) = (block_size, x.len());
         self.launch::<T>(
             "block_diag_scale",
             self.elementwise_groups(n),
@@ -134,17 +75,14 @@ impl OpenClBackend {
         )
     }
 
-    pub(super) fn bsr_trsv_sweep_cl<T: Scalar>(
+    fn bsr_trsv_sweep<T: Scalar>(
         &self,
         t: &BlockTriangular<T>,
         b: &Buffer<T>,
         x_old: Option<&Buffer<T>>,
         x_new: &mut Buffer<T>,
     ) -> Result<()> {
-        check_trsv(t, b, x_new)?;
-        if let Some(x) = x_old {
-            check_len("triangular sweep: x_old length", x, t.n())?;
-        }
+        check_sweep(t, b, x_old, x_new)?;
         let mut args = vec![
             Arg::uint(t.block_size as u32),
             Arg::uint(Self::len_u32(t.n_block_rows)?),
@@ -168,7 +106,7 @@ impl OpenClBackend {
         )
     }
 
-    pub(super) fn bsr_trsv_level_cl<T: Scalar>(
+    fn bsr_trsv_level<T: Scalar>(
         &self,
         t: &BlockTriangular<T>,
         level_rows: &Buffer<u32>,
@@ -188,5 +126,25 @@ impl OpenClBackend {
         args.extend(self.triangular_args(t)?);
         args.extend([Arg::Mem(self.mem(b)?), Arg::Mem(self.mem(x)?)]);
         self.launch::<T>("bsr_trsv_level", self.elementwise_groups(len), &args)
+    }
+}
+
+impl OpenClBackend {
+    /// The factor's arguments up to and including `unit_diag`, after `bs` (and the level
+    /// arguments, for `bsr_trsv_level`).
+    fn triangular_args<'a, T: Scalar>(&self, t: &'a BlockTriangular<T>) -> Result<Vec<Arg<'a>>> {
+        let values = self.mem(&t.values)?;
+        let inv = match &t.inv_diag {
+            Some(d) => self.mem(d)?,
+            // Not read when unit_diag is set; any valid buffer.
+            None => values,
+        };
+        Ok(vec![
+            Arg::Mem(self.mem(&t.row_ptr)?),
+            Arg::Mem(self.mem(&t.col_idx)?),
+            Arg::Mem(values),
+            Arg::Mem(inv),
+            Arg::uint(u32::from(t.inv_diag.is_none())),
+        ])
     }
 }

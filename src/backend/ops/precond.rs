@@ -204,6 +204,40 @@ pub(crate) fn check_trsv<T: Scalar>(
     check_len("triangular solve: x length", x, t.n())
 }
 
+/// Check the shapes of `block_diag_scale`: x and y of the same length, a multiple of s, and s*s
+/// inverted-block entries per block row.
+pub(crate) fn check_block_diag_scale<T: Scalar>(
+    s: usize,
+    inv_blocks: &Buffer<T>,
+    x: &Buffer<T>,
+    y: &Buffer<T>,
+) -> Result<()> {
+    check_block_size(s)?;
+    let n = x.len();
+    if n % s != 0 {
+        return Err(Error::param(
+            "block_size",
+            format!("vector length {n} is not a multiple of the block size {s}"),
+        ));
+    }
+    check_len("block_diag_scale: y length", y, n)?;
+    check_len("block_diag_scale: inverted blocks", inv_blocks, n * s)
+}
+
+/// Check the shapes of `bsr_trsv_sweep`.
+pub(crate) fn check_sweep<T: Scalar>(
+    t: &BlockTriangular<T>,
+    b: &Buffer<T>,
+    x_old: Option<&Buffer<T>>,
+    x_new: &Buffer<T>,
+) -> Result<()> {
+    check_trsv(t, b, x_new)?;
+    if let Some(x) = x_old {
+        check_len("triangular sweep: x_old length", x, t.n())?;
+    }
+    Ok(())
+}
+
 /// Check a level range against the level-rows array.
 pub(crate) fn check_level(level_rows: &Buffer<u32>, level: &Range<usize>) -> Result<()> {
     if level.start > level.end || level.end > level_rows.len() {
