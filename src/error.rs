@@ -140,6 +140,16 @@ pub enum Error {
     /// A preconditioner was built for a different matrix than the one it is used with.
     #[error("preconditioner mismatch: {0}")]
     PreconditionerMismatch(String),
+    /// The preconditioner does not apply to this matrix (Incomplete Poisson on a matrix that is
+    /// not symmetric with a positive diagonal and nonpositive off-diagonals, a matrix-free
+    /// preconditioner without a stencil, ...). Nothing was built.
+    #[error("preconditioner {preconditioner} does not apply: {reason}")]
+    NotApplicable {
+        /// Which preconditioner ("ip", "ip-matrix-free", ...).
+        preconditioner: String,
+        /// Why not.
+        reason: String,
+    },
     /// Preconditioner setup failed (zero pivot, singular block, ...).
     #[error("preconditioner setup failed: {0}")]
     PreconditionerSetup(String),

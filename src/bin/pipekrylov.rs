@@ -44,7 +44,9 @@ enum Command {
         /// pipelined or classical.
         #[arg(long, default_value = "pipelined")]
         variant: String,
-        /// none, jacobi, point-block-jacobi, block-jacobi or bilu0.
+        /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
+        /// BILU(0)), ip (Incomplete Poisson) or ip-matrix-free (IP of a generated stencil:
+        /// poisson2d, poisson3d, aniso2d).
         #[arg(long, default_value = "none")]
         precond: String,
         /// Triangular solves of bilu0 / block-jacobi: exact (level-scheduled) or sweeps:K
@@ -58,6 +60,9 @@ enum Command {
         /// Contiguous subdomains P of block-jacobi (couplings between them are dropped).
         #[arg(long, default_value_t = 1)]
         subdomains: usize,
+        /// Pattern level k of isai: the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
+        #[arg(long, default_value_t = 1)]
+        isai_level: usize,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -179,6 +184,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             trisolve,
             block_size,
             subdomains,
+            isai_level,
             backend,
             precision: prec,
             tol,
@@ -198,6 +204,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 trisolve: trisolve.parse::<TriangularSolve>()?,
                 block_size,
                 subdomains,
+                isai_level,
                 backend: backend.parse::<BackendChoice>()?,
                 precision: precision(&prec)?,
                 tol,

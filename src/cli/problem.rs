@@ -1,7 +1,7 @@
 //! Loading the matrix and right-hand side named on the command line.
 
 use crate::error::{Error, Result};
-use crate::matrix::generate::parse_spec;
+use crate::matrix::generate::{parse_spec, GridStencil};
 use crate::matrix::{matrix_market, CsrMatrix};
 use crate::scalar::Scalar;
 
@@ -11,6 +11,8 @@ pub struct System<T> {
     pub name: String,
     /// The matrix.
     pub matrix: CsrMatrix<T>,
+    /// The constant-coefficient stencil of a generated problem that has one.
+    pub stencil: Option<GridStencil>,
 }
 
 /// Load `--matrix FILE` or `--generate NAME:N` (exactly one of them).
@@ -31,6 +33,7 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| path.to_string()),
                 matrix: m,
+                stencil: None,
             })
         }
         (None, Some(spec)) => {
@@ -38,6 +41,7 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
             let p = g.generate::<T>(n)?;
             Ok(System {
                 name: p.name.clone(),
+                stencil: g.grid_stencil(p.param),
                 matrix: p.matrix,
             })
         }

@@ -1,6 +1,6 @@
 //! `pipekrylov solve`.
 
-use super::problem::{load_matrix, load_rhs};
+use super::problem::{load_matrix, load_rhs, System};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::{
     AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
@@ -34,6 +34,8 @@ pub struct SolveArgs {
     pub block_size: Option<usize>,
     /// `--subdomains P`
     pub subdomains: usize,
+    /// `--isai-level k`
+    pub isai_level: usize,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--precision`
@@ -76,7 +78,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let rhs = load_rhs::<T>(&args.rhs, n)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let m = backend.upload_matrix(a, args.format)?;
-    let spec = precond_spec(args, &system.name);
+    let spec = precond_spec(args, &system);
     let built = precond::build(backend, a, spec)?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
@@ -138,7 +140,8 @@ fn solve_with<B: Backend, T: Scalar>(
 
 /// The preconditioner the arguments ask for; the block size defaults to S of `--format bsr:S`,
 /// else 3 for elasticity3d (three unknowns per node), else 1.
-fn precond_spec(args: &SolveArgs, problem: &str) -> PrecondSpec {
+fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSpec {
+    let problem = system.name.as_str();
     let block_size = args.block_size.unwrap_or(match args.format {
         MatrixFormat::Bsr { block_size } => block_size,
         _ if problem.starts_with("elasticity3d") => 3,
@@ -149,6 +152,9 @@ fn precond_spec(args: &SolveArgs, problem: &str) -> PrecondSpec {
         block_size,
         solve: args.trisolve,
         subdomains: args.subdomains,
+        isai_level: args.isai_level,
+        format: args.format,
+        stencil: system.stencil,
     }
 }
 
@@ -219,6 +225,7 @@ fn json<B: Backend, T: Scalar>(
         v["block_size"] = spec.block_size.into();
         v["trisolve"] = spec.solve.to_string().into();
         v["subdomains"] = spec.subdomains.into();
+        v["isai_level"] = spec.isai_level.into();
     }
     v.to_string()
 }

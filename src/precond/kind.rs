@@ -1,9 +1,13 @@
 //! Run-time choice of a preconditioner (the CLI's `--precond`, `--trisolve`, `--block-size`,
-//! `--subdomains`).
+//! `--subdomains`, `--isai-level`).
 
-use super::{Bilu0, Bilu0Options, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve};
-use crate::backend::Backend;
+use super::{
+    Bilu0, Bilu0Options, BlockIsai, IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner,
+    TriangularSolve,
+};
+use crate::backend::{Backend, MatrixFormat};
 use crate::error::{Error, Result};
+use crate::matrix::generate::GridStencil;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 
@@ -21,6 +25,12 @@ pub enum PrecondKind {
     BlockJacobi,
     /// BILU(0) of the whole matrix.
     Bilu0,
+    /// Block-ISAI of the BILU(0) factors (two BSpMVs per application).
+    Isai,
+    /// Incomplete Poisson, assembled on A's pattern (one SpMV per application).
+    Ip,
+    /// Incomplete Poisson of a generated constant-coefficient stencil, matrix-free.
+    IpMatrixFree,
 }
 
 impl PrecondKind {
@@ -32,6 +42,9 @@ impl PrecondKind {
             Self::PointBlockJacobi => "point-block-jacobi",
             Self::BlockJacobi => "block-jacobi",
             Self::Bilu0 => "bilu0",
+            Self::Isai => "isai",
+            Self::Ip => "ip",
+            Self::IpMatrixFree => "ip-matrix-free",
         }
     }
 }
@@ -51,11 +64,14 @@ impl std::str::FromStr for PrecondKind {
             "point-block-jacobi" => Ok(Self::PointBlockJacobi),
             "block-jacobi" => Ok(Self::BlockJacobi),
             "bilu0" => Ok(Self::Bilu0),
+            "isai" => Ok(Self::Isai),
+            "ip" => Ok(Self::Ip),
+            "ip-matrix-free" => Ok(Self::IpMatrixFree),
             _ => Err(Error::param(
                 "precond",
                 format!(
                     "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi or bilu0)"
+                     block-jacobi, bilu0, isai, ip or ip-matrix-free)"
                 ),
             )),
         }
@@ -63,7 +79,7 @@ impl std::str::FromStr for PrecondKind {
 }
 
 /// A preconditioner and its parameters, as chosen at run time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PrecondSpec {
     /// Which one.
     pub kind: PrecondKind,
@@ -73,6 +89,12 @@ pub struct PrecondSpec {
     pub solve: TriangularSolve,
     /// Subdomains P (block-Jacobi).
     pub subdomains: usize,
+    /// Pattern level k of block-ISAI (1..=3).
+    pub isai_level: usize,
+    /// Device format of an assembled IP matrix.
+    pub format: MatrixFormat,
+    /// The stencil of a generated problem (matrix-free IP needs it).
+    pub stencil: Option<GridStencil>,
 }
 
 impl Default for PrecondSpec {
@@ -82,6 +104,9 @@ impl Default for PrecondSpec {
             block_size: 1,
             solve: TriangularSolve::Exact,
             subdomains: 1,
+            isai_level: 1,
+            format: MatrixFormat::Csr,
+            stencil: None,
         }
     }
 }
@@ -108,5 +133,21 @@ pub fn build<B: Backend + 'static, T: Scalar>(
         )?)),
         PrecondKind::BlockJacobi => Some(Box::new(Bilu0::block_jacobi(backend, a, opts)?)),
         PrecondKind::Bilu0 => Some(Box::new(Bilu0::new(backend, a, opts)?)),
+        PrecondKind::Isai => Some(Box::new(BlockIsai::new(
+            backend,
+            a,
+            spec.block_size,
+            spec.isai_level,
+        )?)),
+        PrecondKind::Ip => Some(Box::new(IncompletePoisson::new(backend, a, spec.format)?)),
+        PrecondKind::IpMatrixFree => {
+            let stencil = spec.stencil.ok_or_else(|| Error::NotApplicable {
+                preconditioner: "ip-matrix-free".into(),
+                reason: "the problem is not a generated constant-coefficient stencil \
+                         (poisson2d, poisson3d or aniso2d); use --precond ip"
+                    .into(),
+            })?;
+            Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?))
+        }
     })
 }

@@ -8,6 +8,8 @@
 mod bilu0;
 mod block_dense;
 mod identity;
+mod incomplete_poisson;
+mod isai;
 mod jacobi;
 mod kind;
 mod point_block_jacobi;
@@ -16,6 +18,8 @@ pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels, TriangularSolve,
 };
 pub use identity::Identity;
+pub use incomplete_poisson::IncompletePoisson;
+pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
 pub use kind::{build, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;

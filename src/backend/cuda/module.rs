@@ -31,6 +31,8 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("gmres.cu", include_str!("../../../kernels-cu/gmres.cu")),
     ("precond.cu", include_str!("../../../kernels-cu/precond.cu")),
     ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
+    ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
+    ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
 ];
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
@@ -69,12 +71,15 @@ pub(crate) enum Kernel {
     BlockDiagScale,
     BsrTrsvSweep,
     BsrTrsvLevel,
+    IsaiSolve,
+    IpStencil,
+    IpStencilDot,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 29] = [
+    pub(crate) const ALL: [Kernel; 32] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -103,6 +108,9 @@ impl Kernel {
         Kernel::BlockDiagScale,
         Kernel::BsrTrsvSweep,
         Kernel::BsrTrsvLevel,
+        Kernel::IsaiSolve,
+        Kernel::IpStencil,
+        Kernel::IpStencilDot,
         Kernel::BufferAddress,
     ];
 
@@ -137,6 +145,9 @@ impl Kernel {
             Kernel::BlockDiagScale => "block_diag_scale",
             Kernel::BsrTrsvSweep => "bsr_trsv_sweep",
             Kernel::BsrTrsvLevel => "bsr_trsv_level",
+            Kernel::IsaiSolve => "isai_solve",
+            Kernel::IpStencil => "ip_stencil",
+            Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::BufferAddress => "buffer_address",
         }
     }

@@ -1,11 +1,13 @@
 //! CUDA implementation of [`PrecondOps`] (`kernels-cu/precond.cu`).
 
 use super::module::Kernel;
-use super::{index_arg, len_arg, Arg, CudaBackend};
+use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
+use crate::backend::ops::precond::{
+    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, PrecondOps};
+use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -137,6 +139,94 @@ impl PrecondOps for CudaBackend {
         // factor was validated at upload; b and x hold n_block_rows * bs (checked).
         unsafe { self.launch::<T>(Kernel::BsrTrsvLevel, self.grid(len.max(1)), &args) }
     }
+
+    fn isai_solve<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        upper: bool,
+        pattern: &InversePattern,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_isai(t, pattern, out)?;
+        let work = pattern.n_block_cols * t.block_size;
+        len_arg(work)?;
+        let [rp, ci, v, inv, unit] = self.triangular_args(t)?;
+        let args = [
+            index_arg("block size", t.block_size)?,
+            len_arg(pattern.n_block_cols)?,
+            rp,
+            ci,
+            v,
+            inv,
+            unit,
+            Arg::U32(u32::from(upper)),
+            self.ptr(&pattern.col_ptr)?,
+            self.ptr(&pattern.row_idx)?,
+            self.ptr(&pattern.dest)?,
+            self.ptr(out)?,
+        ];
+        // SAFETY: isai_solve(bs, n_block_cols, row_ptr, col_idx, values, inv_diag, unit_diag,
+        // upper, col_ptr, row_idx, dest, out): the factor and the pattern were validated at
+        // upload (indices in range, dest a permutation of the blocks), the pattern matches the
+        // factor and out holds every block of N (checked).
+        unsafe { self.launch::<T>(Kernel::IsaiSolve, self.grid(work.max(1)), &args) }
+    }
+
+    fn ip_stencil<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        let [nx, ny, nz, wx, wy, wz] = ip_args(st);
+        let args = [nx, ny, nz, wx, wy, wz, self.ptr(r)?, self.ptr(z)?];
+        // SAFETY: ip_stencil(nx, ny, nz, wx, wy, wz, r, z): r and z hold nx*ny*nz < 2^32
+        // elements (checked).
+        unsafe { self.launch::<T>(Kernel::IpStencil, self.grid(r.len()), &args) }
+    }
+
+    fn ip_stencil_dot<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        partials.check(slot, r.len())?;
+        let [nx, ny, nz, wx, wy, wz] = ip_args(st);
+        let args = [
+            nx,
+            ny,
+            nz,
+            wx,
+            wy,
+            wz,
+            self.ptr(r)?,
+            self.ptr(z)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slot.0)?,
+        ];
+        // SAFETY: ip_stencil_dot(nx, ny, nz, wx, wy, wz, r, z, partials, slot): r and z hold
+        // nx*ny*nz < 2^32 elements, the slot is inside the partials (checked), grid = groups.
+        unsafe { self.launch::<T>(Kernel::IpStencilDot, partials.groups(), &args) }
+    }
+}
+
+/// The grid and weights of the `ip_stencil` kernels (the grid was checked to fit in 32 bits).
+fn ip_args<T: Scalar>(st: &IpStencil<T>) -> [Arg; 6] {
+    let [nx, ny, nz] = st.dims;
+    let [wx, wy, wz] = st.weights;
+    [
+        Arg::U32(nx as u32),
+        Arg::U32(ny as u32),
+        Arg::U32(nz as u32),
+        scalar(wx),
+        scalar(wy),
+        scalar(wz),
+    ]
 }
 
 impl CudaBackend {

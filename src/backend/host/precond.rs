@@ -3,11 +3,14 @@
 use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
+use crate::backend::ops::precond::{
+    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, PrecondOps, MAX_BLOCK_SIZE};
+use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 use std::ops::Range;
 
 impl PrecondOps for HostBackend {
@@ -150,6 +153,138 @@ impl PrecondOps for HostBackend {
         }
         Ok(())
     }
+
+    fn isai_solve<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        upper: bool,
+        pattern: &InversePattern,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_isai(t, pattern, out)?;
+        self.counters.launch();
+        let ht = HostTriangular::new(t)?;
+        let s = t.block_size;
+        let (col_ptr, row_idx) = (pattern.col_ptr.host()?, pattern.row_idx.host()?);
+        let dest = pattern.dest.host()?;
+        // One column per task, into its own buffer (CSC order), then scattered by `dest`.
+        let solve = |j: usize| {
+            let (cb, ce) = (col_ptr[j] as usize, col_ptr[j + 1] as usize);
+            let mut col = vec![T::zero(); (ce - cb) * s * s];
+            for c in 0..s {
+                ht.isai_column(j, c, upper, &row_idx[cb..ce], &mut col);
+            }
+            col
+        };
+        let cols: Vec<Vec<T>> = if pattern.n_blocks() * s >= super::PARALLEL_MIN {
+            (0..pattern.n_block_cols)
+                .into_par_iter()
+                .map(solve)
+                .collect()
+        } else {
+            (0..pattern.n_block_cols).map(solve).collect()
+        };
+        let out = out.host_mut()?;
+        let bb = s * s;
+        for (j, col) in cols.iter().enumerate() {
+            for (q, blk) in col.chunks(bb).enumerate() {
+                let d = dest[col_ptr[j] as usize + q] as usize;
+                out[d * bb..(d + 1) * bb].copy_from_slice(blk);
+            }
+        }
+        Ok(())
+    }
+
+    fn ip_stencil<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        self.counters.launch();
+        let n = r.len();
+        let r = r.host()?;
+        let items: Vec<_> = z.host_mut()?.chunks_mut(CHUNK).enumerate().collect();
+        exec(n, items, |(c, z)| {
+            for (k, zi) in z.iter_mut().enumerate() {
+                *zi = ip_row(st, c * CHUNK + k, r);
+            }
+        });
+        Ok(())
+    }
+
+    fn ip_stencil_dot<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        let n = r.len();
+        partials.check(slot, n)?;
+        self.counters.launch();
+        let g = partials.groups();
+        let out = slot_mut(partials, slot)?;
+        let r = r.host()?;
+        let items: Vec<_> = chunks_mut(z.host_mut()?, g)
+            .zip(out.iter_mut())
+            .enumerate()
+            .collect();
+        exec(n, items, |(c, (z, o))| {
+            let mut acc = T::zero();
+            for (k, zi) in z.iter_mut().enumerate() {
+                let i = c * CHUNK + k;
+                *zi = ip_row(st, i, r);
+                acc += r[i] * *zi;
+            }
+            *o = acc;
+        });
+        Ok(())
+    }
+}
+
+/// Row i of the matrix-free Incomplete Poisson product (the order of `ip.cl`).
+fn ip_row<T: Scalar>(st: &IpStencil<T>, i: usize, r: &[T]) -> T {
+    let [nx, ny, nz] = st.dims;
+    let [wx, wy, wz] = st.weights;
+    let plane = nx * ny;
+    let (zc, rem) = (i / plane, i % plane);
+    let (yc, xc) = (rem / nx, rem % nx);
+    let mut m = T::zero();
+    if zc > 0 {
+        m += wz * wz;
+    }
+    if yc > 0 {
+        m += wy * wy;
+    }
+    if xc > 0 {
+        m += wx * wx;
+    }
+    m += T::one();
+    let mut acc = T::zero();
+    if zc > 0 {
+        acc += wz * r[i - plane];
+    }
+    if yc > 0 {
+        acc += wy * r[i - nx];
+    }
+    if xc > 0 {
+        acc += wx * r[i - 1];
+    }
+    acc += m * r[i];
+    if xc + 1 < nx {
+        acc += wx * r[i + 1];
+    }
+    if yc + 1 < ny {
+        acc += wy * r[i + nx];
+    }
+    if zc + 1 < nz {
+        acc += wz * r[i + plane];
+    }
+    acc
 }
 
 /// The host arrays of a block triangular factor.
@@ -170,6 +305,49 @@ impl<'a, T: Scalar> HostTriangular<'a, T> {
             values: t.values.host()?,
             inv_diag: t.inv_diag.as_ref().map(|d| d.host()).transpose()?,
         })
+    }
+
+    /// Column c of block column j of N ~ T^-1 on the row set `rows` (the order of
+    /// `isai.cl`), into `col` (s*s per row of `rows`, column-major blocks).
+    fn isai_column(&self, j: usize, c: usize, upper: bool, rows: &[u32], col: &mut [T]) {
+        let s = self.s;
+        let m = rows.len();
+        for step in 0..m {
+            let pos = if upper { m - 1 - step } else { step };
+            let r = rows[pos] as usize;
+            let mut t = [T::zero(); MAX_BLOCK_SIZE];
+            if r == j {
+                t[c] = T::one();
+            }
+            let solved = if upper { pos + 1..m } else { 0..pos };
+            for k in self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize {
+                let Ok(q) = rows[solved.clone()].binary_search(&self.col_idx[k]) else {
+                    continue;
+                };
+                let q = solved.start + q;
+                let blk = &self.values[k * s * s..(k + 1) * s * s];
+                for jj in 0..s {
+                    let xj = col[q * s * s + c * s + jj];
+                    for i in 0..s {
+                        t[i] -= blk[jj * s + i] * xj;
+                    }
+                }
+            }
+            let xr = &mut col[pos * s * s + c * s..pos * s * s + (c + 1) * s];
+            match self.inv_diag {
+                None => xr.copy_from_slice(&t[..s]),
+                Some(d) => {
+                    let d = &d[r * s * s..(r + 1) * s * s];
+                    for (i, o) in xr.iter_mut().enumerate() {
+                        let mut acc = T::zero();
+                        for jj in 0..s {
+                            acc += d[jj * s + i] * t[jj];
+                        }
+                        *o = acc;
+                    }
+                }
+            }
+        }
     }
 
     /// x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for block row `br` (the order of `trsv.cl`);

@@ -3,9 +3,11 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::precond::{check_block_diag_scale, check_level, check_sweep, check_trsv};
+use crate::backend::ops::precond::{
+    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, PrecondOps};
+use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -127,9 +129,80 @@ impl PrecondOps for OpenClBackend {
         args.extend([Arg::Mem(self.mem(b)?), Arg::Mem(self.mem(x)?)]);
         self.launch::<T>("bsr_trsv_level", self.elementwise_groups(len), &args)
     }
+
+    fn isai_solve<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        upper: bool,
+        pattern: &InversePattern,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_isai(t, pattern, out)?;
+        let work = pattern.n_block_cols * t.block_size;
+        let mut args = vec![
+            Arg::uint(t.block_size as u32),
+            Arg::uint(Self::len_u32(pattern.n_block_cols)?),
+        ];
+        args.extend(self.triangular_args(t)?);
+        Self::len_u32(work)?;
+        args.extend([
+            Arg::uint(u32::from(upper)),
+            Arg::Mem(self.mem(&pattern.col_ptr)?),
+            Arg::Mem(self.mem(&pattern.row_idx)?),
+            Arg::Mem(self.mem(&pattern.dest)?),
+            Arg::Mem(self.mem(out)?),
+        ]);
+        self.launch::<T>("isai_solve", self.elementwise_groups(work), &args)
+    }
+
+    fn ip_stencil<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        let mut args = Self::ip_args(st);
+        args.extend([Arg::Mem(self.mem(r)?), Arg::Mem(self.mem(z)?)]);
+        self.launch::<T>("ip_stencil", self.elementwise_groups(r.len()), &args)
+    }
+
+    fn ip_stencil_dot<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, r, z)?;
+        partials.check(slot, r.len())?;
+        let mut args = Self::ip_args(st);
+        args.extend([
+            Arg::Mem(self.mem(r)?),
+            Arg::Mem(self.mem(z)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(slot)?,
+        ]);
+        self.launch::<T>("ip_stencil_dot", partials.groups(), &args)
+    }
 }
 
 impl OpenClBackend {
+    /// The grid and weights of the `ip_stencil` kernels (checked to fit in 32 bits).
+    fn ip_args<'a, T: Scalar>(st: &IpStencil<T>) -> Vec<Arg<'a>> {
+        let [nx, ny, nz] = st.dims;
+        let [wx, wy, wz] = st.weights;
+        vec![
+            Arg::uint(nx as u32),
+            Arg::uint(ny as u32),
+            Arg::uint(nz as u32),
+            Arg::scalar(wx),
+            Arg::scalar(wy),
+            Arg::scalar(wz),
+        ]
+    }
+
     /// The factor's arguments up to and including `unit_diag`, after `bs` (and the level
     /// arguments, for `bsr_trsv_level`).
     fn triangular_args<'a, T: Scalar>(&self, t: &'a BlockTriangular<T>) -> Result<Vec<Arg<'a>>> {

@@ -21,6 +21,8 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("gmres", include_str!("../../../kernels-cl/gmres.cl")),
     ("precond", include_str!("../../../kernels-cl/precond.cl")),
     ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
+    ("isai", include_str!("../../../kernels-cl/isai.cl")),
+    ("ip", include_str!("../../../kernels-cl/ip.cl")),
 ];
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.

@@ -10,7 +10,7 @@ pub mod spmv;
 pub mod vector;
 
 pub use krylov::{Basis, KrylovOps};
-pub use precond::{BlockTriangular, PrecondOps, MAX_BLOCK_SIZE};
+pub use precond::{BlockTriangular, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -60,4 +60,6 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         "trsv",
         &["block_diag_scale", "bsr_trsv_sweep", "bsr_trsv_level"],
     ),
+    ("isai", &["isai_solve"]),
+    ("ip", &["ip_stencil", "ip_stencil_dot"]),
 ];

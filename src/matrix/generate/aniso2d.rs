@@ -20,6 +20,12 @@ pub(super) const EPSILON: f64 = 1e-3;
 
 /// 5-point anisotropic Laplacian on a `k x k` interior grid: `k^2` unknowns.
 pub(super) fn aniso2d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
+    let (dims, s) = aniso2d_stencil(k);
+    stencil7(dims, &s)
+}
+
+/// The grid and stencil of [`aniso2d`].
+pub(super) fn aniso2d_stencil(k: usize) -> ([usize; 3], Stencil7) {
     let s = Stencil7 {
         center: 2.0 + 2.0 * EPSILON,
         west: -EPSILON,
@@ -29,7 +35,7 @@ pub(super) fn aniso2d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
         down: 0.0,
         up: 0.0,
     };
-    stencil7([k, k, 1], &s)
+    ([k, k, 1], s)
 }
 
 #[cfg(test)]

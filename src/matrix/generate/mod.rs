@@ -285,6 +285,50 @@ impl Generator {
     }
 }
 
+/// A symmetric constant-coefficient 5/7-point stencil on an `nx x ny x nz` grid with the
+/// Dirichlet neighbours eliminated (lexicographic numbering, x fastest): what a matrix-free
+/// operator or preconditioner needs instead of the assembled matrix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridStencil {
+    /// Grid points per axis (x fastest; nz = 1 in 2D).
+    pub dims: [usize; 3],
+    /// The diagonal coefficient.
+    pub center: f64,
+    /// The coefficient of both neighbours along x, y and z.
+    pub neighbours: [f64; 3],
+}
+
+impl GridStencil {
+    fn of((dims, s): ([usize; 3], Stencil7)) -> Self {
+        debug_assert!(s.west == s.east && s.south == s.north && s.down == s.up);
+        Self {
+            dims,
+            center: s.center,
+            neighbours: [s.west, s.south, s.down],
+        }
+    }
+}
+
+impl Generator {
+    /// The constant-coefficient stencil behind the matrix of `param`, for the generators that
+    /// have one (`poisson2d`, `poisson3d`, `aniso2d`), `None` otherwise.
+    ///
+    /// ```
+    /// use pipekrylov::matrix::generate::Generator;
+    /// let s = Generator::Poisson3d.grid_stencil(4).unwrap();
+    /// assert_eq!((s.dims, s.center, s.neighbours), ([4, 4, 4], 6.0, [-1.0; 3]));
+    /// assert!(Generator::Fem2d.grid_stencil(4).is_none());
+    /// ```
+    pub fn grid_stencil(&self, param: usize) -> Option<GridStencil> {
+        match self {
+            Generator::Poisson2d => Some(GridStencil::of(poisson::poisson2d_stencil(param))),
+            Generator::Poisson3d => Some(GridStencil::of(poisson::poisson3d_stencil(param))),
+            Generator::Aniso2d => Some(GridStencil::of(aniso2d::aniso2d_stencil(param))),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Generator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.name())

@@ -16,6 +16,12 @@ use crate::scalar::Scalar;
 /// 5-point Laplacian on a `k x k` interior grid (scaled by `h^2`): `k^2` unknowns,
 /// `5k^2 - 4k` nonzeros.
 pub(super) fn poisson2d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
+    let (dims, s) = poisson2d_stencil(k);
+    stencil7(dims, &s)
+}
+
+/// The grid and stencil of [`poisson2d`].
+pub(super) fn poisson2d_stencil(k: usize) -> ([usize; 3], Stencil7) {
     let s = Stencil7 {
         center: 4.0,
         west: -1.0,
@@ -25,12 +31,18 @@ pub(super) fn poisson2d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
         down: 0.0,
         up: 0.0,
     };
-    stencil7([k, k, 1], &s)
+    ([k, k, 1], s)
 }
 
 /// 7-point Laplacian on a `k x k x k` interior grid (scaled by `h^2`): `k^3` unknowns,
 /// `7k^3 - 6k^2` nonzeros.
 pub(super) fn poisson3d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
+    let (dims, s) = poisson3d_stencil(k);
+    stencil7(dims, &s)
+}
+
+/// The grid and stencil of [`poisson3d`].
+pub(super) fn poisson3d_stencil(k: usize) -> ([usize; 3], Stencil7) {
     let s = Stencil7 {
         center: 6.0,
         west: -1.0,
@@ -40,7 +52,7 @@ pub(super) fn poisson3d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
         down: -1.0,
         up: -1.0,
     };
-    stencil7([k, k, k], &s)
+    ([k, k, k], s)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! solves, and block-Jacobi over P subdomains with BILU(0) on each diagonal block (seed 000,
 //! Sections 3.3-3.4, equations (10)-(11), Algorithms 6-7).
 
-mod factor;
+pub(crate) mod factor;
 mod levels;
 
 pub(crate) use factor::singular as factor_singular;
@@ -264,7 +264,7 @@ impl<T: Scalar> Bilu0<T> {
     }
 }
 
-fn check_options<T: Scalar>(a: &CsrMatrix<T>, opts: &Bilu0Options) -> Result<()> {
+pub(crate) fn check_options<T: Scalar>(a: &CsrMatrix<T>, opts: &Bilu0Options) -> Result<()> {
     if !a.is_square() {
         return Err(Error::dims(
             "BILU(0): square matrix",

@@ -1,0 +1,124 @@
+//! The Incomplete Poisson matrix M^-1 = (I - L D^-1)(I - D^-1 L^T) cut to the pattern of A
+//! (seed 003 eq. (15)), built on the host, and the check that A is in its domain.
+
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use rayon::prelude::*;
+
+/// Why `a` is outside the domain of the IP preconditioner (a symmetric matrix with a positive
+/// diagonal and nonpositive off-diagonal entries, e.g. an M-matrix), or `None`.
+///
+/// Symmetry is checked on the pattern exactly and on the values up to 64 ulps of the larger
+/// entry (assembly round-off).
+pub(super) fn outside_domain<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
+    if !a.is_square() {
+        return Some(format!(
+            "the matrix is {} x {}, not square",
+            a.n_rows(),
+            a.n_cols()
+        ));
+    }
+    if let Some(row) = a.first_non_finite() {
+        return Some(format!("row {row} holds a NaN or infinite entry"));
+    }
+    let tol = T::EPSILON.to_f64() * 64.0;
+    let problem = (0..a.n_rows()).into_par_iter().find_map_first(|i| {
+        let (cols, vals) = a.row(i);
+        let mut has_diag = false;
+        for (&j, &v) in cols.iter().zip(vals) {
+            if j == i {
+                has_diag = true;
+                if v <= T::zero() {
+                    return Some(format!(
+                        "diagonal entry {} in row {i} is not positive",
+                        v.to_f64()
+                    ));
+                }
+                continue;
+            }
+            if v > T::zero() {
+                return Some(format!(
+                    "entry ({i}, {j}) = {} is positive (IP needs nonpositive off-diagonals)",
+                    v.to_f64()
+                ));
+            }
+            let (tc, tv) = a.row(j);
+            let mirror = tc.binary_search(&i).ok().map(|k| tv[k]);
+            match mirror {
+                Some(w)
+                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => {}
+                Some(w) => {
+                    return Some(format!(
+                        "the matrix is not symmetric: ({i}, {j}) = {} but ({j}, {i}) = {}",
+                        v.to_f64(),
+                        w.to_f64()
+                    ))
+                }
+                None => {
+                    return Some(format!(
+                        "the pattern is not symmetric: ({i}, {j}) is stored, ({j}, {i}) is not"
+                    ))
+                }
+            }
+        }
+        (!has_diag).then(|| format!("row {i} has no diagonal entry"))
+    });
+    problem
+}
+
+/// M^-1 = K K^T on the pattern of `a`, K = I - L D^-1: entry (i, j) is
+/// sum_{k <= min(i, j)} K_ik K_jk with K_ii = 1 and K_ik = -a_ik / a_kk (k < i), summed in
+/// ascending k (so M^-1 is exactly symmetric). `a` must pass [`outside_domain`].
+pub(super) fn ip_matrix<T: Scalar>(a: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    let n = a.n_rows();
+    let diag = a.diagonal();
+    // Row i of K: (k, K_ik) for k < i ascending, then (i, 1).
+    let k_rows: Vec<Vec<(usize, T)>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let (cols, vals) = a.row(i);
+            let mut row: Vec<(usize, T)> = cols
+                .iter()
+                .zip(vals)
+                .filter(|(&k, _)| k < i)
+                .map(|(&k, &v)| (k, -v / diag[k]))
+                .collect();
+            row.push((i, T::one()));
+            row
+        })
+        .collect();
+    let values: Vec<T> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let ki = &k_rows[i];
+            let k_rows = &k_rows;
+            a.row(i).0.iter().map(move |&j| merge_dot(ki, &k_rows[j]))
+        })
+        .collect();
+    if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
+        let row = a.row_ptr().partition_point(|&p| p <= pos) - 1;
+        return Err(Error::NotApplicable {
+            preconditioner: "ip".into(),
+            reason: format!("the IP entries of row {row} overflow"),
+        });
+    }
+    CsrMatrix::new(n, n, a.row_ptr().to_vec(), a.col_idx().to_vec(), values)
+}
+
+/// sum over the common columns of two ascending sparse rows of the products.
+fn merge_dot<T: Scalar>(x: &[(usize, T)], y: &[(usize, T)]) -> T {
+    let (mut p, mut q, mut acc) = (0, 0, T::zero());
+    while p < x.len() && q < y.len() {
+        match x[p].0.cmp(&y[q].0) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                acc += x[p].1 * y[q].1;
+                p += 1;
+                q += 1;
+            }
+        }
+    }
+    acc
+}

@@ -1,0 +1,259 @@
+//! Incomplete Poisson (IP) preconditioner, seed 003 Section IV: M^-1 = (I - L D^-1)(I - D^-1 L^T)
+//! with A = L + D + L^T, cut to the pattern of A (eq. (15), (24), (28)-(29)). Its application is
+//! one SpMV (assembled) or one stencil sweep that stores nothing but three weights
+//! (matrix-free), fused with the inner product PCG needs.
+//!
+//! On a constant-coefficient stencil with diagonal d and neighbour coefficient a per axis the
+//! entries are w = -a / d for both neighbours and 1 + sum of w^2 over the lower neighbours on
+//! the diagonal. Eq. (29) as printed divides the upper neighbours by *their* diagonal; that is
+//! only the same where the diagonal is constant and would make M^-1 nonsymmetric elsewhere,
+//! so the entries here follow eq. (15) exactly: (i, j) uses the diagonal of min(i, j).
+
+mod assemble;
+
+use super::{Preconditioner, SetupTimes};
+use crate::backend::{
+    Backend, Buffer, DeviceMatrix, IpStencil, MatrixFormat, Partials, Slot, SpmvDots,
+};
+use crate::error::{Error, Result};
+use crate::matrix::generate::GridStencil;
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use std::time::Instant;
+
+/// How M^-1 is held on the device.
+#[derive(Debug)]
+enum Storage<T> {
+    /// The assembled matrix on A's pattern, applied by the SpMV kernels.
+    Assembled(DeviceMatrix<T>),
+    /// Nothing but the stencil weights, applied by the `ip_stencil` kernels.
+    MatrixFree(IpStencil<T>),
+}
+
+/// Incomplete Poisson preconditioner (symmetric positive definite, for CG).
+///
+/// ```
+/// use pipekrylov::backend::host::HostBackend;
+/// use pipekrylov::backend::MatrixFormat;
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::precond::{IncompletePoisson, Preconditioner};
+/// let a = Generator::Poisson2d.generate_with_param::<f64>(8).unwrap().matrix;
+/// let host = HostBackend::new();
+/// let m = IncompletePoisson::new(&host, &a, MatrixFormat::Csr).unwrap();
+/// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 1);
+/// // A matrix with a positive off-diagonal entry is refused.
+/// let bad = pipekrylov::matrix::CsrMatrix::<f64>::from_triplets(
+///     2, 2, &[(0, 0, 2.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 2.0)]).unwrap();
+/// assert!(IncompletePoisson::new(&host, &bad, MatrixFormat::Csr).is_err());
+/// ```
+#[derive(Debug)]
+pub struct IncompletePoisson<T> {
+    n: usize,
+    storage: Storage<T>,
+    times: SetupTimes,
+    fingerprint: Option<u64>,
+}
+
+impl<T: Scalar> IncompletePoisson<T> {
+    /// Assemble M^-1 on the pattern of `a` (eq. (15)) and upload it in `format`.
+    ///
+    /// Errors: [`Error::NotApplicable`] when `a` is not square and symmetric with a positive
+    /// diagonal and nonpositive off-diagonal entries (the class the paper's argument covers;
+    /// IP of any other matrix is not guaranteed to be positive definite), or when an entry
+    /// overflows; device errors from the upload.
+    pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, format: MatrixFormat) -> Result<Self> {
+        let t0 = Instant::now();
+        if let Some(reason) = assemble::outside_domain(a) {
+            return Err(Error::NotApplicable {
+                preconditioner: "ip".into(),
+                reason,
+            });
+        }
+        let m = assemble::ip_matrix(a)?;
+        let fingerprint = a.fingerprint();
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let dm = backend.upload_matrix(&m, format)?;
+        backend.synchronize()?;
+        Ok(Self {
+            n: a.n_rows(),
+            storage: Storage::Assembled(dm),
+            times: SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            fingerprint: Some(fingerprint),
+        })
+    }
+
+    /// The matrix-free IP of a constant-coefficient stencil (seed 003 eq. (29)): no matrix is
+    /// stored. It is not tied to an assembled matrix, so the solvers cannot check that it was
+    /// built for theirs; [`IncompletePoisson::matrix_free_for`] checks the stencil against one.
+    ///
+    /// Errors: [`Error::NotApplicable`] for a non-positive diagonal or a positive neighbour
+    /// coefficient; [`Error::InvalidParameter`] for an empty grid or one of 2^32 points or more.
+    pub fn matrix_free(stencil: &GridStencil) -> Result<Self> {
+        let t0 = Instant::now();
+        let not = |reason: String| Error::NotApplicable {
+            preconditioner: "ip-matrix-free".into(),
+            reason,
+        };
+        if !(stencil.center > 0.0 && stencil.center.is_finite()) {
+            return Err(not(format!(
+                "stencil diagonal {} is not positive",
+                stencil.center
+            )));
+        }
+        if let Some(a) = stencil.neighbours.iter().find(|a| !(**a <= 0.0)) {
+            return Err(not(format!("neighbour coefficient {a} is not nonpositive")));
+        }
+        let weights = stencil.neighbours.map(|a| T::from_f64(-a / stencil.center));
+        let st = IpStencil {
+            dims: stencil.dims,
+            weights,
+        };
+        let n = stencil
+            .dims
+            .iter()
+            .try_fold(1usize, |p, &d| p.checked_mul(d))
+            .filter(|&n| n > 0 && n <= u32::MAX as usize)
+            .ok_or_else(|| {
+                Error::param(
+                    "grid",
+                    format!("grid {:?} is empty or too large", stencil.dims),
+                )
+            })?;
+        Ok(Self {
+            n,
+            storage: Storage::MatrixFree(st),
+            times: SetupTimes {
+                host_seconds: t0.elapsed().as_secs_f64(),
+                device_seconds: 0.0,
+            },
+            fingerprint: None,
+        })
+    }
+
+    /// [`IncompletePoisson::matrix_free`] after checking that `a` is the matrix of `stencil`
+    /// (same size, and each row's entries those of the stencil with the Dirichlet neighbours
+    /// dropped): [`Error::NotApplicable`] otherwise. The result is tied to `a`'s fingerprint.
+    pub fn matrix_free_for(a: &CsrMatrix<T>, stencil: &GridStencil) -> Result<Self> {
+        let t0 = Instant::now();
+        let mut m = Self::matrix_free(stencil)?;
+        if let Some(reason) = stencil_mismatch(a, stencil) {
+            return Err(Error::NotApplicable {
+                preconditioner: "ip-matrix-free".into(),
+                reason,
+            });
+        }
+        m.fingerprint = Some(a.fingerprint());
+        m.times.host_seconds = t0.elapsed().as_secs_f64();
+        Ok(m)
+    }
+
+    /// Whether no matrix is stored.
+    pub fn is_matrix_free(&self) -> bool {
+        matches!(self.storage, Storage::MatrixFree(_))
+    }
+}
+
+/// Why `a` is not the matrix of `stencil`, or `None`.
+fn stencil_mismatch<T: Scalar>(a: &CsrMatrix<T>, s: &GridStencil) -> Option<String> {
+    let [nx, ny, nz] = s.dims;
+    let n = nx * ny * nz;
+    if a.n_rows() != n || a.n_cols() != n {
+        return Some(format!(
+            "the matrix is {} x {}, the grid has {n} points",
+            a.n_rows(),
+            a.n_cols()
+        ));
+    }
+    let plane = nx * ny;
+    let [ax, ay, az] = s.neighbours.map(T::from_f64);
+    let d = T::from_f64(s.center);
+    (0..n).find_map(|i| {
+        let (zc, yc, xc) = (i / plane, (i % plane) / nx, i % nx);
+        let mut want: Vec<(usize, T)> = Vec::with_capacity(7);
+        let mut push = |present: bool, j: usize, v: T| {
+            if present && v != T::zero() {
+                want.push((j, v));
+            }
+        };
+        push(zc > 0, i.wrapping_sub(plane), az);
+        push(yc > 0, i.wrapping_sub(nx), ay);
+        push(xc > 0, i.wrapping_sub(1), ax);
+        push(true, i, d);
+        push(xc + 1 < nx, i + 1, ax);
+        push(yc + 1 < ny, i + nx, ay);
+        push(zc + 1 < nz, i + plane, az);
+        let (cols, vals) = a.row(i);
+        let got = cols.iter().copied().zip(vals.iter().copied());
+        (!got.eq(want.iter().copied())).then(|| format!("row {i} differs from the stencil"))
+    })
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
+    fn name(&self) -> &'static str {
+        match self.storage {
+            Storage::Assembled(_) => "ip",
+            Storage::MatrixFree(_) => "ip-matrix-free",
+        }
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        match &self.storage {
+            Storage::Assembled(m) => backend.spmv(m, r, z),
+            Storage::MatrixFree(st) => backend.ip_stencil(st, r, z),
+        }
+    }
+    fn apply_dot(
+        &self,
+        backend: &B,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        match &self.storage {
+            Storage::Assembled(m) => {
+                let dots = SpmvDots {
+                    yy: None,
+                    with: [Some((r, slot)), None],
+                };
+                backend.spmv_dots(m, r, z, dots, partials)
+            }
+            Storage::MatrixFree(st) => backend.ip_stencil_dot(st, r, z, partials, slot),
+        }
+    }
+    fn launches_per_apply(&self) -> usize {
+        1
+    }
+    fn fuses_dot(&self) -> bool {
+        true
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        match &self.storage {
+            Storage::Assembled(m) => m.device_bytes(),
+            Storage::MatrixFree(_) => 0,
+        }
+    }
+    fn params(&self) -> serde_json::Value {
+        match &self.storage {
+            Storage::Assembled(m) => {
+                serde_json::json!({ "format": format!("{:?}", m.format_kind()) })
+            }
+            Storage::MatrixFree(st) => serde_json::json!({
+                "grid": st.dims,
+                "weights": st.weights.map(|w| w.to_f64()),
+            }),
+        }
+    }
+    fn built_for(&self) -> Option<u64> {
+        self.fingerprint
+    }
+}

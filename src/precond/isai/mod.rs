@@ -1,0 +1,283 @@
+//! Block incomplete sparse approximate inverse (block-ISAI) of the BILU(0) factors, seed 002
+//! Algorithm 1: N_L ~ L^-1 and N_U ~ U^-1 on the block patterns of (I + |L|)^k and
+//! (I + |U|)^k, each block column from one small block triangular system gathered from the
+//! factor, solved on the device (`isai_solve`); applied as z = N_U (N_L r), two BSpMVs.
+
+mod pattern;
+
+pub use pattern::{power_pattern, InverseLayout};
+
+use super::bilu0::{check_options, factor};
+use super::{Bilu0Options, Preconditioner, SetupTimes, TriangularSolve};
+use crate::backend::{
+    Backend, BlockTriangular, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot,
+    SpmvDots,
+};
+use crate::error::{Error, Result};
+use crate::matrix::{BsrMatrix, CsrMatrix};
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Largest pattern level k of [`BlockIsai`].
+pub const MAX_ISAI_LEVEL: usize = 3;
+
+/// Where block-ISAI's setup time went (seed 002 Figures 4, 6, 8, 11), in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct IsaiSetupSplit {
+    /// BILU(0) factorization (host).
+    pub factor: f64,
+    /// Patterns of (I + |L|)^k and (I + |U|)^k and their block CSC/CSR layouts (host).
+    pub pattern: f64,
+    /// Uploading the factors and patterns (device).
+    pub upload: f64,
+    /// The gathered triangular systems, solved by `isai_solve` straight into block CSR
+    /// (device, synchronized; no separate transpose is needed).
+    pub solve: f64,
+}
+
+/// Block-ISAI preconditioner built from BILU(0): z = N_U (N_L r).
+///
+/// ```
+/// use pipekrylov::backend::host::HostBackend;
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::precond::{BlockIsai, Preconditioner};
+/// let a = Generator::ConvDiff3d.generate_with_param::<f64>(6).unwrap().matrix;
+/// let host = HostBackend::new();
+/// let m = BlockIsai::new(&host, &a, 2, 2).unwrap();
+/// // Two block SpMVs per application.
+/// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 2);
+/// ```
+#[derive(Debug)]
+pub struct BlockIsai<T> {
+    block_size: usize,
+    level: usize,
+    n: usize,
+    n_l: DeviceMatrix<T>,
+    n_u: DeviceMatrix<T>,
+    work: Mutex<Buffer<T>>,
+    times: SetupTimes,
+    split: IsaiSetupSplit,
+    fingerprint: u64,
+}
+
+impl<T: Scalar> BlockIsai<T> {
+    /// Factor `a` by BILU(0) with blocks of `block_size` (host), build the patterns of level
+    /// `level` (1..=3, host) and solve the gathered systems on `backend`.
+    ///
+    /// Errors: [`Error::InvalidParameter`] for a block size outside 1..=8 or not dividing n,
+    /// or a level outside 1..=3; [`Error::SingularPivot`] from the factorization, or naming
+    /// the first block column of N_L or N_U whose solution is not finite (overflow in a
+    /// gathered system); device errors.
+    pub fn new<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        block_size: usize,
+        level: usize,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let opts = Bilu0Options {
+            block_size,
+            solve: TriangularSolve::Exact,
+            subdomains: 1,
+        };
+        check_options(a, &opts)?;
+        if !(1..=MAX_ISAI_LEVEL).contains(&level) {
+            return Err(Error::param(
+                "isai_level",
+                format!("level {level} is outside 1..={MAX_ISAI_LEVEL}"),
+            ));
+        }
+        let s = block_size;
+        let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
+        let fingerprint = a.fingerprint();
+        let t_factor = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let lay_l = power_pattern(&f.l_row_ptr, &f.l_col_idx, level)?;
+        let lay_u = power_pattern(&f.u_row_ptr, &f.u_col_idx, level)?;
+        let t_pattern = t1.elapsed().as_secs_f64();
+
+        let t2 = Instant::now();
+        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
+        let u = BlockTriangular::upload(
+            backend,
+            s,
+            &f.u_row_ptr,
+            &f.u_col_idx,
+            &f.u_values,
+            Some(&f.u_inv_diag),
+        )?;
+        let pat_l = InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?;
+        let pat_u = InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?;
+        let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
+        let mut vals_u = backend.alloc(lay_u.n_blocks() * s * s)?;
+        let work = backend.alloc(a.n_rows())?;
+        backend.synchronize()?;
+        let t_upload = t2.elapsed().as_secs_f64();
+
+        let t3 = Instant::now();
+        backend.isai_solve(&l, false, &pat_l, &mut vals_l)?;
+        backend.isai_solve(&u, true, &pat_u, &mut vals_u)?;
+        check_finite(backend, &vals_l, &lay_l, s, "L")?;
+        check_finite(backend, &vals_u, &lay_u, s, "U")?;
+        let t_solve = t3.elapsed().as_secs_f64();
+
+        let n = a.n_rows();
+        let n_l = bsr_matrix(backend, n, s, &lay_l, vals_l)?;
+        let n_u = bsr_matrix(backend, n, s, &lay_u, vals_u)?;
+        let t_upload = t_upload + t3.elapsed().as_secs_f64() - t_solve;
+        Ok(Self {
+            block_size: s,
+            level,
+            n,
+            n_l,
+            n_u,
+            work: Mutex::new(work),
+            times: SetupTimes {
+                host_seconds: t_factor + t_pattern,
+                device_seconds: t_upload + t_solve,
+            },
+            split: IsaiSetupSplit {
+                factor: t_factor,
+                pattern: t_pattern,
+                upload: t_upload,
+                solve: t_solve,
+            },
+            fingerprint,
+        })
+    }
+
+    /// The setup time split into factorization, patterns, uploads and the batched solves.
+    pub fn setup_split(&self) -> IsaiSetupSplit {
+        self.split
+    }
+
+    /// Blocks of N_L and N_U.
+    pub fn n_blocks(&self) -> (usize, usize) {
+        let s2 = self.block_size * self.block_size;
+        (self.n_l.nnz() / s2, self.n_u.nnz() / s2)
+    }
+
+    /// N_L and N_U as resident on the backend (block CSR).
+    pub fn inverses(&self) -> (&DeviceMatrix<T>, &DeviceMatrix<T>) {
+        (&self.n_l, &self.n_u)
+    }
+}
+
+/// The inverse's values (written by `isai_solve` into block-CSR order) with its block CSR
+/// pattern, as a device matrix for the BSpMV.
+fn bsr_matrix<B: Backend, T: Scalar>(
+    backend: &B,
+    n: usize,
+    s: usize,
+    lay: &InverseLayout,
+    values: Buffer<T>,
+) -> Result<DeviceMatrix<T>> {
+    Ok(DeviceMatrix {
+        n_rows: n,
+        n_cols: n,
+        nnz: lay.n_blocks() * s * s,
+        format: DeviceFormat::Bsr {
+            block_size: s,
+            row_ptr: backend.upload(&lay.row_ptr)?,
+            col_idx: backend.upload(&lay.col_idx)?,
+            values,
+        },
+        fingerprint: 0,
+    })
+}
+
+/// [`Error::SingularPivot`] naming the first block column of the inverse with a non-finite
+/// entry (one reduction on the device; the values are read back only when it fails).
+fn check_finite<B: Backend, T: Scalar>(
+    backend: &B,
+    values: &Buffer<T>,
+    lay: &InverseLayout,
+    s: usize,
+    factor: &str,
+) -> Result<()> {
+    let mut partials = backend.partials::<T>(values.len().max(1), 1)?;
+    backend.dot_partials(values, values, &mut partials, Slot(0))?;
+    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+        return Ok(());
+    }
+    let host = backend.download(values)?;
+    let bad_block = host
+        .chunks(s * s)
+        .position(|b| b.iter().any(|v| !v.is_finite()))
+        .unwrap_or(0);
+    let column = lay.col_idx.get(bad_block).copied().unwrap_or(0) as usize;
+    Err(Error::SingularPivot {
+        preconditioner: "isai".into(),
+        block_row: column,
+        detail: format!(
+            "block column {column} of the approximate inverse of {factor} is not finite \
+             (the gathered triangular system overflows)"
+        ),
+    })
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
+    fn name(&self) -> &'static str {
+        "isai"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        let mut f = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("block-ISAI workspace poisoned".into()))?;
+        // Algorithm 1, phase 2: f = N_L r, z = N_U f.
+        backend.spmv(&self.n_l, r, &mut f)?;
+        backend.spmv(&self.n_u, &f, z)
+    }
+    fn apply_dot(
+        &self,
+        backend: &B,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let mut f = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("block-ISAI workspace poisoned".into()))?;
+        backend.spmv(&self.n_l, r, &mut f)?;
+        let dots = SpmvDots {
+            yy: None,
+            with: [Some((r, slot)), None],
+        };
+        backend.spmv_dots(&self.n_u, &f, z, dots, partials)
+    }
+    fn launches_per_apply(&self) -> usize {
+        2
+    }
+    fn fuses_dot(&self) -> bool {
+        true
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        self.n_l.device_bytes()
+            + self.n_u.device_bytes()
+            + self.work.lock().map_or(0, |w| w.bytes())
+    }
+    fn params(&self) -> serde_json::Value {
+        let (bl, bu) = self.n_blocks();
+        serde_json::json!({
+            "block_size": self.block_size,
+            "level": self.level,
+            "blocks_l": bl,
+            "blocks_u": bu,
+            "setup_split_seconds": self.split,
+        })
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
+    }
+}
