@@ -531,7 +531,7 @@ fn spec(kind: PrecondKind, s: usize, solve: TriangularSolve) -> PrecondSpec {
         kind,
         block_size: s,
         solve,
-        subdomains: 1,
+        ..PrecondSpec::default()
     }
 }
 

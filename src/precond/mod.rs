@@ -18,7 +18,7 @@ pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels, TriangularSolve,
 };
 pub use identity::Identity;
-pub use incomplete_poisson::IncompletePoisson;
+pub use incomplete_poisson::{incomplete_poisson_matrix, IncompletePoisson};
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
 pub use kind::{build, PrecondKind, PrecondSpec};

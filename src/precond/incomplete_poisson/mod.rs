@@ -63,13 +63,7 @@ impl<T: Scalar> IncompletePoisson<T> {
     /// overflows; device errors from the upload.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, format: MatrixFormat) -> Result<Self> {
         let t0 = Instant::now();
-        if let Some(reason) = assemble::outside_domain(a) {
-            return Err(Error::NotApplicable {
-                preconditioner: "ip".into(),
-                reason,
-            });
-        }
-        let m = assemble::ip_matrix(a)?;
+        let m = incomplete_poisson_matrix(a)?;
         let fingerprint = a.fingerprint();
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
@@ -155,6 +149,18 @@ impl<T: Scalar> IncompletePoisson<T> {
     pub fn is_matrix_free(&self) -> bool {
         matches!(self.storage, Storage::MatrixFree(_))
     }
+}
+
+/// The Incomplete Poisson matrix of `a` on the host: M^-1 = (I - L D^-1)(I - D^-1 L^T) on the
+/// pattern of `a` (what [`IncompletePoisson::new`] uploads), with the same errors.
+pub fn incomplete_poisson_matrix<T: Scalar>(a: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    if let Some(reason) = assemble::outside_domain(a) {
+        return Err(Error::NotApplicable {
+            preconditioner: "ip".into(),
+            reason,
+        });
+    }
+    assemble::ip_matrix(a)
 }
 
 /// Why `a` is not the matrix of `stencil`, or `None`.

@@ -189,7 +189,8 @@ fn bsr_matrix<B: Backend, T: Scalar>(
 }
 
 /// [`Error::SingularPivot`] naming the first block column of the inverse with a non-finite
-/// entry (one reduction on the device; the values are read back only when it fails).
+/// entry (one reduction against a zero vector on the device; the values are read back only
+/// when it fails).
 fn check_finite<B: Backend, T: Scalar>(
     backend: &B,
     values: &Buffer<T>,
@@ -197,8 +198,12 @@ fn check_finite<B: Backend, T: Scalar>(
     s: usize,
     factor: &str,
 ) -> Result<()> {
+    // <v, 0> is NaN exactly when v holds a NaN or an infinity (inf * 0), and cannot overflow
+    // the way <v, v> would on large finite entries.
+    let mut zeros = backend.alloc::<T>(values.len())?;
+    backend.fill(&mut zeros, T::zero())?;
     let mut partials = backend.partials::<T>(values.len().max(1), 1)?;
-    backend.dot_partials(values, values, &mut partials, Slot(0))?;
+    backend.dot_partials(values, &zeros, &mut partials, Slot(0))?;
     if backend.finish(&partials)?.get(Slot(0)).is_finite() {
         return Ok(());
     }
