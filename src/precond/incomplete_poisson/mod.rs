@@ -25,7 +25,7 @@ use std::time::Instant;
 #[derive(Debug)]
 enum Storage<T> {
     /// The assembled matrix on A's pattern, applied by the SpMV kernels.
-    Assembled(DeviceMatrix<T>),
+    Assembled(Box<DeviceMatrix<T>>),
     /// Nothing but the stencil weights, applied by the `ip_stencil` kernels.
     MatrixFree(IpStencil<T>),
 }
@@ -71,7 +71,7 @@ impl<T: Scalar> IncompletePoisson<T> {
         backend.synchronize()?;
         Ok(Self {
             n: a.n_rows(),
-            storage: Storage::Assembled(dm),
+            storage: Storage::Assembled(Box::new(dm)),
             times: SetupTimes {
                 host_seconds,
                 device_seconds: t1.elapsed().as_secs_f64(),
@@ -98,7 +98,7 @@ impl<T: Scalar> IncompletePoisson<T> {
                 stencil.center
             )));
         }
-        if let Some(a) = stencil.neighbours.iter().find(|a| !(**a <= 0.0)) {
+        if let Some(a) = stencil.neighbours.iter().find(|a| a.is_nan() || **a > 0.0) {
             return Err(not(format!("neighbour coefficient {a} is not nonpositive")));
         }
         let weights = stencil.neighbours.map(|a| T::from_f64(-a / stencil.center));

@@ -84,8 +84,9 @@ pub fn power_pattern(row_ptr: &[u32], col_idx: &[u32], k: usize) -> Result<Inver
     let mut row_idx = vec![0u32; total];
     let mut dest = vec![0u32; total];
     for i in 0..n {
-        for pos in row_ptr_out[i] as usize..row_ptr_out[i + 1] as usize {
-            let c = col_idx_out[pos] as usize;
+        let (begin, end) = (row_ptr_out[i] as usize, row_ptr_out[i + 1] as usize);
+        for (pos, &c) in col_idx_out.iter().enumerate().take(end).skip(begin) {
+            let c = c as usize;
             let e = next[c] as usize;
             row_idx[e] = i as u32;
             dest[e] = pos as u32;
