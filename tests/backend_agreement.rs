@@ -16,7 +16,9 @@ use pipekrylov::backend::{Backend, MatrixFormat, Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
-use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
+use pipekrylov::solver::{
+    BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant,
+};
 use pipekrylov::Scalar;
 
 const SIZES: &[usize] = &[0, 1, 31, 33, 1000, 4099];
@@ -771,16 +773,35 @@ fn pipelined_counts<B: Backend>(b: &B) {
         .solve(&rhs, &mut x)
         .unwrap();
     assert_eq!(r.iterations, 30);
-    // Step 1: 2 kernels, step 2: 3, steps 3..30: 4 each; nothing transferred while orthogonalizing.
+    // CGS2 Arnoldi (the default): step 1 has 5 kernels (no batched dots of a first pass),
+    // steps 2..30 six each; nothing transferred while orthogonalizing.
     assert_eq!(
         r.inner_counters.launches,
-        2 + 3 + 4 * 28,
-        "GMRES launches per cycle"
+        5 + 6 * 29,
+        "GMRES (CGS2) launches per cycle"
     );
     assert_eq!(
         r.inner_counters.transfers, 0,
-        "GMRES: no transfer inside the orthogonalization"
+        "GMRES (CGS2): no transfer inside the orthogonalization"
     );
+    // The paper's simpler GMRES (seed 001 Algorithm 6): step 1: 2 kernels, step 2: 3, steps
+    // 3..30: 4 each.
+    let simpler = Params {
+        gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+        ..params
+    };
+    let mut x = b.alloc(n).unwrap();
+    let r = Gmres::new(b, &m, None, simpler)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
+    assert_eq!(r.iterations, 30);
+    assert_eq!(
+        r.inner_counters.launches,
+        2 + 3 + 4 * 28,
+        "simpler GMRES launches per cycle"
+    );
+    assert_eq!(r.inner_counters.transfers, 0);
 }
 
 #[test]

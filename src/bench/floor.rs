@@ -36,15 +36,23 @@ pub fn spmv_bytes(format: MatrixFormat, n: usize, nnz: usize, stored: usize, sca
     }
 }
 
-/// Bytes per iteration of the pipelined solver `solver` ("cg", "bicgstab", "gmres").
+/// Bytes per iteration of the pipelined solver `solver` ("cg", "bicgstab", "gmres" with CGS2,
+/// "gmres-simpler" with one CGS pass). Step i of a GMRES cycle reads about 2i basis vectors per
+/// Gram-Schmidt pass (dots, then the subtraction); averaged over a cycle of m steps one pass
+/// costs about m + 5 vectors (SpMV output, normalization and the v_0 read included), and the
+/// second CGS2 pass adds m + 4 (its dots and subtraction re-read v_1..v_{i-1} and v_i).
 pub fn iteration_bytes(solver: &str, restart: usize, spmv: f64, n: usize, scalar: usize) -> f64 {
     let vec = n as f64 * scalar as f64;
     match solver {
         "cg" => spmv + 7.0 * vec,
         "bicgstab" => 2.0 * spmv + 16.0 * vec,
-        _ => {
+        "gmres-simpler" => {
             let m = restart.max(1) as f64;
             spmv + (m + 5.0) * vec + (m + 2.0) * vec / m
+        }
+        _ => {
+            let m = restart.max(1) as f64;
+            spmv + (2.0 * m + 9.0) * vec + (m + 2.0) * vec / m
         }
     }
 }
@@ -76,8 +84,11 @@ mod tests {
         let b = spmv_bytes(MatrixFormat::Csr, 3, 5, 5, 8);
         assert_eq!(b, 5.0 * 12.0 + 3.0 * 20.0);
         // GMRES(1): spmv + (1 + 5) n S + 3 n S.
-        let g = iteration_bytes("gmres", 1, b, 3, 8);
+        let g = iteration_bytes("gmres-simpler", 1, b, 3, 8);
         assert_eq!(g, b + 6.0 * 24.0 + 3.0 * 24.0);
+        // CGS2 GMRES(1): spmv + (2 + 9) n S + 3 n S.
+        let g2 = iteration_bytes("gmres", 1, b, 3, 8);
+        assert_eq!(g2, b + 11.0 * 24.0 + 3.0 * 24.0);
         // BiCGStab: two SpMVs.
         assert_eq!(
             iteration_bytes("bicgstab", 30, b, 3, 8),

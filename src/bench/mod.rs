@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::matrix::generate::Generator;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
+use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
 
 /// The CSV header (scripts depend on the first 15 columns).
 pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s";
@@ -178,6 +178,14 @@ pub fn run_case<B: Backend, T: Scalar>(
         "cg" => Solver::Cg(Cg::new(backend, &m, None, params)?),
         "bicgstab" => Solver::BiCgStab(BiCgStab::new(backend, &m, None, params)?),
         "gmres" => Solver::Gmres(Gmres::new(backend, &m, None, params)?),
+        // The paper's simpler GMRES with one CGS pass, for comparison with the CGS2 default.
+        "gmres-simpler" => {
+            let params = Params {
+                gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+                ..params
+            };
+            Solver::Gmres(Gmres::new(backend, &m, None, params)?)
+        }
         other => return Err(Error::param("solver", format!("unknown solver '{other}'"))),
     };
     let mut run = |x: &mut crate::backend::Buffer<T>| -> Result<SolveReport> {

@@ -93,6 +93,7 @@ pub fn write_svg(rows: &[BenchRow], path: &Path, title: &str) -> Result<()> {
             "cg" => "CG",
             "bicgstab" => "BiCGStab",
             "gmres" => "GMRES",
+            "gmres-simpler" => "GMRES (simpler, CGS1)",
             other => other,
         };
         let mut chart = ChartBuilder::on(panel)

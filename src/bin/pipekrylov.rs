@@ -8,7 +8,7 @@ use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
 use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
 use pipekrylov::precond::{PrecondKind, TriangularSolve};
-use pipekrylov::solver::Variant;
+use pipekrylov::solver::{GmresOrthogonalization, Variant};
 use pipekrylov::{Error, Precision};
 
 #[derive(Parser)]
@@ -44,6 +44,10 @@ enum Command {
         /// pipelined or classical.
         #[arg(long, default_value = "pipelined")]
         variant: String,
+        /// Orthogonalization of the pipelined GMRES: cgs2 (Arnoldi, classical Gram-Schmidt
+        /// twice) or simpler-cgs (the paper's 4-kernel simpler GMRES).
+        #[arg(long, default_value = "cgs2")]
+        gmres_ortho: String,
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
         /// BILU(0)), ip (Incomplete Poisson) or ip-matrix-free (IP of a generated stencil:
         /// poisson2d, poisson3d, aniso2d).
@@ -180,6 +184,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             solver,
             restart,
             variant,
+            gmres_ortho,
             precond,
             trisolve,
             block_size,
@@ -200,6 +205,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 solver,
                 restart,
                 variant: variant.parse::<Variant>()?,
+                gmres_ortho: gmres_ortho.parse::<GmresOrthogonalization>()?,
                 precond: precond.parse::<PrecondKind>()?,
                 trisolve: trisolve.parse::<TriangularSolve>()?,
                 block_size,

@@ -8,7 +8,7 @@ use crate::backend::{
 use crate::error::{Error, Result};
 use crate::precond::{self, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve};
 use crate::scalar::{Precision, Scalar};
-use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
+use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
 use std::time::Instant;
 
 /// Arguments of `solve` (parsed by the binary).
@@ -26,6 +26,8 @@ pub struct SolveArgs {
     pub restart: usize,
     /// `--variant`
     pub variant: Variant,
+    /// `--gmres-ortho`
+    pub gmres_ortho: GmresOrthogonalization,
     /// `--precond`
     pub precond: PrecondKind,
     /// `--trisolve exact|sweeps:K`
@@ -87,6 +89,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
         max_iter: args.maxit,
         restart: args.restart,
         variant: args.variant,
+        gmres_orthogonalization: args.gmres_ortho,
         ..Params::default()
     };
     let b = backend.upload(&rhs)?;
@@ -192,6 +195,7 @@ fn json<B: Backend, T: Scalar>(
     let mut v = serde_json::json!({
         "solver": r.solver,
         "variant": args.variant.to_string(),
+        "gmres_orthogonalization": args.gmres_ortho.to_string(),
         "backend": backend.name(),
         "device": backend.device_name(),
         "precision": args.precision.to_string(),

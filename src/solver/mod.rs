@@ -11,5 +11,5 @@ pub use bicgstab::BiCgStab;
 pub use cg::Cg;
 pub use common::Monitor;
 pub use gmres::Gmres;
-pub use params::{Params, Variant};
+pub use params::{GmresOrthogonalization, Params, Variant};
 pub use report::{BreakdownKind, Progress, SolveReport, StopReason};

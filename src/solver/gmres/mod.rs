@@ -1,21 +1,28 @@
-//! GMRES(m) in the "simpler GMRES" form of Walker and Zhou with classical Gram-Schmidt:
-//! pipelined (seed 001 Algorithm 6: 4 kernels per step, no host transfer during the
-//! orthogonalization) and classical (Algorithm 5), both right-preconditioned.
+//! GMRES(m), right-preconditioned, in three forms:
 //!
-//! Basis: v_0 = r_0 / rho_0 and v_i = orthonormalized A M^-1 v_{i-1}, so A M^-1 [v_0..v_{k-1}]
-//! = [v_1..v_k] R with R upper triangular. With xi_i = <r_0, v_i>, the minimizer is
-//! R eta = xi and x_k = x_0 + M^-1 [v_0..v_{k-1}] eta; the residual norms follow from the xi
-//! without touching the residual vector: ||r_k|| = ||r_{k-1}|| sqrt(1 - (xi_k/||r_{k-1}||)^2),
-//! the product form that keeps relative accuracy when the residual becomes small.
+//! * pipelined (default): Arnoldi with classical Gram-Schmidt run twice (CGS2) and fused
+//!   kernels, nothing transferred while orthogonalizing (`arnoldi.rs`);
+//! * pipelined with [`GmresOrthogonalization::SimplerCgs`]: the paper's 4-kernel "simpler
+//!   GMRES" (seed 001 Algorithm 6, `simpler.rs`);
+//! * classical: textbook Arnoldi with modified Gram-Schmidt and Givens rotations
+//!   (`arnoldi.rs`).
+//!
+//! Every restart starts from the true residual; a cycle that increased it is reported and the
+//! best iterate seen at a restart is returned when the solve would end on a worse one.
+
+mod arnoldi;
+mod least_squares;
+mod simpler;
 
 use super::cg::norm;
 use super::common::{check_operator, start_solve, Monitor, Tracker};
-use super::params::{Params, Variant};
-use super::report::{BreakdownKind, SolveReport, StopReason};
+use super::params::{GmresOrthogonalization, Params, Variant};
+use super::report::{SolveReport, StopReason};
 use crate::backend::{Backend, Basis, Buffer, DeviceMatrix, Partials, Slot};
 use crate::error::Result;
 use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
+use least_squares::CycleSystem;
 use std::time::Instant;
 
 /// GMRES(m) for nonsymmetric systems.
@@ -39,11 +46,15 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     precond: Option<&'a dyn Preconditioner<B, T>>,
     params: Params,
     m: usize,
-    /// v_0 .. v_m, and (classical only) the residual r in column m + 1.
+    /// v_0 .. v_m in columns 0..m (simpler form) or 1..m+1 (Arnoldi).
     basis: Basis<T>,
-    /// R, m x m column-major (R_{j,i} at (j-1) + (i-1) m).
+    /// The simpler form's R (m x m, R_{j,i} at (j-1) + (i-1) m), or the Arnoldi H as the
+    /// first Gram-Schmidt pass and the norms leave it (leading dimension m + 1).
     rmat: Buffer<T>,
+    /// The second Gram-Schmidt pass's coefficients (CGS2), leading dimension m + 1.
+    rmat2: Buffer<T>,
     rhost: Vec<T>,
+    rhost2: Vec<T>,
     partials: Partials<T>,
     xi_partials: Partials<T>,
     scratch: Partials<T>,
@@ -68,15 +79,28 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         check_operator(a, precond)?;
         let n = a.n_rows();
         let m = params.restart;
+        let hsize = (m + 1) * (m + 1);
+        let mut basis = backend.basis(n, m + 2)?;
+        // Column 0 is unused by the Arnoldi forms but read by `gmres_normalize`: zero it.
+        let mut zero = backend.alloc::<T>(n)?;
+        backend.fill(&mut zero, T::zero())?;
+        backend.basis_load(&mut basis, 0, &zero, T::one())?;
+        drop(zero);
+        let mut rmat = backend.alloc(hsize)?;
+        let mut rmat2 = backend.alloc(hsize)?;
+        backend.fill(&mut rmat, T::zero())?;
+        backend.fill(&mut rmat2, T::zero())?;
         Ok(Self {
             backend,
             a,
             precond,
             params,
             m,
-            basis: backend.basis(n, m + 2)?,
-            rmat: backend.alloc(m * m)?,
-            rhost: vec![T::zero(); m * m],
+            basis,
+            rmat,
+            rmat2,
+            rhost: vec![T::zero(); hsize],
+            rhost2: vec![T::zero(); hsize],
             partials: backend.partials(n, m + 1)?,
             xi_partials: backend.partials(n, m)?,
             scratch: backend.partials(n, 1)?,
@@ -189,47 +213,45 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 rho_best = rho;
                 be.copy(x, &mut self.x_best)?;
             }
-            be.basis_load(&mut self.basis, 0, &self.tmp, T::from_f64(1.0 / rho))?;
-            let xi = match self.params.variant {
-                Variant::Pipelined => self.pipelined_cycle(steps, rho, tracker)?,
-                Variant::Classical => self.classical_cycle(steps, tracker)?,
+            let sys: CycleSystem = match (self.params.variant, self.params.gmres_orthogonalization)
+            {
+                (Variant::Pipelined, GmresOrthogonalization::SimplerCgs) => {
+                    self.load_v0(0, rho)?;
+                    self.simpler_cycle(steps, rho, tracker)?
+                }
+                (Variant::Pipelined, GmresOrthogonalization::Cgs2) => {
+                    self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
+                    self.cgs2_cycle(steps, rho, tracker)?
+                }
+                (Variant::Classical, _) => {
+                    self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
+                    self.mgs_cycle(steps, rho, tracker)?
+                }
             };
-            // Residual norms of the cycle, the first vanishing diagonal of R (breakdown).
+            // Record the residual estimates of the valid steps.
             let mut taken = 0;
             let mut reason = None;
-            let mut r_prev = rho;
-            let rscale = (0..steps * self.m)
-                .map(|k| self.rhost[k].to_f64().abs())
-                .fold(0.0, f64::max);
-            for k in 1..=steps {
-                let rkk = self.rhost[(k - 1) + (k - 1) * self.m].to_f64();
-                if rkk.is_nan() || rkk.abs() <= T::EPSILON.to_f64() * rscale {
-                    if !rkk.is_finite() {
-                        reason = Some(StopReason::NanOrInf);
-                    } else {
-                        reason = Some(StopReason::Breakdown(BreakdownKind::Gmres));
-                    }
-                    break;
-                }
-                let c = (xi[k - 1] / r_prev).clamp(-1.0, 1.0);
-                let rk = r_prev * ((1.0 - c) * (1.0 + c)).max(0.0).sqrt();
-                taken = k;
+            for &rk in &sys.estimates {
+                taken += 1;
                 iteration += 1;
-                r_prev = rk;
                 if let Some(r) = tracker.record(iteration, rk) {
                     reason = Some(r);
                     break;
                 }
             }
-            // Line 20: solve R eta = xi, x += M^-1 [v_0 .. v_{k-1}] eta.
+            if reason.is_none() {
+                reason = sys.stop;
+            }
+            // Solve R eta = rhs (Alg. 6 line 20), x += M^-1 [v_0 .. v_{k-1}] eta.
             if taken > 0 {
-                let eta = back_substitute(&self.rhost, self.m, &xi[..taken]);
+                let eta = sys.coefficients(taken);
                 let coeffs: Vec<T> = eta.iter().map(|&v| T::from_f64(v)).collect();
+                let cols = sys.first_col..sys.first_col + taken;
                 match self.precond {
-                    None => be.multi_axpy(x, &self.basis, 0..taken, &coeffs)?,
+                    None => be.multi_axpy(x, &self.basis, cols, &coeffs)?,
                     Some(pc) => {
                         be.fill(&mut self.tmp, T::zero())?;
-                        be.multi_axpy(&mut self.tmp, &self.basis, 0..taken, &coeffs)?;
+                        be.multi_axpy(&mut self.tmp, &self.basis, cols, &coeffs)?;
                         pc.apply(be, &self.tmp, &mut self.z)?;
                         be.axpby(T::one(), &self.z, T::one(), x)?;
                     }
@@ -303,7 +325,14 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         Ok(())
     }
 
-    /// The source of step i: v_{i-1}, or z = M^-1 v_{i-1} (right preconditioning).
+    /// v_0 = r / rho (r in `tmp`) into basis column `col`.
+    fn load_v0(&mut self, col: usize, rho: f64) -> Result<()> {
+        self.backend
+            .basis_load(&mut self.basis, col, &self.tmp, T::from_f64(1.0 / rho))
+    }
+
+    /// The source of the step filling column i: v = column i-1, or z = M^-1 v (right
+    /// preconditioning).
     fn prepare_source(&mut self, i: usize) -> Result<bool> {
         if let Some(pc) = self.precond {
             self.backend
@@ -313,128 +342,4 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         }
         Ok(false)
     }
-
-    /// Algorithm 6, lines 6-17: four kernels per step, no transfer until the cycle ends. Returns
-    /// xi_1..xi_steps; R is left in `rhost`.
-    fn pipelined_cycle(
-        &mut self,
-        steps: usize,
-        rho: f64,
-        tracker: &mut Tracker<'_>,
-    ) -> Result<Vec<f64>> {
-        let be = self.backend;
-        let m = self.m;
-        let norm_slot = Slot(m);
-        tracker.start_inner(be.counters());
-        for i in 1..=steps {
-            let pre = self.prepare_source(i)?;
-            // Line 7 with the first stage of <v_{i-1}, v_i> (slot i-2, j = i-1), or of
-            // <v_1, v_1> in the first step.
-            be.basis_spmv_dots(
-                self.a,
-                pre.then_some(&self.z),
-                &mut self.basis,
-                i,
-                &mut self.partials,
-                (i >= 2).then(|| Slot(i - 2)),
-                (i == 1).then_some(norm_slot),
-            )?;
-            if i >= 2 {
-                // Line 9: first stage of <v_j, v_i>, j = 1..i-2, in one pass over v_i.
-                if i >= 3 {
-                    be.basis_dots(&self.basis, i, 1..i - 1, &mut self.partials, Slot(0))?;
-                }
-                // Lines 9-12: second stage of R_{j,i}, v_i -= sum_j R_{j,i} v_j, first stage of
-                // ||v_i||.
-                be.gmres_gram_schmidt(
-                    &mut self.basis,
-                    i,
-                    &mut self.partials,
-                    Slot(0),
-                    norm_slot,
-                    &mut self.rmat,
-                    m,
-                )?;
-            }
-            // Lines 14-15: second stage of ||v_i||, normalize, first stage of xi_i.
-            be.gmres_normalize(
-                &mut self.basis,
-                i,
-                &self.partials,
-                norm_slot,
-                &mut self.rmat,
-                m,
-                &mut self.xi_partials,
-                Slot(i - 1),
-            )?;
-        }
-        tracker.end_inner(be.counters());
-        // After the orthogonalization: R and the xi partials to the host.
-        be.read(&self.rmat, &mut self.rhost)?;
-        let sums = be.finish(&self.xi_partials)?;
-        Ok((0..steps).map(|k| rho * sums.get(Slot(k))).collect())
-    }
-
-    /// Algorithm 5: one kernel per BLAS call, one transfer per inner product.
-    fn classical_cycle(&mut self, steps: usize, tracker: &mut Tracker<'_>) -> Result<Vec<f64>> {
-        let be = self.backend;
-        let m = self.m;
-        let rcol = m + 1;
-        // The residual r (unnormalized, still in tmp) lives in column m + 1.
-        be.basis_load(&mut self.basis, rcol, &self.tmp, T::one())?;
-        let mut xi = Vec::with_capacity(steps);
-        tracker.start_inner(be.counters());
-        for i in 1..=steps {
-            let pre = self.prepare_source(i)?;
-            // Line 7.
-            be.basis_spmv_dots(
-                self.a,
-                pre.then_some(&self.z),
-                &mut self.basis,
-                i,
-                &mut self.partials,
-                None,
-                None,
-            )?;
-            // Lines 8-10: R_{j,i} = <v_j, v_i>, each with its own transfer.
-            let mut col = Vec::with_capacity(i);
-            for j in 1..i {
-                be.basis_dots(&self.basis, i, j..j + 1, &mut self.scratch, Slot(0))?;
-                col.push(be.finish(&self.scratch)?.get(Slot(0)));
-            }
-            // Lines 11-13.
-            for (j, &rji) in col.iter().enumerate() {
-                be.basis_axpy(&mut self.basis, i, j + 1, T::from_f64(-rji))?;
-                self.rhost[j + (i - 1) * m] = T::from_f64(rji);
-            }
-            // Line 14.
-            be.basis_dots(&self.basis, i, i..i + 1, &mut self.scratch, Slot(0))?;
-            let nrm = norm(be.finish(&self.scratch)?.get(Slot(0)));
-            self.rhost[(i - 1) + (i - 1) * m] = T::from_f64(nrm);
-            if nrm > 0.0 {
-                be.basis_scale(&mut self.basis, i, T::from_f64(1.0 / nrm))?;
-            }
-            // Lines 15-16: xi_i = <r, v_i>, r -= xi_i v_i.
-            be.basis_dots(&self.basis, rcol, i..i + 1, &mut self.scratch, Slot(0))?;
-            let x = be.finish(&self.scratch)?.get(Slot(0));
-            be.basis_axpy(&mut self.basis, rcol, i, T::from_f64(-x))?;
-            xi.push(x);
-        }
-        tracker.end_inner(be.counters());
-        Ok(xi)
-    }
-}
-
-/// Solve the leading k x k block of R (column-major, leading dimension `ld`) against `rhs`.
-fn back_substitute<T: Scalar>(r: &[T], ld: usize, rhs: &[f64]) -> Vec<f64> {
-    let k = rhs.len();
-    let mut y = rhs.to_vec();
-    for i in (0..k).rev() {
-        let mut acc = y[i];
-        for j in i + 1..k {
-            acc -= r[i + j * ld].to_f64() * y[j];
-        }
-        y[i] = acc / r[i + i * ld].to_f64();
-    }
-    y
 }
