@@ -26,8 +26,8 @@ impl CycleSystem {
         let mut y = self.rhs[..k].to_vec();
         for i in (0..k).rev() {
             let mut acc = y[i];
-            for j in i + 1..k {
-                acc -= self.r[i + j * self.ld] * y[j];
+            for (j, yj) in y.iter().enumerate().take(k).skip(i + 1) {
+                acc -= self.r[i + j * self.ld] * yj;
             }
             y[i] = acc / self.r[i + i * self.ld];
         }
