@@ -216,6 +216,7 @@ fn json<B: Backend, T: Scalar>(
         "seconds_per_iteration": r.seconds_per_iteration(),
         "launches_per_iteration": r.launches_per_iteration,
         "transfers_per_iteration": r.transfers_per_iteration,
+        "residual_replacements": r.residual_replacements,
     });
     if let Some((spec, pc, apply_seconds)) = precond {
         let times = pc.setup_times();

@@ -128,6 +128,10 @@ pub(crate) struct Tracker<'m> {
     inner_start: Option<CounterSnapshot>,
     /// A warning from the solver itself (GMRES: a cycle increased the true residual).
     pub solver_warning: Option<String>,
+    /// Residual replacements so far (pipelined CG).
+    pub residual_replacements: usize,
+    /// Counters when the loop ended early (a final check that is not part of an iteration).
+    loop_end: Option<CounterSnapshot>,
 }
 
 impl<'m> Tracker<'m> {
@@ -137,6 +141,8 @@ impl<'m> Tracker<'m> {
             start: Instant::now(),
             b_norm,
             solver_warning: None,
+            residual_replacements: 0,
+            loop_end: None,
             target: (params.rtol * b_norm).max(params.atol),
             r0: f64::NAN,
             history: Vec::new(),
@@ -153,6 +159,12 @@ impl<'m> Tracker<'m> {
     pub fn start_loop(&mut self, c: CounterSnapshot) {
         self.loop_start = c;
         self.loop_started = Instant::now();
+    }
+
+    /// Mark the end of the iteration loop before a final check (like the report's true
+    /// residual, it is not counted per iteration).
+    pub fn end_loop(&mut self, c: CounterSnapshot) {
+        self.loop_end = Some(c);
     }
 
     /// Mark the start of a stretch of inner steps.
@@ -222,7 +234,7 @@ impl<'m> Tracker<'m> {
         setup_seconds: f64,
         inner_is_loop: bool,
     ) -> Result<SolveReport> {
-        let loop_counters = backend.counters() - self.loop_start;
+        let loop_counters = self.loop_end.unwrap_or_else(|| backend.counters()) - self.loop_start;
         backend.synchronize()?;
         let loop_seconds = self.loop_started.elapsed().as_secs_f64();
         backend.residual(a, x, b, r_scratch, partials, Some(Slot(0)))?;
@@ -274,6 +286,7 @@ impl<'m> Tracker<'m> {
             },
             launches_per_iteration: per(loop_counters.launches),
             transfers_per_iteration: per(loop_counters.transfers),
+            residual_replacements: self.residual_replacements,
         })
     }
 }

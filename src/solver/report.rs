@@ -32,6 +32,10 @@ pub enum StopReason {
     Breakdown(BreakdownKind),
     /// NaN or Inf appeared in a reduction.
     NanOrInf,
+    /// The true residual stopped decreasing above the tolerance: the attainable accuracy of
+    /// the precision and the matrix's conditioning is reached (pipelined CG, checked at its
+    /// residual replacements).
+    Stagnated,
 }
 
 impl StopReason {
@@ -51,6 +55,7 @@ impl std::fmt::Display for StopReason {
             StopReason::IndefinitePreconditioner => f.write_str("indefinite_preconditioner"),
             StopReason::Breakdown(k) => write!(f, "breakdown_{k:?}").map(|_| ()),
             StopReason::NanOrInf => f.write_str("nan_or_inf"),
+            StopReason::Stagnated => f.write_str("stagnated"),
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct SolveReport {
     pub launches_per_iteration: f64,
     /// Host transfers per iteration.
     pub transfers_per_iteration: f64,
+    /// Times the recursive residual was replaced by the true one (pipelined CG; 0 elsewhere).
+    pub residual_replacements: usize,
 }
 
 impl SolveReport {
