@@ -11,6 +11,31 @@ use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
 use std::time::Instant;
 
+/// Outcome of checking a convergence claim of the recurrence.
+enum Claim {
+    /// Stop for this reason (converged, stagnated, or a limit met at the check).
+    Holds(StopReason),
+    /// Restarted from the true residual of this norm.
+    Restarted(f64),
+}
+
+/// Restarts from the true residual: the best true residual seen and the restarts in a row that
+/// did not improve it by 10%.
+#[derive(Debug)]
+struct Restarts {
+    best: f64,
+    no_gain: usize,
+}
+
+impl Default for Restarts {
+    fn default() -> Self {
+        Self {
+            best: f64::INFINITY,
+            no_gain: 0,
+        }
+    }
+}
+
 /// Reduction slots of one BiCGStab iteration.
 mod slot {
     use crate::backend::Slot;
@@ -153,17 +178,14 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         let (be, a, pc) = (self.backend, self.a, self.precond);
         // Lines 1-4: r0 = b - A x0, r0* = r0, p0 = r0; <r0, r0*> = <r0, r0>, its partials
         // already in the slot the first s-update reads.
-        be.residual(a, x, b, &mut self.r, &mut self.partials, Some(slot::R_R0))?;
-        be.copy(&self.r, &mut self.r0star)?;
-        be.copy(&self.r, &mut self.p)?;
-        let rr0 = be.finish(&self.partials)?.get(slot::R_R0);
-        let r0star_norm = norm(rr0);
+        let mut r0star_norm = self.restart(b, x)?;
         if let Some(reason) = tracker.record(0, r0star_norm) {
             return Ok((0, reason));
         }
         let mut r_norm = r0star_norm;
         tracker.start_loop(be.counters());
         let mut iteration = 0;
+        let mut restarts = Restarts::default();
         loop {
             // Lines 6-7: A p_i (right-preconditioned: A M^-1 p_i) with the partial <Ap, r0*>.
             if let Some(m) = pc {
@@ -234,11 +256,17 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             let alpha = rho / ap_r0;
             let ss = sums.get(slot::S_S);
             if tracker.passes(norm(ss)) {
-                // s = 0 (to tolerance): converged at the half step, x += alpha p^.
+                // s = 0 (to tolerance): converged at the half step, x += alpha p^; the claim is
+                // checked against b - A x (a restart from there when it does not hold).
                 be.axpby(t(alpha), p_eff, T::one(), x)?;
                 iteration += 1;
-                let reason = tracker.record(iteration, norm(ss));
-                return Ok((iteration, reason.unwrap_or(StopReason::Converged)));
+                match self.check_claim(b, x, tracker, &mut restarts, iteration)? {
+                    Claim::Holds(reason) => return Ok((iteration, reason)),
+                    Claim::Restarted(r) => {
+                        (r0star_norm, r_norm) = (r, r);
+                        continue;
+                    }
+                }
             }
             let (as_s, as_as) = (sums.get(slot::AS_S), sums.get(slot::AS_AS));
             let omega = if as_as > 0.0 { as_s / as_as } else { 0.0 };
@@ -273,10 +301,72 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                 rr = be.finish(&self.partials)?.get(slot::R_R);
             }
             r_norm = norm(rr);
+            if tracker.passes(r_norm) {
+                match self.check_claim(b, x, tracker, &mut restarts, iteration)? {
+                    Claim::Holds(reason) => return Ok((iteration, reason)),
+                    Claim::Restarted(r) => {
+                        (r0star_norm, r_norm) = (r, r);
+                        continue;
+                    }
+                }
+            }
             if let Some(reason) = tracker.record(iteration, r_norm) {
                 return Ok((iteration, reason));
             }
         }
+    }
+
+    /// Lines 1-4 from the current x: r = b - A x, r0* = r, p = r, with the partial of
+    /// <r, r0*> = <r, r> in the slot the first s-update reads. Returns ||r||.
+    fn restart(&mut self, b: &Buffer<T>, x: &Buffer<T>) -> Result<f64> {
+        let be = self.backend;
+        be.residual(
+            self.a,
+            x,
+            b,
+            &mut self.r,
+            &mut self.partials,
+            Some(slot::R_R0),
+        )?;
+        be.copy(&self.r, &mut self.r0star)?;
+        be.copy(&self.r, &mut self.p)?;
+        Ok(norm(be.finish(&self.partials)?.get(slot::R_R0)))
+    }
+
+    /// The recurrence claims convergence after `iteration`: check b - A x. If it passes, the
+    /// solve converged (the check is not counted as iteration work); otherwise restart from
+    /// the true residual (counted as a residual replacement), or stop as stagnated after three
+    /// restarts in a row without a 10% gain.
+    fn check_claim(
+        &mut self,
+        b: &Buffer<T>,
+        x: &Buffer<T>,
+        tracker: &mut Tracker<'_>,
+        restarts: &mut Restarts,
+        iteration: usize,
+    ) -> Result<Claim> {
+        let before = self.backend.counters();
+        let r = self.restart(b, x)?;
+        if tracker.passes(r) {
+            tracker.end_loop(before);
+            tracker.record(iteration, r);
+            return Ok(Claim::Holds(StopReason::Converged));
+        }
+        tracker.residual_replacements += 1;
+        if r < 0.9 * restarts.best {
+            restarts.best = r;
+            restarts.no_gain = 0;
+        } else {
+            restarts.no_gain += 1;
+        }
+        if restarts.no_gain >= 3 {
+            tracker.record(iteration, r);
+            return Ok(Claim::Holds(StopReason::Stagnated));
+        }
+        if let Some(reason) = tracker.record(iteration, r) {
+            return Ok(Claim::Holds(reason));
+        }
+        Ok(Claim::Restarted(r))
     }
 
     /// Seed 001 Algorithm 3, BLAS style.
