@@ -94,7 +94,8 @@ enum Command {
         /// Comma-separated backends.
         #[arg(long, default_value = "host")]
         backends: String,
-        /// Comma-separated solvers.
+        /// Comma-separated solvers: cg, bicgstab, gmres (CGS2), gmres-simpler (the paper's
+        /// simpler GMRES with one CGS pass).
         #[arg(long, default_value = "cg,bicgstab,gmres")]
         solvers: String,
         /// Comma-separated variants.
@@ -265,7 +266,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
             };
             for s in &args.solvers {
-                if !["cg", "bicgstab", "gmres"].contains(&s.as_str()) {
+                if !["cg", "bicgstab", "gmres", "gmres-simpler"].contains(&s.as_str()) {
                     return Err(Error::param("solvers", format!("unknown solver '{s}'")));
                 }
             }
