@@ -11,6 +11,7 @@ pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod matrix;
+pub mod memory;
 pub mod precond;
 pub mod scalar;
 pub mod solver;

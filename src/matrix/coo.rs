@@ -85,16 +85,28 @@ impl<T: Scalar> CooMatrix<T> {
     /// Convert to CSR: columns sorted within each row, duplicates summed.
     pub fn to_csr(&self) -> Result<super::CsrMatrix<T>> {
         let n = self.n_rows;
-        let mut counts = vec![0usize; n + 1];
+        let nnz = self.nnz();
+        // Everything this conversion and the sort after it hold at once, checked before any
+        // of it is allocated (hostile headers: RELIABILITY.md rows 16 and 22).
+        crate::memory::check_row_pointers(n, nnz)?;
+        let word = std::mem::size_of::<usize>();
+        let entry = word + std::mem::size_of::<T>();
+        let total = n
+            .checked_add(1)
+            .and_then(|p| p.checked_mul(3 * word))
+            .and_then(|p| p.checked_add(nnz.checked_mul(2 * entry)?));
+        crate::memory::check_budget("COO to CSR", total)?;
+        let mut counts = crate::memory::try_filled("CSR row pointers", n + 1, 0usize)?;
         for &r in &self.rows {
             counts[r + 1] += 1;
         }
         for i in 0..n {
             counts[i + 1] += counts[i];
         }
-        let mut next = counts.clone();
-        let mut cols = vec![0usize; self.nnz()];
-        let mut vals = vec![T::zero(); self.nnz()];
+        let mut next = crate::memory::try_filled("CSR fill positions", n + 1, 0usize)?;
+        next.copy_from_slice(&counts);
+        let mut cols = crate::memory::try_filled("CSR column indices", nnz, 0usize)?;
+        let mut vals = crate::memory::try_filled("CSR values", nnz, T::zero())?;
         for ((&r, &c), &v) in self.rows.iter().zip(&self.cols).zip(&self.vals) {
             let k = next[r];
             cols[k] = c;

@@ -62,9 +62,9 @@ impl<T: Scalar> CsrMatrix<T> {
         values: Vec<T>,
     ) -> Result<Self> {
         check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
-        let mut out_ptr = Vec::with_capacity(n_rows + 1);
-        let mut out_cols = Vec::with_capacity(col_idx.len());
-        let mut out_vals = Vec::with_capacity(values.len());
+        let mut out_ptr = crate::memory::try_with_capacity("CSR row pointers", n_rows + 1)?;
+        let mut out_cols = crate::memory::try_with_capacity("CSR column indices", col_idx.len())?;
+        let mut out_vals = crate::memory::try_with_capacity("CSR values", values.len())?;
         out_ptr.push(0);
         let mut row: Vec<(usize, T)> = Vec::new();
         for r in 0..n_rows {

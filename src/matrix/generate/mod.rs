@@ -432,9 +432,14 @@ fn stencil7<T: Scalar>(dims: [usize; 3], s: &Stencil7) -> Result<CsrMatrix<T>> {
     let plane = nx * ny;
     let links = (nx - 1) * ny * nz + nx * (ny - 1) * nz + nx * ny * (nz - 1);
     let nnz = n + 2 * links;
-    let mut row_ptr = Vec::with_capacity(n + 1);
-    let mut cols = Vec::with_capacity(nnz);
-    let mut vals = Vec::with_capacity(nnz);
+    let word = std::mem::size_of::<usize>();
+    let need = (n + 1)
+        .checked_mul(word)
+        .and_then(|p| p.checked_add(nnz.checked_mul(word + std::mem::size_of::<T>())?));
+    crate::memory::check_budget("generated stencil matrix", need)?;
+    let mut row_ptr = crate::memory::try_with_capacity("generator row pointers", n + 1)?;
+    let mut cols = crate::memory::try_with_capacity("generator column indices", nnz)?;
+    let mut vals = crate::memory::try_with_capacity("generator values", nnz)?;
     let c = T::from_f64(s.center);
     let (w, e) = (T::from_f64(s.west), T::from_f64(s.east));
     let (so, no) = (T::from_f64(s.south), T::from_f64(s.north));
@@ -677,9 +682,9 @@ fn assemble_structured<T: Scalar>(
     let max_abs = vals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     // Entries are kept when `|v| > tol`; a negative tolerance keeps everything.
     let tol = drop_rel.map_or(-1.0, |r| r * max_abs);
-    let mut row_ptr = Vec::with_capacity(n + 1);
-    let mut cols = Vec::with_capacity(total);
-    let mut out = Vec::with_capacity(total);
+    let mut row_ptr = crate::memory::try_with_capacity("generator row pointers", n + 1)?;
+    let mut cols = crate::memory::try_with_capacity("generator column indices", total)?;
+    let mut out = crate::memory::try_with_capacity("generator values", total)?;
     row_ptr.push(0usize);
     let mut nbr: Vec<usize> = Vec::with_capacity(offsets.len());
     let mut i = 0usize;

@@ -1,0 +1,94 @@
+//! Host allocations whose size comes from user input (file headers, generator sizes): checked
+//! against the memory the machine has before anything is allocated or touched, and fallible,
+//! so a hostile size is an [`Error::OutOfMemory`] within milliseconds, never an abort or a
+//! machine thrashing for minutes (RELIABILITY.md rows 16 and 22).
+
+use crate::error::{Error, Result};
+
+/// Bytes of memory available to this process now (Linux: `MemAvailable` of /proc/meminfo),
+/// or `None` where that is not known.
+pub fn available_bytes() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// [`Error::OutOfMemory`] for `bytes` of `what` on the host.
+pub(crate) fn host_oom(what: &str, bytes: usize, detail: impl Into<String>) -> Error {
+    Error::OutOfMemory {
+        device: "host".into(),
+        bytes,
+        detail: format!("{what}: {}", detail.into()),
+    }
+}
+
+/// Check that `bytes` (the sum of what an operation is about to allocate) fits in the
+/// available memory; `None` bytes means the size overflowed.
+pub(crate) fn check_budget(what: &str, bytes: Option<usize>) -> Result<()> {
+    let Some(bytes) = bytes else {
+        return Err(host_oom(
+            what,
+            usize::MAX,
+            "the size overflows the address space",
+        ));
+    };
+    if let Some(avail) = available_bytes() {
+        if bytes > avail {
+            return Err(host_oom(
+                what,
+                bytes,
+                format!("{bytes} bytes needed, {avail} available"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A vector of `len` copies of `value`, or [`Error::OutOfMemory`].
+pub(crate) fn try_filled<T: Clone>(what: &str, len: usize, value: T) -> Result<Vec<T>> {
+    let bytes = len.checked_mul(std::mem::size_of::<T>());
+    check_budget(what, bytes)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|e| host_oom(what, bytes.unwrap_or(usize::MAX), e.to_string()))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` elements, or [`Error::OutOfMemory`].
+pub(crate) fn try_with_capacity<T>(what: &str, len: usize) -> Result<Vec<T>> {
+    let bytes = len.checked_mul(std::mem::size_of::<T>());
+    check_budget(what, bytes)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|e| host_oom(what, bytes.unwrap_or(usize::MAX), e.to_string()))?;
+    Ok(v)
+}
+
+/// Rows per stored entry beyond which a row-pointer array larger than [`SPARSE_ROWS_BYTES`]
+/// is refused up front: a file declaring 3e9 rows and 2 entries needs a 24 GB row-pointer
+/// array, and filling it would take longer than any user waits for an answer.
+pub const MAX_ROWS_PER_ENTRY: usize = 64;
+/// See [`MAX_ROWS_PER_ENTRY`]: 1 GiB.
+pub const SPARSE_ROWS_BYTES: usize = 1 << 30;
+
+/// Refuse a CSR row-pointer array for `n_rows` rows holding only `nnz` entries when it is both
+/// large and mostly empty (see [`MAX_ROWS_PER_ENTRY`]).
+pub(crate) fn check_row_pointers(n_rows: usize, nnz: usize) -> Result<()> {
+    let bytes = n_rows
+        .saturating_add(1)
+        .saturating_mul(std::mem::size_of::<usize>());
+    if bytes > SPARSE_ROWS_BYTES && n_rows > MAX_ROWS_PER_ENTRY.saturating_mul(nnz.max(1)) {
+        return Err(host_oom(
+            "CSR row pointers",
+            bytes,
+            format!(
+                "{n_rows} rows hold only {nnz} entries: the row-pointer array alone would take \
+                 {bytes} bytes (more than {MAX_ROWS_PER_ENTRY} empty rows per entry and more \
+                 than 1 GiB); refused before allocating"
+            ),
+        ));
+    }
+    Ok(())
+}
