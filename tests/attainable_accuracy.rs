@@ -16,55 +16,6 @@ use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{BiCgStab, Cg, Params, SolveReport, StopReason, Variant};
 use pipekrylov::Scalar;
 
-/// -div(kappa grad u) on a k^3 grid (7-point finite volumes, Dirichlet), kappa in {1, 1e4, 1e6}
-/// on 4^3-cell boxes (harmonic means across faces): coefficient jumps of 1e4 to 1e6.
-fn jump_diffusion(k: usize) -> CsrMatrix<f64> {
-    let coef = |x: usize, y: usize, z: usize| -> f64 {
-        match (x / 4 + y / 4 + z / 4) % 3 {
-            0 => 1.0,
-            1 => 1e4,
-            _ => 1e6,
-        }
-    };
-    let idx = |x: usize, y: usize, z: usize| x + k * (y + k * z);
-    let mut t = Vec::new();
-    for z in 0..k {
-        for y in 0..k {
-            for x in 0..k {
-                let i = idx(x, y, z);
-                let c = coef(x, y, z);
-                let mut diag = 0.0;
-                for (dx, dy, dz) in [
-                    (-1i64, 0i64, 0i64),
-                    (1, 0, 0),
-                    (0, -1, 0),
-                    (0, 1, 0),
-                    (0, 0, -1),
-                    (0, 0, 1),
-                ] {
-                    let (xx, yy, zz) = (x as i64 + dx, y as i64 + dy, z as i64 + dz);
-                    let inside = (0..k as i64).contains(&xx)
-                        && (0..k as i64).contains(&yy)
-                        && (0..k as i64).contains(&zz);
-                    // Harmonic mean across the face; the boundary takes the cell's own value.
-                    let w = if inside {
-                        let cn = coef(xx as usize, yy as usize, zz as usize);
-                        2.0 * c * cn / (c + cn)
-                    } else {
-                        c
-                    };
-                    diag += w;
-                    if inside {
-                        t.push((i, idx(xx as usize, yy as usize, zz as usize), -w));
-                    }
-                }
-                t.push((i, i, diag));
-            }
-        }
-    }
-    CsrMatrix::from_triplets(k * k * k, k * k * k, &t).unwrap()
-}
-
 /// A solve in one precision.
 type Solve = fn(&CsrMatrix<f64>, Variant, bool, f64, usize) -> SolveReport;
 
@@ -99,7 +50,7 @@ fn solve<T: Scalar>(
 #[test]
 fn pipelined_cg_reaches_the_classical_attainable_accuracy() {
     let cases = vec![
-        ("jump-diffusion 12^3", jump_diffusion(12), 4000),
+        ("jump-diffusion 12^3", common::jump_diffusion(12), 4000),
         (
             "thermal2d 100^2",
             Generator::Thermal2d
@@ -164,7 +115,7 @@ fn replacement_does_not_slow_convergence_above_the_floor() {
     // To 1e-8 in f64 the recurrence's claim is checked once at the end (one replacement at
     // most) and the iteration counts stay within 10% of the classical ones (the pipelined
     // beta recurrence itself costs a few percent on this jump-coefficient problem).
-    let a = jump_diffusion(12);
+    let a = common::jump_diffusion(12);
     for jacobi in [false, true] {
         let c = solve::<f64>(&a, Variant::Classical, jacobi, 1e-8, 4000);
         let p = solve::<f64>(&a, Variant::Pipelined, jacobi, 1e-8, 4000);

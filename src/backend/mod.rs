@@ -29,8 +29,8 @@ pub mod cuda;
 pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
 pub use ops::{
-    Basis, BlockTriangular, InversePattern, IpStencil, KrylovOps, PrecondOps, SpmvDots, SpmvOps,
-    VectorOps, MAX_BLOCK_SIZE,
+    Basis, BlockTriangular, FsaiPattern, InversePattern, IpStencil, KrylovOps, PrecondOps,
+    SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};

@@ -49,8 +49,8 @@ enum Command {
         #[arg(long, default_value = "cgs2")]
         gmres_ortho: String,
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
-        /// BILU(0)), ip (Incomplete Poisson) or ip-matrix-free (IP of a generated stencil:
-        /// poisson2d, poisson3d, aniso2d).
+        /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
+        /// poisson2d, poisson3d, aniso2d) or fsai (static FSAI, SPD matrices).
         #[arg(long, default_value = "none")]
         precond: String,
         /// Triangular solves of bilu0 / block-jacobi: exact (level-scheduled) or sweeps:K
@@ -67,6 +67,12 @@ enum Command {
         /// Pattern level k of isai: the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
         #[arg(long, default_value_t = 1)]
         isai_level: usize,
+        /// Pattern level k of fsai: G on the lower triangle of the pattern of A^k (1..4).
+        #[arg(long, default_value_t = 1)]
+        fsai_level: usize,
+        /// Prefiltration of fsai: entries below tau sqrt(a_ii a_jj) leave the pattern.
+        #[arg(long, default_value_t = 0.0)]
+        fsai_tau: f64,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -191,6 +197,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
             block_size,
             subdomains,
             isai_level,
+            fsai_level,
+            fsai_tau,
             backend,
             precision: prec,
             tol,
@@ -212,6 +220,10 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 block_size,
                 subdomains,
                 isai_level,
+                fsai: pipekrylov::precond::FsaiOptions {
+                    level: fsai_level,
+                    tau: fsai_tau,
+                },
                 backend: backend.parse::<BackendChoice>()?,
                 precision: precision(&prec)?,
                 tol,

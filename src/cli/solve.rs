@@ -38,6 +38,8 @@ pub struct SolveArgs {
     pub subdomains: usize,
     /// `--isai-level k`
     pub isai_level: usize,
+    /// `--fsai-level k`, `--fsai-tau t`
+    pub fsai: crate::precond::FsaiOptions,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--precision`
@@ -158,6 +160,7 @@ fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSpec {
         isai_level: args.isai_level,
         format: args.format,
         stencil: system.stencil,
+        fsai: args.fsai,
     }
 }
 

@@ -2,8 +2,8 @@
 //! `--subdomains`, `--isai-level`).
 
 use super::{
-    Bilu0, Bilu0Options, BlockIsai, IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner,
-    TriangularSolve,
+    Bilu0, Bilu0Options, BlockIsai, Fsai, FsaiOptions, IncompletePoisson, Jacobi, PointBlockJacobi,
+    Preconditioner, TriangularSolve,
 };
 use crate::backend::{Backend, MatrixFormat};
 use crate::error::{Error, Result};
@@ -31,6 +31,8 @@ pub enum PrecondKind {
     Ip,
     /// Incomplete Poisson of a generated constant-coefficient stencil, matrix-free.
     IpMatrixFree,
+    /// Static factored sparse approximate inverse G^T G (SPD matrices).
+    Fsai,
 }
 
 impl PrecondKind {
@@ -45,6 +47,7 @@ impl PrecondKind {
             Self::Isai => "isai",
             Self::Ip => "ip",
             Self::IpMatrixFree => "ip-matrix-free",
+            Self::Fsai => "fsai",
         }
     }
 }
@@ -67,11 +70,12 @@ impl std::str::FromStr for PrecondKind {
             "isai" => Ok(Self::Isai),
             "ip" => Ok(Self::Ip),
             "ip-matrix-free" => Ok(Self::IpMatrixFree),
+            "fsai" => Ok(Self::Fsai),
             _ => Err(Error::param(
                 "precond",
                 format!(
                     "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi, bilu0, isai, ip or ip-matrix-free)"
+                     block-jacobi, bilu0, isai, ip, ip-matrix-free or fsai)"
                 ),
             )),
         }
@@ -95,6 +99,8 @@ pub struct PrecondSpec {
     pub format: MatrixFormat,
     /// The stencil of a generated problem (matrix-free IP needs it).
     pub stencil: Option<GridStencil>,
+    /// FSAI pattern level and prefiltration.
+    pub fsai: FsaiOptions,
 }
 
 impl Default for PrecondSpec {
@@ -107,6 +113,7 @@ impl Default for PrecondSpec {
             isai_level: 1,
             format: MatrixFormat::Csr,
             stencil: None,
+            fsai: FsaiOptions::default(),
         }
     }
 }
@@ -149,5 +156,6 @@ pub fn build<B: Backend + 'static, T: Scalar>(
             })?;
             Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?))
         }
+        PrecondKind::Fsai => Some(Box::new(Fsai::new(backend, a, spec.fsai)?)),
     })
 }

@@ -100,3 +100,52 @@ pub fn assert_scalar_close(what: &str, a: f64, b: f64, tol: f64) {
         "{what}: {a:e} vs {b:e} (rel {d:.3e} > {tol:.1e})"
     );
 }
+
+/// -div(kappa grad u) on a k^3 grid (7-point finite volumes, Dirichlet), kappa in {1, 1e4, 1e6}
+/// on 4^3-cell boxes (harmonic means across faces): coefficient jumps of 1e4 to 1e6.
+pub fn jump_diffusion(k: usize) -> CsrMatrix<f64> {
+    let coef = |x: usize, y: usize, z: usize| -> f64 {
+        match (x / 4 + y / 4 + z / 4) % 3 {
+            0 => 1.0,
+            1 => 1e4,
+            _ => 1e6,
+        }
+    };
+    let idx = |x: usize, y: usize, z: usize| x + k * (y + k * z);
+    let mut t = Vec::new();
+    for z in 0..k {
+        for y in 0..k {
+            for x in 0..k {
+                let i = idx(x, y, z);
+                let c = coef(x, y, z);
+                let mut diag = 0.0;
+                for (dx, dy, dz) in [
+                    (-1i64, 0i64, 0i64),
+                    (1, 0, 0),
+                    (0, -1, 0),
+                    (0, 1, 0),
+                    (0, 0, -1),
+                    (0, 0, 1),
+                ] {
+                    let (xx, yy, zz) = (x as i64 + dx, y as i64 + dy, z as i64 + dz);
+                    let inside = (0..k as i64).contains(&xx)
+                        && (0..k as i64).contains(&yy)
+                        && (0..k as i64).contains(&zz);
+                    // Harmonic mean across the face; the boundary takes the cell's own value.
+                    let w = if inside {
+                        let cn = coef(xx as usize, yy as usize, zz as usize);
+                        2.0 * c * cn / (c + cn)
+                    } else {
+                        c
+                    };
+                    diag += w;
+                    if inside {
+                        t.push((i, idx(xx as usize, yy as usize, zz as usize), -w));
+                    }
+                }
+                t.push((i, i, diag));
+            }
+        }
+    }
+    CsrMatrix::from_triplets(k * k * k, k * k * k, &t).unwrap()
+}

@@ -33,6 +33,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
     ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
     ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
+    ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
 ];
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
@@ -74,12 +75,13 @@ pub(crate) enum Kernel {
     IsaiSolve,
     IpStencil,
     IpStencilDot,
+    FsaiRows,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 32] = [
+    pub(crate) const ALL: [Kernel; 33] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -111,6 +113,7 @@ impl Kernel {
         Kernel::IsaiSolve,
         Kernel::IpStencil,
         Kernel::IpStencilDot,
+        Kernel::FsaiRows,
         Kernel::BufferAddress,
     ];
 
@@ -148,6 +151,7 @@ impl Kernel {
             Kernel::IsaiSolve => "isai_solve",
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
+            Kernel::FsaiRows => "fsai_rows",
             Kernel::BufferAddress => "buffer_address",
         }
     }

@@ -4,10 +4,13 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
+    check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps};
+use crate::backend::{
+    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -170,6 +173,50 @@ impl PrecondOps for CudaBackend {
         // upload (indices in range, dest a permutation of the blocks), the pattern matches the
         // factor and out holds every block of N (checked).
         unsafe { self.launch::<T>(Kernel::IsaiSolve, self.grid(work.max(1)), &args) }
+    }
+
+    fn fsai_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        pattern: &FsaiPattern,
+        batch: usize,
+        scratch: &mut Buffer<T>,
+        g_values: &mut Buffer<T>,
+        gt_values: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (begin, end) = check_fsai(a, pattern, batch, scratch, g_values, gt_values)?;
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+        } = a.format()
+        else {
+            return Err(crate::error::Error::param(
+                "format",
+                "fsai_rows needs A in CSR",
+            ));
+        };
+        let rows = end - begin;
+        let args = [
+            len_arg(begin)?,
+            len_arg(rows)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            self.ptr(&pattern.row_ptr)?,
+            self.ptr(&pattern.col_idx)?,
+            self.ptr(&pattern.gt_pos)?,
+            self.ptr(&pattern.scratch_off)?,
+            self.ptr(scratch)?,
+            self.ptr(g_values)?,
+            self.ptr(gt_values)?,
+        ];
+        // SAFETY: fsai_rows(row_begin, rows, A csr, g_row_ptr, g_col_idx, gt_pos, scratch_off,
+        // scratch, g, gt): the pattern was validated at upload (rows non-empty, ascending, in
+        // range; gt_pos a permutation; offsets of this batch within its scratch size), A is a
+        // CSR of the pattern's size whose indices were validated at upload, the scratch holds
+        // the batch and g, gt hold every entry (checked).
+        unsafe { self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args) }
     }
 
     fn ip_stencil<T: Scalar>(

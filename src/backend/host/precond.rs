@@ -4,10 +4,14 @@ use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
+    check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE};
+use crate::backend::{
+    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil,
+    PrecondOps, MAX_BLOCK_SIZE,
+};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
@@ -195,6 +199,51 @@ impl PrecondOps for HostBackend {
         Ok(())
     }
 
+    fn fsai_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        pattern: &FsaiPattern,
+        batch: usize,
+        scratch: &mut Buffer<T>,
+        g_values: &mut Buffer<T>,
+        gt_values: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (begin, end) = check_fsai(a, pattern, batch, scratch, g_values, gt_values)?;
+        self.counters.launch();
+        let DeviceFormat::Csr {
+            row_ptr: arp,
+            col_idx: aci,
+            values: av,
+        } = a.format()
+        else {
+            return Err(Error::param("format", "fsai_rows needs A in CSR"));
+        };
+        let (arp, aci, av) = (arp.host()?, aci.host()?, av.host()?);
+        let (grp, gci, gtp) = (
+            pattern.row_ptr.host()?,
+            pattern.col_idx.host()?,
+            pattern.gt_pos.host()?,
+        );
+        let row = |i: usize| {
+            let p = &gci[grp[i] as usize..grp[i + 1] as usize];
+            fsai_row(arp, aci, av, p)
+        };
+        let rows: Vec<Vec<T>> = if end - begin >= 64 {
+            (begin..end).into_par_iter().map(row).collect()
+        } else {
+            (begin..end).map(row).collect()
+        };
+        let (g, gt) = (g_values.host_mut()?, gt_values.host_mut()?);
+        for (i, vals) in (begin..end).zip(rows) {
+            let gb = grp[i] as usize;
+            for (a, v) in vals.into_iter().enumerate() {
+                g[gb + a] = v;
+                gt[gtp[gb + a] as usize] = v;
+            }
+        }
+        Ok(())
+    }
+
     fn ip_stencil<T: Scalar>(
         &self,
         st: &IpStencil<T>,
@@ -244,6 +293,51 @@ impl PrecondOps for HostBackend {
         });
         Ok(())
     }
+}
+
+/// One row of G on the pattern `p` (ascending, diagonal last) in the order of `fsai.cl`: the
+/// gathered A[p, p], its Cholesky factor, L z = e_last, L^T y = z, y / sqrt(y_last); NaN in
+/// every entry when a pivot is not positive.
+fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> {
+    let m = p.len();
+    let mut mat = vec![T::zero(); m * m];
+    for (a, &r) in p.iter().enumerate() {
+        for k in arp[r as usize] as usize..arp[r as usize + 1] as usize {
+            if let Ok(b) = p.binary_search(&aci[k]) {
+                mat[a * m + b] = av[k];
+            }
+        }
+    }
+    for j in 0..m {
+        let mut d = mat[j * m + j];
+        for k in 0..j {
+            d -= mat[j * m + k] * mat[j * m + k];
+        }
+        if !d.is_finite() || d <= T::zero() {
+            return vec![T::from_f64(f64::NAN); m];
+        }
+        let ljj = d.sqrt();
+        mat[j * m + j] = ljj;
+        for r in j + 1..m {
+            let mut v = mat[r * m + j];
+            for k in 0..j {
+                v -= mat[r * m + k] * mat[j * m + k];
+            }
+            mat[r * m + j] = v / ljj;
+        }
+    }
+    let l = m - 1;
+    let mut y = vec![T::zero(); m];
+    y[l] = (T::one() / mat[l * m + l]) / mat[l * m + l];
+    for r in (0..l).rev() {
+        let mut v = T::zero();
+        for k in r + 1..m {
+            v -= mat[k * m + r] * y[k];
+        }
+        y[r] = v / mat[r * m + r];
+    }
+    let scale = T::one() / y[l].sqrt();
+    y.iter().map(|&v| v * scale).collect()
 }
 
 /// Row i of the matrix-free Incomplete Poisson product (the order of `ip.cl`).

@@ -4,10 +4,13 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
+    check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BlockTriangular, InversePattern, IpStencil, PrecondOps};
+use crate::backend::{
+    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -153,6 +156,48 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(out)?),
         ]);
         self.launch::<T>("isai_solve", self.elementwise_groups(work), &args)
+    }
+
+    fn fsai_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        pattern: &FsaiPattern,
+        batch: usize,
+        scratch: &mut Buffer<T>,
+        g_values: &mut Buffer<T>,
+        gt_values: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (begin, end) = check_fsai(a, pattern, batch, scratch, g_values, gt_values)?;
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+        } = a.format()
+        else {
+            return Err(crate::error::Error::param(
+                "format",
+                "fsai_rows needs A in CSR",
+            ));
+        };
+        let rows = end - begin;
+        self.launch::<T>(
+            "fsai_rows",
+            self.elementwise_groups(rows),
+            &[
+                Arg::uint(Self::len_u32(begin)?),
+                Arg::uint(Self::len_u32(rows)?),
+                Arg::Mem(self.mem(row_ptr)?),
+                Arg::Mem(self.mem(col_idx)?),
+                Arg::Mem(self.mem(values)?),
+                Arg::Mem(self.mem(&pattern.row_ptr)?),
+                Arg::Mem(self.mem(&pattern.col_idx)?),
+                Arg::Mem(self.mem(&pattern.gt_pos)?),
+                Arg::Mem(self.mem(&pattern.scratch_off)?),
+                Arg::Mem(self.mem(scratch)?),
+                Arg::Mem(self.mem(g_values)?),
+                Arg::Mem(self.mem(gt_values)?),
+            ],
+        )
     }
 
     fn ip_stencil<T: Scalar>(

@@ -23,6 +23,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
     ("isai", include_str!("../../../kernels-cl/isai.cl")),
     ("ip", include_str!("../../../kernels-cl/ip.cl")),
+    ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
 ];
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.

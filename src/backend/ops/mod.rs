@@ -10,7 +10,9 @@ pub mod spmv;
 pub mod vector;
 
 pub use krylov::{Basis, KrylovOps};
-pub use precond::{BlockTriangular, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE};
+pub use precond::{
+    BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE,
+};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -62,4 +64,5 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("isai", &["isai_solve"]),
     ("ip", &["ip_stencil", "ip_stencil_dot"]),
+    ("fsai", &["fsai_rows"]),
 ];

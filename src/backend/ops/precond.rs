@@ -231,6 +231,141 @@ impl<T> IpStencil<T> {
     }
 }
 
+/// The pattern of a lower triangular FSAI factor G as the `fsai_rows` kernel takes it,
+/// resident on a backend: CSR rows with ascending columns ending on the diagonal, the position
+/// of every entry in the CSR of G^T, and the scratch layout of the dense systems in batches.
+#[derive(Debug)]
+pub struct FsaiPattern {
+    pub(crate) n: usize,
+    pub(crate) row_ptr: Buffer<u32>,
+    pub(crate) col_idx: Buffer<u32>,
+    pub(crate) gt_pos: Buffer<u32>,
+    /// Offset of row i's m_i x m_i system in its batch's scratch.
+    pub(crate) scratch_off: Buffer<u64>,
+    /// (first row, end row, scratch elements) of every batch.
+    pub(crate) batches: Vec<(usize, usize, usize)>,
+}
+
+impl FsaiPattern {
+    /// Check and upload: `row_ptr` has n + 1 non-decreasing entries, every row is non-empty
+    /// with strictly ascending columns ending with the diagonal, and `gt_pos` is a permutation
+    /// of the entries. Rows are grouped into batches whose dense systems (m^2 scalars per row)
+    /// fit in `scratch_budget` scalars (a row larger than the budget gets a batch of its own).
+    /// Anything else is an [`Error::InvalidMatrix`].
+    pub fn upload<B: super::VectorOps + ?Sized>(
+        backend: &B,
+        row_ptr: &[u32],
+        col_idx: &[u32],
+        gt_pos: &[u32],
+        scratch_budget: usize,
+    ) -> Result<Self> {
+        let bad = |m: String| Error::InvalidMatrix(format!("FSAI pattern: {m}"));
+        let n = row_ptr
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| bad("empty row pointer array".into()))?;
+        if row_ptr[0] != 0
+            || row_ptr.windows(2).any(|w| w[0] > w[1])
+            || row_ptr[n] as usize != col_idx.len()
+            || gt_pos.len() != col_idx.len()
+        {
+            return Err(bad(
+                "row pointers, columns and G^T positions disagree".into()
+            ));
+        }
+        let mut offsets = Vec::with_capacity(n);
+        let mut batches = Vec::new();
+        let (mut begin, mut used) = (0usize, 0usize);
+        for i in 0..n {
+            let row = &col_idx[row_ptr[i] as usize..row_ptr[i + 1] as usize];
+            if row.last() != Some(&(i as u32)) || row.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad(format!(
+                    "row {i} must hold ascending columns ending with the diagonal"
+                )));
+            }
+            let m2 = row.len() * row.len();
+            if used > 0 && used + m2 > scratch_budget {
+                batches.push((begin, i, used));
+                (begin, used) = (i, 0);
+            }
+            offsets.push(used as u64);
+            used += m2;
+        }
+        if n > 0 {
+            batches.push((begin, n, used));
+        }
+        let mut seen = vec![false; gt_pos.len()];
+        for &d in gt_pos {
+            match seen.get_mut(d as usize) {
+                Some(s) if !*s => *s = true,
+                _ => return Err(bad(format!("G^T position {d} repeated or out of range"))),
+            }
+        }
+        Ok(Self {
+            n,
+            row_ptr: backend.upload(row_ptr)?,
+            col_idx: backend.upload(col_idx)?,
+            gt_pos: backend.upload(gt_pos)?,
+            scratch_off: backend.upload(&offsets)?,
+            batches,
+        })
+    }
+    /// Number of rows of G.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Number of entries of G.
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+    /// Number of batches.
+    pub fn batches(&self) -> usize {
+        self.batches.len()
+    }
+    /// Scratch scalars the largest batch needs.
+    pub fn max_scratch(&self) -> usize {
+        self.batches.iter().map(|b| b.2).max().unwrap_or(0)
+    }
+    /// Device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.row_ptr.bytes() + self.col_idx.bytes() + self.gt_pos.bytes() + self.scratch_off.bytes()
+    }
+}
+
+/// Check `fsai_rows`: A square CSR of the pattern's size, the batch exists, the scratch holds
+/// it, and G and G^T hold every entry.
+pub(crate) fn check_fsai<T: Scalar>(
+    a: &crate::backend::DeviceMatrix<T>,
+    pattern: &FsaiPattern,
+    batch: usize,
+    scratch: &Buffer<T>,
+    g_values: &Buffer<T>,
+    gt_values: &Buffer<T>,
+) -> Result<(usize, usize)> {
+    if !matches!(a.format(), crate::backend::DeviceFormat::Csr { .. }) {
+        return Err(Error::param("format", "fsai_rows needs A in CSR"));
+    }
+    if a.n_rows() != pattern.n || a.n_cols() != pattern.n {
+        return Err(Error::dims(
+            "fsai_rows: A vs pattern size",
+            pattern.n,
+            a.n_rows(),
+        ));
+    }
+    let &(begin, end, need) = pattern.batches.get(batch).ok_or_else(|| {
+        Error::param(
+            "batch",
+            format!("batch {batch} of {}", pattern.batches.len()),
+        )
+    })?;
+    if scratch.len() < need {
+        return Err(Error::dims("fsai_rows: scratch", need, scratch.len()));
+    }
+    check_len("fsai_rows: G values", g_values, pattern.nnz())?;
+    check_len("fsai_rows: G^T values", gt_values, pattern.nnz())?;
+    Ok((begin, end))
+}
+
 /// Check `isai_solve`: factor and pattern of the same size, `out` sized for every block of N.
 pub(crate) fn check_isai<T: Scalar>(
     t: &BlockTriangular<T>,
@@ -360,6 +495,21 @@ pub trait PrecondOps: KrylovOps {
         upper: bool,
         pattern: &InversePattern,
         out: &mut Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `fsai_rows` (static FSAI setup, seed 004): for the rows of batch `batch`, row i
+    /// of G from A[P_i, P_i] y = e_last by Cholesky, G(i, P_i) = y / sqrt(y_last), written to
+    /// G and through the pattern's positions to G^T; a non-SPD system writes NaN into the row.
+    /// A must be in CSR.
+    #[allow(clippy::too_many_arguments)]
+    fn fsai_rows<T: Scalar>(
+        &self,
+        a: &crate::backend::DeviceMatrix<T>,
+        pattern: &FsaiPattern,
+        batch: usize,
+        scratch: &mut Buffer<T>,
+        g_values: &mut Buffer<T>,
+        gt_values: &mut Buffer<T>,
     ) -> Result<()>;
 
     /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, seed 003): z = M^-1 r.

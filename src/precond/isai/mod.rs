@@ -5,6 +5,7 @@
 
 mod pattern;
 
+pub(crate) use pattern::{layout_of, power_rows};
 pub use pattern::{power_pattern, InverseLayout};
 
 use super::bilu0::{check_options, factor};

@@ -31,6 +31,18 @@ impl InverseLayout {
 /// with n = row_ptr.len() - 1 block rows: row i of the power is the union over p in
 /// {i} ∪ T(i) of row p of the (k-1)-th power. Includes the diagonal.
 pub fn power_pattern(row_ptr: &[u32], col_idx: &[u32], k: usize) -> Result<InverseLayout> {
+    let rows = power_rows(row_ptr, col_idx, k, |_, _| true);
+    layout_of(&rows, "block-ISAI pattern blocks")
+}
+
+/// Rows of the pattern of (I + |T|)^k for any square pattern T (row_ptr, col_idx), sorted,
+/// keeping only the entries (i, j) for which `keep(i, j)` holds in the result.
+pub(crate) fn power_rows(
+    row_ptr: &[u32],
+    col_idx: &[u32],
+    k: usize,
+    keep: impl Fn(usize, usize) -> bool + Sync,
+) -> Vec<Vec<u32>> {
     let n = row_ptr.len().saturating_sub(1);
     let base: Vec<Vec<u32>> = (0..n)
         .into_par_iter()
@@ -57,22 +69,30 @@ pub fn power_pattern(row_ptr: &[u32], col_idx: &[u32], k: usize) -> Result<Inver
             })
             .collect();
     }
-    let total: usize = power.iter().map(Vec::len).sum();
-    let overflow = || Error::IndexOverflow {
-        what: "block-ISAI pattern blocks".into(),
+    power
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, row)| row.into_iter().filter(|&j| keep(i, j as usize)).collect())
+        .collect()
+}
+
+/// Both layouts of the pattern given by its sorted rows.
+pub(crate) fn layout_of(rows: &[Vec<u32>], what: &str) -> Result<InverseLayout> {
+    let n = rows.len();
+    let total: usize = rows.iter().map(Vec::len).sum();
+    u32::try_from(total).map_err(|_| Error::IndexOverflow {
+        what: what.into(),
         value: total,
         max: u32::MAX as usize,
-    };
-    u32::try_from(total).map_err(|_| overflow())?;
-    // Block CSR.
+    })?;
     let mut row_ptr_out = Vec::with_capacity(n + 1);
     row_ptr_out.push(0u32);
     let mut col_idx_out = Vec::with_capacity(total);
-    for row in &power {
+    for row in rows {
         col_idx_out.extend_from_slice(row);
         row_ptr_out.push(col_idx_out.len() as u32);
     }
-    // Block CSC by a counting transpose (rows come out ascending in every column).
+    // The CSC by a counting transpose (rows come out ascending in every column).
     let mut col_ptr = vec![0u32; n + 1];
     for &c in &col_idx_out {
         col_ptr[c as usize + 1] += 1;

@@ -1,0 +1,372 @@
+//! Static factored sparse approximate inverse (FSAI), seed 004 Section 2: G lower triangular on
+//! the pattern of the lower triangle of (prefiltered A)^k, each row from a small dense SPD
+//! system solved on the device (`fsai_rows`), G scaled so that diag(G A G^T) = 1;
+//! applied as z = G^T (G r), two SpMVs, the second fused with the dot PCG needs.
+//!
+//! The adaptive FSAI of seed 004 (Kaporin-gradient pattern growth) is not built yet.
+
+use super::isai::{layout_of, power_rows};
+use super::{Preconditioner, SetupTimes};
+use crate::backend::{
+    Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, MatrixFormat, Partials, Slot,
+    SpmvDots,
+};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Largest pattern level k of [`Fsai`].
+pub const MAX_FSAI_LEVEL: usize = 4;
+
+/// Options of [`Fsai`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FsaiOptions {
+    /// Pattern level k: G lives on the lower triangle of the pattern of A^k (1..=4).
+    pub level: usize,
+    /// Prefiltration: entries with |a_ij| < tau sqrt(a_ii a_jj) are left out of the pattern
+    /// before the power is taken (0 keeps all).
+    pub tau: f64,
+}
+
+impl Default for FsaiOptions {
+    fn default() -> Self {
+        Self { level: 1, tau: 0.0 }
+    }
+}
+
+/// Where the setup time went, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct FsaiSetupSplit {
+    /// Symmetry check, prefiltration, the power pattern and both layouts (host).
+    pub pattern: f64,
+    /// Uploads of A, the pattern and the allocations (device).
+    pub upload: f64,
+    /// Gather, Cholesky and the two triangular solves of every row, written into G and G^T
+    /// (device, synchronized; no separate transpose).
+    pub rows: f64,
+}
+
+/// Static FSAI preconditioner M^-1 = G^T G for symmetric positive definite matrices.
+///
+/// ```
+/// use pipekrylov::backend::host::HostBackend;
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::precond::{Fsai, FsaiOptions, Preconditioner};
+/// let a = Generator::Poisson2d.generate_with_param::<f64>(8).unwrap().matrix;
+/// let host = HostBackend::new();
+/// let m = Fsai::new(&host, &a, FsaiOptions::default()).unwrap();
+/// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 2);
+/// ```
+#[derive(Debug)]
+pub struct Fsai<T> {
+    opts: FsaiOptions,
+    n: usize,
+    g: DeviceMatrix<T>,
+    gt: DeviceMatrix<T>,
+    work: Mutex<Buffer<T>>,
+    times: SetupTimes,
+    split: FsaiSetupSplit,
+    density: f64,
+    peak_bytes: usize,
+    fingerprint: u64,
+}
+
+impl<T: Scalar> Fsai<T> {
+    /// Build G for `a` on `backend`.
+    ///
+    /// Errors: [`Error::NotApplicable`] when `a` is not square and symmetric with a positive
+    /// diagonal; [`Error::InvalidParameter`] for a level outside 1..=4 or a negative or NaN tau;
+    /// [`Error::SingularPivot`] naming the first row whose dense system is not positive
+    /// definite (a Cholesky pivot <= 0: `a` is not SPD); device errors.
+    pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: FsaiOptions) -> Result<Self> {
+        let t0 = Instant::now();
+        if !(1..=MAX_FSAI_LEVEL).contains(&opts.level) {
+            return Err(Error::param(
+                "fsai_level",
+                format!("level {} is outside 1..={MAX_FSAI_LEVEL}", opts.level),
+            ));
+        }
+        if opts.tau.is_nan() || opts.tau < 0.0 || !opts.tau.is_finite() {
+            return Err(Error::param(
+                "fsai_tau",
+                format!("{} must be >= 0", opts.tau),
+            ));
+        }
+        if let Some(reason) = not_spd_candidate(a) {
+            return Err(Error::NotApplicable {
+                preconditioner: "fsai".into(),
+                reason,
+            });
+        }
+        let n = a.n_rows();
+        let (rp, ci) = filtered_pattern(a, opts.tau)?;
+        let rows = power_rows(&rp, &ci, opts.level, |i, j| j <= i);
+        let lay = layout_of(&rows, "FSAI pattern entries")?;
+        drop(rows);
+        let mut gt_pos = vec![0u32; lay.n_blocks()];
+        for (e, &d) in lay.dest.iter().enumerate() {
+            gt_pos[d as usize] = e as u32;
+        }
+        let fingerprint = a.fingerprint();
+        let t_pattern = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let nnz_g = lay.n_blocks();
+        let budget = (8usize << 20).max(2 * nnz_g);
+        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
+        let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
+        let mut scratch = backend.alloc::<T>(pattern.max_scratch().max(1))?;
+        let mut g_vals = backend.alloc::<T>(nnz_g)?;
+        let mut gt_vals = backend.alloc::<T>(nnz_g)?;
+        let work = backend.alloc::<T>(n)?;
+        backend.synchronize()?;
+        let t_upload = t1.elapsed().as_secs_f64();
+        let peak_bytes = a_dev.device_bytes()
+            + pattern.bytes()
+            + scratch.bytes()
+            + g_vals.bytes()
+            + gt_vals.bytes()
+            + work.bytes();
+
+        let t2 = Instant::now();
+        for batch in 0..pattern.batches() {
+            backend.fsai_rows(
+                &a_dev,
+                &pattern,
+                batch,
+                &mut scratch,
+                &mut g_vals,
+                &mut gt_vals,
+            )?;
+        }
+        check_rows(backend, &g_vals, &lay.row_ptr)?;
+        let t_rows = t2.elapsed().as_secs_f64();
+        drop((a_dev, pattern, scratch));
+
+        let t3 = Instant::now();
+        let g = csr_matrix(backend, n, &lay.row_ptr, &lay.col_idx, g_vals)?;
+        let gt = csr_matrix(backend, n, &lay.col_ptr, &lay.row_idx, gt_vals)?;
+        backend.synchronize()?;
+        let t_upload = t_upload + t3.elapsed().as_secs_f64();
+        Ok(Self {
+            opts,
+            n,
+            density: nnz_g as f64 / a.nnz().max(1) as f64,
+            g,
+            gt,
+            work: Mutex::new(work),
+            times: SetupTimes {
+                host_seconds: t_pattern,
+                device_seconds: t_upload + t_rows,
+            },
+            split: FsaiSetupSplit {
+                pattern: t_pattern,
+                upload: t_upload,
+                rows: t_rows,
+            },
+            peak_bytes,
+            fingerprint,
+        })
+    }
+
+    /// The setup time split into pattern, uploads and the batched row solves.
+    pub fn setup_split(&self) -> FsaiSetupSplit {
+        self.split
+    }
+
+    /// G and G^T as resident on the backend (CSR).
+    pub fn factors(&self) -> (&DeviceMatrix<T>, &DeviceMatrix<T>) {
+        (&self.g, &self.gt)
+    }
+
+    /// Density mu = nnz(G) / nnz(A).
+    pub fn density(&self) -> f64 {
+        self.density
+    }
+
+    /// Device bytes held during the setup at its peak (A, pattern, scratch, G, G^T, work).
+    pub fn peak_setup_bytes(&self) -> usize {
+        self.peak_bytes
+    }
+}
+
+/// Why `a` cannot be symmetric positive definite (not square, not symmetric up to 64 ulps,
+/// a diagonal entry that is missing or not positive, NaN), or `None`.
+fn not_spd_candidate<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
+    use rayon::prelude::*;
+    if !a.is_square() {
+        return Some(format!(
+            "the matrix is {} x {}, not square",
+            a.n_rows(),
+            a.n_cols()
+        ));
+    }
+    if let Some(row) = a.first_non_finite() {
+        return Some(format!("row {row} holds a NaN or infinite entry"));
+    }
+    let tol = T::EPSILON.to_f64() * 64.0;
+    (0..a.n_rows()).into_par_iter().find_map_first(|i| {
+        let (cols, vals) = a.row(i);
+        let mut diag = false;
+        for (&j, &v) in cols.iter().zip(vals) {
+            if j == i {
+                if v <= T::zero() {
+                    return Some(format!(
+                        "diagonal entry {} in row {i} is not positive",
+                        v.to_f64()
+                    ));
+                }
+                diag = true;
+                continue;
+            }
+            let (tc, tv) = a.row(j);
+            match tc.binary_search(&i).ok().map(|k| tv[k]) {
+                Some(w)
+                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => {}
+                Some(w) => {
+                    return Some(format!(
+                        "the matrix is not symmetric: ({i}, {j}) = {} but ({j}, {i}) = {}",
+                        v.to_f64(),
+                        w.to_f64()
+                    ))
+                }
+                None => {
+                    return Some(format!(
+                        "the pattern is not symmetric: ({i}, {j}) is stored, ({j}, {i}) is not"
+                    ))
+                }
+            }
+        }
+        (!diag).then(|| format!("row {i} has no diagonal entry"))
+    })
+}
+
+/// The off-diagonal pattern of `a` without the entries below tau sqrt(a_ii a_jj), as u32 CSR.
+fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, Vec<u32>)> {
+    let (rp, ci) = a.indices_u32()?;
+    let d = a.diagonal();
+    let mut row_ptr = Vec::with_capacity(rp.len());
+    let mut col_idx = Vec::with_capacity(ci.len());
+    row_ptr.push(0u32);
+    for i in 0..a.n_rows() {
+        let (cols, vals) = a.row(i);
+        for (&j, &v) in cols.iter().zip(vals) {
+            let keep =
+                j != i && v.abs().to_f64() >= tau * (d[i].to_f64() * d[j].to_f64()).abs().sqrt();
+            if keep {
+                col_idx.push(j as u32);
+            }
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    Ok((row_ptr, col_idx))
+}
+
+/// A CSR device matrix from the pattern (host) and values (already on the device).
+fn csr_matrix<B: Backend, T: Scalar>(
+    backend: &B,
+    n: usize,
+    row_ptr: &[u32],
+    col_idx: &[u32],
+    values: Buffer<T>,
+) -> Result<DeviceMatrix<T>> {
+    Ok(DeviceMatrix {
+        n_rows: n,
+        n_cols: n,
+        nnz: col_idx.len(),
+        format: DeviceFormat::Csr {
+            row_ptr: backend.upload(row_ptr)?,
+            col_idx: backend.upload(col_idx)?,
+            values,
+        },
+        fingerprint: 0,
+    })
+}
+
+/// [`Error::SingularPivot`] naming the first row of G with a NaN (its dense system was not
+/// positive definite); one <g, 0> reduction, the values read back only when it fails.
+fn check_rows<B: Backend, T: Scalar>(backend: &B, g: &Buffer<T>, row_ptr: &[u32]) -> Result<()> {
+    let mut zeros = backend.alloc::<T>(g.len())?;
+    backend.fill(&mut zeros, T::zero())?;
+    let mut partials = backend.partials::<T>(g.len().max(1), 1)?;
+    backend.dot_partials(g, &zeros, &mut partials, Slot(0))?;
+    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+        return Ok(());
+    }
+    let host = backend.download(g)?;
+    let pos = host.iter().position(|v| !v.is_finite()).unwrap_or(0);
+    let row = row_ptr
+        .partition_point(|&p| p as usize <= pos)
+        .saturating_sub(1);
+    Err(Error::SingularPivot {
+        preconditioner: "fsai".into(),
+        block_row: row,
+        detail: format!(
+            "the dense system of row {row} on its pattern is not positive definite (a Cholesky \
+             pivot <= 0): the matrix is not SPD"
+        ),
+    })
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
+    fn name(&self) -> &'static str {
+        "fsai"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        let mut t = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("FSAI workspace poisoned".into()))?;
+        backend.spmv(&self.g, r, &mut t)?;
+        backend.spmv(&self.gt, &t, z)
+    }
+    fn apply_dot(
+        &self,
+        backend: &B,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let mut t = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("FSAI workspace poisoned".into()))?;
+        backend.spmv(&self.g, r, &mut t)?;
+        let dots = SpmvDots {
+            yy: None,
+            with: [Some((r, slot)), None],
+        };
+        backend.spmv_dots(&self.gt, &t, z, dots, partials)
+    }
+    fn launches_per_apply(&self) -> usize {
+        2
+    }
+    fn fuses_dot(&self) -> bool {
+        true
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        self.g.device_bytes() + self.gt.device_bytes() + self.work.lock().map_or(0, |w| w.bytes())
+    }
+    fn params(&self) -> serde_json::Value {
+        serde_json::json!({
+            "level": self.opts.level,
+            "tau": self.opts.tau,
+            "nnz_g": self.g.nnz(),
+            "density": self.density,
+            "peak_setup_bytes": self.peak_bytes,
+            "setup_split_seconds": self.split,
+        })
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
+    }
+}
