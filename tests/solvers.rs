@@ -109,7 +109,16 @@ fn every_solver_converges_on_every_suitable_generator() {
         };
         for &solver in solvers {
             for variant in [Variant::Pipelined, Variant::Classical] {
-                for pc in [None, Some(&jac as &dyn Preconditioner<HostBackend, f64>)] {
+                // jump3d (conductivity jumps of 1e6, condition number ~1e10) is built to need a
+                // preconditioner: unpreconditioned BiCGStab, classical and pipelined alike,
+                // stalls at 1e-4 after 20000 iterations; only its Jacobi solves are asserted.
+                let jac_pc = Some(&jac as &dyn Preconditioner<HostBackend, f64>);
+                let pcs = if *g == Generator::Jump3d {
+                    vec![jac_pc]
+                } else {
+                    vec![None, jac_pc]
+                };
+                for pc in pcs {
                     let params = Params {
                         variant,
                         rtol: 1e-8,

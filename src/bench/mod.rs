@@ -124,7 +124,9 @@ pub fn ladder(g: Generator, min_n: usize, max_n: usize) -> Vec<usize> {
         Generator::Poisson2d | Generator::Aniso2d | Generator::Thermal2d => {
             (4..=11).map(|j| (1usize << j) - 1).collect()
         }
-        Generator::Poisson3d | Generator::ConvDiff3d => vec![8, 16, 32, 64, 128, 160],
+        Generator::Poisson3d | Generator::ConvDiff3d | Generator::Jump3d => {
+            vec![8, 16, 32, 64, 128, 160]
+        }
         Generator::Fem2d => (4..=11).collect(),
         Generator::Elasticity3d => vec![3, 5, 11, 23, 47],
     };

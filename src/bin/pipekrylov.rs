@@ -32,7 +32,8 @@ enum Command {
         /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d).
         #[arg(long)]
         generate: Option<String>,
-        /// Right-hand side: ones, random or a Matrix Market vector file.
+        /// Right-hand side: ones, a-ones (b = A 1, the solution is all ones), random or a Matrix
+        /// Market vector file.
         #[arg(long, default_value = "ones")]
         rhs: String,
         /// cg, bicgstab or gmres.

@@ -52,10 +52,17 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
     }
 }
 
-/// The right-hand side: `ones`, `random` (deterministic, seed 1) or a Matrix Market vector file.
-pub fn load_rhs<T: Scalar>(spec: &str, n: usize) -> Result<Vec<T>> {
+/// The right-hand side: `ones`, `a-ones` (b = A 1, so that the solution is all ones, as in
+/// seed 004), `random` (deterministic, seed 1) or a Matrix Market vector file.
+pub fn load_rhs<T: Scalar>(spec: &str, a: &CsrMatrix<T>) -> Result<Vec<T>> {
+    let n = a.n_rows();
     match spec {
         "ones" => Ok(vec![T::one(); n]),
+        "a-ones" => {
+            let mut b = vec![T::zero(); n];
+            a.mul_vec(&vec![T::one(); a.n_cols()], &mut b)?;
+            Ok(b)
+        }
         "random" => {
             let mut s = 0x2545_F491_4F6C_DD1Du64;
             Ok((0..n)

@@ -18,7 +18,7 @@ pub struct SolveArgs {
     pub matrix: Option<String>,
     /// `--generate NAME:N`
     pub generate: Option<String>,
-    /// `--rhs ones|random|FILE.mtx`
+    /// `--rhs ones|a-ones|random|FILE.mtx`
     pub rhs: String,
     /// `--solver cg|bicgstab|gmres`
     pub solver: String,
@@ -79,7 +79,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let system = load_matrix::<T>(args.matrix.as_deref(), args.generate.as_deref())?;
     let a = &system.matrix;
     let n = a.n_rows();
-    let rhs = load_rhs::<T>(&args.rhs, n)?;
+    let rhs = load_rhs::<T>(&args.rhs, a)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let m = backend.upload_matrix(a, args.format)?;
     let spec = precond_spec(args, &system);

@@ -30,6 +30,7 @@ mod aniso2d;
 mod convdiff3d;
 mod elasticity3d;
 mod fem2d;
+mod jump3d;
 mod poisson;
 mod thermal2d;
 
@@ -83,9 +84,12 @@ pub enum Generator {
     Aniso2d,
     /// 2D heat conduction with piecewise-constant conductivity (1..1000), P1 FEM (`thermal2d`).
     Thermal2d,
+    /// 3D diffusion with conductivity 1, 1e4 or 1e6 on 8^3-cell boxes, 7-point finite volumes
+    /// (`jump3d`): an ill-conditioned SPD M-matrix. `k^3` unknowns.
+    Jump3d,
 }
 
-const ALL: [Generator; 7] = [
+const ALL: [Generator; 8] = [
     Generator::Poisson2d,
     Generator::Poisson3d,
     Generator::Fem2d,
@@ -93,6 +97,7 @@ const ALL: [Generator; 7] = [
     Generator::ConvDiff3d,
     Generator::Aniso2d,
     Generator::Thermal2d,
+    Generator::Jump3d,
 ];
 
 /// A generated test matrix and what it is.
@@ -119,6 +124,7 @@ impl Generator {
             Generator::ConvDiff3d => "convdiff3d",
             Generator::Aniso2d => "aniso2d",
             Generator::Thermal2d => "thermal2d",
+            Generator::Jump3d => "jump3d",
         }
     }
 
@@ -148,7 +154,9 @@ impl Generator {
         let p = param;
         match self {
             Generator::Poisson2d | Generator::Aniso2d | Generator::Thermal2d => p.saturating_mul(p),
-            Generator::Poisson3d | Generator::ConvDiff3d => p.saturating_mul(p).saturating_mul(p),
+            Generator::Poisson3d | Generator::ConvDiff3d | Generator::Jump3d => {
+                p.saturating_mul(p).saturating_mul(p)
+            }
             Generator::Fem2d => {
                 if p >= usize::BITS as usize {
                     usize::MAX
@@ -250,6 +258,7 @@ impl Generator {
             Generator::ConvDiff3d => convdiff3d::convdiff3d(param)?,
             Generator::Aniso2d => aniso2d::aniso2d(param)?,
             Generator::Thermal2d => thermal2d::thermal2d(param)?,
+            Generator::Jump3d => jump3d::jump3d(param)?,
         };
         let n = matrix.n_rows();
         let description = match self {
@@ -269,6 +278,10 @@ impl Generator {
             ),
             Generator::Aniso2d => format!(
                 "2D anisotropic diffusion, eps = 1e-3, 5-point finite differences, \
+                 k = {param}, {n} unknowns"
+            ),
+            Generator::Jump3d => format!(
+                "3D diffusion, conductivity 1/1e4/1e6 on 8^3-cell boxes, 7-point finite volumes, \
                  k = {param}, {n} unknowns"
             ),
             Generator::Thermal2d => format!(
