@@ -14,9 +14,11 @@ pub mod matrix;
 pub mod memory;
 pub mod precond;
 pub mod scalar;
+mod solve;
 pub mod solver;
 
 pub use error::{Error, Result};
+pub use solve::{solve, Method, Solution, SolveOptions};
 
 /// The traits and types most programs need: `use pipekrylov::prelude::*;`.
 pub mod prelude {
