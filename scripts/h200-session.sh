@@ -2,7 +2,8 @@
 # Everything the 2026-11-23 afternoon session built but could not run on a GPU (none was lent),
 # in one command for the device: the GPU tests, then the H200 measurements of block-ISAI,
 # Incomplete Poisson, static FSAI and the CGS2 GMRES, CSV under $OUT. Run from the repository
-# root on the device after `../shared/tools/pack-for-device --features "cuda opencl"`:
+# root on the device after the release build of every target with --features "cuda opencl" was
+# packed into .device/ (the layout the other device scripts use):
 #   bash scripts/h200-session.sh            (about 10 minutes; set PARTS to run a subset)
 # PARTS: any of "tests isai ip fsai gmres" (default: all).
 set -uo pipefail
