@@ -244,3 +244,96 @@ pk_kernel void multi_axpy(PK_GLOBAL(SCALAR, y), PK_GLOBAL(const SCALAR, basis), 
         y[e] = acc;
     }
 }
+
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, const SCALAR* pa, const SCALAR* pc,
+ *                     uint read_groups, SCALAR* coef, ulong coef_off)
+ * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
+ * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
+ * A M^-1 u, the columns 1 .. ucol-1 are final and orthonormal (count = ucol - 1 of them).
+ * pa holds the partials of a_k = <v_{k+1}, u> (slots 0..count-1) and nu = <u, u> (slot count),
+ * pc those of c_k = <v_{k+1}, w> (slots 0..count-1) and d = <u, w> (slot count). Every group
+ * finishes them; beta = sqrt(nu - sum a_k^2) (0 when not positive: breakdown, nothing
+ * written but beta), g = (d - sum a_k c_k) / beta. Then, in one pass over the columns:
+ *   u <- q = (u - sum_k a_k v_{k+1}) / beta          (the reorthogonalized, normalized vector)
+ *   w <- (w - sum_k c_k v_{k+1} - g q) / beta        (the next once-orthogonalized vector)
+ * Group 0 writes a_k at coef[coef_off + k], c_k at coef[coef_off + count + k], beta and g at
+ * coef[coef_off + 2 count] and [+1]. Launched with the partials' group count.
+ */
+pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
+                                  PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const SCALAR, pc),
+                                  const uint read_groups, PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(const SCALAR, pa);
+    PK_BIND(const SCALAR, pc);
+    PK_BIND(SCALAR, coef);
+    __local SCALAR ca[WG];
+    __local SCALAR cc[WG];
+    __local SCALAR scratch[WG];
+    __local SCALAR shared[2];
+    const uint lid = get_local_id(0);
+    const uint count = ucol - 1;
+    SCALAR s_aa = ZERO, s_ac = ZERO;
+    for (uint k = lid; k < count; k += WG) {
+        const SCALAR a = slot_sum(pa, read_groups, k);
+        const SCALAR c = slot_sum(pc, read_groups, k);
+        s_aa += a * a;
+        s_ac += a * c;
+    }
+    s_aa = group_sum(scratch, s_aa);
+    s_ac = group_sum(scratch, s_ac);
+    if (lid == 0) {
+        const SCALAR b2 = slot_sum(pa, read_groups, count) - s_aa;
+        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
+        const SCALAR g = beta > ZERO ? (slot_sum(pc, read_groups, count) - s_ac) / beta : ZERO;
+        shared[0] = beta;
+        shared[1] = g;
+        if (get_group_id(0) == 0) {
+            coef[coef_off + 2 * count] = beta;
+            coef[coef_off + 2 * count + 1] = g;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const SCALAR beta = shared[0];
+    const SCALAR g = shared[1];
+    const SCALAR inv = beta > ZERO ? (SCALAR)1 / beta : ZERO;
+    __global SCALAR *u = basis + (ulong)ucol * n;
+    __global SCALAR *w = u + n;
+    const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
+    for (uint ch = 0; ch < nchunks; ++ch) {
+        const uint c0 = ch * WG;
+        const uint m = count == 0 ? 0 : min((uint)WG, count - c0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < m) {
+            const SCALAR a = slot_sum(pa, read_groups, c0 + lid);
+            const SCALAR c = slot_sum(pc, read_groups, c0 + lid);
+            ca[lid] = a;
+            cc[lid] = c;
+            if (get_group_id(0) == 0) {
+                coef[coef_off + c0 + lid] = a;
+                coef[coef_off + count + c0 + lid] = c;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!(beta > ZERO)) {
+            continue; /* breakdown: the vectors stay as they are */
+        }
+        const bool last = ch + 1 == nchunks;
+        __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+        FOR_EACH(e, n) {
+            SCALAR uu = u[e];
+            SCALAR ww = w[e];
+            __global const SCALAR *vj = vj0 + e;
+            for (uint t = 0; t < m; ++t, vj += n) {
+                const SCALAR q = *vj;
+                uu -= ca[t] * q;
+                ww -= cc[t] * q;
+            }
+            if (last) {
+                uu *= inv;
+                ww = (ww - g * uu) * inv;
+            }
+            u[e] = uu;
+            w[e] = ww;
+        }
+    }
+}

@@ -185,3 +185,80 @@ extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCA
         y[e] = acc;
     }
 }
+
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, const SCALAR* pa, const SCALAR* pc,
+ *                     uint read_groups, SCALAR* coef, ulong coef_off): one DCGS2 Arnoldi
+ * step, see kernels-cl/gmres.cl. Launched with the partials' block count. */
+extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basis, const uint n, const uint ucol,
+                                                                    const SCALAR *pa, const SCALAR *pc,
+                                                                    const uint read_groups, SCALAR *coef,
+                                                                    const ulong coef_off) {
+    __shared__ SCALAR ca[WG];
+    __shared__ SCALAR cc[WG];
+    __shared__ SCALAR shared[2];
+    const uint lid = threadIdx.x;
+    const uint count = ucol - 1;
+    SCALAR s[2] = {ZERO, ZERO};
+    for (uint k = lid; k < count; k += WG) {
+        const SCALAR a = slot_sum(pa, read_groups, k);
+        const SCALAR c = slot_sum(pc, read_groups, k);
+        s[0] += a * a;
+        s[1] += a * c;
+    }
+    block_sum<2>(s);
+    if (lid == 0) {
+        const SCALAR b2 = slot_sum(pa, read_groups, count) - s[0];
+        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
+        const SCALAR g = beta > ZERO ? (slot_sum(pc, read_groups, count) - s[1]) / beta : ZERO;
+        shared[0] = beta;
+        shared[1] = g;
+        if (blockIdx.x == 0) {
+            coef[coef_off + 2 * count] = beta;
+            coef[coef_off + 2 * count + 1] = g;
+        }
+    }
+    __syncthreads();
+    const SCALAR beta = shared[0];
+    const SCALAR g = shared[1];
+    const SCALAR inv = beta > ZERO ? (SCALAR)1 / beta : ZERO;
+    SCALAR *u = basis + (ulong)ucol * n;
+    SCALAR *w = u + n;
+    const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
+    for (uint ch = 0; ch < nchunks; ++ch) {
+        const uint c0 = ch * WG;
+        const uint m = count == 0 ? 0 : min((uint)WG, count - c0);
+        __syncthreads();
+        if (lid < m) {
+            const SCALAR a = slot_sum(pa, read_groups, c0 + lid);
+            const SCALAR c = slot_sum(pc, read_groups, c0 + lid);
+            ca[lid] = a;
+            cc[lid] = c;
+            if (blockIdx.x == 0) {
+                coef[coef_off + c0 + lid] = a;
+                coef[coef_off + count + c0 + lid] = c;
+            }
+        }
+        __syncthreads();
+        if (!(beta > ZERO)) {
+            continue;
+        }
+        const bool last = ch + 1 == nchunks;
+        const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+        for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+            SCALAR uu = u[e];
+            SCALAR ww = w[e];
+            const SCALAR *vj = vj0 + e;
+            for (uint t = 0; t < m; ++t, vj += n) {
+                const SCALAR q = *vj;
+                uu -= ca[t] * q;
+                ww -= cc[t] * q;
+            }
+            if (last) {
+                uu *= inv;
+                ww = (ww - g * uu) * inv;
+            }
+            u[e] = uu;
+            w[e] = ww;
+        }
+    }
+}

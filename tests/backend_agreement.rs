@@ -773,17 +773,34 @@ fn pipelined_counts<B: Backend>(b: &B) {
         .solve(&rhs, &mut x)
         .unwrap();
     assert_eq!(r.iterations, 30);
-    // CGS2 Arnoldi (the default): step 1 has 5 kernels (no batched dots of a first pass),
-    // steps 2..30 six each; nothing transferred while orthogonalizing.
+    // DCGS2 Arnoldi (the default): step 1 has 3 kernels (SpMV, dots of u, fused update), steps
+    // 2..30 four (the dots of w added); nothing transferred while orthogonalizing.
+    assert_eq!(
+        r.inner_counters.launches,
+        3 + 4 * 29,
+        "GMRES (DCGS2) launches per cycle"
+    );
+    assert_eq!(
+        r.inner_counters.transfers, 0,
+        "GMRES (DCGS2): no transfer inside the orthogonalization"
+    );
+    // CGS2: step 1 has 5 kernels (no batched dots of a first pass), steps 2..30 six each.
+    let cgs2 = Params {
+        gmres_orthogonalization: GmresOrthogonalization::Cgs2,
+        ..params
+    };
+    let mut x = b.alloc(n).unwrap();
+    let r = Gmres::new(b, &m, None, cgs2)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
+    assert_eq!(r.iterations, 30);
     assert_eq!(
         r.inner_counters.launches,
         5 + 6 * 29,
         "GMRES (CGS2) launches per cycle"
     );
-    assert_eq!(
-        r.inner_counters.transfers, 0,
-        "GMRES (CGS2): no transfer inside the orthogonalization"
-    );
+    assert_eq!(r.inner_counters.transfers, 0);
     // The paper's simpler GMRES (seed 001 Algorithm 6): step 1: 2 kernels, step 2: 3, steps
     // 3..30: 4 each.
     let simpler = Params {

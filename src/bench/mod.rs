@@ -180,6 +180,13 @@ pub fn run_case<B: Backend, T: Scalar>(
         "cg" => Solver::Cg(Cg::new(backend, &m, None, params)?),
         "bicgstab" => Solver::BiCgStab(BiCgStab::new(backend, &m, None, params)?),
         "gmres" => Solver::Gmres(Gmres::new(backend, &m, None, params)?),
+        "gmres-cgs2" => {
+            let params = Params {
+                gmres_orthogonalization: GmresOrthogonalization::Cgs2,
+                ..params
+            };
+            Solver::Gmres(Gmres::new(backend, &m, None, params)?)
+        }
         // The paper's simpler GMRES with one CGS pass, for comparison with the CGS2 default.
         "gmres-simpler" => {
             let params = Params {

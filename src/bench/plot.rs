@@ -94,6 +94,7 @@ pub fn write_svg(rows: &[BenchRow], path: &Path, title: &str) -> Result<()> {
             "bicgstab" => "BiCGStab",
             "gmres" => "GMRES",
             "gmres-simpler" => "GMRES (simpler, CGS1)",
+            "gmres-cgs2" => "GMRES (CGS2)",
             other => other,
         };
         let mut chart = ChartBuilder::on(panel)

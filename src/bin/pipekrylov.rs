@@ -45,9 +45,10 @@ enum Command {
         /// pipelined or classical.
         #[arg(long, default_value = "pipelined")]
         variant: String,
-        /// Orthogonalization of the pipelined GMRES: cgs2 (Arnoldi, classical Gram-Schmidt
-        /// twice) or simpler-cgs (the paper's 4-kernel simpler GMRES).
-        #[arg(long, default_value = "cgs2")]
+        /// Orthogonalization of the pipelined GMRES: dcgs2 (Arnoldi with delayed CGS2, 4
+        /// kernels per step), cgs2 (Arnoldi, classical Gram-Schmidt twice, 6 kernels) or
+        /// simpler-cgs (the paper's 4-kernel simpler GMRES, conditionally stable).
+        #[arg(long, default_value = "dcgs2")]
         gmres_ortho: String,
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
         /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
@@ -101,8 +102,8 @@ enum Command {
         /// Comma-separated backends.
         #[arg(long, default_value = "host")]
         backends: String,
-        /// Comma-separated solvers: cg, bicgstab, gmres (CGS2), gmres-simpler (the paper's
-        /// simpler GMRES with one CGS pass).
+        /// Comma-separated solvers: cg, bicgstab, gmres (DCGS2, the default), gmres-cgs2,
+        /// gmres-simpler (the paper's simpler GMRES with one CGS pass).
         #[arg(long, default_value = "cg,bicgstab,gmres")]
         solvers: String,
         /// Comma-separated variants.
@@ -279,7 +280,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
             };
             for s in &args.solvers {
-                if !["cg", "bicgstab", "gmres", "gmres-simpler"].contains(&s.as_str()) {
+                if !["cg", "bicgstab", "gmres", "gmres-cgs2", "gmres-simpler"].contains(&s.as_str())
+                {
                     return Err(Error::param("solvers", format!("unknown solver '{s}'")));
                 }
             }

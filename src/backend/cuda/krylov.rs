@@ -423,4 +423,32 @@ impl KrylovOps for CudaBackend {
         // the count coefficients copied just before on the same stream.
         unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
     }
+
+    fn gmres_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        let n = basis.n();
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", ucol)?,
+            self.ptr(pa.buffer())?,
+            self.ptr(pc.buffer())?,
+            index_arg("groups", pa.groups())?,
+            self.ptr(coef)?,
+            Arg::U64(coef_off as u64),
+        ];
+        // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, pa, pc, uint read_groups, coef,
+        // ulong coef_off): columns 1..=ucol+1 exist, both partials hold slots 0..ucol-1 with
+        // read_groups groups, coef holds 2 (ucol - 1) + 2 values at coef_off (checked); the
+        // grid is the partials' group count.
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2Update, pa.groups(), &args) }
+    }
 }

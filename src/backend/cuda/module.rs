@@ -67,6 +67,7 @@ pub(crate) enum Kernel {
     BasisLoad,
     BasisStore,
     MultiAxpy,
+    GmresDcgs2Update,
     DiagScale,
     DiagScaleDot,
     BlockDiagScale,
@@ -81,7 +82,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 33] = [
+    pub(crate) const ALL: [Kernel; 34] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -105,6 +106,7 @@ impl Kernel {
         Kernel::BasisLoad,
         Kernel::BasisStore,
         Kernel::MultiAxpy,
+        Kernel::GmresDcgs2Update,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
         Kernel::BlockDiagScale,
@@ -143,6 +145,7 @@ impl Kernel {
             Kernel::BasisLoad => "basis_load",
             Kernel::BasisStore => "basis_store",
             Kernel::MultiAxpy => "multi_axpy",
+            Kernel::GmresDcgs2Update => "gmres_dcgs2_update",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
             Kernel::BlockDiagScale => "block_diag_scale",

@@ -450,4 +450,81 @@ impl KrylovOps for HostBackend {
         });
         Ok(())
     }
+
+    fn gmres_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        self.counters.launch();
+        let n = basis.n();
+        let count = ucol - 1;
+        let g = pa.groups();
+        let (da, dc) = (pa.buffer.host()?, pc.buffer.host()?);
+        let a: Vec<T> = (0..count)
+            .map(|k| sum_slot_in_kernel(da, g, Slot(k)))
+            .collect();
+        let c: Vec<T> = (0..count)
+            .map(|k| sum_slot_in_kernel(dc, g, Slot(k)))
+            .collect();
+        let (mut s_aa, mut s_ac) = (T::zero(), T::zero());
+        for (&ak, &ck) in a.iter().zip(&c) {
+            s_aa += ak * ak;
+            s_ac += ak * ck;
+        }
+        let b2 = sum_slot_in_kernel(da, g, Slot(count)) - s_aa;
+        // NaN stays NaN (the solver reports it); a non-positive value is a breakdown.
+        let beta = if b2 > T::zero() || !b2.is_finite() {
+            b2.sqrt()
+        } else {
+            T::zero()
+        };
+        let gl = if beta > T::zero() {
+            (sum_slot_in_kernel(dc, g, Slot(count)) - s_ac) / beta
+        } else {
+            T::zero()
+        };
+        let out = coef.host_mut()?;
+        out[coef_off..coef_off + count].copy_from_slice(&a);
+        out[coef_off + count..coef_off + 2 * count].copy_from_slice(&c);
+        out[coef_off + 2 * count] = beta;
+        out[coef_off + 2 * count + 1] = gl;
+        if beta <= T::zero() {
+            return Ok(());
+        }
+        let inv = T::one() / beta;
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut(ucol * n);
+        let prev = columns(head, n);
+        let (u, rest) = tail.split_at_mut(n);
+        let w = &mut rest[..n];
+        let items: Vec<_> = u
+            .chunks_mut(CHUNK)
+            .zip(w.chunks_mut(CHUNK))
+            .enumerate()
+            .collect();
+        exec(n, items, |(ch, (u, w))| {
+            let off = ch * CHUNK;
+            // Column by column over the chunk (streaming), the same per-element order as the
+            // kernel: subtract in k order, then scale.
+            for k in 0..count {
+                let q = &prev[k + 1][off..off + u.len()];
+                let (ak, ck) = (a[k], c[k]);
+                for ((ue, we), &qe) in u.iter_mut().zip(w.iter_mut()).zip(q) {
+                    *ue -= ak * qe;
+                    *we -= ck * qe;
+                }
+            }
+            for (ue, we) in u.iter_mut().zip(w.iter_mut()) {
+                *ue *= inv;
+                *we = (*we - gl * *ue) * inv;
+            }
+        });
+        Ok(())
+    }
 }

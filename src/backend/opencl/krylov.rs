@@ -402,4 +402,31 @@ impl KrylovOps for OpenClBackend {
             ],
         )
     }
+
+    fn gmres_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        let n = basis.n();
+        self.launch::<T>(
+            "gmres_dcgs2_update",
+            pa.groups(),
+            &[
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(n)?),
+                col(ucol),
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pc.buffer())?),
+                Arg::uint(pa.groups() as u32),
+                Arg::Mem(self.mem(coef)?),
+                Arg::ulong(coef_off as u64),
+            ],
+        )
+    }
 }

@@ -249,6 +249,44 @@ pub(crate) fn gmres_normalize<T: Scalar>(
     xi_partials.check(xi_slot, basis.n())
 }
 
+/// `gmres_dcgs2_update`: columns ucol and ucol + 1 exist, both partials hold slots 0..=ucol-1
+/// for vectors of the basis's length with the same group count, and `coef` holds the step's
+/// 2 (ucol - 1) + 2 values at `coef_off`.
+pub(crate) fn gmres_dcgs2_update<T: Scalar>(
+    basis: &Basis<T>,
+    ucol: usize,
+    pa: &Partials<T>,
+    pc: &Partials<T>,
+    coef: &Buffer<T>,
+    coef_off: usize,
+) -> Result<()> {
+    if ucol == 0 {
+        return Err(Error::param(
+            "ucol",
+            "gmres_dcgs2_update: ucol must be at least 1",
+        ));
+    }
+    basis.check_col(ucol)?;
+    basis.check_col(ucol + 1)?;
+    pa.check(Slot(ucol - 1), basis.n())?;
+    pc.check(Slot(ucol - 1), basis.n())?;
+    if pa.groups() != pc.groups() {
+        return Err(Error::param(
+            "partials",
+            "gmres_dcgs2_update: both partials must have the same group count",
+        ));
+    }
+    let need = coef_off + 2 * (ucol - 1) + 2;
+    if coef.len() < need {
+        return Err(Error::dims(
+            "gmres_dcgs2_update: coefficients",
+            need,
+            coef.len(),
+        ));
+    }
+    Ok(())
+}
+
 /// `basis_axpy`.
 pub(crate) fn basis_axpy<T: Scalar>(basis: &Basis<T>, dst: usize, src: usize) -> Result<()> {
     basis.check_col(dst)?;

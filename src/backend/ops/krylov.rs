@@ -226,6 +226,23 @@ pub trait KrylovOps: SpmvOps {
         )
     }
 
+    /// Kernel `gmres_dcgs2_update` (one Arnoldi step with delayed CGS2; see `gmres.cl`):
+    /// u = column `ucol` (once orthogonalized, unnormalized) and w = column `ucol + 1`
+    /// (= A M^-1 u); `pa` holds the partials of <v_k, u> (slots 0..ucol-2, columns 1..ucol-1)
+    /// and <u, u> (slot ucol-1), `pc` those of <v_k, w> and <u, w>. Reorthogonalizes and
+    /// normalizes u in place and orthogonalizes w once (scaled by 1/beta) in one pass; the
+    /// coefficients a, c, beta and g go to `coef` at `coef_off`.
+    #[allow(clippy::too_many_arguments)]
+    fn gmres_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()>;
+
     /// Kernel `basis_axpy`: v_dst += alpha v_src.
     fn basis_axpy<T: Scalar>(
         &self,

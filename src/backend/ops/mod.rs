@@ -55,6 +55,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "basis_load",
             "basis_store",
             "multi_axpy",
+            "gmres_dcgs2_update",
         ],
     ),
     ("precond", &["diag_scale", "diag_scale_dot"]),

@@ -11,6 +11,7 @@
 //! best iterate seen at a restart is returned when the solve would end on a worse one.
 
 mod arnoldi;
+mod dcgs2;
 mod least_squares;
 mod simpler;
 
@@ -55,6 +56,10 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     rmat2: Buffer<T>,
     rhost: Vec<T>,
     rhost2: Vec<T>,
+    /// DCGS2: the second partials (dots with w) and the per-step coefficients (a, c, beta, g).
+    partials2: Partials<T>,
+    coef: Buffer<T>,
+    coef_host: Vec<T>,
     partials: Partials<T>,
     xi_partials: Partials<T>,
     scratch: Partials<T>,
@@ -101,6 +106,9 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             rmat2,
             rhost: vec![T::zero(); hsize],
             rhost2: vec![T::zero(); hsize],
+            partials2: backend.partials(n, m + 1)?,
+            coef: backend.alloc(m * (2 * m + 2))?,
+            coef_host: vec![T::zero(); m * (2 * m + 2)],
             partials: backend.partials(n, m + 1)?,
             xi_partials: backend.partials(n, m)?,
             scratch: backend.partials(n, 1)?,
@@ -222,6 +230,10 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 (Variant::Pipelined, GmresOrthogonalization::Cgs2) => {
                     self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
                     self.cgs2_cycle(steps, rho, tracker)?
+                }
+                (Variant::Pipelined, GmresOrthogonalization::Dcgs2) => {
+                    self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
+                    self.dcgs2_cycle(steps, rho, tracker)?
                 }
                 (Variant::Classical, _) => {
                     self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;

@@ -1,0 +1,130 @@
+//! Pipelined Arnoldi with delayed CGS2 (DCGS2): Swirydowicz, Langou, Ananthan, Yang and Thomas,
+//! "Low synchronization Gram-Schmidt and GMRES algorithms" (2020), in the form of Bielich et al.
+//! (2022) with the normalization lagged one step.
+//!
+//! Step s (v_k in basis column k + 1): u = v_{s-1} is orthogonalized once but neither
+//! reorthogonalized nor normalized. w = A M^-1 u (SpMV with <u, w> fused), the dots
+//! a = Q^T u, nu = <u, u> and c = Q^T w (Q = v_0..v_{s-2}, final), then one fused kernel
+//! (`gmres_dcgs2_update`): beta = sqrt(nu - |a|^2), v_{s-1} = (u - Q a) / beta (the second
+//! pass), g = (d - a.c) / beta, and the next u = (w - Q c - g v_{s-1}) / beta. Because
+//! A u = beta A v_{s-1} + A Q a and A Q = Q_{s-1} H, the Hessenberg columns follow on the host
+//! from (a, beta, c, g) at the end of the cycle: column s-2 gains a and its subdiagonal beta;
+//! column s-1 is (g - H a) / beta. After the last step one more reduction finalizes its
+//! column. Four kernels per step (three in the first), no transfer while orthogonalizing; the
+//! basis is read three times per step instead of CGS2's four.
+
+use super::arnoldi::ARNOLDI_FIRST_COL;
+use super::least_squares::{arnoldi_givens, CycleSystem};
+use super::Gmres;
+use crate::backend::{Backend, Slot};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::solver::common::Tracker;
+use crate::solver::report::StopReason;
+
+impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
+    /// One pipelined DCGS2 cycle of `steps` steps from v_0 (already in column 1).
+    pub(super) fn dcgs2_cycle(
+        &mut self,
+        steps: usize,
+        rho: f64,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<CycleSystem> {
+        let be = self.backend;
+        let m = self.m;
+        let row = 2 * m + 2;
+        tracker.start_inner(be.counters());
+        for s in 1..=steps {
+            let (ucol, wcol) = (s, s + 1);
+            let pre = self.prepare_source(wcol)?;
+            // w = A M^-1 u with the partial d = <u, w> (slot ucol - 1 of the second partials).
+            be.basis_spmv_dots(
+                self.a,
+                pre.then_some(&self.z),
+                &mut self.basis,
+                wcol,
+                &mut self.partials2,
+                Some(Slot(ucol - 1)),
+                None,
+            )?;
+            // c = Q^T w and a = Q^T u, nu = <u, u>.
+            if ucol >= 2 {
+                be.basis_dots(&self.basis, wcol, 1..ucol, &mut self.partials2, Slot(0))?;
+            }
+            be.basis_dots(&self.basis, ucol, 1..ucol + 1, &mut self.partials, Slot(0))?;
+            be.gmres_dcgs2_update(
+                &mut self.basis,
+                ucol,
+                &self.partials,
+                &self.partials2,
+                &mut self.coef,
+                (s - 1) * row,
+            )?;
+        }
+        tracker.end_inner(be.counters());
+        // Finalize the last vector's column: a = Q^T u, nu = <u, u> for u in column steps + 1.
+        be.basis_dots(
+            &self.basis,
+            steps + 1,
+            1..steps + 2,
+            &mut self.partials,
+            Slot(0),
+        )?;
+        let fin = be.finish(&self.partials)?;
+        be.read(&self.coef, &mut self.coef_host)?;
+        let ld = m + 1;
+        let mut h = vec![0.0; ld * steps];
+        let mut rho_eff = rho;
+        let mut valid = steps;
+        let mut non_finite = false;
+        for s in 1..=steps {
+            let base = (s - 1) * row;
+            let co = |k: usize| self.coef_host[base + k].to_f64();
+            let count = s - 1;
+            let a: Vec<f64> = (0..count).map(co).collect();
+            let beta = co(2 * count);
+            let gl = co(2 * count + 1);
+            if s == 1 {
+                rho_eff = rho * beta;
+            } else {
+                // Column s-2 final: += a, subdiagonal beta.
+                for (k, ak) in a.iter().enumerate() {
+                    h[k + (s - 2) * ld] += ak;
+                }
+                h[(s - 1) + (s - 2) * ld] = beta;
+            }
+            let finite =
+                beta.is_finite() && gl.is_finite() && (0..2 * count).all(|k| co(k).is_finite());
+            if !finite {
+                valid = s - 1;
+                non_finite = true;
+                break;
+            }
+            if beta <= 0.0 {
+                // v_{s-1} vanished: the Krylov space is invariant after s-1 steps.
+                valid = s - 1;
+                break;
+            }
+            // Column s-1 provisional: (g - H[0..s, 0..s-1] a) / beta, g = [c; gl].
+            for r in 0..s {
+                let g = if r < count { co(count + r) } else { gl };
+                let t: f64 = (0..count).map(|k| h[r + k * ld] * a[k]).sum();
+                h[r + (s - 1) * ld] = (g - t) / beta;
+            }
+        }
+        if valid == steps {
+            let a: Vec<f64> = (0..steps).map(|k| fin.get(Slot(k))).collect();
+            let nu = fin.get(Slot(steps));
+            let b2 = nu - a.iter().map(|v| v * v).sum::<f64>();
+            for (k, ak) in a.iter().enumerate() {
+                h[k + (steps - 1) * ld] += ak;
+            }
+            h[steps + (steps - 1) * ld] = b2.max(0.0).sqrt();
+        }
+        let mut sys = arnoldi_givens(&h, ld, valid, rho_eff, ARNOLDI_FIRST_COL);
+        if non_finite && sys.stop.is_none() {
+            sys.stop = Some(StopReason::NanOrInf);
+        }
+        Ok(sys)
+    }
+}
