@@ -337,3 +337,50 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
         }
     }
 }
+
+/* basis_dots2 (const SCALAR* basis, uint n, uint wa, uint wb, uint first_col, uint count_a,
+ *              uint count_b, SCALAR* pa, SCALAR* pb)
+ * Partials of <v_{first_col+t}, v_wa> into slot t of pa (t < count_a) and of
+ * <v_{first_col+t}, v_wb> into slot t of pb (t < count_b <= count_a), reading every column
+ * once for both targets (DCGS2: the dots of u, with <u, u>, and of w in one pass). Columns are
+ * taken DOTS_CHUNK / 2 at a time; both partials have the launch's group count. */
+#define DOTS2_CHUNK (DOTS_CHUNK / 2)
+pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const uint wa, const uint wb,
+                           const uint first_col, const uint count_a, const uint count_b,
+                           PK_GLOBAL(SCALAR, pa), PK_GLOBAL(SCALAR, pb)) {
+    PK_BIND(const SCALAR, basis);
+    PK_BIND(SCALAR, pa);
+    PK_BIND(SCALAR, pb);
+    __local SCALAR scratch[DOTS_CHUNK * WG];
+    __local SCALAR parts[DOTS_CHUNK * DOTS_PARTS];
+    __global const SCALAR *va = basis + (ulong)wa * n;
+    __global const SCALAR *vb = basis + (ulong)wb * n;
+    for (uint j0 = 0; j0 < count_a; j0 += DOTS2_CHUNK) {
+        const uint ma = min((uint)DOTS2_CHUNK, count_a - j0);
+        const uint mb = count_b > j0 ? min(ma, count_b - j0) : 0;
+        __global const SCALAR *v0 = basis + (ulong)(first_col + j0) * n;
+        SCALAR acc_a[DOTS2_CHUNK];
+        SCALAR acc_b[DOTS2_CHUNK];
+        for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+            acc_a[t] = ZERO;
+            acc_b[t] = ZERO;
+        }
+        FOR_EACH(e, n) {
+            const SCALAR ae = va[e];
+            const SCALAR be = vb[e];
+            __global const SCALAR *vj = v0 + e;
+#pragma unroll
+            for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+                if (t < ma) {
+                    const SCALAR q = vj[(ulong)t * n];
+                    acc_a[t] += q * ae;
+                    acc_b[t] += q * be;
+                }
+            }
+        }
+        columns_group_sum(scratch, parts, acc_a, ma, pa, j0);
+        if (mb > 0) {
+            columns_group_sum(scratch, parts, acc_b, mb, pb, j0);
+        }
+    }
+}

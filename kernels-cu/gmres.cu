@@ -262,3 +262,62 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
         }
     }
 }
+
+/* basis_dots2 (const SCALAR* basis, uint n, uint wa, uint wb, uint first_col, uint count_a,
+ *              uint count_b, SCALAR* pa, SCALAR* pb): the dots of two targets against the same
+ * columns in one pass (see kernels-cl/gmres.cl); the layout of basis_dots with two tiles. */
+extern "C" __launch_bounds__(WG) __global__ void basis_dots2(const SCALAR *basis, const uint n, const uint wa,
+                                                             const uint wb, const uint first_col,
+                                                             const uint count_a, const uint count_b,
+                                                             SCALAR *pa, SCALAR *pb) {
+    __shared__ SCALAR tile_a[WG];
+    __shared__ SCALAR tile_b[WG];
+    const SCALAR *va = basis + (ulong)wa * n;
+    const SCALAR *vb = basis + (ulong)wb * n;
+    const uint lane = threadIdx.x & 31u;
+    const uint warp = threadIdx.x >> 5;
+    for (uint j0 = 0; j0 < count_a; j0 += DOTS_PER_PASS) {
+        SCALAR acc_a[DOTS_PER_WARP];
+        SCALAR acc_b[DOTS_PER_WARP];
+#pragma unroll
+        for (int c = 0; c < DOTS_PER_WARP; ++c) {
+            acc_a[c] = ZERO;
+            acc_b[c] = ZERO;
+        }
+        for (uint t0 = blockIdx.x * (uint)WG; t0 < n; t0 += GRID_STRIDE) {
+            const uint e = t0 + threadIdx.x;
+            __syncthreads();
+            tile_a[threadIdx.x] = e < n ? va[e] : ZERO;
+            tile_b[threadIdx.x] = e < n ? vb[e] : ZERO;
+            __syncthreads();
+            const uint len = min((uint)WG, n - t0);
+#pragma unroll
+            for (int c = 0; c < DOTS_PER_WARP; ++c) {
+                const uint j = j0 + warp + (uint)c * WARPS;
+                if (j < count_a) {
+                    const SCALAR *vj = basis + (ulong)(first_col + j) * n + t0;
+#pragma unroll
+                    for (uint q = lane; q < (uint)WG; q += 32) {
+                        if (q < len) {
+                            const SCALAR v = vj[q];
+                            acc_a[c] += v * tile_a[q];
+                            acc_b[c] += v * tile_b[q];
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < DOTS_PER_WARP; ++c) {
+            const uint j = j0 + warp + (uint)c * WARPS;
+            const SCALAR sa = warp_sum(acc_a[c]);
+            const SCALAR sb = warp_sum(acc_b[c]);
+            if (lane == 0 && j < count_a) {
+                pa[(ulong)j * gridDim.x + blockIdx.x] = sa;
+            }
+            if (lane == 0 && j < count_b) {
+                pb[(ulong)j * gridDim.x + blockIdx.x] = sb;
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ for part in $parts; do
       PRECS="jacobi fsai:1 fsai:2" timeout 400 bash scripts/fsai-bench.sh "$OUT/fsai-h200.csv" "cuda host" ;;
     gmres)
       for p in poisson2d convdiff3d; do
-        timeout 300 $PK bench --backends cuda,opencl --solvers gmres,gmres-simpler --problem $p \
+        timeout 300 $PK bench --backends cuda,opencl --solvers gmres,gmres-cgs2,gmres-simpler --problem $p \
           --min-n 100000 --out "$OUT/gmres-cgs2-$p-h200.csv" --quiet | tail -20
       done ;;
   esac

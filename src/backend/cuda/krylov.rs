@@ -424,6 +424,37 @@ impl KrylovOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
     }
 
+    fn basis_dots2<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        wa: usize,
+        wb: usize,
+        cols: Range<usize>,
+        count_b: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        let count = checks::basis_dots2(basis, wa, wb, &cols, count_b, pa, pb)?;
+        if count == 0 {
+            return Ok(());
+        }
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(basis.n())?,
+            index_arg("column", wa)?,
+            index_arg("column", wb)?,
+            index_arg("column", cols.start)?,
+            index_arg("columns", count)?,
+            index_arg("columns", count_b)?,
+            self.ptr(pa.buffer())?,
+            self.ptr(pb.buffer())?,
+        ];
+        // SAFETY: basis_dots2(basis, uint n, uint wa, uint wb, uint first_col, uint count_a,
+        // uint count_b, pa, pb): the columns exist, count_b <= count_a and the slots lie inside
+        // both partials, which have the launch's group count (checked).
+        unsafe { self.launch::<T>(Kernel::BasisDots2, pa.groups(), &args) }
+    }
+
     fn gmres_dcgs2_update<T: Scalar>(
         &self,
         basis: &mut Basis<T>,

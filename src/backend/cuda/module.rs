@@ -68,6 +68,7 @@ pub(crate) enum Kernel {
     BasisStore,
     MultiAxpy,
     GmresDcgs2Update,
+    BasisDots2,
     DiagScale,
     DiagScaleDot,
     BlockDiagScale,
@@ -82,7 +83,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 34] = [
+    pub(crate) const ALL: [Kernel; 35] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -107,6 +108,7 @@ impl Kernel {
         Kernel::BasisStore,
         Kernel::MultiAxpy,
         Kernel::GmresDcgs2Update,
+        Kernel::BasisDots2,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
         Kernel::BlockDiagScale,
@@ -146,6 +148,7 @@ impl Kernel {
             Kernel::BasisStore => "basis_store",
             Kernel::MultiAxpy => "multi_axpy",
             Kernel::GmresDcgs2Update => "gmres_dcgs2_update",
+            Kernel::BasisDots2 => "basis_dots2",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
             Kernel::BlockDiagScale => "block_diag_scale",

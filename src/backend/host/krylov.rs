@@ -451,6 +451,53 @@ impl KrylovOps for HostBackend {
         Ok(())
     }
 
+    fn basis_dots2<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        wa: usize,
+        wb: usize,
+        cols: Range<usize>,
+        count_b: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        let count = checks::basis_dots2(basis, wa, wb, &cols, count_b, pa, pb)?;
+        if count == 0 {
+            return Ok(());
+        }
+        self.counters.launch();
+        let n = basis.n();
+        let g = pa.groups();
+        let cols_data = columns(basis.data.host()?, n);
+        let (va, vb) = (cols_data[wa], cols_data[wb]);
+        // Per chunk: every column against both targets (the same sums as two basis_dots).
+        let mut local = vec![T::zero(); g * 2 * count];
+        let items: Vec<_> = local.chunks_mut(2 * count).enumerate().collect();
+        exec(n, items, |(c, out)| {
+            let r = (c * CHUNK).min(n)..((c + 1) * CHUNK).min(n);
+            for k in 0..count {
+                let q = &cols_data[cols.start + k][r.clone()];
+                out[k] = local_dot(q, &va[r.clone()]);
+                if k < count_b {
+                    out[count + k] = local_dot(q, &vb[r.clone()]);
+                }
+            }
+        });
+        let da = pa.buffer.host_mut()?;
+        for k in 0..count {
+            for c in 0..g {
+                da[k * g + c] = local[c * 2 * count + k];
+            }
+        }
+        let db = pb.buffer.host_mut()?;
+        for k in 0..count_b {
+            for c in 0..g {
+                db[k * g + c] = local[c * 2 * count + count + k];
+            }
+        }
+        Ok(())
+    }
+
     fn gmres_dcgs2_update<T: Scalar>(
         &self,
         basis: &mut Basis<T>,

@@ -403,6 +403,37 @@ impl KrylovOps for OpenClBackend {
         )
     }
 
+    fn basis_dots2<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        wa: usize,
+        wb: usize,
+        cols: Range<usize>,
+        count_b: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        let count = checks::basis_dots2(basis, wa, wb, &cols, count_b, pa, pb)?;
+        if count == 0 {
+            return Ok(());
+        }
+        self.launch::<T>(
+            "basis_dots2",
+            pa.groups(),
+            &[
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(basis.n())?),
+                col(wa),
+                col(wb),
+                col(cols.start),
+                Arg::uint(count as u32),
+                Arg::uint(count_b as u32),
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pb.buffer())?),
+            ],
+        )
+    }
+
     fn gmres_dcgs2_update<T: Scalar>(
         &self,
         basis: &mut Basis<T>,

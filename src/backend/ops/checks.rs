@@ -195,6 +195,42 @@ pub(crate) fn basis_dots<T: Scalar>(
     Ok(count)
 }
 
+/// `basis_dots2`: both targets and the columns exist, count_b <= the column count, the slots lie
+/// inside the partials, which share their group count.
+pub(crate) fn basis_dots2<T: Scalar>(
+    basis: &Basis<T>,
+    wa: usize,
+    wb: usize,
+    cols: &Range<usize>,
+    count_b: usize,
+    pa: &Partials<T>,
+    pb: &Partials<T>,
+) -> Result<usize> {
+    basis.check_col(wa)?;
+    basis.check_col(wb)?;
+    basis.check_range(cols)?;
+    let count = cols.len();
+    if count_b > count {
+        return Err(Error::param(
+            "count_b",
+            "basis_dots2: more b dots than columns",
+        ));
+    }
+    if pa.groups() != pb.groups() {
+        return Err(Error::param(
+            "partials",
+            "basis_dots2: the partials differ in groups",
+        ));
+    }
+    if count > 0 {
+        pa.check(Slot(count - 1), basis.n())?;
+    }
+    if count_b > 0 {
+        pb.check(Slot(count_b - 1), basis.n())?;
+    }
+    Ok(count)
+}
+
 /// Column i of R (leading dimension `ld`) fits in `rmat`.
 fn r_column<T: Scalar>(i: usize, rmat: &Buffer<T>, ld: usize) -> Result<()> {
     if i == 0 || ld < i || rmat.len() < ld * i {

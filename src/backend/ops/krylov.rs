@@ -226,6 +226,21 @@ pub trait KrylovOps: SpmvOps {
         )
     }
 
+    /// Kernel `basis_dots2`: partials of <v_j, v_wa> for j in `cols` into slots 0.. of `pa`
+    /// and of <v_j, v_wb> for the first `count_b` of them into slots 0.. of `pb`, one pass over
+    /// the columns for both targets.
+    #[allow(clippy::too_many_arguments)]
+    fn basis_dots2<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        wa: usize,
+        wb: usize,
+        cols: Range<usize>,
+        count_b: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<()>;
+
     /// Kernel `gmres_dcgs2_update` (one Arnoldi step with delayed CGS2; see `gmres.cl`):
     /// u = column `ucol` (once orthogonalized, unnormalized) and w = column `ucol + 1`
     /// (= A M^-1 u); `pa` holds the partials of <v_k, u> (slots 0..ucol-2, columns 1..ucol-1)

@@ -56,6 +56,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "basis_store",
             "multi_axpy",
             "gmres_dcgs2_update",
+            "basis_dots2",
         ],
     ),
     ("precond", &["diag_scale", "diag_scale_dot"]),

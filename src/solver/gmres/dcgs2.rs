@@ -10,8 +10,9 @@
 //! A u = beta A v_{s-1} + A Q a and A Q = Q_{s-1} H, the Hessenberg columns follow on the host
 //! from (a, beta, c, g) at the end of the cycle: column s-2 gains a and its subdiagonal beta;
 //! column s-1 is (g - H a) / beta. After the last step one more reduction finalizes its
-//! column. Four kernels per step (three in the first), no transfer while orthogonalizing; the
-//! basis is read three times per step instead of CGS2's four.
+//! column. Three kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass, the
+//! update), no transfer while orthogonalizing; the basis is read twice per step, as in the
+//! paper's CGS1, instead of CGS2's four times.
 
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::{arnoldi_givens, CycleSystem};
@@ -47,11 +48,16 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
                 Some(Slot(ucol - 1)),
                 None,
             )?;
-            // c = Q^T w and a = Q^T u, nu = <u, u>.
-            if ucol >= 2 {
-                be.basis_dots(&self.basis, wcol, 1..ucol, &mut self.partials2, Slot(0))?;
-            }
-            be.basis_dots(&self.basis, ucol, 1..ucol + 1, &mut self.partials, Slot(0))?;
+            // a = Q^T u with nu = <u, u> (column ucol is u itself) and c = Q^T w, one pass.
+            be.basis_dots2(
+                &self.basis,
+                ucol,
+                wcol,
+                1..ucol + 1,
+                ucol - 1,
+                &mut self.partials,
+                &mut self.partials2,
+            )?;
             be.gmres_dcgs2_update(
                 &mut self.basis,
                 ucol,
