@@ -1,7 +1,7 @@
 //! Arnoldi GMRES: v_0 = r_0 / rho, w = A M^-1 v_{k-1} orthogonalized against v_0..v_{k-1},
 //! H (k+1) x k Hessenberg, reduced by Givens rotations on the host (Saad and Schultz 1986).
 //!
-//! * Pipelined (default): classical Gram-Schmidt twice (CGS2; Giraud, Langou, Rozloznik and
+//! * Pipelined with `GmresOrthogonalization::Cgs2`: classical Gram-Schmidt twice (CGS2; Giraud, Langou, Rozloznik and
 //!   van den Eshof 2005: the second pass brings the loss of orthogonality to O(eps), so the
 //!   method is as stable as MGS-GMRES, Paige, Rozloznik and Strakos 2006). Six kernels per
 //!   step, all fused as in seed 001 Algorithm 6 and nothing transferred until the cycle ends:

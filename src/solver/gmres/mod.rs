@@ -1,7 +1,9 @@
-//! GMRES(m), right-preconditioned, in three forms:
+//! GMRES(m), right-preconditioned, in four forms:
 //!
-//! * pipelined (default): Arnoldi with classical Gram-Schmidt run twice (CGS2) and fused
-//!   kernels, nothing transferred while orthogonalizing (`arnoldi.rs`);
+//! * pipelined (default): Arnoldi with delayed CGS2 (DCGS2), 3 fused kernels per step,
+//!   nothing transferred while orthogonalizing (`dcgs2.rs`);
+//! * pipelined with [`GmresOrthogonalization::Cgs2`]: Arnoldi with classical Gram-Schmidt run
+//!   twice, 6 fused kernels per step (`arnoldi.rs`);
 //! * pipelined with [`GmresOrthogonalization::SimplerCgs`]: the paper's 4-kernel "simpler
 //!   GMRES" (seed 001 Algorithm 6, `simpler.rs`);
 //! * classical: textbook Arnoldi with modified Gram-Schmidt and Givens rotations
