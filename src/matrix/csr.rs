@@ -120,15 +120,35 @@ impl<T: Scalar> CsrMatrix<T> {
     /// remember it to refuse being used with another matrix
     /// ([`crate::Error::PreconditionerMismatch`]).
     pub fn fingerprint(&self) -> u64 {
+        use rayon::prelude::*;
         const PRIME: u64 = 0x0000_0100_0000_01b3;
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |w: u64| h = (h ^ w).wrapping_mul(PRIME);
-        eat(self.n_rows as u64);
-        eat(self.n_cols as u64);
-        self.row_ptr.iter().for_each(|&p| eat(p as u64));
-        self.col_idx.iter().for_each(|&c| eat(c as u64));
-        self.values.iter().for_each(|v| eat(v.to_f64().to_bits()));
-        h
+        const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+        // FNV-1a per fixed chunk of 2^16 words (in parallel; the chunking does not depend on
+        // the thread count, so the value is deterministic), then over the chunk hashes.
+        const CHUNK: usize = 1 << 16;
+        fn fnv(words: impl Iterator<Item = u64>) -> u64 {
+            words.fold(BASIS, |h, w| (h ^ w).wrapping_mul(PRIME))
+        }
+        let rp: Vec<u64> = self
+            .row_ptr
+            .par_chunks(CHUNK)
+            .map(|c| fnv(c.iter().map(|&p| p as u64)))
+            .collect();
+        let ci: Vec<u64> = self
+            .col_idx
+            .par_chunks(CHUNK)
+            .map(|c| fnv(c.iter().map(|&p| p as u64)))
+            .collect();
+        let va: Vec<u64> = self
+            .values
+            .par_chunks(CHUNK)
+            .map(|c| fnv(c.iter().map(|v| v.to_f64().to_bits())))
+            .collect();
+        fnv([self.n_rows as u64, self.n_cols as u64]
+            .into_iter()
+            .chain(rp)
+            .chain(ci)
+            .chain(va))
     }
 
     /// The `n x n` identity.

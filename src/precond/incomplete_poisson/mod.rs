@@ -177,7 +177,8 @@ fn stencil_mismatch<T: Scalar>(a: &CsrMatrix<T>, s: &GridStencil) -> Option<Stri
     let plane = nx * ny;
     let [ax, ay, az] = s.neighbours.map(T::from_f64);
     let d = T::from_f64(s.center);
-    (0..n).find_map(|i| {
+    use rayon::prelude::*;
+    (0..n).into_par_iter().find_map_first(|i| {
         let (zc, yc, xc) = (i / plane, (i % plane) / nx, i % nx);
         let mut want: Vec<(usize, T)> = Vec::with_capacity(7);
         let mut push = |present: bool, j: usize, v: T| {
