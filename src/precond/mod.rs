@@ -7,6 +7,7 @@
 
 mod bilu0;
 mod block_dense;
+mod domain;
 mod fsai;
 mod identity;
 mod incomplete_poisson;
@@ -94,4 +95,23 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn built_for(&self) -> Option<u64> {
         None
     }
+}
+
+/// Position of the first NaN or infinite entry of a device vector, or `None`: one reduction
+/// <v, 0> on the device (NaN exactly when v holds a NaN or an infinity, inf * 0, and unlike
+/// <v, v> it cannot overflow on large finite entries); the values are read back only when it
+/// finds one.
+pub(crate) fn first_non_finite<B: Backend, T: Scalar>(
+    backend: &B,
+    values: &Buffer<T>,
+) -> Result<Option<usize>> {
+    let mut zeros = backend.alloc::<T>(values.len())?;
+    backend.fill(&mut zeros, T::zero())?;
+    let mut partials = backend.partials::<T>(values.len().max(1), 1)?;
+    backend.dot_partials(values, &zeros, &mut partials, Slot(0))?;
+    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+        return Ok(None);
+    }
+    let host = backend.download(values)?;
+    Ok(Some(host.iter().position(|v| !v.is_finite()).unwrap_or(0)))
 }

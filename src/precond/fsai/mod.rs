@@ -195,60 +195,22 @@ impl<T: Scalar> Fsai<T> {
 /// Why `a` cannot be symmetric positive definite (not square, not symmetric up to 64 ulps,
 /// a diagonal entry that is missing or not positive, NaN), or `None`.
 fn not_spd_candidate<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
-    use rayon::prelude::*;
-    if !a.is_square() {
-        return Some(format!(
-            "the matrix is {} x {}, not square",
-            a.n_rows(),
-            a.n_cols()
-        ));
-    }
-    if let Some(row) = a.first_non_finite() {
-        return Some(format!("row {row} holds a NaN or infinite entry"));
-    }
-    let tol = T::EPSILON.to_f64() * 64.0;
-    (0..a.n_rows()).into_par_iter().find_map_first(|i| {
-        let (cols, vals) = a.row(i);
-        let mut diag = false;
-        for (&j, &v) in cols.iter().zip(vals) {
-            if j == i {
-                if v <= T::zero() {
-                    return Some(format!(
-                        "diagonal entry {} in row {i} is not positive",
-                        v.to_f64()
-                    ));
-                }
-                diag = true;
-                continue;
-            }
-            let (tc, tv) = a.row(j);
-            match tc.binary_search(&i).ok().map(|k| tv[k]) {
-                Some(w)
-                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => {}
-                Some(w) => {
-                    return Some(format!(
-                        "the matrix is not symmetric: ({i}, {j}) = {} but ({j}, {i}) = {}",
-                        v.to_f64(),
-                        w.to_f64()
-                    ))
-                }
-                None => {
-                    return Some(format!(
-                        "the pattern is not symmetric: ({i}, {j}) is stored, ({j}, {i}) is not"
-                    ))
-                }
-            }
-        }
-        (!diag).then(|| format!("row {i} has no diagonal entry"))
-    })
+    super::domain::symmetric_violation(a, |_, _, _| None)
 }
 
 /// The off-diagonal pattern of `a` without the entries below tau sqrt(a_ii a_jj), as u32 CSR.
 fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, Vec<u32>)> {
-    let (rp, ci) = a.indices_u32()?;
+    let max = u32::MAX as usize;
+    if a.nnz() > max || a.n_rows() > max {
+        return Err(Error::IndexOverflow {
+            what: "FSAI: nnz or dimension".into(),
+            value: a.nnz().max(a.n_rows()),
+            max,
+        });
+    }
     let d = a.diagonal();
-    let mut row_ptr = Vec::with_capacity(rp.len());
-    let mut col_idx = Vec::with_capacity(ci.len());
+    let mut row_ptr = Vec::with_capacity(a.n_rows() + 1);
+    let mut col_idx = Vec::with_capacity(a.nnz());
     row_ptr.push(0u32);
     for i in 0..a.n_rows() {
         let (cols, vals) = a.row(i);
@@ -286,17 +248,11 @@ fn csr_matrix<B: Backend, T: Scalar>(
 }
 
 /// [`Error::SingularPivot`] naming the first row of G with a NaN (its dense system was not
-/// positive definite); one <g, 0> reduction, the values read back only when it fails.
+/// positive definite), found by [`super::first_non_finite`].
 fn check_rows<B: Backend, T: Scalar>(backend: &B, g: &Buffer<T>, row_ptr: &[u32]) -> Result<()> {
-    let mut zeros = backend.alloc::<T>(g.len())?;
-    backend.fill(&mut zeros, T::zero())?;
-    let mut partials = backend.partials::<T>(g.len().max(1), 1)?;
-    backend.dot_partials(g, &zeros, &mut partials, Slot(0))?;
-    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+    let Some(pos) = super::first_non_finite(backend, g)? else {
         return Ok(());
-    }
-    let host = backend.download(g)?;
-    let pos = host.iter().position(|v| !v.is_finite()).unwrap_or(0);
+    };
     let row = row_ptr
         .partition_point(|&p| p as usize <= pos)
         .saturating_sub(1);

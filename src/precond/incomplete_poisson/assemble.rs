@@ -12,59 +12,14 @@ use rayon::prelude::*;
 /// Symmetry is checked on the pattern exactly and on the values up to 64 ulps of the larger
 /// entry (assembly round-off).
 pub(super) fn outside_domain<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
-    if !a.is_square() {
-        return Some(format!(
-            "the matrix is {} x {}, not square",
-            a.n_rows(),
-            a.n_cols()
-        ));
-    }
-    if let Some(row) = a.first_non_finite() {
-        return Some(format!("row {row} holds a NaN or infinite entry"));
-    }
-    let tol = T::EPSILON.to_f64() * 64.0;
-    let problem = (0..a.n_rows()).into_par_iter().find_map_first(|i| {
-        let (cols, vals) = a.row(i);
-        let mut has_diag = false;
-        for (&j, &v) in cols.iter().zip(vals) {
-            if j == i {
-                has_diag = true;
-                if v <= T::zero() {
-                    return Some(format!(
-                        "diagonal entry {} in row {i} is not positive",
-                        v.to_f64()
-                    ));
-                }
-                continue;
-            }
-            if v > T::zero() {
-                return Some(format!(
-                    "entry ({i}, {j}) = {} is positive (IP needs nonpositive off-diagonals)",
-                    v.to_f64()
-                ));
-            }
-            let (tc, tv) = a.row(j);
-            let mirror = tc.binary_search(&i).ok().map(|k| tv[k]);
-            match mirror {
-                Some(w)
-                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => {}
-                Some(w) => {
-                    return Some(format!(
-                        "the matrix is not symmetric: ({i}, {j}) = {} but ({j}, {i}) = {}",
-                        v.to_f64(),
-                        w.to_f64()
-                    ))
-                }
-                None => {
-                    return Some(format!(
-                        "the pattern is not symmetric: ({i}, {j}) is stored, ({j}, {i}) is not"
-                    ))
-                }
-            }
-        }
-        (!has_diag).then(|| format!("row {i} has no diagonal entry"))
-    });
-    problem
+    crate::precond::domain::symmetric_violation(a, |i, j, v| {
+        (v > T::zero()).then(|| {
+            format!(
+                "entry ({i}, {j}) = {} is positive (IP needs nonpositive off-diagonals)",
+                v.to_f64()
+            )
+        })
+    })
 }
 
 /// M^-1 = K K^T on the pattern of `a`, K = I - L D^-1: entry (i, j) is

@@ -190,8 +190,7 @@ fn bsr_matrix<B: Backend, T: Scalar>(
 }
 
 /// [`Error::SingularPivot`] naming the first block column of the inverse with a non-finite
-/// entry (one reduction against a zero vector on the device; the values are read back only
-/// when it fails).
+/// entry ([`super::first_non_finite`]).
 fn check_finite<B: Backend, T: Scalar>(
     backend: &B,
     values: &Buffer<T>,
@@ -199,20 +198,10 @@ fn check_finite<B: Backend, T: Scalar>(
     s: usize,
     factor: &str,
 ) -> Result<()> {
-    // <v, 0> is NaN exactly when v holds a NaN or an infinity (inf * 0), and cannot overflow
-    // the way <v, v> would on large finite entries.
-    let mut zeros = backend.alloc::<T>(values.len())?;
-    backend.fill(&mut zeros, T::zero())?;
-    let mut partials = backend.partials::<T>(values.len().max(1), 1)?;
-    backend.dot_partials(values, &zeros, &mut partials, Slot(0))?;
-    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+    let Some(pos) = super::first_non_finite(backend, values)? else {
         return Ok(());
-    }
-    let host = backend.download(values)?;
-    let bad_block = host
-        .chunks(s * s)
-        .position(|b| b.iter().any(|v| !v.is_finite()))
-        .unwrap_or(0);
+    };
+    let bad_block = pos / (s * s);
     let column = lay.col_idx.get(bad_block).copied().unwrap_or(0) as usize;
     Err(Error::SingularPivot {
         preconditioner: "isai".into(),
