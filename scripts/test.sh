@@ -6,10 +6,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nvrtc_dir=$(python3 -c 'import glob, site, os; c=[os.path.dirname(p) for s in site.getsitepackages()+[site.getusersitepackages()] for p in glob.glob(os.path.join(s, "nvidia", "cu13", "lib", "libnvrtc.so*"))]; print(c[0] if c else "")' 2>/dev/null || true)
 if [ -n "$nvrtc_dir" ]; then export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
-features=${PIPEKRYLOV_TEST_FEATURES:-"opencl cuda"}
+features=${PIPEKRYLOV_TEST_FEATURES:-"opencl cuda mpi"}
 cargo test --release --features "$features" "$@"
 # The OpenCL kernels once more with buffers passed as device addresses (-D PK_ADDRESS_ARGS, the
 # default on NVIDIA GPUs; PoCL supports it too): every kernel against the host again.
 case " $features " in
   *" opencl "*) PIPEKRYLOV_OPENCL_ADDRESS_ARGS=1 cargo test --release --features "$features" --test backend_agreement "$@" ;;
+esac
+# The distributed solvers under MPI with 1, 2, 3 and 4 ranks (tests/mpi.rs: host and PoCL; every
+# rank compares with a one-process solve), then a rank that aborts the job must take it down
+# with its message (RELIABILITY.md row 27).
+case " $features " in
+  *" mpi "*)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    mpi_test=$(cargo test --release --features "$features" --test mpi --no-run 2>&1 | sed -n 's/.*Executable tests\/mpi.rs (\(.*\))/\1/p')
+    for np in 1 2 3 4; do
+      echo "== mpirun -np $np tests/mpi.rs"
+      log=$(mktemp)
+      if ! timeout 600 mpirun --oversubscribe -np "$np" "$mpi_test" >"$log" 2>&1; then
+        cat "$log"; exit 1
+      fi
+      tail -n 1 "$log"
+    done
+    set +e
+    out=$(PK_MPI_TEST_ABORT=1 timeout 120 mpirun --oversubscribe -np 3 "$mpi_test" 2>&1)
+    status=$?
+    set -e
+    if [ "$status" -eq 0 ] || [ "$status" -eq 124 ] || ! grep -q "rank 2 aborts the job" <<<"$out"; then
+      echo "MPI abort test failed (status $status):"; echo "$out"; exit 1
+    fi
+    echo "== MPI abort test: job ended with status $status and the rank's message"
+    ;;
 esac

@@ -153,6 +153,10 @@ pub enum Error {
     /// Preconditioner setup failed (zero pivot, singular block, ...).
     #[error("preconditioner setup failed: {0}")]
     PreconditionerSetup(String),
+    /// MPI ranks disagree (sizes, parameters, partition) or another rank failed a collective
+    /// step; every rank gets this error, none hangs (RELIABILITY.md rows 25 and 27).
+    #[error("distributed: {0}")]
+    Distributed(String),
 }
 
 impl Error {

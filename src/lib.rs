@@ -9,6 +9,8 @@
 pub mod backend;
 pub mod bench;
 pub mod cli;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod error;
 pub mod matrix;
 pub mod memory;

@@ -12,7 +12,7 @@ use common::{assert_close, assert_scalar_close, rand_vec, random_matrix};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
-use pipekrylov::backend::{Backend, MatrixFormat, Slot, SpmvDots};
+use pipekrylov::backend::{Backend, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
@@ -554,6 +554,51 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
     res
 }
 
+/// The halo kernels of the distributed SpMV at length n: a gather with repeated indices and a
+/// ghost block on every third row with 0..3 entries per row.
+fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
+    let x0 = rand_vec::<T>(n, 21);
+    let idx: Vec<u32> = (0..n + n / 2)
+        .map(|k| ((k * 7919) % n.max(1)) as u32)
+        .collect();
+    let idx = if n == 0 { Vec::new() } else { idx };
+    let list = GatherList::upload(b, &idx, n).unwrap();
+    let x = b.upload(&x0).unwrap();
+    let mut out = b.alloc::<T>(idx.len()).unwrap();
+    b.halo_gather(&list, &x, &mut out).unwrap();
+    let n_ghost = 17;
+    let rows: Vec<u32> = (0..n as u32).step_by(3).collect();
+    let mut row_ptr = vec![0u32];
+    let mut cols = Vec::new();
+    for (i, _) in rows.iter().enumerate() {
+        for k in 0..i % 4 {
+            cols.push(((i * 13 + k * 5) % n_ghost) as u32);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    let values = rand_vec::<T>(cols.len(), 22);
+    let ghost = GhostBlock::upload(b, &rows, &row_ptr, &cols, &values, n, n_ghost).unwrap();
+    let xg = b.upload(&rand_vec::<T>(n_ghost, 23)).unwrap();
+    let mut y = b.upload(&rand_vec::<T>(n, 24)).unwrap();
+    b.halo_spmv_add(&ghost, &xg, &mut y).unwrap();
+    vec![
+        (
+            "halo_gather".into(),
+            Out {
+                vectors: vec![dl(b, &out)],
+                sums: vec![],
+            },
+        ),
+        (
+            "halo_spmv_add".into(),
+            Out {
+                vectors: vec![dl(b, &y)],
+                sums: vec![],
+            },
+        ),
+    ]
+}
+
 fn compare(label: &str, got: &[(String, Out)], want: &[(String, Out)], tol: f64) {
     assert_eq!(got.len(), want.len(), "{label}: number of operations");
     for ((name, g), (wname, w)) in got.iter().zip(want) {
@@ -592,6 +637,12 @@ fn agree_with_host<B: Backend>(t: &B) {
             &vector_ops::<_, f64>(&h, Impl::Native, n),
             1e-12,
         );
+        compare(
+            &format!("{} halo n={n}", t.name()),
+            &halo_ops::<_, f64>(t, n),
+            &halo_ops::<_, f64>(&h, n),
+            1e-12,
+        );
         for (label, a) in matrices::<f64>(n) {
             compare(
                 &format!("{} {label}", t.name()),
@@ -610,6 +661,12 @@ fn agree_with_host<B: Backend>(t: &B) {
         }
     }
     for &n in &[33usize, 4099] {
+        compare(
+            &format!("{} f32 halo n={n}", t.name()),
+            &halo_ops::<_, f32>(t, n),
+            &halo_ops::<_, f32>(&h, n),
+            2e-5,
+        );
         compare(
             &format!("{} f32 n={n}", t.name()),
             &vector_ops::<_, f32>(t, Impl::Native, n),

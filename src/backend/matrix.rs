@@ -78,6 +78,25 @@ pub struct DeviceMatrix<T> {
     pub(crate) format: DeviceFormat<T>,
     /// [`CsrMatrix::fingerprint`] of the host matrix it was uploaded from.
     pub(crate) fingerprint: u64,
+    /// The ghost block and halo plan of a rank's rows (set by `dist`, feature `mpi`).
+    pub(crate) halo: HaloSlot,
+}
+
+/// Type-erased distributed part of a [`DeviceMatrix`]: `dist::DeviceHalo<T>` when the matrix
+/// is one rank's rows of a distributed matrix, empty otherwise. Kept erased so the type of a
+/// device matrix is the same with and without the `mpi` feature.
+#[derive(Default)]
+pub(crate) struct HaloSlot {
+    /// Ranks of the communicator it was built on (0 when empty).
+    pub(crate) ranks: usize,
+    /// The `dist::DeviceHalo<T>`.
+    pub(crate) data: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for HaloSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HaloSlot(ranks: {})", self.ranks)
+    }
 }
 
 impl<T: Scalar> DeviceMatrix<T> {
@@ -97,6 +116,12 @@ impl<T: Scalar> DeviceMatrix<T> {
     /// Stored nonzeros of the original matrix.
     pub fn nnz(&self) -> usize {
         self.nnz
+    }
+    /// Number of ranks the rows of this matrix are distributed over: 1 for a whole matrix,
+    /// the communicator size for one rank's rows of a `dist::RankMatrix` (feature `mpi`),
+    /// which only the distributed backend of that communicator may multiply with.
+    pub fn ranks(&self) -> usize {
+        self.halo.ranks.max(1)
     }
     /// The device arrays.
     pub fn format(&self) -> &DeviceFormat<T> {

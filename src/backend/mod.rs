@@ -29,8 +29,8 @@ pub mod cuda;
 pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
 pub use ops::{
-    Basis, BlockTriangular, FsaiPattern, InversePattern, IpStencil, KrylovOps, PrecondOps,
-    SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
+    Basis, BlockTriangular, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
+    IpStencil, KrylovOps, PrecondOps, SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};
@@ -55,14 +55,18 @@ pub trait BackendInfo {
     fn supports_f64(&self) -> bool {
         true
     }
+    /// Number of MPI ranks the backend's reductions span (1 except for `dist::DistBackend`).
+    fn ranks(&self) -> usize {
+        1
+    }
 }
 
 /// Everything a solver needs from a backend.
-pub trait Backend: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps {}
-impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps> Backend for B {}
+pub trait Backend: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps {}
+impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps> Backend for B {}
 
 /// A backend chosen at run time.
-#[enum_dispatch(BackendInfo, VectorOps, SpmvOps, KrylovOps, PrecondOps)]
+#[enum_dispatch(BackendInfo, VectorOps, SpmvOps, KrylovOps, PrecondOps, HaloOps)]
 pub enum AnyBackend {
     /// The pure-Rust host backend.
     Host(host::HostBackend),

@@ -98,7 +98,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
     ) -> Result<Self> {
         let t0 = Instant::now();
         params.validate()?;
-        check_operator(a, precond)?;
+        check_operator(backend, a, precond)?;
         let n = a.n_rows();
         let nm = if precond.is_some() { n } else { 0 };
         Ok(Self {

@@ -91,7 +91,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
     ) -> Result<Self> {
         let t0 = Instant::now();
         params.validate()?;
-        check_operator(a, precond)?;
+        check_operator(backend, a, precond)?;
         let n = a.n_rows();
         let with_m = precond.is_some();
         Ok(Self {

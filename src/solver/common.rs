@@ -12,11 +12,22 @@ use std::time::Instant;
 /// An optional per-iteration callback.
 pub type Monitor<'m> = Option<&'m mut dyn FnMut(Progress)>;
 
-/// Check that the matrix is square and the preconditioner fits it (RELIABILITY.md row 1).
+/// Check that the matrix is square, fits the backend (a distributed matrix needs the
+/// distributed backend and the other way round) and the preconditioner fits it
+/// (RELIABILITY.md row 1).
 pub(crate) fn check_operator<B: Backend, T: Scalar>(
+    backend: &B,
     a: &DeviceMatrix<T>,
     precond: Option<&dyn Preconditioner<B, T>>,
 ) -> Result<()> {
+    if a.ranks() != backend.ranks() {
+        return Err(Error::Distributed(format!(
+            "the matrix is distributed over {} rank(s), the backend over {} (build one rank's \
+             rows with dist::RankMatrix and solve with dist::DistBackend)",
+            a.ranks(),
+            backend.ranks()
+        )));
+    }
     if a.n_rows() != a.n_cols() {
         return Err(Error::dims(
             "matrix must be square: columns vs rows",

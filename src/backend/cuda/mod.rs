@@ -25,6 +25,7 @@
 //! assert_eq!(cuda.finish(&p).unwrap().0[0], 14.0);
 //! ```
 
+mod halo;
 mod krylov;
 mod memory;
 mod module;
@@ -813,6 +814,7 @@ mod tests {
                 values: cuda.upload(&vec![1.0f64; n]).unwrap(),
             },
             fingerprint: 0,
+            halo: Default::default(),
         };
         let x = cuda.upload(&vec![1.0f64; n]).unwrap();
         let mut y = cuda.alloc::<f64>(n).unwrap();

@@ -34,6 +34,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
     ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
     ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
+    ("halo.cu", include_str!("../../../kernels-cu/halo.cu")),
 ];
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
@@ -78,12 +79,14 @@ pub(crate) enum Kernel {
     IpStencil,
     IpStencilDot,
     FsaiRows,
+    HaloGather,
+    HaloSpmvAdd,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 35] = [
+    pub(crate) const ALL: [Kernel; 37] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -118,6 +121,8 @@ impl Kernel {
         Kernel::IpStencil,
         Kernel::IpStencilDot,
         Kernel::FsaiRows,
+        Kernel::HaloGather,
+        Kernel::HaloSpmvAdd,
         Kernel::BufferAddress,
     ];
 
@@ -158,6 +163,8 @@ impl Kernel {
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::FsaiRows => "fsai_rows",
+            Kernel::HaloGather => "halo_gather",
+            Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::BufferAddress => "buffer_address",
         }
     }

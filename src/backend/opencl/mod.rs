@@ -31,6 +31,7 @@
 mod address;
 mod cl;
 mod device;
+mod halo;
 mod krylov;
 mod launch;
 mod memory;

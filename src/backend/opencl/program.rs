@@ -24,6 +24,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("isai", include_str!("../../../kernels-cl/isai.cl")),
     ("ip", include_str!("../../../kernels-cl/ip.cl")),
     ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
+    ("halo", include_str!("../../../kernels-cl/halo.cl")),
 ];
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.

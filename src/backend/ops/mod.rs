@@ -4,11 +4,13 @@
 //! it is the executable specification every backend is tested against.
 
 pub(crate) mod checks;
+pub mod halo;
 pub mod krylov;
 pub mod precond;
 pub mod spmv;
 pub mod vector;
 
+pub use halo::{GatherList, GhostBlock, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE,
@@ -67,4 +69,5 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ("isai", &["isai_solve"]),
     ("ip", &["ip_stencil", "ip_stencil_dot"]),
     ("fsai", &["fsai_rows"]),
+    ("halo", &["halo_gather", "halo_spmv_add"]),
 ];

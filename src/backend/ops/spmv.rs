@@ -68,6 +68,7 @@ pub trait SpmvOps: VectorOps {
             nnz: a.nnz(),
             format,
             fingerprint: a.fingerprint(),
+            halo: Default::default(),
         })
     }
 

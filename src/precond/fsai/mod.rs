@@ -244,6 +244,7 @@ fn csr_matrix<B: Backend, T: Scalar>(
             values,
         },
         fingerprint: 0,
+        halo: Default::default(),
     })
 }
 

@@ -186,6 +186,7 @@ fn bsr_matrix<B: Backend, T: Scalar>(
             values,
         },
         fingerprint: 0,
+        halo: Default::default(),
     })
 }
 

@@ -83,7 +83,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
     ) -> Result<Self> {
         let t0 = Instant::now();
         params.validate()?;
-        check_operator(a, precond)?;
+        check_operator(backend, a, precond)?;
         let n = a.n_rows();
         let m = params.restart;
         let hsize = (m + 1) * (m + 1);

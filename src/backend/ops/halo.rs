@@ -1,0 +1,202 @@
+//! The distributed SpMV's halo kernels (used by [`crate::dist`], feature `mpi`; built on every
+//! backend so that the kernels are tested everywhere).
+//!
+//! A rank's rows of A split into the local block (columns it owns) and the ghost block
+//! (columns owned by other ranks, renumbered 0..n_ghost). y = A x is then
+//! y = A_local x_local + A_ghost x_ghost: `halo_gather` packs the entries of x other ranks
+//! need, the local product runs while they travel, and `halo_spmv_add` adds the ghost block's
+//! product on the boundary rows only.
+
+use super::vector::VectorOps;
+use crate::backend::buffer::{check_len, Buffer};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use enum_dispatch::enum_dispatch;
+
+/// A validated list of indices into vectors of length `bound` (the halo plan's send list).
+#[derive(Debug)]
+pub struct GatherList {
+    pub(crate) idx: Buffer<u32>,
+    pub(crate) bound: usize,
+}
+
+impl GatherList {
+    /// Check every index against `bound` and upload the list.
+    pub fn upload<B: VectorOps + ?Sized>(backend: &B, idx: &[u32], bound: usize) -> Result<Self> {
+        if let Some(&i) = idx.iter().find(|&&i| i as usize >= bound) {
+            return Err(Error::param(
+                "gather list",
+                format!("index {i} out of range for vectors of length {bound}"),
+            ));
+        }
+        Ok(Self {
+            idx: backend.upload(idx)?,
+            bound,
+        })
+    }
+    /// Number of gathered entries.
+    pub fn len(&self) -> usize {
+        self.idx.len()
+    }
+    /// True when nothing is gathered.
+    pub fn is_empty(&self) -> bool {
+        self.idx.is_empty()
+    }
+}
+
+/// The ghost block of a rank's rows, compressed to the rows that have ghost entries: row
+/// `rows[i]` of the local vector gets sum_k values[k] xg[col_idx[k]] for k in
+/// `row_ptr[i]..row_ptr[i+1]`. Validated on the host before upload.
+#[derive(Debug)]
+pub struct GhostBlock<T> {
+    pub(crate) rows: Buffer<u32>,
+    pub(crate) row_ptr: Buffer<u32>,
+    pub(crate) col_idx: Buffer<u32>,
+    pub(crate) values: Buffer<T>,
+    pub(crate) n_local: usize,
+    pub(crate) n_ghost: usize,
+}
+
+impl<T: Scalar> GhostBlock<T> {
+    /// Check and upload the arrays: `rows` strictly increasing below `n_local`, `row_ptr`
+    /// monotone from 0 to `col_idx.len()`, columns below `n_ghost`, finite values.
+    pub fn upload<B: VectorOps + ?Sized>(
+        backend: &B,
+        rows: &[u32],
+        row_ptr: &[u32],
+        col_idx: &[u32],
+        values: &[T],
+        n_local: usize,
+        n_ghost: usize,
+    ) -> Result<Self> {
+        let bad = |msg: String| Err(Error::param("ghost block", msg));
+        if row_ptr.len() != rows.len() + 1 || row_ptr[0] != 0 {
+            return bad(format!(
+                "row pointers: {} for {} rows",
+                row_ptr.len(),
+                rows.len()
+            ));
+        }
+        if row_ptr.windows(2).any(|w| w[0] > w[1])
+            || *row_ptr.last().unwrap() as usize != col_idx.len()
+        {
+            return bad("row pointers not monotone or not ending at the entry count".into());
+        }
+        if col_idx.len() != values.len() {
+            return bad(format!(
+                "{} columns vs {} values",
+                col_idx.len(),
+                values.len()
+            ));
+        }
+        if rows.windows(2).any(|w| w[0] >= w[1])
+            || rows.last().is_some_and(|&r| r as usize >= n_local)
+        {
+            return bad(format!("rows not increasing below {n_local}"));
+        }
+        if col_idx.iter().any(|&c| c as usize >= n_ghost) {
+            return bad(format!("column out of range for {n_ghost} ghost entries"));
+        }
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFinite {
+                what: "matrix (ghost block)".into(),
+                index,
+            });
+        }
+        Ok(Self {
+            rows: backend.upload(rows)?,
+            row_ptr: backend.upload(row_ptr)?,
+            col_idx: backend.upload(col_idx)?,
+            values: backend.upload(values)?,
+            n_local,
+            n_ghost,
+        })
+    }
+    /// Rows with ghost entries.
+    pub fn n_rows(&self) -> usize {
+        self.rows.len()
+    }
+    /// Ghost entries of x this block reads.
+    pub fn n_ghost(&self) -> usize {
+        self.n_ghost
+    }
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+    /// Bytes of device memory.
+    pub fn bytes(&self) -> usize {
+        self.rows.bytes() + self.row_ptr.bytes() + self.col_idx.bytes() + self.values.bytes()
+    }
+}
+
+/// Halo kernels of the distributed SpMV.
+#[enum_dispatch]
+pub trait HaloOps: VectorOps {
+    /// Kernel `halo_gather`: out_i = x[idx_i].
+    fn halo_gather<T: Scalar>(
+        &self,
+        list: &GatherList,
+        x: &Buffer<T>,
+        out: &mut Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `halo_spmv_add`: y += A_ghost xg on the boundary rows.
+    fn halo_spmv_add<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()>;
+}
+
+/// Check the shapes of `halo_gather`.
+pub(crate) fn check_gather<T: Scalar>(
+    list: &GatherList,
+    x: &Buffer<T>,
+    out: &Buffer<T>,
+) -> Result<()> {
+    check_len("halo_gather: x length vs the list's bound", x, list.bound)?;
+    check_len("halo_gather: out length vs the list", out, list.len())
+}
+
+/// Check the shapes of `halo_spmv_add`.
+pub(crate) fn check_ghost<T: Scalar>(
+    ghost: &GhostBlock<T>,
+    xg: &Buffer<T>,
+    y: &Buffer<T>,
+) -> Result<()> {
+    check_len("halo_spmv_add: ghost vector length", xg, ghost.n_ghost)?;
+    check_len("halo_spmv_add: y length vs local rows", y, ghost.n_local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::host::HostBackend;
+
+    #[test]
+    fn invalid_halo_arrays_are_refused() {
+        let h = HostBackend::new();
+        assert!(GatherList::upload(&h, &[0, 3], 3).is_err());
+        assert!(GatherList::upload(&h, &[0, 2, 2], 3).is_ok());
+        let ok = GhostBlock::<f64>::upload(&h, &[1, 4], &[0, 1, 3], &[0, 2, 1], &[1.0; 3], 5, 3);
+        assert!(ok.is_ok());
+        // Rows repeated or out of range, pointers not ending at the entry count, columns out
+        // of range, a NaN.
+        let cases: [(&[u32], &[u32], &[u32], &[f64]); 5] = [
+            (&[1, 1], &[0, 1, 3], &[0, 2, 1], &[1.0; 3]),
+            (&[1, 5], &[0, 1, 3], &[0, 2, 1], &[1.0; 3]),
+            (&[1, 4], &[0, 1, 2], &[0, 2, 1], &[1.0; 3]),
+            (&[1, 4], &[0, 1, 3], &[0, 3, 1], &[1.0; 3]),
+            (&[1, 4], &[0, 1, 3], &[0, 2, 1], &[1.0, f64::NAN, 1.0]),
+        ];
+        for (rows, rp, ci, v) in cases {
+            assert!(
+                GhostBlock::upload(&h, rows, rp, ci, v, 5, 3).is_err(),
+                "{rows:?} {rp:?} {ci:?}"
+            );
+        }
+        assert!(GhostBlock::<f64>::upload(&h, &[], &[], &[], &[], 5, 3).is_err());
+    }
+}

@@ -1,0 +1,673 @@
+//! [`DistBackend`]: any backend, distributed over MPI ranks.
+//!
+//! Why a wrapper backend rather than distributed matrix and vector types: the solvers are
+//! generic over `B: Backend` and see vectors only through kernels, so a backend whose kernels
+//! act on the rank's rows and whose reduction finish sums over the ranks runs every solver
+//! unchanged (CG, BiCGStab, GMRES, pipelined and classical, with any per-rank
+//! preconditioner). Vectors are the rank's rows; element-wise kernels and first-stage partials
+//! are the inner backend's; only three things change:
+//! - `finish` sums the per-rank slot sums over the ranks: one collective per finish, so a
+//!   pipelined CG iteration costs one global reduction, as on one GPU it costs one transfer;
+//! - products with a distributed [`DeviceMatrix`] start the local product, exchange the halo
+//!   meanwhile and add the ghost block's product (`halo_gather`, `halo_spmv_add`); the fused
+//!   first-stage dots then run on the finished result;
+//! - the fused kernels that finish a reduction inside the kernel (BiCGStab's s update,
+//!   GMRES's Gram-Schmidt, normalization and DCGS2 step) are given a copy of the partials
+//!   whose slots hold the global sums (group 0) and zeros, so every work-group of every rank
+//!   reads the global value. That is one collective more per such kernel: BiCGStab needs two
+//!   global reductions per iteration, as every BiCGStab does.
+
+use super::comm::Comm;
+use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
+use crate::backend::partials::sum_slots;
+use crate::backend::{
+    BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix, FsaiPattern,
+    GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials, PrecondOps,
+    Slot, SpmvDots, SpmvOps, Sums, VectorOps,
+};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use bytemuck::Pod;
+use std::cell::Cell;
+use std::ops::Range;
+use std::time::Instant;
+
+/// Time a distributed solve spent communicating, as seen by the host of this rank.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct CommStats {
+    /// Halo exchanges.
+    pub exchanges: u64,
+    /// Global reductions (finishes and globalized partials).
+    pub reductions: u64,
+    /// Host seconds in the halo outside the local product: packing and reading the send
+    /// entries, waiting for the messages after the local product was started, uploading the
+    /// ghost entries (the exchange time the local product did not hide, on a GPU).
+    pub halo_seconds: f64,
+    /// Host seconds inside the reduction collectives (waiting for the slowest rank included).
+    pub reduce_seconds: f64,
+}
+
+/// A backend distributed over the ranks of a communicator (see the module doc).
+pub struct DistBackend<B> {
+    inner: B,
+    comm: Comm,
+    stats: Cell<CommStats>,
+}
+
+impl<B: VectorOps> DistBackend<B> {
+    /// Wrap `inner` (this rank's device) for the ranks of `comm`.
+    pub fn new(inner: B, comm: Comm) -> Self {
+        Self {
+            inner,
+            comm,
+            stats: Cell::new(CommStats::default()),
+        }
+    }
+    /// The communicator.
+    pub fn comm(&self) -> &Comm {
+        &self.comm
+    }
+    /// The wrapped backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+    /// Communication statistics so far.
+    pub fn comm_stats(&self) -> CommStats {
+        self.stats.get()
+    }
+    /// Reset the statistics.
+    pub fn reset_comm_stats(&self) {
+        self.stats.set(CommStats::default());
+    }
+
+    fn record(&self, f: impl FnOnce(&mut CommStats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+
+    /// Global slot sums (one collective).
+    fn reduce(&self, local: &[f64]) -> Vec<f64> {
+        let t = Instant::now();
+        let out = self.comm.sum_slots(local);
+        self.record(|s| {
+            s.reductions += 1;
+            s.reduce_seconds += t.elapsed().as_secs_f64();
+        });
+        out
+    }
+
+    /// Copies of `parts` whose slots hold the global sums in group 0 and zeros elsewhere, so
+    /// that a kernel finishing a slot inside its work-groups reads the global value (one
+    /// collective for all of them).
+    fn globalized<T: Scalar>(&self, parts: &[&Partials<T>]) -> Result<Vec<Partials<T>>> {
+        let mut data = Vec::with_capacity(parts.len());
+        let mut local = Vec::new();
+        for p in parts {
+            let d = self.inner.download(p.buffer())?;
+            local.extend(sum_slots(&d, p.groups(), p.slots()).0);
+            data.push(d);
+        }
+        let global = self.reduce(&local);
+        let mut at = 0;
+        let mut out = Vec::with_capacity(parts.len());
+        for (p, mut d) in parts.iter().zip(data) {
+            d.iter_mut().for_each(|v| *v = T::zero());
+            for s in 0..p.slots() {
+                d[s * p.groups()] = T::from_f64(global[at + s]);
+            }
+            at += p.slots();
+            out.push(Partials::from_buffer(
+                self.inner.upload(&d)?,
+                p.n(),
+                p.groups(),
+                p.slots(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn halo_of<'m, T: Scalar>(&self, a: &'m DeviceMatrix<T>) -> Result<Option<&'m DeviceHalo<T>>> {
+        match device_halo(a) {
+            Some(h) if h.size != self.comm.size() || h.rank != self.comm.rank() => {
+                Err(Error::Distributed(format!(
+                    "matrix built for rank {} of {}, used on rank {} of {}",
+                    h.rank,
+                    h.size,
+                    self.comm.rank(),
+                    self.comm.size()
+                )))
+            }
+            Some(h) if h.size > 1 => Ok(Some(h)),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl<B: HaloOps + SpmvOps> DistBackend<B> {
+    /// y = A x for a rank's rows: pack the send entries, start the exchange, run the local
+    /// product while the messages travel, then add the ghost block's product.
+    fn product<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        h: &DeviceHalo<T>,
+        ex: &mut ExchangeBuffers<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        let t = Instant::now();
+        self.inner.halo_gather(&h.gather, x, &mut ex.send)?;
+        self.inner.read(&ex.send, &mut ex.host_send)?;
+        let mut local_seconds = 0.0;
+        self.comm.exchange(
+            &h.plan,
+            bytemuck::cast_slice(&ex.host_send),
+            bytemuck::cast_slice_mut(&mut ex.host_recv),
+            std::mem::size_of::<T>(),
+            || {
+                let t = Instant::now();
+                let r = self.inner.spmv(a, x, y);
+                local_seconds = t.elapsed().as_secs_f64();
+                r
+            },
+        )?;
+        self.inner.write(&mut ex.ghost_x, &ex.host_recv)?;
+        self.record(|s| {
+            s.exchanges += 1;
+            s.halo_seconds += t.elapsed().as_secs_f64() - local_seconds;
+        });
+        self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y)
+    }
+}
+
+fn poisoned() -> Error {
+    Error::Distributed("halo work buffers poisoned by an earlier panic".into())
+}
+
+impl<B: BackendInfo> BackendInfo for DistBackend<B> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn device_name(&self) -> String {
+        format!(
+            "{} (rank {} of {})",
+            self.inner.device_name(),
+            self.comm.rank(),
+            self.comm.size()
+        )
+    }
+    fn supports_f64(&self) -> bool {
+        self.inner.supports_f64()
+    }
+    fn ranks(&self) -> usize {
+        self.comm.size()
+    }
+}
+
+impl<B: VectorOps> VectorOps for DistBackend<B> {
+    fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.inner.alloc(len)
+    }
+    fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.inner.upload(data)
+    }
+    fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
+        self.inner.write(dst, data)
+    }
+    fn read<T: Pod>(&self, src: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        self.inner.read(src, out)
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.inner.synchronize()
+    }
+    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
+        self.inner.fill(x, value)
+    }
+    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        self.inner.copy(x, y)
+    }
+    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
+        self.inner.axpby(alpha, x, beta, y)
+    }
+    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
+        self.inner.scale(alpha, x)
+    }
+    fn dot_partials<T: Scalar>(
+        &self,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.dot_partials(x, y, partials, slot)
+    }
+    fn reduction_groups(&self, n: usize) -> usize {
+        self.inner.reduction_groups(n)
+    }
+    /// The inner finish (one transfer of this rank's partials), then the sums over the ranks
+    /// (one collective).
+    fn finish<T: Scalar>(&self, partials: &Partials<T>) -> Result<Sums> {
+        let local = self.inner.finish(partials)?;
+        Ok(Sums(self.reduce(&local.0)))
+    }
+    fn counters(&self) -> CounterSnapshot {
+        self.inner.counters()
+    }
+}
+
+impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        let Some(h) = self.halo_of(a)? else {
+            return self.inner.spmv(a, x, y);
+        };
+        let mut work = h.work.lock().map_err(|_| poisoned())?;
+        self.product(a, h, &mut work.exchange, x, y)
+    }
+
+    fn spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        if self.halo_of(a)?.is_none() {
+            return self.inner.spmv_dots(a, x, y, dots, partials);
+        }
+        self.spmv(a, x, y)?;
+        if let Some(s) = dots.yy {
+            self.inner.dot_partials(y, y, partials, s)?;
+        }
+        for (v, s) in dots.with.into_iter().flatten() {
+            self.inner.dot_partials(y, v, partials, s)?;
+        }
+        Ok(())
+    }
+
+    fn residual<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        b: &Buffer<T>,
+        r: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Option<Slot>,
+    ) -> Result<()> {
+        if self.halo_of(a)?.is_none() {
+            return self.inner.residual(a, x, b, r, partials, rr);
+        }
+        self.spmv(a, x, r)?;
+        self.inner.axpby(T::one(), b, -T::one(), r)?;
+        if let Some(s) = rr {
+            self.inner.dot_partials(r, r, partials, s)?;
+        }
+        Ok(())
+    }
+}
+
+impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
+    fn cg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        self.inner.cg_update(alpha, beta, x, r, p, ap, partials, rr)
+    }
+
+    fn pcg_update<T: Scalar>(
+        &self,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        self.inner
+            .pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+    }
+
+    fn bicgstab_s_update<T: Scalar>(
+        &self,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self
+                .inner
+                .bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss);
+        }
+        let mut global = self.globalized(&[partials])?;
+        self.inner
+            .bicgstab_s_update(r, ap, s, &mut global[0], rr0, apr0, ss)?;
+        self.inner.dot_partials(s, s, partials, ss)
+    }
+
+    fn bicgstab_update<T: Scalar>(
+        &self,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        self.inner.bicgstab_update(
+            alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )
+    }
+
+    fn basis_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        let Some(h) = self.halo_of(a)? else {
+            return self
+                .inner
+                .basis_spmv_dots(a, src, basis, i, partials, prev_slot, self_slot);
+        };
+        if i == 0 || i >= basis.cols() {
+            return Err(Error::param(
+                "i",
+                format!("basis_spmv_dots needs 1 <= i < {}", basis.cols()),
+            ));
+        }
+        let mut work = h.work.lock().map_err(|_| poisoned())?;
+        let work = &mut *work;
+        let input = match src {
+            Some(s) => s,
+            None => {
+                self.inner.basis_store(basis, i - 1, &mut work.column_in)?;
+                &work.column_in
+            }
+        };
+        self.product(a, h, &mut work.exchange, input, &mut work.column_out)?;
+        self.inner
+            .basis_load(basis, i, &work.column_out, T::one())?;
+        if let Some(s) = prev_slot {
+            self.inner.basis_dots(basis, i, i - 1..i, partials, s)?;
+        }
+        if let Some(s) = self_slot {
+            self.inner.basis_dots(basis, i, i..i + 1, partials, s)?;
+        }
+        Ok(())
+    }
+
+    fn basis_dots<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        self.inner.basis_dots(basis, w, cols, partials, first_slot)
+    }
+
+    fn gmres_gram_schmidt<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self
+                .inner
+                .gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld);
+        }
+        let mut global = self.globalized(&[partials])?;
+        self.inner
+            .gmres_gram_schmidt(basis, i, &mut global[0], first_slot, norm_slot, rmat, ld)?;
+        self.inner
+            .basis_dots(basis, i, i..i + 1, partials, norm_slot)
+    }
+
+    fn gmres_normalize<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self.inner.gmres_normalize(
+                basis,
+                i,
+                partials,
+                norm_slot,
+                rmat,
+                ld,
+                xi_partials,
+                xi_slot,
+            );
+        }
+        let global = self.globalized(&[partials])?;
+        self.inner.gmres_normalize(
+            basis,
+            i,
+            &global[0],
+            norm_slot,
+            rmat,
+            ld,
+            xi_partials,
+            xi_slot,
+        )
+    }
+
+    fn basis_dots2<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        wa: usize,
+        wb: usize,
+        cols: Range<usize>,
+        count_b: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        self.inner.basis_dots2(basis, wa, wb, cols, count_b, pa, pb)
+    }
+
+    fn gmres_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self
+                .inner
+                .gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off);
+        }
+        let global = self.globalized(&[pa, pc])?;
+        self.inner
+            .gmres_dcgs2_update(basis, ucol, &global[0], &global[1], coef, coef_off)
+    }
+
+    fn basis_axpy<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        dst: usize,
+        src: usize,
+        alpha: T,
+    ) -> Result<()> {
+        self.inner.basis_axpy(basis, dst, src, alpha)
+    }
+
+    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()> {
+        self.inner.basis_scale(basis, col, alpha)
+    }
+
+    fn basis_load<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        alpha: T,
+    ) -> Result<()> {
+        self.inner.basis_load(basis, col, src, alpha)
+    }
+
+    fn basis_store<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        col: usize,
+        dst: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.basis_store(basis, col, dst)
+    }
+
+    fn multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &[T],
+    ) -> Result<()> {
+        self.inner.multi_axpy(y, basis, cols, coeffs)
+    }
+}
+
+impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
+    fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        self.inner.diag_scale(d, x, y)
+    }
+    fn diag_scale_dot<T: Scalar>(
+        &self,
+        d: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.diag_scale_dot(d, x, y, partials, slot)
+    }
+    fn block_diag_scale<T: Scalar>(
+        &self,
+        block_size: usize,
+        inv_blocks: &Buffer<T>,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.block_diag_scale(block_size, inv_blocks, x, y)
+    }
+    fn bsr_trsv_sweep<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        b: &Buffer<T>,
+        x_old: Option<&Buffer<T>>,
+        x_new: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.bsr_trsv_sweep(t, b, x_old, x_new)
+    }
+    fn bsr_trsv_level<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        level_rows: &Buffer<u32>,
+        level: Range<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.bsr_trsv_level(t, level_rows, level, b, x)
+    }
+    fn isai_solve<T: Scalar>(
+        &self,
+        t: &BlockTriangular<T>,
+        upper: bool,
+        pattern: &InversePattern,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.isai_solve(t, upper, pattern, out)
+    }
+    fn fsai_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        pattern: &FsaiPattern,
+        batch: usize,
+        scratch: &mut Buffer<T>,
+        g_values: &mut Buffer<T>,
+        gt_values: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner
+            .fsai_rows(a, pattern, batch, scratch, g_values, gt_values)
+    }
+    fn ip_stencil<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.ip_stencil(st, r, z)
+    }
+    fn ip_stencil_dot<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        r: &Buffer<T>,
+        z: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.ip_stencil_dot(st, r, z, partials, slot)
+    }
+}
+
+impl<B: HaloOps> HaloOps for DistBackend<B> {
+    fn halo_gather<T: Scalar>(
+        &self,
+        list: &GatherList,
+        x: &Buffer<T>,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.halo_gather(list, x, out)
+    }
+    fn halo_spmv_add<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.halo_spmv_add(ghost, xg, y)
+    }
+}

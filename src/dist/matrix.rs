@@ -1,0 +1,263 @@
+//! One rank's part of a distributed matrix: its rows scattered from a root (or built in
+//! place), split into local and ghost blocks, uploaded with the halo plan.
+
+use super::comm::Comm;
+use super::halo::HaloPlan;
+use super::partition::RowPartition;
+use super::split::{row_block, LocalSplit};
+use crate::backend::matrix::HaloSlot;
+use crate::backend::{Buffer, DeviceMatrix, GatherList, GhostBlock, MatrixFormat, SpmvOps};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+
+/// The device side of a rank's ghost block, stored (type-erased) in its [`DeviceMatrix`].
+pub(crate) struct DeviceHalo<T> {
+    /// Rank and communicator size it was built for.
+    pub rank: usize,
+    pub size: usize,
+    pub plan: HaloPlan,
+    pub gather: GatherList,
+    pub ghost: GhostBlock<T>,
+    /// Work buffers of the exchange (a matrix is used by one solve at a time; the lock only
+    /// makes the shared reference sound).
+    pub work: Mutex<HaloWork<T>>,
+}
+
+/// Buffers of one exchange and of the basis-column products.
+pub(crate) struct HaloWork<T> {
+    pub exchange: ExchangeBuffers<T>,
+    pub column_in: Buffer<T>,
+    pub column_out: Buffer<T>,
+}
+
+/// Buffers of one halo exchange.
+pub(crate) struct ExchangeBuffers<T> {
+    pub send: Buffer<T>,
+    pub ghost_x: Buffer<T>,
+    pub host_send: Vec<T>,
+    pub host_recv: Vec<T>,
+}
+
+/// This rank's part of a distributed matrix.
+#[derive(Debug)]
+pub struct RankMatrix<T> {
+    /// The rank's rows on the device: local block in the chosen format, ghost block and halo
+    /// plan attached. Its size is the rank's row count; vectors of a distributed solve hold the
+    /// rank's rows only.
+    pub device: DeviceMatrix<T>,
+    /// The local (diagonal) block on the host: build the rank's block-Jacobi preconditioner
+    /// from it (any preconditioner of this crate built from it fits `device`).
+    pub local: CsrMatrix<T>,
+    /// The row partition (the same on every rank).
+    pub partition: RowPartition,
+    /// Ghost entries this rank receives per exchange.
+    pub ghost_len: usize,
+    /// Entries this rank sends per exchange.
+    pub send_len: usize,
+    /// Neighbour ranks.
+    pub neighbors: usize,
+}
+
+impl<T: Scalar> RankMatrix<T> {
+    /// Rows of `global` (held on `root` only; `None` elsewhere) scattered by a partition
+    /// balanced by nonzeros, then [`RankMatrix::from_rows`]. Errors on the root (no matrix,
+    /// not square) reach every rank.
+    pub fn scatter<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        root: usize,
+        global: Option<&CsrMatrix<T>>,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        let (partition, rows) = scatter_rows(comm, root, global)?;
+        Self::from_rows(comm, backend, &rows, partition, format)
+    }
+
+    /// Every rank holds the same `global` matrix (a generator run on every rank, or a file
+    /// every rank read) and keeps its rows.
+    pub fn from_replicated<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        global: &CsrMatrix<T>,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        comm.check_same("matrix fingerprint", global.fingerprint())?;
+        let partition = RowPartition::balanced_by_nnz(global.row_ptr(), comm.size())?;
+        let rows = row_block(global, partition.rows(comm.rank()))?;
+        Self::from_rows(comm, backend, &rows, partition, format)
+    }
+
+    /// Build from this rank's rows (global column numbers) and the partition (collective: the
+    /// halo plan is negotiated with the other ranks; a rank whose rows do not fit the
+    /// partition fails every rank).
+    pub fn from_rows<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        rows: &CsrMatrix<T>,
+        partition: RowPartition,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        comm.check_same("number of ranks in the partition", partition.ranks() as u64)?;
+        comm.check_same("global rows", partition.n() as u64)?;
+        let offsets_hash = partition
+            .offsets()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &o| {
+                (h ^ o as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        comm.check_same("row partition", offsets_hash)?;
+        if partition.ranks() != comm.size() {
+            return Err(Error::Distributed(format!(
+                "partition for {} ranks used on {}",
+                partition.ranks(),
+                comm.size()
+            )));
+        }
+        let split = comm.agree(
+            "splitting the rows",
+            LocalSplit::new(rows, &partition, comm.rank()),
+        )?;
+        let plan = HaloPlan::build(comm, &partition, &split)?;
+        let built = (|| -> Result<Self> {
+            let n_local = split.local.n_rows();
+            let mut device = backend.upload_matrix(&split.local, format)?;
+            let gather = GatherList::upload(backend, &plan.send_indices, n_local)?;
+            let ghost = GhostBlock::upload(
+                backend,
+                &split.ghost_rows,
+                &split.ghost_row_ptr,
+                &split.ghost_col_idx,
+                &split.ghost_values,
+                n_local,
+                plan.n_ghost,
+            )?;
+            let work = HaloWork {
+                exchange: ExchangeBuffers {
+                    send: backend.alloc(plan.send_len())?,
+                    ghost_x: backend.alloc(plan.n_ghost)?,
+                    host_send: vec![T::zero(); plan.send_len()],
+                    host_recv: vec![T::zero(); plan.n_ghost],
+                },
+                column_in: backend.alloc(n_local)?,
+                column_out: backend.alloc(n_local)?,
+            };
+            let (ghost_len, send_len, neighbors) =
+                (plan.n_ghost, plan.send_len(), plan.neighbors.len());
+            device.halo = HaloSlot {
+                ranks: comm.size(),
+                data: Some(Box::new(DeviceHalo {
+                    rank: comm.rank(),
+                    size: comm.size(),
+                    plan,
+                    gather,
+                    ghost,
+                    work: Mutex::new(work),
+                })),
+            };
+            Ok(Self {
+                device,
+                local: split.local.clone(),
+                partition: partition.clone(),
+                ghost_len,
+                send_len,
+                neighbors,
+            })
+        })();
+        comm.agree("uploading the distributed matrix", built)
+    }
+
+    /// This rank's rows.
+    pub fn rows(&self, rank: usize) -> std::ops::Range<usize> {
+        self.partition.rows(rank)
+    }
+}
+
+/// The halo of a device matrix, if it is distributed.
+pub(crate) fn device_halo<T: Scalar>(a: &DeviceMatrix<T>) -> Option<&DeviceHalo<T>> {
+    a.halo
+        .data
+        .as_ref()
+        .and_then(|h| h.downcast_ref::<DeviceHalo<T>>())
+}
+
+/// Scatter the rows of the root's matrix: the root computes the partition (balanced by
+/// nonzeros), broadcasts it and sends each rank its rows (row pointers, columns, values).
+pub fn scatter_rows<T: Scalar>(
+    comm: &Comm,
+    root: usize,
+    global: Option<&CsrMatrix<T>>,
+) -> Result<(RowPartition, CsrMatrix<T>)> {
+    let me = comm.rank();
+    if root >= comm.size() {
+        return Err(Error::param(
+            "root",
+            format!("rank {root} of {}", comm.size()),
+        ));
+    }
+    let on_root = if me == root {
+        match global {
+            None => Err(Error::Distributed(
+                "the root rank has no matrix to scatter".into(),
+            )),
+            Some(a) if !a.is_square() => Err(Error::dims(
+                "distributed matrix must be square: columns vs rows",
+                a.n_rows(),
+                a.n_cols(),
+            )),
+            Some(a) => RowPartition::balanced_by_nnz(a.row_ptr(), comm.size()),
+        }
+    } else {
+        Ok(RowPartition::from_offsets(vec![0, 0])?)
+    };
+    let root_partition = comm.agree("reading the matrix on the root", on_root)?;
+    let offsets = comm.broadcast_u64(
+        root,
+        &root_partition
+            .offsets()
+            .iter()
+            .map(|&o| o as u64)
+            .collect::<Vec<_>>(),
+    );
+    let partition = RowPartition::from_offsets(offsets.iter().map(|&o| o as usize).collect())?;
+    let n = partition.n();
+    if me == root {
+        let a = global.ok_or_else(|| Error::Distributed("the root rank has no matrix".into()))?;
+        for r in (0..comm.size()).filter(|&r| r != root) {
+            let block = row_block(a, partition.rows(r))?;
+            let rp: Vec<u64> = block.row_ptr().iter().map(|&p| p as u64).collect();
+            let ci: Vec<u64> = block.col_idx().iter().map(|&c| c as u64).collect();
+            comm.send_bytes(r, bytemuck::cast_slice(&rp));
+            comm.send_bytes(r, bytemuck::cast_slice(&ci));
+            comm.send_bytes(r, bytemuck::cast_slice(block.values()));
+        }
+        Ok((partition.clone(), row_block(a, partition.rows(root))?))
+    } else {
+        let rp: Vec<u64> = from_bytes(&comm.receive_bytes(root))?;
+        let ci: Vec<u64> = from_bytes(&comm.receive_bytes(root))?;
+        let va: Vec<T> = from_bytes(&comm.receive_bytes(root))?;
+        let rows = CsrMatrix::new(
+            partition.rows(me).len(),
+            n,
+            rp.iter().map(|&p| p as usize).collect(),
+            ci.iter().map(|&c| c as usize).collect(),
+            va,
+        );
+        Ok((partition, rows?))
+    }
+}
+
+/// Copy a received byte message into a vector of `T` (the message length must fit).
+fn from_bytes<T: bytemuck::Pod>(bytes: &[u8]) -> Result<Vec<T>> {
+    let size = std::mem::size_of::<T>();
+    if bytes.len() % size != 0 {
+        return Err(Error::Distributed(format!(
+            "received {} bytes, not a whole number of {size}-byte values",
+            bytes.len()
+        )));
+    }
+    let mut out = vec![T::zeroed(); bytes.len() / size];
+    bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(bytes);
+    Ok(out)
+}

@@ -1,0 +1,58 @@
+//! Multi-GPU (and multi-process) solves over MPI (feature `mpi`).
+//!
+//! One MPI rank per device. The rows of the matrix are split into contiguous blocks balanced
+//! by nonzeros ([`RowPartition`]); each rank keeps its rows as a local (diagonal) block and a
+//! ghost block whose columns other ranks own, renumbered, plus a [`HaloPlan`] saying which of
+//! its entries go to whom ([`RankMatrix`]). [`DistBackend`] wraps any backend so that every
+//! solver of the crate runs unchanged on the rank's rows; see its module doc for why a wrapper
+//! backend and what it changes.
+//!
+//! ```no_run
+//! # #[cfg(feature = "mpi")] {
+//! use pipekrylov::backend::{host::HostBackend, MatrixFormat, VectorOps};
+//! use pipekrylov::dist::{DistBackend, Mpi, RankMatrix};
+//! use pipekrylov::matrix::generate::Generator;
+//! use pipekrylov::precond::Jacobi;
+//! use pipekrylov::solver::{Cg, Params};
+//! let mpi = Mpi::init().unwrap();
+//! let be = DistBackend::new(HostBackend::new(), mpi.world());
+//! // The root builds (or reads) the matrix and scatters the rows.
+//! let global = (be.comm().rank() == 0)
+//!     .then(|| Generator::Poisson3d.generate::<f64>(64_000).unwrap().matrix);
+//! let a = RankMatrix::scatter(be.comm(), &be, 0, global.as_ref(), MatrixFormat::Csr).unwrap();
+//! let m = Jacobi::new(&be, &a.local).unwrap(); // block-Jacobi: one block per rank
+//! let mut cg = Cg::new(&be, &a.device, Some(&m), Params::default()).unwrap();
+//! let b = be.upload(&vec![1.0; a.device.n_rows()]).unwrap();
+//! let mut x = be.alloc(a.device.n_rows()).unwrap();
+//! let report = cg.solve(&b, &mut x).unwrap();
+//! if be.comm().rank() == 0 {
+//!     println!("{} iterations", report.iterations);
+//! }
+//! # }
+//! ```
+//!
+//! Matrix input: the root reads (or generates) the whole matrix and scatters the rows
+//! ([`RankMatrix::scatter`]), or every rank holds the same matrix and keeps its rows
+//! ([`RankMatrix::from_replicated`]), or every rank brings its own rows
+//! ([`RankMatrix::from_rows`]).
+//!
+//! Failure contract (RELIABILITY.md rows 25-27): construction steps are collective and an
+//! error on one rank (bad rows, ranks that disagree on sizes or the partition, allocation
+//! failure) is returned on every rank ([`Comm::agree`], [`Comm::check_same`]); a rank with zero
+//! rows works; MPI errors abort the job with MPI's message, and a rank-local failure in the
+//! middle of a solve, which the other ranks cannot learn about without a hang, should be
+//! answered with [`Comm::abort`] (the CLI does).
+
+mod backend;
+mod comm;
+mod halo;
+mod matrix;
+mod partition;
+mod split;
+
+pub use backend::{CommStats, DistBackend};
+pub use comm::{Comm, Mpi};
+pub use halo::{HaloPlan, Neighbor};
+pub use matrix::{scatter_rows, RankMatrix};
+pub use partition::RowPartition;
+pub use split::{row_block, LocalSplit};

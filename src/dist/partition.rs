@@ -1,0 +1,109 @@
+//! Contiguous row blocks balanced by nonzeros.
+
+use crate::error::{Error, Result};
+
+/// Rows `offsets[r] .. offsets[r + 1]` belong to rank `r`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowPartition {
+    offsets: Vec<usize>,
+}
+
+impl RowPartition {
+    /// Split the rows of a CSR row-pointer array into `ranks` contiguous blocks with about the
+    /// same number of nonzeros: rank r starts at the first row whose preceding nonzeros reach
+    /// r * nnz / ranks (rows + nnz when the matrix has few nonzeros, so empty rows still
+    /// spread). Deterministic; ranks may get zero rows when there are fewer rows than ranks.
+    pub fn balanced_by_nnz(row_ptr: &[usize], ranks: usize) -> Result<Self> {
+        if ranks == 0 {
+            return Err(Error::param("ranks", "need at least one rank"));
+        }
+        if row_ptr.is_empty() {
+            return Err(Error::InvalidMatrix("empty row pointer array".into()));
+        }
+        let n = row_ptr.len() - 1;
+        // Weight of the rows before row i: nonzeros plus one per row, so that a block of empty
+        // rows is split too.
+        let weight = |i: usize| row_ptr[i] - row_ptr[0] + i;
+        let total = weight(n) as u128;
+        let mut offsets = Vec::with_capacity(ranks + 1);
+        offsets.push(0);
+        let mut row = 0;
+        for r in 1..ranks {
+            let target = (total * r as u128).div_ceil(ranks as u128) as usize;
+            while row < n && weight(row) < target {
+                row += 1;
+            }
+            offsets.push(row);
+        }
+        offsets.push(n);
+        Ok(Self { offsets })
+    }
+
+    /// The partition with the given block starts (`offsets[0] = 0`, non-decreasing).
+    pub fn from_offsets(offsets: Vec<usize>) -> Result<Self> {
+        if offsets.len() < 2 || offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::param(
+                "partition",
+                "offsets must start at 0 and not decrease",
+            ));
+        }
+        Ok(Self { offsets })
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    /// Global number of rows.
+    pub fn n(&self) -> usize {
+        *self.offsets.last().unwrap_or(&0)
+    }
+    /// The rows of rank `r`.
+    pub fn rows(&self, r: usize) -> std::ops::Range<usize> {
+        self.offsets[r]..self.offsets[r + 1]
+    }
+    /// The block starts and the end (ranks + 1 entries).
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+    /// The rank owning global row (or column) `i` (< n).
+    pub fn owner(&self, i: usize) -> usize {
+        // The last block start <= i among non-empty blocks.
+        self.offsets
+            .partition_point(|&o| o <= i)
+            .saturating_sub(1)
+            .min(self.ranks() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balances_nonzeros_and_covers_every_row() {
+        // Rows with 1, 1, 1, 1, 8, 8 nonzeros.
+        let rp = [0, 1, 2, 3, 4, 12, 20];
+        let p = RowPartition::balanced_by_nnz(&rp, 2).unwrap();
+        assert_eq!(p.offsets(), &[0, 5, 6]);
+        for ranks in 1..9 {
+            let p = RowPartition::balanced_by_nnz(&rp, ranks).unwrap();
+            assert_eq!(p.ranks(), ranks);
+            assert_eq!(p.n(), 6);
+            for i in 0..6 {
+                assert!(p.rows(p.owner(i)).contains(&i), "ranks {ranks} row {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn more_ranks_than_rows_leaves_empty_blocks() {
+        let rp = [0, 1, 2];
+        let p = RowPartition::balanced_by_nnz(&rp, 4).unwrap();
+        assert_eq!(p.n(), 2);
+        assert_eq!((0..4).map(|r| p.rows(r).len()).sum::<usize>(), 2);
+        assert!((0..4).any(|r| p.rows(r).is_empty()));
+        assert!(RowPartition::balanced_by_nnz(&rp, 0).is_err());
+        assert!(RowPartition::from_offsets(vec![0, 3, 2]).is_err());
+    }
+}
