@@ -160,7 +160,33 @@ pub fn run_case<B: Backend, T: Scalar>(
     copy_bandwidth: f64,
 ) -> Result<BenchRow> {
     let m = backend.upload_matrix(a, spec.format)?;
-    let n = a.n_rows();
+    run_uploaded(
+        backend,
+        &m,
+        a.nnz(),
+        problem,
+        solver_name,
+        variant,
+        spec,
+        copy_bandwidth,
+    )
+}
+
+/// [`run_case`] on a matrix already on the backend (`nnz`: its stored nonzeros before any
+/// format padding). With the distributed backend (feature `mpi`) `m` is one rank's rows and
+/// the row describes this rank's share: its rows, nonzeros and traffic floor.
+#[allow(clippy::too_many_arguments)]
+pub fn run_uploaded<B: Backend, T: Scalar>(
+    backend: &B,
+    m: &crate::backend::DeviceMatrix<T>,
+    nnz: usize,
+    problem: &str,
+    solver_name: &str,
+    variant: Variant,
+    spec: CaseSpec,
+    copy_bandwidth: f64,
+) -> Result<BenchRow> {
+    let n = m.n_rows();
     let b = backend.upload(&vec![T::one(); n])?;
     let mut x = backend.alloc::<T>(n)?;
     let params = Params {
@@ -177,15 +203,15 @@ pub fn run_case<B: Backend, T: Scalar>(
     let mut last: Option<SolveReport> = None;
     // Set up once, solve many times: the timed loop sees no allocation.
     let mut solver = match solver_name {
-        "cg" => Solver::Cg(Cg::new(backend, &m, None, params)?),
-        "bicgstab" => Solver::BiCgStab(BiCgStab::new(backend, &m, None, params)?),
-        "gmres" => Solver::Gmres(Gmres::new(backend, &m, None, params)?),
+        "cg" => Solver::Cg(Cg::new(backend, m, None, params)?),
+        "bicgstab" => Solver::BiCgStab(BiCgStab::new(backend, m, None, params)?),
+        "gmres" => Solver::Gmres(Gmres::new(backend, m, None, params)?),
         "gmres-cgs2" => {
             let params = Params {
                 gmres_orthogonalization: GmresOrthogonalization::Cgs2,
                 ..params
             };
-            Solver::Gmres(Gmres::new(backend, &m, None, params)?)
+            Solver::Gmres(Gmres::new(backend, m, None, params)?)
         }
         // The paper's simpler GMRES with one CGS pass, for comparison with the CGS2 default.
         "gmres-simpler" => {
@@ -193,7 +219,7 @@ pub fn run_case<B: Backend, T: Scalar>(
                 gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
                 ..params
             };
-            Solver::Gmres(Gmres::new(backend, &m, None, params)?)
+            Solver::Gmres(Gmres::new(backend, m, None, params)?)
         }
         other => return Err(Error::param("solver", format!("unknown solver '{other}'"))),
     };
@@ -225,12 +251,12 @@ pub fn run_case<B: Backend, T: Scalar>(
     samples.sort_by(|p, q| p.total_cmp(q));
     let median = samples[samples.len() / 2];
     let stored = match m.format() {
-        crate::backend::DeviceFormat::Csr { .. } => a.nnz(),
+        crate::backend::DeviceFormat::Csr { .. } => nnz,
         crate::backend::DeviceFormat::Sell { values, .. }
         | crate::backend::DeviceFormat::Bsr { values, .. } => values.len(),
     };
     let scalar = std::mem::size_of::<T>();
-    let spmv = floor::spmv_bytes(spec.format, n, a.nnz(), stored, scalar);
+    let spmv = floor::spmv_bytes(spec.format, n, nnz, stored, scalar);
     let bytes = floor::iteration_bytes(solver_name, spec.restart, spmv, n, scalar);
     let floor = bytes / copy_bandwidth;
     Ok(BenchRow {
@@ -241,7 +267,7 @@ pub fn run_case<B: Backend, T: Scalar>(
         precision: T::PRECISION.to_string(),
         problem: problem.into(),
         n,
-        nnz: a.nnz(),
+        nnz,
         median,
         min: samples[0],
         max: samples[samples.len() - 1],

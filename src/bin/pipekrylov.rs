@@ -235,6 +235,18 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 json,
             };
             let mut notes = Vec::new();
+            #[cfg(feature = "mpi")]
+            if pipekrylov::cli::dist::under_mpi_launcher() {
+                let result = pipekrylov::cli::dist::solve(&args, &mut notes);
+                for n in &notes {
+                    eprintln!("note: {n}");
+                }
+                let (code, text) = result?;
+                if let Some(text) = text {
+                    println!("{text}");
+                }
+                return Ok(code);
+            }
             let result = solve::run(&args, &mut notes);
             for n in &notes {
                 eprintln!("note: {n}");
@@ -284,6 +296,13 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 {
                     return Err(Error::param("solvers", format!("unknown solver '{s}'")));
                 }
+            }
+            #[cfg(feature = "mpi")]
+            if pipekrylov::cli::dist::under_mpi_launcher() {
+                if let Some(table) = pipekrylov::cli::dist::bench(&args)? {
+                    println!("{table}");
+                }
+                return Ok(0);
             }
             println!("{}", bench_cmd::run(&args)?);
             Ok(0)

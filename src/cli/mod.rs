@@ -2,6 +2,8 @@
 //! the commands live here so they are tested like the rest of the library.
 
 pub mod bench_cmd;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod info;
 pub mod problem;
 pub mod solve;

@@ -123,7 +123,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     Ok((code, text))
 }
 
-fn solve_with<B: Backend, T: Scalar>(
+pub(crate) fn solve_with<B: Backend, T: Scalar>(
     backend: &B,
     m: &crate::backend::DeviceMatrix<T>,
     precond: Option<&dyn Preconditioner<B, T>>,
@@ -145,7 +145,7 @@ fn solve_with<B: Backend, T: Scalar>(
 
 /// The preconditioner the arguments ask for; the block size defaults to S of `--format bsr:S`,
 /// else 3 for elasticity3d (three unknowns per node), else 1.
-fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSpec {
+pub(crate) fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSpec {
     let problem = system.name.as_str();
     let block_size = args.block_size.unwrap_or(match args.format {
         MatrixFormat::Bsr { block_size } => block_size,

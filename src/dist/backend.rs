@@ -45,6 +45,10 @@ pub struct CommStats {
     pub halo_seconds: f64,
     /// Host seconds inside the reduction collectives (waiting for the slowest rank included).
     pub reduce_seconds: f64,
+    /// Seconds of the local products of distributed SpMVs, measured only in profiling mode
+    /// ([`DistBackend::set_profiling`]: the device is synchronized around each local product,
+    /// which serializes it with the exchange); 0 otherwise.
+    pub local_spmv_seconds: f64,
 }
 
 /// A backend distributed over the ranks of a communicator (see the module doc).
@@ -52,6 +56,7 @@ pub struct DistBackend<B> {
     inner: B,
     comm: Comm,
     stats: Cell<CommStats>,
+    profiling: Cell<bool>,
 }
 
 impl<B: VectorOps> DistBackend<B> {
@@ -61,7 +66,14 @@ impl<B: VectorOps> DistBackend<B> {
             inner,
             comm,
             stats: Cell::new(CommStats::default()),
+            profiling: Cell::new(false),
         }
+    }
+    /// Profiling mode: synchronize the device around every local product to time it
+    /// ([`CommStats::local_spmv_seconds`]). It removes the overlap of the exchange with the
+    /// local product, so time solves without it.
+    pub fn set_profiling(&self, on: bool) {
+        self.profiling.set(on);
     }
     /// The communicator.
     pub fn comm(&self) -> &Comm {
@@ -165,16 +177,27 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             bytemuck::cast_slice_mut(&mut ex.host_recv),
             std::mem::size_of::<T>(),
             || {
+                let profiling = self.profiling.get();
+                if profiling {
+                    self.inner.synchronize()?;
+                }
                 let t = Instant::now();
-                let r = self.inner.spmv(a, x, y);
+                self.inner.spmv(a, x, y)?;
+                if profiling {
+                    self.inner.synchronize()?;
+                }
                 local_seconds = t.elapsed().as_secs_f64();
-                r
+                Ok(())
             },
         )?;
         self.inner.write(&mut ex.ghost_x, &ex.host_recv)?;
+        let profiling = self.profiling.get();
         self.record(|s| {
             s.exchanges += 1;
             s.halo_seconds += t.elapsed().as_secs_f64() - local_seconds;
+            if profiling {
+                s.local_spmv_seconds += local_seconds;
+            }
         });
         self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y)
     }

@@ -114,6 +114,13 @@ impl Comm {
         Ok(())
     }
 
+    /// Every rank's `values`, concatenated in rank order, on every rank.
+    pub fn all_gather_f64(&self, values: &[f64]) -> Vec<f64> {
+        let mut all = vec![0.0f64; values.len() * self.size()];
+        self.comm.all_gather_into(values, &mut all[..]);
+        all
+    }
+
     /// Rank `root`'s vector on every rank (`data` is ignored elsewhere).
     pub(crate) fn broadcast_u64(&self, root: usize, data: &[u64]) -> Vec<u64> {
         let root_proc = self.comm.process_at_rank(root as i32);

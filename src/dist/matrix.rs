@@ -54,6 +54,8 @@ pub struct RankMatrix<T> {
     pub partition: RowPartition,
     /// Ghost entries this rank receives per exchange.
     pub ghost_len: usize,
+    /// Nonzeros of the ghost block.
+    pub ghost_nnz: usize,
     /// Entries this rank sends per exchange.
     pub send_len: usize,
     /// Neighbour ranks.
@@ -161,6 +163,7 @@ impl<T: Scalar> RankMatrix<T> {
                 local: split.local.clone(),
                 partition: partition.clone(),
                 ghost_len,
+                ghost_nnz: split.ghost_values.len(),
                 send_len,
                 neighbors,
             })
@@ -260,4 +263,48 @@ fn from_bytes<T: bytemuck::Pod>(bytes: &[u8]) -> Result<Vec<T>> {
     let mut out = vec![T::zeroed(); bytes.len() / size];
     bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(bytes);
     Ok(out)
+}
+
+/// Scatter a vector held on `root` (`None` elsewhere) by the partition: each rank gets its
+/// rows. A missing or wrongly sized vector on the root is an error on every rank.
+pub fn scatter_vector<T: Scalar>(
+    comm: &Comm,
+    root: usize,
+    partition: &RowPartition,
+    global: Option<&[T]>,
+) -> Result<Vec<T>> {
+    let me = comm.rank();
+    let check = if me == root {
+        match global {
+            Some(v) if v.len() == partition.n() => Ok(()),
+            Some(v) => Err(Error::dims(
+                "vector length vs matrix rows",
+                partition.n(),
+                v.len(),
+            )),
+            None => Err(Error::Distributed(
+                "the root rank has no vector to scatter".into(),
+            )),
+        }
+    } else {
+        Ok(())
+    };
+    comm.agree("scattering a vector", check)?;
+    if me == root {
+        let v = global.ok_or_else(|| Error::Distributed("the root rank has no vector".into()))?;
+        for r in (0..comm.size()).filter(|&r| r != root) {
+            comm.send_bytes(r, bytemuck::cast_slice(&v[partition.rows(r)]));
+        }
+        Ok(v[partition.rows(root)].to_vec())
+    } else {
+        let v: Vec<T> = from_bytes(&comm.receive_bytes(root))?;
+        if v.len() != partition.rows(me).len() {
+            return Err(Error::dims(
+                "scattered vector",
+                partition.rows(me).len(),
+                v.len(),
+            ));
+        }
+        Ok(v)
+    }
 }

@@ -53,6 +53,6 @@ mod split;
 pub use backend::{CommStats, DistBackend};
 pub use comm::{Comm, Mpi};
 pub use halo::{HaloPlan, Neighbor};
-pub use matrix::{scatter_rows, RankMatrix};
+pub use matrix::{scatter_rows, scatter_vector, RankMatrix};
 pub use partition::RowPartition;
 pub use split::{row_block, LocalSplit};

@@ -713,6 +713,18 @@ fn list_devices() -> std::result::Result<Vec<DeviceInfo>, (String, DriverError)>
         .collect()
 }
 
+/// Number of CUDA devices, or why they cannot be counted (no driver, driver error).
+pub fn device_count() -> Result<usize> {
+    probe::driver()?;
+    match probe::guarded("counting CUDA devices", || {
+        cu::init()?;
+        cu::device::get_count()
+    })? {
+        Ok(c) => Ok(c.max(0) as usize),
+        Err(e) => Err(init_error("cuInit / cuDeviceGetCount", e)),
+    }
+}
+
 /// Status of the CUDA backend for `pipekrylov info`: every device with its name, memory and
 /// compute capability, or why the backend cannot be used here.
 pub fn status() -> BackendStatus {

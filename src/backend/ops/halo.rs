@@ -184,7 +184,8 @@ mod tests {
         assert!(ok.is_ok());
         // Rows repeated or out of range, pointers not ending at the entry count, columns out
         // of range, a NaN.
-        let cases: [(&[u32], &[u32], &[u32], &[f64]); 5] = [
+        type Arrays<'a> = (&'a [u32], &'a [u32], &'a [u32], &'a [f64]);
+        let cases: [Arrays; 5] = [
             (&[1, 1], &[0, 1, 3], &[0, 2, 1], &[1.0; 3]),
             (&[1, 5], &[0, 1, 3], &[0, 2, 1], &[1.0; 3]),
             (&[1, 4], &[0, 1, 2], &[0, 2, 1], &[1.0; 3]),

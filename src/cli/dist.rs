@@ -1,0 +1,427 @@
+//! `mpirun -np N pipekrylov solve|bench ...` (feature `mpi`): the same commands over N ranks,
+//! one device per rank. Rank 0 loads (or generates) the matrix and scatters the rows; the
+//! preconditioner is per-rank block-Jacobi (the chosen preconditioner on the rank's diagonal
+//! block); rank 0 prints.
+//!
+//! Device per rank: the node-local rank (Open MPI's `OMPI_COMM_WORLD_LOCAL_RANK`, MPICH's
+//! `MPI_LOCALRANKID`, Slurm's `SLURM_LOCALID`) modulo the devices of the node, unless
+//! `PIPEKRYLOV_CUDA_DEVICE` / `PIPEKRYLOV_OPENCL_DEVICE` name one.
+
+use super::bench_cmd::BenchArgs;
+use super::problem::{load_matrix, load_rhs};
+use super::solve::{precond_spec, solve_with, SolveArgs};
+use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
+use crate::backend::{AnyBackend, BackendChoice, BackendInfo, VectorOps};
+use crate::bench::{ladder, probe::probe, run_uploaded, CSV_HEADER};
+use crate::dist::{scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
+use crate::error::{Error, Result};
+use crate::matrix::generate::Generator;
+use crate::matrix::{matrix_market, CsrMatrix};
+use crate::precond::{self, Preconditioner};
+use crate::scalar::{Precision, Scalar};
+use crate::solver::Params;
+use std::io::Write;
+use std::time::Instant;
+
+/// True when the process was started by an MPI launcher.
+pub fn under_mpi_launcher() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// The rank within the node, from the launcher's environment (0 when unknown).
+pub fn local_rank() -> usize {
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+    .unwrap_or(0)
+}
+
+/// This rank's backend: the device local rank modulo the node's devices unless the device
+/// variables say otherwise. Failure on any rank is an error on every rank.
+fn rank_backend(comm: &Comm, choice: BackendChoice, notes: &mut Vec<String>) -> Result<AnyBackend> {
+    let local = local_rank();
+    #[cfg(feature = "cuda")]
+    if std::env::var_os(crate::backend::cuda::DEVICE_ENV).is_none()
+        && matches!(choice, BackendChoice::Cuda | BackendChoice::Auto)
+    {
+        if let Ok(count) = crate::backend::cuda::device_count() {
+            if count > 0 {
+                std::env::set_var(
+                    crate::backend::cuda::DEVICE_ENV,
+                    (local % count).to_string(),
+                );
+            }
+        }
+    }
+    #[cfg(feature = "opencl")]
+    if std::env::var_os(crate::backend::opencl::DEVICE_ENV).is_none()
+        && matches!(choice, BackendChoice::OpenCl | BackendChoice::Auto)
+    {
+        if let Ok(devices) = crate::backend::opencl::list_devices() {
+            let gpus: Vec<_> = devices.iter().filter(|d| d.is_gpu).collect();
+            if !gpus.is_empty() {
+                let d = gpus[local % gpus.len()];
+                std::env::set_var(
+                    crate::backend::opencl::DEVICE_ENV,
+                    format!("{}:{}", d.platform_index, d.device_index),
+                );
+            }
+        }
+    }
+    let created = choice.create();
+    let (backend, why) = comm.agree("creating the backend", created)?;
+    if comm.rank() == 0 {
+        notes.extend(why);
+    }
+    Ok(backend)
+}
+
+/// The hash every rank compares: ranks started with different arguments get an error
+/// (RELIABILITY.md row 25).
+fn args_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// `solve` over the ranks of the world. Returns the exit code and, on rank 0, the report.
+pub fn solve(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, Option<String>)> {
+    let mpi = Mpi::init()?;
+    let comm = mpi.world();
+    comm.check_same("the solve arguments", args_hash(&format!("{args:?}")))?;
+    let backend = rank_backend(&comm, args.backend, notes)?;
+    let be = DistBackend::new(backend, mpi.world());
+    match args.precision {
+        Precision::F64 => solve_typed::<f64>(&be, args),
+        Precision::F32 => solve_typed::<f32>(&be, args),
+    }
+}
+
+fn solve_typed<T: Scalar>(
+    be: &DistBackend<AnyBackend>,
+    args: &SolveArgs,
+) -> Result<(i32, Option<String>)> {
+    let comm = be.comm();
+    let t0 = Instant::now();
+    let loaded = (comm.rank() == 0).then(|| {
+        let system = load_matrix::<T>(args.matrix.as_deref(), args.generate.as_deref())?;
+        let rhs = load_rhs::<T>(&args.rhs, &system.matrix)?;
+        Ok::<_, Error>((system, rhs))
+    });
+    let loaded = match loaded {
+        Some(Ok(v)) => Ok(Some(v)),
+        Some(Err(e)) => Err(e),
+        None => Ok(None),
+    };
+    let loaded = comm.agree("loading the system on rank 0", loaded)?;
+    let a = RankMatrix::scatter(
+        comm,
+        be,
+        0,
+        loaded.as_ref().map(|(s, _)| &s.matrix),
+        args.format,
+    )?;
+    let b_local = scatter_vector(comm, 0, &a.partition, loaded.as_ref().map(|(_, b)| &b[..]))?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let name = loaded
+        .as_ref()
+        .map(|(s, _)| s.name.clone())
+        .unwrap_or_default();
+    let (n, global_nnz) = (
+        a.partition.n(),
+        comm.sum_slots(&[a.local.nnz() as f64 + a.ghost_nnz as f64])[0],
+    );
+    // Block-Jacobi: the preconditioner of the rank's diagonal block. A generated problem's
+    // stencil describes the global grid, not the block, so matrix-free IP does not apply.
+    let mut spec = match &loaded {
+        Some((system, _)) => precond_spec(args, system),
+        None => precond_spec(
+            args,
+            &super::problem::System::<T> {
+                name: String::new(),
+                matrix: CsrMatrix::identity(0),
+                stencil: None,
+            },
+        ),
+    };
+    spec.stencil = None;
+    let built = comm.agree(
+        "building the preconditioner",
+        precond::build(be, &a.local, spec),
+    )?;
+    let pc: Option<&dyn Preconditioner<DistBackend<AnyBackend>, T>> = built.as_deref();
+    let params = Params {
+        rtol: args.tol,
+        atol: args.atol,
+        max_iter: args.maxit,
+        restart: args.restart,
+        variant: args.variant,
+        gmres_orthogonalization: args.gmres_ortho,
+        ..Params::default()
+    };
+    let b = be.upload(&b_local)?;
+    let mut x = be.alloc::<T>(b_local.len())?;
+    be.reset_comm_stats();
+    let report = match solve_with(be, &a.device, pc, params, &args.solver, &b, &mut x) {
+        Ok(r) => r,
+        // Errors of the solvers' collective checks reach every rank at the same point; any
+        // other failure is this rank's alone, and the others would wait for it forever.
+        Err(
+            e @ (Error::NonFinite { .. }
+            | Error::DimensionMismatch { .. }
+            | Error::InvalidParameter { .. }
+            | Error::Distributed(_)
+            | Error::PreconditionerMismatch(_)),
+        ) => return Err(e),
+        Err(e) => comm.abort(&format!("solve failed: {e}")),
+    };
+    let stats = be.comm_stats();
+    // Per-rank table: rows, nonzeros, ghosts, neighbours, halo and reduction seconds.
+    let mine = [
+        a.device.n_rows() as f64,
+        a.local.nnz() as f64 + a.ghost_nnz as f64,
+        a.ghost_len as f64,
+        a.neighbors as f64,
+        stats.halo_seconds,
+        stats.reduce_seconds,
+    ];
+    let all = comm.all_gather_f64(&mine);
+    let code = if report.stop_reason.converged() {
+        EXIT_CONVERGED
+    } else {
+        EXIT_NOT_CONVERGED
+    };
+    if comm.rank() != 0 {
+        return Ok((code, None));
+    }
+    let it = report.iterations.max(1) as f64;
+    let per = |s: f64| s / it * 1e6;
+    let mut s = format!(
+        "{} ({}) on {} ranks, rank 0: {} [{}]\nsystem: {name}, n = {n}, nnz = {global_nnz}, {} precision, preconditioner {} (block-Jacobi: one block per rank)\n",
+        report.solver,
+        args.variant,
+        comm.size(),
+        be.device_name(),
+        be.name(),
+        args.precision,
+        args.precond
+    );
+    s += &format!(
+        "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
+        report.stop_reason,
+        report.iterations,
+        report.relative_true_residual,
+        report.recursive_relative_residual()
+    );
+    if let Some(w) = &report.accuracy_warning {
+        s += &format!("warning: {w}\n");
+    }
+    s += &format!(
+        "time: load+scatter {:.3} ms, setup {:.3} ms, solve {:.3} ms, {:.2} us per iteration\n",
+        load_seconds * 1e3,
+        report.setup_seconds * 1e3,
+        report.solve_seconds * 1e3,
+        report.seconds_per_iteration() * 1e6
+    );
+    s += "rank       rows        nnz   ghosts  neighbours  halo us/it  reduce us/it  rest us/it\n";
+    for (r, v) in all.chunks(mine.len()).enumerate() {
+        s += &format!(
+            "{r:>4} {:>10} {:>10} {:>8} {:>11} {:>11.2} {:>13.2} {:>11.2}\n",
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            per(v[4]),
+            per(v[5]),
+            (report.seconds_per_iteration() * 1e6 - per(v[4]) - per(v[5])).max(0.0)
+        );
+    }
+    Ok((code, Some(s.trim_end().to_string())))
+}
+
+/// The CSV header of distributed benchmark rows: [`CSV_HEADER`] then the number of ranks, the
+/// slowest rank's median seconds per iteration, and the per-iteration split of rank 0 into
+/// the local products (from one profiled solve), the exposed halo time and the reductions.
+pub const DIST_CSV_HEADER: &str = concat!(
+    "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s",
+    ",ranks,slowest_rank_s_per_iter,local_spmv_s_per_iter,halo_s_per_iter,reduce_s_per_iter"
+);
+
+/// `bench` over the ranks of the world: every case is scattered from rank 0, timed on every
+/// rank, and rank 0 writes the rows (global n and nnz, the slowest rank's time and its own
+/// split). Returns the table on rank 0.
+pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
+    debug_assert_eq!(
+        DIST_CSV_HEADER.split(',').count(),
+        CSV_HEADER.split(',').count() + 4
+    );
+    let mpi = Mpi::init()?;
+    let comm = mpi.world();
+    comm.check_same("the bench arguments", args_hash(&format!("{args:?}")))?;
+    let mut out = match (&args.out, comm.rank()) {
+        (Some(p), 0) => {
+            let mut f = std::fs::File::create(p).map_err(|e| io(p, e))?;
+            writeln!(f, "{DIST_CSV_HEADER}").map_err(|e| io(p, e))?;
+            Some((p.clone(), f))
+        }
+        _ => None,
+    };
+    let mut table = String::from(
+        "| backend | solver | variant | problem | n | ranks | us/iter (slowest rank) | local SpMV | halo | reduce |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for &choice in &args.backends {
+        let mut notes = Vec::new();
+        let backend = rank_backend(&comm, choice, &mut notes)?;
+        let bytes = if backend.name() == "host" {
+            128 << 20
+        } else {
+            1 << 30
+        };
+        let bw = probe(&backend, bytes)?.copy_bandwidth;
+        let be = DistBackend::new(backend, mpi.world());
+        let problems: Vec<(String, usize)> = match args.problem.parse::<Generator>() {
+            Ok(g) => ladder(g, args.min_n, args.max_n)
+                .into_iter()
+                .map(|p| (g.name().to_string(), p))
+                .collect(),
+            Err(_) if args.problem.ends_with(".mtx") => vec![(args.problem.clone(), 0)],
+            Err(e) => return Err(e),
+        };
+        for (name, param) in problems {
+            match args.precision {
+                Precision::F64 => {
+                    bench_case::<f64>(&be, args, &name, param, bw, &mut out, &mut table)?
+                }
+                Precision::F32 => {
+                    bench_case::<f32>(&be, args, &name, param, bw, &mut out, &mut table)?
+                }
+            }
+        }
+    }
+    Ok((comm.rank() == 0).then_some(table))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_case<T: Scalar>(
+    be: &DistBackend<AnyBackend>,
+    args: &BenchArgs,
+    name: &str,
+    param: usize,
+    bw: f64,
+    out: &mut Option<(String, std::fs::File)>,
+    table: &mut String,
+) -> Result<()> {
+    let comm = be.comm();
+    let global = (comm.rank() == 0).then(|| -> Result<(String, CsrMatrix<T>)> {
+        match name.parse::<Generator>() {
+            Ok(g) => Ok((g.name().into(), g.generate_with_param::<T>(param)?.matrix)),
+            Err(_) => Ok((
+                std::path::Path::new(name)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| name.into()),
+                matrix_market::read_csr::<T>(name)?,
+            )),
+        }
+    });
+    let global = match global {
+        Some(Ok(v)) => Ok(Some(v)),
+        Some(Err(e)) => Err(e),
+        None => Ok(None),
+    };
+    let global = comm.agree("loading the problem on rank 0", global)?;
+    let a = RankMatrix::scatter(
+        comm,
+        be,
+        0,
+        global.as_ref().map(|(_, m)| m),
+        args.case.format,
+    )?;
+    let label = global.as_ref().map(|(l, _)| l.clone()).unwrap_or_default();
+    let n = a.partition.n();
+    let nnz = comm.sum_slots(&[(a.local.nnz() + a.ghost_nnz) as f64])[0] as usize;
+    for solver in &args.solvers {
+        for &variant in &args.variants {
+            // One profiled solve for the split, then the timed solves without profiling.
+            be.set_profiling(true);
+            be.reset_comm_stats();
+            run_uploaded(
+                be,
+                &a.device,
+                a.local.nnz() + a.ghost_nnz,
+                &label,
+                solver,
+                variant,
+                crate::bench::CaseSpec {
+                    repeats: 1,
+                    warmup: 0,
+                    ..args.case
+                },
+                bw,
+            )?;
+            let local_spmv = be.comm_stats().local_spmv_seconds;
+            let profiled_iters = args.case.iterations.max(1) as f64;
+            be.set_profiling(false);
+            be.reset_comm_stats();
+            let mut row = run_uploaded(
+                be,
+                &a.device,
+                a.local.nnz() + a.ghost_nnz,
+                &label,
+                solver,
+                variant,
+                args.case,
+                bw,
+            )?;
+            let stats = be.comm_stats();
+            let solves = (args.case.repeats.max(1) + args.case.warmup) as f64 * profiled_iters;
+            let slowest = comm
+                .all_gather_f64(&[row.median])
+                .into_iter()
+                .fold(0.0, f64::max);
+            let split = [
+                local_spmv / profiled_iters,
+                stats.halo_seconds / solves,
+                stats.reduce_seconds / solves,
+            ];
+            row.n = n;
+            row.nnz = nnz;
+            if let Some((p, f)) = out.as_mut() {
+                writeln!(
+                    f,
+                    "{},{},{:.6e},{:.6e},{:.6e},{:.6e}",
+                    row.csv(),
+                    comm.size(),
+                    slowest,
+                    split[0],
+                    split[1],
+                    split[2]
+                )
+                .map_err(|e| io(p, e))?;
+            }
+            *table += &format!(
+                "| {} | {solver} | {variant} | {label} | {n} | {} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                row.backend,
+                comm.size(),
+                slowest * 1e6,
+                split[0] * 1e6,
+                split[1] * 1e6,
+                split[2] * 1e6
+            );
+        }
+    }
+    Ok(())
+}
+
+fn io(path: &str, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.into(),
+        message: e.to_string(),
+    }
+}
