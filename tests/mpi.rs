@@ -1,7 +1,8 @@
 //! Distributed solves against one-process solves, run under MPI (`harness = false`).
 //!
 //! `scripts/test.sh` runs this binary with `mpirun --oversubscribe -np N` for N = 1, 2, 3, 4
-//! (host and, with the `opencl` feature, OpenCL on PoCL); `cargo test --features mpi` alone
+//! (host and, with the `opencl` feature, OpenCL on PoCL; on the GPU machine also CUDA and NVIDIA
+//! OpenCL, several ranks sharing the device); `cargo test --features mpi` alone
 //! runs it as a one-rank world. Every rank checks its own part; the exit status is non-zero
 //! on every rank when any rank found a failure. `PK_MPI_TEST_ABORT=1` instead makes the last
 //! rank abort the job (RELIABILITY.md row 27: the script checks the message and the status).
@@ -464,6 +465,21 @@ fn main() {
             Err(e) => {
                 if rank == 0 {
                     println!("opencl: not available ({e}), skipped");
+                }
+            }
+        }
+    }
+    #[cfg(feature = "cuda")]
+    if std::env::var("PK_MPI_TEST_CUDA").map_or(true, |v| v != "0") {
+        use pipekrylov::backend::cuda::CudaBackend;
+        match CudaBackend::from_env() {
+            Ok(_) => {
+                let r = suite(&mut c, "cuda", mpi.world(), CudaBackend::from_env);
+                c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
+            }
+            Err(e) => {
+                if rank == 0 {
+                    println!("cuda: not available ({e}), skipped (runs on the GPU machine)");
                 }
             }
         }
