@@ -529,6 +529,8 @@ fn solve<B: Backend>(
         rtol: 1e-8,
         max_iter,
         restart: 30,
+        // The paper's counts: one transfer per iteration (no device-resident batches).
+        execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()
     };
     let rhs = b.upload(&vec![1.0; n]).unwrap();

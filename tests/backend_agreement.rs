@@ -800,6 +800,8 @@ fn pipelined_counts<B: Backend>(b: &B) {
         rtol: 0.0,
         max_iter: 30,
         restart: 30,
+        // The paper's counts: one transfer per iteration (no device-resident batches).
+        execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()
     };
     let mut x = b.alloc(n).unwrap();

@@ -195,6 +195,8 @@ fn pcg<B: Backend>(
     let params = Params {
         rtol: 1e-8,
         max_iter: 20_000,
+        // The paper's counts: one transfer per iteration (no device-resident batches).
+        execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()
     };
     Cg::new(b, &m, pc, params)

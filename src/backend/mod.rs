@@ -29,8 +29,9 @@ pub mod cuda;
 pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
 pub use ops::{
-    Basis, BlockTriangular, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
-    IpStencil, KrylovOps, PrecondOps, SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
+    Basis, BlockTriangular, CgSlots, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
+    IpStencil, KrylovOps, PrecondOps, ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps,
+    MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};
@@ -55,6 +56,10 @@ pub trait BackendInfo {
     fn supports_f64(&self) -> bool {
         true
     }
+    /// Whether the device is a GPU (the host backend and OpenCL CPU devices are not).
+    fn is_gpu(&self) -> bool {
+        false
+    }
     /// Number of MPI ranks the backend's reductions span (1 except for `dist::DistBackend`).
     fn ranks(&self) -> usize {
         1
@@ -62,11 +67,25 @@ pub trait BackendInfo {
 }
 
 /// Everything a solver needs from a backend.
-pub trait Backend: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps {}
-impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps> Backend for B {}
+pub trait Backend:
+    BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps
+{
+}
+impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps> Backend
+    for B
+{
+}
 
 /// A backend chosen at run time.
-#[enum_dispatch(BackendInfo, VectorOps, SpmvOps, KrylovOps, PrecondOps, HaloOps)]
+#[enum_dispatch(
+    BackendInfo,
+    VectorOps,
+    SpmvOps,
+    KrylovOps,
+    PrecondOps,
+    HaloOps,
+    ResidentOps
+)]
 pub enum AnyBackend {
     /// The pure-Rust host backend.
     Host(host::HostBackend),

@@ -19,7 +19,7 @@ use crate::scalar::Scalar;
 use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
 
 /// The CSV header (scripts depend on the first 15 columns).
-pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s";
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution";
 
 /// One measured case.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -60,13 +60,15 @@ pub struct BenchRow {
     pub format: String,
     /// GMRES restart.
     pub restart: usize,
+    /// How the iterations ran (`sync` or `resident`; empty in files from before the column).
+    pub execution: String,
 }
 
 impl BenchRow {
     /// One CSV line matching [`CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1}",
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{}",
             self.backend,
             self.device.replace('"', "'"),
             self.solver,
@@ -85,7 +87,8 @@ impl BenchRow {
             self.format,
             self.restart,
             self.floor_bytes,
-            self.copy_bandwidth / 1e9
+            self.copy_bandwidth / 1e9,
+            self.execution
         )
     }
 }
@@ -103,6 +106,8 @@ pub struct CaseSpec {
     pub restart: usize,
     /// Device format.
     pub format: MatrixFormat,
+    /// Synchronous or device-resident iterations (CG; the others are synchronous).
+    pub execution: crate::solver::Execution,
 }
 
 impl Default for CaseSpec {
@@ -113,6 +118,7 @@ impl Default for CaseSpec {
             iterations: 30,
             restart: 30,
             format: MatrixFormat::Csr,
+            execution: crate::solver::Execution::Auto,
         }
     }
 }
@@ -195,6 +201,7 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         max_iter: spec.iterations,
         restart: spec.restart,
         variant,
+        execution: spec.execution,
         record_history: false,
         dtol: f64::MAX,
         ..Params::default()
@@ -278,20 +285,22 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         copy_bandwidth,
         format: format!("{:?}", spec.format).to_lowercase(),
         restart: spec.restart,
+        execution: r.execution.to_string(),
     })
 }
 
 /// A markdown table of the rows (microseconds per iteration), for BENCHMARKS.md.
 pub fn markdown(rows: &[BenchRow]) -> String {
     let mut s = String::from(
-        "| backend | solver | variant | problem | n | nnz | median us/iter | floor us/iter | x floor | launches | transfers |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| backend | solver | variant | execution | problem | n | nnz | median us/iter | floor us/iter | x floor | launches | transfers |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} |\n",
             r.backend,
             r.solver,
             r.variant,
+            r.execution,
             r.problem,
             r.n,
             r.nnz,
@@ -382,6 +391,11 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
             copy_bandwidth: 0.0,
             format: String::new(),
             restart: 0,
+            execution: header
+                .iter()
+                .position(|h| h == "execution")
+                .and_then(|i| f.get(i).cloned())
+                .unwrap_or_default(),
         });
     }
     Ok(rows)
@@ -412,6 +426,7 @@ mod tests {
             copy_bandwidth: 4e12,
             format: "csr".into(),
             restart: 30,
+            execution: "resident".into(),
         };
         let text = format!("{CSV_HEADER}\n{}\n", row.csv());
         let back = read_csv(&text).unwrap();
@@ -419,6 +434,7 @@ mod tests {
         assert_eq!(back[0].device, row.device);
         assert_eq!((back[0].n, back[0].nnz), (225, 1065));
         assert!((back[0].median - row.median).abs() < 1e-12);
+        assert_eq!(back[0].execution, "resident");
         assert!(read_csv("backend,n\ncuda,1\n").is_err());
     }
 }

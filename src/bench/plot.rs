@@ -81,7 +81,14 @@ pub fn write_svg(rows: &[BenchRow], path: &Path, title: &str) -> Result<()> {
         let mut floors: Series = BTreeMap::new();
         for r in rows.iter().filter(|r| &r.solver == solver) {
             lines
-                .entry((r.backend.clone(), r.variant.to_string()))
+                .entry((
+                    r.backend.clone(),
+                    if r.execution == "resident" {
+                        format!("{} resident", r.variant)
+                    } else {
+                        r.variant.to_string()
+                    },
+                ))
                 .or_default()
                 .push((r.n as f64, r.median));
             floors
@@ -115,7 +122,7 @@ pub fn write_svg(rows: &[BenchRow], path: &Path, title: &str) -> Result<()> {
         for ((backend, variant), mut pts) in lines {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             let color = backend_color(&backend);
-            let pipelined = variant == "pipelined";
+            let pipelined = variant.starts_with("pipelined");
             let style = color.stroke_width(if pipelined { 3 } else { 1 });
             chart
                 .draw_series(LineSeries::new(pts.clone(), style))

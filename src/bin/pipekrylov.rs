@@ -78,6 +78,10 @@ enum Command {
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
+        /// Execution of pipelined CG: auto (device-resident on a GPU), sync (one transfer per
+        /// iteration, as in the paper) or resident (scalars and stop test on the device).
+        #[arg(long, default_value = "auto")]
+        execution: String,
         /// f64 or f32.
         #[arg(long, default_value = "f64")]
         precision: String,
@@ -142,6 +146,10 @@ enum Command {
         /// Device format.
         #[arg(long, default_value = "csr")]
         format: String,
+        /// Comma-separated execution modes of pipelined CG: auto, sync, resident (e.g.
+        /// "sync,resident" for both side by side; the other solvers run synchronously).
+        #[arg(long, default_value = "auto")]
+        executions: String,
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
@@ -202,6 +210,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             fsai_level,
             fsai_tau,
             backend,
+            execution,
             precision: prec,
             tol,
             atol,
@@ -227,6 +236,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     tau: fsai_tau,
                 },
                 backend: backend.parse::<BackendChoice>()?,
+                execution: execution.parse()?,
                 precision: precision(&prec)?,
                 tol,
                 atol,
@@ -270,6 +280,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             iterations,
             restart,
             format,
+            executions,
             quiet,
         } => {
             let args = bench_cmd::BenchArgs {
@@ -288,7 +299,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     iterations,
                     restart,
                     format: bench_cmd::parse_format(&format)?,
+                    execution: pipekrylov::solver::Execution::Auto,
                 },
+                executions: list(&executions)?,
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
             };
             for s in &args.solvers {

@@ -36,6 +36,8 @@ pub struct BenchArgs {
     pub precision: Precision,
     /// Per-case settings.
     pub case: CaseSpec,
+    /// Execution modes of pipelined CG to run (the other solvers: synchronous, once).
+    pub executions: Vec<crate::solver::Execution>,
     /// No progress bar.
     pub quiet: bool,
 }
@@ -140,11 +142,22 @@ fn sweep<T: Scalar>(
                 backend.name(),
                 a.n_rows()
             ));
-            let row = run_case(backend, &a, &label, solver, variant, args.case, bw)?;
-            if let Some((p, f)) = out.as_mut() {
-                writeln!(f, "{}", row.csv()).map_err(|e| io(p, e))?;
+            let executions = if solver == "cg" && variant == Variant::Pipelined {
+                args.executions.clone()
+            } else {
+                vec![crate::solver::Execution::Synchronous]
+            };
+            for execution in executions {
+                let case = CaseSpec {
+                    execution,
+                    ..args.case
+                };
+                let row = run_case(backend, &a, &label, solver, variant, case, bw)?;
+                if let Some((p, f)) = out.as_mut() {
+                    writeln!(f, "{}", row.csv()).map_err(|e| io(p, e))?;
+                }
+                rows.push(row);
             }
-            rows.push(row);
             bar.inc(1);
         }
     }

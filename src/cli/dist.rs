@@ -163,6 +163,7 @@ fn solve_typed<T: Scalar>(
         restart: args.restart,
         variant: args.variant,
         gmres_orthogonalization: args.gmres_ortho,
+        execution: args.execution,
         ..Params::default()
     };
     let b = be.upload(&b_local)?;
@@ -249,7 +250,7 @@ fn solve_typed<T: Scalar>(
 /// slowest rank's median seconds per iteration, and the per-iteration split of rank 0 into
 /// the local products (from one profiled solve), the exposed halo time and the reductions.
 pub const DIST_CSV_HEADER: &str = concat!(
-    "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s",
+    "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution",
     ",ranks,slowest_rank_s_per_iter,local_spmv_s_per_iter,halo_s_per_iter,reduce_s_per_iter"
 );
 

@@ -42,6 +42,8 @@ pub struct SolveArgs {
     pub fsai: crate::precond::FsaiOptions,
     /// `--backend`
     pub backend: BackendChoice,
+    /// `--execution auto|sync|resident`
+    pub execution: crate::solver::Execution,
     /// `--precision`
     pub precision: Precision,
     /// `--tol`
@@ -92,6 +94,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
         restart: args.restart,
         variant: args.variant,
         gmres_orthogonalization: args.gmres_ortho,
+        execution: args.execution,
         ..Params::default()
     };
     let b = backend.upload(&rhs)?;
@@ -220,6 +223,7 @@ fn json<B: Backend, T: Scalar>(
         "launches_per_iteration": r.launches_per_iteration,
         "transfers_per_iteration": r.transfers_per_iteration,
         "residual_replacements": r.residual_replacements,
+        "execution": r.execution.to_string(),
     });
     if let Some((spec, pc, apply_seconds)) = precond {
         let times = pc.setup_times();

@@ -25,6 +25,7 @@ use crate::backend::{
     GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials, PrecondOps,
     Slot, SpmvDots, SpmvOps, Sums, VectorOps,
 };
+use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use bytemuck::Pod;
@@ -224,6 +225,9 @@ impl<B: BackendInfo> BackendInfo for DistBackend<B> {
     }
     fn ranks(&self) -> usize {
         self.comm.size()
+    }
+    fn is_gpu(&self) -> bool {
+        self.inner.is_gpu()
     }
 }
 
@@ -674,6 +678,65 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     ) -> Result<()> {
         self.inner.ip_stencil_dot(st, r, z, partials, slot)
     }
+}
+
+/// Device-resident iterations finish their reductions on each device, not over the ranks: with
+/// one rank they are the inner backend's; on more the solvers' `auto` mode never picks them and
+/// asking for them is an error.
+impl<B: ResidentOps> ResidentOps for DistBackend<B> {
+    fn cg_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner
+            .cg_scalars(partials, slots, with_pc, hist_index, state)
+    }
+    fn cg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner
+            .cg_update_resident(state, x, r, p, ap, partials, rr)
+    }
+    fn pcg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner
+            .pcg_update_resident(state, x, r, z, p, ap, q, partials, rr, rz)
+    }
+}
+
+fn resident_unsupported() -> Error {
+    Error::Unsupported("device-resident iterations with the distributed backend".into())
 }
 
 impl<B: HaloOps> HaloOps for DistBackend<B> {

@@ -143,6 +143,8 @@ pub(crate) struct Tracker<'m> {
     pub residual_replacements: usize,
     /// Counters when the loop ended early (a final check that is not part of an iteration).
     loop_end: Option<CounterSnapshot>,
+    /// The execution mode that ran.
+    pub execution: crate::solver::Execution,
 }
 
 impl<'m> Tracker<'m> {
@@ -154,6 +156,7 @@ impl<'m> Tracker<'m> {
             solver_warning: None,
             residual_replacements: 0,
             loop_end: None,
+            execution: crate::solver::Execution::Synchronous,
             target: (params.rtol * b_norm).max(params.atol),
             r0: f64::NAN,
             history: Vec::new(),
@@ -228,6 +231,20 @@ impl<'m> Tracker<'m> {
         residual <= self.target
     }
 
+    /// Whether a monitor callback is installed.
+    pub fn has_monitor(&self) -> bool {
+        self.monitor.is_some()
+    }
+
+    /// dtol ||r_0|| (the divergence bound; infinite before iteration 0 is recorded).
+    pub fn divergence_bound(&self) -> f64 {
+        if self.r0.is_nan() {
+            f64::INFINITY
+        } else {
+            self.params.dtol * self.r0
+        }
+    }
+
     /// Build the report: compute the true residual once (one launch, one transfer).
     #[allow(clippy::too_many_arguments)]
     pub fn report<B: Backend, T: Scalar>(
@@ -298,6 +315,7 @@ impl<'m> Tracker<'m> {
             launches_per_iteration: per(loop_counters.launches),
             transfers_per_iteration: per(loop_counters.transfers),
             residual_replacements: self.residual_replacements,
+            execution: self.execution,
         })
     }
 }

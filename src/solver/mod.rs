@@ -8,8 +8,9 @@ mod params;
 mod report;
 
 pub use bicgstab::BiCgStab;
+pub(crate) use cg::norm as cg_norm;
 pub use cg::Cg;
 pub use common::Monitor;
 pub use gmres::Gmres;
-pub use params::{GmresOrthogonalization, Params, Variant};
+pub use params::{Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N};
 pub use report::{BreakdownKind, Progress, SolveReport, StopReason};

@@ -35,6 +35,57 @@ impl std::fmt::Display for Variant {
     }
 }
 
+/// Where the iterations of pipelined CG are driven from.
+///
+/// `Synchronous` is the paper's design: every iteration ends with one transfer of the partial
+/// sums and the host computes alpha, beta and the stop test. `DeviceResident` computes them on
+/// the device (`cg_scalars`), so the host enqueues batches of iterations ahead and reads back one
+/// small state array per batch; the iterates, residual history and stopping iteration are those
+/// of the synchronous mode bit for bit (the host takes over at every iteration that is not
+/// ordinary). `Auto` picks device-resident on a GPU with one rank and no monitor, synchronous
+/// otherwise. A monitor callback forces the synchronous mode (it must see every iteration as it
+/// happens). BiCGStab and GMRES always run synchronously for now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Execution {
+    /// Device-resident on a single GPU without a monitor (n up to [`RESIDENT_AUTO_MAX_N`]),
+    /// synchronous otherwise.
+    #[default]
+    Auto,
+    /// One host transfer per iteration (seed 001).
+    Synchronous,
+    /// Scalars and stop test on the device, iterations enqueued ahead in batches.
+    DeviceResident,
+}
+
+/// Largest system for which [`Execution::Auto`] picks the device-resident mode (above it the
+/// kernels dominate and a batch's overshoot after the stop costs whole SpMVs).
+pub const RESIDENT_AUTO_MAX_N: usize = 1 << 20;
+
+impl std::str::FromStr for Execution {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "sync" | "synchronous" => Ok(Self::Synchronous),
+            "resident" | "device-resident" => Ok(Self::DeviceResident),
+            _ => Err(Error::param(
+                "execution",
+                format!("unknown execution '{s}' (auto, sync or resident)"),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Execution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Synchronous => "sync",
+            Self::DeviceResident => "resident",
+        })
+    }
+}
+
 /// How the pipelined GMRES orthogonalizes (the classical variant is always Arnoldi with
 /// modified Gram-Schmidt and Givens rotations, the textbook reference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -110,6 +161,8 @@ pub struct Params {
     /// Orthogonalization of the pipelined GMRES (ignored by the other solvers and by the
     /// classical GMRES).
     pub gmres_orthogonalization: GmresOrthogonalization,
+    /// Synchronous or device-resident iterations (pipelined CG; see [`Execution`]).
+    pub execution: Execution,
     /// Keep the residual history in the report.
     pub record_history: bool,
     /// Factor by which the true residual may miss the tolerance before the report flags loss of
@@ -127,6 +180,7 @@ impl Default for Params {
             restart: 30,
             variant: Variant::Pipelined,
             gmres_orthogonalization: GmresOrthogonalization::Dcgs2,
+            execution: Execution::Auto,
             record_history: true,
             accuracy_factor: 10.0,
         }

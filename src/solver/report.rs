@@ -101,6 +101,8 @@ pub struct SolveReport {
     pub transfers_per_iteration: f64,
     /// Times the recursive residual was replaced by the true one (pipelined CG; 0 elsewhere).
     pub residual_replacements: usize,
+    /// How the iterations ran: synchronous or device-resident (never `Auto`).
+    pub execution: crate::solver::Execution,
 }
 
 impl SolveReport {

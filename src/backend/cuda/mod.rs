@@ -31,6 +31,7 @@ mod memory;
 mod module;
 mod precond;
 mod probe;
+mod resident;
 mod spmv;
 mod vector;
 
@@ -655,6 +656,9 @@ impl BackendInfo for CudaBackend {
         )
     }
     fn supports_f64(&self) -> bool {
+        true
+    }
+    fn is_gpu(&self) -> bool {
         true
     }
 }

@@ -35,6 +35,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
     ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
     ("halo.cu", include_str!("../../../kernels-cu/halo.cu")),
+    (
+        "resident.cu",
+        include_str!("../../../kernels-cu/resident.cu"),
+    ),
 ];
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
@@ -81,12 +85,15 @@ pub(crate) enum Kernel {
     FsaiRows,
     HaloGather,
     HaloSpmvAdd,
+    CgScalars,
+    CgUpdateResident,
+    PcgUpdateResident,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 37] = [
+    pub(crate) const ALL: [Kernel; 40] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -123,6 +130,9 @@ impl Kernel {
         Kernel::FsaiRows,
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
+        Kernel::CgScalars,
+        Kernel::CgUpdateResident,
+        Kernel::PcgUpdateResident,
         Kernel::BufferAddress,
     ];
 
@@ -165,6 +175,9 @@ impl Kernel {
             Kernel::FsaiRows => "fsai_rows",
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
+            Kernel::CgScalars => "cg_scalars",
+            Kernel::CgUpdateResident => "cg_update_resident",
+            Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BufferAddress => "buffer_address",
         }
     }

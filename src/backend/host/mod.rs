@@ -9,6 +9,7 @@
 mod halo;
 mod krylov;
 mod precond;
+mod resident;
 mod spmv;
 mod vector;
 

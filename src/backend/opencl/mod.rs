@@ -38,6 +38,7 @@ mod memory;
 mod packed;
 mod precond;
 mod program;
+mod resident;
 mod spmv;
 mod submit;
 mod upload;
@@ -453,6 +454,9 @@ impl BackendInfo for OpenClBackend {
     }
     fn supports_f64(&self) -> bool {
         self.device.fp64
+    }
+    fn is_gpu(&self) -> bool {
+        self.device.is_gpu
     }
 }
 

@@ -25,6 +25,8 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("ip", include_str!("../../../kernels-cl/ip.cl")),
     ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
     ("halo", include_str!("../../../kernels-cl/halo.cl")),
+    // Last: it ends with #pragma OPENCL FP_CONTRACT OFF.
+    ("resident", include_str!("../../../kernels-cl/resident.cl")),
 ];
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.

@@ -7,6 +7,7 @@ pub(crate) mod checks;
 pub mod halo;
 pub mod krylov;
 pub mod precond;
+pub mod resident;
 pub mod spmv;
 pub mod vector;
 
@@ -15,6 +16,7 @@ pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE,
 };
+pub use resident::{CgSlots, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -70,4 +72,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ("ip", &["ip_stencil", "ip_stencil_dot"]),
     ("fsai", &["fsai_rows"]),
     ("halo", &["halo_gather", "halo_spmv_add"]),
+    (
+        "resident",
+        &["cg_scalars", "cg_update_resident", "pcg_update_resident"],
+    ),
 ];

@@ -18,8 +18,10 @@
 //! that is a preconditioner that is not positive definite. Replacements are counted in the
 //! report.
 
+mod resident;
+
 use super::common::{check_operator, start_solve, t, Monitor, Tracker};
-use super::params::{Params, Variant};
+use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
 use crate::error::Result;
@@ -78,6 +80,8 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     q: Buffer<T>,
     partials: Partials<T>,
     scratch: Partials<T>,
+    /// State of the device-resident mode (allocated when it may run).
+    resident: Option<crate::backend::ResidentState>,
     setup_seconds: f64,
 }
 
@@ -106,6 +110,14 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             q: backend.alloc(if with_m { n } else { 0 })?,
             partials: backend.partials(n, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
+            resident: if resident::may_run(backend, n, &params) {
+                Some(crate::backend::ResidentState::new(
+                    backend,
+                    resident::MAX_BATCH,
+                )?)
+            } else {
+                None
+            },
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
@@ -143,6 +155,15 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             self.params,
             monitor,
         )?;
+        if resident::chosen(self.backend, self.a.n_rows(), &self.params, &tracker) {
+            if self.resident.is_none() {
+                self.resident = Some(crate::backend::ResidentState::new(
+                    self.backend,
+                    resident::MAX_BATCH,
+                )?);
+            }
+            tracker.execution = Execution::DeviceResident;
+        }
         let (iterations, reason) = match self.params.variant {
             Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,
@@ -213,7 +234,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             // and z are no longer those of p's recurrence, so the general forms: the exact line
             // search alpha = <r, p> / <p, Ap> and Hestenes-Stiefel's
             // beta = -<z - alpha q, Ap> / <p, Ap> = (alpha <Ap, q> - <z, Ap>) / <p, Ap>.
-            let (alpha, beta) = match corrected.take() {
+            let corrected_step = corrected.take();
+            let (alpha, beta) = match corrected_step {
                 None => {
                     let alpha = gamma / delta;
                     (alpha, alpha * alpha * curvature / gamma - 1.0)
@@ -223,37 +245,19 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                     (alpha, (alpha * curvature - z_ap) / delta)
                 }
             };
-            iteration += 1;
-            // Lines 10-12 and the first stage of line 15, one kernel.
-            match pc {
-                None => be.cg_update(
-                    t(alpha),
-                    t(beta),
-                    x,
-                    &mut self.r,
-                    &mut self.p,
-                    &self.ap,
-                    &mut self.partials,
-                    slot::RR,
-                )?,
-                Some(_) => be.pcg_update(
-                    t(alpha),
-                    t(beta),
-                    x,
-                    &mut self.r,
-                    &mut self.z,
-                    &mut self.p,
-                    &self.ap,
-                    &self.q,
-                    &mut self.partials,
-                    slot::RR,
-                    slot::RZ,
-                )?,
+            if tracker.execution == Execution::DeviceResident && corrected_step.is_none() {
+                // The ordinary iterations from here on run on the device; it stops at the first
+                // one the host has to decide, whose update and product have run: its sums are
+                // in the partials, as after the two kernels below.
+                self.device_batches(alpha, beta, x, tracker, &mut iteration)?;
+                iteration += 1;
+                sums = be.finish(&self.partials)?;
+            } else {
+                iteration += 1;
+                self.host_step(alpha, beta, x)?;
+                // The one transfer of the iteration: line 15's <r, r> and line 14's products.
+                sums = be.finish(&self.partials)?;
             }
-            // Lines 13-14: Ap_i with the first stage of <Ap, Ap> and <p, Ap>, one kernel.
-            self.product()?;
-            // The one transfer of the iteration: line 15's <r, r> and line 14's products.
-            sums = be.finish(&self.partials)?;
             let mut rnorm = norm(sums.get(slot::RR));
             gamma = match pc {
                 Some(_) => sums.get(slot::RZ),
@@ -297,6 +301,38 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                 return Ok((iteration, reason));
             }
         }
+    }
+
+    /// One iteration's two kernels with host scalars: lines 10-12 and the first stage of line
+    /// 15 (one kernel), then lines 13-14, Ap with the first stage of <Ap, Ap> and <p, Ap>.
+    fn host_step(&mut self, alpha: f64, beta: f64, x: &mut Buffer<T>) -> Result<()> {
+        let be = self.backend;
+        match self.precond {
+            None => be.cg_update(
+                t(alpha),
+                t(beta),
+                x,
+                &mut self.r,
+                &mut self.p,
+                &self.ap,
+                &mut self.partials,
+                slot::RR,
+            )?,
+            Some(_) => be.pcg_update(
+                t(alpha),
+                t(beta),
+                x,
+                &mut self.r,
+                &mut self.z,
+                &mut self.p,
+                &self.ap,
+                &self.q,
+                &mut self.partials,
+                slot::RR,
+                slot::RZ,
+            )?,
+        }
+        self.product()
     }
 
     /// Residual replacement: r = b - A x and z = M^-1 r, with <r, p> and <z, Ap> for the

@@ -1,0 +1,155 @@
+/*
+ * resident.cl -- device-resident pipelined CG (issue 15): the host enqueues iterations ahead and
+ * the scalars stay on the device. Conventions (SCALAR, WG, uint/ulong, slots, partials layout):
+ * see reduce.cl.
+ *
+ * The state is an array of doubles (whatever SCALAR is; on a device without fp64 the kernels
+ * are built with float state so that the program builds, and the library never selects them):
+ *   state[0] flag (0: running; 1: the host must take over at the iteration in state[3] + 1)
+ *   state[1] alpha, state[2] beta of the next iteration
+ *   state[3] iterations completed on the device (the last ordinary one)
+ *   state[4] target ||r|| <= target, state[5] dtol * ||r_0||, state[6] max iterations
+ *   state[8 + k] ||r|| of the k-th iteration of the current batch
+ *
+ * Kernel argument lists (CUDA mirrors them in this order):
+ *   cg_scalars (const SCALAR* partials, uint groups, uint slot_rr, uint slot_apap,
+ *               uint slot_pap, uint slot_rz, uint slot_apq, uint with_pc, uint hist_index,
+ *               double* state)
+ *       one work-group: finishes the five sums in group order in double (as the host's finish
+ *       does), then, unless the flag is set, either flags an iteration the host must handle (a
+ *       residual that claims convergence, a non-positive <r, z> or <p, Ap>, NaN, divergence,
+ *       the iteration limit) or records ||r|| and computes alpha = gamma / <p, Ap> and
+ *       beta = alpha^2 <Ap, q> / gamma - 1 exactly as the host does (no contraction).
+ *   cg_update_resident  (const double* state, SCALAR* x, SCALAR* r, SCALAR* p,
+ *                        const SCALAR* ap, uint n, SCALAR* partials, uint slot_rr)
+ *   pcg_update_resident (const double* state, SCALAR* x, SCALAR* r, SCALAR* z, SCALAR* p,
+ *                        const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
+ *                        uint slot_rr, uint slot_rz)
+ *       cg_update / pcg_update with alpha and beta from the state; nothing when the flag is set.
+ * cg_scalars is launched with one work-group; the updates with partials.groups() work-groups.
+ */
+
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define RSTATE double
+#else
+#define RSTATE float
+#endif
+
+#define RS_FLAG 0
+#define RS_ALPHA 1
+#define RS_BETA 2
+#define RS_ITER 3
+#define RS_TARGET 4
+#define RS_DTOL_R0 5
+#define RS_MAX_ITER 6
+#define RS_HISTORY 8
+
+pk_kernel void cg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                                  PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
+                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
+    PK_BIND(const RSTATE, state);
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    if (state[RS_FLAG] != (RSTATE)0) {
+        return;
+    }
+    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
+    const SCALAR beta = (SCALAR)state[RS_BETA];
+    SCALAR acc = ZERO;
+    FOR_EACH(i, n) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        r[i] = ri;
+        p[i] = ri + beta * pi;
+        acc += ri * ri;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot_rr, acc);
+}
+
+pk_kernel void pcg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                                   PK_GLOBAL(SCALAR, z), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap),
+                                   PK_GLOBAL(const SCALAR, q), const uint n, PK_GLOBAL(SCALAR, partials),
+                                   const uint slot_rr, const uint slot_rz) {
+    PK_BIND(const RSTATE, state);
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, z);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, q);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[2 * WG];
+    if (state[RS_FLAG] != (RSTATE)0) {
+        return;
+    }
+    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
+    const SCALAR beta = (SCALAR)state[RS_BETA];
+    SCALAR acc[2] = {ZERO, ZERO};
+    FOR_EACH(i, n) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        const SCALAR zi = z[i] - alpha * q[i];
+        r[i] = ri;
+        z[i] = zi;
+        p[i] = zi + beta * pi;
+        acc[0] += ri * ri;
+        acc[1] += ri * zi;
+    }
+    group_sum_multi(scratch, acc, 2);
+    write_partial(partials, slot_rr, acc[0]);
+    write_partial(partials, slot_rz, acc[1]);
+}
+
+/* The scalars exactly as the host computes them: no contraction into fma. This family is the last
+ * of the program source, so the pragma changes no other kernel. */
+#pragma OPENCL FP_CONTRACT OFF
+
+pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, const uint slot_rr,
+                          const uint slot_apap, const uint slot_pap, const uint slot_rz, const uint slot_apq,
+                          const uint with_pc, const uint hist_index, PK_GLOBAL(RSTATE, state)) {
+    PK_BIND(const SCALAR, partials);
+    PK_BIND(RSTATE, state);
+    __local RSTATE sums[5];
+    const uint t = get_local_id(0);
+    const bool stopped = state[RS_FLAG] != (RSTATE)0;
+    if (!stopped && t < 5) {
+        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_apap : t == 2 ? slot_pap : t == 3 ? slot_rz : slot_apq;
+        RSTATE acc = (RSTATE)0;
+        for (uint g = 0; g < groups; ++g) {
+            acc = acc + (RSTATE)partials[(ulong)slot * groups + g];
+        }
+        sums[t] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (stopped || t != 0) {
+        return;
+    }
+    const RSTATE rr = sums[0];
+    const RSTATE curvature = with_pc ? sums[4] : sums[1];
+    const RSTATE delta = sums[2];
+    const RSTATE gamma = with_pc ? sums[3] : rr;
+    const RSTATE rnorm = isnan(rr) ? rr : sqrt(fmax(rr, (RSTATE)0));
+    const RSTATE it = state[RS_ITER] + (RSTATE)1;
+    const bool ordinary = isfinite(rnorm) && !(rnorm <= state[RS_TARGET]) && !(rnorm > state[RS_DTOL_R0]) &&
+                          it < state[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
+                          !(with_pc && gamma <= (RSTATE)0) && delta > (RSTATE)0;
+    if (!ordinary) {
+        state[RS_FLAG] = (RSTATE)1;
+        return;
+    }
+    const RSTATE alpha = gamma / delta;
+    const RSTATE a2 = alpha * alpha;
+    const RSTATE a2c = a2 * curvature;
+    state[RS_ALPHA] = alpha;
+    state[RS_BETA] = a2c / gamma - (RSTATE)1;
+    state[RS_ITER] = it;
+    state[RS_HISTORY + hist_index] = rnorm;
+}

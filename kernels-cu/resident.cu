@@ -1,0 +1,124 @@
+/*
+ * resident.cu -- device-resident pipelined CG (issue 15): the host enqueues iterations ahead and
+ * the scalars stay on the device. Mirrors kernels-cl/resident.cl; conventions in reduce.cu.
+ *
+ * The state is an array of doubles (whatever SCALAR is):
+ *   state[0] flag (0: running; 1: the host must take over at the iteration in state[3] + 1)
+ *   state[1] alpha, state[2] beta of the next iteration
+ *   state[3] iterations completed on the device (the last ordinary one)
+ *   state[4] target ||r|| <= target, state[5] dtol * ||r_0||, state[6] max iterations
+ *   state[8 + k] ||r|| of the k-th iteration of the current batch
+ *
+ *   cg_scalars (const SCALAR* partials, uint groups, uint slot_rr, uint slot_apap,
+ *               uint slot_pap, uint slot_rz, uint slot_apq, uint with_pc, uint hist_index,
+ *               double* state)
+ *       one block: finishes the five sums in group order in double (as the host's finish does),
+ *       then, unless the flag is set, either flags an iteration the host must handle (a
+ *       residual that claims convergence, a non-positive <r, z> or <p, Ap>, NaN, divergence,
+ *       the iteration limit) or records ||r|| and computes alpha = gamma / <p, Ap> and
+ *       beta = alpha^2 <Ap, q> / gamma - 1 exactly as the host does (no contraction).
+ *   cg_update_resident  (const double* state, SCALAR* x, SCALAR* r, SCALAR* p,
+ *                        const SCALAR* ap, uint n, SCALAR* partials, uint slot_rr)
+ *   pcg_update_resident (const double* state, SCALAR* x, SCALAR* r, SCALAR* z, SCALAR* p,
+ *                        const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
+ *                        uint slot_rr, uint slot_rz)
+ *       cg_update / pcg_update with alpha and beta from the state; nothing when the flag is set.
+ * cg_scalars is launched with one block; the updates with partials.groups() blocks.
+ */
+
+#define RS_FLAG 0
+#define RS_ALPHA 1
+#define RS_BETA 2
+#define RS_ITER 3
+#define RS_TARGET 4
+#define RS_DTOL_R0 5
+#define RS_MAX_ITER 6
+#define RS_HISTORY 8
+
+extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partials, const uint groups, const uint slot_rr,
+                                                            const uint slot_apap, const uint slot_pap, const uint slot_rz,
+                                                            const uint slot_apq, const uint with_pc, const uint hist_index,
+                                                            double *state) {
+    __shared__ double sums[5];
+    if (state[RS_FLAG] != 0.0) {
+        return;
+    }
+    const uint t = threadIdx.x;
+    if (t < 5) {
+        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_apap : t == 2 ? slot_pap : t == 3 ? slot_rz : slot_apq;
+        const SCALAR *p = partials + (ulong)slot * groups;
+        double acc = 0.0;
+        for (uint g = 0; g < groups; ++g) {
+            acc = __dadd_rn(acc, (double)p[g]);
+        }
+        sums[t] = acc;
+    }
+    __syncthreads();
+    if (t != 0) {
+        return;
+    }
+    const double rr = sums[0];
+    const double curvature = with_pc ? sums[4] : sums[1];
+    const double delta = sums[2];
+    const double gamma = with_pc ? sums[3] : rr;
+    const double rnorm = isnan(rr) ? rr : __dsqrt_rn(fmax(rr, 0.0));
+    const double it = state[RS_ITER] + 1.0;
+    const bool ordinary = isfinite(rnorm) && !(rnorm <= state[RS_TARGET]) && !(rnorm > state[RS_DTOL_R0]) &&
+                          it < state[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
+                          !(with_pc && gamma <= 0.0) && delta > 0.0;
+    if (!ordinary) {
+        state[RS_FLAG] = 1.0;
+        return;
+    }
+    const double alpha = __ddiv_rn(gamma, delta);
+    state[RS_ALPHA] = alpha;
+    state[RS_BETA] = __dadd_rn(__ddiv_rn(__dmul_rn(__dmul_rn(alpha, alpha), curvature), gamma), -1.0);
+    state[RS_ITER] = it;
+    state[RS_HISTORY + hist_index] = rnorm;
+}
+
+extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(const double *state, SCALAR *x, SCALAR *r, SCALAR *p,
+                                                                    const SCALAR *ap, const uint n, SCALAR *partials,
+                                                                    const uint slot_rr) {
+    if (state[RS_FLAG] != 0.0) {
+        return;
+    }
+    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
+    const SCALAR beta = (SCALAR)state[RS_BETA];
+    SCALAR acc = ZERO;
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        r[i] = ri;
+        p[i] = ri + beta * pi;
+        acc += ri * ri;
+    }
+    write_partial(partials, slot_rr, block_sum1(acc));
+}
+
+extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const double *state, SCALAR *x, SCALAR *r, SCALAR *z,
+                                                                     SCALAR *p, const SCALAR *ap, const SCALAR *q,
+                                                                     const uint n, SCALAR *partials, const uint slot_rr,
+                                                                     const uint slot_rz) {
+    if (state[RS_FLAG] != 0.0) {
+        return;
+    }
+    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
+    const SCALAR beta = (SCALAR)state[RS_BETA];
+    SCALAR acc[2] = {ZERO, ZERO};
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        const SCALAR zi = z[i] - alpha * q[i];
+        r[i] = ri;
+        z[i] = zi;
+        p[i] = zi + beta * pi;
+        acc[0] += ri * ri;
+        acc[1] += ri * zi;
+    }
+    block_sum<2>(acc);
+    write_partial(partials, slot_rr, acc[0]);
+    write_partial(partials, slot_rz, acc[1]);
+}

@@ -1,0 +1,99 @@
+//! CUDA implementation of [`ResidentOps`] (kernels in `kernels-cu/resident.cu`).
+
+use super::module::Kernel;
+use super::{index_arg, len_arg, CudaBackend};
+use crate::backend::buffer::Buffer;
+use crate::backend::ops::checks;
+use crate::backend::ops::resident::check_scalars;
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{CgSlots, ResidentOps, ResidentState};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+impl ResidentOps for CudaBackend {
+    fn cg_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        check_scalars(partials, slots, hist_index, state)?;
+        let args = [
+            self.ptr(partials.buffer())?,
+            len_arg(partials.groups())?,
+            index_arg("slot", slots.rr.0)?,
+            index_arg("slot", slots.ap_ap.0)?,
+            index_arg("slot", slots.p_ap.0)?,
+            index_arg("slot", slots.rz.0)?,
+            index_arg("slot", slots.ap_q.0)?,
+            index_arg("with_pc", usize::from(with_pc))?,
+            index_arg("hist_index", hist_index)?,
+            self.ptr(&state.buffer)?,
+        ];
+        // SAFETY: cg_scalars(partials, uint groups, five slots, uint with_pc, uint hist_index,
+        // double* state): the slots are inside the partials of `groups` groups, the history
+        // entry inside the state (checked); one block.
+        unsafe { self.launch::<T>(Kernel::CgScalars, 1, &args) }
+    }
+
+    fn cg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        let n = checks::cg_update(x, r, p, ap, partials, rr)?;
+        let args = [
+            self.ptr(&state.buffer)?,
+            self.ptr(x)?,
+            self.ptr(r)?,
+            self.ptr(p)?,
+            self.ptr(ap)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr.0)?,
+        ];
+        // SAFETY: cg_update_resident(const double* state, x, r, p, ap, uint n, partials,
+        // uint slot_rr): all vectors hold n elements, the slot is inside the partials (checked),
+        // the state holds the header; grid = groups.
+        unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
+    }
+
+    fn pcg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
+        let args = [
+            self.ptr(&state.buffer)?,
+            self.ptr(x)?,
+            self.ptr(r)?,
+            self.ptr(z)?,
+            self.ptr(p)?,
+            self.ptr(ap)?,
+            self.ptr(q)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr.0)?,
+            index_arg("slot", rz.0)?,
+        ];
+        // SAFETY: pcg_update_resident(state, x, r, z, p, ap, q, uint n, partials, uint slot_rr,
+        // uint slot_rz): all vectors hold n elements, both slots inside the partials (checked).
+        unsafe { self.launch::<T>(Kernel::PcgUpdateResident, partials.groups(), &args) }
+    }
+}

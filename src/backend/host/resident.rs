@@ -1,0 +1,79 @@
+//! Host implementation of [`ResidentOps`] (the reference the device kernels are tested against;
+//! on the host the device-resident mode gains nothing and `auto` does not pick it).
+
+use super::HostBackend;
+use crate::backend::buffer::Buffer;
+use crate::backend::ops::resident::{cg_scalars_reference, check_scalars, layout};
+use crate::backend::partials::{sum_slots, Partials, Slot};
+use crate::backend::{CgSlots, KrylovOps, ResidentOps, ResidentState};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+impl ResidentOps for HostBackend {
+    fn cg_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        check_scalars(partials, slots, hist_index, state)?;
+        self.counters.launch();
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let s = [slots.rr, slots.ap_ap, slots.p_ap, slots.rz, slots.ap_q].map(|k| sums.get(k));
+        cg_scalars_reference(s, with_pc, hist_index, state.buffer.host_mut()?);
+        Ok(())
+    }
+
+    fn cg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        let st = state.buffer.host()?;
+        if st[layout::FLAG] != 0.0 {
+            self.counters.launch();
+            return Ok(());
+        }
+        let (alpha, beta) = (
+            T::from_f64(st[layout::ALPHA]),
+            T::from_f64(st[layout::BETA]),
+        );
+        self.cg_update(alpha, beta, x, r, p, ap, partials, rr)
+    }
+
+    fn pcg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        let st = state.buffer.host()?;
+        if st[layout::FLAG] != 0.0 {
+            self.counters.launch();
+            return Ok(());
+        }
+        let (alpha, beta) = (
+            T::from_f64(st[layout::ALPHA]),
+            T::from_f64(st[layout::BETA]),
+        );
+        self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+    }
+}

@@ -1,0 +1,116 @@
+//! OpenCL implementation of [`ResidentOps`] (kernels in `kernels-cl/resident.cl`).
+
+use super::launch::Arg;
+use super::OpenClBackend;
+use crate::backend::buffer::Buffer;
+use crate::backend::ops::checks;
+use crate::backend::ops::resident::check_scalars;
+use crate::backend::partials::{Partials, Slot};
+use crate::backend::{BackendInfo, CgSlots, ResidentOps, ResidentState};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+impl OpenClBackend {
+    /// The state is double: refuse devices without fp64 (their program holds float stubs).
+    fn check_resident(&self) -> Result<()> {
+        if self.supports_f64() {
+            Ok(())
+        } else {
+            Err(Error::Unsupported(
+                "device-resident iterations need fp64 on the device".into(),
+            ))
+        }
+    }
+}
+
+impl ResidentOps for OpenClBackend {
+    fn cg_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        self.check_resident()?;
+        check_scalars(partials, slots, hist_index, state)?;
+        self.launch::<T>(
+            "cg_scalars",
+            1,
+            &[
+                Arg::Mem(self.mem(partials.buffer())?),
+                Arg::uint(Self::len_u32(partials.groups())?),
+                Self::slot_arg(slots.rr)?,
+                Self::slot_arg(slots.ap_ap)?,
+                Self::slot_arg(slots.p_ap)?,
+                Self::slot_arg(slots.rz)?,
+                Self::slot_arg(slots.ap_q)?,
+                Arg::uint(u32::from(with_pc)),
+                Arg::uint(Self::len_u32(hist_index)?),
+                Arg::Mem(self.mem(&state.buffer)?),
+            ],
+        )
+    }
+
+    fn cg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        self.check_resident()?;
+        let n = checks::cg_update(x, r, p, ap, partials, rr)?;
+        self.launch::<T>(
+            "cg_update_resident",
+            partials.groups(),
+            &[
+                Arg::Mem(self.mem(&state.buffer)?),
+                Arg::Mem(self.mem(x)?),
+                Arg::Mem(self.mem(r)?),
+                Arg::Mem(self.mem(p)?),
+                Arg::Mem(self.mem(ap)?),
+                Arg::uint(Self::len_u32(n)?),
+                Arg::Mem(self.mem(partials.buffer())?),
+                Self::slot_arg(rr)?,
+            ],
+        )
+    }
+
+    fn pcg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        self.check_resident()?;
+        let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
+        self.launch::<T>(
+            "pcg_update_resident",
+            partials.groups(),
+            &[
+                Arg::Mem(self.mem(&state.buffer)?),
+                Arg::Mem(self.mem(x)?),
+                Arg::Mem(self.mem(r)?),
+                Arg::Mem(self.mem(z)?),
+                Arg::Mem(self.mem(p)?),
+                Arg::Mem(self.mem(ap)?),
+                Arg::Mem(self.mem(q)?),
+                Arg::uint(Self::len_u32(n)?),
+                Arg::Mem(self.mem(partials.buffer())?),
+                Self::slot_arg(rr)?,
+                Self::slot_arg(rz)?,
+            ],
+        )
+    }
+}

@@ -1,0 +1,187 @@
+//! Device-resident pipelined CG (issue 15): the scalars of an iteration are computed on the
+//! device, so the host can enqueue iterations ahead without reading anything back, and the stop
+//! test runs on the device (`cg_scalars` sets a flag every later kernel checks first).
+//!
+//! The device computes exactly what the host would: the sums in double in group order (as
+//! [`crate::backend::VectorOps::finish`] does), alpha and beta with the host's formulas and
+//! operation order, no fused multiply-add. The host takes over, from the same partials, at every
+//! iteration that is not ordinary (a residual that claims convergence, <r, z> or <p, Ap> not
+//! positive, NaN, divergence, the iteration limit), so the iterates, the residual history and the
+//! stop are those of the synchronous solve.
+
+use super::vector::VectorOps;
+use crate::backend::buffer::Buffer;
+use crate::backend::partials::{Partials, Slot};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use enum_dispatch::enum_dispatch;
+
+/// Layout of the state array (doubles).
+pub mod layout {
+    /// 0: running, 1: the host must take over at iteration `ITER + 1`.
+    pub const FLAG: usize = 0;
+    /// alpha of the next iteration.
+    pub const ALPHA: usize = 1;
+    /// beta of the next iteration.
+    pub const BETA: usize = 2;
+    /// Iterations completed on the device.
+    pub const ITER: usize = 3;
+    /// Stop when ||r|| <= this.
+    pub const TARGET: usize = 4;
+    /// Divergence: ||r|| > this (dtol ||r_0||).
+    pub const DTOL_R0: usize = 5;
+    /// Iteration limit.
+    pub const MAX_ITER: usize = 6;
+    /// First entry of the batch's residual history.
+    pub const HISTORY: usize = 8;
+}
+
+/// The device-side state of a device-resident CG solve: a buffer of `HISTORY + batch` doubles.
+#[derive(Debug)]
+pub struct ResidentState {
+    pub(crate) buffer: Buffer<f64>,
+    batch: usize,
+}
+
+impl ResidentState {
+    /// Allocate the state for batches of up to `batch` iterations.
+    pub fn new<B: VectorOps + ?Sized>(backend: &B, batch: usize) -> Result<Self> {
+        if batch == 0 {
+            return Err(Error::param("batch", "at least one iteration per batch"));
+        }
+        Ok(Self {
+            buffer: backend.alloc(layout::HISTORY + batch)?,
+            batch,
+        })
+    }
+    /// Largest batch.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+    /// The buffer (read it back after a batch).
+    pub fn buffer(&self) -> &Buffer<f64> {
+        &self.buffer
+    }
+    /// The buffer, to write the header before a batch.
+    pub fn buffer_mut(&mut self) -> &mut Buffer<f64> {
+        &mut self.buffer
+    }
+}
+
+/// The slots of one pipelined CG iteration that `cg_scalars` finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgSlots {
+    /// <r, r>
+    pub rr: Slot,
+    /// <Ap, Ap>
+    pub ap_ap: Slot,
+    /// <p, Ap>
+    pub p_ap: Slot,
+    /// <r, z> (preconditioned)
+    pub rz: Slot,
+    /// <Ap, q> (preconditioned)
+    pub ap_q: Slot,
+}
+
+/// Kernels of the device-resident CG.
+#[enum_dispatch]
+pub trait ResidentOps: VectorOps {
+    /// Kernel `cg_scalars` (one work-group): the five sums, the ordinary-iteration test, alpha
+    /// and beta, ||r|| into history entry `hist_index`; or the flag.
+    fn cg_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()>;
+
+    /// Kernel `cg_update_resident`: `cg_update` with alpha and beta from the state, nothing
+    /// when the flag is set.
+    #[allow(clippy::too_many_arguments)]
+    fn cg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()>;
+
+    /// Kernel `pcg_update_resident`: `pcg_update` with alpha and beta from the state.
+    #[allow(clippy::too_many_arguments)]
+    fn pcg_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()>;
+}
+
+/// Check the arguments of `cg_scalars`.
+pub(crate) fn check_scalars<T: Scalar>(
+    partials: &Partials<T>,
+    slots: CgSlots,
+    hist_index: usize,
+    state: &ResidentState,
+) -> Result<()> {
+    for s in [slots.rr, slots.ap_ap, slots.p_ap, slots.rz, slots.ap_q] {
+        if s.0 >= partials.slots() {
+            return Err(Error::param(
+                "slot",
+                format!("slot {} out of range ({} slots)", s.0, partials.slots()),
+            ));
+        }
+    }
+    if hist_index >= state.batch {
+        return Err(Error::param(
+            "hist_index",
+            format!("{hist_index} beyond the batch of {}", state.batch),
+        ));
+    }
+    Ok(())
+}
+
+/// What `cg_scalars` computes, on host values: the reference the kernels are tested against
+/// (`state` is the whole state array).
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must not pass: !(x <= t), not x > t
+pub fn cg_scalars_reference(sums: [f64; 5], with_pc: bool, hist_index: usize, state: &mut [f64]) {
+    use layout::*;
+    if state[FLAG] != 0.0 {
+        return;
+    }
+    let rr = sums[0];
+    let curvature = if with_pc { sums[4] } else { sums[1] };
+    let delta = sums[2];
+    let gamma = if with_pc { sums[3] } else { rr };
+    let rnorm = crate::solver::cg_norm(rr);
+    let it = state[ITER] + 1.0;
+    let ordinary = rnorm.is_finite()
+        && !(rnorm <= state[TARGET])
+        && !(rnorm > state[DTOL_R0])
+        && it < state[MAX_ITER]
+        && delta.is_finite()
+        && gamma.is_finite()
+        && curvature.is_finite()
+        && !(with_pc && gamma <= 0.0)
+        && delta > 0.0;
+    if !ordinary {
+        state[FLAG] = 1.0;
+        return;
+    }
+    let alpha = gamma / delta;
+    state[ALPHA] = alpha;
+    state[BETA] = alpha * alpha * curvature / gamma - 1.0;
+    state[ITER] = it;
+    state[HISTORY + hist_index] = rnorm;
+}
