@@ -217,6 +217,49 @@ fn resident_matches_sync<B: Backend>(be: &B) {
         .unwrap();
     assert_eq!(r.execution, Execution::Synchronous);
     assert_eq!(seen, r.iterations + 1);
+    // One solver, two solves into the same vector: the second replays the batches recorded by
+    // the first (CUDA graphs) and must give the same result as the synchronous mode.
+    let mut cg = Cg::new(
+        be,
+        &m,
+        None,
+        Params {
+            execution: Execution::DeviceResident,
+            ..Params::default()
+        },
+    )
+    .unwrap();
+    let mut x = be.alloc::<f64>(n).unwrap();
+    let first = cg.solve(&bb, &mut x).unwrap();
+    let x1 = be.download(&x).unwrap();
+    be.fill(&mut x, 0.0).unwrap();
+    let second = cg.solve(&bb, &mut x).unwrap();
+    let x2 = be.download(&x).unwrap();
+    let sync = run(
+        be,
+        &a,
+        &b,
+        None,
+        false,
+        Params {
+            execution: Execution::Synchronous,
+            ..Params::default()
+        },
+    );
+    for r in [&first, &second] {
+        same(
+            &format!("{} replayed", be.name()),
+            &sync,
+            &Run {
+                report: r.clone(),
+                x: if std::ptr::eq(r, &first) {
+                    x1.clone()
+                } else {
+                    x2.clone()
+                },
+            },
+        );
+    }
     // The transfers: one state write and one read per batch instead of one per iteration.
     let long = run(
         be,

@@ -39,6 +39,18 @@ impl<T: Pod> Buffer<T> {
         self.len == 0
     }
 
+    /// Identity of the storage (host or device address, OpenCL buffer id): a recording of
+    /// kernel launches that used this buffer may be replayed for it.
+    pub(crate) fn identity(&self) -> u64 {
+        match &self.storage {
+            Storage::Host(v) => v.as_ptr() as usize as u64,
+            #[cfg(feature = "opencl")]
+            Storage::OpenCl(r) => r.id,
+            #[cfg(feature = "cuda")]
+            Storage::Cuda(r) => r.ptr(),
+        }
+    }
+
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()

@@ -90,6 +90,7 @@ pub(crate) struct HaloSlot {
     /// Ranks of the communicator it was built on (0 when empty).
     pub(crate) ranks: usize,
     /// The `dist::DeviceHalo<T>`.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) data: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 

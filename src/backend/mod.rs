@@ -30,8 +30,8 @@ pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
 pub use ops::{
     Basis, BlockTriangular, CgSlots, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
-    IpStencil, KrylovOps, PrecondOps, ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps,
-    MAX_BLOCK_SIZE,
+    IpStencil, KrylovOps, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,
+    VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};
@@ -127,6 +127,14 @@ impl Counters {
     /// Count one kernel launch.
     pub fn launch(&self) {
         self.launches.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Count `n` kernel launches at once (a replayed recording).
+    pub fn launches(&self, n: u64) {
+        self.launches.fetch_add(n, Ordering::Relaxed);
+    }
+    /// Take back `n` counted launches (they were recorded, not run).
+    pub fn uncount_launches(&self, n: u64) {
+        self.launches.fetch_sub(n, Ordering::Relaxed);
     }
     /// Count one host transfer.
     pub fn transfer(&self) {

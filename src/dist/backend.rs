@@ -684,6 +684,24 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
 /// one rank they are the inner backend's; on more the solvers' `auto` mode never picks them and
 /// asking for them is an error.
 impl<B: ResidentOps> ResidentOps for DistBackend<B> {
+    fn begin_recording(&self) -> Result<bool> {
+        if self.comm.size() > 1 {
+            return Ok(false);
+        }
+        self.inner.begin_recording()
+    }
+    fn end_recording(&self) -> Result<Option<crate::backend::Recording>> {
+        if self.comm.size() > 1 {
+            return Ok(None);
+        }
+        self.inner.end_recording()
+    }
+    fn replay(&self, recording: &crate::backend::Recording) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner.replay(recording)
+    }
     fn cg_scalars<T: Scalar>(
         &self,
         partials: &Partials<T>,

@@ -59,7 +59,7 @@ pub enum Execution {
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode (above it the
 /// kernels dominate and a batch's overshoot after the stop costs whole SpMVs).
-pub const RESIDENT_AUTO_MAX_N: usize = 1 << 20;
+pub const RESIDENT_AUTO_MAX_N: usize = 1 << 17;
 
 impl std::str::FromStr for Execution {
     type Err = Error;

@@ -195,6 +195,83 @@ pub struct CudaBackend {
     state: Box<State>,
 }
 
+impl CudaBackend {
+    /// Begin a stream capture (relaxed mode: the kernels are already loaded, nothing else is
+    /// called while capturing).
+    pub(crate) fn begin_capture(&self) -> Result<bool> {
+        self.check_alive()?;
+        self.bind()?;
+        let mut start = self
+            .state
+            .capture_start
+            .lock()
+            .map_err(|_| self.lock_poisoned())?;
+        if start.is_some() {
+            return Ok(false);
+        }
+        if self
+            .stream
+            .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .is_err()
+        {
+            return Ok(false);
+        }
+        *start = Some(self.counters.snapshot().launches);
+        Ok(true)
+    }
+
+    /// End the capture: the graph of the launches since [`CudaBackend::begin_capture`], or
+    /// `None` when capturing failed. The captured launches did not run: they are uncounted.
+    pub(crate) fn end_capture(&self) -> Result<Option<crate::backend::Recording>> {
+        let start = self
+            .state
+            .capture_start
+            .lock()
+            .map_err(|_| self.lock_poisoned())?
+            .take();
+        let Some(start) = start else {
+            return Ok(None);
+        };
+        let launches = self.counters.snapshot().launches - start;
+        self.counters.uncount_launches(launches);
+        let graph = self
+            .stream
+            .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        match graph {
+            Ok(Some(g)) => {
+                g.upload()
+                    .map_err(|e| self.driver_error("cuGraphUpload", e, 0))?;
+                Ok(Some(crate::backend::Recording {
+                    graph: Box::new(g),
+                    launches,
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Launch a graph made by [`CudaBackend::end_capture`] on this backend's stream.
+    pub(crate) fn replay_graph(&self, recording: &crate::backend::Recording) -> Result<()> {
+        self.check_alive()?;
+        let graph = recording
+            .graph
+            .downcast_ref::<cudarc::driver::CudaGraph>()
+            .ok_or_else(|| Error::param("recording", "not a CUDA graph"))?;
+        graph
+            .launch()
+            .map_err(|e| self.driver_error("cuGraphLaunch", e, 0))?;
+        self.counters.launches(recording.launches);
+        Ok(())
+    }
+
+    fn lock_poisoned(&self) -> Error {
+        Error::DeviceFault {
+            backend: "cuda".into(),
+            message: "capture state lock poisoned".into(),
+        }
+    }
+}
+
 /// The less frequently touched part of a [`CudaBackend`].
 struct State {
     device: DeviceInfo,
@@ -206,6 +283,8 @@ struct State {
     pinned: Mutex<Option<PinnedBuffer>>,
     /// Device copy of the multi-AXPY coefficients.
     coeffs: Mutex<Option<RawBuffer>>,
+    /// Launch count when the current stream capture began.
+    capture_start: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -285,6 +364,7 @@ impl CudaBackend {
                 kernels_f64: OnceLock::new(),
                 pinned: Mutex::new(None),
                 coeffs: Mutex::new(None),
+                capture_start: Mutex::new(None),
             }),
         })
     }

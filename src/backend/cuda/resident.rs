@@ -11,6 +11,18 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 
 impl ResidentOps for CudaBackend {
+    fn begin_recording(&self) -> Result<bool> {
+        self.begin_capture()
+    }
+
+    fn end_recording(&self) -> Result<Option<crate::backend::Recording>> {
+        self.end_capture()
+    }
+
+    fn replay(&self, recording: &crate::backend::Recording) -> Result<()> {
+        self.replay_graph(recording)
+    }
+
     fn cg_scalars<T: Scalar>(
         &self,
         partials: &Partials<T>,

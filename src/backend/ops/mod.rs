@@ -16,7 +16,7 @@ pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE,
 };
-pub use resident::{CgSlots, ResidentOps, ResidentState};
+pub use resident::{CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 

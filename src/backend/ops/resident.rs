@@ -68,6 +68,26 @@ impl ResidentState {
     }
 }
 
+/// A recorded sequence of kernel launches that can be replayed (a CUDA graph).
+pub struct Recording {
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) graph: Box<dyn std::any::Any>,
+    pub(crate) launches: u64,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Recording({} launches)", self.launches)
+    }
+}
+
+impl Recording {
+    /// Kernel launches one replay runs.
+    pub fn launches(&self) -> u64 {
+        self.launches
+    }
+}
+
 /// The slots of one pipelined CG iteration that `cg_scalars` finishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgSlots {
@@ -110,6 +130,26 @@ pub trait ResidentOps: VectorOps {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()>;
+
+    /// Start recording the kernel launches that follow instead of running them (CUDA: stream
+    /// capture into a graph). `Ok(false)`: this backend does not record, the launches run.
+    fn begin_recording(&self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Stop recording: the launches since [`ResidentOps::begin_recording`] as a replayable
+    /// recording (not run yet), or `None` when recording failed (nothing ran: launch them
+    /// again).
+    fn end_recording(&self) -> Result<Option<Recording>> {
+        Ok(None)
+    }
+
+    /// Run a recording made on this backend.
+    fn replay(&self, _recording: &Recording) -> Result<()> {
+        Err(Error::Unsupported(
+            "this backend has no recordings to replay".into(),
+        ))
+    }
 
     /// Kernel `pcg_update_resident`: `pcg_update` with alpha and beta from the state.
     #[allow(clippy::too_many_arguments)]

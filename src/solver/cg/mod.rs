@@ -82,6 +82,9 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     scratch: Partials<T>,
     /// State of the device-resident mode (allocated when it may run).
     resident: Option<crate::backend::ResidentState>,
+    /// Recorded batches of the device-resident mode (CUDA graphs), by batch length and the
+    /// identity of the solution vector they update.
+    recordings: Vec<((usize, u64), crate::backend::Recording)>,
     setup_seconds: f64,
 }
 
@@ -118,6 +121,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             } else {
                 None
             },
+            recordings: Vec::new(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }

@@ -22,6 +22,8 @@ use crate::solver::params::{Execution, Params, Variant, RESIDENT_AUTO_MAX_N};
 pub(super) const MAX_BATCH: usize = 64;
 /// First batch.
 const FIRST_BATCH: usize = 4;
+/// Recordings kept per solver (batch lengths x solution vectors).
+const MAX_RECORDINGS: usize = 16;
 
 /// Whether the parameters may select the device-resident mode on this backend (the state is
 /// allocated at setup then).
@@ -49,6 +51,76 @@ pub(super) fn chosen<B: Backend>(
 }
 
 impl<B: Backend, T: Scalar> Cg<'_, B, T> {
+    /// One batch of `count` iterations: replayed from a recording when one was made for this
+    /// length and solution vector, else recorded (where the backend records) and replayed, else
+    /// launched.
+    fn run_batch(
+        &mut self,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        x: &mut Buffer<T>,
+        count: usize,
+    ) -> Result<()> {
+        let be = self.backend;
+        let key = (count, x.identity());
+        if let Some((_, rec)) = self.recordings.iter().find(|(k, _)| *k == key) {
+            return be.replay(rec);
+        }
+        if be.begin_recording()? {
+            let enqueued = self.enqueue_batch(state, slots, x, count);
+            let recording = be.end_recording();
+            enqueued?;
+            if let Some(rec) = recording? {
+                be.replay(&rec)?;
+                if self.recordings.len() >= MAX_RECORDINGS {
+                    self.recordings.remove(0);
+                }
+                self.recordings.push((key, rec));
+                return Ok(());
+            }
+        }
+        self.enqueue_batch(state, slots, x, count)
+    }
+
+    /// Launch `count` iterations: update, product, scalars (history entries 0..count).
+    fn enqueue_batch(
+        &mut self,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        x: &mut Buffer<T>,
+        count: usize,
+    ) -> Result<()> {
+        let be = self.backend;
+        for k in 0..count {
+            match self.precond {
+                None => be.cg_update_resident(
+                    state,
+                    x,
+                    &mut self.r,
+                    &mut self.p,
+                    &self.ap,
+                    &mut self.partials,
+                    slot::RR,
+                )?,
+                Some(_) => be.pcg_update_resident(
+                    state,
+                    x,
+                    &mut self.r,
+                    &mut self.z,
+                    &mut self.p,
+                    &self.ap,
+                    &self.q,
+                    &mut self.partials,
+                    slot::RR,
+                    slot::RZ,
+                )?,
+            }
+            self.product()?;
+            be.cg_scalars(&self.partials, slots, self.precond.is_some(), k, state)?;
+        }
+        Ok(())
+    }
+
     /// Run the ordinary iterations after `iteration` on the device, the first with `alpha` and
     /// `beta`; record them; return with `iteration` at the last of them, the update and product
     /// of the next one done and its partials in `self.partials`.
@@ -99,33 +171,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
         loop {
             // Never past the iteration limit: the device flags iteration max_iter anyway.
             let count = batch.min(self.params.max_iter.saturating_sub(*iteration).max(1));
-            for k in 0..count {
-                match self.precond {
-                    None => be.cg_update_resident(
-                        state,
-                        x,
-                        &mut self.r,
-                        &mut self.p,
-                        &self.ap,
-                        &mut self.partials,
-                        slot::RR,
-                    )?,
-                    Some(_) => be.pcg_update_resident(
-                        state,
-                        x,
-                        &mut self.r,
-                        &mut self.z,
-                        &mut self.p,
-                        &self.ap,
-                        &self.q,
-                        &mut self.partials,
-                        slot::RR,
-                        slot::RZ,
-                    )?,
-                }
-                self.product()?;
-                be.cg_scalars(&self.partials, slots, self.precond.is_some(), k, state)?;
-            }
+            self.run_batch(state, slots, x, count)?;
             be.read(state.buffer(), &mut host)?;
             let done = host[layout::ITER] as usize;
             for (k, it) in (*iteration + 1..=done).enumerate() {

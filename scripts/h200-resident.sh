@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Device-resident pipelined CG on the H200 (issue 15): GPU tests (device-resident == synchronous
+# bit for bit on CUDA and NVIDIA OpenCL; the paper's counts in the synchronous mode), then both
+# modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime) and the
+# large sizes, CUDA and OpenCL, CSV under $OUT. Run from the repository root on the device after
+#   ../shared/tools/pack-for-device --features "cuda opencl mpi"
+#   bash scripts/h200-resident.sh          (about 3 minutes; PARTS="tests small large")
+set -uo pipefail
+: "${OUT:?set OUT to the output folder}"
+parts=${PARTS:-tests small large}
+PK="bash .device/run pipekrylov"
+for part in $parts; do
+  case $part in
+    tests)
+      for t in device_resident backend_agreement cuda_backend; do
+        bash .device/run "test-$t" --include-ignored > "$OUT/test-$t.log" 2>&1
+        echo "$t: status $?"; grep -E "test result|FAILED|panicked" "$OUT/test-$t.log" | head -n 8
+      done ;;
+    small)
+      for p in poisson2d poisson3d; do
+        timeout 250 $PK bench --backends cuda,opencl --solvers cg --executions sync,resident \
+          --problem $p --max-n 70000 --repeats 20 --out "$OUT/resident-$p-h200.csv" --quiet > /dev/null 2>&1
+        echo "small $p: status $?"
+      done ;;
+    large)
+      for p in poisson2d poisson3d; do
+        timeout 250 $PK bench --backends cuda,opencl --solvers cg --executions sync,resident \
+          --problem $p --min-n 70000 --out "$OUT/resident-large-$p-h200.csv" --quiet > /dev/null 2>&1
+        echo "large $p: status $?"
+      done ;;
+  esac
+done
+python3 - "$OUT" <<'PY'
+import csv, glob, os, sys
+out = sys.argv[1]
+print(f"{'backend':7} {'problem':10} {'n':>8} {'sync us':>8} {'resident us':>11} {'speedup':>7} {'launch/it':>9} {'xfer/it':>7}")
+for f in sorted(glob.glob(os.path.join(out, "resident-*.csv"))):
+    rows = list(csv.DictReader(open(f)))
+    by = {}
+    for r in rows:
+        by.setdefault((r["backend"], r["problem"], int(r["n"])), {})[r["execution"]] = r
+    for (b, p, n), m in sorted(by.items()):
+        if "sync" in m and "resident" in m:
+            s, d = float(m["sync"]["median_s_per_iter"]), float(m["resident"]["median_s_per_iter"])
+            print(f"{b:7} {p:10} {n:>8} {s*1e6:8.2f} {d*1e6:11.2f} {s/d:7.2f} {float(m['resident']['launches_per_iter']):9.2f} {float(m['resident']['transfers_per_iter']):7.3f}")
+PY
