@@ -7,7 +7,7 @@
 #   bash scripts/h200-resident.sh          (about 3 minutes; PARTS="tests small large")
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
-parts=${PARTS:-tests small large}
+parts=${PARTS:-tests f32diag small large}
 PK="bash .device/run pipekrylov"
 for part in $parts; do
   case $part in
@@ -21,6 +21,12 @@ for part in $parts; do
         timeout 250 $PK bench --backends cuda,opencl --solvers cg --executions sync,resident \
           --problem $p --max-n 70000 --repeats 20 --out "$OUT/resident-$p-h200.csv" --quiet > /dev/null 2>&1
         echo "small $p: status $?"
+      done ;;
+    f32diag)
+      # Pipelined BiCGStab in f32 on convdiff3d n=4096 (cuda_backend f32_solves_agree_with_host).
+      for be in cuda host; do
+        $PK solve --generate convdiff3d:4096 --solver bicgstab --precision f32 --tol 1e-4 --backend $be --json 2>&1 \
+          | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["backend"], d["iterations"], d["stop_reason"], d["relative_residual"], d.get("accuracy_warning"))'
       done ;;
     large)
       for p in poisson2d poisson3d; do
