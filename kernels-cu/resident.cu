@@ -26,6 +26,9 @@
  * cg_scalars is launched with one block; the updates with partials.groups() blocks.
  */
 
+/* The state's type (the same name as in resident.cl, where it is float on devices without fp64). */
+#define RSTATE double
+
 #define RS_FLAG 0
 #define RS_ALPHA 1
 #define RS_BETA 2
@@ -38,7 +41,7 @@
 extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partials, const uint groups, const uint slot_rr,
                                                             const uint slot_apap, const uint slot_pap, const uint slot_rz,
                                                             const uint slot_apq, const uint with_pc, const uint hist_index,
-                                                            double *state) {
+                                                            RSTATE *state) {
     __shared__ double sums[5];
     if (state[RS_FLAG] != 0.0) {
         return;
@@ -77,7 +80,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partia
     state[RS_HISTORY + hist_index] = rnorm;
 }
 
-extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(const double *state, SCALAR *x, SCALAR *r, SCALAR *p,
+extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(const RSTATE *state, SCALAR *x, SCALAR *r, SCALAR *p,
                                                                     const SCALAR *ap, const uint n, SCALAR *partials,
                                                                     const uint slot_rr) {
     if (state[RS_FLAG] != 0.0) {
@@ -97,7 +100,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(const double
     write_partial(partials, slot_rr, block_sum1(acc));
 }
 
-extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const double *state, SCALAR *x, SCALAR *r, SCALAR *z,
+extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const RSTATE *state, SCALAR *x, SCALAR *r, SCALAR *z,
                                                                      SCALAR *p, const SCALAR *ap, const SCALAR *q,
                                                                      const uint n, SCALAR *partials, const uint slot_rr,
                                                                      const uint slot_rz) {

@@ -406,6 +406,57 @@ fn reliability<B: Backend>(
     Ok(())
 }
 
+/// Rows built on every rank from the stencil (no global matrix) give the scattered matrix's
+/// solve.
+fn stencil_rows<B: Backend>(c: &mut Checker, label: &str, be: &DistBackend<B>) -> Result<()> {
+    let comm = be.comm();
+    let g = Generator::Poisson3d;
+    let param = g.size_for(3000);
+    let st = g.grid_stencil(param).expect("poisson3d has a stencil");
+    let global = g.generate_with_param::<f64>(param)?.matrix;
+    let built = RankMatrix::from_stencil(comm, be, &st, MatrixFormat::Csr)?;
+    let scattered = RankMatrix::from_replicated(comm, be, &global, MatrixFormat::Csr)?;
+    c.check(
+        built.partition == scattered.partition,
+        format!("{label}: stencil partition differs"),
+    );
+    c.check(
+        built.local.values() == scattered.local.values()
+            && built.local.col_idx() == scattered.local.col_idx(),
+        format!("{label}: stencil rows differ"),
+    );
+    let b = rhs(global.n_rows());
+    let rows = built.rows(comm.rank());
+    let (r1, _) = solve(
+        be,
+        &built.device,
+        None,
+        "cg",
+        Params::default(),
+        &rows_of(&b, rows.clone()),
+    )?;
+    let (r2, _) = solve(
+        be,
+        &scattered.device,
+        None,
+        "cg",
+        Params::default(),
+        &rows_of(&b, rows),
+    )?;
+    c.check(
+        r1.iterations == r2.iterations && r1.stop_reason.converged(),
+        format!(
+            "{label}: stencil rows {} vs {} iterations",
+            r1.iterations, r2.iterations
+        ),
+    );
+    c.lines.push(format!(
+        "{label} poisson3d rows built from the stencil: cg {} iterations",
+        r1.iterations
+    ));
+    Ok(())
+}
+
 fn suite<B: Backend>(
     c: &mut Checker,
     label: &str,
@@ -433,6 +484,7 @@ fn suite<B: Backend>(
         &["bicgstab", "gmres"],
     )?;
     compare_block_jacobi(c, label, &be, &plain)?;
+    stencil_rows(c, label, &be)?;
     reliability(c, label, &be, &plain)
 }
 

@@ -45,6 +45,10 @@ pub fn local_rank() -> usize {
 /// This rank's backend: the device local rank modulo the node's devices unless the device
 /// variables say otherwise. Failure on any rank is an error on every rank.
 fn rank_backend(comm: &Comm, choice: BackendChoice, notes: &mut Vec<String>) -> Result<AnyBackend> {
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables)
+    )]
     let local = local_rank();
     #[cfg(feature = "cuda")]
     if std::env::var_os(crate::backend::cuda::DEVICE_ENV).is_none()
@@ -103,10 +107,44 @@ pub fn solve(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, Option<S
     }
 }
 
+/// A generated stencil problem with a right-hand side every rank can form for its own rows:
+/// built on every rank without a global matrix (`RankMatrix::from_stencil`).
+fn local_stencil(args: &SolveArgs) -> Option<(String, crate::matrix::generate::GridStencil)> {
+    if args.matrix.is_some() || !matches!(args.rhs.as_str(), "ones" | "a-ones") {
+        return None;
+    }
+    let (g, n) = crate::matrix::generate::parse_spec(args.generate.as_deref()?).ok()?;
+    let param = g.size_for(n);
+    g.grid_stencil(param).map(|st| (g.name().to_string(), st))
+}
+
 fn solve_typed<T: Scalar>(
     be: &DistBackend<AnyBackend>,
     args: &SolveArgs,
 ) -> Result<(i32, Option<String>)> {
+    if let Some((name, stencil)) = local_stencil(args) {
+        let t0 = Instant::now();
+        let rows = be.comm().agree(
+            "building the stencil rows",
+            RankMatrix::<T>::rows_of_stencil(be.comm(), &stencil),
+        )?;
+        let (partition, rows) = rows;
+        let b_local: Vec<T> = if args.rhs == "ones" {
+            vec![T::one(); rows.n_rows()]
+        } else {
+            (0..rows.n_rows())
+                .map(|r| rows.row(r).1.iter().fold(T::zero(), |acc, &v| acc + v))
+                .collect()
+        };
+        let a = RankMatrix::from_rows(be.comm(), be, &rows, partition, args.format)?;
+        drop(rows);
+        let system = super::problem::System::<T> {
+            name,
+            matrix: CsrMatrix::identity(0),
+            stencil: None,
+        };
+        return finish_solve(be, args, a, b_local, &system, t0.elapsed().as_secs_f64());
+    }
     let comm = be.comm();
     let t0 = Instant::now();
     let loaded = (comm.rank() == 0).then(|| {
@@ -129,27 +167,35 @@ fn solve_typed<T: Scalar>(
     )?;
     let b_local = scatter_vector(comm, 0, &a.partition, loaded.as_ref().map(|(_, b)| &b[..]))?;
     let load_seconds = t0.elapsed().as_secs_f64();
-    let name = loaded
-        .as_ref()
-        .map(|(s, _)| s.name.clone())
-        .unwrap_or_default();
+    let system = match loaded {
+        Some((system, _)) => system,
+        None => super::problem::System::<T> {
+            name: String::new(),
+            matrix: CsrMatrix::identity(0),
+            stencil: None,
+        },
+    };
+    finish_solve(be, args, a, b_local, &system, load_seconds)
+}
+
+/// Precondition, solve and report (every rank; the report on rank 0).
+fn finish_solve<T: Scalar>(
+    be: &DistBackend<AnyBackend>,
+    args: &SolveArgs,
+    a: RankMatrix<T>,
+    b_local: Vec<T>,
+    system: &super::problem::System<T>,
+    load_seconds: f64,
+) -> Result<(i32, Option<String>)> {
+    let comm = be.comm();
+    let name = system.name.clone();
     let (n, global_nnz) = (
         a.partition.n(),
         comm.sum_slots(&[a.local.nnz() as f64 + a.ghost_nnz as f64])[0],
     );
     // Block-Jacobi: the preconditioner of the rank's diagonal block. A generated problem's
     // stencil describes the global grid, not the block, so matrix-free IP does not apply.
-    let mut spec = match &loaded {
-        Some((system, _)) => precond_spec(args, system),
-        None => precond_spec(
-            args,
-            &super::problem::System::<T> {
-                name: String::new(),
-                matrix: CsrMatrix::identity(0),
-                stencil: None,
-            },
-        ),
-    };
+    let mut spec = precond_spec(args, system);
     spec.stencil = None;
     let built = comm.agree(
         "building the preconditioner",
@@ -224,7 +270,7 @@ fn solve_typed<T: Scalar>(
         s += &format!("warning: {w}\n");
     }
     s += &format!(
-        "time: load+scatter {:.3} ms, setup {:.3} ms, solve {:.3} ms, {:.2} us per iteration\n",
+        "time: load and distribute {:.3} ms, setup {:.3} ms, solve {:.3} ms, {:.2} us per iteration\n",
         load_seconds * 1e3,
         report.setup_seconds * 1e3,
         report.solve_seconds * 1e3,

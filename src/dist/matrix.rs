@@ -91,6 +91,34 @@ impl<T: Scalar> RankMatrix<T> {
         Self::from_rows(comm, backend, &rows, partition, format)
     }
 
+    /// This rank's rows of a stencil problem and the partition (balanced by nonzeros, the same
+    /// on every rank), built locally: what [`RankMatrix::from_stencil`] distributes.
+    pub fn rows_of_stencil(
+        comm: &Comm,
+        stencil: &crate::matrix::generate::GridStencil,
+    ) -> Result<(RowPartition, CsrMatrix<T>)> {
+        let partition =
+            RowPartition::balanced_by_row_len(stencil.n(), comm.size(), |i| stencil.row_len(i))?;
+        let rows = stencil.rows::<T>(partition.rows(comm.rank()))?;
+        Ok((partition, rows))
+    }
+
+    /// The rows of a generated stencil problem (`Generator::grid_stencil`), built on every rank
+    /// for its own rows only: no global matrix anywhere. The partition is balanced by nonzeros,
+    /// as [`RankMatrix::scatter`] balances it.
+    pub fn from_stencil<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        stencil: &crate::matrix::generate::GridStencil,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        let (partition, rows) = comm.agree(
+            "building the stencil rows",
+            Self::rows_of_stencil(comm, stencil),
+        )?;
+        Self::from_rows(comm, backend, &rows, partition, format)
+    }
+
     /// Build from this rank's rows (global column numbers) and the partition (collective: the
     /// halo plan is negotiated with the other ranks; a rank whose rows do not fit the
     /// partition fails every rank).

@@ -39,6 +39,33 @@ impl RowPartition {
         Ok(Self { offsets })
     }
 
+    /// The same balance as [`RowPartition::balanced_by_nnz`] from a row-length function instead
+    /// of a row-pointer array (two passes over the rows, no O(n) memory): what a rank that builds
+    /// its rows itself uses, with every rank computing the same partition.
+    pub fn balanced_by_row_len(
+        n: usize,
+        ranks: usize,
+        row_len: impl Fn(usize) -> usize,
+    ) -> Result<Self> {
+        if ranks == 0 {
+            return Err(Error::param("ranks", "need at least one rank"));
+        }
+        let total: u128 = (0..n).map(|i| row_len(i) as u128 + 1).sum();
+        let mut offsets = Vec::with_capacity(ranks + 1);
+        offsets.push(0);
+        let (mut row, mut weight) = (0usize, 0u128);
+        for r in 1..ranks {
+            let target = (total * r as u128).div_ceil(ranks as u128);
+            while row < n && weight < target {
+                weight += row_len(row) as u128 + 1;
+                row += 1;
+            }
+            offsets.push(row);
+        }
+        offsets.push(n);
+        Ok(Self { offsets })
+    }
+
     /// The partition with the given block starts (`offsets[0] = 0`, non-decreasing).
     pub fn from_offsets(offsets: Vec<usize>) -> Result<Self> {
         if offsets.len() < 2 || offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) {
@@ -93,6 +120,16 @@ mod tests {
             for i in 0..6 {
                 assert!(p.rows(p.owner(i)).contains(&i), "ranks {ranks} row {i}");
             }
+        }
+    }
+
+    #[test]
+    fn row_length_function_gives_the_row_pointer_partition() {
+        let rp = [0usize, 1, 2, 3, 4, 12, 20, 21, 23];
+        for ranks in 1..7 {
+            let a = RowPartition::balanced_by_nnz(&rp, ranks).unwrap();
+            let b = RowPartition::balanced_by_row_len(8, ranks, |i| rp[i + 1] - rp[i]).unwrap();
+            assert_eq!(a, b, "{ranks} ranks");
         }
     }
 

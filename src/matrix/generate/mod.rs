@@ -312,6 +312,73 @@ pub struct GridStencil {
 }
 
 impl GridStencil {
+    /// Unknowns of the grid.
+    pub fn n(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Stored entries of row `i` (the centre and its in-grid neighbours).
+    pub fn row_len(&self, i: usize) -> usize {
+        let [nx, ny, nz] = self.dims;
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+        1 + usize::from(x > 0)
+            + usize::from(x + 1 < nx)
+            + usize::from(y > 0)
+            + usize::from(y + 1 < ny)
+            + usize::from(z > 0)
+            + usize::from(z + 1 < nz)
+    }
+
+    /// Rows `rows` of the stencil's matrix with global column numbers (`n` columns), the same
+    /// entries in the same order as the generator's whole matrix: what one rank of a distributed
+    /// solve builds without any global matrix.
+    pub fn rows<T: Scalar>(&self, rows: std::ops::Range<usize>) -> Result<CsrMatrix<T>> {
+        let n = self.n();
+        if rows.start > rows.end || rows.end > n {
+            return Err(Error::param(
+                "rows",
+                format!("{}..{} outside 0..{n}", rows.start, rows.end),
+            ));
+        }
+        let [nx, ny, nz] = self.dims;
+        let plane = nx * ny;
+        let nnz: usize = rows.clone().map(|i| self.row_len(i)).sum();
+        let mut row_ptr = crate::memory::try_with_capacity("stencil row pointers", rows.len() + 1)?;
+        let mut cols = crate::memory::try_with_capacity("stencil column indices", nnz)?;
+        let mut vals = crate::memory::try_with_capacity("stencil values", nnz)?;
+        let c = T::from_f64(self.center);
+        let [wx, wy, wz] = self.neighbours.map(T::from_f64);
+        row_ptr.push(0);
+        for i in rows.clone() {
+            let (x, y, z) = (i % nx, (i / nx) % ny, i / plane);
+            let mut push = |col: usize, v: T| {
+                cols.push(col);
+                vals.push(v);
+            };
+            if z > 0 {
+                push(i - plane, wz);
+            }
+            if y > 0 {
+                push(i - nx, wy);
+            }
+            if x > 0 {
+                push(i - 1, wx);
+            }
+            push(i, c);
+            if x + 1 < nx {
+                push(i + 1, wx);
+            }
+            if y + 1 < ny {
+                push(i + nx, wy);
+            }
+            if z + 1 < nz {
+                push(i + plane, wz);
+            }
+            row_ptr.push(cols.len());
+        }
+        CsrMatrix::new(rows.len(), n, row_ptr, cols, vals)
+    }
+
     fn of((dims, s): ([usize; 3], Stencil7)) -> Self {
         debug_assert!(s.west == s.east && s.south == s.north && s.down == s.up);
         Self {
@@ -791,6 +858,30 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stencil_rows_are_the_generated_rows() {
+        for (g, param) in [
+            (Generator::Poisson2d, 7usize),
+            (Generator::Poisson3d, 5),
+            (Generator::Aniso2d, 6),
+        ] {
+            let a = g.generate_with_param::<f64>(param).unwrap().matrix;
+            let st = g.grid_stencil(param).unwrap();
+            assert_eq!(st.n(), a.n_rows());
+            for range in [0..a.n_rows(), 0..1, 3..a.n_rows() - 2, 5..5] {
+                let rows = st.rows::<f64>(range.clone()).unwrap();
+                let rp = a.row_ptr();
+                let (s0, s1) = (rp[range.start], rp[range.end]);
+                assert_eq!(rows.col_idx(), &a.col_idx()[s0..s1], "{g} {range:?}");
+                assert_eq!(rows.values(), &a.values()[s0..s1], "{g} {range:?}");
+                for i in range.clone() {
+                    assert_eq!(st.row_len(i), rp[i + 1] - rp[i]);
+                }
+            }
+            assert!(st.rows::<f64>(0..a.n_rows() + 1).is_err());
+        }
+    }
 
     #[test]
     fn names_round_trip() {
