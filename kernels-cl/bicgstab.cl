@@ -5,7 +5,9 @@
  * Kernel argument lists (CUDA mirrors them in this order):
  *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,
  *                      uint slot_rr0, uint slot_apr0, uint slot_ss)
- *       every group: alpha = slot_sum(rr0) / slot_sum(apr0) (sequential, see reduce.cl);
+ *       every group: alpha = (SCALAR)(sum(rr0) / sum(apr0)) with the sums in double in group
+ *       order (float on devices without fp64), exactly as the host finishes them for
+ *       bicgstab_update's alpha (so s and x use the same alpha);
  *       s = r - alpha Ap; partial <s, s> into slot_ss (slot_ss differs from the other two).
  *   bicgstab_update   (SCALAR alpha, SCALAR omega, SCALAR beta, SCALAR* x, SCALAR* r,
  *                      SCALAR* p, const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
@@ -17,6 +19,13 @@
  * Both are launched with partials.groups() work-groups.
  */
 
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define BICG_ACC double
+#else
+#define BICG_ACC float
+#endif
+
 pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s),
                        const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr0,
                        const uint slot_apr0, const uint slot_ss) {
@@ -25,19 +34,21 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR sums[2];
+    __local BICG_ACC sums[2];
     /* The two slot sums run in parallel (work-items 0 and WG/2: different warps/wavefronts
      * for WG >= 64), each sequential in index order. */
     const uint groups = get_num_groups(0);
     const uint lid = get_local_id(0);
-    if (lid == 0) {
-        sums[0] = slot_sum(partials, groups, slot_rr0);
-    }
-    if (lid == WG / 2) {
-        sums[1] = slot_sum(partials, groups, slot_apr0);
+    if (lid == 0 || lid == WG / 2) {
+        const uint slot = lid == 0 ? slot_rr0 : slot_apr0;
+        BICG_ACC acc = (BICG_ACC)0;
+        for (uint g = 0; g < groups; ++g) {
+            acc = acc + (BICG_ACC)partials[(ulong)slot * groups + g];
+        }
+        sums[lid == 0 ? 0 : 1] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const SCALAR alpha = sums[0] / sums[1];
+    const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
         const SCALAR si = r[i] - alpha * ap[i];

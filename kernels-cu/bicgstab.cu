@@ -4,7 +4,9 @@
  *
  *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,
  *                      uint slot_rr0, uint slot_apr0, uint slot_ss)
- *       every block: alpha = slot_sum(rr0) / slot_sum(apr0) (sequential, see reduce.cu);
+ *       every block: alpha = (SCALAR)(sum(rr0) / sum(apr0)) with the sums in double in group
+ *       order, exactly as the host finishes them for bicgstab_update's alpha (so s and x use
+ *       the same alpha; f32 solves drifted when the kernel summed in float);
  *       s = r - alpha Ap; partial <s, s> into slot_ss (slot_ss differs from the other two).
  *   bicgstab_update   (SCALAR alpha, SCALAR omega, SCALAR beta, SCALAR* x, SCALAR* r,
  *                      SCALAR* p, const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
@@ -18,17 +20,19 @@
 
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
                   const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
-    __shared__ SCALAR sums[2];
+    __shared__ double sums[2];
     /* The two slot sums run in parallel in two warps, each sequential in index order. */
     const uint second = WG >= 64 ? 32u : 0u;
-    if (threadIdx.x == 0) {
-        sums[0] = slot_sum(partials, gridDim.x, slot_rr0);
-    }
-    if (threadIdx.x == second) {
-        sums[1] = slot_sum(partials, gridDim.x, slot_apr0);
+    if (threadIdx.x == 0 || threadIdx.x == second) {
+        const SCALAR *p = partials + (ulong)(threadIdx.x == 0 ? slot_rr0 : slot_apr0) * gridDim.x;
+        double acc = 0.0;
+        for (uint g = 0; g < gridDim.x; ++g) {
+            acc = __dadd_rn(acc, (double)p[g]);
+        }
+        sums[threadIdx.x == 0 ? 0 : 1] = acc;
     }
     __syncthreads();
-    const SCALAR alpha = sums[0] / sums[1];
+    const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const SCALAR si = r[i] - alpha * ap[i];

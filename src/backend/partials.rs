@@ -98,6 +98,20 @@ pub(crate) fn sum_slots<T: Scalar>(data: &[T], groups: usize, slots: usize) -> S
     )
 }
 
+/// Sum one slot sequentially in f64 in group order, as [`sum_slots`] (the host's finish) does.
+pub(crate) fn sum_slot_f64<T: Scalar>(data: &[T], groups: usize, slot: Slot) -> f64 {
+    data[slot.0 * groups..(slot.0 + 1) * groups]
+        .iter()
+        .fold(0.0f64, |acc, v| acc + v.to_f64())
+}
+
+/// BiCGStab's alpha = <r, r0*> / <Ap, r0*> from the partials exactly as the host computes it for
+/// the x update (f64 sums in group order, f64 division, rounded once to T), so that s and x use
+/// the same alpha.
+pub(crate) fn bicgstab_alpha<T: Scalar>(data: &[T], groups: usize, rr0: Slot, apr0: Slot) -> T {
+    T::from_f64(sum_slot_f64(data, groups, rr0) / sum_slot_f64(data, groups, apr0))
+}
+
 /// Sum one slot sequentially in the scalar type, as a device work-group does when it needs a
 /// finished value inside a kernel (BiCGStab's alpha, GMRES's R column).
 pub(crate) fn sum_slot_in_kernel<T: Scalar>(data: &[T], groups: usize, slot: Slot) -> T {

@@ -113,7 +113,7 @@ impl KrylovOps for HostBackend {
         let g = partials.groups();
         let alpha = {
             let data = partials.buffer.host()?;
-            sum_slot_in_kernel(data, g, rr0) / sum_slot_in_kernel(data, g, apr0)
+            crate::backend::partials::bicgstab_alpha(data, g, rr0, apr0)
         };
         let out = slot_mut(partials, ss)?;
         let items: Vec<_> = chunks(r.host()?, g)

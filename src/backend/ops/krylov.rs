@@ -105,7 +105,8 @@ pub trait KrylovOps: SpmvOps {
     }
 
     /// Kernel `bicgstab_s_update` (Alg. 4 line 9): every work-group finishes
-    /// alpha = <r, r0*> / <Ap, r0*> from the partials in slots `rr0` and `apr0` itself, then
+    /// alpha = <r, r0*> / <Ap, r0*> from the partials in slots `rr0` and `apr0` itself (in
+    /// double, in group order, exactly as the host finishes them for the x update), then
     /// s = r - alpha Ap and the partial <s, s> into `ss`.
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_s_update<T: Scalar>(
@@ -361,7 +362,7 @@ pub mod reference {
     ) -> Result<()> {
         let data = b.download(partials.buffer())?;
         let g = partials.groups();
-        let alpha = sum_slot_in_kernel(&data, g, rr0) / sum_slot_in_kernel(&data, g, apr0);
+        let alpha = crate::backend::partials::bicgstab_alpha(&data, g, rr0, apr0);
         b.copy(r, s)?;
         b.axpby(-alpha, ap, T::one(), s)?;
         b.dot_partials(s, s, partials, ss)
