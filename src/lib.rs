@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "mpi")]
 pub mod dist;

@@ -879,6 +879,7 @@ fn host_counts_per_preconditioner() {
 /// operator is applied bit for bit alike (see `block_kernels_agree`), but the pipelined
 /// GMRES's one-pass classical Gram-Schmidt amplifies the different reduction order of the
 /// backends (issue: numerical robustness), so only convergence is asserted there.
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 fn iterations_match_host<B: Backend + 'static>(b: &B) {
     let host = HostBackend::new();
     let a = Generator::ConvDiff3d

@@ -8,6 +8,7 @@
 //! the CSV keeps the median, min and max sample.
 
 pub mod floor;
+#[cfg(feature = "cli")]
 pub mod plot;
 pub mod probe;
 

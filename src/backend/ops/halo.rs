@@ -45,7 +45,7 @@ impl GatherList {
 }
 
 /// The ghost block of a rank's rows, compressed to the rows that have ghost entries: row
-/// `rows[i]` of the local vector gets sum_k values[k] xg[col_idx[k]] for k in
+/// `rows[i]` of the local vector gets `sum_k values[k] xg[col_idx[k]]` for k in
 /// `row_ptr[i]..row_ptr[i+1]`. Validated on the host before upload.
 #[derive(Debug)]
 pub struct GhostBlock<T> {
@@ -133,7 +133,7 @@ impl<T: Scalar> GhostBlock<T> {
 /// Halo kernels of the distributed SpMV.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
-    /// Kernel `halo_gather`: out_i = x[idx_i].
+    /// Kernel `halo_gather`: `out_i = x[idx_i]`.
     fn halo_gather<T: Scalar>(
         &self,
         list: &GatherList,
