@@ -136,6 +136,8 @@ pub fn ladder(g: Generator, min_n: usize, max_n: usize) -> Vec<usize> {
         }
         Generator::Fem2d => (4..=11).collect(),
         Generator::Elasticity3d => vec![3, 5, 11, 23, 47],
+        Generator::Stencil27 => vec![8, 16, 32, 64, 128, 160],
+        Generator::Powerlaw | Generator::Circuit => (6..=11).map(|j| 1usize << (2 * j)).collect(),
     };
     params
         .into_iter()

@@ -29,7 +29,8 @@ enum Command {
         /// Matrix Market file.
         #[arg(long)]
         matrix: Option<String>,
-        /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d).
+        /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d,
+        /// thermal2d, jump3d, stencil27, powerlaw, circuit).
         #[arg(long)]
         generate: Option<String>,
         /// Right-hand side: ones, a-ones (b = A 1, the solution is all ones), random or a Matrix

@@ -30,6 +30,7 @@ mod aniso2d;
 mod convdiff3d;
 mod elasticity3d;
 mod fem2d;
+mod irregular;
 mod jump3d;
 mod poisson;
 mod thermal2d;
@@ -87,9 +88,18 @@ pub enum Generator {
     /// 3D diffusion with conductivity 1, 1e4 or 1e6 on 8^3-cell boxes, 7-point finite volumes
     /// (`jump3d`): an ill-conditioned SPD M-matrix. `k^3` unknowns.
     Jump3d,
+    /// 3D Laplacian with the full 27-point stencil on a `k x k x k` grid: 26 on the diagonal,
+    /// -1 for each in-grid neighbour (bandwidth benchmark, issue 16). `k^3` unknowns.
+    Stencil27,
+    /// `n` unknowns with power-law row lengths (Pareto tail 2.5, mean about 10, longest rows
+    /// thousands): random symmetric M-matrix, deterministic (bandwidth benchmark).
+    Powerlaw,
+    /// `n` unknowns of a circuit-like network: chain plus mesh links and four rails tied to
+    /// every 64th node (four rows of n/64 entries), symmetric M-matrix (bandwidth benchmark).
+    Circuit,
 }
 
-const ALL: [Generator; 8] = [
+const ALL: [Generator; 11] = [
     Generator::Poisson2d,
     Generator::Poisson3d,
     Generator::Fem2d,
@@ -98,6 +108,9 @@ const ALL: [Generator; 8] = [
     Generator::Aniso2d,
     Generator::Thermal2d,
     Generator::Jump3d,
+    Generator::Stencil27,
+    Generator::Powerlaw,
+    Generator::Circuit,
 ];
 
 /// A generated test matrix and what it is.
@@ -125,6 +138,9 @@ impl Generator {
             Generator::Aniso2d => "aniso2d",
             Generator::Thermal2d => "thermal2d",
             Generator::Jump3d => "jump3d",
+            Generator::Stencil27 => "stencil27",
+            Generator::Powerlaw => "powerlaw",
+            Generator::Circuit => "circuit",
         }
     }
 
@@ -144,6 +160,7 @@ impl Generator {
         match self {
             Generator::Fem2d => "level",
             Generator::Elasticity3d => "m",
+            Generator::Powerlaw | Generator::Circuit => "n",
             _ => "k",
         }
     }
@@ -154,9 +171,11 @@ impl Generator {
         let p = param;
         match self {
             Generator::Poisson2d | Generator::Aniso2d | Generator::Thermal2d => p.saturating_mul(p),
-            Generator::Poisson3d | Generator::ConvDiff3d | Generator::Jump3d => {
-                p.saturating_mul(p).saturating_mul(p)
-            }
+            Generator::Poisson3d
+            | Generator::ConvDiff3d
+            | Generator::Jump3d
+            | Generator::Stencil27 => p.saturating_mul(p).saturating_mul(p),
+            Generator::Powerlaw | Generator::Circuit => p,
             Generator::Fem2d => {
                 if p >= usize::BITS as usize {
                     usize::MAX
@@ -259,6 +278,9 @@ impl Generator {
             Generator::Aniso2d => aniso2d::aniso2d(param)?,
             Generator::Thermal2d => thermal2d::thermal2d(param)?,
             Generator::Jump3d => jump3d::jump3d(param)?,
+            Generator::Stencil27 => irregular::stencil27(param)?,
+            Generator::Powerlaw => irregular::powerlaw(param)?,
+            Generator::Circuit => irregular::circuit(param)?,
         };
         let n = matrix.n_rows();
         let description = match self {
@@ -283,6 +305,21 @@ impl Generator {
             Generator::Jump3d => format!(
                 "3D diffusion, conductivity 1/1e4/1e6 on 8^3-cell boxes, 7-point finite volumes, \
                  k = {param}, {n} unknowns"
+            ),
+            Generator::Stencil27 => {
+                format!("3D Laplacian, 27-point stencil, k = {param}, {n} unknowns")
+            }
+            Generator::Powerlaw => format!(
+                "power-law row lengths (Pareto 2.5), random symmetric M-matrix, {n} unknowns, \
+                 {} nonzeros, longest row {}",
+                matrix.nnz(),
+                matrix.max_row_len()
+            ),
+            Generator::Circuit => format!(
+                "circuit-like network, chain + mesh links + 4 rails, {n} unknowns, {} nonzeros, \
+                 longest row {}",
+                matrix.nnz(),
+                matrix.max_row_len()
             ),
             Generator::Thermal2d => format!(
                 "2D heat conduction, conductivity 1..1000 in 16 x 16-cell patches, P1 FEM, \
