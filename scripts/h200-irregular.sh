@@ -3,7 +3,8 @@
 # pipelined, f64, CUDA and OpenCL, today's CSR and SELL-32-256 kernels, on stencil27 (k = 160,
 # 4.1M unknowns), powerlaw and circuit (4.19M) and elasticity3d (m = 47 and CSR/BSR:3). CSV under
 # $OUT. Run from the repository root on the device after
-#   ../shared/tools/pack-for-device --features "cuda opencl cli"
+#   (release build of every target with --features "cuda opencl cli", executables packed into
+#   .device/bin with the .device/run launcher, the layout the other device scripts use)
 #   bash scripts/h200-irregular.sh         (about 4 minutes)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"

@@ -4,7 +4,8 @@
 # cost of the distributed backend at one rank: `pipekrylov bench` (plain code path) against
 # `mpirun -np 1 pipekrylov bench` (DistBackend with one rank) on both Poisson ladders. CSV under
 # $OUT. Run from the repository root on the device after
-#   ../shared/tools/pack-for-device --features "cuda opencl mpi cli"
+#   (release build of every target with --features "cuda opencl mpi cli", executables packed into
+#   .device/bin with the .device/run launcher, the layout the other device scripts use)
 #   bash scripts/h200-mpi.sh            (about 5 minutes; PARTS="tests overhead ranks2")
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"

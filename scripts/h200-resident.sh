@@ -3,7 +3,8 @@
 # bit for bit on CUDA and NVIDIA OpenCL; the paper's counts in the synchronous mode), then both
 # modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime) and the
 # large sizes, CUDA and OpenCL, CSV under $OUT. Run from the repository root on the device after
-#   ../shared/tools/pack-for-device --features "cuda opencl mpi cli"
+#   (release build of every target with --features "cuda opencl mpi cli", executables packed into
+#   .device/bin with the .device/run launcher, the layout the other device scripts use)
 #   bash scripts/h200-resident.sh          (about 3 minutes; PARTS="tests small large")
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
