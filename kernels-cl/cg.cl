@@ -13,15 +13,12 @@
  * Both are launched with partials.groups() work-groups.
  */
 
-pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
-               PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
-               PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
-    PK_BIND(SCALAR, x);
-    PK_BIND(SCALAR, r);
-    PK_BIND(SCALAR, p);
-    PK_BIND(const SCALAR, ap);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[WG];
+/* The bodies, shared with the device-resident kernels of resident.cl (the same code, so the
+ * same rounding: the device-resident mode reproduces the synchronous one bit for bit).
+ * `scratch` is the kernel's __local array (WG entries for cg, 2 WG for pcg). */
+inline void cg_update_body(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+                           __global SCALAR *p, __global const SCALAR *ap, const uint n,
+                           __global SCALAR *partials, const uint slot_rr, __local SCALAR *scratch) {
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
         const SCALAR pi = p[i];
@@ -35,18 +32,10 @@ pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR
     write_partial(partials, slot_rr, acc);
 }
 
-pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
-                PK_GLOBAL(SCALAR, z), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap),
-                PK_GLOBAL(const SCALAR, q), const uint n, PK_GLOBAL(SCALAR, partials),
-                const uint slot_rr, const uint slot_rz) {
-    PK_BIND(SCALAR, x);
-    PK_BIND(SCALAR, r);
-    PK_BIND(SCALAR, z);
-    PK_BIND(SCALAR, p);
-    PK_BIND(const SCALAR, ap);
-    PK_BIND(const SCALAR, q);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[2 * WG];
+inline void pcg_update_body(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+                            __global SCALAR *z, __global SCALAR *p, __global const SCALAR *ap,
+                            __global const SCALAR *q, const uint n, __global SCALAR *partials,
+                            const uint slot_rr, const uint slot_rz, __local SCALAR *scratch) {
     SCALAR acc[2] = {ZERO, ZERO};
     FOR_EACH(i, n) {
         const SCALAR pi = p[i];
@@ -62,4 +51,31 @@ pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALA
     group_sum_multi(scratch, acc, 2);
     write_partial(partials, slot_rr, acc[0]);
     write_partial(partials, slot_rz, acc[1]);
+}
+
+pk_kernel void cg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+               PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
+               PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    cg_update_body(alpha, beta, x, r, p, ap, n, partials, slot_rr, scratch);
+}
+
+pk_kernel void pcg_update(const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                PK_GLOBAL(SCALAR, z), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap),
+                PK_GLOBAL(const SCALAR, q), const uint n, PK_GLOBAL(SCALAR, partials),
+                const uint slot_rr, const uint slot_rz) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, z);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, q);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[2 * WG];
+    pcg_update_body(alpha, beta, x, r, z, p, ap, q, n, partials, slot_rr, slot_rz, scratch);
 }

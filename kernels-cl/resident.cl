@@ -58,19 +58,7 @@ pk_kernel void cg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCAL
     if (state[RS_FLAG] != (RSTATE)0) {
         return;
     }
-    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
-    const SCALAR beta = (SCALAR)state[RS_BETA];
-    SCALAR acc = ZERO;
-    FOR_EACH(i, n) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        r[i] = ri;
-        p[i] = ri + beta * pi;
-        acc += ri * ri;
-    }
-    acc = group_sum(scratch, acc);
-    write_partial(partials, slot_rr, acc);
+    cg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, p, ap, n, partials, slot_rr, scratch);
 }
 
 pk_kernel void pcg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
@@ -89,23 +77,8 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCA
     if (state[RS_FLAG] != (RSTATE)0) {
         return;
     }
-    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
-    const SCALAR beta = (SCALAR)state[RS_BETA];
-    SCALAR acc[2] = {ZERO, ZERO};
-    FOR_EACH(i, n) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        const SCALAR zi = z[i] - alpha * q[i];
-        r[i] = ri;
-        z[i] = zi;
-        p[i] = zi + beta * pi;
-        acc[0] += ri * ri;
-        acc[1] += ri * zi;
-    }
-    group_sum_multi(scratch, acc, 2);
-    write_partial(partials, slot_rr, acc[0]);
-    write_partial(partials, slot_rz, acc[1]);
+    pcg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, z, p, ap, q, n, partials, slot_rr,
+                    slot_rz, scratch);
 }
 
 /* The scalars exactly as the host computes them: no contraction into fma. This family is the last

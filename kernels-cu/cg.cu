@@ -12,8 +12,11 @@
  * Both are launched with partials.groups() blocks.
  */
 
-extern "C" __launch_bounds__(WG) __global__ void cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p,
-          const SCALAR *ap, const uint n, SCALAR *partials, const uint slot_rr) {
+/* The bodies, shared with the device-resident kernels of resident.cu (the same code, so the
+ * same rounding: the device-resident mode reproduces the synchronous one bit for bit). */
+__device__ __forceinline__ void cg_update_body(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r,
+                                               SCALAR *p, const SCALAR *ap, const uint n, SCALAR *partials,
+                                               const uint slot_rr) {
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const SCALAR pi = p[i];
@@ -26,9 +29,10 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update(const SCALAR alpha, c
     write_partial(partials, slot_rr, block_sum1(acc));
 }
 
-extern "C" __launch_bounds__(WG) __global__ void pcg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
-           const SCALAR *ap, const SCALAR *q, const uint n, SCALAR *partials,
-           const uint slot_rr, const uint slot_rz) {
+__device__ __forceinline__ void pcg_update_body(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r,
+                                                SCALAR *z, SCALAR *p, const SCALAR *ap, const SCALAR *q,
+                                                const uint n, SCALAR *partials, const uint slot_rr,
+                                                const uint slot_rz) {
     SCALAR acc[2] = {ZERO, ZERO};
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const SCALAR pi = p[i];
@@ -44,4 +48,15 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update(const SCALAR alpha, 
     block_sum<2>(acc);
     write_partial(partials, slot_rr, acc[0]);
     write_partial(partials, slot_rz, acc[1]);
+}
+
+extern "C" __launch_bounds__(WG) __global__ void cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p,
+          const SCALAR *ap, const uint n, SCALAR *partials, const uint slot_rr) {
+    cg_update_body(alpha, beta, x, r, p, ap, n, partials, slot_rr);
+}
+
+extern "C" __launch_bounds__(WG) __global__ void pcg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
+           const SCALAR *ap, const SCALAR *q, const uint n, SCALAR *partials,
+           const uint slot_rr, const uint slot_rz) {
+    pcg_update_body(alpha, beta, x, r, z, p, ap, q, n, partials, slot_rr, slot_rz);
 }

@@ -86,18 +86,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(const RSTATE
     if (state[RS_FLAG] != 0.0) {
         return;
     }
-    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
-    const SCALAR beta = (SCALAR)state[RS_BETA];
-    SCALAR acc = ZERO;
-    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        r[i] = ri;
-        p[i] = ri + beta * pi;
-        acc += ri * ri;
-    }
-    write_partial(partials, slot_rr, block_sum1(acc));
+    cg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, p, ap, n, partials, slot_rr);
 }
 
 extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const RSTATE *state, SCALAR *x, SCALAR *r, SCALAR *z,
@@ -107,21 +96,6 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const RSTAT
     if (state[RS_FLAG] != 0.0) {
         return;
     }
-    const SCALAR alpha = (SCALAR)state[RS_ALPHA];
-    const SCALAR beta = (SCALAR)state[RS_BETA];
-    SCALAR acc[2] = {ZERO, ZERO};
-    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        const SCALAR zi = z[i] - alpha * q[i];
-        r[i] = ri;
-        z[i] = zi;
-        p[i] = zi + beta * pi;
-        acc[0] += ri * ri;
-        acc[1] += ri * zi;
-    }
-    block_sum<2>(acc);
-    write_partial(partials, slot_rr, acc[0]);
-    write_partial(partials, slot_rz, acc[1]);
+    pcg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, z, p, ap, q, n, partials, slot_rr,
+                    slot_rz);
 }

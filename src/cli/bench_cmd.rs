@@ -42,16 +42,36 @@ pub struct BenchArgs {
     pub quiet: bool,
 }
 
-/// Run the sweep; returns the markdown table.
-pub fn run(args: &BenchArgs) -> Result<String> {
-    let problems: Vec<(String, usize)> = match args.problem.parse::<Generator>() {
+/// The cases of `--problem`: a generator's ladder between `--min-n` and `--max-n` (name and
+/// size parameter), or one Matrix Market file (parameter 0).
+pub(crate) fn problems(args: &BenchArgs) -> Result<Vec<(String, usize)>> {
+    Ok(match args.problem.parse::<Generator>() {
         Ok(g) => ladder(g, args.min_n, args.max_n)
             .into_iter()
             .map(|p| (g.name().to_string(), p))
             .collect(),
         Err(_) if args.problem.ends_with(".mtx") => vec![(args.problem.clone(), 0)],
         Err(e) => return Err(e),
-    };
+    })
+}
+
+/// One case of [`problems`]: its label (generator name or file stem) and matrix.
+pub(crate) fn load_case<T: Scalar>(name: &str, param: usize) -> Result<(String, CsrMatrix<T>)> {
+    Ok(match name.parse::<Generator>() {
+        Ok(g) => (g.name().into(), g.generate_with_param::<T>(param)?.matrix),
+        Err(_) => {
+            let stem = std::path::Path::new(name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name.into());
+            (stem, matrix_market::read_csr::<T>(name)?)
+        }
+    })
+}
+
+/// Run the sweep; returns the markdown table.
+pub fn run(args: &BenchArgs) -> Result<String> {
+    let problems = problems(args)?;
     if problems.is_empty() {
         return Err(Error::param(
             "max-n",
@@ -125,16 +145,7 @@ fn sweep<T: Scalar>(
     rows: &mut Vec<BenchRow>,
     out: &mut Option<(String, std::fs::File)>,
 ) -> Result<()> {
-    let (label, a): (String, CsrMatrix<T>) = match name.parse::<Generator>() {
-        Ok(g) => (g.name().into(), g.generate_with_param::<T>(param)?.matrix),
-        Err(_) => {
-            let stem = std::path::Path::new(name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| name.into());
-            (stem, matrix_market::read_csr::<T>(name)?)
-        }
-    };
+    let (label, a) = load_case::<T>(name, param)?;
     for solver in &args.solvers {
         for &variant in &args.variants {
             bar.set_message(format!(

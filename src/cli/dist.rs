@@ -12,11 +12,10 @@ use super::problem::{load_matrix, load_rhs};
 use super::solve::{precond_spec, solve_with, SolveArgs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::{AnyBackend, BackendChoice, BackendInfo, VectorOps};
-use crate::bench::{ladder, probe::probe, run_uploaded, CSV_HEADER};
+use crate::bench::{probe::probe, run_uploaded, CSV_HEADER};
 use crate::dist::{scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
 use crate::error::{Error, Result};
-use crate::matrix::generate::Generator;
-use crate::matrix::{matrix_market, CsrMatrix};
+use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::{Precision, Scalar};
 use crate::solver::Params;
@@ -89,9 +88,7 @@ fn rank_backend(comm: &Comm, choice: BackendChoice, notes: &mut Vec<String>) -> 
 /// The hash every rank compares: ranks started with different arguments get an error
 /// (RELIABILITY.md row 25).
 fn args_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    crate::matrix::csr::fnv1a(text.bytes().map(u64::from))
 }
 
 /// `solve` over the ranks of the world. Returns the exit code and, on rank 0, the report.
@@ -147,16 +144,13 @@ fn solve_typed<T: Scalar>(
     }
     let comm = be.comm();
     let t0 = Instant::now();
-    let loaded = (comm.rank() == 0).then(|| {
-        let system = load_matrix::<T>(args.matrix.as_deref(), args.generate.as_deref())?;
-        let rhs = load_rhs::<T>(&args.rhs, &system.matrix)?;
-        Ok::<_, Error>((system, rhs))
-    });
-    let loaded = match loaded {
-        Some(Ok(v)) => Ok(Some(v)),
-        Some(Err(e)) => Err(e),
-        None => Ok(None),
-    };
+    let loaded = (comm.rank() == 0)
+        .then(|| {
+            let system = load_matrix::<T>(args.matrix.as_deref(), args.generate.as_deref())?;
+            let rhs = load_rhs::<T>(&args.rhs, &system.matrix)?;
+            Ok::<_, Error>((system, rhs))
+        })
+        .transpose();
     let loaded = comm.agree("loading the system on rank 0", loaded)?;
     let a = RankMatrix::scatter(
         comm,
@@ -332,14 +326,7 @@ pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
         };
         let bw = probe(&backend, bytes)?.copy_bandwidth;
         let be = DistBackend::new(backend, mpi.world());
-        let problems: Vec<(String, usize)> = match args.problem.parse::<Generator>() {
-            Ok(g) => ladder(g, args.min_n, args.max_n)
-                .into_iter()
-                .map(|p| (g.name().to_string(), p))
-                .collect(),
-            Err(_) if args.problem.ends_with(".mtx") => vec![(args.problem.clone(), 0)],
-            Err(e) => return Err(e),
-        };
+        let problems = super::bench_cmd::problems(args)?;
         for (name, param) in problems {
             match args.precision {
                 Precision::F64 => {
@@ -365,23 +352,9 @@ fn bench_case<T: Scalar>(
     table: &mut String,
 ) -> Result<()> {
     let comm = be.comm();
-    let global = (comm.rank() == 0).then(|| -> Result<(String, CsrMatrix<T>)> {
-        match name.parse::<Generator>() {
-            Ok(g) => Ok((g.name().into(), g.generate_with_param::<T>(param)?.matrix)),
-            Err(_) => Ok((
-                std::path::Path::new(name)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| name.into()),
-                matrix_market::read_csr::<T>(name)?,
-            )),
-        }
-    });
-    let global = match global {
-        Some(Ok(v)) => Ok(Some(v)),
-        Some(Err(e)) => Err(e),
-        None => Ok(None),
-    };
+    let global = (comm.rank() == 0)
+        .then(|| super::bench_cmd::load_case::<T>(name, param))
+        .transpose();
     let global = comm.agree("loading the problem on rank 0", global)?;
     let a = RankMatrix::scatter(
         comm,

@@ -131,12 +131,7 @@ impl<T: Scalar> RankMatrix<T> {
     ) -> Result<Self> {
         comm.check_same("number of ranks in the partition", partition.ranks() as u64)?;
         comm.check_same("global rows", partition.n() as u64)?;
-        let offsets_hash = partition
-            .offsets()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, &o| {
-                (h ^ o as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            });
+        let offsets_hash = crate::matrix::csr::fnv1a(partition.offsets().iter().map(|&o| o as u64));
         comm.check_same("row partition", offsets_hash)?;
         if partition.ranks() != comm.size() {
             return Err(Error::Distributed(format!(

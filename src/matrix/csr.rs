@@ -121,34 +121,31 @@ impl<T: Scalar> CsrMatrix<T> {
     /// ([`crate::Error::PreconditionerMismatch`]).
     pub fn fingerprint(&self) -> u64 {
         use rayon::prelude::*;
-        const PRIME: u64 = 0x0000_0100_0000_01b3;
-        const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
         // FNV-1a per fixed chunk of 2^16 words (in parallel; the chunking does not depend on
         // the thread count, so the value is deterministic), then over the chunk hashes.
         const CHUNK: usize = 1 << 16;
-        fn fnv(words: impl Iterator<Item = u64>) -> u64 {
-            words.fold(BASIS, |h, w| (h ^ w).wrapping_mul(PRIME))
-        }
         let rp: Vec<u64> = self
             .row_ptr
             .par_chunks(CHUNK)
-            .map(|c| fnv(c.iter().map(|&p| p as u64)))
+            .map(|c| fnv1a(c.iter().map(|&p| p as u64)))
             .collect();
         let ci: Vec<u64> = self
             .col_idx
             .par_chunks(CHUNK)
-            .map(|c| fnv(c.iter().map(|&p| p as u64)))
+            .map(|c| fnv1a(c.iter().map(|&p| p as u64)))
             .collect();
         let va: Vec<u64> = self
             .values
             .par_chunks(CHUNK)
-            .map(|c| fnv(c.iter().map(|v| v.to_f64().to_bits())))
+            .map(|c| fnv1a(c.iter().map(|v| v.to_f64().to_bits())))
             .collect();
-        fnv([self.n_rows as u64, self.n_cols as u64]
-            .into_iter()
-            .chain(rp)
-            .chain(ci)
-            .chain(va))
+        fnv1a(
+            [self.n_rows as u64, self.n_cols as u64]
+                .into_iter()
+                .chain(rp)
+                .chain(ci)
+                .chain(va),
+        )
     }
 
     /// The `n x n` identity.
@@ -355,6 +352,13 @@ fn check_shape(
         )));
     }
     Ok(())
+}
+
+/// FNV-1a over 64-bit words: the hash of matrix fingerprints and of the values MPI ranks compare.
+pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
+    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
+        (h ^ w).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
