@@ -8,13 +8,18 @@
  * arrays are `restrict` (read-only for the whole kernel, as __restrict__ in CUDA) so the compiler
  * may use the read-only data path; the vectors may share one allocation (GMRES basis columns).
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
+ *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
+ *                   SCALAR* chunk_sums)
+ *   csr_long_rows  (const uint* rows, const uint* chunk_ptr, uint n_long,
+ *                   const SCALAR* chunk_sums, SCALAR* y, ulong y_off)
  *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
@@ -42,7 +47,10 @@
  *   mean nonzeros per row: 1 below 16 per row on GPUs, always 1 on CPUs). k = 1: one row per
  *   work-item in the FOR_EACH loop, no barrier. k > 1: the k partial row sums are combined in
  *   local memory; each group handles WG / k consecutive rows per step of a grid-stride loop
- *   over row blocks (uniform trip count: the barriers are reached by the whole group).
+ *   over row blocks (uniform trip count: the barriers are reached by the whole group). Rows of
+ *   more than long_len entries (0xffffffff: none) are summed beforehand in chunks by
+ *   csr_long_chunks and csr_long_rows into y (r for the residual), which the main kernel reads
+ *   back (see src/backend/long_rows.rs).
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p].
@@ -51,19 +59,25 @@
  */
 
 /* Partial row sum of `row` over lanes (lane = local id mod k); the full sum is returned to
- * lane 0. Must be called by every work-item of the group (it has barriers when k > 1);
- * `scratch` has WG entries. */
+ * lane 0. A row of more than long_len entries is skipped: its value was written to
+ * pre[pre_off + row] by csr_long_rows, and lane 0 returns that. Must be called by every
+ * work-item of the group (it has barriers when k > 1); `scratch` has WG entries. */
 inline SCALAR csr_row(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
                       __global const SCALAR *restrict values, __global const SCALAR *x, const ulong x_off,
-                      const uint row, const uint n_rows, const uint k,
-                      __local SCALAR *scratch) {
+                      const uint row, const uint n_rows, const uint k, const uint long_len,
+                      __global const SCALAR *pre, const ulong pre_off, __local SCALAR *scratch) {
     const uint lid = get_local_id(0);
     const uint lane = lid & (k - 1);
     SCALAR sum = ZERO;
+    bool is_long = false;
     if (row < n_rows) {
+        const uint begin = row_ptr[row];
         const uint end = row_ptr[row + 1];
-        for (uint j = row_ptr[row] + lane; j < end; j += k) {
-            sum += values[j] * x[x_off + col_idx[j]];
+        is_long = end - begin > long_len;
+        if (!is_long) {
+            for (uint j = begin + lane; j < end; j += k) {
+                sum += values[j] * x[x_off + col_idx[j]];
+            }
         }
     }
     if (k > 1) {
@@ -78,7 +92,7 @@ inline SCALAR csr_row(__global const uint *restrict row_ptr, __global const uint
         /* Only work-item lid writes scratch[lid] before the next barrier: no trailing barrier. */
         sum = scratch[lid];
     }
-    return sum;
+    return (is_long && lane == 0) ? pre[pre_off + row] : sum;
 }
 
 /* SELL row at sorted position p. */
@@ -153,7 +167,7 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
 
 pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                   PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   const uint long_len, PK_GLOBAL(const SCALAR, x), const ulong x_off,
                    PK_GLOBAL(SCALAR, y), const ulong y_off,
                    PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
                    PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
@@ -171,7 +185,8 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
         FOR_EACH(row, n_rows) {
-            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, 1, scratch);
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, 1, long_len, y, y_off,
+                                     scratch);
             y[y_off + row] = v;
             row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
         }
@@ -181,7 +196,8 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
         const uint lane = get_local_id(0) & (k - 1);
         for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
             const uint row = base + get_local_id(0) / k;
-            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, scratch);
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, long_len, y, y_off,
+                                     scratch);
             if (lane == 0 && row < n_rows) {
                 y[y_off + row] = v;
                 row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
@@ -193,7 +209,8 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
 
 pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                  PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b), PK_GLOBAL(SCALAR, r),
+                  const uint long_len, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
+                  PK_GLOBAL(SCALAR, r),
                   PK_GLOBAL(SCALAR, partials), const int slot_rr) {
     PK_BIND_RESTRICT(const uint, row_ptr);
     PK_BIND_RESTRICT(const uint, col_idx);
@@ -206,7 +223,7 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
     SCALAR acc = ZERO;
     if (k == 1) {
         FOR_EACH(row, n_rows) {
-            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, scratch);
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, long_len, r, 0, scratch);
             const SCALAR ri = b[row] - v;
             r[row] = ri;
             acc += ri * ri;
@@ -217,7 +234,7 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
         const uint lane = get_local_id(0) & (k - 1);
         for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
             const uint row = base + get_local_id(0) / k;
-            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, scratch);
+            const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, long_len, r, 0, scratch);
             if (lane == 0 && row < n_rows) {
                 const SCALAR ri = b[row] - v;
                 r[row] = ri;
@@ -228,6 +245,51 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
     if (slot_rr >= 0) {
         acc = group_sum(scratch, acc);
         write_partial(partials, (uint)slot_rr, acc);
+    }
+}
+
+/* Long rows, step 1: the sum of each chunk of a long row, one work-group per chunk
+ * (fixed-order group reduction). */
+pk_kernel void csr_long_chunks(PK_GLOBAL_RESTRICT(const uint, col_idx), PK_GLOBAL_RESTRICT(const SCALAR, values),
+                     PK_GLOBAL_RESTRICT(const uint, chunk_begin),
+                     PK_GLOBAL_RESTRICT(const uint, chunk_end), const uint n_chunks,
+                     PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                     PK_GLOBAL(SCALAR, chunk_sums)) {
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, chunk_begin);
+    PK_BIND_RESTRICT(const uint, chunk_end);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, chunk_sums);
+    __local SCALAR scratch[WG];
+    for (uint c = get_group_id(0); c < n_chunks; c += get_num_groups(0)) {
+        const uint end = chunk_end[c];
+        SCALAR sum = ZERO;
+        for (uint j = chunk_begin[c] + get_local_id(0); j < end; j += WG) {
+            sum += values[j] * x[x_off + col_idx[j]];
+        }
+        sum = group_sum(scratch, sum);
+        if (get_local_id(0) == 0) {
+            chunk_sums[c] = sum;
+        }
+    }
+}
+
+/* Long rows, step 2: y[y_off + rows[i]] = the chunk sums of long row i added in chunk order. */
+pk_kernel void csr_long_rows(PK_GLOBAL_RESTRICT(const uint, rows), PK_GLOBAL_RESTRICT(const uint, chunk_ptr),
+                   const uint n_long, PK_GLOBAL_RESTRICT(const SCALAR, chunk_sums),
+                   PK_GLOBAL(SCALAR, y), const ulong y_off) {
+    PK_BIND_RESTRICT(const uint, rows);
+    PK_BIND_RESTRICT(const uint, chunk_ptr);
+    PK_BIND_RESTRICT(const SCALAR, chunk_sums);
+    PK_BIND(SCALAR, y);
+    FOR_EACH(i, n_long) {
+        const uint end = chunk_ptr[i + 1];
+        SCALAR sum = ZERO;
+        for (uint c = chunk_ptr[i]; c < end; ++c) {
+            sum += chunk_sums[c];
+        }
+        y[y_off + rows[i]] = sum;
     }
 }
 

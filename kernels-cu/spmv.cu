@@ -5,13 +5,18 @@
  * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.
  *
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
+ *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
+ *                   SCALAR* chunk_sums)
+ *   csr_long_rows  (const uint* rows, const uint* chunk_ptr, uint n_long,
+ *                   const SCALAR* chunk_sums, SCALAR* y, ulong y_off)
  *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
@@ -36,7 +41,10 @@
  * Launch: partials.groups() blocks whenever a slot is on (any grid otherwise).
  * CSR: k threads per row (a power of two, 1 <= k <= 32, chosen on the host from the mean
  *   nonzeros per row); the k partial row sums are combined with warp shuffles (fixed order).
- *   Each block handles WG / k consecutive rows per step of its grid-stride loop.
+ *   Each block handles WG / k consecutive rows per step of its grid-stride loop. Rows of more
+ *   than long_len entries (0xffffffff: none) are summed beforehand in chunks by csr_long_chunks
+ *   and csr_long_rows into y (r for the residual), which the main kernel reads back (see
+ *   src/backend/long_rows.rs).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
  * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
@@ -46,25 +54,33 @@
  */
 
 /* Sum of row `row` over the K threads of its segment (lane = threadIdx.x mod K); lane 0 of
- * the segment receives the full sum. Called by all 32 lanes of the warp (shuffles). */
+ * the segment receives the full sum. A row of more than long_len entries is skipped: its value
+ * was written to pre[row] by csr_long_rows, and lane 0 returns that. Called by all 32 lanes of
+ * the warp (shuffles). */
 template <uint K>
 __device__ __forceinline__ SCALAR csr_row(const uint *__restrict__ row_ptr,
                                           const uint *__restrict__ col_idx,
                                           const SCALAR *__restrict__ values, const SCALAR *x,
-                                          const uint row, const uint n_rows) {
+                                          const uint row, const uint n_rows, const uint long_len,
+                                          const SCALAR *pre) {
     const uint lane = threadIdx.x & (K - 1);
     SCALAR sum = ZERO;
+    bool is_long = false;
     if (row < n_rows) {
+        const uint begin = row_ptr[row];
         const uint end = row_ptr[row + 1];
-        for (uint j = row_ptr[row] + lane; j < end; j += K) {
-            sum += values[j] * x[col_idx[j]];
+        is_long = end - begin > long_len;
+        if (!is_long) {
+            for (uint j = begin + lane; j < end; j += K) {
+                sum += values[j] * x[col_idx[j]];
+            }
         }
     }
 #pragma unroll
     for (uint off = K / 2; off > 0; off >>= 1) {
         sum += __shfl_down_sync(FULL_MASK, sum, off, K);
     }
-    return sum;
+    return (is_long && lane == 0) ? pre[row] : sum;
 }
 
 /* SELL row at sorted position p. */
@@ -143,7 +159,8 @@ template <uint K>
 __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
                                               const uint *__restrict__ col_idx,
                                               const SCALAR *__restrict__ values,
-                                              const uint n_rows, const SCALAR *x, SCALAR *y,
+                                              const uint n_rows, const uint long_len,
+                                              const SCALAR *x, SCALAR *y,
                                               const SCALAR *w0, const SCALAR *w1,
                                               const int slot_yy, const int slot_w0,
                                               const int slot_w1, SCALAR (&acc)[3]) {
@@ -152,7 +169,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
     const uint lane = threadIdx.x & (K - 1);
     for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows);
+        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, y);
         if (lane == 0 && row < n_rows) {
             y[row] = v;
             row_dots(acc, v, row, w0, w1, slot_yy, slot_w0, slot_w1);
@@ -162,7 +179,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-              const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
+              const uint long_len, const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
@@ -172,8 +189,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
     const SCALAR *w1s = w1 + w1_off;
 #define CSR_DOTS_CASE(K)                                                                       \
     case K:                                                                                    \
-        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, xs, ys, w0s, w1s, slot_yy, slot_w0, \
-                         slot_w1, acc);                                                        \
+        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy, \
+                         slot_w0, slot_w1, acc);                                               \
         break;
     switch (k) {
         CSR_DOTS_CASE(2)
@@ -182,8 +199,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
         CSR_DOTS_CASE(16)
         CSR_DOTS_CASE(32)
     default:
-        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, xs, ys, w0s, w1s, slot_yy, slot_w0,
-                         slot_w1, acc);
+        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy,
+                         slot_w0, slot_w1, acc);
         break;
     }
 #undef CSR_DOTS_CASE
@@ -194,15 +211,16 @@ template <uint K>
 __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row_ptr,
                                                     const uint *__restrict__ col_idx,
                                                     const SCALAR *__restrict__ values,
-                                                    const uint n_rows, const SCALAR *x,
-                                                    const SCALAR *b, SCALAR *r) {
+                                                    const uint n_rows, const uint long_len,
+                                                    const SCALAR *x, const SCALAR *b,
+                                                    SCALAR *r) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
     SCALAR acc = ZERO;
     for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows);
+        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, r);
         if (lane == 0 && row < n_rows) {
             const SCALAR ri = b[row] - v;
             r[row] = ri;
@@ -213,19 +231,53 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
 }
 
 extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-             const SCALAR *__restrict__ values, const uint n_rows, const uint k, const SCALAR *x,
-             const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+             const SCALAR *__restrict__ values, const uint n_rows, const uint k,
+             const uint long_len, const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
+             const int slot_rr) {
     SCALAR acc;
     switch (k) {
-    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, x, b, r); break;
-    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, x, b, r); break;
-    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, x, b, r); break;
-    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, x, b, r); break;
-    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, x, b, r); break;
-    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, x, b, r); break;
+    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
     }
     if (slot_rr >= 0) {
         write_partial(partials, (uint)slot_rr, block_sum1(acc));
+    }
+}
+
+/* Long rows, step 1: the sum of each chunk of a long row, one block per chunk (fixed-order
+ * block reduction). */
+extern "C" __launch_bounds__(WG) __global__ void csr_long_chunks(const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
+                const uint *__restrict__ chunk_begin, const uint *__restrict__ chunk_end,
+                const uint n_chunks, const SCALAR *x, const ulong x_off, SCALAR *chunk_sums) {
+    const SCALAR *xs = x + x_off;
+    for (uint c = blockIdx.x; c < n_chunks; c += gridDim.x) {
+        const uint end = chunk_end[c];
+        SCALAR sum = ZERO;
+        for (uint j = chunk_begin[c] + threadIdx.x; j < end; j += WG) {
+            sum += values[j] * xs[col_idx[j]];
+        }
+        sum = block_sum1(sum);
+        if (threadIdx.x == 0) {
+            chunk_sums[c] = sum;
+        }
+    }
+}
+
+/* Long rows, step 2: y[y_off + rows[i]] = the chunk sums of long row i added in chunk order. */
+extern "C" __launch_bounds__(WG) __global__ void csr_long_rows(const uint *__restrict__ rows, const uint *__restrict__ chunk_ptr,
+              const uint n_long, const SCALAR *__restrict__ chunk_sums, SCALAR *y,
+              const ulong y_off) {
+    for (uint i = GRID_START; i < n_long; i += GRID_STRIDE) {
+        const uint end = chunk_ptr[i + 1];
+        SCALAR sum = ZERO;
+        for (uint c = chunk_ptr[i]; c < end; ++c) {
+            sum += chunk_sums[c];
+        }
+        y[y_off + rows[i]] = sum;
     }
 }
 

@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::{assert_close, assert_scalar_close, rand_vec, random_matrix};
+use common::{
+    assert_close, assert_scalar_close, rand_vec, random_matrix, single_full_row, with_dense_row,
+};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
@@ -624,6 +626,24 @@ fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
             random_matrix::<T>(n, 40, false, 9),
         ));
     }
+    // Rows far longer than the mean (summed apart in chunks on GPUs): one dense row among short
+    // ones, all nonzeros in one row, and the power-law and circuit generators.
+    if n >= 100 {
+        v.push((
+            format!("one dense row n={n}"),
+            with_dense_row(&random_matrix::<T>(n, 3, true, 21), n / 2, 22),
+        ));
+        v.push((
+            format!("all nonzeros in one row n={n}"),
+            single_full_row::<T>(n, n - 1, 23),
+        ));
+        for g in [Generator::Powerlaw, Generator::Circuit] {
+            v.push((
+                format!("{} n={n}", g.name()),
+                g.generate::<T>(n).unwrap().matrix,
+            ));
+        }
+    }
     v
 }
 
@@ -950,4 +970,22 @@ fn host_agrees_with_itself_through_the_generic_harness() {
     // Exercises agree_with_host and solves_agree_with_host in CI even without GPU features.
     agree_with_host(&HostBackend::new());
     solves_agree_with_host(&HostBackend::new());
+}
+
+/// The pathological matrices above do reach the long-row path: a dense row among short ones is
+/// split into chunks at upload, regular matrices are not.
+#[test]
+fn long_rows_are_split_at_upload() {
+    use pipekrylov::backend::{DeviceFormat, SpmvOps};
+    let h = HostBackend::new();
+    let long = |a: &CsrMatrix<f64>| match h.upload_matrix(a, MatrixFormat::Csr).unwrap().format() {
+        DeviceFormat::Csr { long_rows, .. } => long_rows.as_ref().map(|l| (l.n_rows, l.n_chunks)),
+        _ => unreachable!("uploaded as CSR"),
+    };
+    let dense = with_dense_row(&random_matrix::<f64>(4099, 3, true, 21), 2049, 22);
+    assert_eq!(long(&dense), Some((1, 3)));
+    assert_eq!(long(&single_full_row::<f64>(1000, 999, 23)), Some((1, 1)));
+    let poisson = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+    assert_eq!(long(&poisson), None);
+    assert_eq!(long(&random_matrix::<f64>(4099, 40, false, 9)), None);
 }

@@ -38,6 +38,9 @@ pub enum DeviceFormat<T> {
         col_idx: Buffer<u32>,
         /// Values (nnz).
         values: Buffer<T>,
+        /// The rows summed apart on GPUs (see [`LongRows`]); `None` when no row is long or
+        /// on the host backend.
+        long_rows: Option<LongRows<T>>,
     },
     /// SELL-C-sigma arrays (see [`SellMatrix`]).
     Sell {
@@ -67,6 +70,40 @@ pub enum DeviceFormat<T> {
         /// Values, s*s per block, column-major.
         values: Buffer<T>,
     },
+}
+
+/// Device arrays of a [`LongRowPlan`](crate::backend::long_rows::LongRowPlan): the rows of a CSR matrix far longer than the mean,
+/// summed in chunks by whole work-groups before the main CSR kernel (see
+/// [`crate::backend::long_rows`]).
+#[derive(Debug)]
+pub struct LongRows<T> {
+    /// Rows with more than this many entries are long.
+    pub min_len: u32,
+    /// The long rows, ascending.
+    pub rows: Buffer<u32>,
+    /// Chunk range of each long row (rows + 1).
+    pub chunk_ptr: Buffer<u32>,
+    /// First entry of each chunk.
+    pub chunk_begin: Buffer<u32>,
+    /// One past the last entry of each chunk.
+    pub chunk_end: Buffer<u32>,
+    /// Scratch: the sum of each chunk (written by every product with the matrix).
+    pub chunk_sums: Buffer<T>,
+    /// Number of long rows.
+    pub n_rows: usize,
+    /// Number of chunks.
+    pub n_chunks: usize,
+}
+
+impl<T: bytemuck::Pod> LongRows<T> {
+    /// Bytes of device memory.
+    pub fn bytes(&self) -> usize {
+        self.rows.bytes()
+            + self.chunk_ptr.bytes()
+            + self.chunk_begin.bytes()
+            + self.chunk_end.bytes()
+            + self.chunk_sums.bytes()
+    }
 }
 
 /// A sparse matrix uploaded to a backend with `SpmvOps::upload_matrix`.
@@ -145,7 +182,13 @@ impl<T: Scalar> DeviceMatrix<T> {
                 row_ptr,
                 col_idx,
                 values,
-            } => row_ptr.bytes() + col_idx.bytes() + values.bytes(),
+                long_rows,
+            } => {
+                row_ptr.bytes()
+                    + col_idx.bytes()
+                    + values.bytes()
+                    + long_rows.as_ref().map_or(0, LongRows::bytes)
+            }
             DeviceFormat::Sell {
                 slice_ptr,
                 col_idx,

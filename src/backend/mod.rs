@@ -15,6 +15,7 @@
 
 pub mod buffer;
 pub mod host;
+pub mod long_rows;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
@@ -27,7 +28,7 @@ pub mod opencl;
 pub mod cuda;
 
 pub use buffer::Buffer;
-pub use matrix::{DeviceFormat, DeviceMatrix, MatrixFormat};
+pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat};
 pub use ops::{
     Basis, BlockTriangular, CgSlots, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
     IpStencil, KrylovOps, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,

@@ -149,3 +149,32 @@ pub fn jump_diffusion(k: usize) -> CsrMatrix<f64> {
     }
     CsrMatrix::from_triplets(k * k * k, k * k * k, &t).unwrap()
 }
+
+/// `a` with row `dense` replaced by a full row (every column; the diagonal stays dominant): a
+/// row far longer than the mean, which GPU backends sum apart in chunks.
+pub fn with_dense_row<T: Scalar>(a: &CsrMatrix<T>, dense: usize, seed: u64) -> CsrMatrix<T> {
+    let mut r = Rng(seed | 1);
+    let n = a.n_cols();
+    let mut triplets = Vec::with_capacity(a.nnz() + n);
+    for row in 0..a.n_rows() {
+        if row == dense {
+            for c in 0..n {
+                let v = if c == row { n as f64 } else { r.next_f64() };
+                triplets.push((row, c, T::from_f64(v)));
+            }
+        } else {
+            let (cols, vals) = a.row(row);
+            triplets.extend(cols.iter().zip(vals).map(|(&c, &v)| (row, c, v)));
+        }
+    }
+    CsrMatrix::from_triplets(a.n_rows(), n, &triplets).expect("valid matrix")
+}
+
+/// An `n x n` matrix whose only nonzeros are a full row `row` (every other row is empty).
+pub fn single_full_row<T: Scalar>(n: usize, row: usize, seed: u64) -> CsrMatrix<T> {
+    let mut r = Rng(seed | 1);
+    let triplets: Vec<_> = (0..n)
+        .map(|c| (row, c, T::from_f64(r.next_f64() - 0.5)))
+        .collect();
+    CsrMatrix::from_triplets(n, n, &triplets).expect("valid matrix")
+}

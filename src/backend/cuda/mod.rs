@@ -908,6 +908,7 @@ mod tests {
                 row_ptr: cuda.upload(&rp).unwrap(),
                 col_idx: cuda.upload(&ci).unwrap(),
                 values: cuda.upload(&vec![1.0f64; n]).unwrap(),
+                long_rows: None,
             },
             fingerprint: 0,
             halo: Default::default(),

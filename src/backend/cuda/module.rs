@@ -60,6 +60,8 @@ pub(crate) enum Kernel {
     ResidualSell,
     SpmvDotsBsr,
     ResidualBsr,
+    CsrLongChunks,
+    CsrLongRows,
     CgUpdate,
     PcgUpdate,
     BicgstabSUpdate,
@@ -93,7 +95,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 40] = [
+    pub(crate) const ALL: [Kernel; 42] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -105,6 +107,8 @@ impl Kernel {
         Kernel::ResidualSell,
         Kernel::SpmvDotsBsr,
         Kernel::ResidualBsr,
+        Kernel::CsrLongChunks,
+        Kernel::CsrLongRows,
         Kernel::CgUpdate,
         Kernel::PcgUpdate,
         Kernel::BicgstabSUpdate,
@@ -150,6 +154,8 @@ impl Kernel {
             Kernel::ResidualSell => "residual_sell",
             Kernel::SpmvDotsBsr => "spmv_dots_bsr",
             Kernel::ResidualBsr => "residual_bsr",
+            Kernel::CsrLongChunks => "csr_long_chunks",
+            Kernel::CsrLongRows => "csr_long_rows",
             Kernel::CgUpdate => "cg_update",
             Kernel::PcgUpdate => "pcg_update",
             Kernel::BicgstabSUpdate => "bicgstab_s_update",

@@ -189,6 +189,7 @@ impl PrecondOps for CudaBackend {
             row_ptr,
             col_idx,
             values,
+            ..
         } = a.format()
         else {
             return Err(crate::error::Error::param(

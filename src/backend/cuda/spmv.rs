@@ -51,6 +51,7 @@ fn matrix_args<T: Scalar>(
             row_ptr,
             col_idx,
             values,
+            long_rows,
         } => {
             let k = csr_lanes(a.nnz(), a.n_rows());
             (
@@ -60,6 +61,7 @@ fn matrix_args<T: Scalar>(
                     b.ptr(values)?,
                     rows,
                     Arg::U32(k),
+                    Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),
@@ -106,6 +108,57 @@ fn matrix_args<T: Scalar>(
 }
 
 impl CudaBackend {
+    /// The long rows of a CSR matrix (none for other formats): `csr_long_chunks` and
+    /// `csr_long_rows` write their values of A x[x.off ..] to y[y.off ..], for the main kernel
+    /// to read back (see `backend::long_rows`).
+    ///
+    /// # Safety
+    /// `x` must cover `x.off + n_cols` elements and `y` `y.off + n_rows`.
+    pub(crate) unsafe fn launch_long_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: Operand,
+        y: Operand,
+    ) -> Result<()> {
+        let DeviceFormat::Csr {
+            col_idx,
+            values,
+            long_rows: Some(long),
+            ..
+        } = &a.format
+        else {
+            return Ok(());
+        };
+        let chunk_args = [
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            self.ptr(&long.chunk_begin)?,
+            self.ptr(&long.chunk_end)?,
+            len_arg(long.n_chunks)?,
+            x.ptr,
+            Arg::U64(x.off),
+            self.ptr(&long.chunk_sums)?,
+        ];
+        let grid = self.grid(long.n_chunks.saturating_mul(self.block as usize));
+        // SAFETY: csr_long_chunks(col_idx, values, chunk_begin, chunk_end, uint n_chunks,
+        // x, ulong x_off, chunk_sums): the chunks lie inside the matrix's entries (built from
+        // its row pointers at upload), so every column index read is < n_cols and x covers
+        // them; chunk_sums has n_chunks elements.
+        self.launch::<T>(Kernel::CsrLongChunks, grid, &chunk_args)?;
+        let row_args = [
+            self.ptr(&long.rows)?,
+            self.ptr(&long.chunk_ptr)?,
+            len_arg(long.n_rows)?,
+            self.ptr(&long.chunk_sums)?,
+            y.ptr,
+            Arg::U64(y.off),
+        ];
+        // SAFETY: csr_long_rows(rows, chunk_ptr, uint n_long, chunk_sums, y, ulong y_off):
+        // rows holds n_long rows < n_rows and chunk_ptr n_long + 1 indices <= n_chunks; y covers
+        // y.off + n_rows elements.
+        self.launch::<T>(Kernel::CsrLongRows, self.grid(long.n_rows), &row_args)
+    }
+
     /// One `spmv_dots_<format>` launch: y[y_off ..] = A x[x_off ..] with the partials
     /// <y, y> (`slots[0]`), <y, w0> (`slots[1]`), <y, w1> (`slots[2]`).
     ///
@@ -125,6 +178,7 @@ impl CudaBackend {
         groups: usize,
     ) -> Result<()> {
         let (mut args, [kernel, _], work) = matrix_args(self, a)?;
+        self.launch_long_rows(a, x, y)?;
         args.extend([
             x.ptr,
             Arg::U64(x.off),
@@ -221,11 +275,23 @@ impl SpmvOps for CudaBackend {
             partials.check(s, a.n_rows())?;
         }
         let (mut args, [_, kernel], work) = matrix_args(self, a)?;
+        let (xo, ro) = (
+            Operand {
+                ptr: self.ptr(x)?,
+                off: 0,
+            },
+            Operand {
+                ptr: self.ptr(r)?,
+                off: 0,
+            },
+        );
+        // SAFETY: x has n_cols and r n_rows elements (checked).
+        unsafe { self.launch_long_rows(a, xo, ro)? };
         let pp = match rr {
             Some(_) => self.ptr(partials.buffer())?,
             None => Arg::Ptr(0),
         };
-        args.extend([self.ptr(x)?, self.ptr(b)?, self.ptr(r)?, pp, opt_slot(rr)?]);
+        args.extend([xo.ptr, self.ptr(b)?, ro.ptr, pp, opt_slot(rr)?]);
         let grid = match rr {
             Some(_) => partials.groups(),
             None => self.grid(work),

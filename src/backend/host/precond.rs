@@ -214,6 +214,7 @@ impl PrecondOps for HostBackend {
             row_ptr: arp,
             col_idx: aci,
             values: av,
+            ..
         } = a.format()
         else {
             return Err(Error::param("format", "fsai_rows needs A in CSR"));

@@ -39,6 +39,7 @@ impl HostBackend {
                 row_ptr,
                 col_idx,
                 values,
+                ..
             } => {
                 let (rp, ci, v) = (row_ptr.host()?, col_idx.host()?, values.host()?);
                 let items: Vec<_> = y.chunks_mut(CHUNK).enumerate().collect();
@@ -138,6 +139,7 @@ impl SpmvOps for HostBackend {
             row_ptr,
             col_idx,
             values,
+            ..
         } = &a.format
         {
             let (rp, ci, v) = (row_ptr.host()?, col_idx.host()?, values.host()?);

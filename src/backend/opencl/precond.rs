@@ -172,6 +172,7 @@ impl PrecondOps for OpenClBackend {
             row_ptr,
             col_idx,
             values,
+            ..
         } = a.format()
         else {
             return Err(crate::error::Error::param(

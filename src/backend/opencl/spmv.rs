@@ -89,6 +89,7 @@ impl OpenClBackend {
                 row_ptr,
                 col_idx,
                 values,
+                long_rows,
             } => (
                 Fmt::Csr,
                 vec![
@@ -97,6 +98,7 @@ impl OpenClBackend {
                     Arg::Mem(self.mem(values)?),
                     Arg::uint(n_rows),
                     Arg::uint(self.csr_lanes(a.nnz(), a.n_rows())),
+                    Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
                 ],
             ),
             DeviceFormat::Sell {
@@ -143,6 +145,53 @@ impl OpenClBackend {
         })
     }
 
+    /// The long rows of a CSR matrix (none for other formats): `csr_long_chunks` and
+    /// `csr_long_rows` write their values of A x to y, for the main kernel to read back (see
+    /// `backend::long_rows`). The caller has checked the lengths and offsets of x and y.
+    pub(super) fn launch_long_rows<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: View<'_>,
+        y: View<'_>,
+    ) -> Result<()> {
+        let DeviceFormat::Csr {
+            col_idx,
+            values,
+            long_rows: Some(long),
+            ..
+        } = &a.format
+        else {
+            return Ok(());
+        };
+        let sums = self.mem(&long.chunk_sums)?;
+        self.launch::<T>(
+            "csr_long_chunks",
+            self.groups_for(long.n_chunks.saturating_mul(self.wg)),
+            &[
+                Arg::Mem(self.mem(col_idx)?),
+                Arg::Mem(self.mem(values)?),
+                Arg::Mem(self.mem(&long.chunk_begin)?),
+                Arg::Mem(self.mem(&long.chunk_end)?),
+                Arg::uint(Self::len_u32(long.n_chunks)?),
+                Arg::Mem(x.mem),
+                Arg::ulong(x.off),
+                Arg::Mem(sums),
+            ],
+        )?;
+        self.launch::<T>(
+            "csr_long_rows",
+            self.groups_for(long.n_rows),
+            &[
+                Arg::Mem(self.mem(&long.rows)?),
+                Arg::Mem(self.mem(&long.chunk_ptr)?),
+                Arg::uint(Self::len_u32(long.n_rows)?),
+                Arg::Mem(sums),
+                Arg::Mem(y.mem),
+                Arg::ulong(y.off),
+            ],
+        )
+    }
+
     /// Launch `spmv_dots_<fmt>`: y = A x (views with offsets) and the dots, `groups` groups.
     /// The caller has checked every length, offset and slot.
     pub(super) fn launch_spmv_dots<T: Scalar>(
@@ -155,6 +204,7 @@ impl OpenClBackend {
         groups: usize,
     ) -> Result<()> {
         let (fmt, mut args) = self.matrix_args(a)?;
+        self.launch_long_rows(a, x, y)?;
         args.extend([
             Arg::Mem(x.mem),
             Arg::ulong(x.off),
@@ -240,10 +290,12 @@ impl SpmvOps for OpenClBackend {
             partials.check(s, n)?;
         }
         let (fmt, mut args) = self.matrix_args(a)?;
+        let (xm, rm) = (self.mem(x)?, self.mem(r)?);
+        self.launch_long_rows(a, View::at(xm, 0), View::at(rm, 0))?;
         args.extend([
-            Arg::Mem(self.mem(x)?),
+            Arg::Mem(xm),
             Arg::Mem(self.mem(b)?),
-            Arg::Mem(self.mem(r)?),
+            Arg::Mem(rm),
             Arg::Mem(self.mem(partials.buffer())?),
             Arg::int(Self::opt_slot(rr)?),
         ]);

@@ -44,6 +44,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "residual_sell",
             "spmv_dots_bsr",
             "residual_bsr",
+            "csr_long_chunks",
+            "csr_long_rows",
         ],
     ),
     ("cg", &["cg_update", "pcg_update"]),

@@ -2,7 +2,10 @@
 
 use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::matrix::{host_arrays, DeviceFormat, DeviceMatrix, HostArrays, MatrixFormat};
+use crate::backend::long_rows::LongRowPlan;
+use crate::backend::matrix::{
+    host_arrays, DeviceFormat, DeviceMatrix, HostArrays, LongRows, MatrixFormat,
+};
 use crate::backend::partials::{Partials, Slot};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
@@ -42,6 +45,19 @@ pub trait SpmvOps: VectorOps {
     ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
             HostArrays::Csr(rp, ci, v) => DeviceFormat::Csr {
+                long_rows: match LongRowPlan::plan(&rp) {
+                    Some(plan) => Some(LongRows {
+                        min_len: plan.min_len,
+                        rows: self.upload(&plan.rows)?,
+                        chunk_ptr: self.upload(&plan.chunk_ptr)?,
+                        chunk_begin: self.upload(&plan.chunk_begin)?,
+                        chunk_end: self.upload(&plan.chunk_end)?,
+                        chunk_sums: self.alloc(plan.n_chunks())?,
+                        n_rows: plan.rows.len(),
+                        n_chunks: plan.n_chunks(),
+                    }),
+                    None => None,
+                },
                 row_ptr: self.upload(&rp)?,
                 col_idx: self.upload(&ci)?,
                 values: self.upload(&v)?,

@@ -242,6 +242,7 @@ fn csr_matrix<B: Backend, T: Scalar>(
             row_ptr: backend.upload(row_ptr)?,
             col_idx: backend.upload(col_idx)?,
             values,
+            long_rows: None,
         },
         fingerprint: 0,
         halo: Default::default(),
