@@ -6,19 +6,30 @@
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
 #   bash scripts/h200-irregular.sh         (about 4 minutes)
+# PARTS="tests bench" (default bench only) picks the parts; FORMATS (default "csr sell") the
+# formats of the generated matrices; TAG (default empty) is appended to the CSV names.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
+TAG=${TAG:-}
+for part in ${PARTS:-bench}; do
+  [ "$part" = tests ] || continue
+  for t in backend_agreement cuda_backend device_resident; do
+    bash .device/run "test-$t" --include-ignored > "$OUT/test-$t.log" 2>&1
+    echo "$t: status $?"; grep -E "test result|FAILED|panicked" "$OUT/test-$t.log" | head -n 8
+  done
+done
+case " ${PARTS:-bench} " in *" bench "*) ;; *) exit 0 ;; esac
 for p in stencil27 powerlaw circuit; do
-  for f in csr sell; do
+  for f in ${FORMATS:-csr sell}; do
     timeout 280 $PK bench --backends cuda,opencl --solvers cg,bicgstab,gmres --problem $p \
-      --min-n 3000000 --format $f --repeats 5 --out "$OUT/irregular-$p-$f-h200.csv" --quiet > /dev/null 2>&1
+      --min-n 3000000 --format $f --repeats 5 --out "$OUT/irregular-$p-$f$TAG-h200.csv" --quiet > /dev/null 2>&1
     echo "$p $f: status $?"
   done
 done
-for f in csr bsr:3; do
+for f in ${ELASTICITY_FORMATS:-csr bsr:3}; do
   timeout 200 $PK bench --backends cuda,opencl --solvers cg,bicgstab,gmres --problem elasticity3d \
-    --min-n 300000 --format $f --repeats 5 --out "$OUT/irregular-elasticity3d-${f%%:*}-h200.csv" --quiet > /dev/null 2>&1
+    --min-n 300000 --format $f --repeats 5 --out "$OUT/irregular-elasticity3d-${f%%:*}$TAG-h200.csv" --quiet > /dev/null 2>&1
   echo "elasticity3d $f: status $?"
 done
 python3 - "$OUT" <<'PY'

@@ -27,6 +27,7 @@ fn host_csr<B: Backend>(b: &B, m: &DeviceMatrix<f64>) -> (Vec<u32>, Vec<u32>, Ve
             row_ptr,
             col_idx,
             values,
+            ..
         } => (
             b.download(row_ptr).unwrap(),
             b.download(col_idx).unwrap(),

@@ -25,6 +25,19 @@ pub const CHUNK_LEN: usize = 2048;
 /// A row is long when it has more than `LONG_ROW_FACTOR` times the mean row length ...
 pub const LONG_ROW_FACTOR: usize = 8;
 
+/// Environment variable overriding [`LONG_ROW_FACTOR`] at upload (a tuning knob for
+/// benchmarks): a positive integer, or 0 to turn the long-row path off (every row in the main
+/// kernel, as before it existed).
+pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
+
+/// [`LONG_ROW_FACTOR`], or the value of [`LONG_ROW_FACTOR_ENV`] when that is an integer.
+fn long_row_factor() -> usize {
+    std::env::var(LONG_ROW_FACTOR_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(LONG_ROW_FACTOR)
+}
+
 /// ... and more than `LONG_ROW_MIN` entries.
 pub const LONG_ROW_MIN: usize = 64;
 
@@ -47,14 +60,17 @@ impl LongRowPlan {
     /// The long rows of the CSR row pointers `row_ptr` (checked to fit `u32` already), or
     /// `None` when no row is long.
     pub fn plan(row_ptr: &[u32]) -> Option<Self> {
+        Self::plan_with(row_ptr, long_row_factor())
+    }
+
+    /// [`LongRowPlan::plan`] with another factor than [`LONG_ROW_FACTOR`] (0: no plan).
+    pub fn plan_with(row_ptr: &[u32], factor: usize) -> Option<Self> {
         let n_rows = row_ptr.len().saturating_sub(1);
-        if n_rows == 0 {
+        if n_rows == 0 || factor == 0 {
             return None;
         }
         let nnz = row_ptr[n_rows] as usize;
-        let min_len = (nnz / n_rows)
-            .saturating_mul(LONG_ROW_FACTOR)
-            .max(LONG_ROW_MIN);
+        let min_len = (nnz / n_rows).saturating_mul(factor).max(LONG_ROW_MIN);
         let mut plan = Self {
             min_len: u32::try_from(min_len).unwrap_or(u32::MAX),
             rows: Vec::new(),
@@ -98,13 +114,19 @@ mod tests {
 
     #[test]
     fn regular_rows_have_no_plan() {
-        assert_eq!(LongRowPlan::plan(&row_ptr(&[5; 1000])), None);
-        assert_eq!(LongRowPlan::plan(&[0]), None);
-        assert_eq!(LongRowPlan::plan(&[]), None);
+        assert_eq!(
+            LongRowPlan::plan_with(&row_ptr(&[5; 1000]), LONG_ROW_FACTOR),
+            None
+        );
+        assert_eq!(LongRowPlan::plan_with(&[0], LONG_ROW_FACTOR), None);
+        assert_eq!(LongRowPlan::plan_with(&[], LONG_ROW_FACTOR), None);
         // 64 entries is not long (the threshold is exclusive).
         let mut lens = vec![1; 1000];
         lens[3] = 64;
-        assert_eq!(LongRowPlan::plan(&row_ptr(&lens)), None);
+        assert_eq!(
+            LongRowPlan::plan_with(&row_ptr(&lens), LONG_ROW_FACTOR),
+            None
+        );
     }
 
     #[test]
@@ -113,7 +135,7 @@ mod tests {
         lens[7] = 65;
         lens[500] = 2 * CHUNK_LEN + 1;
         let rp = row_ptr(&lens);
-        let plan = LongRowPlan::plan(&rp).unwrap();
+        let plan = LongRowPlan::plan_with(&rp, LONG_ROW_FACTOR).unwrap();
         assert_eq!(plan.min_len, 64);
         assert_eq!(plan.rows, vec![7, 500]);
         assert_eq!(plan.chunk_ptr, vec![0, 1, 4]);
@@ -130,13 +152,24 @@ mod tests {
     }
 
     #[test]
+    fn factor_zero_turns_the_path_off() {
+        let mut lens = vec![2; 100];
+        lens[0] = 1000;
+        assert_eq!(LongRowPlan::plan_with(&row_ptr(&lens), 0), None);
+        assert!(LongRowPlan::plan_with(&row_ptr(&lens), 8).is_some());
+    }
+
+    #[test]
     fn the_threshold_follows_the_mean_row_length() {
         // Mean 20: long means more than 160.
         let mut lens = vec![20; 100];
         lens[0] = 160;
-        assert_eq!(LongRowPlan::plan(&row_ptr(&lens)), None);
+        assert_eq!(
+            LongRowPlan::plan_with(&row_ptr(&lens), LONG_ROW_FACTOR),
+            None
+        );
         lens[0] = 400;
-        let plan = LongRowPlan::plan(&row_ptr(&lens)).unwrap();
+        let plan = LongRowPlan::plan_with(&row_ptr(&lens), LONG_ROW_FACTOR).unwrap();
         assert_eq!(plan.rows, vec![0]);
         assert_eq!(plan.min_len, 8 * (lens.iter().sum::<usize>() / 100) as u32);
     }

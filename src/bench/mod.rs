@@ -195,6 +195,9 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
     spec: CaseSpec,
     copy_bandwidth: f64,
 ) -> Result<BenchRow> {
+    if solver_name == "spmv" {
+        return run_spmv(backend, m, nnz, problem, spec, copy_bandwidth);
+    }
     let n = m.n_rows();
     let b = backend.upload(&vec![T::one(); n])?;
     let mut x = backend.alloc::<T>(n)?;
@@ -258,17 +261,9 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
             format!("{solver_name} stopped at iteration 0 ({})", r.stop_reason),
         ));
     }
-    samples.sort_by(|p, q| p.total_cmp(q));
-    let median = samples[samples.len() / 2];
-    let stored = match m.format() {
-        crate::backend::DeviceFormat::Csr { .. } => nnz,
-        crate::backend::DeviceFormat::Sell { values, .. }
-        | crate::backend::DeviceFormat::Bsr { values, .. } => values.len(),
-    };
     let scalar = std::mem::size_of::<T>();
-    let spmv = floor::spmv_bytes(spec.format, n, nnz, stored, scalar);
+    let spmv = floor::spmv_bytes(spec.format, n, nnz, stored_entries(m, nnz), scalar);
     let bytes = floor::iteration_bytes(solver_name, spec.restart, spmv, n, scalar);
-    let floor = bytes / copy_bandwidth;
     Ok(BenchRow {
         backend: backend.name().into(),
         device: backend.device_name(),
@@ -278,18 +273,101 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         problem: problem.into(),
         n,
         nnz,
-        median,
-        min: samples[0],
-        max: samples[samples.len() - 1],
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
         launches: r.launches_per_iteration,
         transfers: r.transfers_per_iteration,
-        floor,
+        floor: bytes / copy_bandwidth,
         floor_bytes: bytes,
         copy_bandwidth,
         format: format!("{:?}", spec.format).to_lowercase(),
         restart: spec.restart,
         execution: r.execution.to_string(),
-    })
+    }
+    .with_samples(samples))
+}
+
+/// Entries the format stores (padding and block fill included; `nnz` for CSR).
+fn stored_entries<T: Scalar>(m: &crate::backend::DeviceMatrix<T>, nnz: usize) -> usize {
+    match m.format() {
+        crate::backend::DeviceFormat::Csr { .. } => nnz,
+        crate::backend::DeviceFormat::Sell { values, .. }
+        | crate::backend::DeviceFormat::Bsr { values, .. } => values.len(),
+    }
+}
+
+/// The pseudo-solver `spmv`: one product y = A x per "iteration" (`iterations` back to back
+/// per sample, the device synchronized before and after), against the floor of one SpMV, so
+/// the kernel's achieved bandwidth is `floor_bytes / median`.
+fn run_spmv<B: Backend, T: Scalar>(
+    backend: &B,
+    m: &crate::backend::DeviceMatrix<T>,
+    nnz: usize,
+    problem: &str,
+    spec: CaseSpec,
+    copy_bandwidth: f64,
+) -> Result<BenchRow> {
+    let n = m.n_rows();
+    let x = backend.upload(&vec![T::one(); m.n_cols()])?;
+    let mut y = backend.alloc::<T>(n)?;
+    let per_sample = spec.iterations.max(1);
+    for _ in 0..spec.warmup * per_sample {
+        backend.spmv(m, &x, &mut y)?;
+    }
+    backend.synchronize()?;
+    let mut samples = Vec::with_capacity(spec.repeats.max(1));
+    let before = backend.counters();
+    for _ in 0..spec.repeats.max(1) {
+        let start = std::time::Instant::now();
+        for _ in 0..per_sample {
+            backend.spmv(m, &x, &mut y)?;
+        }
+        backend.synchronize()?;
+        samples.push(start.elapsed().as_secs_f64() / per_sample as f64);
+    }
+    let counted = backend.counters() - before;
+    let products = (spec.repeats.max(1) * per_sample) as f64;
+    let bytes = floor::spmv_bytes(
+        spec.format,
+        n,
+        nnz,
+        stored_entries(m, nnz),
+        std::mem::size_of::<T>(),
+    );
+    Ok(BenchRow {
+        backend: backend.name().into(),
+        device: backend.device_name(),
+        solver: "spmv".into(),
+        variant: Variant::Pipelined,
+        precision: T::PRECISION.to_string(),
+        problem: problem.into(),
+        n,
+        nnz,
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+        launches: counted.launches as f64 / products,
+        transfers: counted.transfers as f64 / products,
+        floor: bytes / copy_bandwidth,
+        floor_bytes: bytes,
+        copy_bandwidth,
+        format: format!("{:?}", spec.format).to_lowercase(),
+        restart: spec.restart,
+        execution: "sync".into(),
+    }
+    .with_samples(samples))
+}
+
+impl BenchRow {
+    /// Median, min and max of the per-iteration samples (at least one).
+    fn with_samples(mut self, mut samples: Vec<f64>) -> Self {
+        samples.sort_by(|p, q| p.total_cmp(q));
+        self.median = samples[samples.len() / 2];
+        self.min = samples[0];
+        self.max = samples[samples.len() - 1];
+        self
+    }
 }
 
 /// A markdown table of the rows (microseconds per iteration), for BENCHMARKS.md.

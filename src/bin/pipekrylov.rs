@@ -108,13 +108,15 @@ enum Command {
         #[arg(long, default_value = "host")]
         backends: String,
         /// Comma-separated solvers: cg, bicgstab, gmres (DCGS2, the default), gmres-cgs2,
-        /// gmres-simpler (the paper's simpler GMRES with one CGS pass).
+        /// gmres-simpler (the paper's simpler GMRES with one CGS pass), or spmv (the product
+        /// alone, against the floor of one SpMV: its achieved bandwidth is floor bytes / time).
         #[arg(long, default_value = "cg,bicgstab,gmres")]
         solvers: String,
         /// Comma-separated variants.
         #[arg(long, default_value = "pipelined")]
         variants: String,
-        /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d, or FILE.mtx.
+        /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d, jump3d,
+        /// stencil27, powerlaw, circuit, or FILE.mtx.
         #[arg(long, default_value = "poisson2d")]
         problem: String,
         /// Smallest system of the ladder.
@@ -154,6 +156,22 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+    },
+    /// Write a matrix as Matrix Market, or as raw binary CSR (`--raw`, read by the cuSPARSE
+    /// reference `benches/cusparse_spmv.cu`).
+    Export {
+        /// Matrix Market file.
+        #[arg(long)]
+        matrix: Option<String>,
+        /// Generated problem NAME:N (as for `solve`).
+        #[arg(long)]
+        generate: Option<String>,
+        /// Output file.
+        #[arg(long)]
+        out: String,
+        /// Raw binary CSR instead of Matrix Market.
+        #[arg(long)]
+        raw: bool,
     },
     /// Draw the SVG plot of a CSV written by `bench`.
     Plot {
@@ -306,7 +324,15 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
             };
             for s in &args.solvers {
-                if !["cg", "bicgstab", "gmres", "gmres-cgs2", "gmres-simpler"].contains(&s.as_str())
+                if ![
+                    "cg",
+                    "bicgstab",
+                    "gmres",
+                    "gmres-cgs2",
+                    "gmres-simpler",
+                    "spmv",
+                ]
+                .contains(&s.as_str())
                 {
                     return Err(Error::param("solvers", format!("unknown solver '{s}'")));
                 }
@@ -319,6 +345,19 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 return Ok(0);
             }
             println!("{}", bench_cmd::run(&args)?);
+            Ok(0)
+        }
+        Command::Export {
+            matrix,
+            generate,
+            out,
+            raw,
+        } => {
+            let system = pipekrylov::cli::problem::load_matrix::<f64>(
+                matrix.as_deref(),
+                generate.as_deref(),
+            )?;
+            pipekrylov::cli::export::run(&system.matrix, &out, raw)?;
             Ok(0)
         }
         Command::Plot { csv, out, title } => {

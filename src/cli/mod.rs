@@ -1,9 +1,10 @@
-//! The `pipekrylov` command line: `solve`, `bench`, `info`. The binary only parses arguments;
+//! The `pipekrylov` command line: `solve`, `bench`, `export`, `info`. The binary only parses arguments;
 //! the commands live here so they are tested like the rest of the library.
 
 pub mod bench_cmd;
 #[cfg(feature = "mpi")]
 pub mod dist;
+pub mod export;
 pub mod info;
 pub mod problem;
 pub mod solve;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The SpMV alone on the H200 (issue 16): pipekrylov's kernels (`bench --solvers spmv`, CUDA and
+# NVIDIA OpenCL, CSR and the alternative format of each matrix) against cuSPARSE's cusparseSpMV
+# (benches/cusparse_spmv.cu, built here with nvcc) on the same matrices, exported with
+# `pipekrylov export --raw`. CSV under $OUT, a table last. Run from the repository root on the
+# device after
+#   (release build of every target with --features "cuda opencl cli", executables packed into
+#   .device/bin with the .device/run launcher, the layout the other device scripts use)
+#   bash scripts/h200-spmv.sh              (about 4 minutes)
+set -uo pipefail
+: "${OUT:?set OUT to the output folder}"
+PK="bash .device/run pipekrylov"
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+TMP=$(mktemp -d)
+$NVCC -O3 -o "$TMP/cusparse_spmv" benches/cusparse_spmv.cu -lcusparse || { echo "nvcc failed"; exit 1; }
+echo "problem,n,nnz,algorithm,median_s,min_s,max_s,floor_bytes" > "$OUT/cusparse-spmv-h200.csv"
+# problem, unknowns (the top of the bench ladder), alternative format
+for case in poisson2d:4190209:sell poisson3d:4096000:sell stencil27:4096000:sell \
+            elasticity3d:324864:bsr:3 powerlaw:4194304:sell circuit:4194304:sell; do
+  p=${case%%:*}; rest=${case#*:}; n=${rest%%:*}; alt=${rest#*:}
+  $PK export --generate "$p:$n" --raw --out "$TMP/$p.csr" || { echo "$p: export failed"; continue; }
+  "$TMP/cusparse_spmv" "$TMP/$p.csr" "$p" 20 >> "$OUT/cusparse-spmv-h200.csv"
+  echo "$p cusparse: status $?"
+  rm -f "$TMP/$p.csr"
+  for f in csr $alt; do
+    timeout 200 $PK bench --backends cuda,opencl --solvers spmv --problem "$p" --min-n "$n" \
+      --max-n "$n" --format "$f" --repeats 20 --out "$OUT/spmv-$p-${f%%:*}-h200.csv" --quiet > /dev/null 2>&1
+    echo "$p $f: status $?"
+  done
+done
+rm -rf "$TMP"
+# The long-row threshold (src/backend/long_rows.rs): factor 0 = off (the kernel before it).
+for p in powerlaw circuit; do
+  for F in 0 2 4 8 16 32; do
+    PIPEKRYLOV_LONG_ROW_FACTOR=$F timeout 120 $PK bench --backends cuda,opencl --solvers spmv \
+      --problem $p --min-n 4194304 --max-n 4194304 --repeats 5 \
+      --out "$OUT/sweep-longrow-$p-f$F-h200.csv" --quiet > /dev/null 2>&1
+    echo "$p factor $F: status $?"
+  done
+done
+python3 - "$OUT" <<'PY'
+import csv, glob, os, sys
+out = sys.argv[1]
+ref = {}
+for r in csv.DictReader(open(os.path.join(out, "cusparse-spmv-h200.csv"))):
+    t = float(r["median_s"])
+    ref.setdefault(r["problem"], []).append((t, r["algorithm"]))
+print(f"{'problem':12} {'format':12} {'backend':7} {'n':>8} {'nnz':>10} {'us':>8} {'GB/s':>6} {'x floor':>7} {'cusparse us':>11} {'vs cusparse':>11}")
+for f in sorted(glob.glob(os.path.join(out, "spmv-*.csv"))):
+    for r in csv.DictReader(open(f)):
+        t = float(r["median_s_per_iter"]); b = float(r["floor_bytes_per_iter"])
+        best = min(ref.get(r["problem"], [(float("nan"), "")]))
+        print(f"{r['problem']:12} {r['format']:12} {r['backend']:7} {r['n']:>8} {r['nnz']:>10} {t*1e6:8.1f} {b/t/1e9:6.0f} {float(r['floor_ratio']):7.2f} {best[0]*1e6:11.1f} {t/best[0]:11.2f}")
+for p, v in sorted(ref.items()):
+    print(p, " ".join(f"{a}={t*1e6:.1f}us" for t, a in v))
+print("long-row factor sweep (us per SpMV):")
+for f in sorted(glob.glob(os.path.join(out, "sweep-longrow-*.csv"))):
+    tag = os.path.basename(f)[len("sweep-longrow-"):-len("-h200.csv")]
+    print(tag, " ".join(f"{r['backend']}={float(r['median_s_per_iter'])*1e6:.1f}" for r in csv.DictReader(open(f))))
+PY
