@@ -6,7 +6,8 @@
 # device after
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
-#   bash scripts/h200-spmv.sh              (about 4 minutes)
+#   bash scripts/h200-spmv.sh              (about 7 minutes; SWEEP_FACTOR, SWEEP_LANES pick the
+#                                           sweeps' matrices, empty to skip)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
@@ -24,20 +25,47 @@ for case in poisson2d:4190209:sell poisson3d:4096000:sell stencil27:4096000:sell
   rm -f "$TMP/$p.csr"
   for f in csr $alt; do
     timeout 200 $PK bench --backends cuda,opencl --solvers spmv --problem "$p" --min-n "$n" \
-      --max-n "$n" --format "$f" --repeats 20 --out "$OUT/spmv-$p-${f%%:*}-h200.csv" --quiet > /dev/null 2>&1
+      --max-n "$n" --format "$f" --repeats 20 --out "$TMP/spmv-$p-${f%%:*}.csv" --quiet > /dev/null 2>&1
     echo "$p $f: status $?"
   done
 done
-rm -rf "$TMP"
-# The long-row threshold (src/backend/long_rows.rs): factor 0 = off (the kernel before it).
-for p in powerlaw circuit; do
+# The tuning knobs of src/backend/tuning.rs, CSR: the long-row factor (0 = off, the kernel
+# before the long-row path) and the lanes per row (default: from the mean row length).
+for p in ${SWEEP_FACTOR-powerlaw circuit}; do
   for F in 0 2 4 8 16 32; do
     PIPEKRYLOV_LONG_ROW_FACTOR=$F timeout 120 $PK bench --backends cuda,opencl --solvers spmv \
       --problem $p --min-n 4194304 --max-n 4194304 --repeats 5 \
-      --out "$OUT/sweep-longrow-$p-f$F-h200.csv" --quiet > /dev/null 2>&1
+      --out "$TMP/sweep-longrow-$p-f$F.csv" --quiet > /dev/null 2>&1
     echo "$p factor $F: status $?"
   done
 done
+for case in ${SWEEP_LANES-powerlaw:4194304 stencil27:4096000 elasticity3d:324864 poisson3d:4096000}; do
+  p=${case%%:*}; n=${case#*:}
+  for K in 1 2 4 8 16 32; do
+    PIPEKRYLOV_CSR_LANES=$K timeout 120 $PK bench --backends cuda,opencl --solvers spmv \
+      --problem $p --min-n $n --max-n $n --repeats 5 \
+      --out "$TMP/sweep-lanes-$p-k$K.csv" --quiet > /dev/null 2>&1
+    echo "$p lanes $K: status $?"
+  done
+done
+# One CSV per part (the device tool returns few files); the sweep files gain a `knob` column.
+python3 - "$TMP" "$OUT" <<'PY'
+import glob, os, sys
+tmp, out = sys.argv[1], sys.argv[2]
+def merge(pattern, dest, knob):
+    files = sorted(glob.glob(os.path.join(tmp, pattern)))
+    with open(os.path.join(out, dest), "w") as w:
+        for i, f in enumerate(files):
+            lines = open(f).read().splitlines()
+            tag = os.path.basename(f)[:-4]
+            if i == 0:
+                w.write(lines[0] + (",knob" if knob else "") + "\n")
+            for l in lines[1:]:
+                w.write(l + ("," + tag if knob else "") + "\n")
+merge("spmv-*.csv", "spmv-h200.csv", False)
+merge("sweep-*.csv", "spmv-sweeps-h200.csv", True)
+PY
+rm -rf "$TMP"
 python3 - "$OUT" <<'PY'
 import csv, glob, os, sys
 out = sys.argv[1]
@@ -46,15 +74,17 @@ for r in csv.DictReader(open(os.path.join(out, "cusparse-spmv-h200.csv"))):
     t = float(r["median_s"])
     ref.setdefault(r["problem"], []).append((t, r["algorithm"]))
 print(f"{'problem':12} {'format':12} {'backend':7} {'n':>8} {'nnz':>10} {'us':>8} {'GB/s':>6} {'x floor':>7} {'cusparse us':>11} {'vs cusparse':>11}")
-for f in sorted(glob.glob(os.path.join(out, "spmv-*.csv"))):
+for f in [os.path.join(out, "spmv-h200.csv")]:
     for r in csv.DictReader(open(f)):
         t = float(r["median_s_per_iter"]); b = float(r["floor_bytes_per_iter"])
         best = min(ref.get(r["problem"], [(float("nan"), "")]))
         print(f"{r['problem']:12} {r['format']:12} {r['backend']:7} {r['n']:>8} {r['nnz']:>10} {t*1e6:8.1f} {b/t/1e9:6.0f} {float(r['floor_ratio']):7.2f} {best[0]*1e6:11.1f} {t/best[0]:11.2f}")
 for p, v in sorted(ref.items()):
     print(p, " ".join(f"{a}={t*1e6:.1f}us" for t, a in v))
-print("long-row factor sweep (us per SpMV):")
-for f in sorted(glob.glob(os.path.join(out, "sweep-longrow-*.csv"))):
-    tag = os.path.basename(f)[len("sweep-longrow-"):-len("-h200.csv")]
-    print(tag, " ".join(f"{r['backend']}={float(r['median_s_per_iter'])*1e6:.1f}" for r in csv.DictReader(open(f))))
+print("sweeps (us per SpMV):")
+sweep = {}
+for r in csv.DictReader(open(os.path.join(out, "spmv-sweeps-h200.csv"))):
+    sweep.setdefault(r["knob"], []).append(f"{r['backend']}={float(r['median_s_per_iter'])*1e6:.1f}")
+for k, v in sorted(sweep.items()):
+    print(k, " ".join(v))
 PY

@@ -25,17 +25,9 @@ pub const CHUNK_LEN: usize = 2048;
 /// A row is long when it has more than `LONG_ROW_FACTOR` times the mean row length ...
 pub const LONG_ROW_FACTOR: usize = 8;
 
-/// Environment variable overriding [`LONG_ROW_FACTOR`] at upload (a tuning knob for
-/// benchmarks): a positive integer, or 0 to turn the long-row path off (every row in the main
-/// kernel, as before it existed).
-pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
-
-/// [`LONG_ROW_FACTOR`], or the value of [`LONG_ROW_FACTOR_ENV`] when that is an integer.
+/// [`LONG_ROW_FACTOR`], or the override of [`super::tuning::LONG_ROW_FACTOR_ENV`].
 fn long_row_factor() -> usize {
-    std::env::var(LONG_ROW_FACTOR_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(LONG_ROW_FACTOR)
+    super::tuning::long_row_factor().unwrap_or(LONG_ROW_FACTOR)
 }
 
 /// ... and more than `LONG_ROW_MIN` entries.

@@ -27,6 +27,19 @@ pub enum MatrixFormat {
     },
 }
 
+/// The command-line spelling: `csr`, `sell:C:SIGMA`, `ell`, `bsr:S` (no commas, so it can stand
+/// in a CSV field as is).
+impl std::fmt::Display for MatrixFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatrixFormat::Csr => write!(f, "csr"),
+            MatrixFormat::Sell { c, sigma } => write!(f, "sell:{c}:{sigma}"),
+            MatrixFormat::Ell => write!(f, "ell"),
+            MatrixFormat::Bsr { block_size } => write!(f, "bsr:{block_size}"),
+        }
+    }
+}
+
 /// The arrays of a device matrix, per format. Indices are `u32`.
 #[derive(Debug)]
 pub enum DeviceFormat<T> {

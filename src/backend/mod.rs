@@ -20,6 +20,7 @@ pub mod matrix;
 pub mod ops;
 pub mod partials;
 mod select;
+pub mod tuning;
 
 #[cfg(feature = "opencl")]
 pub mod opencl;

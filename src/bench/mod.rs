@@ -281,7 +281,7 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         floor: bytes / copy_bandwidth,
         floor_bytes: bytes,
         copy_bandwidth,
-        format: format!("{:?}", spec.format).to_lowercase(),
+        format: spec.format.to_string(),
         restart: spec.restart,
         execution: r.execution.to_string(),
     }
@@ -352,7 +352,7 @@ fn run_spmv<B: Backend, T: Scalar>(
         floor: bytes / copy_bandwidth,
         floor_bytes: bytes,
         copy_bandwidth,
-        format: format!("{:?}", spec.format).to_lowercase(),
+        format: spec.format.to_string(),
         restart: spec.restart,
         execution: "sync".into(),
     }

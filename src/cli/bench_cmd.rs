@@ -206,3 +206,23 @@ pub fn parse_format(s: &str) -> Result<MatrixFormat> {
         )),
     }
 }
+
+#[cfg(test)]
+mod format_tests {
+    use super::parse_format;
+    use crate::backend::MatrixFormat;
+
+    #[test]
+    fn formats_print_as_they_parse_and_without_commas() {
+        for f in [
+            MatrixFormat::Csr,
+            MatrixFormat::Ell,
+            MatrixFormat::Sell { c: 32, sigma: 256 },
+            MatrixFormat::Bsr { block_size: 3 },
+        ] {
+            let s = f.to_string();
+            assert!(!s.contains(','), "{s}");
+            assert_eq!(parse_format(&s).unwrap(), f);
+        }
+    }
+}

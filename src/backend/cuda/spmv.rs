@@ -18,6 +18,9 @@ use crate::scalar::Scalar;
 /// with 4 threads), rows of 43 entries with 4-8 threads (elasticity 3D: 97-98 us against 153
 /// with one and 171 with 32).
 pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
+    if let Some(k) = crate::backend::tuning::csr_lanes() {
+        return k;
+    }
     if rows == 0 {
         return 1;
     }

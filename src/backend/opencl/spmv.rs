@@ -76,6 +76,9 @@ impl OpenClBackend {
         if !self.is_gpu() || rows == 0 {
             return 1;
         }
+        if let Some(k) = crate::backend::tuning::csr_lanes() {
+            return k.min(self.work_group_size() as u32);
+        }
         let k = (nnz / rows / 8).max(1);
         let pow = 1usize << (usize::BITS - 1 - k.leading_zeros());
         pow.min(32).min(self.work_group_size()) as u32

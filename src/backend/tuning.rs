@@ -1,0 +1,33 @@
+//! Tuning knobs of the CSR kernels read from the environment once per process, for benchmark
+//! sweeps on a GPU without rebuilding (the defaults are the measured choices).
+
+use std::sync::OnceLock;
+
+/// Environment variable forcing the lanes per CSR row of the GPU backends (a power of two in
+/// 1..=32; anything else is ignored and the lanes follow the mean row length).
+pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
+
+/// Environment variable overriding the long-row factor of
+/// [`crate::backend::long_rows::LONG_ROW_FACTOR`] at upload: a non-negative integer, 0 turning
+/// the long-row path off (every row in the main kernel, as before it existed).
+pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
+
+fn parse_env(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+/// The forced lanes per CSR row, if [`CSR_LANES_ENV`] holds a valid value.
+pub(crate) fn csr_lanes() -> Option<u32> {
+    static LANES: OnceLock<Option<u32>> = OnceLock::new();
+    *LANES.get_or_init(|| {
+        parse_env(CSR_LANES_ENV)
+            .filter(|k| k.is_power_of_two() && *k <= 32)
+            .map(|k| k as u32)
+    })
+}
+
+/// The long-row factor given by [`LONG_ROW_FACTOR_ENV`], if any.
+pub(crate) fn long_row_factor() -> Option<usize> {
+    static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
+    *FACTOR.get_or_init(|| parse_env(LONG_ROW_FACTOR_ENV))
+}
