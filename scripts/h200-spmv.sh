@@ -2,7 +2,9 @@
 # The SpMV alone on the H200 (issue 16): pipekrylov's kernels (`bench --solvers spmv`, CUDA and
 # NVIDIA OpenCL, CSR and the alternative format of each matrix) against cuSPARSE's cusparseSpMV
 # (benches/cusparse_spmv.cu, built here with nvcc) on the same matrices, exported with
-# `pipekrylov export --raw`. CSV under $OUT, a table last. Run from the repository root on the
+# `pipekrylov export --raw`; then sweeps of the CSR tuning knobs (src/backend/tuning.rs).
+# CUSPARSE=0 skips the reference, ALT=0 the alternative formats; SWEEP_FACTOR, SWEEP_LANES and
+# SWEEP_ORDER name the sweeps' matrices (empty: skip). CSV under $OUT, a table last. Run from the repository root on the
 # device after
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
@@ -13,16 +15,26 @@ set -uo pipefail
 PK="bash .device/run pipekrylov"
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 TMP=$(mktemp -d)
-$NVCC -O3 -o "$TMP/cusparse_spmv" benches/cusparse_spmv.cu -lcusparse || { echo "nvcc failed"; exit 1; }
-echo "problem,n,nnz,algorithm,median_s,min_s,max_s,floor_bytes" > "$OUT/cusparse-spmv-h200.csv"
+# CUSPARSE=0 skips the reference (the table then compares with the committed one).
+CUSPARSE=${CUSPARSE:-1}
+REF="$OUT/cusparse-spmv-h200.csv"
+if [ "$CUSPARSE" = 1 ]; then
+  $NVCC -O3 -o "$TMP/cusparse_spmv" benches/cusparse_spmv.cu -lcusparse || { echo "nvcc failed"; exit 1; }
+  echo "problem,n,nnz,algorithm,median_s,min_s,max_s,floor_bytes" > "$REF"
+else
+  REF=bench/results/cusparse-spmv-h200.csv
+fi
 # problem, unknowns (the top of the bench ladder), alternative format
 for case in poisson2d:4190209:sell poisson3d:4096000:sell stencil27:4096000:sell \
             elasticity3d:324864:bsr:3 powerlaw:4194304:sell circuit:4194304:sell; do
   p=${case%%:*}; rest=${case#*:}; n=${rest%%:*}; alt=${rest#*:}
-  $PK export --generate "$p:$n" --raw --out "$TMP/$p.csr" || { echo "$p: export failed"; continue; }
-  "$TMP/cusparse_spmv" "$TMP/$p.csr" "$p" 20 >> "$OUT/cusparse-spmv-h200.csv"
-  echo "$p cusparse: status $?"
-  rm -f "$TMP/$p.csr"
+  if [ "$CUSPARSE" = 1 ]; then
+    $PK export --generate "$p:$n" --raw --out "$TMP/$p.csr" || { echo "$p: export failed"; continue; }
+    "$TMP/cusparse_spmv" "$TMP/$p.csr" "$p" 20 >> "$REF"
+    echo "$p cusparse: status $?"
+    rm -f "$TMP/$p.csr"
+  fi
+  [ "${ALT:-1}" = 1 ] || alt=
   for f in csr $alt; do
     timeout 200 $PK bench --backends cuda,opencl --solvers spmv --problem "$p" --min-n "$n" \
       --max-n "$n" --format "$f" --repeats 20 --out "$TMP/spmv-$p-${f%%:*}.csv" --quiet > /dev/null 2>&1
@@ -48,6 +60,15 @@ for case in ${SWEEP_LANES-powerlaw:4194304 stencil27:4096000 elasticity3d:324864
     echo "$p lanes $K: status $?"
   done
 done
+for case in ${SWEEP_ORDER-powerlaw:4194304}; do
+  p=${case%%:*}; n=${case#*:}
+  for O in 0 1; do
+    PIPEKRYLOV_CSR_ROW_ORDER=$O timeout 120 $PK bench --backends cuda,opencl --solvers spmv \
+      --problem $p --min-n $n --max-n $n --repeats 5 \
+      --out "$TMP/sweep-order-$p-o$O.csv" --quiet > /dev/null 2>&1
+    echo "$p row order $O: status $?"
+  done
+done
 # One CSV per part (the device tool returns few files); the sweep files gain a `knob` column.
 python3 - "$TMP" "$OUT" <<'PY'
 import glob, os, sys
@@ -66,11 +87,11 @@ merge("spmv-*.csv", "spmv-h200.csv", False)
 merge("sweep-*.csv", "spmv-sweeps-h200.csv", True)
 PY
 rm -rf "$TMP"
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$REF" <<'PY'
 import csv, glob, os, sys
-out = sys.argv[1]
+out, ref_file = sys.argv[1], sys.argv[2]
 ref = {}
-for r in csv.DictReader(open(os.path.join(out, "cusparse-spmv-h200.csv"))):
+for r in csv.DictReader(open(ref_file)):
     t = float(r["median_s"])
     ref.setdefault(r["problem"], []).append((t, r["algorithm"]))
 print(f"{'problem':12} {'format':12} {'backend':7} {'n':>8} {'nnz':>10} {'us':>8} {'GB/s':>6} {'x floor':>7} {'cusparse us':>11} {'vs cusparse':>11}")
@@ -83,7 +104,8 @@ for p, v in sorted(ref.items()):
     print(p, " ".join(f"{a}={t*1e6:.1f}us" for t, a in v))
 print("sweeps (us per SpMV):")
 sweep = {}
-for r in csv.DictReader(open(os.path.join(out, "spmv-sweeps-h200.csv"))):
+sweeps = os.path.join(out, "spmv-sweeps-h200.csv")
+for r in (csv.DictReader(open(sweeps)) if os.path.getsize(sweeps) else []):
     sweep.setdefault(r["knob"], []).append(f"{r['backend']}={float(r['median_s_per_iter'])*1e6:.1f}")
 for k, v in sorted(sweep.items()):
     print(k, " ".join(v))

@@ -19,6 +19,7 @@ pub mod long_rows;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
+pub mod row_order;
 mod select;
 pub mod tuning;
 
