@@ -53,7 +53,7 @@ pub enum DeviceFormat<T> {
         values: Buffer<T>,
         /// The rows summed apart on GPUs (see [`LongRows`]); `None` when no row is long or
         /// on the host backend.
-        long_rows: Option<LongRows<T>>,
+        long_rows: Option<Box<LongRows<T>>>,
         /// The order in which GPU kernels visit the rows (see [`crate::backend::row_order`]);
         /// `None`: index order.
         row_order: Option<Buffer<u32>>,
@@ -204,7 +204,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                 row_ptr.bytes()
                     + col_idx.bytes()
                     + values.bytes()
-                    + long_rows.as_ref().map_or(0, LongRows::bytes)
+                    + long_rows.as_ref().map_or(0, |l| l.bytes())
                     + row_order.as_ref().map_or(0, Buffer::bytes)
             }
             DeviceFormat::Sell {

@@ -21,7 +21,8 @@ fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
-/// The forced lanes per CSR row, if [`CSR_LANES_ENV`] holds a valid value.
+/// The forced lanes per CSR row, if [`CSR_LANES_ENV`] holds a valid value (GPU backends only).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn csr_lanes() -> Option<u32> {
     static LANES: OnceLock<Option<u32>> = OnceLock::new();
     *LANES.get_or_init(|| {

@@ -51,7 +51,7 @@ pub trait SpmvOps: VectorOps {
                 let order = row_order::plan(&rp, long_len, tuning::csr_row_order());
                 DeviceFormat::Csr {
                     long_rows: match plan {
-                        Some(plan) => Some(LongRows {
+                        Some(plan) => Some(Box::new(LongRows {
                             min_len: plan.min_len,
                             rows: self.upload(&plan.rows)?,
                             chunk_ptr: self.upload(&plan.chunk_ptr)?,
@@ -60,7 +60,7 @@ pub trait SpmvOps: VectorOps {
                             chunk_sums: self.alloc(plan.n_chunks())?,
                             n_rows: plan.rows.len(),
                             n_chunks: plan.n_chunks(),
-                        }),
+                        })),
                         None => None,
                     },
                     row_order: order.map(|o| self.upload(&o)).transpose()?,
