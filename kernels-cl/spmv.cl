@@ -8,12 +8,12 @@
  * arrays are `restrict` (read-only for the whole kernel, as __restrict__ in CUDA) so the compiler
  * may use the read-only data path; the vectors may share one allocation (GMRES basis columns).
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, const uint* row_order, uint ordered,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, const uint* row_order, uint ordered,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
@@ -51,9 +51,6 @@
  *   more than long_len entries (0xffffffff: none) are summed beforehand in chunks by
  *   csr_long_chunks and csr_long_rows into y (r for the residual), which the main kernel reads
  *   back (see src/backend/long_rows.rs).
- *   When `ordered` is 1 the rows are visited in the order row_order[0 .. n_rows) (rows sorted
- *   by length within windows, so that the rows of one step have similar lengths; see
- *   src/backend/row_order.rs); when 0, in index order and row_order is never read.
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p].
@@ -170,8 +167,7 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
 
 pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                   const uint long_len, PK_GLOBAL_RESTRICT(const uint, row_order),
-                   const uint ordered, PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   const uint long_len, PK_GLOBAL(const SCALAR, x), const ulong x_off,
                    PK_GLOBAL(SCALAR, y), const ulong y_off,
                    PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
                    PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
@@ -180,7 +176,6 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
     PK_BIND_RESTRICT(const uint, row_ptr);
     PK_BIND_RESTRICT(const uint, col_idx);
     PK_BIND_RESTRICT(const SCALAR, values);
-    PK_BIND_RESTRICT(const uint, row_order);
     PK_BIND(const SCALAR, x);
     PK_BIND(SCALAR, y);
     PK_BIND(const SCALAR, w0);
@@ -189,8 +184,7 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
-        FOR_EACH(pos, n_rows) {
-            const uint row = ordered ? row_order[pos] : pos;
+        FOR_EACH(row, n_rows) {
             const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, 1, long_len, y, y_off,
                                      scratch);
             y[y_off + row] = v;
@@ -201,8 +195,7 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
         const uint stride = get_num_groups(0) * rows_per_group;
         const uint lane = get_local_id(0) & (k - 1);
         for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
-            const uint pos = base + get_local_id(0) / k;
-            const uint row = (ordered && pos < n_rows) ? row_order[pos] : pos;
+            const uint row = base + get_local_id(0) / k;
             const SCALAR v = csr_row(row_ptr, col_idx, values, x, x_off, row, n_rows, k, long_len, y, y_off,
                                      scratch);
             if (lane == 0 && row < n_rows) {
@@ -216,14 +209,12 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
 
 pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                  const uint long_len, PK_GLOBAL_RESTRICT(const uint, row_order),
-                  const uint ordered, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
+                  const uint long_len, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
                   PK_GLOBAL(SCALAR, r),
                   PK_GLOBAL(SCALAR, partials), const int slot_rr) {
     PK_BIND_RESTRICT(const uint, row_ptr);
     PK_BIND_RESTRICT(const uint, col_idx);
     PK_BIND_RESTRICT(const SCALAR, values);
-    PK_BIND_RESTRICT(const uint, row_order);
     PK_BIND(const SCALAR, x);
     PK_BIND(const SCALAR, b);
     PK_BIND(SCALAR, r);
@@ -231,8 +222,7 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     if (k == 1) {
-        FOR_EACH(pos, n_rows) {
-            const uint row = ordered ? row_order[pos] : pos;
+        FOR_EACH(row, n_rows) {
             const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, 1, long_len, r, 0, scratch);
             const SCALAR ri = b[row] - v;
             r[row] = ri;
@@ -243,8 +233,7 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
         const uint stride = get_num_groups(0) * rows_per_group;
         const uint lane = get_local_id(0) & (k - 1);
         for (uint base = get_group_id(0) * rows_per_group; base < n_rows; base += stride) {
-            const uint pos = base + get_local_id(0) / k;
-            const uint row = (ordered && pos < n_rows) ? row_order[pos] : pos;
+            const uint row = base + get_local_id(0) / k;
             const SCALAR v = csr_row(row_ptr, col_idx, values, x, 0, row, n_rows, k, long_len, r, 0, scratch);
             if (lane == 0 && row < n_rows) {
                 const SCALAR ri = b[row] - v;

@@ -5,12 +5,12 @@
  * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.
  *
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, const uint* row_order, uint ordered,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, const uint* row_order, uint ordered,
+ *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
@@ -44,10 +44,7 @@
  *   Each block handles WG / k consecutive rows per step of its grid-stride loop. Rows of more
  *   than long_len entries (0xffffffff: none) are summed beforehand in chunks by csr_long_chunks
  *   and csr_long_rows into y (r for the residual), which the main kernel reads back (see
- *   src/backend/long_rows.rs). When `ordered` is 1 the rows are visited in the order
- *   row_order[0 .. n_rows) (rows sorted by length within windows, so that the rows of one warp
- *   have similar lengths; see src/backend/row_order.rs); when 0, in index order (row_order is
- *   never read and may be null).
+ *   src/backend/long_rows.rs).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
  * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
@@ -163,8 +160,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
                                               const uint *__restrict__ col_idx,
                                               const SCALAR *__restrict__ values,
                                               const uint n_rows, const uint long_len,
-                                              const uint *__restrict__ row_order,
-                                              const uint ordered, const SCALAR *x, SCALAR *y,
+                                              const SCALAR *x, SCALAR *y,
                                               const SCALAR *w0, const SCALAR *w1,
                                               const int slot_yy, const int slot_w0,
                                               const int slot_w1, SCALAR (&acc)[3]) {
@@ -172,8 +168,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
     for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
-        const uint pos = base + threadIdx.x / K;
-        const uint row = (ordered && pos < n_rows) ? row_order[pos] : pos;
+        const uint row = base + threadIdx.x / K;
         const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, y);
         if (lane == 0 && row < n_rows) {
             y[row] = v;
@@ -184,8 +179,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-              const uint long_len, const uint *__restrict__ row_order, const uint ordered,
-              const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
+              const uint long_len, const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
@@ -195,7 +189,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
     const SCALAR *w1s = w1 + w1_off;
 #define CSR_DOTS_CASE(K)                                                                       \
     case K:                                                                                    \
-        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, xs, ys, w0s, w1s, slot_yy, \
+        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy, \
                          slot_w0, slot_w1, acc);                                               \
         break;
     switch (k) {
@@ -205,7 +199,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
         CSR_DOTS_CASE(16)
         CSR_DOTS_CASE(32)
     default:
-        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, xs, ys, w0s, w1s, slot_yy,
+        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy,
                          slot_w0, slot_w1, acc);
         break;
     }
@@ -218,16 +212,14 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
                                                     const uint *__restrict__ col_idx,
                                                     const SCALAR *__restrict__ values,
                                                     const uint n_rows, const uint long_len,
-                                                    const uint *__restrict__ row_order,
-                                                    const uint ordered, const SCALAR *x,
-                                                    const SCALAR *b, SCALAR *r) {
+                                                    const SCALAR *x, const SCALAR *b,
+                                                    SCALAR *r) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
     SCALAR acc = ZERO;
     for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
-        const uint pos = base + threadIdx.x / K;
-        const uint row = (ordered && pos < n_rows) ? row_order[pos] : pos;
+        const uint row = base + threadIdx.x / K;
         const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, r);
         if (lane == 0 && row < n_rows) {
             const SCALAR ri = b[row] - v;
@@ -240,16 +232,16 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
 
 extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-             const uint long_len, const uint *__restrict__ row_order, const uint ordered,
-             const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+             const uint long_len, const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
+             const int slot_rr) {
     SCALAR acc;
     switch (k) {
-    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
-    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
-    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
-    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
-    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
-    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, row_order, ordered, x, b, r); break;
+    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
     }
     if (slot_rr >= 0) {
         write_partial(partials, (uint)slot_rr, block_sum1(acc));

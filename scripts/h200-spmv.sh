@@ -3,8 +3,8 @@
 # NVIDIA OpenCL, CSR and the alternative format of each matrix) against cuSPARSE's cusparseSpMV
 # (benches/cusparse_spmv.cu, built here with nvcc) on the same matrices, exported with
 # `pipekrylov export --raw`; then sweeps of the CSR tuning knobs (src/backend/tuning.rs).
-# CUSPARSE=0 skips the reference, ALT=0 the alternative formats; SWEEP_FACTOR, SWEEP_LANES and
-# SWEEP_ORDER name the sweeps' matrices (empty: skip). CSV under $OUT, a table last. Run from the repository root on the
+# CUSPARSE=0 skips the reference, ALT=0 the alternative formats; SWEEP_FACTOR and SWEEP_LANES
+# name the sweeps' matrices (empty: skip). CSV under $OUT, a table last. Run from the repository root on the
 # device after
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
@@ -58,15 +58,6 @@ for case in ${SWEEP_LANES-powerlaw:4194304 stencil27:4096000 elasticity3d:324864
       --problem $p --min-n $n --max-n $n --repeats 5 \
       --out "$TMP/sweep-lanes-$p-k$K.csv" --quiet > /dev/null 2>&1
     echo "$p lanes $K: status $?"
-  done
-done
-for case in ${SWEEP_ORDER-powerlaw:4194304}; do
-  p=${case%%:*}; n=${case#*:}
-  for O in 0 1; do
-    PIPEKRYLOV_CSR_ROW_ORDER=$O timeout 120 $PK bench --backends cuda,opencl --solvers spmv \
-      --problem $p --min-n $n --max-n $n --repeats 5 \
-      --out "$TMP/sweep-order-$p-o$O.csv" --quiet > /dev/null 2>&1
-    echo "$p row order $O: status $?"
   done
 done
 # One CSV per part (the device tool returns few files); the sweep files gain a `knob` column.

@@ -972,11 +972,10 @@ fn host_agrees_with_itself_through_the_generic_harness() {
     solves_agree_with_host(&HostBackend::new());
 }
 
-/// The pathological matrices above do reach the long-row path and the length-sorted row order:
-/// a dense row among short ones is split into chunks at upload, uneven rows are sorted, regular
-/// matrices keep neither.
+/// The pathological matrices above do reach the long-row path: a dense row among short ones is
+/// split into chunks at upload, regular matrices are not.
 #[test]
-fn long_rows_and_row_order_are_planned_at_upload() {
+fn long_rows_are_split_at_upload() {
     use pipekrylov::backend::{DeviceFormat, SpmvOps};
     let h = HostBackend::new();
     let long = |a: &CsrMatrix<f64>| match h.upload_matrix(a, MatrixFormat::Csr).unwrap().format() {
@@ -989,15 +988,4 @@ fn long_rows_and_row_order_are_planned_at_upload() {
     let poisson = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
     assert_eq!(long(&poisson), None);
     assert_eq!(long(&random_matrix::<f64>(4099, 40, false, 9)), None);
-    // Uneven rows are visited in length-sorted order, regular ones in index order.
-    let ordered = |a: &CsrMatrix<f64>| match h.upload_matrix(a, MatrixFormat::Csr).unwrap().format()
-    {
-        DeviceFormat::Csr { row_order, .. } => row_order.is_some(),
-        _ => unreachable!("uploaded as CSR"),
-    };
-    assert!(ordered(&random_matrix::<f64>(4099, 5, true, 7)));
-    assert!(ordered(
-        &Generator::Powerlaw.generate::<f64>(4096).unwrap().matrix
-    ));
-    assert!(!ordered(&poisson));
 }

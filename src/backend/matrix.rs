@@ -54,9 +54,6 @@ pub enum DeviceFormat<T> {
         /// The rows summed apart on GPUs (see [`LongRows`]); `None` when no row is long or
         /// on the host backend.
         long_rows: Option<Box<LongRows<T>>>,
-        /// The order in which GPU kernels visit the rows (see [`crate::backend::row_order`]);
-        /// `None`: index order.
-        row_order: Option<Buffer<u32>>,
     },
     /// SELL-C-sigma arrays (see [`SellMatrix`]).
     Sell {
@@ -199,13 +196,11 @@ impl<T: Scalar> DeviceMatrix<T> {
                 col_idx,
                 values,
                 long_rows,
-                row_order,
             } => {
                 row_ptr.bytes()
                     + col_idx.bytes()
                     + values.bytes()
                     + long_rows.as_ref().map_or(0, |l| l.bytes())
-                    + row_order.as_ref().map_or(0, Buffer::bytes)
             }
             DeviceFormat::Sell {
                 slice_ptr,

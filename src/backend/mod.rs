@@ -19,7 +19,6 @@ pub mod long_rows;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
-pub mod row_order;
 mod select;
 pub mod tuning;
 

@@ -12,11 +12,6 @@ pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
 /// the long-row path off (every row in the main kernel, as before it existed).
 pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 
-/// Environment variable forcing the length-sorted row order of CSR matrices at upload (see
-/// [`crate::backend::row_order`]): `1` always, `0` never; unset or anything else: sorted when
-/// the rows are uneven.
-pub const CSR_ROW_ORDER_ENV: &str = "PIPEKRYLOV_CSR_ROW_ORDER";
-
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -36,14 +31,4 @@ pub(crate) fn csr_lanes() -> Option<u32> {
 pub(crate) fn long_row_factor() -> Option<usize> {
     static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
     *FACTOR.get_or_init(|| parse_env(LONG_ROW_FACTOR_ENV))
-}
-
-/// The forced row-order choice of [`CSR_ROW_ORDER_ENV`], if any.
-pub(crate) fn csr_row_order() -> Option<bool> {
-    static ORDER: OnceLock<Option<bool>> = OnceLock::new();
-    *ORDER.get_or_init(|| match parse_env(CSR_ROW_ORDER_ENV) {
-        Some(0) => Some(false),
-        Some(1) => Some(true),
-        _ => None,
-    })
 }

@@ -909,7 +909,6 @@ mod tests {
                 col_idx: cuda.upload(&ci).unwrap(),
                 values: cuda.upload(&vec![1.0f64; n]).unwrap(),
                 long_rows: None,
-                row_order: None,
             },
             fingerprint: 0,
             halo: Default::default(),

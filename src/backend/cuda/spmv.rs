@@ -12,13 +12,15 @@ use crate::backend::{SpmvDots, SpmvOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
-/// Threads per CSR row: the largest power of two not above (mean nonzeros per row) / 3,
-/// between 1 and 32 (or the `PIPEKRYLOV_CSR_LANES` override). Measured on the H200, SpMV
-/// alone, f64 (`bench/results/spmv-sweeps-h200.csv`): 3D Poisson (7 per row, n = 4.1M) 115 us
-/// with 2 threads against 127 with 1; 27-point stencil (27 per row) 522-533 us with 4-8 against
-/// 987 with 2; elasticity 3D (43 per row) 58 us with 8 against 75 with 4; power-law rows (mean
-/// 12) 697 us with 4 against 819 with 2. Earlier, with CG: rows of 5 entries (2D Poisson) run
-/// fastest with one thread per row (184 us per iteration against 314 with 4).
+/// Threads per CSR row: the largest power of two not above (mean nonzeros per row) / 6,
+/// between 1 and 32. Measured on the H200 (pipelined CG, f64): rows of 5-7 entries run
+/// fastest with one thread per row (Poisson 2D, n = 4.2M: 184 us per iteration against 314
+/// with 4 threads), rows of 43 entries with 4-8 threads (elasticity 3D: 97-98 us against 153
+/// with one and 171 with 32). The SpMV alone prefers more threads (mean / 3: 3D Poisson 115
+/// against 127 us, elasticity 3D 56 against 74, `bench/results/spmv-sweeps-h200.csv`), but the
+/// fused `spmv_dots` of CG does not: with mean / 3, CG at n = 4.1M took 242 us per iteration
+/// on 3D Poisson (202 with mean / 6) and 737 on the 27-point stencil (590), so the rule stays
+/// (`bench/results/poisson3d-lanes2-h200.csv`, `irregular-*-csr-sorted-h200.csv`).
 pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
     if let Some(k) = crate::backend::tuning::csr_lanes() {
         return k;
@@ -26,7 +28,7 @@ pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
     if rows == 0 {
         return 1;
     }
-    let per_thread = (nnz / rows / 3).clamp(1, 32);
+    let per_thread = (nnz / rows / 6).clamp(1, 32);
     1u32 << (usize::BITS - 1 - per_thread.leading_zeros())
 }
 
@@ -57,7 +59,6 @@ fn matrix_args<T: Scalar>(
             col_idx,
             values,
             long_rows,
-            row_order,
         } => {
             let k = csr_lanes(a.nnz(), a.n_rows());
             (
@@ -68,11 +69,6 @@ fn matrix_args<T: Scalar>(
                     rows,
                     Arg::U32(k),
                     Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    match row_order {
-                        Some(o) => b.ptr(o)?,
-                        None => Arg::Ptr(0),
-                    },
-                    Arg::U32(u32::from(row_order.is_some())),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),
@@ -323,11 +319,10 @@ mod tests {
         assert_eq!(csr_lanes(0, 0), 1);
         assert_eq!(csr_lanes(0, 10), 1);
         assert_eq!(csr_lanes(50, 10), 1);
-        assert_eq!(csr_lanes(70, 10), 2);
-        assert_eq!(csr_lanes(120, 10), 4);
-        assert_eq!(csr_lanes(270, 10), 8);
-        assert_eq!(csr_lanes(435, 10), 8);
-        assert_eq!(csr_lanes(810, 10), 16);
+        assert_eq!(csr_lanes(70, 10), 1);
+        assert_eq!(csr_lanes(120, 10), 2);
+        assert_eq!(csr_lanes(435, 10), 4);
+        assert_eq!(csr_lanes(810, 10), 8);
         assert_eq!(csr_lanes(10_000, 10), 32);
     }
 }

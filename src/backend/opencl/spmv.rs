@@ -93,7 +93,6 @@ impl OpenClBackend {
                 col_idx,
                 values,
                 long_rows,
-                row_order,
             } => (
                 Fmt::Csr,
                 vec![
@@ -103,9 +102,6 @@ impl OpenClBackend {
                     Arg::uint(n_rows),
                     Arg::uint(self.csr_lanes(a.nnz(), a.n_rows())),
                     Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    // Without an order the kernel never reads the buffer: any valid one does.
-                    Arg::Mem(self.mem(row_order.as_ref().unwrap_or(row_ptr))?),
-                    Arg::uint(u32::from(row_order.is_some())),
                 ],
             ),
             DeviceFormat::Sell {

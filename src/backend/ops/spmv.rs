@@ -7,7 +7,6 @@ use crate::backend::matrix::{
     host_arrays, DeviceFormat, DeviceMatrix, HostArrays, LongRows, MatrixFormat,
 };
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{row_order, tuning};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -45,30 +44,24 @@ pub trait SpmvOps: VectorOps {
         format: MatrixFormat,
     ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
-            HostArrays::Csr(rp, ci, v) => {
-                let plan = LongRowPlan::plan(&rp);
-                let long_len = plan.as_ref().map_or(u32::MAX, |p| p.min_len);
-                let order = row_order::plan(&rp, long_len, tuning::csr_row_order());
-                DeviceFormat::Csr {
-                    long_rows: match plan {
-                        Some(plan) => Some(Box::new(LongRows {
-                            min_len: plan.min_len,
-                            rows: self.upload(&plan.rows)?,
-                            chunk_ptr: self.upload(&plan.chunk_ptr)?,
-                            chunk_begin: self.upload(&plan.chunk_begin)?,
-                            chunk_end: self.upload(&plan.chunk_end)?,
-                            chunk_sums: self.alloc(plan.n_chunks())?,
-                            n_rows: plan.rows.len(),
-                            n_chunks: plan.n_chunks(),
-                        })),
-                        None => None,
-                    },
-                    row_order: order.map(|o| self.upload(&o)).transpose()?,
-                    row_ptr: self.upload(&rp)?,
-                    col_idx: self.upload(&ci)?,
-                    values: self.upload(&v)?,
-                }
-            }
+            HostArrays::Csr(rp, ci, v) => DeviceFormat::Csr {
+                long_rows: match LongRowPlan::plan(&rp) {
+                    Some(plan) => Some(Box::new(LongRows {
+                        min_len: plan.min_len,
+                        rows: self.upload(&plan.rows)?,
+                        chunk_ptr: self.upload(&plan.chunk_ptr)?,
+                        chunk_begin: self.upload(&plan.chunk_begin)?,
+                        chunk_end: self.upload(&plan.chunk_end)?,
+                        chunk_sums: self.alloc(plan.n_chunks())?,
+                        n_rows: plan.rows.len(),
+                        n_chunks: plan.n_chunks(),
+                    })),
+                    None => None,
+                },
+                row_ptr: self.upload(&rp)?,
+                col_idx: self.upload(&ci)?,
+                values: self.upload(&v)?,
+            },
             HostArrays::Sell(s) => DeviceFormat::Sell {
                 c: s.c,
                 n_slices: s.n_slices(),

@@ -243,7 +243,6 @@ fn csr_matrix<B: Backend, T: Scalar>(
             col_idx: backend.upload(col_idx)?,
             values,
             long_rows: None,
-            row_order: None,
         },
         fingerprint: 0,
         halo: Default::default(),
