@@ -12,6 +12,11 @@ pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
 /// the long-row path off (every row in the main kernel, as before it existed).
 pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 
+/// Environment variable overriding the blocks (work-groups) per multiprocessor of the
+/// reduction plan on GPUs (`partials` groups, and so the grid of every fused SpMV and update
+/// that writes partials): an integer in 1..=32.
+pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -31,4 +36,11 @@ pub(crate) fn csr_lanes() -> Option<u32> {
 pub(crate) fn long_row_factor() -> Option<usize> {
     static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
     *FACTOR.get_or_init(|| parse_env(LONG_ROW_FACTOR_ENV))
+}
+
+/// The reduction groups per multiprocessor of [`REDUCTION_GROUPS_PER_SM_ENV`], if valid.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn reduction_groups_per_sm() -> Option<usize> {
+    static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
+    *GROUPS.get_or_init(|| parse_env(REDUCTION_GROUPS_PER_SM_ENV).filter(|g| (1..=32).contains(g)))
 }

@@ -672,10 +672,10 @@ impl CudaBackend {
 
     /// Blocks of the first stage of a reduction over `n` elements.
     pub(crate) fn groups_for(&self, n: usize) -> usize {
-        n.div_ceil(self.block as usize).clamp(
-            1,
-            REDUCTION_BLOCKS_PER_SM * self.state.device.multiprocessors.max(1),
-        )
+        let per_sm =
+            crate::backend::tuning::reduction_groups_per_sm().unwrap_or(REDUCTION_BLOCKS_PER_SM);
+        n.div_ceil(self.block as usize)
+            .clamp(1, per_sm * self.state.device.multiprocessors.max(1))
     }
 
     /// Launch `kernel` of precision `T` with `grid` blocks of `WG` threads (one counted
