@@ -3,20 +3,20 @@
 # with the reduction plan's grid, REDUCTION_BLOCKS_PER_SM (CUDA) / GROUPS_PER_CU (OpenCL) blocks
 # per multiprocessor, 4 so far (half the threads an SM can hold with 256-thread blocks). This
 # runs CG, BiCGStab and GMRES(30), pipelined f64, CUDA and NVIDIA OpenCL, at the top of the
-# ladders with PIPEKRYLOV_REDUCTION_GROUPS_PER_SM = each of $GROUPS (default "4 8"), CSV under
+# ladders with PIPEKRYLOV_REDUCTION_GROUPS_PER_SM = each of $GROUP_COUNTS (default "4 8"), CSV under
 # $OUT (one file, a `groups` column). Run from the repository root on the device after
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
-#   bash scripts/h200-groups.sh            (about 2 minutes)
+#   bash scripts/h200-groups.sh            (about 2 minutes; CASES="NAME:N ...", FORMAT=sell)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
 TMP=$(mktemp -d)
-for G in ${GROUPS:-4 8}; do
+for G in ${GROUP_COUNTS:-4 8}; do
   for case in ${CASES:-poisson2d:4190209 poisson3d:4096000 stencil27:4096000 elasticity3d:324864 powerlaw:4194304}; do
     p=${case%%:*}; n=${case#*:}
     PIPEKRYLOV_REDUCTION_GROUPS_PER_SM=$G timeout 100 $PK bench --backends cuda,opencl \
-      --solvers cg,bicgstab,gmres --problem $p --min-n $n --max-n $n --repeats 5 \
+      --solvers cg,bicgstab,gmres --problem $p --min-n $n --max-n $n --repeats 5 --format "${FORMAT:-csr}" \
       --out "$TMP/g$G-$p.csv" --quiet > /dev/null 2>&1
     echo "groups $G $p: status $?"
   done

@@ -746,20 +746,40 @@ fn the_comparison_can_fail() {
 /// Whole solves: same iterations (within one) and residuals as host.
 fn solves_agree_with_host<B: Backend>(t: &B) {
     let h = HostBackend::new();
-    let cases = [
-        (Generator::Fem2d, 3969usize, "cg"),
-        (Generator::ConvDiff3d, 4096, "bicgstab"),
-        (Generator::ConvDiff3d, 4096, "gmres"),
-        (Generator::Elasticity3d, 300, "cg"),
+    let sell = MatrixFormat::Sell { c: 32, sigma: 256 };
+    let mut cases = vec![
+        (Generator::Fem2d, 3969usize, "cg", MatrixFormat::Csr),
+        (Generator::ConvDiff3d, 4096, "bicgstab", MatrixFormat::Csr),
+        (Generator::ConvDiff3d, 4096, "gmres", MatrixFormat::Csr),
+        (Generator::Elasticity3d, 300, "cg", MatrixFormat::Csr),
+        (Generator::Fem2d, 3969, "cg", sell),
     ];
-    for (g, n, solver) in cases {
+    if t.is_gpu() {
+        // Large enough that the solvers' partials for SELL have more groups than the
+        // reduction plan (`SpmvOps::spmv_reduction_groups`).
+        assert!(
+            t.spmv_reduction_groups(
+                &t.upload_matrix(
+                    &Generator::Poisson3d
+                        .generate::<f64>(262_144)
+                        .unwrap()
+                        .matrix,
+                    sell
+                )
+                .unwrap()
+            ) > t.reduction_groups(262_144)
+        );
+        cases.push((Generator::Poisson3d, 262_144, "cg", sell));
+        cases.push((Generator::ConvDiff3d, 262_144, "bicgstab", sell));
+    }
+    for (g, n, solver, format) in cases {
         let p = g.generate::<f64>(n).unwrap();
         for variant in [Variant::Pipelined, Variant::Classical] {
             for precond in [false, true] {
-                let rt = solve_on(t, &p.matrix, solver, variant, precond);
-                let rh = solve_on(&h, &p.matrix, solver, variant, precond);
+                let rt = solve_on(t, &p.matrix, solver, variant, precond, format);
+                let rh = solve_on(&h, &p.matrix, solver, variant, precond, format);
                 let label = format!(
-                    "{} {solver} {variant} precond={precond} on {}",
+                    "{} {solver} {variant} precond={precond} {format} on {}",
                     t.name(),
                     p.description
                 );
@@ -787,8 +807,9 @@ fn solve_on<B: Backend>(
     solver: &str,
     variant: Variant,
     precond: bool,
+    format: MatrixFormat,
 ) -> SolveReport {
-    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let m = b.upload_matrix(a, format).unwrap();
     let n = a.n_rows();
     let jac = Jacobi::new(b, a).unwrap();
     let pc: Option<&dyn Preconditioner<B, f64>> = if precond { Some(&jac) } else { None };
@@ -909,7 +930,16 @@ fn host_pipelined_counts() {
 fn host_solves_are_deterministic() {
     let h = HostBackend::new();
     let p = Generator::ConvDiff3d.generate::<f64>(40_000).unwrap();
-    let a = || solve_on(&h, &p.matrix, "bicgstab", Variant::Pipelined, false);
+    let a = || {
+        solve_on(
+            &h,
+            &p.matrix,
+            "bicgstab",
+            Variant::Pipelined,
+            false,
+            MatrixFormat::Csr,
+        )
+    };
     let (r1, r2) = (a(), a());
     assert_eq!(r1.iterations, r2.iterations);
     assert_eq!(

@@ -114,7 +114,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             as_: backend.alloc(n)?,
             phat: backend.alloc(nm)?,
             shat: backend.alloc(nm)?,
-            partials: backend.partials(n, slot::COUNT)?,
+            partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })

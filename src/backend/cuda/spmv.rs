@@ -210,6 +210,20 @@ impl CudaBackend {
 }
 
 impl SpmvOps for CudaBackend {
+    /// SELL: a full-occupancy grid (every SM full of blocks) instead of the reduction plan's 4
+    /// blocks per SM. Measured on the H200 with every partials buffer at 8 blocks per SM
+    /// (`bench/results/groups-sell-h200.csv`, SELL-32-256, n = 4.1M): CG on the 27-point
+    /// stencil 478 us per iteration against 594, BiCGStab 949 against 1155, 3D Poisson CG 204
+    /// against 244; CSR did not gain (3D Poisson CG 215 against 196, `groups-h200.csv`) and
+    /// GMRES lost (its kernels sum the partials in every block), so only the partials of
+    /// products with SELL matrices (CG, BiCGStab) get the larger grid.
+    fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
+        match a.format() {
+            DeviceFormat::Sell { .. } => self.grid(a.n_rows()),
+            _ => self.groups_for(a.n_rows()),
+        }
+    }
+
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         check_spmv(a, x, y)?;
         let xo = Operand {

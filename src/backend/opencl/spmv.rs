@@ -227,6 +227,17 @@ impl OpenClBackend {
 }
 
 impl SpmvOps for OpenClBackend {
+    /// SELL on GPUs: the element-wise grid (8 groups per compute unit) instead of the
+    /// reduction plan's 4, as on CUDA (measured on the H200 with NVIDIA OpenCL,
+    /// `bench/results/groups-sell-h200.csv`: CG on the 27-point stencil, SELL-32-256, n = 4.1M,
+    /// 488 us per iteration against 627). CPUs keep the reduction plan.
+    fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
+        match a.format() {
+            DeviceFormat::Sell { .. } => self.elementwise_groups(a.n_rows()),
+            _ => self.groups_for(a.n_rows()),
+        }
+    }
+
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         check_spmv(a, x, y)?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);

@@ -88,6 +88,23 @@ pub trait SpmvOps: VectorOps {
         })
     }
 
+    /// Groups of the partials of a solver whose reductions are fused into products with `a`
+    /// (every kernel writing those partials runs on this grid, the fused SpMV included): the
+    /// reduction plan of its rows by default. The GPU backends give SELL matrices a
+    /// full-occupancy grid (see their implementations). A function of the matrix's format and
+    /// size and of the device only, so reductions stay deterministic.
+    fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
+        self.reduction_groups(a.n_rows())
+    }
+
+    /// A partials buffer with `slots` slots for the reductions fused into products with `a`
+    /// ([`SpmvOps::spmv_reduction_groups`] groups).
+    fn spmv_partials<T: Scalar>(&self, a: &DeviceMatrix<T>, slots: usize) -> Result<Partials<T>> {
+        let groups = self.spmv_reduction_groups(a);
+        let buffer = self.alloc::<T>(groups.saturating_mul(slots.max(1)))?;
+        Ok(Partials::from_buffer(buffer, a.n_rows(), groups, slots))
+    }
+
     /// Kernel `spmv` (per format: `spmv_csr`, `spmv_sell`, `spmv_bsr`): y = A x.
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
 

@@ -111,7 +111,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             ap: backend.alloc(n)?,
             z: backend.alloc(if with_m { n } else { 0 })?,
             q: backend.alloc(if with_m { n } else { 0 })?,
-            partials: backend.partials(n, slot::COUNT)?,
+            partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
             resident: if resident::may_run(backend, n, &params) {
                 Some(crate::backend::ResidentState::new(
