@@ -12,6 +12,10 @@ if cargo tree -e normal --prefix none 2>/dev/null | grep -E "^(clap|indicatif|pl
   echo "the default-feature library depends on the CLI stack above"; exit 1
 fi
 cargo test --release --features "$features" "$@"
+# The examples for users, on the host backend (README: examples/).
+cargo run --release --quiet --features "$features" --example heat_equation -- 63 100 host
+cargo run --release --quiet --features "$features" --example solve_matrix_market -- \
+  tests/data/494_bus.mtx cg jacobi host
 # The OpenCL kernels once more with buffers passed as device addresses (-D PK_ADDRESS_ARGS, the
 # default on NVIDIA GPUs; PoCL supports it too): every kernel against the host again.
 case " $features " in

@@ -2,7 +2,7 @@
 //! instead of as `cl_mem` arguments.
 //!
 //! Why: NVIDIA's OpenCL runtime spends about 0.25 us of host time per `cl_mem` argument of every
-//! launch (measured on the H200 with `examples/opencl_launch_cost.rs`: a kernel with 8 buffer
+//! launch (measured on the H200 with `examples/probes/opencl_launch_cost.rs`: a kernel with 8 buffer
 //! arguments costs 5.6 us per enqueue, with 8 by-value arguments 3.8 us; CUDA launches cost
 //! ~3.1 us whatever the pointer count). With the 8 buffers of a fused SpMV that is most of the
 //! gap between OpenCL and CUDA for small systems.

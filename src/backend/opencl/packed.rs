@@ -3,7 +3,7 @@
 //! `clSetKernelArg` and read by the runtime as one argument.
 //!
 //! Why: NVIDIA's OpenCL runtime spends ~0.06 us of host time per by-value argument of every
-//! enqueue (H200, `examples/opencl_launch_cost.rs`: 16 `ulong` arguments 5.72 us per enqueue,
+//! enqueue (H200, `examples/probes/opencl_launch_cost.rs`: 16 `ulong` arguments 5.72 us per enqueue,
 //! the same 16 values in one struct argument 4.74 us, 1 argument 4.94 us). The fused SpMV has
 //! 17 arguments.
 //!
