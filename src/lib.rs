@@ -13,6 +13,7 @@ pub mod cli;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod error;
+pub mod interop;
 pub mod matrix;
 pub mod memory;
 pub mod precond;

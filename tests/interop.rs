@@ -1,0 +1,42 @@
+//! Round trips between `CsrMatrix` and the sparse crates of the interop features.
+#![cfg(feature = "sprs")]
+
+mod common;
+
+use common::random_matrix;
+use pipekrylov::matrix::CsrMatrix;
+
+#[test]
+fn sprs_round_trip_keeps_every_entry() {
+    for (n, per_row, seed) in [(1, 1, 1), (31, 3, 2), (1000, 5, 3)] {
+        let a = random_matrix::<f64>(n, per_row, true, seed);
+        let m = a.to_sprs().unwrap();
+        assert_eq!((m.rows(), m.cols(), m.nnz()), (n, n, a.nnz()));
+        let back = CsrMatrix::from_sprs(&m).unwrap();
+        assert_eq!(back.row_ptr(), a.row_ptr());
+        assert_eq!(back.col_idx(), a.col_idx());
+        assert_eq!(back.values(), a.values());
+    }
+}
+
+#[test]
+fn sprs_csc_and_narrow_indices_convert() {
+    let a = random_matrix::<f64>(200, 4, false, 5);
+    // CSC storage of the same matrix.
+    let csc = a.to_sprs().unwrap().to_csc();
+    let from_csc = CsrMatrix::try_from(&csc).unwrap();
+    assert_eq!(from_csc.row_ptr(), a.row_ptr());
+    assert_eq!(from_csc.col_idx(), a.col_idx());
+    assert_eq!(from_csc.values(), a.values());
+    // u32 indices and row pointers.
+    let rp: Vec<u32> = a.row_ptr().iter().map(|&p| p as u32).collect();
+    let ci: Vec<u32> = a.col_idx().iter().map(|&c| c as u32).collect();
+    let narrow = sprs::CsMatI::<f64, u32, u32>::new((200, 200), rp, ci, a.values().to_vec());
+    let b = CsrMatrix::from_sprs(&narrow).unwrap();
+    assert_eq!(b.col_idx(), a.col_idx());
+    // A rectangular matrix keeps its shape.
+    let r = sprs::CsMat::new((2, 5), vec![0, 1, 2], vec![4, 0], vec![1.0f32, 2.0]);
+    let rc = CsrMatrix::from_sprs(&r).unwrap();
+    assert_eq!((rc.n_rows(), rc.n_cols(), rc.nnz()), (2, 5, 2));
+    assert_eq!(rc.to_sprs().unwrap(), r);
+}
