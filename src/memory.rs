@@ -70,9 +70,10 @@ pub(crate) fn try_with_capacity<T>(what: &str, len: usize) -> Result<Vec<T>> {
 /// is refused up front: a file declaring 3e9 rows and 2 entries needs a 24 GB row-pointer
 /// array, and filling it would take longer than any user waits for an answer.
 pub const MAX_ROWS_PER_ENTRY: usize = 64;
-/// See [`MAX_ROWS_PER_ENTRY`]: 64 MiB (8M rows). It was 1 GiB until the Matrix Market fuzz
+/// See [`MAX_ROWS_PER_ENTRY`]: 16 MiB (2M rows), so that converting such a file stays under
+/// 100 MB (the conversion holds two row-sized arrays). It was 1 GiB until the Matrix Market fuzz
 /// target found a 79-byte file (1e8 rows, one entry) that took over 10 s and 1.2 GB to convert.
-pub const SPARSE_ROWS_BYTES: usize = 64 << 20;
+pub const SPARSE_ROWS_BYTES: usize = 16 << 20;
 
 /// Refuse a CSR row-pointer array for `n_rows` rows holding only `nnz` entries when it is both
 /// large and mostly empty (see [`MAX_ROWS_PER_ENTRY`]).
@@ -87,7 +88,7 @@ pub(crate) fn check_row_pointers(n_rows: usize, nnz: usize) -> Result<()> {
             format!(
                 "{n_rows} rows hold only {nnz} entries: the row-pointer array alone would take \
                  {bytes} bytes (more than {MAX_ROWS_PER_ENTRY} empty rows per entry and more \
-                 than 64 MiB); refused before allocating"
+                 than 16 MiB); refused before allocating"
             ),
         ));
     }
