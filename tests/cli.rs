@@ -208,3 +208,48 @@ fn info_lists_backends() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("host") && s.contains("auto picks"), "{s}");
 }
+
+#[test]
+fn output_writes_the_solution_and_monitor_prints_the_history() {
+    let dir = std::env::temp_dir().join(format!("pk-cli-output-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let x_path = dir.join("x.mtx");
+    let out = bin()
+        .args([
+            "solve",
+            "--generate",
+            "poisson2d:1024",
+            "--rhs",
+            "a-ones",
+            "--tol",
+            "1e-12",
+            "--backend",
+            "host",
+            "--monitor",
+            "10",
+            "--output",
+            x_path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // b = A 1: the written solution is all ones.
+    let x = pipekrylov::matrix::matrix_market::read_vector::<f64>(&x_path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(x.len(), 1024);
+    assert!(x.iter().all(|v| (v - 1.0).abs() < 1e-8), "{:?}", &x[..4]);
+    // Iteration 0, every 10th, and the last, each with its residual.
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("residual")).collect();
+    assert!(lines.len() >= 3, "{stderr}");
+    assert!(
+        lines[0].trim_start().starts_with("0 residual"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].trim_start().starts_with("10 residual"),
+        "{}",
+        lines[1]
+    );
+}

@@ -101,6 +101,13 @@ enum Command {
         /// One JSON object on stdout.
         #[arg(long)]
         json: bool,
+        /// Write the solution to this Matrix Market vector file.
+        #[arg(long)]
+        output: Option<String>,
+        /// Print the residual every K iterations on stderr (from the recorded history, after
+        /// the solve; one process only).
+        #[arg(long)]
+        monitor: Option<usize>,
     },
     /// Per-iteration latency across system sizes.
     Bench {
@@ -236,6 +243,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
             maxit,
             format,
             json,
+            output,
+            monitor,
         } => {
             let args = solve::SolveArgs {
                 matrix,
@@ -262,6 +271,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 maxit,
                 format: bench_cmd::parse_format(&format)?,
                 json,
+                output,
+                monitor,
             };
             let mut notes = Vec::new();
             #[cfg(feature = "mpi")]

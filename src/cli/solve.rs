@@ -56,6 +56,10 @@ pub struct SolveArgs {
     pub format: MatrixFormat,
     /// `--json`
     pub json: bool,
+    /// `--output FILE.mtx`: write the solution as a Matrix Market vector.
+    pub output: Option<String>,
+    /// `--monitor K`: the residual every K iterations (from the recorded history, on stderr).
+    pub monitor: Option<usize>,
 }
 
 /// Run a solve; returns the exit code and the text for stdout. Backend notes go to `notes`.
@@ -100,6 +104,12 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let b = backend.upload(&rhs)?;
     let mut x = backend.alloc::<T>(n)?;
     let report = solve_with(backend, &m, precond, params, &args.solver, &b, &mut x)?;
+    if let Some(k) = args.monitor {
+        eprint!("{}", monitor_lines(&report, k));
+    }
+    if let Some(path) = &args.output {
+        crate::matrix::matrix_market::write_vector_file(path, &backend.download(&x)?)?;
+    }
     let apply_seconds = match precond {
         Some(pc) => Some(time_apply(backend, pc, &b)?),
         None => None,
@@ -124,6 +134,25 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
         human(backend, &system.name, a.nnz(), n, args, &report)
     };
     Ok((code, text))
+}
+
+/// `--monitor K`: one line per K iterations (and the last one) of the recorded residual history,
+/// like PETSc's `-ksp_monitor` (printed after the solve, not while it runs).
+pub fn monitor_lines(report: &SolveReport, k: usize) -> String {
+    let k = k.max(1);
+    let h = &report.residual_history;
+    let scale = if report.b_norm > 0.0 {
+        report.b_norm
+    } else {
+        1.0
+    };
+    let mut out = String::new();
+    for (i, r) in h.iter().enumerate() {
+        if i % k == 0 || i + 1 == h.len() {
+            out += &format!("{i:6} residual {r:.6e} relative {:.6e}\n", r / scale);
+        }
+    }
+    out
 }
 
 pub(crate) fn solve_with<B: Backend, T: Scalar>(
