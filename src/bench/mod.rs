@@ -19,8 +19,10 @@ use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
 
-/// The CSV header (scripts depend on the first 15 columns).
-pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution";
+/// The CSV header (scripts depend on the first 15 columns). `achieved_gb_per_s` is the traffic
+/// model's bytes per iteration over the median time: the bandwidth the iteration (or, for the
+/// `spmv` pseudo-solver, the kernel) achieved.
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s";
 
 /// One measured case.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -69,7 +71,7 @@ impl BenchRow {
     /// One CSV line matching [`CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{}",
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1}",
             self.backend,
             self.device.replace('"', "'"),
             self.solver,
@@ -89,7 +91,12 @@ impl BenchRow {
             self.restart,
             self.floor_bytes,
             self.copy_bandwidth / 1e9,
-            self.execution
+            self.execution,
+            if self.median > 0.0 {
+                self.floor_bytes / self.median / 1e9
+            } else {
+                0.0
+            }
         )
     }
 }

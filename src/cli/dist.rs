@@ -290,7 +290,7 @@ fn finish_solve<T: Scalar>(
 /// slowest rank's median seconds per iteration, and the per-iteration split of rank 0 into
 /// the local products (from one profiled solve), the exposed halo time and the reductions.
 pub const DIST_CSV_HEADER: &str = concat!(
-    "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution",
+    "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s",
     ",ranks,slowest_rank_s_per_iter,local_spmv_s_per_iter,halo_s_per_iter,reduce_s_per_iter"
 );
 
@@ -300,7 +300,7 @@ pub const DIST_CSV_HEADER: &str = concat!(
 pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
     debug_assert_eq!(
         DIST_CSV_HEADER.split(',').count(),
-        CSV_HEADER.split(',').count() + 4
+        CSV_HEADER.split(',').count() + 5
     );
     let mpi = Mpi::init()?;
     let comm = mpi.world();
