@@ -1,11 +1,12 @@
 //! Round trips between `CsrMatrix` and the sparse crates of the interop features.
-#![cfg(feature = "sprs")]
+#![cfg(any(feature = "sprs", feature = "nalgebra-sparse"))]
 
 mod common;
 
 use common::random_matrix;
 use pipekrylov::matrix::CsrMatrix;
 
+#[cfg(feature = "sprs")]
 #[test]
 fn sprs_round_trip_keeps_every_entry() {
     for (n, per_row, seed) in [(1, 1, 1), (31, 3, 2), (1000, 5, 3)] {
@@ -19,6 +20,7 @@ fn sprs_round_trip_keeps_every_entry() {
     }
 }
 
+#[cfg(feature = "sprs")]
 #[test]
 fn sprs_csc_and_narrow_indices_convert() {
     let a = random_matrix::<f64>(200, 4, false, 5);
@@ -39,4 +41,22 @@ fn sprs_csc_and_narrow_indices_convert() {
     let rc = CsrMatrix::from_sprs(&r).unwrap();
     assert_eq!((rc.n_rows(), rc.n_cols(), rc.nnz()), (2, 5, 2));
     assert_eq!(rc.to_sprs().unwrap(), r);
+}
+
+#[cfg(feature = "nalgebra-sparse")]
+#[test]
+fn nalgebra_sparse_round_trip_and_csc() {
+    for (n, per_row, seed) in [(1, 1, 1), (31, 3, 2), (1000, 5, 3)] {
+        let a = random_matrix::<f64>(n, per_row, true, seed);
+        let m = a.to_nalgebra_sparse().unwrap();
+        assert_eq!((m.nrows(), m.ncols(), m.nnz()), (n, n, a.nnz()));
+        let back = CsrMatrix::from_nalgebra_sparse(&m).unwrap();
+        assert_eq!(back.row_ptr(), a.row_ptr());
+        assert_eq!(back.col_idx(), a.col_idx());
+        assert_eq!(back.values(), a.values());
+        let csc = nalgebra_sparse::CscMatrix::from(&m);
+        let from_csc = CsrMatrix::from_nalgebra_sparse_csc(&csc).unwrap();
+        assert_eq!(from_csc.col_idx(), a.col_idx());
+        assert_eq!(from_csc.values(), a.values());
+    }
 }

@@ -1,6 +1,9 @@
 //! Conversions to and from the matrix types of other Rust sparse crates, one optional feature
-//! each (`sprs`). Solutions come back as `Vec<T>` already ([`crate::Solution::x`],
+//! each (`sprs`, `nalgebra-sparse`). Solutions come back as `Vec<T>` already ([`crate::Solution::x`],
 //! [`crate::backend::VectorOps::download`]).
 
 #[cfg(feature = "sprs")]
 pub mod sprs;
+
+#[cfg(feature = "nalgebra-sparse")]
+pub mod nalgebra_sparse;
