@@ -71,7 +71,12 @@ fn contradictory_entry_counts_are_typed_errors() {
     let v = quick("vector", || {
         parse_vector::<f64>("%%MatrixMarket matrix array real general\n99999999999 1\n1.0\n")
     });
-    assert!(matches!(v, Err(Error::MatrixMarket { .. })));
+    // 1e11 slots that the 3-byte body cannot fill: refused before the zeros are allocated.
+    assert!(
+        matches!(v, Err(Error::OutOfMemory { ref detail, .. }) if detail.contains("refused before allocating")),
+        "{:?}",
+        v.map(|v| v.len())
+    );
 }
 
 #[test]
@@ -105,4 +110,27 @@ fn a_generator_size_beyond_the_machine_is_refused_up_front() {
         // A machine with that much memory (or without /proc/meminfo) has nothing to show.
         _ => {}
     }
+}
+
+#[test]
+fn a_huge_mostly_empty_vector_is_refused_before_allocating() {
+    // Found by the fuzz target (fuzz/corpus/matrix_market/vector_1e9_no_entries.mtx): a 64-byte
+    // file whose vector reading filled 13.7 GB of zeros.
+    let t = "%%MatrixMarket matrix coordinate real general\n00001713234149 1 0\n";
+    let v = quick("vector 1.7e9", || parse_vector::<f64>(t));
+    match v {
+        Err(Error::OutOfMemory { bytes, detail, .. }) => {
+            assert_eq!(bytes, 1_713_234_149 * 8);
+            assert!(detail.contains("refused before allocating"), "{detail}");
+        }
+        other => panic!("expected OutOfMemory, got {:?}", other.map(|v| v.len())),
+    }
+    // The matrix of the same file is refused the same way (row pointers).
+    let m = quick("matrix 1.7e9", || coo(t).and_then(|m| m.to_csr()));
+    assert!(matches!(m, Err(Error::OutOfMemory { .. })));
+    // A small sparse vector is still read (the zeros are cheap).
+    let ok =
+        parse_vector::<f64>("%%MatrixMarket matrix coordinate real general\n100000 1 1\n7 1 2.5\n")
+            .unwrap();
+    assert_eq!((ok.len(), ok[6]), (100_000, 2.5));
 }

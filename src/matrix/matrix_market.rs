@@ -796,6 +796,10 @@ impl<T: Scalar> Sink<T> for VecSink<T> {
                 ),
             ));
         }
+        // A coordinate vector with far fewer entries than slots is refused before the zeros are
+        // allocated (hint: the declared entries; an array file stores every slot).
+        let bytes = rows.saturating_mul(std::mem::size_of::<T>());
+        crate::memory::check_sparse_fill("Matrix Market vector", rows, bytes, hint)?;
         self.rows = rows;
         self.v = Vec::with_capacity(hint.min(rows));
         Ok(())
