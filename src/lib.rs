@@ -17,11 +17,13 @@ pub mod interop;
 pub mod matrix;
 pub mod memory;
 pub mod precond;
+mod reusable;
 pub mod scalar;
 mod solve;
 pub mod solver;
 
 pub use error::{Error, Result};
+pub use reusable::{ReusableSolver, SolverBuilder};
 pub use solve::{solve, Method, Solution, SolveOptions};
 
 /// The traits and types most programs need: `use pipekrylov::prelude::*;`.

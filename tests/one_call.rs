@@ -63,3 +63,42 @@ fn one_call_errors_are_typed() {
     assert!("lsqr".parse::<Method>().is_err());
     assert_eq!("bicgstab".parse::<Method>().unwrap(), Method::BiCgStab);
 }
+
+/// The reusable solver: set up once, many right-hand sides; each solve equals a one-call solve
+/// of the same system, an exact initial guess converges at once, wrong lengths are typed errors.
+#[test]
+fn reusable_solver_matches_one_call_solves() {
+    use pipekrylov::ReusableSolver;
+    let a = Generator::ConvDiff3d.generate::<f64>(4096).unwrap().matrix;
+    let n = a.n_rows();
+    let opts = SolveOptions::default()
+        .method(Method::BiCgStab)
+        .precond(PrecondKind::Jacobi)
+        .rtol(1e-10)
+        .backend(BackendChoice::Host);
+    let mut solver = ReusableSolver::builder(&a).options(opts).build().unwrap();
+    for k in 0..3 {
+        let b: Vec<f64> = (0..n).map(|i| ((i * (k + 3)) % 17) as f64 - 8.0).collect();
+        let reused = solver.solve(&b).unwrap();
+        let once = solve(&a, &b, &opts).unwrap();
+        assert!(reused.report.stop_reason.converged());
+        assert_eq!(reused.report.iterations, once.report.iterations, "rhs {k}");
+        assert_eq!(reused.x, once.x, "rhs {k}");
+        // Started from its own answer, the next solve has nothing left to do.
+        let again = solver.solve_from(&b, &reused.x).unwrap();
+        assert!(again.report.iterations <= 1, "{}", again.report.iterations);
+    }
+    assert!(matches!(
+        solver.solve(&[1.0; 3]),
+        Err(Error::DimensionMismatch { .. })
+    ));
+    assert!(matches!(
+        solver.solve_from(&vec![1.0; n], &[0.0; 2]),
+        Err(Error::DimensionMismatch { .. })
+    ));
+    let rect = CsrMatrix::<f64>::from_triplets(2, 3, &[(0, 0, 1.0)]).unwrap();
+    assert!(matches!(
+        ReusableSolver::builder(&rect).build(),
+        Err(Error::DimensionMismatch { .. })
+    ));
+}

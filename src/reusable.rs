@@ -1,0 +1,200 @@
+//! A solver set up once and used for many right-hand sides: the matrix is uploaded and the
+//! preconditioner built by [`SolverBuilder::build`]; each [`ReusableSolver::solve`] only moves
+//! `b` and `x` and allocates the Krylov workspace (a few vectors). The transient problems the
+//! paper motivates (one matrix, hundreds of time steps) look like this:
+//!
+//! ```
+//! use pipekrylov::matrix::generate::Generator;
+//! use pipekrylov::precond::PrecondKind;
+//! use pipekrylov::{Method, ReusableSolver};
+//! let a = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+//! let mut solver = ReusableSolver::builder(&a)
+//!     .method(Method::Cg)
+//!     .precond(PrecondKind::Jacobi)
+//!     .rtol(1e-10)
+//!     .build()
+//!     .unwrap();
+//! let mut u = vec![1.0; a.n_rows()];
+//! for _step in 0..3 {
+//!     let sol = solver.solve_from(&u, &u).unwrap(); // b = u, initial guess u
+//!     assert!(sol.report.stop_reason.converged());
+//!     u = sol.x;
+//! }
+//! ```
+
+use crate::backend::{
+    AnyBackend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, MatrixFormat, SpmvOps, VectorOps,
+};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::precond::{self, PrecondKind, Preconditioner};
+use crate::scalar::Scalar;
+use crate::solver::{BiCgStab, Cg, Gmres, Params};
+use crate::{Method, Solution, SolveOptions};
+
+/// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
+#[derive(Debug, Clone)]
+pub struct SolverBuilder<'a, T> {
+    a: &'a CsrMatrix<T>,
+    options: SolveOptions,
+}
+
+impl<'a, T: Scalar> SolverBuilder<'a, T> {
+    /// The Krylov method (default GMRES).
+    pub fn method(mut self, method: Method) -> Self {
+        self.options.method = method;
+        self
+    }
+    /// The preconditioner at its default parameters (default none).
+    pub fn precond(mut self, kind: PrecondKind) -> Self {
+        self.options.precond.kind = kind;
+        self
+    }
+    /// The relative tolerance.
+    pub fn rtol(mut self, rtol: f64) -> Self {
+        self.options.params.rtol = rtol;
+        self
+    }
+    /// Every solver parameter at once (tolerances, iteration limit, restart, variant, ...).
+    pub fn params(mut self, params: Params) -> Self {
+        self.options.params = params;
+        self
+    }
+    /// Where to run (default: the best compiled-in GPU backend that works, else the host).
+    pub fn backend(mut self, backend: BackendChoice) -> Self {
+        self.options.backend = backend;
+        self
+    }
+    /// The matrix's storage format on the device (default CSR).
+    pub fn format(mut self, format: MatrixFormat) -> Self {
+        self.options.format = format;
+        self
+    }
+    /// All options at once.
+    pub fn options(mut self, options: SolveOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Open the backend, upload the matrix, build the preconditioner and the buffers for b and
+    /// x. Errors: as [`crate::solve`] (unavailable backend, bad matrix, preconditioner setup).
+    pub fn build(self) -> Result<ReusableSolver<T>> {
+        let a = self.a;
+        if !a.is_square() {
+            return Err(Error::dims(
+                "matrix must be square: columns vs rows",
+                a.n_rows(),
+                a.n_cols(),
+            ));
+        }
+        let (backend, notes) = self.options.backend.create()?;
+        if T::PRECISION == crate::Precision::F64 && !backend.supports_f64() {
+            return Err(Error::BackendUnavailable {
+                backend: backend.name().into(),
+                reason: "the device has no double precision (solve in f32)".into(),
+            });
+        }
+        self.options.params.validate()?;
+        let matrix = backend.upload_matrix(a, self.options.format)?;
+        let precond = precond::build(&backend, a, self.options.precond)?;
+        let rhs = backend.alloc::<T>(a.n_rows())?;
+        let x = backend.alloc::<T>(a.n_rows())?;
+        Ok(ReusableSolver {
+            options: self.options,
+            notes,
+            precond,
+            matrix,
+            rhs,
+            x,
+            backend,
+        })
+    }
+}
+
+/// A matrix uploaded and a preconditioner built once, solved with many right-hand sides (see
+/// the module documentation).
+pub struct ReusableSolver<T: Scalar> {
+    options: SolveOptions,
+    notes: Vec<String>,
+    precond: Option<Box<dyn Preconditioner<AnyBackend, T>>>,
+    matrix: DeviceMatrix<T>,
+    rhs: Buffer<T>,
+    x: Buffer<T>,
+    backend: AnyBackend,
+}
+
+impl<T: Scalar> std::fmt::Debug for ReusableSolver<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReusableSolver")
+            .field("options", &self.options)
+            .field("backend", &self.backend.name())
+            .field("n", &self.matrix.n_rows())
+            .finish()
+    }
+}
+
+impl<T: Scalar> ReusableSolver<T> {
+    /// Start building a solver for `a` (defaults as [`SolveOptions::default`]).
+    pub fn builder(a: &CsrMatrix<T>) -> SolverBuilder<'_, T> {
+        SolverBuilder {
+            a,
+            options: SolveOptions::default(),
+        }
+    }
+
+    /// The backend it runs on and the notes of its choice.
+    pub fn backend(&self) -> (&AnyBackend, &[String]) {
+        (&self.backend, &self.notes)
+    }
+
+    /// Solve A x = b from x = 0.
+    pub fn solve(&mut self, b: &[T]) -> Result<Solution<T>> {
+        self.check_len("right-hand side", b.len())?;
+        self.backend.fill(&mut self.x, T::zero())?;
+        self.run(b)
+    }
+
+    /// Solve A x = b from the initial guess `x0`.
+    pub fn solve_from(&mut self, b: &[T], x0: &[T]) -> Result<Solution<T>> {
+        self.check_len("right-hand side", b.len())?;
+        self.check_len("initial guess", x0.len())?;
+        self.backend.write(&mut self.x, x0)?;
+        self.run(b)
+    }
+
+    fn check_len(&self, what: &str, len: usize) -> Result<()> {
+        if len != self.matrix.n_rows() {
+            return Err(Error::dims(
+                format!("{what} length vs matrix rows"),
+                self.matrix.n_rows(),
+                len,
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, b: &[T]) -> Result<Solution<T>> {
+        let Self {
+            options,
+            notes,
+            precond,
+            matrix,
+            rhs,
+            x,
+            backend,
+        } = self;
+        backend.write(rhs, b)?;
+        let (m, pc, p) = (&*matrix, precond.as_deref(), options.params);
+        let report = match options.method {
+            Method::Cg => Cg::new(&*backend, m, pc, p)?.solve(rhs, x)?,
+            Method::BiCgStab => BiCgStab::new(&*backend, m, pc, p)?.solve(rhs, x)?,
+            Method::Gmres => Gmres::new(&*backend, m, pc, p)?.solve(rhs, x)?,
+        };
+        Ok(Solution {
+            x: backend.download(x)?,
+            report,
+            backend: format!("{} ({})", backend.name(), backend.device_name()),
+            notes: notes.clone(),
+        })
+    }
+}
