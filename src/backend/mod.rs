@@ -118,11 +118,14 @@ impl std::ops::Sub for CounterSnapshot {
     }
 }
 
-/// Launch and transfer counters, shared by all backend implementations.
+/// Launch and transfer counters, shared by all backend implementations; they also hold the
+/// testing hook that makes an allocation fail ([`VectorOps::fail_allocation`]).
 #[derive(Debug, Default)]
 pub struct Counters {
     launches: AtomicU64,
     transfers: AtomicU64,
+    /// 0: off; k: the k-th device allocation from now fails.
+    failing_allocation: AtomicU64,
 }
 
 impl Counters {
@@ -141,6 +144,30 @@ impl Counters {
     /// Count one host transfer.
     pub fn transfer(&self) {
         self.transfers.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Arm (`Some(k)`: the k-th allocation from now fails, k >= 1) or disarm (`None`) the
+    /// injected allocation failure.
+    pub fn fail_allocation(&self, nth: Option<u64>) {
+        self.failing_allocation
+            .store(nth.unwrap_or(0), Ordering::Relaxed);
+    }
+    /// Called by every device allocation of `bytes` bytes on `device`: the injected
+    /// `OutOfMemory` when it is this allocation's turn (one relaxed load otherwise).
+    pub fn check_allocation(&self, device: &str, bytes: usize) -> Result<()> {
+        if self.failing_allocation.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        let before =
+            self.failing_allocation
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| k.checked_sub(1));
+        if before == Ok(1) {
+            return Err(crate::error::Error::OutOfMemory {
+                device: device.to_string(),
+                bytes,
+                detail: "injected allocation failure (testing hook)".into(),
+            });
+        }
+        Ok(())
     }
     /// Current values.
     pub fn snapshot(&self) -> CounterSnapshot {

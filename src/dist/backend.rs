@@ -280,6 +280,9 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     fn counters(&self) -> CounterSnapshot {
         self.inner.counters()
     }
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.inner.fail_allocation(nth);
+    }
 }
 
 impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {

@@ -499,6 +499,7 @@ impl CudaBackend {
     /// Allocate `bytes` bytes (uninitialised) on the stream.
     pub(crate) fn alloc_bytes(&self, bytes: usize) -> Result<RawBuffer> {
         self.check_alive()?;
+        self.counters.check_allocation("cuda", bytes)?;
         if bytes > self.state.device.total_memory {
             return Err(Error::OutOfMemory {
                 device: self.device_label(),

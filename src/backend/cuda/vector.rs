@@ -128,6 +128,10 @@ impl VectorOps for CudaBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
+
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.counters.fail_allocation(nth);
+    }
 }
 
 impl CudaBackend {

@@ -10,12 +10,16 @@ use bytemuck::Pod;
 
 impl VectorOps for HostBackend {
     fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.counters
+            .check_allocation("host", len.saturating_mul(std::mem::size_of::<T>()))?;
         let mut v = host_vec::<T>(len)?;
         v.resize(len, T::zeroed());
         Ok(Buffer::from_storage(len, Storage::Host(v)))
     }
 
     fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.counters
+            .check_allocation("host", std::mem::size_of_val(data))?;
         let mut v = host_vec::<T>(data.len())?;
         v.extend_from_slice(data);
         self.counters.transfer();
@@ -109,6 +113,10 @@ impl VectorOps for HostBackend {
 
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
+    }
+
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.counters.fail_allocation(nth);
     }
 }
 

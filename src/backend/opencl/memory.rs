@@ -141,6 +141,7 @@ impl OpenClBackend {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| self.oom(usize::MAX, format!("{len} elements overflow usize bytes")))?;
+        self.counters.check_allocation("opencl", bytes)?;
         let info = self.device();
         if bytes as u64 > info.max_alloc_bytes {
             return Err(self.oom(

@@ -126,4 +126,8 @@ impl VectorOps for OpenClBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
+
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.counters.fail_allocation(nth);
+    }
 }

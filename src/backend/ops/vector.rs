@@ -67,4 +67,9 @@ pub trait VectorOps: BackendInfo {
 
     /// Kernel launches and host transfers so far.
     fn counters(&self) -> CounterSnapshot;
+
+    /// Testing hook (fault injection): make the `k`-th device allocation from now (`Some(k)`,
+    /// k >= 1) fail with `OutOfMemory`, or stop doing so (`None`). Costs one relaxed atomic
+    /// load per allocation when off.
+    fn fail_allocation(&self, nth: Option<u64>);
 }

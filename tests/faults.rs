@@ -1,0 +1,141 @@
+//! Fault injection (issue 17, RELIABILITY row 16): a device allocation that fails in the
+//! middle of a solver's setup — preconditioner build or Krylov workspace — comes back as
+//! `OutOfMemory`, builds nothing half-way (the setup returns no object), leaves the caller's
+//! buffers as they were, and the backend solves normally right after. Every allocation of the
+//! setup is made to fail in turn (`VectorOps::fail_allocation`), on the host and on OpenCL
+//! (PoCL in CI; CUDA on a GPU).
+
+mod common;
+
+use common::rand_vec;
+use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::precond::{build, PrecondKind, PrecondSpec};
+use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport};
+use pipekrylov::Error;
+
+/// Preconditioner build + solver setup (the allocations under test), then a solve.
+#[allow(clippy::too_many_arguments)]
+fn setup_and_solve<B: Backend + 'static>(
+    b: &B,
+    a: &pipekrylov::matrix::CsrMatrix<f64>,
+    m: &pipekrylov::backend::DeviceMatrix<f64>,
+    solver: &str,
+    precond: PrecondKind,
+    rhs: &pipekrylov::backend::Buffer<f64>,
+    x: &mut pipekrylov::backend::Buffer<f64>,
+    fail_at: Option<u64>,
+) -> Result<SolveReport, Error> {
+    let params = Params {
+        rtol: 1e-8,
+        max_iter: 2000,
+        ..Params::default()
+    };
+    b.fail_allocation(fail_at);
+    let setup = (|| {
+        let spec = PrecondSpec {
+            kind: precond,
+            ..PrecondSpec::default()
+        };
+        let pc = build(b, a, spec)?;
+        Ok::<_, Error>(pc)
+    })();
+    let pc = match setup {
+        Ok(pc) => pc,
+        Err(e) => {
+            b.fail_allocation(None);
+            return Err(e);
+        }
+    };
+    let pc = pc.as_deref();
+    let result = match solver {
+        "cg" => Cg::new(b, m, pc, params).map(|mut s| {
+            b.fail_allocation(None);
+            s.solve(rhs, x)
+        }),
+        "bicgstab" => BiCgStab::new(b, m, pc, params).map(|mut s| {
+            b.fail_allocation(None);
+            s.solve(rhs, x)
+        }),
+        _ => Gmres::new(b, m, pc, params).map(|mut s| {
+            b.fail_allocation(None);
+            s.solve(rhs, x)
+        }),
+    };
+    b.fail_allocation(None);
+    result?
+}
+
+fn allocation_failures_during_setup<B: Backend + 'static>(b: &B) {
+    let cases = [
+        (Generator::Poisson2d, "cg", PrecondKind::None),
+        (Generator::Poisson2d, "cg", PrecondKind::Jacobi),
+        (Generator::ConvDiff3d, "bicgstab", PrecondKind::Jacobi),
+        (Generator::ConvDiff3d, "gmres", PrecondKind::None),
+        (Generator::ConvDiff3d, "gmres", PrecondKind::Bilu0),
+    ];
+    for (g, solver, precond) in cases {
+        let a = g.generate::<f64>(1000).unwrap().matrix;
+        let n = a.n_rows();
+        let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        let (b0, x0) = (rand_vec::<f64>(n, 3), rand_vec::<f64>(n, 4));
+        let rhs = b.upload(&b0).unwrap();
+        let label = format!("{} {solver} {precond:?} on {g:?}", b.name());
+        let mut failures = 0;
+        let mut k = 1;
+        let report = loop {
+            let mut x = b.upload(&x0).unwrap();
+            match setup_and_solve(b, &a, &m, solver, precond, &rhs, &mut x, Some(k)) {
+                Err(Error::OutOfMemory { detail, .. }) => {
+                    assert!(detail.contains("injected"), "{label}: {detail}");
+                    // Nothing was solved: the caller's buffers are as they were.
+                    assert_eq!(b.download(&x).unwrap(), x0, "{label}: x after failure {k}");
+                    assert_eq!(
+                        b.download(&rhs).unwrap(),
+                        b0,
+                        "{label}: b after failure {k}"
+                    );
+                    failures += 1;
+                }
+                Err(other) => panic!("{label}: allocation {k}: {other:?}"),
+                Ok(report) => break report,
+            }
+            k += 1;
+            assert!(k < 500, "{label}: the setup never stopped allocating");
+        };
+        // Every allocation of the setup failed once (at least the workspace's), and the solve
+        // after the last injected failure is a normal one.
+        assert!(failures >= 3, "{label}: only {failures} allocations");
+        eprintln!("{label}: {failures} allocations failed in turn, each cleanly");
+        assert!(
+            report.stop_reason.converged(),
+            "{label}: {:?}",
+            report.stop_reason
+        );
+        // A clean solve from the same start gives the same answer: nothing was left behind.
+        let mut x = b.upload(&x0).unwrap();
+        let clean = setup_and_solve(b, &a, &m, solver, precond, &rhs, &mut x, None).unwrap();
+        assert_eq!(clean.iterations, report.iterations, "{label}");
+    }
+}
+
+#[test]
+fn host_allocation_failures_during_setup() {
+    allocation_failures_during_setup(&pipekrylov::backend::host::HostBackend::new());
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_allocation_failures_during_setup() {
+    let b = pipekrylov::backend::opencl::OpenClBackend::from_env()
+        .expect("an OpenCL device (PoCL in CI)");
+    allocation_failures_during_setup(&b);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_allocation_failures_during_setup() {
+    let b = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    allocation_failures_during_setup(&b);
+}
