@@ -1,5 +1,6 @@
-//! Fault injection (issue 17, RELIABILITY row 16): a device allocation that fails in the
-//! middle of a solver's setup — preconditioner build or Krylov workspace — comes back as
+//! Fault injection (issue 17, RELIABILITY rows 3 and 16). A NaN written into a device buffer in
+//! the middle of a solve stops it with `NanOrInf` where it entered, `x` holding the last finite
+//! iterate. A device allocation that fails in the middle of a solver's setup — preconditioner build or Krylov workspace — comes back as
 //! `OutOfMemory`, builds nothing half-way (the setup returns no object), leaves the caller's
 //! buffers as they were, and the backend solves normally right after. Every allocation of the
 //! setup is made to fail in turn (`VectorOps::fail_allocation`), on the host and on OpenCL
@@ -138,4 +139,121 @@ fn opencl_allocation_failures_during_setup() {
 fn cuda_allocation_failures_during_setup() {
     let b = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     allocation_failures_during_setup(&b);
+}
+
+/// Jacobi, except that its `at`-th application writes NaN into z: a NaN injected into a device
+/// buffer in the middle of a solve.
+struct NanOnApply {
+    inner: pipekrylov::precond::Jacobi<f64>,
+    calls: std::sync::atomic::AtomicUsize,
+    at: usize,
+}
+
+impl<B: Backend> pipekrylov::precond::Preconditioner<B, f64> for NanOnApply {
+    fn name(&self) -> &'static str {
+        "nan-on-apply"
+    }
+    fn n(&self) -> usize {
+        pipekrylov::precond::Preconditioner::<B, f64>::n(&self.inner)
+    }
+    fn apply(
+        &self,
+        backend: &B,
+        r: &pipekrylov::backend::Buffer<f64>,
+        z: &mut pipekrylov::backend::Buffer<f64>,
+    ) -> pipekrylov::Result<()> {
+        self.inner.apply(backend, r, z)?;
+        let k = 1 + self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if k == self.at {
+            backend.fill(z, f64::NAN)?;
+        }
+        Ok(())
+    }
+    fn launches_per_apply(&self) -> usize {
+        2
+    }
+    fn setup_times(&self) -> pipekrylov::precond::SetupTimes {
+        pipekrylov::precond::SetupTimes::default()
+    }
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+}
+
+fn nan_injected_mid_solve<B: Backend + 'static>(b: &B) {
+    use pipekrylov::solver::{StopReason, Variant};
+    let at = 6;
+    for (g, solver) in [
+        (Generator::Poisson2d, "cg"),
+        (Generator::ConvDiff3d, "bicgstab"),
+        (Generator::ConvDiff3d, "gmres"),
+    ] {
+        let a = g.generate::<f64>(4096).unwrap().matrix;
+        let n = a.n_rows();
+        let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        for variant in [Variant::Pipelined, Variant::Classical] {
+            let pc = NanOnApply {
+                inner: pipekrylov::precond::Jacobi::new(b, &a).unwrap(),
+                calls: Default::default(),
+                at,
+            };
+            let params = Params {
+                rtol: 1e-12,
+                max_iter: 500,
+                variant,
+                ..Params::default()
+            };
+            let rhs = b.upload(&rand_vec::<f64>(n, 7)).unwrap();
+            let mut x = b.alloc::<f64>(n).unwrap();
+            let pc: Option<&dyn pipekrylov::precond::Preconditioner<B, f64>> = Some(&pc);
+            let r = match solver {
+                "cg" => Cg::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+                "bicgstab" => BiCgStab::new(b, &m, pc, params)
+                    .unwrap()
+                    .solve(&rhs, &mut x),
+                _ => Gmres::new(b, &m, pc, params).unwrap().solve(&rhs, &mut x),
+            }
+            .unwrap();
+            let label = format!("{} {solver} {variant}", b.name());
+            assert_eq!(r.stop_reason, StopReason::NanOrInf, "{label}");
+            // Stopped where the NaN entered (BiCGStab applies M twice per iteration).
+            assert!(
+                r.iterations <= at + 1 && r.iterations + 2 >= at / 2,
+                "{label}: {} iterations",
+                r.iterations
+            );
+            let xs = b.download(&x).unwrap();
+            assert!(
+                xs.iter().all(|v| v.is_finite()),
+                "{label}: x must hold the last finite iterate"
+            );
+            eprintln!(
+                "{label}: NaN at apply {at}, stopped after {} iterations",
+                r.iterations
+            );
+        }
+    }
+}
+
+#[test]
+fn host_nan_injected_mid_solve() {
+    nan_injected_mid_solve(&pipekrylov::backend::host::HostBackend::new());
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_nan_injected_mid_solve() {
+    let b = pipekrylov::backend::opencl::OpenClBackend::from_env()
+        .expect("an OpenCL device (PoCL in CI)");
+    nan_injected_mid_solve(&b);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_nan_injected_mid_solve() {
+    let b = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    nan_injected_mid_solve(&b);
 }
