@@ -94,14 +94,12 @@ pub(crate) fn check_sparse_fill(
     bytes: usize,
     entries: usize,
 ) -> Result<()> {
-    let n_rows = len;
-    let nnz = entries;
-    if bytes > SPARSE_ROWS_BYTES && n_rows > MAX_ROWS_PER_ENTRY.saturating_mul(nnz.max(1)) {
+    if bytes > SPARSE_ROWS_BYTES && len > MAX_ROWS_PER_ENTRY.saturating_mul(entries.max(1)) {
         return Err(host_oom(
             what,
             bytes,
             format!(
-                "{n_rows} rows hold only {nnz} entries: the array alone would take {bytes} bytes \
+                "{len} rows hold only {entries} entries: the array alone would take {bytes} bytes \
                  (more than {MAX_ROWS_PER_ENTRY} empty rows per entry and more than 16 MiB); \
                  refused before allocating"
             ),

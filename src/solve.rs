@@ -2,12 +2,12 @@
 //! name on the best available backend (like the command line's `--backend auto`), the solution
 //! returned as a `Vec`.
 
-use crate::backend::{BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps};
+use crate::backend::{BackendChoice, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::{self, PrecondKind, PrecondSpec};
+use crate::precond::{PrecondKind, PrecondSpec};
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, Params, SolveReport};
+use crate::solver::{Params, SolveReport};
 
 /// Which Krylov method [`solve`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,13 +116,6 @@ pub struct Solution<T> {
 /// assert!(sol.report.stop_reason.converged() && sol.report.relative_true_residual < 1e-9);
 /// ```
 pub fn solve<T: Scalar>(a: &CsrMatrix<T>, b: &[T], options: &SolveOptions) -> Result<Solution<T>> {
-    if !a.is_square() {
-        return Err(Error::dims(
-            "matrix must be square: columns vs rows",
-            a.n_rows(),
-            a.n_cols(),
-        ));
-    }
     if b.len() != a.n_rows() {
         return Err(Error::dims(
             "right-hand side length vs matrix rows",
@@ -130,29 +123,9 @@ pub fn solve<T: Scalar>(a: &CsrMatrix<T>, b: &[T], options: &SolveOptions) -> Re
             b.len(),
         ));
     }
-    let (backend, notes) = options.backend.create()?;
-    if T::PRECISION == crate::Precision::F64 && !backend.supports_f64() {
-        return Err(Error::BackendUnavailable {
-            backend: backend.name().into(),
-            reason: "the device has no double precision (solve in f32)".into(),
-        });
-    }
-    let m = backend.upload_matrix(a, options.format)?;
-    let pc = precond::build(&backend, a, options.precond)?;
-    let pc = pc.as_deref();
-    let rhs = backend.upload(b)?;
-    let mut x = backend.alloc::<T>(a.n_rows())?;
-    backend.fill(&mut x, T::zero())?;
-    let p = options.params;
-    let report = match options.method {
-        Method::Cg => Cg::new(&backend, &m, pc, p)?.solve(&rhs, &mut x)?,
-        Method::BiCgStab => BiCgStab::new(&backend, &m, pc, p)?.solve(&rhs, &mut x)?,
-        Method::Gmres => Gmres::new(&backend, &m, pc, p)?.solve(&rhs, &mut x)?,
-    };
-    Ok(Solution {
-        x: backend.download(&x)?,
-        report,
-        backend: format!("{} ({})", backend.name(), backend.device_name()),
-        notes,
-    })
+    // The reusable solver, used once: the same checks, setup and solve from x = 0.
+    crate::ReusableSolver::builder(a)
+        .options(*options)
+        .build()?
+        .solve(b)
 }
