@@ -245,46 +245,69 @@ pk_kernel void multi_axpy(PK_GLOBAL(SCALAR, y), PK_GLOBAL(const SCALAR, basis), 
     }
 }
 
-/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, const SCALAR* pa, const SCALAR* pc,
- *                     uint read_groups, SCALAR* coef, ulong coef_off)
- * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
- * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
- * A M^-1 u, the columns 1 .. ucol-1 are final and orthonormal (count = ucol - 1 of them).
- * pa holds the partials of a_k = <v_{k+1}, u> (slots 0..count-1) and nu = <u, u> (slot count),
- * pc those of c_k = <v_{k+1}, w> (slots 0..count-1) and d = <u, w> (slot count). Every group
- * finishes them; beta = sqrt(nu - sum a_k^2) (0 when not positive: breakdown, nothing
- * written but beta), g = (d - sum a_k c_k) / beta. Then, in one pass over the columns:
- *   u <- q = (u - sum_k a_k v_{k+1}) / beta          (the reorthogonalized, normalized vector)
- *   w <- (w - sum_k c_k v_{k+1} - g q) / beta        (the next once-orthogonalized vector)
- * Group 0 writes a_k at coef[coef_off + k], c_k at coef[coef_off + count + k], beta and g at
- * coef[coef_off + 2 count] and [+1]. Launched with the partials' group count.
- */
-pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
-                                  PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const SCALAR, pc),
-                                  const uint read_groups, PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
-    PK_BIND(SCALAR, basis);
+/* gmres_dcgs2_finish (const SCALAR* pa, const SCALAR* pc, uint read_groups, uint count,
+ *                     SCALAR* coef, ulong coef_off)
+ * The sums of one step of Arnoldi with delayed CGS2 (see gmres_dcgs2_update), one work-group
+ * per slot (strided, then a tree: deterministic): pa holds the partials of a_k = <v_{k+1}, u>
+ * (slots 0..count-1) and nu = <u, u> (slot count), pc those of c_k = <v_{k+1}, w> and
+ * d = <u, w>. Writes a_k at coef[coef_off + k], c_k at coef[coef_off + count + k], nu at
+ * [coef_off + 2 count + 2] and d at [+ 3]. Launched with 2 (count + 1) work-groups, so that the
+ * update's work-groups read finished sums instead of each summing every partial again. */
+pk_kernel void gmres_dcgs2_finish(PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const SCALAR, pc),
+                                  const uint read_groups, const uint count, PK_GLOBAL(SCALAR, coef),
+                                  const ulong coef_off) {
     PK_BIND(const SCALAR, pa);
     PK_BIND(const SCALAR, pc);
     PK_BIND(SCALAR, coef);
+    __local SCALAR scratch[WG];
+    const uint b = get_group_id(0);
+    const bool second = b > count; /* groups 0..count: pa, count+1..2count+1: pc */
+    const uint slot = second ? b - count - 1 : b;
+    __global const SCALAR *p = (second ? pc : pa) + (ulong)slot * read_groups;
+    SCALAR acc = ZERO;
+    for (uint g = get_local_id(0); g < read_groups; g += WG) {
+        acc += p[g];
+    }
+    acc = group_sum(scratch, acc);
+    if (get_local_id(0) == 0) {
+        const ulong at = slot < count ? (second ? count + slot : slot) : (second ? 2 * count + 3 : 2 * count + 2);
+        coef[coef_off + at] = acc;
+    }
+}
+
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off)
+ * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
+ * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
+ * A M^-1 u, the columns 1 .. ucol-1 are final and orthonormal (count = ucol - 1 of them).
+ * coef at coef_off holds what gmres_dcgs2_finish wrote: a_k, c_k, nu and d. Every group forms
+ * beta = sqrt(nu - sum a_k^2) (0 when not positive: breakdown, nothing changed) and
+ * g = (d - sum a_k c_k) / beta (sums in k order, one work-item), then, in one pass over the
+ * columns:
+ *   u <- q = (u - sum_k a_k v_{k+1}) / beta          (the reorthogonalized, normalized vector)
+ *   w <- (w - sum_k c_k v_{k+1} - g q) / beta        (the next once-orthogonalized vector)
+ * Group 0 writes beta and g at coef[coef_off + 2 count] and [+1] (no group reads those).
+ * Launched with the partials' group count.
+ */
+pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
+                                  PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(SCALAR, coef);
     __local SCALAR ca[WG];
     __local SCALAR cc[WG];
-    __local SCALAR scratch[WG];
     __local SCALAR shared[2];
     const uint lid = get_local_id(0);
     const uint count = ucol - 1;
-    SCALAR s_aa = ZERO, s_ac = ZERO;
-    for (uint k = lid; k < count; k += WG) {
-        const SCALAR a = slot_sum(pa, read_groups, k);
-        const SCALAR c = slot_sum(pc, read_groups, k);
-        s_aa += a * a;
-        s_ac += a * c;
-    }
-    s_aa = group_sum(scratch, s_aa);
-    s_ac = group_sum(scratch, s_ac);
+    __global const SCALAR *co = coef + coef_off;
     if (lid == 0) {
-        const SCALAR b2 = slot_sum(pa, read_groups, count) - s_aa;
+        SCALAR s_aa = ZERO, s_ac = ZERO;
+        for (uint k = 0; k < count; ++k) {
+            const SCALAR a = co[k];
+            s_aa += a * a;
+            s_ac += a * co[count + k];
+        }
+        const SCALAR b2 = co[2 * count + 2] - s_aa;
         const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (slot_sum(pc, read_groups, count) - s_ac) / beta : ZERO;
+        const SCALAR g = beta > ZERO ? (co[2 * count + 3] - s_ac) / beta : ZERO;
         shared[0] = beta;
         shared[1] = g;
         if (get_group_id(0) == 0) {
@@ -295,7 +318,10 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR beta = shared[0];
     const SCALAR g = shared[1];
-    const SCALAR inv = beta > ZERO ? (SCALAR)1 / beta : ZERO;
+    if (!(beta > ZERO)) {
+        return; /* breakdown: the vectors stay as they are */
+    }
+    const SCALAR inv = (SCALAR)1 / beta;
     __global SCALAR *u = basis + (ulong)ucol * n;
     __global SCALAR *w = u + n;
     const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
@@ -304,19 +330,10 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
         const uint m = count == 0 ? 0 : min((uint)WG, count - c0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < m) {
-            const SCALAR a = slot_sum(pa, read_groups, c0 + lid);
-            const SCALAR c = slot_sum(pc, read_groups, c0 + lid);
-            ca[lid] = a;
-            cc[lid] = c;
-            if (get_group_id(0) == 0) {
-                coef[coef_off + c0 + lid] = a;
-                coef[coef_off + count + c0 + lid] = c;
-            }
+            ca[lid] = co[c0 + lid];
+            cc[lid] = co[count + c0 + lid];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (!(beta > ZERO)) {
-            continue; /* breakdown: the vectors stay as they are */
-        }
         const bool last = ch + 1 == nchunks;
         __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         FOR_EACH(e, n) {

@@ -7,6 +7,12 @@
  *              const uint* gt_pos, const ulong* scratch_off, SCALAR* scratch, SCALAR* g_values,
  *              SCALAR* gt_values)
  * Any grid (grid-stride loop), one thread per row of G.
+ *
+ *   afsai_grow (uint row_begin, uint rows, const uint* a_row_ptr, const uint* a_col_idx,
+ *               const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
+ *               SCALAR* scratch, uint* iscratch, uint* out_cols, uint* out_len)
+ * The adaptive pattern (seed 004 Algorithm 1), one thread per row, all steps in one launch;
+ * see kernels-cl/fsai.cl for the algorithm, the scratch layout and the arithmetic order.
  */
 
 /* Position of c in the ascending p[0..m), or -1. */
@@ -81,5 +87,183 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
             y[a] = g;
             gt_values[gt_pos[gb + a]] = g;
         }
+    }
+}
+
+#define AFSAI_MAX_PER_STEP 8
+
+/* a_{row, col} or 0 (binary search of the ascending row). */
+__device__ __forceinline__ SCALAR afsai_entry(const uint *a_row_ptr, const uint *a_col_idx,
+                                              const SCALAR *a_values, const uint row, const uint col) {
+    uint lo = a_row_ptr[row], hi = a_row_ptr[row + 1];
+    while (lo < hi) {
+        const uint mid = lo + (hi - lo) / 2;
+        const uint v = a_col_idx[mid];
+        if (v == col) return a_values[mid];
+        if (v < col) lo = mid + 1;
+        else hi = mid;
+    }
+    return ZERO;
+}
+
+extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin, const uint rows, const uint *a_row_ptr,
+                                                            const uint *a_col_idx, const SCALAR *a_values,
+                                                            const uint max_steps, const uint per_step, const SCALAR eps,
+                                                            SCALAR *scratch, uint *iscratch, uint *out_cols,
+                                                            uint *out_len) {
+    const uint cap = max_steps * per_step;
+    const uint lsz = cap * (cap + 1) / 2;
+    for (uint t = GRID_START; t < rows; t += GRID_STRIDE) {
+        const uint i = row_begin + t;
+#define AF_L(e) scratch[(ulong)(e) * rows + t]
+#define AF_Y(e) scratch[(ulong)(lsz + (e)) * rows + t]
+#define AF_G(e) scratch[(ulong)(lsz + cap + (e)) * rows + t]
+#define AF_P(e) iscratch[(ulong)(e) * rows + t]
+#define AF_PS(e) iscratch[(ulong)(cap + (e)) * rows + t]
+#define AF_CUR(e) iscratch[(ulong)(2 * cap + (e)) * rows + t]
+#define AF_HC(e) iscratch[(ulong)(3 * cap + 1 + (e)) * rows + t]
+#define AF_HL(e) iscratch[(ulong)(4 * cap + 2 + (e)) * rows + t]
+        const SCALAR psi0 = afsai_entry(a_row_ptr, a_col_idx, a_values, i, i);
+        SCALAR psi = psi0;
+        uint m = 0;
+        int failed = 0;
+        for (uint step = 0; step < max_steps && !failed; ++step) {
+            /* 1. gradient by the multiple-arrays merge, 2. selection */
+            for (uint a = 0; a < m; ++a) AF_CUR(a) = a_row_ptr[AF_P(a)];
+            AF_CUR(m) = a_row_ptr[i];
+            uint sel_col[AFSAI_MAX_PER_STEP];
+            SCALAR sel_val[AFSAI_MAX_PER_STEP];
+            uint nsel = 0;
+            uint sp = 0;
+            /* the heap of the lists' current columns below i, keyed (column, list) */
+            uint nh = 0;
+            for (uint a = 0; a <= m; ++a) {
+                const uint r = a < m ? AF_P(a) : i;
+                const uint c = AF_CUR(a);
+                if (c < a_row_ptr[r + 1] && a_col_idx[c] < i) {
+                    uint h = nh++; /* sift up */
+                    const uint col = a_col_idx[c];
+                    while (h > 0) {
+                        const uint up = (h - 1) / 2;
+                        if (AF_HC(up) < col || (AF_HC(up) == col && AF_HL(up) < a)) break;
+                        AF_HC(h) = AF_HC(up);
+                        AF_HL(h) = AF_HL(up);
+                        h = up;
+                    }
+                    AF_HC(h) = col;
+                    AF_HL(h) = a;
+                }
+            }
+            while (nh > 0) {
+                const uint jmin = AF_HC(0);
+                SCALAR acc = ZERO;
+                int first = 1;
+                while (nh > 0 && AF_HC(0) == jmin) {
+                    const uint a = AF_HL(0);
+                    const uint r = a < m ? AF_P(a) : i;
+                    const uint c = AF_CUR(a);
+                    const SCALAR w = a < m ? AF_G(a) : (SCALAR)1;
+                    const SCALAR term = w * a_values[c];
+                    acc = first ? term : acc + term;
+                    first = 0;
+                    AF_CUR(a) = c + 1;
+                    /* the root gets the list's next column, or the last entry */
+                    uint kc, kl;
+                    if (c + 1 < a_row_ptr[r + 1] && a_col_idx[c + 1] < i) {
+                        kc = a_col_idx[c + 1];
+                        kl = a;
+                    } else {
+                        --nh;
+                        kc = AF_HC(nh);
+                        kl = AF_HL(nh);
+                    }
+                    uint h = 0; /* sift down */
+                    for (;;) {
+                        uint ch = 2 * h + 1;
+                        if (ch >= nh) break;
+                        if (ch + 1 < nh && (AF_HC(ch + 1) < AF_HC(ch) || (AF_HC(ch + 1) == AF_HC(ch) && AF_HL(ch + 1) < AF_HL(ch)))) ++ch;
+                        if (kc < AF_HC(ch) || (kc == AF_HC(ch) && kl < AF_HL(ch))) break;
+                        AF_HC(h) = AF_HC(ch);
+                        AF_HL(h) = AF_HL(ch);
+                        h = ch;
+                    }
+                    if (nh > 0) {
+                        AF_HC(h) = kc;
+                        AF_HL(h) = kl;
+                    }
+                }
+                while (sp < m && AF_PS(sp) < jmin) ++sp;
+                if (sp < m && AF_PS(sp) == jmin) continue;
+                const SCALAR v = fabs(acc);
+                if (!(v > ZERO)) continue;
+                if (nsel == per_step && !(v > sel_val[nsel - 1])) continue;
+                uint pos = nsel < per_step ? nsel : per_step - 1;
+                while (pos > 0 && v > sel_val[pos - 1]) {
+                    sel_val[pos] = sel_val[pos - 1];
+                    sel_col[pos] = sel_col[pos - 1];
+                    --pos;
+                }
+                sel_val[pos] = v;
+                sel_col[pos] = jmin;
+                if (nsel < per_step) ++nsel;
+            }
+            if (nsel == 0) break; /* the pattern stops growing */
+            /* 3. extend L, y and psi by the selected columns, in rank order */
+            for (uint q = 0; q < nsel && !failed; ++q) {
+                const uint j = sel_col[q];
+                const uint lm = m * (m + 1) / 2; /* row m of L */
+                SCALAR d = afsai_entry(a_row_ptr, a_col_idx, a_values, j, j);
+                SCALAR yv = -afsai_entry(a_row_ptr, a_col_idx, a_values, i, j);
+                for (uint a = 0; a < m; ++a) {
+                    SCALAR v = afsai_entry(a_row_ptr, a_col_idx, a_values, j, AF_P(a));
+                    const uint la = a * (a + 1) / 2;
+                    for (uint k = 0; k < a; ++k) v -= AF_L(la + k) * AF_L(lm + k);
+                    v = v / AF_L(la + a);
+                    AF_L(lm + a) = v;
+                    d -= v * v;
+                    yv -= v * AF_Y(a);
+                }
+                if (!(d > ZERO) || isinf(d)) {
+                    failed = 1;
+                    break;
+                }
+                const SCALAR dm = sqrt(d);
+                AF_L(lm + m) = dm;
+                yv = yv / dm;
+                AF_Y(m) = yv;
+                psi -= yv * yv;
+                AF_P(m) = j;
+                uint s = m; /* insert j into the sorted copy */
+                while (s > 0 && AF_PS(s - 1) > j) {
+                    AF_PS(s) = AF_PS(s - 1);
+                    --s;
+                }
+                AF_PS(s) = j;
+                ++m;
+            }
+            if (failed) break;
+            /* G~(i, P) = L^-T y, backward */
+            for (uint a = m; a-- > 0;) {
+                SCALAR v = AF_Y(a);
+                for (uint k = a + 1; k < m; ++k) v -= AF_L(k * (k + 1) / 2 + a) * AF_G(k);
+                AF_G(a) = v / AF_L(a * (a + 1) / 2 + a);
+            }
+            /* 4. eq. (17) */
+            if (psi <= eps * psi0) break;
+        }
+        if (failed) {
+            out_len[i] = 0xffffffffu;
+        } else {
+            out_len[i] = m;
+            for (uint a = 0; a < m; ++a) out_cols[(ulong)i * cap + a] = AF_P(a);
+        }
+#undef AF_L
+#undef AF_Y
+#undef AF_G
+#undef AF_P
+#undef AF_PS
+#undef AF_CUR
+#undef AF_HC
+#undef AF_HL
     }
 }

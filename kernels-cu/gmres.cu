@@ -186,30 +186,49 @@ extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCA
     }
 }
 
-/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, const SCALAR* pa, const SCALAR* pc,
- *                     uint read_groups, SCALAR* coef, ulong coef_off): one DCGS2 Arnoldi
- * step, see kernels-cl/gmres.cl. Launched with the partials' block count. */
+/* gmres_dcgs2_finish (const SCALAR* pa, const SCALAR* pc, uint read_groups, uint count,
+ *                     SCALAR* coef, ulong coef_off): the sums of one DCGS2 step, one block per
+ * slot (tree order, deterministic), see kernels-cl/gmres.cl. Grid: 2 (count + 1) blocks. */
+extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_finish(const SCALAR *pa, const SCALAR *pc,
+                                                                    const uint read_groups, const uint count,
+                                                                    SCALAR *coef, const ulong coef_off) {
+    const uint b = blockIdx.x;
+    const bool second = b > count; /* blocks 0..count: pa, count+1..2count+1: pc */
+    const uint slot = second ? b - count - 1 : b;
+    const SCALAR *p = (second ? pc : pa) + (ulong)slot * read_groups;
+    SCALAR acc = ZERO;
+    for (uint g = threadIdx.x; g < read_groups; g += WG) {
+        acc += p[g];
+    }
+    acc = block_sum1(acc);
+    if (threadIdx.x == 0) {
+        /* a_k at k, c_k at count + k; nu at 2 count + 2, d at 2 count + 3 */
+        const ulong at = slot < count ? (second ? count + slot : slot) : (second ? 2 * count + 3 : 2 * count + 2);
+        coef[coef_off + at] = acc;
+    }
+}
+
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off): one
+ * DCGS2 Arnoldi step from the sums gmres_dcgs2_finish left in coef, see kernels-cl/gmres.cl.
+ * Launched with the partials' block count. */
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basis, const uint n, const uint ucol,
-                                                                    const SCALAR *pa, const SCALAR *pc,
-                                                                    const uint read_groups, SCALAR *coef,
-                                                                    const ulong coef_off) {
+                                                                    SCALAR *coef, const ulong coef_off) {
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR shared[2];
     const uint lid = threadIdx.x;
     const uint count = ucol - 1;
-    SCALAR s[2] = {ZERO, ZERO};
-    for (uint k = lid; k < count; k += WG) {
-        const SCALAR a = slot_sum(pa, read_groups, k);
-        const SCALAR c = slot_sum(pc, read_groups, k);
-        s[0] += a * a;
-        s[1] += a * c;
-    }
-    block_sum<2>(s);
+    const SCALAR *co = coef + coef_off;
     if (lid == 0) {
-        const SCALAR b2 = slot_sum(pa, read_groups, count) - s[0];
+        SCALAR s_aa = ZERO, s_ac = ZERO;
+        for (uint k = 0; k < count; ++k) {
+            const SCALAR a = co[k];
+            s_aa += a * a;
+            s_ac += a * co[count + k];
+        }
+        const SCALAR b2 = co[2 * count + 2] - s_aa;
         const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (slot_sum(pc, read_groups, count) - s[1]) / beta : ZERO;
+        const SCALAR g = beta > ZERO ? (co[2 * count + 3] - s_ac) / beta : ZERO;
         shared[0] = beta;
         shared[1] = g;
         if (blockIdx.x == 0) {
@@ -220,7 +239,10 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
     __syncthreads();
     const SCALAR beta = shared[0];
     const SCALAR g = shared[1];
-    const SCALAR inv = beta > ZERO ? (SCALAR)1 / beta : ZERO;
+    if (!(beta > ZERO)) {
+        return; /* breakdown: the vectors stay as they are */
+    }
+    const SCALAR inv = (SCALAR)1 / beta;
     SCALAR *u = basis + (ulong)ucol * n;
     SCALAR *w = u + n;
     const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
@@ -229,19 +251,10 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
         const uint m = count == 0 ? 0 : min((uint)WG, count - c0);
         __syncthreads();
         if (lid < m) {
-            const SCALAR a = slot_sum(pa, read_groups, c0 + lid);
-            const SCALAR c = slot_sum(pc, read_groups, c0 + lid);
-            ca[lid] = a;
-            cc[lid] = c;
-            if (blockIdx.x == 0) {
-                coef[coef_off + c0 + lid] = a;
-                coef[coef_off + count + c0 + lid] = c;
-            }
+            ca[lid] = co[c0 + lid];
+            cc[lid] = co[count + c0 + lid];
         }
         __syncthreads();
-        if (!(beta > ZERO)) {
-            continue;
-        }
         const bool last = ch + 1 == nchunks;
         const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
         for (uint e = GRID_START; e < n; e += GRID_STRIDE) {

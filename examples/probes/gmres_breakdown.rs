@@ -4,6 +4,7 @@
 
 use pipekrylov::backend::{Basis, Slot};
 use pipekrylov::prelude::*;
+use pipekrylov::solver::GmresOrthogonalization;
 
 mod common;
 use common::{median_us_per_iteration, time_split};
@@ -159,6 +160,32 @@ fn main() {
             "{}: read rmat {t_read} | finish xi {t_fin} | residual + finish {t_res} | multi_axpy {t_axpy}",
             be.name()
         );
+        // The default DCGS2 step s (u = column s, w = column s + 1): SpMV with <u, w>, the dots
+        // of u and w against the basis in one pass, the sums finished and the update (the last
+        // two are one backend call, two kernels on GPUs).
+        let mut pc = be.partials::<f64>(n, m + 1).unwrap();
+        let mut coef = be.alloc::<f64>(m * (2 * m + 2)).unwrap();
+        for s in [2usize, 16, 29] {
+            let t_dots2 = split(time_split(5, reps, &be, || {
+                be.basis_dots2(&basis, s, s + 1, 1..s + 1, s - 1, &mut partials, &mut pc)
+                    .unwrap()
+            }));
+            let t_update = split(time_split(5, reps, &be, || {
+                be.gmres_dcgs2_update(
+                    &mut basis,
+                    s,
+                    &partials,
+                    &pc,
+                    &mut coef,
+                    (s - 1) * (2 * m + 2),
+                )
+                .unwrap()
+            }));
+            println!(
+                "{}: DCGS2 step {s}: basis_dots2 {t_dots2} | finish + update {t_update}",
+                be.name()
+            );
+        }
         // A real GMRES(m) solve of exactly m iterations (one cycle), us per iteration.
         let params = Params {
             rtol: 0.0,
@@ -173,6 +200,19 @@ fn main() {
             be.fill(&mut y, 0.0).unwrap();
             solver.solve(&b, &mut y).unwrap()
         });
+        let simpler = Params {
+            gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+            ..params
+        };
+        let mut solver = Gmres::new(&be, &a, None, simpler).unwrap();
+        let simpler_us = median_us_per_iteration(|| {
+            be.fill(&mut y, 0.0).unwrap();
+            solver.solve(&b, &mut y).unwrap()
+        });
+        println!(
+            "{}: GMRES({m}) us per iteration: DCGS2 {solve_us:.1}, simpler {simpler_us:.1}",
+            be.name()
+        );
         println!(
             "{} | {t_spmv} | {t_dots} | {t_gs} | {t_norm} | {t_axpy} | {t_step} | {:.1}",
             be.name(),

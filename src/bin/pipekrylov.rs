@@ -53,7 +53,8 @@ enum Command {
         gmres_ortho: String,
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
         /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
-        /// poisson2d, poisson3d, aniso2d) or fsai (static FSAI, SPD matrices).
+        /// poisson2d, poisson3d, aniso2d), fsai (static FSAI, SPD matrices) or afsai
+        /// (adaptive FSAI, SPD matrices).
         #[arg(long, default_value = "none")]
         precond: String,
         /// Triangular solves of bilu0 / block-jacobi: exact (level-scheduled) or sweeps:K
@@ -76,6 +77,15 @@ enum Command {
         /// Prefiltration of fsai: entries below tau sqrt(a_ii a_jj) leave the pattern.
         #[arg(long, default_value_t = 0.0)]
         fsai_tau: f64,
+        /// Growth steps k_max of afsai (entries are added for at most this many steps).
+        #[arg(long, default_value_t = 30)]
+        afsai_max_steps: usize,
+        /// Entries s added per growth step of afsai (1..8).
+        #[arg(long, default_value_t = 1)]
+        afsai_step_size: usize,
+        /// Tolerance eps of afsai: a row stops growing when psi_k / psi_0 <= eps.
+        #[arg(long, default_value_t = 1e-3)]
+        afsai_eps: f64,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -235,6 +245,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
             isai_level,
             fsai_level,
             fsai_tau,
+            afsai_max_steps,
+            afsai_step_size,
+            afsai_eps,
             backend,
             execution,
             precision: prec,
@@ -262,6 +275,13 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 fsai: pipekrylov::precond::FsaiOptions {
                     level: fsai_level,
                     tau: fsai_tau,
+                },
+                afsai: pipekrylov::precond::AfsaiOptions {
+                    growth: pipekrylov::backend::AfsaiGrowth {
+                        max_steps: afsai_max_steps,
+                        per_step: afsai_step_size,
+                        eps: afsai_eps,
+                    },
                 },
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,

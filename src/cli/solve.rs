@@ -40,6 +40,8 @@ pub struct SolveArgs {
     pub isai_level: usize,
     /// `--fsai-level k`, `--fsai-tau t`
     pub fsai: crate::precond::FsaiOptions,
+    /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`
+    pub afsai: crate::precond::AfsaiOptions,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--execution auto|sync|resident`
@@ -193,6 +195,7 @@ pub(crate) fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSp
         format: args.format,
         stencil: system.stencil,
         fsai: args.fsai,
+        afsai: args.afsai,
     }
 }
 

@@ -21,9 +21,9 @@ use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::partials::sum_slots;
 use crate::backend::{
-    BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix, FsaiPattern,
-    GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials, PrecondOps,
-    Slot, SpmvDots, SpmvOps, Sums, VectorOps,
+    AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
+    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials,
+    PrecondOps, Slot, SpmvDots, SpmvOps, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -662,6 +662,19 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     ) -> Result<()> {
         self.inner
             .fsai_rows(a, pattern, batch, scratch, g_values, gt_values)
+    }
+    fn afsai_grow<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        growth: AfsaiGrowth,
+        rows: Range<usize>,
+        scratch: &mut Buffer<T>,
+        iscratch: &mut Buffer<u32>,
+        out_cols: &mut Buffer<u32>,
+        out_len: &mut Buffer<u32>,
+    ) -> Result<()> {
+        self.inner
+            .afsai_grow(a, growth, rows, scratch, iscratch, out_cols, out_len)
     }
     fn ip_stencil<T: Scalar>(
         &self,

@@ -2,8 +2,8 @@
 //! `--subdomains`, `--isai-level`).
 
 use super::{
-    Bilu0, Bilu0Options, BlockIsai, Fsai, FsaiOptions, IncompletePoisson, Jacobi, PointBlockJacobi,
-    Preconditioner, TriangularSolve,
+    AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Fsai, FsaiOptions, IncompletePoisson, Jacobi,
+    PointBlockJacobi, Preconditioner, TriangularSolve,
 };
 use crate::backend::{Backend, MatrixFormat};
 use crate::error::{Error, Result};
@@ -33,6 +33,8 @@ pub enum PrecondKind {
     IpMatrixFree,
     /// Static factored sparse approximate inverse G^T G (SPD matrices).
     Fsai,
+    /// Adaptive FSAI: the pattern grown by the Kaporin gradient (SPD matrices).
+    Afsai,
 }
 
 impl PrecondKind {
@@ -48,6 +50,7 @@ impl PrecondKind {
             Self::Ip => "ip",
             Self::IpMatrixFree => "ip-matrix-free",
             Self::Fsai => "fsai",
+            Self::Afsai => "afsai",
         }
     }
 }
@@ -71,11 +74,12 @@ impl std::str::FromStr for PrecondKind {
             "ip" => Ok(Self::Ip),
             "ip-matrix-free" => Ok(Self::IpMatrixFree),
             "fsai" => Ok(Self::Fsai),
+            "afsai" => Ok(Self::Afsai),
             _ => Err(Error::param(
                 "precond",
                 format!(
                     "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi, bilu0, isai, ip, ip-matrix-free or fsai)"
+                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai or afsai)"
                 ),
             )),
         }
@@ -101,6 +105,8 @@ pub struct PrecondSpec {
     pub stencil: Option<GridStencil>,
     /// FSAI pattern level and prefiltration.
     pub fsai: FsaiOptions,
+    /// Adaptive FSAI growth parameters.
+    pub afsai: AfsaiOptions,
 }
 
 impl Default for PrecondSpec {
@@ -114,6 +120,7 @@ impl Default for PrecondSpec {
             format: MatrixFormat::Csr,
             stencil: None,
             fsai: FsaiOptions::default(),
+            afsai: AfsaiOptions::default(),
         }
     }
 }
@@ -157,5 +164,6 @@ pub fn build<B: Backend + 'static, T: Scalar>(
             Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?))
         }
         PrecondKind::Fsai => Some(Box::new(Fsai::new(backend, a, spec.fsai)?)),
+        PrecondKind::Afsai => Some(Box::new(Fsai::adaptive(backend, a, spec.afsai)?)),
     })
 }

@@ -8,7 +8,7 @@
 mod bilu0;
 mod block_dense;
 mod domain;
-mod fsai;
+pub(crate) mod fsai;
 mod identity;
 mod incomplete_poisson;
 mod isai;
@@ -19,7 +19,7 @@ mod point_block_jacobi;
 pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels, TriangularSolve,
 };
-pub use fsai::{Fsai, FsaiOptions, FsaiSetupSplit, MAX_FSAI_LEVEL};
+pub use fsai::{AfsaiOptions, Fsai, FsaiOptions, FsaiSetupSplit, FsaiVariant, MAX_FSAI_LEVEL};
 pub use identity::Identity;
 pub use incomplete_poisson::{incomplete_poisson_matrix, IncompletePoisson};
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};

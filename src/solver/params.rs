@@ -98,7 +98,7 @@ pub enum GmresOrthogonalization {
     /// Arnoldi with delayed CGS2 (DCGS2; Swirydowicz, Langou, Ananthan, Yang and Thomas 2020):
     /// the second Gram-Schmidt pass of v_{k-1} is done in the same pass over the basis as the
     /// first pass of the next vector, with A applied to the not yet reorthogonalized vector
-    /// and H corrected on the host at the end of the cycle. 3 kernels and 2 passes over the basis per step, no transfer
+    /// and H corrected on the host at the end of the cycle. 4 kernels and 2 passes over the basis per step, no transfer
     /// while orthogonalizing (the default).
     #[default]
     Dcgs2,

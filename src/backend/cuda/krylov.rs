@@ -466,20 +466,31 @@ impl KrylovOps for CudaBackend {
     ) -> Result<()> {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
+        let count = ucol - 1;
+        // The step's sums once, then the update reads them (2 launches; every block of a single
+        // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
+        let finish_args = [
+            self.ptr(pa.buffer())?,
+            self.ptr(pc.buffer())?,
+            index_arg("groups", pa.groups())?,
+            index_arg("columns", count)?,
+            self.ptr(coef)?,
+            Arg::U64(coef_off as u64),
+        ];
+        // SAFETY: gmres_dcgs2_finish(pa, pc, uint read_groups, uint count, coef, ulong coef_off):
+        // both partials hold slots 0..=count with read_groups groups and coef holds
+        // 2 count + 4 values at coef_off (checked); one block per slot.
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2Finish, 2 * (count + 1), &finish_args)? };
         let args = [
             self.ptr(&basis.data)?,
             len_arg(n)?,
             index_arg("column", ucol)?,
-            self.ptr(pa.buffer())?,
-            self.ptr(pc.buffer())?,
-            index_arg("groups", pa.groups())?,
             self.ptr(coef)?,
             Arg::U64(coef_off as u64),
         ];
-        // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, pa, pc, uint read_groups, coef,
-        // ulong coef_off): columns 1..=ucol+1 exist, both partials hold slots 0..ucol-1 with
-        // read_groups groups, coef holds 2 (ucol - 1) + 2 values at coef_off (checked); the
-        // grid is the partials' group count.
+        // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, coef, ulong coef_off): columns
+        // 1..=ucol+1 exist and coef holds the 2 count + 4 values gmres_dcgs2_finish wrote at
+        // coef_off, on the same stream (checked); the grid is the partials' group count.
         unsafe { self.launch::<T>(Kernel::GmresDcgs2Update, pa.groups(), &args) }
     }
 }

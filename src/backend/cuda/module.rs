@@ -74,6 +74,7 @@ pub(crate) enum Kernel {
     BasisLoad,
     BasisStore,
     MultiAxpy,
+    GmresDcgs2Finish,
     GmresDcgs2Update,
     BasisDots2,
     DiagScale,
@@ -85,6 +86,7 @@ pub(crate) enum Kernel {
     IpStencil,
     IpStencilDot,
     FsaiRows,
+    AfsaiGrow,
     HaloGather,
     HaloSpmvAdd,
     CgScalars,
@@ -95,7 +97,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 42] = [
+    pub(crate) const ALL: [Kernel; 44] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -121,6 +123,7 @@ impl Kernel {
         Kernel::BasisLoad,
         Kernel::BasisStore,
         Kernel::MultiAxpy,
+        Kernel::GmresDcgs2Finish,
         Kernel::GmresDcgs2Update,
         Kernel::BasisDots2,
         Kernel::DiagScale,
@@ -132,6 +135,7 @@ impl Kernel {
         Kernel::IpStencil,
         Kernel::IpStencilDot,
         Kernel::FsaiRows,
+        Kernel::AfsaiGrow,
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
         Kernel::CgScalars,
@@ -168,6 +172,7 @@ impl Kernel {
             Kernel::BasisLoad => "basis_load",
             Kernel::BasisStore => "basis_store",
             Kernel::MultiAxpy => "multi_axpy",
+            Kernel::GmresDcgs2Finish => "gmres_dcgs2_finish",
             Kernel::GmresDcgs2Update => "gmres_dcgs2_update",
             Kernel::BasisDots2 => "basis_dots2",
             Kernel::DiagScale => "diag_scale",
@@ -179,6 +184,7 @@ impl Kernel {
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::FsaiRows => "fsai_rows",
+            Kernel::AfsaiGrow => "afsai_grow",
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::CgScalars => "cg_scalars",

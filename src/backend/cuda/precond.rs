@@ -4,12 +4,13 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
-    check_trsv,
+    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
+    check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
+    IpStencil, PrecondOps,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -218,6 +219,54 @@ impl PrecondOps for CudaBackend {
         // CSR of the pattern's size whose indices were validated at upload, the scratch holds
         // the batch and g, gt hold every entry (checked).
         unsafe { self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args) }
+    }
+
+    fn afsai_grow<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        growth: AfsaiGrowth,
+        rows: Range<usize>,
+        scratch: &mut Buffer<T>,
+        iscratch: &mut Buffer<u32>,
+        out_cols: &mut Buffer<u32>,
+        out_len: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            ..
+        } = a.format()
+        else {
+            return Err(crate::error::Error::param(
+                "format",
+                "afsai_grow needs A in CSR",
+            ));
+        };
+        let count = rows.len();
+        if count == 0 {
+            return Ok(());
+        }
+        let args = [
+            len_arg(rows.start)?,
+            len_arg(count)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            index_arg("afsai_max_steps", growth.max_steps)?,
+            index_arg("afsai_step_size", growth.per_step)?,
+            scalar(T::from_f64(growth.eps)),
+            self.ptr(scratch)?,
+            self.ptr(iscratch)?,
+            self.ptr(out_cols)?,
+            self.ptr(out_len)?,
+        ];
+        // SAFETY: afsai_grow(row_begin, rows, A csr, uint max_steps, uint per_step, eps,
+        // scratch, iscratch, out_cols, out_len): A is a square CSR whose indices were validated
+        // at upload, the rows lie inside it, the scratch buffers hold `rows` rows of the
+        // growth's layout, out_cols n * cap and out_len n entries (checked).
+        unsafe { self.launch::<T>(Kernel::AfsaiGrow, self.grid(count), &args) }
     }
 
     fn ip_stencil<T: Scalar>(

@@ -508,6 +508,8 @@ impl KrylovOps for HostBackend {
         coef_off: usize,
     ) -> Result<()> {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        // Two launches, as on the GPUs: gmres_dcgs2_finish, then gmres_dcgs2_update.
+        self.counters.launch();
         self.counters.launch();
         let n = basis.n();
         let count = ucol - 1;
@@ -524,7 +526,9 @@ impl KrylovOps for HostBackend {
             s_aa += ak * ak;
             s_ac += ak * ck;
         }
-        let b2 = sum_slot_in_kernel(da, g, Slot(count)) - s_aa;
+        let nu = sum_slot_in_kernel(da, g, Slot(count));
+        let d = sum_slot_in_kernel(dc, g, Slot(count));
+        let b2 = nu - s_aa;
         // NaN stays NaN (the solver reports it); a non-positive value is a breakdown.
         let beta = if b2 > T::zero() || !b2.is_finite() {
             b2.sqrt()
@@ -532,7 +536,7 @@ impl KrylovOps for HostBackend {
             T::zero()
         };
         let gl = if beta > T::zero() {
-            (sum_slot_in_kernel(dc, g, Slot(count)) - s_ac) / beta
+            (d - s_ac) / beta
         } else {
             T::zero()
         };
@@ -541,6 +545,8 @@ impl KrylovOps for HostBackend {
         out[coef_off + count..coef_off + 2 * count].copy_from_slice(&c);
         out[coef_off + 2 * count] = beta;
         out[coef_off + 2 * count + 1] = gl;
+        out[coef_off + 2 * count + 2] = nu;
+        out[coef_off + 2 * count + 3] = d;
         if beta <= T::zero() {
             return Ok(());
         }

@@ -4,13 +4,13 @@ use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
-    check_trsv,
+    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
+    check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil,
-    PrecondOps, MAX_BLOCK_SIZE,
+    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
+    IpStencil, PrecondOps, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -240,6 +240,49 @@ impl PrecondOps for HostBackend {
             for (a, v) in vals.into_iter().enumerate() {
                 g[gb + a] = v;
                 gt[gtp[gb + a] as usize] = v;
+            }
+        }
+        Ok(())
+    }
+
+    fn afsai_grow<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        growth: AfsaiGrowth,
+        rows: Range<usize>,
+        scratch: &mut Buffer<T>,
+        iscratch: &mut Buffer<u32>,
+        out_cols: &mut Buffer<u32>,
+        out_len: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        self.counters.launch();
+        let DeviceFormat::Csr {
+            row_ptr: arp,
+            col_idx: aci,
+            values: av,
+            ..
+        } = a.format()
+        else {
+            return Err(Error::param("format", "afsai_grow needs A in CSR"));
+        };
+        let (arp, aci, av) = (arp.host()?, aci.host()?, av.host()?);
+        // The host keeps each row's scratch in its own vectors (the device layout is only
+        // needed for coalescing); the result is the same pattern.
+        let grown: Vec<Option<Vec<u32>>> = rows
+            .clone()
+            .into_par_iter()
+            .map(|i| crate::precond::fsai::growth::afsai_row(arp, aci, av, i, &growth))
+            .collect();
+        let cap = growth.cap();
+        let (cols, lens) = (out_cols.host_mut()?, out_len.host_mut()?);
+        for (i, p) in rows.zip(grown) {
+            match p {
+                Some(p) => {
+                    lens[i] = p.len() as u32;
+                    cols[i * cap..i * cap + p.len()].copy_from_slice(&p);
+                }
+                None => lens[i] = u32::MAX,
             }
         }
         Ok(())

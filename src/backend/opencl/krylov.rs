@@ -445,6 +445,21 @@ impl KrylovOps for OpenClBackend {
     ) -> Result<()> {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
+        let count = ucol - 1;
+        // The step's sums once, then the update reads them (2 launches; every group of a single
+        // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
+        self.launch::<T>(
+            "gmres_dcgs2_finish",
+            2 * (count + 1),
+            &[
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pc.buffer())?),
+                Arg::uint(pa.groups() as u32),
+                Arg::uint(count as u32),
+                Arg::Mem(self.mem(coef)?),
+                Arg::ulong(coef_off as u64),
+            ],
+        )?;
         self.launch::<T>(
             "gmres_dcgs2_update",
             pa.groups(),
@@ -452,9 +467,6 @@ impl KrylovOps for OpenClBackend {
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
                 col(ucol),
-                Arg::Mem(self.mem(pa.buffer())?),
-                Arg::Mem(self.mem(pc.buffer())?),
-                Arg::uint(pa.groups() as u32),
                 Arg::Mem(self.mem(coef)?),
                 Arg::ulong(coef_off as u64),
             ],

@@ -4,12 +4,13 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_block_diag_scale, check_fsai, check_ip_stencil, check_isai, check_level, check_sweep,
-    check_trsv,
+    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
+    check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
+    IpStencil, PrecondOps,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -197,6 +198,53 @@ impl PrecondOps for OpenClBackend {
                 Arg::Mem(self.mem(scratch)?),
                 Arg::Mem(self.mem(g_values)?),
                 Arg::Mem(self.mem(gt_values)?),
+            ],
+        )
+    }
+
+    fn afsai_grow<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        growth: AfsaiGrowth,
+        rows: Range<usize>,
+        scratch: &mut Buffer<T>,
+        iscratch: &mut Buffer<u32>,
+        out_cols: &mut Buffer<u32>,
+        out_len: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            ..
+        } = a.format()
+        else {
+            return Err(crate::error::Error::param(
+                "format",
+                "afsai_grow needs A in CSR",
+            ));
+        };
+        let count = rows.len();
+        if count == 0 {
+            return Ok(());
+        }
+        self.launch::<T>(
+            "afsai_grow",
+            self.elementwise_groups(count),
+            &[
+                Arg::uint(Self::len_u32(rows.start)?),
+                Arg::uint(Self::len_u32(count)?),
+                Arg::Mem(self.mem(row_ptr)?),
+                Arg::Mem(self.mem(col_idx)?),
+                Arg::Mem(self.mem(values)?),
+                Arg::uint(Self::len_u32(growth.max_steps)?),
+                Arg::uint(Self::len_u32(growth.per_step)?),
+                Arg::scalar(T::from_f64(growth.eps)),
+                Arg::Mem(self.mem(scratch)?),
+                Arg::Mem(self.mem(iscratch)?),
+                Arg::Mem(self.mem(out_cols)?),
+                Arg::Mem(self.mem(out_len)?),
             ],
         )
     }

@@ -287,7 +287,7 @@ pub(crate) fn gmres_normalize<T: Scalar>(
 
 /// `gmres_dcgs2_update`: columns ucol and ucol + 1 exist, both partials hold slots 0..=ucol-1
 /// for vectors of the basis's length with the same group count, and `coef` holds the step's
-/// 2 (ucol - 1) + 2 values at `coef_off`.
+/// 2 (ucol - 1) + 4 values at `coef_off` (a, c, beta, g and the two finished sums nu, d).
 pub(crate) fn gmres_dcgs2_update<T: Scalar>(
     basis: &Basis<T>,
     ucol: usize,
@@ -312,7 +312,7 @@ pub(crate) fn gmres_dcgs2_update<T: Scalar>(
             "gmres_dcgs2_update: both partials must have the same group count",
         ));
     }
-    let need = coef_off + 2 * (ucol - 1) + 2;
+    let need = coef_off + 2 * (ucol - 1) + 4;
     if coef.len() < need {
         return Err(Error::dims(
             "gmres_dcgs2_update: coefficients",

@@ -247,7 +247,10 @@ pub trait KrylovOps: SpmvOps {
     /// (= A M^-1 u); `pa` holds the partials of <v_k, u> (slots 0..ucol-2, columns 1..ucol-1)
     /// and <u, u> (slot ucol-1), `pc` those of <v_k, w> and <u, w>. Reorthogonalizes and
     /// normalizes u in place and orthogonalizes w once (scaled by 1/beta) in one pass; the
-    /// coefficients a, c, beta and g go to `coef` at `coef_off`.
+    /// coefficients a (count = ucol - 1 of them), c, beta and g go to `coef` at `coef_off`,
+    /// followed by the finished sums nu = <u, u> and d = <u, w> (2 count + 4 values). GPU
+    /// backends launch two kernels: `gmres_dcgs2_finish` (every sum once, one group per slot)
+    /// and `gmres_dcgs2_update`.
     #[allow(clippy::too_many_arguments)]
     fn gmres_dcgs2_update<T: Scalar>(
         &self,

@@ -14,7 +14,8 @@ pub mod vector;
 pub use halo::{GatherList, GhostBlock, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps, MAX_BLOCK_SIZE,
+    AfsaiGrowth, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+    MAX_BLOCK_SIZE,
 };
 pub use resident::{CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};
@@ -61,6 +62,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "basis_load",
             "basis_store",
             "multi_axpy",
+            "gmres_dcgs2_finish",
             "gmres_dcgs2_update",
             "basis_dots2",
         ],
@@ -72,7 +74,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("isai", &["isai_solve"]),
     ("ip", &["ip_stencil", "ip_stencil_dot"]),
-    ("fsai", &["fsai_rows"]),
+    ("fsai", &["fsai_rows", "afsai_grow"]),
     ("halo", &["halo_gather", "halo_spmv_add"]),
     (
         "resident",

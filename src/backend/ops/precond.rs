@@ -366,6 +366,129 @@ pub(crate) fn check_fsai<T: Scalar>(
     Ok((begin, end))
 }
 
+/// Largest number of entries added per growth step in [`AfsaiGrowth`] (`AFSAI_MAX_PER_STEP` in
+/// the kernels).
+pub const AFSAI_MAX_PER_STEP: usize = 8;
+
+/// Growth parameters of the adaptive FSAI pattern (kernel `afsai_grow`, seed 004 Algorithm 1):
+/// at most `max_steps` steps per row, `per_step` entries added per step where the Kaporin
+/// gradient is largest, a row stops when psi_k / psi_0 <= `eps` (eq. 17).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AfsaiGrowth {
+    /// k_max, the number of growth steps per row (>= 1).
+    pub max_steps: usize,
+    /// s, the entries added per step (1..=[`AFSAI_MAX_PER_STEP`]).
+    pub per_step: usize,
+    /// epsilon of eq. (17), >= 0.
+    pub eps: f64,
+}
+
+impl AfsaiGrowth {
+    /// The most off-diagonal entries a row can get: max_steps * per_step.
+    pub fn cap(&self) -> usize {
+        self.max_steps * self.per_step
+    }
+    /// Scratch scalars per row of a launch: the packed Cholesky factor, y and G~(i, P).
+    pub fn scalars_per_row(&self) -> usize {
+        let c = self.cap();
+        c * (c + 1) / 2 + 2 * c
+    }
+    /// Scratch indices per row of a launch: P, P sorted, the merge cursors and their heap.
+    pub fn indices_per_row(&self) -> usize {
+        5 * self.cap() + 3
+    }
+    /// [`Error::InvalidParameter`] unless max_steps >= 1, per_step in 1..=8, eps >= 0 and the
+    /// scratch of one row is addressable with 32-bit indices.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_steps == 0 {
+            return Err(Error::param("afsai_max_steps", "must be at least 1"));
+        }
+        if !(1..=AFSAI_MAX_PER_STEP).contains(&self.per_step) {
+            return Err(Error::param(
+                "afsai_step_size",
+                format!("{} is outside 1..={AFSAI_MAX_PER_STEP}", self.per_step),
+            ));
+        }
+        if self.eps.is_nan() || self.eps < 0.0 || !self.eps.is_finite() {
+            return Err(Error::param(
+                "afsai_eps",
+                format!("{} must be finite and >= 0", self.eps),
+            ));
+        }
+        if self.cap() > 4096 {
+            return Err(Error::param(
+                "afsai_max_steps",
+                format!(
+                    "max_steps x step_size = {} exceeds 4096 entries per row",
+                    self.cap()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Check `afsai_grow`: A square CSR, valid growth parameters, the rows inside A, the scratch
+/// holding `rows.len()` rows, `out_cols` n * cap and `out_len` n entries.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_afsai_grow<T: Scalar>(
+    a: &crate::backend::DeviceMatrix<T>,
+    growth: &AfsaiGrowth,
+    rows: &Range<usize>,
+    scratch: &Buffer<T>,
+    iscratch: &Buffer<u32>,
+    out_cols: &Buffer<u32>,
+    out_len: &Buffer<u32>,
+) -> Result<()> {
+    growth.validate()?;
+    if !matches!(a.format(), crate::backend::DeviceFormat::Csr { .. }) {
+        return Err(Error::param("format", "afsai_grow needs A in CSR"));
+    }
+    let n = a.n_rows();
+    if a.n_cols() != n {
+        return Err(Error::dims("afsai_grow: A not square", n, a.n_cols()));
+    }
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::param(
+            "rows",
+            format!("afsai_grow: rows {rows:?} of a matrix with {n}"),
+        ));
+    }
+    let k = rows.len();
+    let too_big = |what: &str| Error::IndexOverflow {
+        what: format!("afsai_grow: {what}"),
+        value: usize::MAX,
+        max: u32::MAX as usize,
+    };
+    let need_s = k
+        .checked_mul(growth.scalars_per_row())
+        .ok_or_else(|| too_big("scratch"))?;
+    let need_i = k
+        .checked_mul(growth.indices_per_row())
+        .ok_or_else(|| too_big("index scratch"))?;
+    let need_c = n
+        .checked_mul(growth.cap())
+        .ok_or_else(|| too_big("pattern"))?;
+    if scratch.len() < need_s {
+        return Err(Error::dims("afsai_grow: scratch", need_s, scratch.len()));
+    }
+    if iscratch.len() < need_i {
+        return Err(Error::dims(
+            "afsai_grow: index scratch",
+            need_i,
+            iscratch.len(),
+        ));
+    }
+    if out_cols.len() < need_c {
+        return Err(Error::dims(
+            "afsai_grow: pattern columns",
+            need_c,
+            out_cols.len(),
+        ));
+    }
+    check_len("afsai_grow: pattern lengths", out_len, n)
+}
+
 /// Check `isai_solve`: factor and pattern of the same size, `out` sized for every block of N.
 pub(crate) fn check_isai<T: Scalar>(
     t: &BlockTriangular<T>,
@@ -510,6 +633,25 @@ pub trait PrecondOps: KrylovOps {
         scratch: &mut Buffer<T>,
         g_values: &mut Buffer<T>,
         gt_values: &mut Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `afsai_grow` (adaptive FSAI pattern, seed 004 Algorithm 1): for every row i in
+    /// `rows`, `growth.max_steps` steps of the Kaporin-gradient growth from G~ = I, one
+    /// work-item per row and every step in the one launch. Writes the off-diagonal pattern of
+    /// row i (insertion order, columns < i) at `out_cols[i * cap ..]` and its length at
+    /// `out_len[i]` (0xffffffff: a Cholesky pivot <= 0, A is not SPD). `scratch` and `iscratch`
+    /// hold [`AfsaiGrowth::scalars_per_row`] and [`AfsaiGrowth::indices_per_row`] per row of
+    /// the launch. A must be in CSR with ascending columns and symmetric.
+    #[allow(clippy::too_many_arguments)]
+    fn afsai_grow<T: Scalar>(
+        &self,
+        a: &crate::backend::DeviceMatrix<T>,
+        growth: AfsaiGrowth,
+        rows: Range<usize>,
+        scratch: &mut Buffer<T>,
+        iscratch: &mut Buffer<u32>,
+        out_cols: &mut Buffer<u32>,
+        out_len: &mut Buffer<u32>,
     ) -> Result<()>;
 
     /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, seed 003): z = M^-1 r.

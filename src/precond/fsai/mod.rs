@@ -1,15 +1,23 @@
-//! Static factored sparse approximate inverse (FSAI), seed 004 Section 2: G lower triangular on
-//! the pattern of the lower triangle of (prefiltered A)^k, each row from a small dense SPD
-//! system solved on the device (`fsai_rows`), G scaled so that diag(G A G^T) = 1;
-//! applied as z = G^T (G r), two SpMVs, the second fused with the dot PCG needs.
+//! Factored sparse approximate inverse (FSAI), seed 004: G lower triangular, each row from a
+//! small dense SPD system solved on the device (`fsai_rows`), G scaled so that
+//! diag(G A G^T) = 1; applied as z = G^T (G r), two SpMVs, the second fused with the dot PCG
+//! needs.
 //!
-//! The adaptive FSAI of seed 004 (Kaporin-gradient pattern growth) is not built yet.
+//! - Static FSAI ([`Fsai::new`], Section 2): the pattern is the lower triangle of
+//!   (prefiltered A)^k, built on the host.
+//! - Adaptive FSAI ([`Fsai::adaptive`], Section 2 and Algorithm 1): the pattern of every row
+//!   grows from the identity by the largest entries of the Kaporin gradient, on the backend
+//!   (kernel `afsai_grow`, every step of every row in one launch per batch of rows; the host
+//!   backend runs the same algorithm with rayon), then the rows of G are computed on the final
+//!   pattern by the same `fsai_rows` kernel as the static FSAI.
+
+pub(crate) mod growth;
 
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, MatrixFormat, Partials, Slot,
-    SpmvDots,
+    AfsaiGrowth, Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, MatrixFormat, Partials,
+    Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -20,7 +28,7 @@ use std::time::Instant;
 /// Largest pattern level k of [`Fsai`].
 pub const MAX_FSAI_LEVEL: usize = 4;
 
-/// Options of [`Fsai`].
+/// Options of the static [`Fsai`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FsaiOptions {
     /// Pattern level k: G lives on the lower triangle of the pattern of A^k (1..=4).
@@ -36,11 +44,45 @@ impl Default for FsaiOptions {
     }
 }
 
+/// Options of the adaptive FSAI ([`Fsai::adaptive`]); the defaults are the paper's
+/// (k_max = 30, s = 1, eps = 1e-3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AfsaiOptions {
+    /// The growth: k_max steps of s entries, stopping a row at psi_k / psi_0 <= eps.
+    pub growth: AfsaiGrowth,
+}
+
+impl Default for AfsaiOptions {
+    fn default() -> Self {
+        Self {
+            growth: AfsaiGrowth {
+                max_steps: 30,
+                per_step: 1,
+                eps: 1e-3,
+            },
+        }
+    }
+}
+
+/// Which FSAI was built, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FsaiVariant {
+    /// Static pattern.
+    Static(FsaiOptions),
+    /// Adaptive pattern.
+    Adaptive(AfsaiOptions),
+}
+
 /// Where the setup time went, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct FsaiSetupSplit {
-    /// Symmetry check, prefiltration, the power pattern and both layouts (host).
+    /// The pattern: for the static FSAI the symmetry check, prefiltration and power pattern
+    /// (host); for the adaptive one the symmetry check, the read-back of the grown pattern and
+    /// its layout (host). Both layouts (G and G^T) are included.
     pub pattern: f64,
+    /// Adaptive FSAI: the Kaporin-gradient growth of every row (device, synchronized; 0 for
+    /// the static FSAI).
+    pub growth: f64,
     /// Uploads of A, the pattern and the allocations (device).
     pub upload: f64,
     /// Gather, Cholesky and the two triangular solves of every row, written into G and G^T
@@ -48,20 +90,23 @@ pub struct FsaiSetupSplit {
     pub rows: f64,
 }
 
-/// Static FSAI preconditioner M^-1 = G^T G for symmetric positive definite matrices.
+/// Factored sparse approximate inverse preconditioner M^-1 = G^T G for symmetric positive
+/// definite matrices, static ([`Fsai::new`]) or adaptive ([`Fsai::adaptive`]).
 ///
 /// ```
 /// use pipekrylov::backend::host::HostBackend;
 /// use pipekrylov::matrix::generate::Generator;
-/// use pipekrylov::precond::{Fsai, FsaiOptions, Preconditioner};
+/// use pipekrylov::precond::{AfsaiOptions, Fsai, FsaiOptions, Preconditioner};
 /// let a = Generator::Poisson2d.generate_with_param::<f64>(8).unwrap().matrix;
 /// let host = HostBackend::new();
 /// let m = Fsai::new(&host, &a, FsaiOptions::default()).unwrap();
 /// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 2);
+/// let adaptive = Fsai::adaptive(&host, &a, AfsaiOptions::default()).unwrap();
+/// assert!(adaptive.density() > m.density());
 /// ```
 #[derive(Debug)]
 pub struct Fsai<T> {
-    opts: FsaiOptions,
+    variant: FsaiVariant,
     n: usize,
     g: DeviceMatrix<T>,
     gt: DeviceMatrix<T>,
@@ -73,8 +118,17 @@ pub struct Fsai<T> {
     fingerprint: u64,
 }
 
+/// The part of the setup before the rows of G: the pattern rows (ascending, diagonal last),
+/// A on the device, the host and device seconds so far and the peak device bytes so far.
+struct PatternStage<T> {
+    rows: Vec<Vec<u32>>,
+    a_dev: DeviceMatrix<T>,
+    split: FsaiSetupSplit,
+    peak_bytes: usize,
+}
+
 impl<T: Scalar> Fsai<T> {
-    /// Build G for `a` on `backend`.
+    /// Build the static FSAI G for `a` on `backend`.
     ///
     /// Errors: [`Error::NotApplicable`] when `a` is not square and symmetric with a positive
     /// diagonal; [`Error::InvalidParameter`] for a level outside 1..=4 or a negative or NaN tau;
@@ -94,15 +148,133 @@ impl<T: Scalar> Fsai<T> {
                 format!("{} must be >= 0", opts.tau),
             ));
         }
-        if let Some(reason) = not_spd_candidate(a) {
-            return Err(Error::NotApplicable {
-                preconditioner: "fsai".into(),
-                reason,
-            });
-        }
-        let n = a.n_rows();
+        check_domain(a)?;
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
         let rows = power_rows(&rp, &ci, opts.level, |i, j| j <= i);
+        let t_pattern = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
+        let stage = PatternStage {
+            rows,
+            peak_bytes: a_dev.device_bytes(),
+            a_dev,
+            split: FsaiSetupSplit {
+                pattern: t_pattern,
+                upload: t1.elapsed().as_secs_f64(),
+                ..Default::default()
+            },
+        };
+        Self::from_pattern(backend, a, stage, FsaiVariant::Static(opts))
+    }
+
+    /// Build the adaptive FSAI G for `a` on `backend` (seed 004 Algorithm 1): the pattern of
+    /// every row grows on the backend from the identity by `opts.growth.per_step` entries per
+    /// step where the Kaporin gradient is largest, for at most `opts.growth.max_steps` steps
+    /// or until psi_k / psi_0 <= `opts.growth.eps`; then G is computed on that pattern.
+    ///
+    /// Errors: [`Error::NotApplicable`] when `a` is not square and symmetric with a positive
+    /// diagonal; [`Error::InvalidParameter`] for growth parameters out of range;
+    /// [`Error::SingularPivot`] naming the first row whose growth met a non-positive Cholesky
+    /// pivot (`a` is not SPD); device errors (out of memory included).
+    pub fn adaptive<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: AfsaiOptions) -> Result<Self> {
+        let t0 = Instant::now();
+        let growth = opts.growth;
+        growth.validate()?;
+        check_domain(a)?;
+        let n = a.n_rows();
+        let cap = growth.cap();
+        let t_check = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
+        // Rows per launch: the scratch of a batch stays within max(4M scalars, n * (cap + 1)),
+        // the size of the largest G the growth can give (memory within a small multiple of G).
+        let per_row = growth.scalars_per_row().max(1);
+        let budget = (4usize << 20).max(n.saturating_mul(cap + 1));
+        let batch_rows = (budget / per_row).clamp(1, n.max(1));
+        let mut scratch = backend.alloc::<T>(batch_rows * per_row)?;
+        let mut iscratch = backend.alloc::<u32>(batch_rows * growth.indices_per_row())?;
+        let mut out_cols = backend.alloc::<u32>((n * cap).max(1))?;
+        let mut out_len = backend.alloc::<u32>(n)?;
+        backend.synchronize()?;
+        let t_upload = t1.elapsed().as_secs_f64();
+        let peak_bytes = a_dev.device_bytes()
+            + scratch.bytes()
+            + iscratch.bytes()
+            + out_cols.bytes()
+            + out_len.bytes();
+
+        let t2 = Instant::now();
+        let mut start = 0;
+        while start < n {
+            let end = (start + batch_rows).min(n);
+            backend.afsai_grow(
+                &a_dev,
+                growth,
+                start..end,
+                &mut scratch,
+                &mut iscratch,
+                &mut out_cols,
+                &mut out_len,
+            )?;
+            start = end;
+        }
+        backend.synchronize()?;
+        let t_growth = t2.elapsed().as_secs_f64();
+        drop((scratch, iscratch));
+
+        let t3 = Instant::now();
+        let mut lens = vec![0u32; n];
+        let mut cols = vec![0u32; (n * cap).max(1)];
+        backend.read(&out_len, &mut lens)?;
+        backend.read(&out_cols, &mut cols)?;
+        drop((out_cols, out_len));
+        let mut rows = Vec::with_capacity(n);
+        for (i, &len) in lens.iter().enumerate() {
+            if len == u32::MAX {
+                return Err(not_spd(i));
+            }
+            let len = len as usize;
+            if len > cap {
+                return Err(Error::PreconditionerSetup(format!(
+                    "afsai: row {i} reports {len} pattern entries, more than {cap}"
+                )));
+            }
+            let mut row = cols[i * cap..i * cap + len].to_vec();
+            row.sort_unstable();
+            row.push(i as u32);
+            rows.push(row);
+        }
+        let t_pattern = t_check + t3.elapsed().as_secs_f64();
+        let stage = PatternStage {
+            rows,
+            a_dev,
+            split: FsaiSetupSplit {
+                pattern: t_pattern,
+                growth: t_growth,
+                upload: t_upload,
+                rows: 0.0,
+            },
+            peak_bytes,
+        };
+        Self::from_pattern(backend, a, stage, FsaiVariant::Adaptive(opts))
+    }
+
+    /// The rows of G on the pattern of `stage` (batched `fsai_rows`), G and G^T resident.
+    fn from_pattern<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        stage: PatternStage<T>,
+        variant: FsaiVariant,
+    ) -> Result<Self> {
+        let PatternStage {
+            rows,
+            a_dev,
+            mut split,
+            peak_bytes: peak_before,
+        } = stage;
+        let n = a.n_rows();
+        let t0 = Instant::now();
         let lay = layout_of(&rows, "FSAI pattern entries")?;
         drop(rows);
         let mut gt_pos = vec![0u32; lay.n_blocks()];
@@ -110,25 +282,26 @@ impl<T: Scalar> Fsai<T> {
             gt_pos[d as usize] = e as u32;
         }
         let fingerprint = a.fingerprint();
-        let t_pattern = t0.elapsed().as_secs_f64();
+        split.pattern += t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         let nnz_g = lay.n_blocks();
         let budget = (8usize << 20).max(2 * nnz_g);
-        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
         let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let mut scratch = backend.alloc::<T>(pattern.max_scratch().max(1))?;
         let mut g_vals = backend.alloc::<T>(nnz_g)?;
         let mut gt_vals = backend.alloc::<T>(nnz_g)?;
         let work = backend.alloc::<T>(n)?;
         backend.synchronize()?;
-        let t_upload = t1.elapsed().as_secs_f64();
-        let peak_bytes = a_dev.device_bytes()
-            + pattern.bytes()
-            + scratch.bytes()
-            + g_vals.bytes()
-            + gt_vals.bytes()
-            + work.bytes();
+        split.upload += t1.elapsed().as_secs_f64();
+        let peak_bytes = peak_before.max(
+            a_dev.device_bytes()
+                + pattern.bytes()
+                + scratch.bytes()
+                + g_vals.bytes()
+                + gt_vals.bytes()
+                + work.bytes(),
+        );
 
         let t2 = Instant::now();
         for batch in 0..pattern.batches() {
@@ -142,38 +315,39 @@ impl<T: Scalar> Fsai<T> {
             )?;
         }
         check_rows(backend, &g_vals, &lay.row_ptr)?;
-        let t_rows = t2.elapsed().as_secs_f64();
+        split.rows = t2.elapsed().as_secs_f64();
         drop((a_dev, pattern, scratch));
 
         let t3 = Instant::now();
         let g = csr_matrix(backend, n, &lay.row_ptr, &lay.col_idx, g_vals)?;
         let gt = csr_matrix(backend, n, &lay.col_ptr, &lay.row_idx, gt_vals)?;
         backend.synchronize()?;
-        let t_upload = t_upload + t3.elapsed().as_secs_f64();
+        split.upload += t3.elapsed().as_secs_f64();
         Ok(Self {
-            opts,
+            variant,
             n,
             density: nnz_g as f64 / a.nnz().max(1) as f64,
             g,
             gt,
             work: Mutex::new(work),
             times: SetupTimes {
-                host_seconds: t_pattern,
-                device_seconds: t_upload + t_rows,
+                host_seconds: split.pattern,
+                device_seconds: split.growth + split.upload + split.rows,
             },
-            split: FsaiSetupSplit {
-                pattern: t_pattern,
-                upload: t_upload,
-                rows: t_rows,
-            },
+            split,
             peak_bytes,
             fingerprint,
         })
     }
 
-    /// The setup time split into pattern, uploads and the batched row solves.
+    /// The setup time split into pattern, growth, uploads and the batched row solves.
     pub fn setup_split(&self) -> FsaiSetupSplit {
         self.split
+    }
+
+    /// Static or adaptive, with the parameters it was built with.
+    pub fn variant(&self) -> FsaiVariant {
+        self.variant
     }
 
     /// G and G^T as resident on the backend (CSR).
@@ -186,9 +360,33 @@ impl<T: Scalar> Fsai<T> {
         self.density
     }
 
-    /// Device bytes held during the setup at its peak (A, pattern, scratch, G, G^T, work).
+    /// Device bytes held during the setup at its peak (A, pattern or growth scratch, G, G^T,
+    /// work).
     pub fn peak_setup_bytes(&self) -> usize {
         self.peak_bytes
+    }
+}
+
+/// [`Error::NotApplicable`] unless `a` can be symmetric positive definite.
+fn check_domain<T: Scalar>(a: &CsrMatrix<T>) -> Result<()> {
+    match not_spd_candidate(a) {
+        Some(reason) => Err(Error::NotApplicable {
+            preconditioner: "fsai".into(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The typed error for a row whose dense system is not positive definite.
+fn not_spd(row: usize) -> Error {
+    Error::SingularPivot {
+        preconditioner: "fsai".into(),
+        block_row: row,
+        detail: format!(
+            "the dense system of row {row} on its pattern is not positive definite (a Cholesky \
+             pivot <= 0): the matrix is not SPD"
+        ),
     }
 }
 
@@ -258,19 +456,15 @@ fn check_rows<B: Backend, T: Scalar>(backend: &B, g: &Buffer<T>, row_ptr: &[u32]
     let row = row_ptr
         .partition_point(|&p| p as usize <= pos)
         .saturating_sub(1);
-    Err(Error::SingularPivot {
-        preconditioner: "fsai".into(),
-        block_row: row,
-        detail: format!(
-            "the dense system of row {row} on its pattern is not positive definite (a Cholesky \
-             pivot <= 0): the matrix is not SPD"
-        ),
-    })
+    Err(not_spd(row))
 }
 
 impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
     fn name(&self) -> &'static str {
-        "fsai"
+        match self.variant {
+            FsaiVariant::Static(_) => "fsai",
+            FsaiVariant::Adaptive(_) => "afsai",
+        }
     }
     fn n(&self) -> usize {
         self.n
@@ -315,14 +509,29 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
         self.g.device_bytes() + self.gt.device_bytes() + self.work.lock().map_or(0, |w| w.bytes())
     }
     fn params(&self) -> serde_json::Value {
-        serde_json::json!({
-            "level": self.opts.level,
-            "tau": self.opts.tau,
+        let variant = match self.variant {
+            FsaiVariant::Static(o) => serde_json::json!({
+                "variant": "static",
+                "level": o.level,
+                "tau": o.tau,
+            }),
+            FsaiVariant::Adaptive(o) => serde_json::json!({
+                "variant": "adaptive",
+                "max_steps": o.growth.max_steps,
+                "step_size": o.growth.per_step,
+                "eps": o.growth.eps,
+            }),
+        };
+        let mut v = serde_json::json!({
             "nnz_g": self.g.nnz(),
             "density": self.density,
             "peak_setup_bytes": self.peak_bytes,
             "setup_split_seconds": self.split,
-        })
+        });
+        if let (Some(obj), serde_json::Value::Object(extra)) = (v.as_object_mut(), variant) {
+            obj.extend(extra);
+        }
+        v
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)

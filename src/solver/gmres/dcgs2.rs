@@ -10,9 +10,11 @@
 //! A u = beta A v_{s-1} + A Q a and A Q = Q_{s-1} H, the Hessenberg columns follow on the host
 //! from (a, beta, c, g) at the end of the cycle: column s-2 gains a and its subdiagonal beta;
 //! column s-1 is (g - H a) / beta. After the last step one more reduction finalizes its
-//! column. Three kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass, the
-//! update), no transfer while orthogonalizing; the basis is read twice per step, as in the
-//! paper's CGS1, instead of CGS2's four times.
+//! column. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
+//! `gmres_dcgs2_finish` for their sums, once, and the update), no transfer while
+//! orthogonalizing; the basis is read twice per step, as in the paper's CGS1, instead of CGS2's
+//! four times. (With the sums finished inside the update, each of its ~500 work-groups summed
+//! every partial of 2 (s + 1) slots: a fixed ~70 us per step on the H200, more than the launch.)
 
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::{arnoldi_givens, CycleSystem};
