@@ -22,6 +22,7 @@ use crate::backend::{
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -229,22 +230,25 @@ impl<T: Scalar> Fsai<T> {
         backend.read(&out_len, &mut lens)?;
         backend.read(&out_cols, &mut cols)?;
         drop((out_cols, out_len));
-        let mut rows = Vec::with_capacity(n);
-        for (i, &len) in lens.iter().enumerate() {
-            if len == u32::MAX {
-                return Err(not_spd(i));
-            }
-            let len = len as usize;
-            if len > cap {
-                return Err(Error::PreconditionerSetup(format!(
-                    "afsai: row {i} reports {len} pattern entries, more than {cap}"
-                )));
-            }
-            let mut row = cols[i * cap..i * cap + len].to_vec();
-            row.sort_unstable();
-            row.push(i as u32);
-            rows.push(row);
+        if let Some(i) = lens.iter().position(|&len| len == u32::MAX) {
+            return Err(not_spd(i));
         }
+        if let Some(i) = lens.iter().position(|&len| len as usize > cap) {
+            return Err(Error::PreconditionerSetup(format!(
+                "afsai: row {i} reports {} pattern entries, more than {cap}",
+                lens[i]
+            )));
+        }
+        let rows: Vec<Vec<u32>> = lens
+            .par_iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let mut row = cols[i * cap..i * cap + len as usize].to_vec();
+                row.sort_unstable();
+                row.push(i as u32);
+                row
+            })
+            .collect();
         let t_pattern = t_check + t3.elapsed().as_secs_f64();
         let stage = PatternStage {
             rows,
