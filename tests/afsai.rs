@@ -253,6 +253,13 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
     }
 }
 
+/// On the host itself: the rows of a launch (batch of 29 against all rows at once) do not
+/// change the pattern.
+#[test]
+fn host_patterns_do_not_depend_on_the_batch() {
+    patterns_and_factors_match_host(&HostBackend::new());
+}
+
 fn csr_of<B: Backend>(b: &B, m: &DeviceMatrix<f64>) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
     match m.format() {
         DeviceFormat::Csr {

@@ -14,7 +14,8 @@
 //! `gmres_dcgs2_finish` for their sums, once, and the update), no transfer while
 //! orthogonalizing; the basis is read twice per step, as in the paper's CGS1, instead of CGS2's
 //! four times. (With the sums finished inside the update, each of its ~500 work-groups summed
-//! every partial of 2 (s + 1) slots: a fixed ~70 us per step on the H200, more than the launch.)
+//! every partial of 2 (s + 1) slots: on the H200, poisson2d n = 1.05M, 247 us per iteration on
+//! CUDA against 138 us with the separate finishing kernel.)
 
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::{arnoldi_givens, CycleSystem};
