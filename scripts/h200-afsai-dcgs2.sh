@@ -3,7 +3,8 @@
 # finished once by gmres_dcgs2_finish), the DCGS2 per-kernel breakdown and its per-iteration
 # cost next to the paper's simpler GMRES, then the aFSAI setup and PCG measurements (GPU vs the
 # device machine's 16-core host). From the repository root on the device, after
-# `../shared/tools/pack-for-device --features "cuda opencl cli"`:
+# the release build of every target with --features "cuda opencl cli", executables packed into
+# .device/bin (the layout the other device scripts use):
 #   OUT=... PARTS="tests gmres" bash scripts/h200-afsai-dcgs2.sh
 #   OUT=... PARTS="afsai" bash scripts/h200-afsai-dcgs2.sh
 set -uo pipefail

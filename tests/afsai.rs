@@ -13,7 +13,6 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{AfsaiOptions, Fsai, FsaiOptions, Jacobi, Preconditioner};
-use pipekrylov::solver::{Cg, Params, SolveReport};
 use pipekrylov::Error;
 
 fn growth(max_steps: usize, per_step: usize, eps: f64) -> AfsaiGrowth {
@@ -47,52 +46,20 @@ fn spd_matrix(n: usize, links: usize, seed: u64) -> CsrMatrix<f64> {
     CsrMatrix::from_triplets(n, n, &t).unwrap()
 }
 
-fn entry(a: &CsrMatrix<f64>, i: usize, j: usize) -> f64 {
-    let (c, v) = a.row(i);
-    c.binary_search(&j).map_or(0.0, |k| v[k])
-}
-
-/// Gaussian elimination with partial pivoting.
-fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = a.len();
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
-            .unwrap();
-        a.swap(c, p);
-        b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
-            }
-            b[r] -= f * b[c];
-        }
-    }
-    for c in (0..n).rev() {
-        let mut v = b[c];
-        for j in c + 1..n {
-            v -= a[c][j] * b[j];
-        }
-        b[c] = v / a[c][c];
-    }
-    b
-}
-
 /// Row i's pattern by the definitions alone: G~(i, P) from the dense system (8) by Gaussian
 /// elimination, the gradient (16) as a dense product, psi = a_ii + A[i, P] G~(i, P).
 fn dense_reference_row(a: &CsrMatrix<f64>, i: usize, g: &AfsaiGrowth) -> Vec<u32> {
-    let psi0 = entry(a, i, i);
+    let psi0 = common::entry(a, i, i);
     let mut p: Vec<usize> = Vec::new();
     let mut w: Vec<f64> = Vec::new();
     for _ in 0..g.max_steps {
         let mut cand: Vec<(f64, usize)> = (0..i)
             .filter(|j| !p.contains(j))
             .map(|j| {
-                let s = entry(a, j, i)
+                let s = common::entry(a, j, i)
                     + p.iter()
                         .zip(&w)
-                        .map(|(&r, &wr)| wr * entry(a, j, r))
+                        .map(|(&r, &wr)| wr * common::entry(a, j, r))
                         .sum::<f64>();
                 (s.abs(), j)
             })
@@ -105,14 +72,14 @@ fn dense_reference_row(a: &CsrMatrix<f64>, i: usize, g: &AfsaiGrowth) -> Vec<u32
         p.extend(cand.iter().take(g.per_step).map(|&(_, j)| j));
         let m: Vec<Vec<f64>> = p
             .iter()
-            .map(|&r| p.iter().map(|&c| entry(a, r, c)).collect())
+            .map(|&r| p.iter().map(|&c| common::entry(a, r, c)).collect())
             .collect();
-        let rhs: Vec<f64> = p.iter().map(|&r| -entry(a, r, i)).collect();
-        w = dense_solve(m, rhs);
+        let rhs: Vec<f64> = p.iter().map(|&r| -common::entry(a, r, i)).collect();
+        w = common::dense_solve(m, rhs);
         let psi = psi0
             + p.iter()
                 .zip(&w)
-                .map(|(&r, &wr)| entry(a, i, r) * wr)
+                .map(|(&r, &wr)| common::entry(a, i, r) * wr)
                 .sum::<f64>();
         if psi <= g.eps * psi0 {
             break;
@@ -276,30 +243,6 @@ fn csr_of<B: Backend>(b: &B, m: &DeviceMatrix<f64>) -> (Vec<u32>, Vec<u32>, Vec<
     }
 }
 
-fn pcg<B: Backend>(
-    b: &B,
-    a: &CsrMatrix<f64>,
-    pc: Option<&dyn Preconditioner<B, f64>>,
-) -> SolveReport {
-    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
-    let n = a.n_rows();
-    let mut rhs = vec![0.0; n];
-    a.mul_vec(&vec![1.0; n], &mut rhs).unwrap();
-    let rhs = b.upload(&rhs).unwrap();
-    let mut x = b.alloc(n).unwrap();
-    b.fill(&mut x, 0.0).unwrap();
-    let params = Params {
-        rtol: 1e-8,
-        max_iter: 20_000,
-        execution: pipekrylov::solver::Execution::Synchronous,
-        ..Params::default()
-    };
-    Cg::new(b, &m, pc, params)
-        .unwrap()
-        .solve(&rhs, &mut x)
-        .unwrap()
-}
-
 /// PCG + aFSAI (the paper's defaults) converges, true residual checked, with at most half the
 /// iterations of Jacobi-PCG and fewer than the static FSAI of level 1.
 fn pcg_with_afsai_converges<B: Backend + 'static>(b: &B) {
@@ -327,11 +270,11 @@ fn pcg_with_afsai_converges<B: Backend + 'static>(b: &B) {
     ];
     for (name, a) in &cases {
         let jac = Jacobi::new(b, a).unwrap();
-        let jr = pcg(b, a, Some(&jac));
+        let jr = common::pcg_a_ones(b, a, Some(&jac));
         let sf = Fsai::new(b, a, FsaiOptions::default()).unwrap();
-        let sr = pcg(b, a, Some(&sf));
+        let sr = common::pcg_a_ones(b, a, Some(&sf));
         let af = Fsai::adaptive(b, a, AfsaiOptions::default()).unwrap();
-        let r = pcg(b, a, Some(&af));
+        let r = common::pcg_a_ones(b, a, Some(&af));
         let what = format!(
             "{}: {name}: afsai {} its ({}, density {:.2}), static fsai {}, Jacobi {}",
             b.name(),

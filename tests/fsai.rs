@@ -12,12 +12,11 @@ mod common;
 
 use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{Backend, DeviceFormat, DeviceMatrix, FsaiPattern, MatrixFormat};
+use pipekrylov::backend::{Backend, DeviceFormat, DeviceMatrix, FsaiPattern};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::CsrMatrix;
-use pipekrylov::precond::{Fsai, FsaiOptions, Jacobi, Preconditioner};
-use pipekrylov::solver::{Cg, Params, SolveReport};
+use pipekrylov::precond::{Fsai, FsaiOptions, Jacobi};
 use pipekrylov::Error;
 
 /// The CSR arrays of a device matrix on the host.
@@ -61,38 +60,6 @@ fn spd_matrix(n: usize, seed: u64) -> CsrMatrix<f64> {
     CsrMatrix::from_triplets(n, n, &t).unwrap()
 }
 
-/// Solve a y = b by Gaussian elimination with partial pivoting.
-fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = a.len();
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
-            .unwrap();
-        a.swap(c, p);
-        b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
-            }
-            b[r] -= f * b[c];
-        }
-    }
-    for c in (0..n).rev() {
-        let mut v = b[c];
-        for j in c + 1..n {
-            v -= a[c][j] * b[j];
-        }
-        b[c] = v / a[c][c];
-    }
-    b
-}
-
-fn entry(a: &CsrMatrix<f64>, i: usize, j: usize) -> f64 {
-    let (c, v) = a.row(i);
-    c.binary_search(&j).map_or(0.0, |k| v[k])
-}
-
 /// Lower triangle of the boolean (I + pattern(A filtered))^k.
 fn dense_pattern(a: &CsrMatrix<f64>, k: usize, tau: f64) -> Vec<Vec<bool>> {
     let n = a.n_rows();
@@ -101,7 +68,7 @@ fn dense_pattern(a: &CsrMatrix<f64>, k: usize, tau: f64) -> Vec<Vec<bool>> {
         p1[i][i] = true;
         let (c, v) = a.row(i);
         for (&j, &x) in c.iter().zip(v) {
-            if x.abs() >= tau * (entry(a, i, i) * entry(a, j, j)).sqrt() {
+            if x.abs() >= tau * (common::entry(a, i, i) * common::entry(a, j, j)).sqrt() {
                 p1[i][j] = true;
             }
         }
@@ -145,11 +112,11 @@ fn factors_match_dense<B: Backend>(b: &B) {
                 let m = p.len();
                 let sys: Vec<Vec<f64>> = p
                     .iter()
-                    .map(|&r| p.iter().map(|&c| entry(&a, r, c)).collect())
+                    .map(|&r| p.iter().map(|&c| common::entry(&a, r, c)).collect())
                     .collect();
                 let mut e = vec![0.0; m];
                 e[m - 1] = 1.0;
-                let y = dense_solve(sys, e);
+                let y = common::dense_solve(sys, e);
                 let g_ref: Vec<f64> = y.iter().map(|v| v / y[m - 1].sqrt()).collect();
                 let got = &gv[rp[i] as usize..rp[i + 1] as usize];
                 assert!(rel_diff(got, &g_ref) < 1e-11, "{what}: row {i}");
@@ -157,7 +124,7 @@ fn factors_match_dense<B: Backend>(b: &B) {
                 let mut q = 0.0;
                 for (x, &r) in p.iter().enumerate() {
                     for (z, &c) in p.iter().enumerate() {
-                        q += got[x] * entry(&a, r, c) * got[z];
+                        q += got[x] * common::entry(&a, r, c) * got[z];
                     }
                 }
                 assert!((q - 1.0).abs() < 1e-11, "{what}: diag(G A G^T)_{i} = {q}");
@@ -178,32 +145,6 @@ fn factors_match_dense<B: Backend>(b: &B) {
 #[test]
 fn host_factors_match_dense() {
     factors_match_dense(&HostBackend::new());
-}
-
-fn pcg<B: Backend>(
-    b: &B,
-    a: &CsrMatrix<f64>,
-    pc: Option<&dyn Preconditioner<B, f64>>,
-) -> SolveReport {
-    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
-    let n = a.n_rows();
-    // b = A 1, as in seed 004.
-    let mut rhs = vec![0.0; n];
-    a.mul_vec(&vec![1.0; n], &mut rhs).unwrap();
-    let rhs = b.upload(&rhs).unwrap();
-    let mut x = b.alloc(n).unwrap();
-    b.fill(&mut x, 0.0).unwrap();
-    let params = Params {
-        rtol: 1e-8,
-        max_iter: 20_000,
-        // The paper's counts: one transfer per iteration (no device-resident batches).
-        execution: pipekrylov::solver::Execution::Synchronous,
-        ..Params::default()
-    };
-    Cg::new(b, &m, pc, params)
-        .unwrap()
-        .solve(&rhs, &mut x)
-        .unwrap()
 }
 
 /// PCG + FSAI (levels 1 and 2) converges with far fewer iterations than Jacobi-PCG.
@@ -232,11 +173,11 @@ fn pcg_with_fsai_converges<B: Backend + 'static>(b: &B) {
     ];
     for (name, a) in &cases {
         let jac = Jacobi::new(b, a).unwrap();
-        let jr = pcg(b, a, Some(&jac));
+        let jr = common::pcg_a_ones(b, a, Some(&jac));
         assert!(jr.stop_reason.converged(), "{name}: Jacobi-PCG");
         for level in [1, 2] {
             let f = Fsai::new(b, a, FsaiOptions { level, tau: 0.0 }).unwrap();
-            let r = pcg(b, a, Some(&f));
+            let r = common::pcg_a_ones(b, a, Some(&f));
             let what = format!(
                 "{}: {name} fsai k={level}: {} its ({}), Jacobi {}",
                 b.name(),

@@ -178,3 +178,65 @@ pub fn single_full_row<T: Scalar>(n: usize, row: usize, seed: u64) -> CsrMatrix<
         .collect();
     CsrMatrix::from_triplets(n, n, &triplets).expect("valid matrix")
 }
+
+/// Solve a y = b by Gaussian elimination with partial pivoting (dense references).
+#[allow(clippy::needless_range_loop)]
+pub fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+    let n = a.len();
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
+            .unwrap();
+        a.swap(c, p);
+        b.swap(c, p);
+        for r in c + 1..n {
+            let f = a[r][c] / a[c][c];
+            for k in c..n {
+                a[r][k] -= f * a[c][k];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    for c in (0..n).rev() {
+        let mut v = b[c];
+        for j in c + 1..n {
+            v -= a[c][j] * b[j];
+        }
+        b[c] = v / a[c][c];
+    }
+    b
+}
+
+/// a_ij of a CSR matrix with ascending columns (0 when not stored).
+pub fn entry(a: &CsrMatrix<f64>, i: usize, j: usize) -> f64 {
+    let (c, v) = a.row(i);
+    c.binary_search(&j).map_or(0.0, |k| v[k])
+}
+
+/// PCG to 1e-8 with b = A 1 (as in seed 004), x0 = 0, synchronous execution (the paper's
+/// counts: one transfer per iteration), at most 20000 iterations.
+pub fn pcg_a_ones<B: pipekrylov::backend::Backend>(
+    b: &B,
+    a: &CsrMatrix<f64>,
+    pc: Option<&dyn pipekrylov::precond::Preconditioner<B, f64>>,
+) -> pipekrylov::solver::SolveReport {
+    use pipekrylov::backend::MatrixFormat;
+    use pipekrylov::solver::{Cg, Execution, Params};
+    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let n = a.n_rows();
+    let mut rhs = vec![0.0; n];
+    a.mul_vec(&vec![1.0; n], &mut rhs).unwrap();
+    let rhs = b.upload(&rhs).unwrap();
+    let mut x = b.alloc(n).unwrap();
+    b.fill(&mut x, 0.0).unwrap();
+    let params = Params {
+        rtol: 1e-8,
+        max_iter: 20_000,
+        execution: Execution::Synchronous,
+        ..Params::default()
+    };
+    Cg::new(b, &m, pc, params)
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap()
+}
