@@ -115,6 +115,7 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
  *
  *   afsai_grow (uint row_begin, uint rows, const uint* a_row_ptr, const uint* a_col_idx,
  *               const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
+ *               uint stop_rule,
  *               SCALAR* scratch, uint* iscratch, uint* out_cols, uint* out_len)
  *
  * Row i = row_begin + t (t < rows) starts from G~_0 = I (P empty, psi_0 = a_ii). Each step:
@@ -128,7 +129,9 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
  *   3. A[P, P] G~(i, P)^T = -A[P, i] (eq. 8) by a Cholesky factor L of A[P, P] extended by one
  *      row per new column (l = L^-1 A[P, j], d = a_jj - l.l), y = L^-1 (-A[P, i]) likewise,
  *      psi = a_ii - y.y, then G~(i, P) = L^-T y;
- *   4. psi <= eps psi_0 (eq. 17): the row is done.
+ *   4. stop_rule 0: psi <= eps psi_0 (eq. 17); stop_rule 1: psi_prev - psi <= eps psi_prev (the
+ *      step reduced psi by a relative eps or less, psi_prev its value before the step): the row
+ *      is done.
  * Outputs: out_len[i] = |P| and P (insertion order) at out_cols[i * cap ..], cap =
  * max_steps * per_step; a non-positive pivot d (A not SPD) sets out_len[i] = 0xffffffff.
  * Scratch, per work-item t, interleaved (element e at e * rows + t, so a warp's accesses to the
@@ -155,7 +158,7 @@ inline SCALAR afsai_entry(__global const uint *a_row_ptr, __global const uint *a
 
 pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
                           PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
-                          const uint max_steps, const uint per_step, const SCALAR eps,
+                          const uint max_steps, const uint per_step, const SCALAR eps, const uint stop_rule,
                           PK_GLOBAL(SCALAR, scratch), PK_GLOBAL(uint, iscratch),
                           PK_GLOBAL(uint, out_cols), PK_GLOBAL(uint, out_len)) {
     PK_BIND(const uint, a_row_ptr);
@@ -182,6 +185,7 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
         uint m = 0;
         int failed = 0;
         for (uint step = 0; step < max_steps && !failed; ++step) {
+            const SCALAR psi_prev = psi;
             /* 1. gradient by the multiple-arrays merge, 2. selection */
             for (uint a = 0; a < m; ++a) AF_CUR(a) = a_row_ptr[AF_P(a)];
             AF_CUR(m) = a_row_ptr[i];
@@ -302,8 +306,8 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
                 for (uint k = a + 1; k < m; ++k) v -= AF_L(k * (k + 1) / 2 + a) * AF_G(k);
                 AF_G(a) = v / AF_L(a * (a + 1) / 2 + a);
             }
-            /* 4. eq. (17) */
-            if (psi <= eps * psi0) break;
+            /* 4. eq. (17) (stop_rule 0) or the step's relative reduction (stop_rule 1) */
+            if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
         }
         if (failed) {
             out_len[i] = 0xffffffffu;
@@ -319,5 +323,127 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
 #undef AF_CUR
 #undef AF_HC
 #undef AF_HL
+    }
+}
+
+/*
+ * afsai_compact, fsai_transpose_fill, fsai_transpose_sort -- the layout of the adaptive FSAI
+ * pattern on the device, so that the grown pattern never travels to the host (only its row
+ * lengths and column counts do, for the two prefix sums).
+ *
+ *   afsai_compact (uint n, uint nnz, uint cap, const uint* out_cols, const uint* out_len,
+ *                  const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
+ * One work-item per row i < n: row i of G is out_cols[i * cap .. + out_len[i]] (afsai_grow's
+ * output) sorted ascending, then i, written at g_row_ptr[i] (g_row_ptr[i + 1] - g_row_ptr[i] =
+ * out_len[i] + 1); col_count[c] += 1 for every column c of the row (atomic; zero before).
+ *
+ *   fsai_transpose_fill (uint n, uint nnz, const uint* g_row_ptr, const uint* g_col_idx, uint* cursor,
+ *                        uint* gt_row_idx, uint* gt_entry)
+ * One work-item per row i < n: entry e of row i in column c takes the slot p = cursor[c]++
+ * (atomic; cursor starts as the column pointer of G^T) and writes gt_row_idx[p] = i,
+ * gt_entry[p] = e. The order inside a column depends on the schedule; the next kernel makes it
+ * canonical.
+ *
+ *   fsai_transpose_sort (uint n, uint nnz, const uint* gt_col_ptr, uint* gt_row_idx, uint* gt_entry,
+ *                        uint* gt_pos)
+ * One work-item per column j < n: the pairs (gt_row_idx, gt_entry) of the column sorted by row
+ * (heap sort in place: a column can be long), then gt_pos[gt_entry[p]] = p. The rows of a column
+ * are distinct, so the result is unique: bit-identical on every backend.
+ * nnz is the length of g_col_idx, gt_row_idx, gt_entry and gt_pos: every kernel skips an entry
+ * whose index would fall outside, so inconsistent inputs never write out of bounds.
+ */
+
+/* Heap sort of key[0..len) ascending, with val[] moved along (val may be key: one array). */
+inline void fsai_sift(__global uint *key, __global uint *val, const int pairs, uint root,
+                      const uint len) {
+    for (;;) {
+        uint ch = 2 * root + 1;
+        if (ch >= len) break;
+        if (ch + 1 < len && key[ch + 1] > key[ch]) ++ch;
+        if (key[root] >= key[ch]) break;
+        const uint k = key[root];
+        key[root] = key[ch];
+        key[ch] = k;
+        if (pairs) {
+            const uint v = val[root];
+            val[root] = val[ch];
+            val[ch] = v;
+        }
+        root = ch;
+    }
+}
+
+inline void fsai_heap_sort(__global uint *key, __global uint *val, const int pairs,
+                           const uint len) {
+    for (uint r = len / 2; r-- > 0;) fsai_sift(key, val, pairs, r, len);
+    for (uint end = len; end-- > 1;) {
+        const uint k = key[0];
+        key[0] = key[end];
+        key[end] = k;
+        if (pairs) {
+            const uint v = val[0];
+            val[0] = val[end];
+            val[end] = v;
+        }
+        fsai_sift(key, val, pairs, 0, end);
+    }
+}
+
+pk_kernel void afsai_compact(const uint n, const uint nnz, const uint cap, PK_GLOBAL(const uint, out_cols),
+                             PK_GLOBAL(const uint, out_len), PK_GLOBAL(const uint, g_row_ptr),
+                             PK_GLOBAL(uint, g_col_idx), PK_GLOBAL(uint, col_count)) {
+    PK_BIND(const uint, out_cols);
+    PK_BIND(const uint, out_len);
+    PK_BIND(const uint, g_row_ptr);
+    PK_BIND(uint, g_col_idx);
+    PK_BIND(uint, col_count);
+    FOR_EACH(i, n) {
+        const uint m = out_len[i];
+        const uint gb = g_row_ptr[i];
+        if (m > cap || gb > nnz || nnz - gb <= m) continue; /* inconsistent input: no write */
+        __global uint *row = g_col_idx + gb;
+        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)i * cap + a];
+        fsai_heap_sort(row, row, 0, m);
+        row[m] = i;
+        for (uint a = 0; a <= m; ++a)
+            if (row[a] < n) atomic_inc((volatile __global uint *)(col_count + row[a]));
+    }
+}
+
+pk_kernel void fsai_transpose_fill(const uint n, const uint nnz, PK_GLOBAL(const uint, g_row_ptr),
+                                   PK_GLOBAL(const uint, g_col_idx), PK_GLOBAL(uint, cursor),
+                                   PK_GLOBAL(uint, gt_row_idx), PK_GLOBAL(uint, gt_entry)) {
+    PK_BIND(const uint, g_row_ptr);
+    PK_BIND(const uint, g_col_idx);
+    PK_BIND(uint, cursor);
+    PK_BIND(uint, gt_row_idx);
+    PK_BIND(uint, gt_entry);
+    FOR_EACH(i, n) {
+        const uint end = min(g_row_ptr[i + 1], nnz);
+        for (uint e = g_row_ptr[i]; e < end; ++e) {
+            const uint c = g_col_idx[e];
+            if (c >= n) continue;
+            const uint p = atomic_inc((volatile __global uint *)(cursor + c));
+            if (p >= nnz) continue;
+            gt_row_idx[p] = i;
+            gt_entry[p] = e;
+        }
+    }
+}
+
+pk_kernel void fsai_transpose_sort(const uint n, const uint nnz, PK_GLOBAL(const uint, gt_col_ptr),
+                                   PK_GLOBAL(uint, gt_row_idx), PK_GLOBAL(uint, gt_entry),
+                                   PK_GLOBAL(uint, gt_pos)) {
+    PK_BIND(const uint, gt_col_ptr);
+    PK_BIND(uint, gt_row_idx);
+    PK_BIND(uint, gt_entry);
+    PK_BIND(uint, gt_pos);
+    FOR_EACH(j, n) {
+        const uint b = gt_col_ptr[j];
+        const uint end = gt_col_ptr[j + 1];
+        if (b > end || end > nnz) continue; /* inconsistent input: no write */
+        fsai_heap_sort(gt_row_idx + b, gt_entry + b, 1, end - b);
+        for (uint p = b; p < end; ++p)
+            if (gt_entry[p] < nnz) gt_pos[gt_entry[p]] = p;
     }
 }

@@ -10,6 +10,7 @@
  *
  *   afsai_grow (uint row_begin, uint rows, const uint* a_row_ptr, const uint* a_col_idx,
  *               const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
+ *               uint stop_rule,
  *               SCALAR* scratch, uint* iscratch, uint* out_cols, uint* out_len)
  * The adaptive pattern (seed 004 Algorithm 1), one thread per row, all steps in one launch;
  * see kernels-cl/fsai.cl for the algorithm, the scratch layout and the arithmetic order.
@@ -108,7 +109,7 @@ __device__ __forceinline__ SCALAR afsai_entry(const uint *a_row_ptr, const uint 
 
 extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin, const uint rows, const uint *a_row_ptr,
                                                             const uint *a_col_idx, const SCALAR *a_values,
-                                                            const uint max_steps, const uint per_step, const SCALAR eps,
+                                                            const uint max_steps, const uint per_step, const SCALAR eps, const uint stop_rule,
                                                             SCALAR *scratch, uint *iscratch, uint *out_cols,
                                                             uint *out_len) {
     const uint cap = max_steps * per_step;
@@ -128,6 +129,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
         uint m = 0;
         int failed = 0;
         for (uint step = 0; step < max_steps && !failed; ++step) {
+            const SCALAR psi_prev = psi;
             /* 1. gradient by the multiple-arrays merge, 2. selection */
             for (uint a = 0; a < m; ++a) AF_CUR(a) = a_row_ptr[AF_P(a)];
             AF_CUR(m) = a_row_ptr[i];
@@ -248,8 +250,8 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
                 for (uint k = a + 1; k < m; ++k) v -= AF_L(k * (k + 1) / 2 + a) * AF_G(k);
                 AF_G(a) = v / AF_L(a * (a + 1) / 2 + a);
             }
-            /* 4. eq. (17) */
-            if (psi <= eps * psi0) break;
+            /* 4. eq. (17) (stop_rule 0) or the step's relative reduction (stop_rule 1) */
+            if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
         }
         if (failed) {
             out_len[i] = 0xffffffffu;
@@ -265,5 +267,95 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
 #undef AF_CUR
 #undef AF_HC
 #undef AF_HL
+    }
+}
+
+/*
+ *   afsai_compact (uint n, uint nnz, uint cap, const uint* out_cols, const uint* out_len,
+ *                  const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
+ *   fsai_transpose_fill (uint n, uint nnz, const uint* g_row_ptr, const uint* g_col_idx, uint* cursor,
+ *                        uint* gt_row_idx, uint* gt_entry)
+ *   fsai_transpose_sort (uint n, uint nnz, const uint* gt_col_ptr, uint* gt_row_idx, uint* gt_entry,
+ *                        uint* gt_pos)
+ * The layout of the adaptive FSAI pattern on the device (G's rows sorted, the transpose by
+ * atomic slots, then every column sorted by row: a unique result); see kernels-cl/fsai.cl.
+ */
+
+/* Heap sort of key[0..len) ascending, with val[] moved along when pairs (val may be key). */
+__device__ __forceinline__ void fsai_sift(uint *key, uint *val, const int pairs, uint root, const uint len) {
+    for (;;) {
+        uint ch = 2 * root + 1;
+        if (ch >= len) break;
+        if (ch + 1 < len && key[ch + 1] > key[ch]) ++ch;
+        if (key[root] >= key[ch]) break;
+        const uint k = key[root];
+        key[root] = key[ch];
+        key[ch] = k;
+        if (pairs) {
+            const uint v = val[root];
+            val[root] = val[ch];
+            val[ch] = v;
+        }
+        root = ch;
+    }
+}
+
+__device__ __forceinline__ void fsai_heap_sort(uint *key, uint *val, const int pairs, const uint len) {
+    for (uint r = len / 2; r-- > 0;) fsai_sift(key, val, pairs, r, len);
+    for (uint end = len; end-- > 1;) {
+        const uint k = key[0];
+        key[0] = key[end];
+        key[end] = k;
+        if (pairs) {
+            const uint v = val[0];
+            val[0] = val[end];
+            val[end] = v;
+        }
+        fsai_sift(key, val, pairs, 0, end);
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void afsai_compact(const uint n, const uint nnz, const uint cap, const uint *out_cols,
+                                                               const uint *out_len, const uint *g_row_ptr,
+                                                               uint *g_col_idx, uint *col_count) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const uint m = out_len[i];
+        const uint gb = g_row_ptr[i];
+        if (m > cap || gb > nnz || nnz - gb <= m) continue; /* inconsistent input: no write */
+        uint *row = g_col_idx + gb;
+        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)i * cap + a];
+        fsai_heap_sort(row, row, 0, m);
+        row[m] = i;
+        for (uint a = 0; a <= m; ++a)
+            if (row[a] < n) atomicAdd(col_count + row[a], 1u);
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_fill(const uint n, const uint nnz, const uint *g_row_ptr,
+                                                                     const uint *g_col_idx, uint *cursor,
+                                                                     uint *gt_row_idx, uint *gt_entry) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        const uint end = min(g_row_ptr[i + 1], nnz);
+        for (uint e = g_row_ptr[i]; e < end; ++e) {
+            const uint c = g_col_idx[e];
+            if (c >= n) continue;
+            const uint p = atomicAdd(cursor + c, 1u);
+            if (p >= nnz) continue;
+            gt_row_idx[p] = i;
+            gt_entry[p] = e;
+        }
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_sort(const uint n, const uint nnz, const uint *gt_col_ptr,
+                                                                     uint *gt_row_idx, uint *gt_entry,
+                                                                     uint *gt_pos) {
+    for (uint j = GRID_START; j < n; j += GRID_STRIDE) {
+        const uint b = gt_col_ptr[j];
+        const uint end = gt_col_ptr[j + 1];
+        if (b > end || end > nnz) continue; /* inconsistent input: no write */
+        fsai_heap_sort(gt_row_idx + b, gt_entry + b, 1, end - b);
+        for (uint p = b; p < end; ++p)
+            if (gt_entry[p] < nnz) gt_pos[gt_entry[p]] = p;
     }
 }

@@ -8,7 +8,9 @@ mod common;
 
 use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{AfsaiGrowth, Backend, DeviceFormat, DeviceMatrix, MatrixFormat};
+use pipekrylov::backend::{
+    AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat,
+};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::CsrMatrix;
@@ -20,6 +22,15 @@ fn growth(max_steps: usize, per_step: usize, eps: f64) -> AfsaiGrowth {
         max_steps,
         per_step,
         eps,
+        stop: AfsaiStop::RatioToInitial,
+    }
+}
+
+/// The same growth stopping by the step's relative reduction of psi.
+fn step_growth(max_steps: usize, per_step: usize, eps: f64) -> AfsaiGrowth {
+    AfsaiGrowth {
+        stop: AfsaiStop::StepReduction,
+        ..growth(max_steps, per_step, eps)
     }
 }
 
@@ -52,6 +63,7 @@ fn dense_reference_row(a: &CsrMatrix<f64>, i: usize, g: &AfsaiGrowth) -> Vec<u32
     let psi0 = common::entry(a, i, i);
     let mut p: Vec<usize> = Vec::new();
     let mut w: Vec<f64> = Vec::new();
+    let mut psi_prev = psi0;
     for _ in 0..g.max_steps {
         let mut cand: Vec<(f64, usize)> = (0..i)
             .filter(|j| !p.contains(j))
@@ -81,9 +93,14 @@ fn dense_reference_row(a: &CsrMatrix<f64>, i: usize, g: &AfsaiGrowth) -> Vec<u32
                 .zip(&w)
                 .map(|(&r, &wr)| common::entry(a, i, r) * wr)
                 .sum::<f64>();
-        if psi <= g.eps * psi0 {
+        let done = match g.stop {
+            AfsaiStop::RatioToInitial => psi <= g.eps * psi0,
+            AfsaiStop::StepReduction => psi_prev - psi <= g.eps * psi_prev,
+        };
+        if done {
             break;
         }
+        psi_prev = psi;
     }
     p.iter().map(|&j| j as u32).collect()
 }
@@ -134,6 +151,8 @@ fn host_pattern_matches_the_dense_reference() {
             growth(4, 1, 0.0),
             growth(5, 3, 0.0),
             growth(10, 2, 0.9),
+            step_growth(30, 1, 1e-2),
+            step_growth(8, 2, 0.1),
         ] {
             let rows = grown(&host, &a, g, 7);
             for (i, row) in rows.iter().enumerate() {
@@ -204,7 +223,11 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
         ),
     ];
     for (name, a) in &cases {
-        for g in [growth(30, 1, 1e-3), growth(6, 3, 0.0)] {
+        for g in [
+            growth(30, 1, 1e-3),
+            growth(6, 3, 0.0),
+            step_growth(30, 1, 1e-2),
+        ] {
             let want = grown(&host, a, g, a.n_rows().max(1));
             // An awkward batch size on the backend: the rows of a launch change.
             let got = grown(b, a, g, 29);
@@ -216,6 +239,16 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
             assert_eq!((&gh.0, &gh.1), (&gb.0, &gb.1), "{name}: pattern of G");
             let d = rel_diff(&gh.2, &gb.2);
             assert!(d <= 1e-12, "{}: {name} G differs by {d:e}", b.name());
+            // G^T, laid out on the backend: the host's pattern exactly, the transpose of G
+            // (rows ascending in every row of G^T) with G's values bit for bit.
+            let (th, tb) = (csr_of(&host, fh.factors().1), csr_of(b, fb.factors().1));
+            assert_eq!((&th.0, &th.1), (&tb.0, &tb.1), "{name}: pattern of G^T");
+            assert_eq!(
+                transpose(&gb),
+                tb,
+                "{}: {name} G^T is not G transposed",
+                b.name()
+            );
         }
     }
 }
@@ -225,6 +258,27 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
 #[test]
 fn host_patterns_do_not_depend_on_the_batch() {
     patterns_and_factors_match_host(&HostBackend::new());
+}
+
+/// The transpose of a square CSR (rows ascending in every row of the result).
+fn transpose(m: &(Vec<u32>, Vec<u32>, Vec<f64>)) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+    let (rp, ci, v) = m;
+    let n = rp.len() - 1;
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for e in rp[i] as usize..rp[i + 1] as usize {
+            rows[ci[e] as usize].push((i as u32, v[e]));
+        }
+    }
+    let mut out = (vec![0u32], Vec::new(), Vec::new());
+    for row in rows {
+        for (c, x) in row {
+            out.1.push(c);
+            out.2.push(x);
+        }
+        out.0.push(out.1.len() as u32);
+    }
+    out
 }
 
 fn csr_of<B: Backend>(b: &B, m: &DeviceMatrix<f64>) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
@@ -294,7 +348,171 @@ fn pcg_with_afsai_converges<B: Backend + 'static>(b: &B) {
         let p = Preconditioner::<B, f64>::params(&af);
         assert_eq!(p["variant"], "adaptive", "{p}");
         assert_eq!(p["max_steps"], 30, "{p}");
+        // The step-reduction rule stops rows once growing stops paying: a sparser G that
+        // still beats Jacobi.
+        let step = AfsaiOptions {
+            growth: step_growth(30, 1, 1e-2),
+        };
+        let sf = Fsai::adaptive(b, a, step).unwrap();
+        let rs = common::pcg_a_ones(b, a, Some(&sf));
+        let what = format!(
+            "{what}; step rule: {} its ({}, density {:.2})",
+            rs.iterations,
+            rs.stop_reason,
+            sf.density()
+        );
+        assert!(
+            rs.stop_reason.converged() && rs.relative_true_residual <= 1.1e-8,
+            "{what}"
+        );
+        assert!(sf.density() < af.density(), "{what}");
+        assert!(rs.iterations < jr.iterations, "{what}");
+        assert_eq!(Preconditioner::<B, f64>::params(&sf)["stop"], "step");
     }
+}
+
+/// The grown pattern of `n` rows (at most `cap` columns < i each, distinct, unsorted), with
+/// column 0 in every row (an arrow: one column as long as the matrix) when `arrow`.
+fn raw_pattern(n: usize, cap: usize, arrow: bool, seed: u64) -> (Vec<u32>, Vec<u32>) {
+    let mut r = common::Rng(seed | 1);
+    let mut cols = vec![0u32; n * cap];
+    let mut lens = vec![0u32; n];
+    for i in 0..n {
+        let mut row: Vec<u32> = Vec::new();
+        if arrow && i > 0 {
+            row.push(0);
+        }
+        let want = (r.next_u64() as usize % (cap + 1)).min(i);
+        while row.len() < want {
+            let c = (r.next_u64() % i as u64) as u32;
+            if !row.contains(&c) {
+                row.push(c);
+            }
+        }
+        lens[i] = row.len() as u32;
+        cols[i * cap..i * cap + row.len()].copy_from_slice(&row);
+    }
+    (cols, lens)
+}
+
+/// `afsai_compact` then `fsai_transpose` on `b`: (G's columns, column counts, G^T's rows,
+/// G^T positions).
+#[allow(clippy::type_complexity)]
+fn laid_out<B: Backend>(
+    b: &B,
+    cap: usize,
+    cols: &[u32],
+    lens: &[u32],
+) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = lens.len();
+    let mut rp = vec![0u32];
+    for &l in lens {
+        rp.push(rp.last().unwrap() + l + 1);
+    }
+    let nnz = rp[n] as usize;
+    let (oc, ol, grp) = (
+        b.upload(cols).unwrap(),
+        b.upload(lens).unwrap(),
+        b.upload(&rp).unwrap(),
+    );
+    let mut gci = b.alloc::<u32>(nnz).unwrap();
+    let mut count = b.alloc::<u32>(n).unwrap();
+    b.afsai_compact::<f64>(cap, &oc, &ol, &grp, &mut gci, &mut count)
+        .unwrap();
+    let counts = b.download(&count).unwrap();
+    let mut cp = vec![0u32];
+    for &c in &counts {
+        cp.push(cp.last().unwrap() + c);
+    }
+    assert_eq!(cp[n] as usize, nnz, "{}: column counts", b.name());
+    let gcp = b.upload(&cp).unwrap();
+    let mut cursor = b.upload(&cp[..n]).unwrap();
+    let mut gri = b.alloc::<u32>(nnz).unwrap();
+    let mut gent = b.alloc::<u32>(nnz).unwrap();
+    let mut gpos = b.alloc::<u32>(nnz).unwrap();
+    b.fsai_transpose::<f64>(
+        &grp,
+        &gci,
+        &gcp,
+        &mut cursor,
+        &mut gri,
+        &mut gent,
+        &mut gpos,
+    )
+    .unwrap();
+    (
+        b.download(&gci).unwrap(),
+        counts,
+        b.download(&gri).unwrap(),
+        b.download(&gpos).unwrap(),
+    )
+}
+
+/// The device layout of the grown pattern (G's rows sorted with the diagonal last, G^T with
+/// rows ascending, the position of every entry of G in G^T) equals the host's bit for bit,
+/// with a column as long as the matrix (heap sort) and awkward sizes; inconsistent inputs
+/// write nothing out of bounds and return.
+fn layout_kernels_match_host<B: Backend>(b: &B) {
+    let host = HostBackend::new();
+    for (n, cap, arrow, seed) in [(1, 3, false, 1), (257, 7, true, 2), (1000, 31, true, 3)] {
+        let (cols, lens) = raw_pattern(n, cap, arrow, seed);
+        let want = laid_out(&host, cap, &cols, &lens);
+        let got = laid_out(b, cap, &cols, &lens);
+        assert_eq!(got, want, "{}: n={n} cap={cap}", b.name());
+        // The host's layout is the definition: G's rows sorted, G^T its transpose.
+        let (gci, _, gri, gpos) = &want;
+        let mut e = 0;
+        for (i, &l) in lens.iter().enumerate() {
+            let mut row: Vec<u32> = cols[i * cap..i * cap + l as usize].to_vec();
+            row.sort_unstable();
+            row.push(i as u32);
+            assert_eq!(&gci[e..e + row.len()], &row[..], "row {i}");
+            for k in e..e + row.len() {
+                assert_eq!(gri[gpos[k] as usize], i as u32, "entry {k} of row {i}");
+            }
+            e += row.len();
+        }
+    }
+    // Inconsistent inputs: row lengths over cap, row pointers past the end, descending.
+    let n = 50;
+    let (cols, mut lens) = raw_pattern(n, 4, false, 9);
+    lens[3] = 1000;
+    let oc = b.upload(&cols).unwrap();
+    let ol = b.upload(&lens).unwrap();
+    let bad_rp: Vec<u32> = (0..=n as u32).map(|i| (i * 7919) % 97).collect();
+    let grp = b.upload(&bad_rp).unwrap();
+    let mut gci = b.alloc::<u32>(40).unwrap();
+    let mut count = b.alloc::<u32>(n).unwrap();
+    b.afsai_compact::<f64>(4, &oc, &ol, &grp, &mut gci, &mut count)
+        .unwrap();
+    let mut cursor = b.upload(&bad_rp[..n]).unwrap();
+    let (mut gri, mut gent, mut gpos) = (
+        b.alloc::<u32>(40).unwrap(),
+        b.alloc::<u32>(40).unwrap(),
+        b.alloc::<u32>(40).unwrap(),
+    );
+    b.fsai_transpose::<f64>(
+        &grp,
+        &gci,
+        &grp,
+        &mut cursor,
+        &mut gri,
+        &mut gent,
+        &mut gpos,
+    )
+    .unwrap();
+    b.synchronize().unwrap();
+    // Wrong lengths are typed errors.
+    let short = b.alloc::<u32>(3).unwrap();
+    let e = b
+        .afsai_compact::<f64>(4, &oc, &ol, &short, &mut gci, &mut count)
+        .unwrap_err();
+    assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
+}
+
+#[test]
+fn host_layout_kernels() {
+    layout_kernels_match_host(&HostBackend::new());
 }
 
 #[test]
@@ -346,6 +564,10 @@ mod opencl {
     fn opencl_pcg_with_afsai_converges() {
         super::pcg_with_afsai_converges(&backend());
     }
+    #[test]
+    fn opencl_layout_kernels_match_host() {
+        super::layout_kernels_match_host(&backend());
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -364,5 +586,10 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_pcg_with_afsai_converges() {
         super::pcg_with_afsai_converges(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_layout_kernels_match_host() {
+        super::layout_kernels_match_host(&backend());
     }
 }

@@ -83,9 +83,13 @@ enum Command {
         /// Entries s added per growth step of afsai (1..8).
         #[arg(long, default_value_t = 1)]
         afsai_step_size: usize,
-        /// Tolerance eps of afsai: a row stops growing when psi_k / psi_0 <= eps.
+        /// Tolerance eps of afsai's stopping rule (see --afsai-stop).
         #[arg(long, default_value_t = 1e-3)]
         afsai_eps: f64,
+        /// Stopping rule of afsai: ratio (a row stops when psi_k / psi_0 <= eps, seed 004 eq. 17)
+        /// or step (when the last step reduced psi by a relative eps or less).
+        #[arg(long, default_value = "ratio")]
+        afsai_stop: String,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -248,6 +252,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             afsai_max_steps,
             afsai_step_size,
             afsai_eps,
+            afsai_stop,
             backend,
             execution,
             precision: prec,
@@ -281,6 +286,16 @@ fn run(cli: Cli) -> Result<i32, Error> {
                         max_steps: afsai_max_steps,
                         per_step: afsai_step_size,
                         eps: afsai_eps,
+                        stop: match afsai_stop.as_str() {
+                            "ratio" => pipekrylov::backend::AfsaiStop::RatioToInitial,
+                            "step" => pipekrylov::backend::AfsaiStop::StepReduction,
+                            other => {
+                                return Err(pipekrylov::Error::param(
+                                    "afsai_stop",
+                                    format!("{other:?} is not ratio or step"),
+                                ))
+                            }
+                        },
                     },
                 },
                 backend: backend.parse::<BackendChoice>()?,

@@ -40,7 +40,7 @@ pub struct SolveArgs {
     pub isai_level: usize,
     /// `--fsai-level k`, `--fsai-tau t`
     pub fsai: crate::precond::FsaiOptions,
-    /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`
+    /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`, `--afsai-stop ratio|step`
     pub afsai: crate::precond::AfsaiOptions,
     /// `--backend`
     pub backend: BackendChoice,

@@ -676,6 +676,32 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
         self.inner
             .afsai_grow(a, growth, rows, scratch, iscratch, out_cols, out_len)
     }
+    fn afsai_compact<T: Scalar>(
+        &self,
+        cap: usize,
+        out_cols: &Buffer<u32>,
+        out_len: &Buffer<u32>,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &mut Buffer<u32>,
+        col_count: &mut Buffer<u32>,
+    ) -> Result<()> {
+        self.inner
+            .afsai_compact::<T>(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)
+    }
+    fn fsai_transpose<T: Scalar>(
+        &self,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &Buffer<u32>,
+        gt_col_ptr: &Buffer<u32>,
+        cursor: &mut Buffer<u32>,
+        gt_row_idx: &mut Buffer<u32>,
+        gt_entry: &mut Buffer<u32>,
+        gt_pos: &mut Buffer<u32>,
+    ) -> Result<()> {
+        self.inner.fsai_transpose::<T>(
+            g_row_ptr, g_col_idx, gt_col_ptr, cursor, gt_row_idx, gt_entry, gt_pos,
+        )
+    }
     fn ip_stencil<T: Scalar>(
         &self,
         st: &IpStencil<T>,

@@ -87,6 +87,9 @@ pub(crate) enum Kernel {
     IpStencilDot,
     FsaiRows,
     AfsaiGrow,
+    AfsaiCompact,
+    FsaiTransposeFill,
+    FsaiTransposeSort,
     HaloGather,
     HaloSpmvAdd,
     CgScalars,
@@ -97,7 +100,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 44] = [
+    pub(crate) const ALL: [Kernel; 47] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::Axpby,
@@ -136,6 +139,9 @@ impl Kernel {
         Kernel::IpStencilDot,
         Kernel::FsaiRows,
         Kernel::AfsaiGrow,
+        Kernel::AfsaiCompact,
+        Kernel::FsaiTransposeFill,
+        Kernel::FsaiTransposeSort,
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
         Kernel::CgScalars,
@@ -185,6 +191,9 @@ impl Kernel {
             Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::FsaiRows => "fsai_rows",
             Kernel::AfsaiGrow => "afsai_grow",
+            Kernel::AfsaiCompact => "afsai_compact",
+            Kernel::FsaiTransposeFill => "fsai_transpose_fill",
+            Kernel::FsaiTransposeSort => "fsai_transpose_sort",
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::CgScalars => "cg_scalars",

@@ -4,8 +4,8 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
-    check_level, check_sweep, check_trsv,
+    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
@@ -257,16 +257,85 @@ impl PrecondOps for CudaBackend {
             index_arg("afsai_max_steps", growth.max_steps)?,
             index_arg("afsai_step_size", growth.per_step)?,
             scalar(T::from_f64(growth.eps)),
+            Arg::U32(growth.stop.code()),
             self.ptr(scratch)?,
             self.ptr(iscratch)?,
             self.ptr(out_cols)?,
             self.ptr(out_len)?,
         ];
         // SAFETY: afsai_grow(row_begin, rows, A csr, uint max_steps, uint per_step, eps,
-        // scratch, iscratch, out_cols, out_len): A is a square CSR whose indices were validated
+        // stop_rule, scratch, iscratch, out_cols, out_len): A is a square CSR whose indices were validated
         // at upload, the rows lie inside it, the scratch buffers hold `rows` rows of the
         // growth's layout, out_cols n * cap and out_len n entries (checked).
         unsafe { self.launch::<T>(Kernel::AfsaiGrow, self.grid(count), &args) }
+    }
+
+    fn afsai_compact<T: Scalar>(
+        &self,
+        cap: usize,
+        out_cols: &Buffer<u32>,
+        out_len: &Buffer<u32>,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &mut Buffer<u32>,
+        col_count: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) =
+            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        let args = [
+            Arg::U32(n),
+            Arg::U32(nnz),
+            index_arg("afsai_cap", cap)?,
+            self.ptr(out_cols)?,
+            self.ptr(out_len)?,
+            self.ptr(g_row_ptr)?,
+            self.ptr(g_col_idx)?,
+            self.ptr(col_count)?,
+        ];
+        // SAFETY: afsai_compact(n, nnz, cap, out_cols, out_len, g_row_ptr, g_col_idx,
+        // col_count): out_cols holds n * cap entries, g_row_ptr n + 1, col_count n, g_col_idx
+        // nnz (checked); the kernel skips rows whose entries would pass nnz and columns >= n.
+        unsafe { self.launch::<T>(Kernel::AfsaiCompact, self.grid(n as usize), &args) }
+    }
+
+    fn fsai_transpose<T: Scalar>(
+        &self,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &Buffer<u32>,
+        gt_col_ptr: &Buffer<u32>,
+        cursor: &mut Buffer<u32>,
+        gt_row_idx: &mut Buffer<u32>,
+        gt_entry: &mut Buffer<u32>,
+        gt_pos: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) = check_fsai_transpose(
+            g_row_ptr, g_col_idx, gt_col_ptr, cursor, gt_row_idx, gt_entry, gt_pos,
+        )?;
+        let fill = [
+            Arg::U32(n),
+            Arg::U32(nnz),
+            self.ptr(g_row_ptr)?,
+            self.ptr(g_col_idx)?,
+            self.ptr(cursor)?,
+            self.ptr(gt_row_idx)?,
+            self.ptr(gt_entry)?,
+        ];
+        // SAFETY: fsai_transpose_fill(n, nnz, g_row_ptr, g_col_idx, cursor, gt_row_idx,
+        // gt_entry): g_row_ptr holds n + 1, cursor n, the others nnz entries (checked); the
+        // kernel reads entries below min(g_row_ptr[i + 1], nnz), skips columns >= n and slots
+        // >= nnz.
+        unsafe { self.launch::<T>(Kernel::FsaiTransposeFill, self.grid(n as usize), &fill)? };
+        let sort = [
+            Arg::U32(n),
+            Arg::U32(nnz),
+            self.ptr(gt_col_ptr)?,
+            self.ptr(gt_row_idx)?,
+            self.ptr(gt_entry)?,
+            self.ptr(gt_pos)?,
+        ];
+        // SAFETY: fsai_transpose_sort(n, nnz, gt_col_ptr, gt_row_idx, gt_entry, gt_pos):
+        // gt_col_ptr holds n + 1, the others nnz entries (checked); the kernel skips columns
+        // whose range is not inside 0..nnz and entries >= nnz.
+        unsafe { self.launch::<T>(Kernel::FsaiTransposeSort, self.grid(n as usize), &sort) }
     }
 
     fn ip_stencil<T: Scalar>(

@@ -4,8 +4,8 @@ use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
-    check_level, check_sweep, check_trsv,
+    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
@@ -283,6 +283,109 @@ impl PrecondOps for HostBackend {
                     cols[i * cap..i * cap + p.len()].copy_from_slice(&p);
                 }
                 None => lens[i] = u32::MAX,
+            }
+        }
+        Ok(())
+    }
+
+    fn afsai_compact<T: Scalar>(
+        &self,
+        cap: usize,
+        out_cols: &Buffer<u32>,
+        out_len: &Buffer<u32>,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &mut Buffer<u32>,
+        col_count: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) =
+            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        self.counters.launch();
+        let (n, nnz) = (n as usize, nnz as usize);
+        let (cols, lens, rp) = (out_cols.host()?, out_len.host()?, g_row_ptr.host()?);
+        let gci = g_col_idx.host_mut()?;
+        // The rows that fit (the kernel's rule), each with its own slice of g_col_idx.
+        let mut rows: Vec<(usize, &mut [u32])> = Vec::with_capacity(n);
+        let mut rest: &mut [u32] = gci;
+        let mut offset = 0usize;
+        for i in 0..n {
+            let (m, gb) = (lens[i] as usize, rp[i] as usize);
+            if m > cap || gb > nnz || nnz - gb <= m || gb < offset {
+                continue; // inconsistent input: no write (rows overlapping earlier ones too)
+            }
+            let tail = std::mem::take(&mut rest);
+            let (_, from_gb) = tail.split_at_mut(gb - offset);
+            let (row, after) = from_gb.split_at_mut(m + 1);
+            rows.push((i, row));
+            rest = after;
+            offset = gb + m + 1;
+        }
+        rows.par_iter_mut().for_each(|(i, row)| {
+            let m = row.len() - 1;
+            row[..m].copy_from_slice(&cols[*i * cap..*i * cap + m]);
+            row[..m].sort_unstable();
+            row[m] = *i as u32;
+        });
+        let counts = col_count.host_mut()?;
+        for (_, row) in &rows {
+            for &c in row.iter() {
+                if (c as usize) < n {
+                    counts[c as usize] += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fsai_transpose<T: Scalar>(
+        &self,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &Buffer<u32>,
+        gt_col_ptr: &Buffer<u32>,
+        cursor: &mut Buffer<u32>,
+        gt_row_idx: &mut Buffer<u32>,
+        gt_entry: &mut Buffer<u32>,
+        gt_pos: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) = check_fsai_transpose(
+            g_row_ptr, g_col_idx, gt_col_ptr, cursor, gt_row_idx, gt_entry, gt_pos,
+        )?;
+        self.counters.launch();
+        self.counters.launch();
+        let (n, nnz) = (n as usize, nnz as usize);
+        let (rp, ci, cp) = (g_row_ptr.host()?, g_col_idx.host()?, gt_col_ptr.host()?);
+        let (cur, ri, ent) = (
+            cursor.host_mut()?,
+            gt_row_idx.host_mut()?,
+            gt_entry.host_mut()?,
+        );
+        // Rows in ascending order fill every column in ascending row order: the kernels'
+        // canonical (sorted) result, without the sort.
+        for i in 0..n {
+            let end = (rp[i + 1] as usize).min(nnz);
+            let begin = (rp[i] as usize).min(end);
+            for (e, &c) in ci.iter().enumerate().take(end).skip(begin) {
+                let c = c as usize;
+                if c >= n {
+                    continue;
+                }
+                let p = cur[c] as usize;
+                cur[c] = cur[c].wrapping_add(1);
+                if p < nnz {
+                    ri[p] = i as u32;
+                    ent[p] = e as u32;
+                }
+            }
+        }
+        let pos = gt_pos.host_mut()?;
+        for j in 0..n {
+            let (b, end) = (cp[j] as usize, cp[j + 1] as usize);
+            if b > end || end > nnz {
+                continue;
+            }
+            for p in b..end {
+                if (ent[p] as usize) < nnz {
+                    pos[ent[p] as usize] = p as u32;
+                }
             }
         }
         Ok(())

@@ -4,8 +4,8 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_grow, check_block_diag_scale, check_fsai, check_ip_stencil, check_isai,
-    check_level, check_sweep, check_trsv,
+    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
@@ -241,10 +241,79 @@ impl PrecondOps for OpenClBackend {
                 Arg::uint(Self::len_u32(growth.max_steps)?),
                 Arg::uint(Self::len_u32(growth.per_step)?),
                 Arg::scalar(T::from_f64(growth.eps)),
+                Arg::uint(growth.stop.code()),
                 Arg::Mem(self.mem(scratch)?),
                 Arg::Mem(self.mem(iscratch)?),
                 Arg::Mem(self.mem(out_cols)?),
                 Arg::Mem(self.mem(out_len)?),
+            ],
+        )
+    }
+
+    fn afsai_compact<T: Scalar>(
+        &self,
+        cap: usize,
+        out_cols: &Buffer<u32>,
+        out_len: &Buffer<u32>,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &mut Buffer<u32>,
+        col_count: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) =
+            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        self.launch::<T>(
+            "afsai_compact",
+            self.elementwise_groups(n as usize),
+            &[
+                Arg::uint(n),
+                Arg::uint(nnz),
+                Arg::uint(Self::len_u32(cap)?),
+                Arg::Mem(self.mem(out_cols)?),
+                Arg::Mem(self.mem(out_len)?),
+                Arg::Mem(self.mem(g_row_ptr)?),
+                Arg::Mem(self.mem(g_col_idx)?),
+                Arg::Mem(self.mem(col_count)?),
+            ],
+        )
+    }
+
+    fn fsai_transpose<T: Scalar>(
+        &self,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &Buffer<u32>,
+        gt_col_ptr: &Buffer<u32>,
+        cursor: &mut Buffer<u32>,
+        gt_row_idx: &mut Buffer<u32>,
+        gt_entry: &mut Buffer<u32>,
+        gt_pos: &mut Buffer<u32>,
+    ) -> Result<()> {
+        let (n, nnz) = check_fsai_transpose(
+            g_row_ptr, g_col_idx, gt_col_ptr, cursor, gt_row_idx, gt_entry, gt_pos,
+        )?;
+        let groups = self.elementwise_groups(n as usize);
+        self.launch::<T>(
+            "fsai_transpose_fill",
+            groups,
+            &[
+                Arg::uint(n),
+                Arg::uint(nnz),
+                Arg::Mem(self.mem(g_row_ptr)?),
+                Arg::Mem(self.mem(g_col_idx)?),
+                Arg::Mem(self.mem(cursor)?),
+                Arg::Mem(self.mem(gt_row_idx)?),
+                Arg::Mem(self.mem(gt_entry)?),
+            ],
+        )?;
+        self.launch::<T>(
+            "fsai_transpose_sort",
+            groups,
+            &[
+                Arg::uint(n),
+                Arg::uint(nnz),
+                Arg::Mem(self.mem(gt_col_ptr)?),
+                Arg::Mem(self.mem(gt_row_idx)?),
+                Arg::Mem(self.mem(gt_entry)?),
+                Arg::Mem(self.mem(gt_pos)?),
             ],
         )
     }

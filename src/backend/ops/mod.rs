@@ -14,7 +14,7 @@ pub mod vector;
 pub use halo::{GatherList, GhostBlock, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    AfsaiGrowth, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
+    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
     MAX_BLOCK_SIZE,
 };
 pub use resident::{CgSlots, Recording, ResidentOps, ResidentState};
@@ -74,7 +74,16 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("isai", &["isai_solve"]),
     ("ip", &["ip_stencil", "ip_stencil_dot"]),
-    ("fsai", &["fsai_rows", "afsai_grow"]),
+    (
+        "fsai",
+        &[
+            "fsai_rows",
+            "afsai_grow",
+            "afsai_compact",
+            "fsai_transpose_fill",
+            "fsai_transpose_sort",
+        ],
+    ),
     ("halo", &["halo_gather", "halo_spmv_add"]),
     (
         "resident",

@@ -273,9 +273,6 @@ impl FsaiPattern {
                 "row pointers, columns and G^T positions disagree".into()
             ));
         }
-        let mut offsets = Vec::with_capacity(n);
-        let mut batches = Vec::new();
-        let (mut begin, mut used) = (0usize, 0usize);
         for i in 0..n {
             let row = &col_idx[row_ptr[i] as usize..row_ptr[i + 1] as usize];
             if row.last() != Some(&(i as u32)) || row.windows(2).any(|w| w[0] >= w[1]) {
@@ -283,17 +280,8 @@ impl FsaiPattern {
                     "row {i} must hold ascending columns ending with the diagonal"
                 )));
             }
-            let m2 = row.len() * row.len();
-            if used > 0 && used + m2 > scratch_budget {
-                batches.push((begin, i, used));
-                (begin, used) = (i, 0);
-            }
-            offsets.push(used as u64);
-            used += m2;
         }
-        if n > 0 {
-            batches.push((begin, n, used));
-        }
+        let (offsets, batches) = fsai_batches(row_ptr, scratch_budget);
         let mut seen = vec![false; gt_pos.len()];
         for &d in gt_pos {
             match seen.get_mut(d as usize) {
@@ -309,6 +297,37 @@ impl FsaiPattern {
             scratch_off: backend.upload(&offsets)?,
             batches,
         })
+    }
+    /// A pattern laid out on the device by [`PrecondOps::afsai_compact`] and
+    /// [`PrecondOps::fsai_transpose`] (rows ascending, diagonal last, `gt_pos` a permutation
+    /// by construction); `row_ptr_host` is the host copy of `row_ptr`, for the batches.
+    pub(crate) fn from_device<B: super::VectorOps + ?Sized>(
+        backend: &B,
+        row_ptr: Buffer<u32>,
+        col_idx: Buffer<u32>,
+        gt_pos: Buffer<u32>,
+        row_ptr_host: &[u32],
+        scratch_budget: usize,
+    ) -> Result<Self> {
+        let n = row_ptr_host.len().saturating_sub(1);
+        if row_ptr.len() != n + 1 || gt_pos.len() != col_idx.len() {
+            return Err(Error::InvalidMatrix(
+                "FSAI pattern: row pointers, columns and G^T positions disagree".into(),
+            ));
+        }
+        let (offsets, batches) = fsai_batches(row_ptr_host, scratch_budget);
+        Ok(Self {
+            n,
+            row_ptr,
+            col_idx,
+            gt_pos,
+            scratch_off: backend.upload(&offsets)?,
+            batches,
+        })
+    }
+    /// G's row pointers and columns, for the factor itself.
+    pub(crate) fn into_g_pattern(self) -> (Buffer<u32>, Buffer<u32>) {
+        (self.row_ptr, self.col_idx)
     }
     /// Number of rows of G.
     pub fn n(&self) -> usize {
@@ -330,6 +349,30 @@ impl FsaiPattern {
     pub fn bytes(&self) -> usize {
         self.row_ptr.bytes() + self.col_idx.bytes() + self.gt_pos.bytes() + self.scratch_off.bytes()
     }
+}
+
+/// The offset of every row's m x m system in its batch's scratch, and the batches (first row,
+/// end row, scratch elements): rows in order while the batch's systems fit in `scratch_budget`
+/// scalars (a row larger than the budget gets a batch of its own).
+fn fsai_batches(row_ptr: &[u32], scratch_budget: usize) -> (Vec<u64>, Vec<(usize, usize, usize)>) {
+    let n = row_ptr.len().saturating_sub(1);
+    let mut offsets = Vec::with_capacity(n);
+    let mut batches = Vec::new();
+    let (mut begin, mut used) = (0usize, 0usize);
+    for i in 0..n {
+        let m = (row_ptr[i + 1] - row_ptr[i]) as usize;
+        let m2 = m * m;
+        if used > 0 && used + m2 > scratch_budget {
+            batches.push((begin, i, used));
+            (begin, used) = (i, 0);
+        }
+        offsets.push(used as u64);
+        used += m2;
+    }
+    if n > 0 {
+        batches.push((begin, n, used));
+    }
+    (offsets, batches)
 }
 
 /// Check `fsai_rows`: A square CSR of the pattern's size, the batch exists, the scratch holds
@@ -372,15 +415,42 @@ pub const AFSAI_MAX_PER_STEP: usize = 8;
 
 /// Growth parameters of the adaptive FSAI pattern (kernel `afsai_grow`, seed 004 Algorithm 1):
 /// at most `max_steps` steps per row, `per_step` entries added per step where the Kaporin
-/// gradient is largest, a row stops when psi_k / psi_0 <= `eps` (eq. 17).
+/// gradient is largest, a row stops by `stop` (by default psi_k / psi_0 <= `eps`, eq. 17).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AfsaiGrowth {
     /// k_max, the number of growth steps per row (>= 1).
     pub max_steps: usize,
     /// s, the entries added per step (1..=[`AFSAI_MAX_PER_STEP`]).
     pub per_step: usize,
-    /// epsilon of eq. (17), >= 0.
+    /// The tolerance epsilon of the stopping rule, >= 0.
     pub eps: f64,
+    /// The stopping rule `eps` belongs to.
+    pub stop: AfsaiStop,
+}
+
+/// When a row of the adaptive FSAI stops growing, besides after `max_steps` steps or when no
+/// column has a nonzero Kaporin gradient. psi_k = G~_k(i, :) A G~_k(i, :)^T is the row's share
+/// of the Kaporin number after step k (psi_0 = a_ii).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AfsaiStop {
+    /// psi_k / psi_0 <= eps: seed 004 eq. (17), the default. On matrices whose psi cannot fall
+    /// far below a_ii (Laplacians: psi tends to the squared Cholesky pivot, about a_ii / 2)
+    /// small eps never stops a row, and every row takes all `max_steps` steps.
+    #[default]
+    RatioToInitial,
+    /// (psi_{k-1} - psi_k) / psi_{k-1} <= eps: the last step reduced psi by a relative eps or
+    /// less (the rule of hypre's adaptive FSAI); rows stop once growing stops paying.
+    StepReduction,
+}
+
+impl AfsaiStop {
+    /// The kernels' `stop_rule` argument.
+    pub fn code(self) -> u32 {
+        match self {
+            AfsaiStop::RatioToInitial => 0,
+            AfsaiStop::StepReduction => 1,
+        }
+    }
 }
 
 impl AfsaiGrowth {
@@ -487,6 +557,73 @@ pub(crate) fn check_afsai_grow<T: Scalar>(
         ));
     }
     check_len("afsai_grow: pattern lengths", out_len, n)
+}
+
+/// Check `afsai_compact`: n = `out_len.len()` rows, `out_cols` n * cap entries, `g_row_ptr`
+/// n + 1, `col_count` n, and n, nnz (= `g_col_idx.len()`) below 2^32.
+pub(crate) fn check_afsai_compact(
+    cap: usize,
+    out_cols: &Buffer<u32>,
+    out_len: &Buffer<u32>,
+    g_row_ptr: &Buffer<u32>,
+    g_col_idx: &Buffer<u32>,
+    col_count: &Buffer<u32>,
+) -> Result<(u32, u32)> {
+    let n = out_len.len();
+    let need = n.checked_mul(cap).ok_or_else(|| Error::IndexOverflow {
+        what: "afsai_compact: pattern".into(),
+        value: usize::MAX,
+        max: u32::MAX as usize,
+    })?;
+    if out_cols.len() < need {
+        return Err(Error::dims(
+            "afsai_compact: pattern columns",
+            need,
+            out_cols.len(),
+        ));
+    }
+    check_len("afsai_compact: row pointers", g_row_ptr, n + 1)?;
+    check_len("afsai_compact: column counts", col_count, n)?;
+    Ok((
+        index_u32("afsai_compact: n", n)?,
+        index_u32("afsai_compact: nnz", g_col_idx.len())?,
+    ))
+}
+
+/// Check `fsai_transpose`: n + 1 row and column pointers, an n-entry cursor, and row indices,
+/// entries and positions as long as `g_col_idx` (nnz), n and nnz below 2^32.
+pub(crate) fn check_fsai_transpose(
+    g_row_ptr: &Buffer<u32>,
+    g_col_idx: &Buffer<u32>,
+    gt_col_ptr: &Buffer<u32>,
+    cursor: &Buffer<u32>,
+    gt_row_idx: &Buffer<u32>,
+    gt_entry: &Buffer<u32>,
+    gt_pos: &Buffer<u32>,
+) -> Result<(u32, u32)> {
+    let n = g_row_ptr
+        .len()
+        .checked_sub(1)
+        .ok_or_else(|| Error::param("g_row_ptr", "fsai_transpose: empty row pointer array"))?;
+    let nnz = g_col_idx.len();
+    check_len("fsai_transpose: column pointers", gt_col_ptr, n + 1)?;
+    check_len("fsai_transpose: cursor", cursor, n)?;
+    check_len("fsai_transpose: G^T rows", gt_row_idx, nnz)?;
+    check_len("fsai_transpose: G^T entries", gt_entry, nnz)?;
+    check_len("fsai_transpose: G^T positions", gt_pos, nnz)?;
+    Ok((
+        index_u32("fsai_transpose: n", n)?,
+        index_u32("fsai_transpose: nnz", nnz)?,
+    ))
+}
+
+/// `v` as a kernel's uint argument, or [`Error::IndexOverflow`].
+fn index_u32(what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::IndexOverflow {
+        what: what.into(),
+        value: v,
+        max: u32::MAX as usize,
+    })
 }
 
 /// Check `isai_solve`: factor and pattern of the same size, `out` sized for every block of N.
@@ -652,6 +789,40 @@ pub trait PrecondOps: KrylovOps {
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
+    ) -> Result<()>;
+
+    /// Kernel `afsai_compact` (the adaptive FSAI pattern laid out on the device): for every
+    /// row i < n = `out_len.len()`, row i of G's pattern is `out_cols[i * cap ..][.. out_len[i]]`
+    /// (the output of [`PrecondOps::afsai_grow`]) sorted ascending, then i, written at
+    /// `g_row_ptr[i]`, and `col_count[c]` grows by one for every column c of the row
+    /// (`col_count` zeroed before). `g_row_ptr` must be the prefix sum of `out_len[i] + 1`;
+    /// entries that do not fit are skipped, never written out of bounds.
+    #[allow(clippy::too_many_arguments)]
+    fn afsai_compact<T: Scalar>(
+        &self,
+        cap: usize,
+        out_cols: &Buffer<u32>,
+        out_len: &Buffer<u32>,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &mut Buffer<u32>,
+        col_count: &mut Buffer<u32>,
+    ) -> Result<()>;
+
+    /// Kernels `fsai_transpose_fill` and `fsai_transpose_sort`: the pattern of G^T (CSR, rows
+    /// ascending in every row of G^T) from G's (`g_row_ptr`, `g_col_idx`) and G^T's row
+    /// pointers `gt_col_ptr` (the prefix sum of G's column counts), with `gt_pos[e]` the
+    /// position in G^T of entry e of G. `cursor` must hold `gt_col_ptr[..n]` on entry (it is
+    /// consumed); `gt_entry` is scratch. The result is unique (the same on every backend).
+    #[allow(clippy::too_many_arguments)]
+    fn fsai_transpose<T: Scalar>(
+        &self,
+        g_row_ptr: &Buffer<u32>,
+        g_col_idx: &Buffer<u32>,
+        gt_col_ptr: &Buffer<u32>,
+        cursor: &mut Buffer<u32>,
+        gt_row_idx: &mut Buffer<u32>,
+        gt_entry: &mut Buffer<u32>,
+        gt_pos: &mut Buffer<u32>,
     ) -> Result<()>;
 
     /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, seed 003): z = M^-1 r.

@@ -21,7 +21,8 @@ fn greater<T: PartialOrd>(a: T, b: T) -> bool {
 /// insertion order, then i), the
 /// `growth.per_step` largest |grad_j| > 0 join P (ties to the smaller column), the Cholesky
 /// factor of A[P, P] and y = L^-1 (-A[P, i]) are extended row by row, psi = a_ii - y.y, and
-/// G~(i, P) = L^-T y; the row stops when psi <= eps psi_0 (eq. 17) or nothing can be added.
+/// G~(i, P) = L^-T y; the row stops by `growth.stop` (psi <= eps psi_0, eq. 17, or
+/// psi_prev - psi <= eps psi_prev) or when nothing can be added.
 /// A is CSR with ascending columns (`arp`, `aci`, `av`) and symmetric.
 pub(crate) fn afsai_row<T: Scalar>(
     arp: &[u32],
@@ -52,7 +53,9 @@ pub(crate) fn afsai_row<T: Scalar>(
     let mut cur: Vec<usize> = Vec::with_capacity(cap + 1);
     let mut sel: Vec<(T, u32)> = Vec::with_capacity(s_max);
     let i32_ = i as u32;
+    let step_rule = growth.stop == crate::backend::AfsaiStop::StepReduction;
     for _step in 0..growth.max_steps {
+        let psi_prev = psi;
         let m = p.len();
         // 1. The gradient by the multiple-arrays merge, 2. the selection.
         cur.clear();
@@ -148,8 +151,13 @@ pub(crate) fn afsai_row<T: Scalar>(
             }
             g[a] = v / l[a * (a + 1) / 2 + a];
         }
-        // 4. Eq. (17).
-        if psi <= eps * psi0 {
+        // 4. Eq. (17), or the step's relative reduction.
+        let done = if step_rule {
+            psi_prev - psi <= eps * psi_prev
+        } else {
+            psi <= eps * psi0
+        };
+        if done {
             break;
         }
     }

@@ -22,7 +22,6 @@ use crate::backend::{
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
-use rayon::prelude::*;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -49,7 +48,8 @@ impl Default for FsaiOptions {
 /// (k_max = 30, s = 1, eps = 1e-3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AfsaiOptions {
-    /// The growth: k_max steps of s entries, stopping a row at psi_k / psi_0 <= eps.
+    /// The growth: k_max steps of s entries, a row stopping by its rule (by default at
+    /// psi_k / psi_0 <= eps).
     pub growth: AfsaiGrowth,
 }
 
@@ -60,6 +60,7 @@ impl Default for AfsaiOptions {
                 max_steps: 30,
                 per_step: 1,
                 eps: 1e-3,
+                stop: crate::backend::AfsaiStop::RatioToInitial,
             },
         }
     }
@@ -77,13 +78,17 @@ pub enum FsaiVariant {
 /// Where the setup time went, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct FsaiSetupSplit {
-    /// The pattern: for the static FSAI the symmetry check, prefiltration and power pattern
-    /// (host); for the adaptive one the symmetry check, the read-back of the grown pattern and
-    /// its layout (host). Both layouts (G and G^T) are included.
+    /// The host part of the pattern: for the static FSAI the symmetry check, prefiltration,
+    /// power pattern and the layouts of G and G^T; for the adaptive one the symmetry check,
+    /// the read-back of the row lengths and column counts (n entries each) and their prefix
+    /// sums.
     pub pattern: f64,
     /// Adaptive FSAI: the Kaporin-gradient growth of every row (device, synchronized; 0 for
     /// the static FSAI).
     pub growth: f64,
+    /// Adaptive FSAI: the layout of the grown pattern on the device (rows of G sorted, G^T by
+    /// the transpose kernels; synchronized; 0 for the static FSAI).
+    pub layout: f64,
     /// Uploads of A, the pattern and the allocations (device).
     pub upload: f64,
     /// Gather, Cholesky and the two triangular solves of every row, written into G and G^T
@@ -119,11 +124,14 @@ pub struct Fsai<T> {
     fingerprint: u64,
 }
 
-/// The part of the setup before the rows of G: the pattern rows (ascending, diagonal last),
-/// A on the device, the host and device seconds so far and the peak device bytes so far.
-struct PatternStage<T> {
-    rows: Vec<Vec<u32>>,
+/// The part of the setup before the rows of G: A and the pattern of G and G^T on the device,
+/// G's row pointers on the host, the seconds so far and the peak device bytes so far.
+struct FactorStage<T> {
     a_dev: DeviceMatrix<T>,
+    pattern: FsaiPattern,
+    gt_col_ptr: Buffer<u32>,
+    gt_row_idx: Buffer<u32>,
+    row_ptr: Vec<u32>,
     split: FsaiSetupSplit,
     peak_bytes: usize,
 }
@@ -152,26 +160,45 @@ impl<T: Scalar> Fsai<T> {
         check_domain(a)?;
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
         let rows = power_rows(&rp, &ci, opts.level, |i, j| j <= i);
+        let lay = layout_of(&rows, "FSAI pattern entries")?;
+        drop(rows);
+        let mut gt_pos = vec![0u32; lay.n_blocks()];
+        for (e, &d) in lay.dest.iter().enumerate() {
+            gt_pos[d as usize] = e as u32;
+        }
         let t_pattern = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
-        let stage = PatternStage {
-            rows,
-            peak_bytes: a_dev.device_bytes(),
+        let budget = (8usize << 20).max(2 * lay.n_blocks());
+        let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
+        let gt_col_ptr = backend.upload(&lay.col_ptr)?;
+        let gt_row_idx = backend.upload(&lay.row_idx)?;
+        backend.synchronize()?;
+        let stage = FactorStage {
+            peak_bytes: a_dev.device_bytes()
+                + pattern.bytes()
+                + gt_col_ptr.bytes()
+                + gt_row_idx.bytes(),
             a_dev,
+            pattern,
+            gt_col_ptr,
+            gt_row_idx,
+            row_ptr: lay.row_ptr,
             split: FsaiSetupSplit {
                 pattern: t_pattern,
                 upload: t1.elapsed().as_secs_f64(),
                 ..Default::default()
             },
         };
-        Self::from_pattern(backend, a, stage, FsaiVariant::Static(opts))
+        Self::from_layout(backend, a, stage, FsaiVariant::Static(opts))
     }
 
     /// Build the adaptive FSAI G for `a` on `backend` (seed 004 Algorithm 1): the pattern of
     /// every row grows on the backend from the identity by `opts.growth.per_step` entries per
     /// step where the Kaporin gradient is largest, for at most `opts.growth.max_steps` steps
-    /// or until psi_k / psi_0 <= `opts.growth.eps`; then G is computed on that pattern.
+    /// or until its stopping rule `opts.growth.stop` holds; the pattern is laid out on the
+    /// backend (G's rows sorted, G^T by a transpose; only n row lengths and n column counts
+    /// reach the host), then G is computed on that pattern.
     ///
     /// Errors: [`Error::NotApplicable`] when `a` is not square and symmetric with a positive
     /// diagonal; [`Error::InvalidParameter`] for growth parameters out of range;
@@ -224,12 +251,10 @@ impl<T: Scalar> Fsai<T> {
         let t_growth = t2.elapsed().as_secs_f64();
         drop((scratch, iscratch));
 
+        // The pattern's row pointers from its row lengths (host: n entries).
         let t3 = Instant::now();
         let mut lens = vec![0u32; n];
-        let mut cols = vec![0u32; (n * cap).max(1)];
         backend.read(&out_len, &mut lens)?;
-        backend.read(&out_cols, &mut cols)?;
-        drop((out_cols, out_len));
         if let Some(i) = lens.iter().position(|&len| len == u32::MAX) {
             return Err(not_spd(i));
         }
@@ -239,59 +264,120 @@ impl<T: Scalar> Fsai<T> {
                 lens[i]
             )));
         }
-        let rows: Vec<Vec<u32>> = lens
-            .par_iter()
-            .enumerate()
-            .map(|(i, &len)| {
-                let mut row = cols[i * cap..i * cap + len as usize].to_vec();
-                row.sort_unstable();
-                row.push(i as u32);
-                row
-            })
-            .collect();
-        let t_pattern = t_check + t3.elapsed().as_secs_f64();
-        let stage = PatternStage {
-            rows,
+        let row_ptr = prefix_sum(lens.iter().map(|&len| len + 1), "aFSAI pattern entries")?;
+        drop(lens);
+        let nnz_g = row_ptr[n] as usize;
+        let mut t_pattern = t_check + t3.elapsed().as_secs_f64();
+
+        // G's rows sorted and counted by column on the device.
+        let t4 = Instant::now();
+        let g_row_ptr = backend.upload(&row_ptr)?;
+        let mut g_col_idx = backend.alloc::<u32>(nnz_g)?;
+        let mut col_count = backend.alloc::<u32>(n)?;
+        let peak_compact = peak_bytes.max(
+            a_dev.device_bytes()
+                + out_cols.bytes()
+                + out_len.bytes()
+                + g_row_ptr.bytes()
+                + g_col_idx.bytes()
+                + col_count.bytes(),
+        );
+        backend.afsai_compact::<T>(
+            cap,
+            &out_cols,
+            &out_len,
+            &g_row_ptr,
+            &mut g_col_idx,
+            &mut col_count,
+        )?;
+        drop((out_cols, out_len));
+        let mut t_layout = t4.elapsed().as_secs_f64();
+
+        // G^T's row pointers from the column counts (host: n entries).
+        let t5 = Instant::now();
+        let mut counts = vec![0u32; n];
+        backend.read(&col_count, &mut counts)?;
+        drop(col_count);
+        let col_ptr = prefix_sum(counts.iter().copied(), "aFSAI pattern entries")?;
+        drop(counts);
+        if col_ptr[n] as usize != nnz_g {
+            return Err(Error::PreconditionerSetup(format!(
+                "afsai: the columns count {} entries, the rows {nnz_g}",
+                col_ptr[n]
+            )));
+        }
+        t_pattern += t5.elapsed().as_secs_f64();
+
+        // G^T's pattern and the position in G^T of every entry of G, on the device.
+        let t6 = Instant::now();
+        let gt_col_ptr = backend.upload(&col_ptr)?;
+        let mut cursor = backend.upload(&col_ptr[..n])?;
+        drop(col_ptr);
+        let mut gt_row_idx = backend.alloc::<u32>(nnz_g)?;
+        let mut gt_entry = backend.alloc::<u32>(nnz_g)?;
+        let mut gt_pos = backend.alloc::<u32>(nnz_g)?;
+        let peak_transpose = a_dev.device_bytes()
+            + g_row_ptr.bytes()
+            + g_col_idx.bytes()
+            + gt_col_ptr.bytes()
+            + cursor.bytes()
+            + gt_row_idx.bytes()
+            + gt_entry.bytes()
+            + gt_pos.bytes();
+        backend.fsai_transpose::<T>(
+            &g_row_ptr,
+            &g_col_idx,
+            &gt_col_ptr,
+            &mut cursor,
+            &mut gt_row_idx,
+            &mut gt_entry,
+            &mut gt_pos,
+        )?;
+        drop((cursor, gt_entry));
+        let budget = (8usize << 20).max(2 * nnz_g);
+        let pattern =
+            FsaiPattern::from_device(backend, g_row_ptr, g_col_idx, gt_pos, &row_ptr, budget)?;
+        backend.synchronize()?;
+        t_layout += t6.elapsed().as_secs_f64();
+        let stage = FactorStage {
             a_dev,
+            pattern,
+            gt_col_ptr,
+            gt_row_idx,
+            row_ptr,
             split: FsaiSetupSplit {
                 pattern: t_pattern,
                 growth: t_growth,
+                layout: t_layout,
                 upload: t_upload,
                 rows: 0.0,
             },
-            peak_bytes,
+            peak_bytes: peak_compact.max(peak_transpose),
         };
-        Self::from_pattern(backend, a, stage, FsaiVariant::Adaptive(opts))
+        Self::from_layout(backend, a, stage, FsaiVariant::Adaptive(opts))
     }
 
     /// The rows of G on the pattern of `stage` (batched `fsai_rows`), G and G^T resident.
-    fn from_pattern<B: Backend>(
+    fn from_layout<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
-        stage: PatternStage<T>,
+        stage: FactorStage<T>,
         variant: FsaiVariant,
     ) -> Result<Self> {
-        let PatternStage {
-            rows,
+        let FactorStage {
             a_dev,
+            pattern,
+            gt_col_ptr,
+            gt_row_idx,
+            row_ptr,
             mut split,
             peak_bytes: peak_before,
         } = stage;
         let n = a.n_rows();
-        let t0 = Instant::now();
-        let lay = layout_of(&rows, "FSAI pattern entries")?;
-        drop(rows);
-        let mut gt_pos = vec![0u32; lay.n_blocks()];
-        for (e, &d) in lay.dest.iter().enumerate() {
-            gt_pos[d as usize] = e as u32;
-        }
+        let nnz_g = pattern.nnz();
         let fingerprint = a.fingerprint();
-        split.pattern += t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        let nnz_g = lay.n_blocks();
-        let budget = (8usize << 20).max(2 * nnz_g);
-        let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let mut scratch = backend.alloc::<T>(pattern.max_scratch().max(1))?;
         let mut g_vals = backend.alloc::<T>(nnz_g)?;
         let mut gt_vals = backend.alloc::<T>(nnz_g)?;
@@ -301,6 +387,8 @@ impl<T: Scalar> Fsai<T> {
         let peak_bytes = peak_before.max(
             a_dev.device_bytes()
                 + pattern.bytes()
+                + gt_col_ptr.bytes()
+                + gt_row_idx.bytes()
                 + scratch.bytes()
                 + g_vals.bytes()
                 + gt_vals.bytes()
@@ -318,15 +406,13 @@ impl<T: Scalar> Fsai<T> {
                 &mut gt_vals,
             )?;
         }
-        check_rows(backend, &g_vals, &lay.row_ptr)?;
+        check_rows(backend, &g_vals, &row_ptr)?;
         split.rows = t2.elapsed().as_secs_f64();
-        drop((a_dev, pattern, scratch));
+        drop((a_dev, scratch));
 
-        let t3 = Instant::now();
-        let g = csr_matrix(backend, n, &lay.row_ptr, &lay.col_idx, g_vals)?;
-        let gt = csr_matrix(backend, n, &lay.col_ptr, &lay.row_idx, gt_vals)?;
-        backend.synchronize()?;
-        split.upload += t3.elapsed().as_secs_f64();
+        let (g_row_ptr, g_col_idx) = pattern.into_g_pattern();
+        let g = csr_matrix(n, g_row_ptr, g_col_idx, g_vals);
+        let gt = csr_matrix(n, gt_col_ptr, gt_row_idx, gt_vals);
         Ok(Self {
             variant,
             n,
@@ -336,7 +422,7 @@ impl<T: Scalar> Fsai<T> {
             work: Mutex::new(work),
             times: SetupTimes {
                 host_seconds: split.pattern,
-                device_seconds: split.growth + split.upload + split.rows,
+                device_seconds: split.growth + split.layout + split.upload + split.rows,
             },
             split,
             peak_bytes,
@@ -428,27 +514,43 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
     Ok((row_ptr, col_idx))
 }
 
-/// A CSR device matrix from the pattern (host) and values (already on the device).
-fn csr_matrix<B: Backend, T: Scalar>(
-    backend: &B,
+/// A CSR device matrix from its arrays, already on the device.
+fn csr_matrix<T: Scalar>(
     n: usize,
-    row_ptr: &[u32],
-    col_idx: &[u32],
+    row_ptr: Buffer<u32>,
+    col_idx: Buffer<u32>,
     values: Buffer<T>,
-) -> Result<DeviceMatrix<T>> {
-    Ok(DeviceMatrix {
+) -> DeviceMatrix<T> {
+    DeviceMatrix {
         n_rows: n,
         n_cols: n,
         nnz: col_idx.len(),
         format: DeviceFormat::Csr {
-            row_ptr: backend.upload(row_ptr)?,
-            col_idx: backend.upload(col_idx)?,
+            row_ptr,
+            col_idx,
             values,
             long_rows: None,
         },
         fingerprint: 0,
         halo: Default::default(),
-    })
+    }
+}
+
+/// The prefix sum 0, v0, v0 + v1, .. of `values`, or [`Error::IndexOverflow`] past u32.
+fn prefix_sum(values: impl Iterator<Item = u32>, what: &str) -> Result<Vec<u32>> {
+    let (lo, _) = values.size_hint();
+    let mut out = Vec::with_capacity(lo + 1);
+    let mut acc = 0u32;
+    out.push(0);
+    for v in values {
+        acc = acc.checked_add(v).ok_or_else(|| Error::IndexOverflow {
+            what: what.into(),
+            value: acc as usize + v as usize,
+            max: u32::MAX as usize,
+        })?;
+        out.push(acc);
+    }
+    Ok(out)
 }
 
 /// [`Error::SingularPivot`] naming the first row of G with a NaN (its dense system was not
@@ -524,6 +626,10 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
                 "max_steps": o.growth.max_steps,
                 "step_size": o.growth.per_step,
                 "eps": o.growth.eps,
+                "stop": match o.growth.stop {
+                    crate::backend::AfsaiStop::RatioToInitial => "ratio",
+                    crate::backend::AfsaiStop::StepReduction => "step",
+                },
             }),
         };
         let mut v = serde_json::json!({
