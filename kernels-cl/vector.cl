@@ -5,6 +5,7 @@
  * Kernel argument lists (CUDA mirrors them in this order):
  *   fill         (SCALAR* x, uint n, SCALAR value)                        x_i = value
  *   copy         (const SCALAR* x, SCALAR* y, uint n)                     y = x
+ *   copy_from_f32 (const float* x, SCALAR* y, uint n)                     y = (SCALAR)x
  *   axpby        (SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n)
  *                                                                         y = alpha x + beta y
  *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
@@ -13,7 +14,7 @@
  *   buffer_address (const uchar* buffer, ulong* address)                 address[0] = (ulong)buffer
  *                (always plain __global parameters: it reads the device address that
  *                PK_ADDRESS_ARGS passes by value; launch with one group)
- * fill/copy/axpby/scale may use any number of groups; dot_partials uses partials.groups().
+ * fill/copy/copy_from_f32/axpby/scale may use any number of groups; dot_partials uses partials.groups().
  */
 
 pk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n, const SCALAR value) {
@@ -28,6 +29,14 @@ pk_kernel void copy(PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, y), const uint
     PK_BIND(SCALAR, y);
     FOR_EACH(i, n) {
         y[i] = x[i];
+    }
+}
+
+pk_kernel void copy_from_f32(PK_GLOBAL(const float, x), PK_GLOBAL(SCALAR, y), const uint n) {
+    PK_BIND(const float, x);
+    PK_BIND(SCALAR, y);
+    FOR_EACH(i, n) {
+        y[i] = (SCALAR)x[i];
     }
 }
 

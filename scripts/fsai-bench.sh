@@ -7,23 +7,27 @@
 #   scripts/fsai-bench.sh OUT.csv [backends] [problems]
 #     backends: default "cuda opencl"; problems: default "elasticity3d:1000000 aniso2d:2700000 jump3d:1000000"
 #   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
-#   PRECS: the configurations (default "jacobi fsai:1 fsai:2 fsai:3 afsai"; fsai:K:TAU for
-#          prefiltration; afsai:KMAX:S:EPS, default 30:1:1e-3 as in the paper)
+#   PRECS: the configurations (default "jacobi fsai:1 fsai:2 fsai:3 afsai"; fsai:K:TAU[:PREC] for
+#          prefiltration; afsai:KMAX:S:EPS[:STOP[:PREC]], default 30:1:1e-3:ratio:f64 as in the
+#          paper; STOP ratio (eq. 17) or step; PREC the setup precision, f64 or f32)
 #   TOL, MAXIT: tolerance (1e-6) and iteration cap (20000)
 set -euo pipefail
 out=${1:?output CSV}
 backends=${2:-cuda opencl}
 problems=${3:-elasticity3d:1000000 aniso2d:2700000 jump3d:1000000}
 pk=${PK:-bash .device/run pipekrylov}
-echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps" > "$out"
+echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps,stop,setup_precision,layout_s,cast_s" > "$out"
 for prob in $problems; do
   for be in $backends; do
     for cfg in ${PRECS:-jacobi fsai:1 fsai:2 fsai:3 afsai}; do
-      IFS=: read -r pc level tau eps <<< "$cfg"
+      IFS=: read -r pc level tau eps stop prec <<< "$cfg"
       args=(--precond "$pc")
-      if [ "$pc" = fsai ]; then args+=(--fsai-level "${level:-1}" --fsai-tau "${tau:-0}"); fi
+      if [ "$pc" = fsai ]; then
+        args+=(--fsai-level "${level:-1}" --fsai-tau "${tau:-0}" --fsai-setup-precision "${eps:-f64}")
+      fi
       if [ "$pc" = afsai ]; then
-        args+=(--afsai-max-steps "${level:-30}" --afsai-step-size "${tau:-1}" --afsai-eps "${eps:-1e-3}")
+        args+=(--afsai-max-steps "${level:-30}" --afsai-step-size "${tau:-1}" --afsai-eps "${eps:-1e-3}" \
+          --afsai-stop "${stop:-ratio}" --fsai-setup-precision "${prec:-f64}")
       fi
       json=$($pk solve --generate "$prob" --solver cg --rhs a-ones --tol "${TOL:-1e-6}" --maxit "${MAXIT:-20000}" \
         "${args[@]}" --backend "$be" --json 2>/dev/null || true)
@@ -40,7 +44,8 @@ row = [sys.argv[1].split(":")[0], d["n"], d["nnz"], d["backend"], d["precond"], 
        "%.6f" % sp.get("pattern", 0), "%.6f" % sp.get("upload", 0), "%.6f" % sp.get("rows", 0),
        "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"],
        "%.3f" % p.get("density", 0), d.get("precond_memory_bytes", 0), p.get("peak_setup_bytes", 0),
-       "%.6f" % sp.get("growth", 0), p.get("max_steps", "-"), p.get("step_size", "-"), p.get("eps", "-")]
+       "%.6f" % sp.get("growth", 0), p.get("max_steps", "-"), p.get("step_size", "-"), p.get("eps", "-"),
+       p.get("stop", "-"), p.get("setup_precision", "-"), "%.6f" % sp.get("layout", 0), "%.6f" % sp.get("cast", 0)]
 print(",".join(str(x) for x in row))' "$prob" >> "$out"
       tail -1 "$out"
     done

@@ -96,7 +96,16 @@ fn factors_match_dense<B: Backend>(b: &B) {
     for (n, seed) in [(1, 1), (7, 2), (33, 3), (61, 4)] {
         let a = spd_matrix(n, seed);
         for (level, tau) in [(1, 0.0), (2, 0.0), (3, 0.0), (2, 0.3)] {
-            let f = Fsai::new(b, &a, FsaiOptions { level, tau }).unwrap();
+            let f = Fsai::new(
+                b,
+                &a,
+                FsaiOptions {
+                    level,
+                    tau,
+                    setup_in_f32: false,
+                },
+            )
+            .unwrap();
             let (g, gt) = f.factors();
             let (rp, ci, gv) = host_csr(b, g);
             let (trp, tci, tv) = host_csr(b, gt);
@@ -176,7 +185,15 @@ fn pcg_with_fsai_converges<B: Backend + 'static>(b: &B) {
         let jr = common::pcg_a_ones(b, a, Some(&jac));
         assert!(jr.stop_reason.converged(), "{name}: Jacobi-PCG");
         for level in [1, 2] {
-            let f = Fsai::new(b, a, FsaiOptions { level, tau: 0.0 }).unwrap();
+            let f = Fsai::new(
+                b,
+                a,
+                FsaiOptions {
+                    level,
+                    ..FsaiOptions::default()
+                },
+            )
+            .unwrap();
             let r = common::pcg_a_ones(b, a, Some(&f));
             let what = format!(
                 "{}: {name} fsai k={level}: {} its ({}), Jacobi {}",
@@ -231,15 +248,21 @@ fn fsai_bad_input_is_a_typed_error() {
         .unwrap()
         .matrix;
     for opts in [
-        FsaiOptions { level: 0, tau: 0.0 },
-        FsaiOptions { level: 5, tau: 0.0 },
         FsaiOptions {
-            level: 1,
-            tau: -1.0,
+            level: 0,
+            ..FsaiOptions::default()
         },
         FsaiOptions {
-            level: 1,
+            level: 5,
+            ..FsaiOptions::default()
+        },
+        FsaiOptions {
+            tau: -1.0,
+            ..FsaiOptions::default()
+        },
+        FsaiOptions {
             tau: f64::NAN,
+            ..FsaiOptions::default()
         },
     ] {
         assert!(

@@ -90,6 +90,10 @@ enum Command {
         /// or step (when the last step reduced psi by a relative eps or less).
         #[arg(long, default_value = "ratio")]
         afsai_stop: String,
+        /// Precision of the fsai/afsai setup: f64 (the solve's precision) or f32 (the factor
+        /// is set up in single precision and cast to the solve precision on the device).
+        #[arg(long, default_value = "f64")]
+        fsai_setup_precision: String,
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
@@ -253,6 +257,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             afsai_step_size,
             afsai_eps,
             afsai_stop,
+            fsai_setup_precision,
             backend,
             execution,
             precision: prec,
@@ -264,6 +269,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             output,
             monitor,
         } => {
+            let setup_in_f32 = precision(&fsai_setup_precision)? == Precision::F32;
             let args = solve::SolveArgs {
                 matrix,
                 generate,
@@ -280,6 +286,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 fsai: pipekrylov::precond::FsaiOptions {
                     level: fsai_level,
                     tau: fsai_tau,
+                    setup_in_f32,
                 },
                 afsai: pipekrylov::precond::AfsaiOptions {
                     growth: pipekrylov::backend::AfsaiGrowth {
@@ -297,6 +304,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                             }
                         },
                     },
+                    setup_in_f32,
                 },
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,

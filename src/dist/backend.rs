@@ -253,6 +253,9 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         self.inner.copy(x, y)
     }
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
+        self.inner.copy_from_f32(x, y)
+    }
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         self.inner.axpby(alpha, x, beta, y)
     }

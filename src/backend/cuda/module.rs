@@ -51,6 +51,7 @@ pub const DEFAULT_BLOCK: u32 = 256;
 pub(crate) enum Kernel {
     Fill,
     Copy,
+    CopyFromF32,
     Axpby,
     Scale,
     DotPartials,
@@ -100,9 +101,10 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 47] = [
+    pub(crate) const ALL: [Kernel; 48] = [
         Kernel::Fill,
         Kernel::Copy,
+        Kernel::CopyFromF32,
         Kernel::Axpby,
         Kernel::Scale,
         Kernel::DotPartials,
@@ -155,6 +157,7 @@ impl Kernel {
         match self {
             Kernel::Fill => "fill",
             Kernel::Copy => "copy",
+            Kernel::CopyFromF32 => "copy_from_f32",
             Kernel::Axpby => "axpby",
             Kernel::Scale => "scale",
             Kernel::DotPartials => "dot_partials",

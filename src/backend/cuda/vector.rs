@@ -52,6 +52,15 @@ impl VectorOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::Copy, self.grid(n), &args) }
     }
 
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
+        check_len("copy_from_f32: destination length", y, x.len())?;
+        let n = x.len();
+        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
+        // SAFETY: copy_from_f32(const float* x, SCALAR* y, uint n); both hold n elements
+        // (checked).
+        unsafe { self.launch::<T>(Kernel::CopyFromF32, self.grid(n), &args) }
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         let n = x.len();

@@ -62,6 +62,22 @@ impl VectorOps for HostBackend {
         Ok(())
     }
 
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
+        check_len("copy_from_f32: destination length", y, x.len())?;
+        self.counters.launch();
+        let n = x.len();
+        let g = groups_for(n);
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks_mut(y.host_mut()?, g))
+            .collect();
+        exec(n, items, |(x, y)| {
+            for (yi, &xi) in y.iter_mut().zip(x) {
+                *yi = T::from_f64(f64::from(xi));
+            }
+        });
+        Ok(())
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         self.counters.launch();

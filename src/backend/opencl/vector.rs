@@ -68,6 +68,17 @@ impl VectorOps for OpenClBackend {
         )
     }
 
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
+        check_len("copy_from_f32: destination length", y, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        self.launch::<T>(
+            "copy_from_f32",
+            self.elementwise_groups(x.len()),
+            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
+        )
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         let n = Self::len_u32(x.len())?;

@@ -30,6 +30,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         &[
             "fill",
             "copy",
+            "copy_from_f32",
             "axpby",
             "scale",
             "dot_partials",

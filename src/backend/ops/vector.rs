@@ -32,6 +32,9 @@ pub trait VectorOps: BackendInfo {
     fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()>;
     /// Kernel `copy`: y = x.
     fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `copy_from_f32`: y = x rounded to T (exact for T = f64), e.g. a factor set up in
+    /// single precision for a double-precision solve.
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()>;
     /// Kernel `axpby`: y = alpha x + beta y.
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()>;
     /// Kernel `scale`: x = alpha x.

@@ -21,7 +21,7 @@ use crate::backend::{
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::scalar::Scalar;
+use crate::scalar::{Precision, Scalar};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -36,11 +36,18 @@ pub struct FsaiOptions {
     /// Prefiltration: entries with |a_ij| < tau sqrt(a_ii a_jj) are left out of the pattern
     /// before the power is taken (0 keeps all).
     pub tau: f64,
+    /// Set G up in single precision (A rounded to f32, every setup kernel in f32) and cast it
+    /// to the solve precision on the device; no effect on a single-precision solve.
+    pub setup_in_f32: bool,
 }
 
 impl Default for FsaiOptions {
     fn default() -> Self {
-        Self { level: 1, tau: 0.0 }
+        Self {
+            level: 1,
+            tau: 0.0,
+            setup_in_f32: false,
+        }
     }
 }
 
@@ -51,6 +58,10 @@ pub struct AfsaiOptions {
     /// The growth: k_max steps of s entries, a row stopping by its rule (by default at
     /// psi_k / psi_0 <= eps).
     pub growth: AfsaiGrowth,
+    /// Set G up in single precision (A rounded to f32: the growth, layout and rows in f32)
+    /// and cast it to the solve precision on the device; no effect on a single-precision
+    /// solve.
+    pub setup_in_f32: bool,
 }
 
 impl Default for AfsaiOptions {
@@ -62,6 +73,7 @@ impl Default for AfsaiOptions {
                 eps: 1e-3,
                 stop: crate::backend::AfsaiStop::RatioToInitial,
             },
+            setup_in_f32: false,
         }
     }
 }
@@ -94,6 +106,9 @@ pub struct FsaiSetupSplit {
     /// Gather, Cholesky and the two triangular solves of every row, written into G and G^T
     /// (device, synchronized; no separate transpose).
     pub rows: f64,
+    /// Single-precision setup: G and G^T cast to the solve precision (device, synchronized;
+    /// 0 otherwise). Rounding A to f32 counts in `pattern`.
+    pub cast: f64,
 }
 
 /// Factored sparse approximate inverse preconditioner M^-1 = G^T G for symmetric positive
@@ -157,6 +172,11 @@ impl<T: Scalar> Fsai<T> {
                 format!("{} must be >= 0", opts.tau),
             ));
         }
+        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
+            let a32 = a.cast::<f32>();
+            let t_round = t0.elapsed().as_secs_f64();
+            return Fsai::<f32>::new(backend, &a32, opts)?.widen(backend, a, t_round);
+        }
         check_domain(a)?;
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
         let rows = power_rows(&rp, &ci, opts.level, |i, j| j <= i);
@@ -208,6 +228,11 @@ impl<T: Scalar> Fsai<T> {
         let t0 = Instant::now();
         let growth = opts.growth;
         growth.validate()?;
+        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
+            let a32 = a.cast::<f32>();
+            let t_round = t0.elapsed().as_secs_f64();
+            return Fsai::<f32>::adaptive(backend, &a32, opts)?.widen(backend, a, t_round);
+        }
         check_domain(a)?;
         let n = a.n_rows();
         let cap = growth.cap();
@@ -350,7 +375,7 @@ impl<T: Scalar> Fsai<T> {
                 growth: t_growth,
                 layout: t_layout,
                 upload: t_upload,
-                rows: 0.0,
+                ..Default::default()
             },
             peak_bytes: peak_compact.max(peak_transpose),
         };
@@ -430,7 +455,8 @@ impl<T: Scalar> Fsai<T> {
         })
     }
 
-    /// The setup time split into pattern, growth, uploads and the batched row solves.
+    /// The setup time split into pattern, growth, layout, uploads, the batched row solves and
+    /// the cast of a single-precision setup.
     pub fn setup_split(&self) -> FsaiSetupSplit {
         self.split
     }
@@ -455,6 +481,71 @@ impl<T: Scalar> Fsai<T> {
     pub fn peak_setup_bytes(&self) -> usize {
         self.peak_bytes
     }
+}
+
+impl Fsai<f32> {
+    /// This single-precision setup as the preconditioner of `a` in precision U: G and G^T
+    /// cast on the device (`copy_from_f32`), the f32 values freed. `round_seconds` is the time
+    /// spent rounding A to f32 (host).
+    fn widen<B: Backend, U: Scalar>(
+        self,
+        backend: &B,
+        a: &CsrMatrix<U>,
+        round_seconds: f64,
+    ) -> Result<Fsai<U>> {
+        let t0 = Instant::now();
+        let factors_f32 = self.g.device_bytes() + self.gt.device_bytes();
+        let g = widen_csr(backend, self.g)?;
+        let gt = widen_csr(backend, self.gt)?;
+        let work = backend.alloc::<U>(self.n)?;
+        backend.synchronize()?;
+        let mut split = self.split;
+        split.pattern += round_seconds;
+        split.cast = t0.elapsed().as_secs_f64();
+        // Casting G^T: both f32 patterns, G^T's f32 values and both wide value arrays (G's f32
+        // values are freed by then); at the end both wide factors and the work vector.
+        let nnz = g.nnz();
+        let casting = factors_f32 - nnz * 4 + 2 * nnz * std::mem::size_of::<U>();
+        let done = g.device_bytes() + gt.device_bytes() + work.bytes();
+        let peak_bytes = self.peak_bytes.max(casting).max(done);
+        Ok(Fsai {
+            variant: self.variant,
+            n: self.n,
+            g,
+            gt,
+            work: Mutex::new(work),
+            times: SetupTimes {
+                host_seconds: split.pattern,
+                device_seconds: split.growth
+                    + split.layout
+                    + split.upload
+                    + split.rows
+                    + split.cast,
+            },
+            split,
+            density: self.density,
+            peak_bytes,
+            fingerprint: a.fingerprint(),
+        })
+    }
+}
+
+/// A single-precision CSR factor in precision U on the device (pattern moved, values cast).
+fn widen_csr<B: Backend, U: Scalar>(backend: &B, m: DeviceMatrix<f32>) -> Result<DeviceMatrix<U>> {
+    let n = m.n_rows;
+    let DeviceFormat::Csr {
+        row_ptr,
+        col_idx,
+        values,
+        ..
+    } = m.format
+    else {
+        return Err(Error::PreconditionerSetup("FSAI factors are CSR".into()));
+    };
+    let mut wide = backend.alloc::<U>(values.len())?;
+    backend.copy_from_f32(&values, &mut wide)?;
+    drop(values);
+    Ok(csr_matrix(n, row_ptr, col_idx, wide))
 }
 
 /// [`Error::NotApplicable`] unless `a` can be symmetric positive definite.
@@ -620,12 +711,14 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
                 "variant": "static",
                 "level": o.level,
                 "tau": o.tau,
+                "setup_precision": if o.setup_in_f32 { "f32" } else { "solve" },
             }),
             FsaiVariant::Adaptive(o) => serde_json::json!({
                 "variant": "adaptive",
                 "max_steps": o.growth.max_steps,
                 "step_size": o.growth.per_step,
                 "eps": o.growth.eps,
+                "setup_precision": if o.setup_in_f32 { "f32" } else { "solve" },
                 "stop": match o.growth.stop {
                     crate::backend::AfsaiStop::RatioToInitial => "ratio",
                     crate::backend::AfsaiStop::StepReduction => "step",
