@@ -66,6 +66,14 @@ pub trait BackendInfo {
     fn ranks(&self) -> usize {
         1
     }
+    /// Build the kernels of `precision` now instead of at their first launch (GPU backends
+    /// compile once per process: NVRTC or the OpenCL compiler), e.g. to keep compilation out
+    /// of a timed setup; nothing to do on the host. A compiler error is
+    /// [`crate::Error::KernelBuild`].
+    fn prepare_kernels(&self, precision: crate::scalar::Precision) -> crate::error::Result<()> {
+        let _ = precision;
+        Ok(())
+    }
 }
 
 /// Everything a solver needs from a backend.

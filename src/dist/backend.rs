@@ -229,6 +229,9 @@ impl<B: BackendInfo> BackendInfo for DistBackend<B> {
     fn is_gpu(&self) -> bool {
         self.inner.is_gpu()
     }
+    fn prepare_kernels(&self, precision: crate::scalar::Precision) -> Result<()> {
+        self.inner.prepare_kernels(precision)
+    }
 }
 
 impl<B: VectorOps> VectorOps for DistBackend<B> {

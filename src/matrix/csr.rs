@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 
 /// A validated CSR matrix: `row_ptr` non-decreasing from 0 to nnz, column indices in range and
 /// strictly increasing within each row (unsorted input is sorted and duplicates summed by
@@ -280,7 +281,7 @@ impl<T: Scalar> CsrMatrix<T> {
             col_idx: self.col_idx.clone(),
             values: self
                 .values
-                .iter()
+                .par_iter()
                 .map(|v| U::from_f64(v.to_f64()))
                 .collect(),
         }

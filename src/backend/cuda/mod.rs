@@ -742,6 +742,9 @@ impl BackendInfo for CudaBackend {
     fn is_gpu(&self) -> bool {
         true
     }
+    fn prepare_kernels(&self, precision: Precision) -> Result<()> {
+        self.prepare(precision)
+    }
 }
 
 /// Threads per block: 256, or the largest power of two the device allows below that.

@@ -462,6 +462,9 @@ impl BackendInfo for OpenClBackend {
     fn is_gpu(&self) -> bool {
         self.device.is_gpu
     }
+    fn prepare_kernels(&self, precision: Precision) -> Result<()> {
+        self.prepare(precision)
+    }
 }
 
 /// Every platform and device OpenCL sees, which one the default choice (or
