@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nvrtc_dir=$(python3 -c 'import glob, site, os; c=[os.path.dirname(p) for s in site.getsitepackages()+[site.getusersitepackages()] for p in glob.glob(os.path.join(s, "nvidia", "cu13", "lib", "libnvrtc.so*"))]; print(c[0] if c else "")' 2>/dev/null || true)
 if [ -n "$nvrtc_dir" ]; then export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
-features=${PIPEKRYLOV_TEST_FEATURES:-"opencl cuda mpi cli sprs nalgebra-sparse"}
+features=${PIPEKRYLOV_TEST_FEATURES:-"opencl cuda mpi cli sprs nalgebra-sparse faer"}
 # The library alone (default features) must not compile the command line's stack.
 if cargo tree -e normal --prefix none 2>/dev/null | grep -E "^(clap|indicatif|plotters) " ; then
   echo "the default-feature library depends on the CLI stack above"; exit 1

@@ -1,5 +1,5 @@
 //! Round trips between `CsrMatrix` and the sparse crates of the interop features.
-#![cfg(any(feature = "sprs", feature = "nalgebra-sparse"))]
+#![cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
 
 mod common;
 
@@ -59,4 +59,39 @@ fn nalgebra_sparse_round_trip_and_csc() {
         assert_eq!(from_csc.col_idx(), a.col_idx());
         assert_eq!(from_csc.values(), a.values());
     }
+}
+
+#[cfg(feature = "faer")]
+#[test]
+fn faer_round_trip_csc_narrow_and_uncompressed() {
+    use faer::sparse::{SparseRowMat, SymbolicSparseRowMat};
+    for (n, per_row, seed) in [(1, 1, 1), (31, 3, 2), (1000, 5, 3)] {
+        let a = random_matrix::<f64>(n, per_row, true, seed);
+        let m = a.to_faer().unwrap();
+        assert_eq!((m.nrows(), m.ncols()), (n, n));
+        let back = CsrMatrix::from_faer(m.as_ref()).unwrap();
+        assert_eq!(back.row_ptr(), a.row_ptr());
+        assert_eq!(back.col_idx(), a.col_idx());
+        assert_eq!(back.values(), a.values());
+        // Column-major storage of the same matrix.
+        let csc = m.to_col_major().unwrap();
+        let from_csc = CsrMatrix::from_faer_csc(csc.as_ref()).unwrap();
+        assert_eq!(from_csc.row_ptr(), a.row_ptr());
+        assert_eq!(from_csc.col_idx(), a.col_idx());
+        assert_eq!(from_csc.values(), a.values());
+    }
+    // u32 indices, uncompressed rows (row_nnz: only the first entries of each row count) and a
+    // rectangular shape, in f32.
+    let sym = SymbolicSparseRowMat::<u32>::new_checked(
+        2,
+        5,
+        vec![0, 3, 5],
+        Some(vec![2, 1]),
+        vec![0, 4, 1, 2, 3],
+    );
+    let m = SparseRowMat::new(sym, vec![1.0f32, 2.0, 9.0, 3.0, 9.0]);
+    let a = CsrMatrix::from_faer(m.as_ref()).unwrap();
+    assert_eq!((a.n_rows(), a.n_cols(), a.nnz()), (2, 5, 3));
+    assert_eq!(a.row(0), (&[0usize, 4][..], &[1.0f32, 2.0][..]));
+    assert_eq!(a.row(1), (&[2usize][..], &[3.0f32][..]));
 }

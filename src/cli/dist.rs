@@ -209,7 +209,7 @@ fn finish_solve<T: Scalar>(
     let b = be.upload(&b_local)?;
     let mut x = be.alloc::<T>(b_local.len())?;
     be.reset_comm_stats();
-    let report = match solve_with(be, &a.device, pc, params, &args.solver, &b, &mut x) {
+    let report = match solve_with(be, &a.device, pc, params, &args.solver, &b, &mut x, None) {
         Ok(r) => r,
         // Errors of the solvers' collective checks reach every rank at the same point; any
         // other failure is this rank's alone, and the others would wait for it forever.
@@ -222,6 +222,9 @@ fn finish_solve<T: Scalar>(
         ) => return Err(e),
         Err(e) => comm.abort(&format!("solve failed: {e}")),
     };
+    if let (0, Some(k)) = (comm.rank(), args.monitor) {
+        eprint!("{}", super::solve::monitor_lines(&report, k));
+    }
     let stats = be.comm_stats();
     // Per-rank table: rows, nonzeros, ghosts, neighbours, halo and reduction seconds.
     let mine = [

@@ -8,6 +8,7 @@ pub mod export;
 pub mod info;
 pub mod problem;
 pub mod solve;
+pub mod watch;
 
 /// Exit code of a solve that converged.
 pub const EXIT_CONVERGED: i32 = 0;

@@ -1,6 +1,7 @@
 //! `pipekrylov solve`.
 
 use super::problem::{load_matrix, load_rhs, System};
+use super::watch::{monitor_line, Watch};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::{
     AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
@@ -8,7 +9,9 @@ use crate::backend::{
 use crate::error::{Error, Result};
 use crate::precond::{self, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve};
 use crate::scalar::{Precision, Scalar};
-use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
+use crate::solver::{
+    BiCgStab, Cg, Gmres, GmresOrthogonalization, Monitor, Params, SolveReport, Variant,
+};
 use std::time::Instant;
 
 /// Arguments of `solve` (parsed by the binary).
@@ -60,7 +63,9 @@ pub struct SolveArgs {
     pub json: bool,
     /// `--output FILE.mtx`: write the solution as a Matrix Market vector.
     pub output: Option<String>,
-    /// `--monitor K`: the residual every K iterations (from the recorded history, on stderr).
+    /// `--monitor K`: the residual every K iterations on stderr, as they are computed (one
+    /// process; pipelined CG then runs synchronously), under MPI from rank 0's history after
+    /// the solve.
     pub monitor: Option<usize>,
 }
 
@@ -117,10 +122,33 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     };
     let b = backend.upload(&rhs)?;
     let mut x = backend.alloc::<T>(n)?;
-    let report = solve_with(backend, &m, precond, params, &args.solver, &b, &mut x)?;
-    if let Some(k) = args.monitor {
-        eprint!("{}", monitor_lines(&report, k));
-    }
+    let b_norm = rhs.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt();
+    let mut watch = Watch::new(
+        backend,
+        &args.solver,
+        args.execution,
+        n,
+        args.monitor,
+        args.json,
+        b_norm,
+    );
+    let report = if watch.active() {
+        let mut callback = |p| watch.on_iteration(p);
+        let report = solve_with(
+            backend,
+            &m,
+            precond,
+            params,
+            &args.solver,
+            &b,
+            &mut x,
+            Some(&mut callback),
+        );
+        watch.finish();
+        report?
+    } else {
+        solve_with(backend, &m, precond, params, &args.solver, &b, &mut x, None)?
+    };
     if let Some(path) = &args.output {
         crate::matrix::matrix_market::write_vector_file(path, &backend.download(&x)?)?;
     }
@@ -150,8 +178,8 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     Ok((code, text))
 }
 
-/// `--monitor K`: one line per K iterations (and the last one) of the recorded residual history,
-/// like PETSc's `-ksp_monitor` (printed after the solve, not while it runs).
+/// `--monitor K` after the fact: one line per K iterations (and the last one) of the recorded
+/// residual history, in the format of the live `--monitor` lines ([`monitor_line`]).
 pub fn monitor_lines(report: &SolveReport, k: usize) -> String {
     let k = k.max(1);
     let h = &report.residual_history;
@@ -160,15 +188,16 @@ pub fn monitor_lines(report: &SolveReport, k: usize) -> String {
     } else {
         1.0
     };
-    let mut out = String::new();
-    for (i, r) in h.iter().enumerate() {
-        if i % k == 0 || i + 1 == h.len() {
-            out += &format!("{i:6} residual {r:.6e} relative {:.6e}\n", r / scale);
-        }
-    }
-    out
+    h.iter()
+        .enumerate()
+        .filter(|&(i, _)| i % k == 0 || i + 1 == h.len())
+        .map(|(i, &r)| monitor_line(i, r, scale))
+        .collect()
 }
 
+/// One solve with `solver` (cg, bicgstab or gmres), with the per-iteration `monitor` when given
+/// (which makes pipelined CG run synchronously).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_with<B: Backend, T: Scalar>(
     backend: &B,
     m: &crate::backend::DeviceMatrix<T>,
@@ -177,11 +206,12 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     solver: &str,
     b: &crate::backend::Buffer<T>,
     x: &mut crate::backend::Buffer<T>,
+    monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
     match solver {
-        "cg" => Cg::new(backend, m, precond, params)?.solve(b, x),
-        "bicgstab" => BiCgStab::new(backend, m, precond, params)?.solve(b, x),
-        "gmres" => Gmres::new(backend, m, precond, params)?.solve(b, x),
+        "cg" => Cg::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
+        "bicgstab" => BiCgStab::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
+        "gmres" => Gmres::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
         other => Err(Error::param(
             "solver",
             format!("unknown solver '{other}' (cg, bicgstab or gmres)"),

@@ -1,5 +1,5 @@
 //! Conversions to and from the matrix types of other Rust sparse crates, one optional feature
-//! each (`sprs`, `nalgebra-sparse`). Solutions come back as `Vec<T>` already ([`crate::Solution::x`],
+//! each (`sprs`, `nalgebra-sparse`, `faer`). Solutions come back as `Vec<T>` already ([`crate::Solution::x`],
 //! [`crate::backend::VectorOps::download`]).
 
 #[cfg(feature = "sprs")]
@@ -7,3 +7,6 @@ pub mod sprs;
 
 #[cfg(feature = "nalgebra-sparse")]
 pub mod nalgebra_sparse;
+
+#[cfg(feature = "faer")]
+pub mod faer;
