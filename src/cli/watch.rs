@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 /// After how long a solve shows its progress line.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
+/// How often the progress line is redrawn.
+const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
 /// The line `--monitor` prints for iteration `i` with residual norm `r` (relative to `scale`).
 pub fn monitor_line(i: usize, r: f64, scale: f64) -> String {
@@ -27,7 +29,8 @@ pub struct Watch {
     scale: f64,
     last: Option<(usize, f64)>,
     printed_last: bool,
-    bar: Option<(ProgressBar, Instant)>,
+    /// The progress line, when the solve started, when the line was last drawn.
+    bar: Option<(ProgressBar, Instant, Instant)>,
 }
 
 impl Watch {
@@ -54,7 +57,8 @@ impl Watch {
                     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
                         bar.set_style(style);
                     }
-                    (bar, Instant::now())
+                    let now = Instant::now();
+                    (bar, now, now)
                 });
         Self {
             every: monitor.map(|k| k.max(1)),
@@ -79,8 +83,14 @@ impl Watch {
                 eprint!("{}", monitor_line(p.iteration, p.residual, self.scale));
             }
         }
-        if let Some((bar, start)) = &self.bar {
-            if bar.is_hidden() && start.elapsed() >= SHOW_AFTER {
+        if let Some((bar, start, drawn)) = &mut self.bar {
+            let now = Instant::now();
+            if now.duration_since(*start) < SHOW_AFTER || now.duration_since(*drawn) < REDRAW_EVERY
+            {
+                return;
+            }
+            *drawn = now;
+            if bar.is_hidden() {
                 bar.set_draw_target(ProgressDrawTarget::stderr());
             }
             bar.set_message(format!(
@@ -98,7 +108,7 @@ impl Watch {
         if let (Some(_), Some((i, r)), false) = (self.every, self.last, self.printed_last) {
             eprint!("{}", monitor_line(i, r, self.scale));
         }
-        if let Some((bar, _)) = self.bar.take() {
+        if let Some((bar, _, _)) = self.bar.take() {
             bar.finish_and_clear();
         }
     }
