@@ -16,6 +16,7 @@ cargo test --release --features "$features" "$@"
 cargo run --release --quiet --features "$features" --example heat_equation -- 63 100 host
 cargo run --release --quiet --features "$features" --example solve_matrix_market -- \
   tests/data/494_bus.mtx cg jacobi host
+cargo run --release --quiet --features "$features" --example custom_preconditioner -- 100 host
 # The OpenCL kernels once more with buffers passed as device addresses (-D PK_ADDRESS_ARGS, the
 # default on NVIDIA GPUs; PoCL supports it too): every kernel against the host again.
 case " $features " in
