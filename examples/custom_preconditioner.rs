@@ -16,8 +16,7 @@
 //! fewer iterations than Jacobi.
 
 use pipekrylov::backend::{
-    Backend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, MatrixFormat, PrecondOps, SpmvOps,
-    VectorOps,
+    Backend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, MatrixFormat,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
