@@ -45,5 +45,8 @@ case " $features " in
       echo "MPI abort test failed (status $status):"; echo "$out"; exit 1
     fi
     echo "== MPI abort test: job ended with status $status and the rank's message"
+    # The users' multi-rank example (README: examples/) on two host ranks.
+    cargo build --release --quiet --features "$features" --example distributed_poisson
+    timeout 300 mpirun --oversubscribe -np 2 target/release/examples/distributed_poisson 24 host
     ;;
 esac
