@@ -11,6 +11,13 @@ features=${PIPEKRYLOV_TEST_FEATURES:-"opencl cuda mpi cli sprs nalgebra-sparse f
 if cargo tree -e normal --prefix none 2>/dev/null | grep -E "^(clap|indicatif|plotters) " ; then
   echo "the default-feature library depends on the CLI stack above"; exit 1
 fi
+# `--features cuda` adds cudarc and what cudarc needs, nothing else.
+crates() { cargo tree -e normal --prefix none "$@" 2>/dev/null | awk '{print $1}' | sort -u; }
+for c in $(comm -13 <(crates) <(crates --features cuda)); do
+  if ! cargo tree -e normal --prefix none --features cuda -i "$c" 2>/dev/null | grep -qE "^cudarc "; then
+    echo "--features cuda adds $c, which cudarc does not need"; exit 1
+  fi
+done
 cargo test --release --features "$features" "$@"
 # The examples for users, on the host backend (README: examples/).
 cargo run --release --quiet --features "$features" --example heat_equation -- 63 100 host
