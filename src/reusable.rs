@@ -96,7 +96,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         }
         self.options.params.validate()?;
         let matrix = backend.upload_matrix(a, self.options.format)?;
-        let precond = precond::build(&backend, a, self.options.precond)?;
+        let precond = precond::build_on(&backend, a, Some(&matrix), self.options.precond)?;
         let rhs = backend.alloc::<T>(a.n_rows())?;
         let x = backend.alloc::<T>(a.n_rows())?;
         Ok(ReusableSolver {

@@ -514,6 +514,45 @@ fn layout_kernels_match_host<B: Backend>(b: &B) {
     assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
 }
 
+/// Built on the solver's device copy of A (`adaptive_on`, `new_on`): the same factors bit for
+/// bit as with an upload of its own and A's bytes less at the setup's peak; a device matrix of
+/// another matrix or format is ignored (the setup uploads its own).
+fn setup_on_the_solvers_matrix<B: Backend>(b: &B) {
+    let a: CsrMatrix<f64> = common::jump_diffusion(9);
+    let other: CsrMatrix<f64> = Generator::Poisson3d.generate_with_param(9).unwrap().matrix;
+    let csr = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let sell = b
+        .upload_matrix(&a, MatrixFormat::Sell { c: 4, sigma: 1 })
+        .unwrap();
+    let wrong = b.upload_matrix(&other, MatrixFormat::Csr).unwrap();
+    let opts = AfsaiOptions::default();
+    let own = Fsai::adaptive(b, &a, opts).unwrap();
+    let (g_own, gt_own) = (csr_of(b, own.factors().0), csr_of(b, own.factors().1));
+    for (label, device, shared) in [
+        ("solver's CSR", &csr, true),
+        ("SELL", &sell, false),
+        ("another matrix", &wrong, false),
+    ] {
+        let f = Fsai::adaptive_on(b, &a, Some(device), opts).unwrap();
+        assert_eq!(csr_of(b, f.factors().0), g_own, "{}: {label}", b.name());
+        assert_eq!(csr_of(b, f.factors().1), gt_own, "{}: {label}", b.name());
+        let saved = own.peak_setup_bytes() - f.peak_setup_bytes();
+        if shared {
+            assert!(saved >= csr.device_bytes() / 2, "{}: {label}: {saved}", b.name());
+        } else {
+            assert_eq!(saved, 0, "{}: {label}", b.name());
+        }
+        let s = Fsai::new_on(b, &a, Some(device), FsaiOptions::default()).unwrap();
+        let st = Fsai::new(b, &a, FsaiOptions::default()).unwrap();
+        assert_eq!(csr_of(b, s.factors().0), csr_of(b, st.factors().0), "{label}");
+    }
+}
+
+#[test]
+fn host_setup_on_the_solvers_matrix() {
+    setup_on_the_solvers_matrix(&HostBackend::new());
+}
+
 #[test]
 fn host_layout_kernels() {
     layout_kernels_match_host(&HostBackend::new());
@@ -652,6 +691,10 @@ mod opencl {
         super::f32_setup_matches_f64(&backend());
     }
     #[test]
+    fn opencl_setup_on_the_solvers_matrix() {
+        super::setup_on_the_solvers_matrix(&backend());
+    }
+    #[test]
     fn opencl_layout_kernels_match_host() {
         super::layout_kernels_match_host(&backend());
     }
@@ -678,6 +721,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_f32_setup_matches_f64() {
         super::f32_setup_matches_f64(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_setup_on_the_solvers_matrix() {
+        super::setup_on_the_solvers_matrix(&backend());
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

@@ -108,7 +108,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     }
     let kernel_build_seconds = t_build.elapsed().as_secs_f64();
     let spec = precond_spec(args, &system);
-    let built = precond::build(backend, a, spec)?;
+    let built = precond::build_on(backend, a, Some(&m), spec)?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
         rtol: args.tol,

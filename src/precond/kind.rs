@@ -5,7 +5,7 @@ use super::{
     AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Fsai, FsaiOptions, IncompletePoisson, Jacobi,
     PointBlockJacobi, Preconditioner, TriangularSolve,
 };
-use crate::backend::{Backend, MatrixFormat};
+use crate::backend::{Backend, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::generate::GridStencil;
 use crate::matrix::CsrMatrix;
@@ -132,6 +132,18 @@ pub fn build<B: Backend + 'static, T: Scalar>(
     a: &CsrMatrix<T>,
     spec: PrecondSpec,
 ) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
+    build_on(backend, a, None, spec)
+}
+
+/// [`build`] with the solver's device copy of `a`: preconditioners whose setup reads A on the
+/// device in CSR (static and adaptive FSAI) use `device` instead of uploading their own copy
+/// when it is a CSR upload of `a`.
+pub fn build_on<B: Backend + 'static, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    device: Option<&DeviceMatrix<T>>,
+    spec: PrecondSpec,
+) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
     let opts = Bilu0Options {
         block_size: spec.block_size,
         solve: spec.solve,
@@ -163,7 +175,7 @@ pub fn build<B: Backend + 'static, T: Scalar>(
             })?;
             Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?))
         }
-        PrecondKind::Fsai => Some(Box::new(Fsai::new(backend, a, spec.fsai)?)),
-        PrecondKind::Afsai => Some(Box::new(Fsai::adaptive(backend, a, spec.afsai)?)),
+        PrecondKind::Fsai => Some(Box::new(Fsai::new_on(backend, a, device, spec.fsai)?)),
+        PrecondKind::Afsai => Some(Box::new(Fsai::adaptive_on(backend, a, device, spec.afsai)?)),
     })
 }

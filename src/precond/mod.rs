@@ -24,7 +24,7 @@ pub use identity::Identity;
 pub use incomplete_poisson::{incomplete_poisson_matrix, IncompletePoisson};
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
-pub use kind::{build, PrecondKind, PrecondSpec};
+pub use kind::{build, build_on, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;
 
 use crate::backend::{Backend, Buffer, Partials, Slot};

@@ -141,8 +141,8 @@ pub struct Fsai<T> {
 
 /// The part of the setup before the rows of G: A and the pattern of G and G^T on the device,
 /// G's row pointers on the host, the seconds so far and the peak device bytes so far.
-struct FactorStage<T> {
-    a_dev: DeviceMatrix<T>,
+struct FactorStage<'d, T> {
+    a_dev: DeviceA<'d, T>,
     pattern: FsaiPattern,
     gt_col_ptr: Buffer<u32>,
     gt_row_idx: Buffer<u32>,
@@ -159,6 +159,18 @@ impl<T: Scalar> Fsai<T> {
     /// [`Error::SingularPivot`] naming the first row whose dense system is not positive
     /// definite (a Cholesky pivot <= 0: `a` is not SPD); device errors.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: FsaiOptions) -> Result<Self> {
+        Self::new_on(backend, a, None, opts)
+    }
+
+    /// [`Fsai::new`] reading A from `device` (the solver's copy of `a`) instead of uploading
+    /// its own, when `device` is a CSR upload of `a` on `backend` (same fingerprint); any other
+    /// `device` is ignored. Saves the setup's largest upload and its memory.
+    pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: FsaiOptions,
+    ) -> Result<Self> {
         let t0 = Instant::now();
         if !(1..=MAX_FSAI_LEVEL).contains(&opts.level) {
             return Err(Error::param(
@@ -188,14 +200,14 @@ impl<T: Scalar> Fsai<T> {
         }
         let t_pattern = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
+        let a_dev = DeviceA::of(backend, a, device)?;
         let budget = (8usize << 20).max(2 * lay.n_blocks());
         let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let gt_col_ptr = backend.upload(&lay.col_ptr)?;
         let gt_row_idx = backend.upload(&lay.row_idx)?;
         backend.synchronize()?;
         let stage = FactorStage {
-            peak_bytes: a_dev.device_bytes()
+            peak_bytes: a_dev.own_bytes()
                 + pattern.bytes()
                 + gt_col_ptr.bytes()
                 + gt_row_idx.bytes(),
@@ -225,6 +237,18 @@ impl<T: Scalar> Fsai<T> {
     /// [`Error::SingularPivot`] naming the first row whose growth met a non-positive Cholesky
     /// pivot (`a` is not SPD); device errors (out of memory included).
     pub fn adaptive<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: AfsaiOptions) -> Result<Self> {
+        Self::adaptive_on(backend, a, None, opts)
+    }
+
+    /// [`Fsai::adaptive`] reading A from `device` (the solver's copy of `a`) instead of
+    /// uploading its own, when `device` is a CSR upload of `a` on `backend` (same fingerprint);
+    /// any other `device` is ignored.
+    pub fn adaptive_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: AfsaiOptions,
+    ) -> Result<Self> {
         let t0 = Instant::now();
         let growth = opts.growth;
         growth.validate()?;
@@ -239,7 +263,7 @@ impl<T: Scalar> Fsai<T> {
         let t_check = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        let a_dev = backend.upload_matrix(a, MatrixFormat::Csr)?;
+        let a_dev = DeviceA::of(backend, a, device)?;
         // Rows per launch: the scratch of a batch stays within max(4M scalars, n * (cap + 1)),
         // the size of the largest G the growth can give (memory within a small multiple of G).
         let per_row = growth.scalars_per_row().max(1);
@@ -251,7 +275,7 @@ impl<T: Scalar> Fsai<T> {
         let mut out_len = backend.alloc::<u32>(n)?;
         backend.synchronize()?;
         let t_upload = t1.elapsed().as_secs_f64();
-        let peak_bytes = a_dev.device_bytes()
+        let peak_bytes = a_dev.own_bytes()
             + scratch.bytes()
             + iscratch.bytes()
             + out_cols.bytes()
@@ -262,7 +286,7 @@ impl<T: Scalar> Fsai<T> {
         while start < n {
             let end = (start + batch_rows).min(n);
             backend.afsai_grow(
-                &a_dev,
+                a_dev.get(),
                 growth,
                 start..end,
                 &mut scratch,
@@ -300,7 +324,7 @@ impl<T: Scalar> Fsai<T> {
         let mut g_col_idx = backend.alloc::<u32>(nnz_g)?;
         let mut col_count = backend.alloc::<u32>(n)?;
         let peak_compact = peak_bytes.max(
-            a_dev.device_bytes()
+            a_dev.own_bytes()
                 + out_cols.bytes()
                 + out_len.bytes()
                 + g_row_ptr.bytes()
@@ -341,7 +365,7 @@ impl<T: Scalar> Fsai<T> {
         let mut gt_row_idx = backend.alloc::<u32>(nnz_g)?;
         let mut gt_entry = backend.alloc::<u32>(nnz_g)?;
         let mut gt_pos = backend.alloc::<u32>(nnz_g)?;
-        let peak_transpose = a_dev.device_bytes()
+        let peak_transpose = a_dev.own_bytes()
             + g_row_ptr.bytes()
             + g_col_idx.bytes()
             + gt_col_ptr.bytes()
@@ -386,7 +410,7 @@ impl<T: Scalar> Fsai<T> {
     fn from_layout<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
-        stage: FactorStage<T>,
+        stage: FactorStage<'_, T>,
         variant: FsaiVariant,
     ) -> Result<Self> {
         let FactorStage {
@@ -410,7 +434,7 @@ impl<T: Scalar> Fsai<T> {
         backend.synchronize()?;
         split.upload += t1.elapsed().as_secs_f64();
         let peak_bytes = peak_before.max(
-            a_dev.device_bytes()
+            a_dev.own_bytes()
                 + pattern.bytes()
                 + gt_col_ptr.bytes()
                 + gt_row_idx.bytes()
@@ -423,7 +447,7 @@ impl<T: Scalar> Fsai<T> {
         let t2 = Instant::now();
         for batch in 0..pattern.batches() {
             backend.fsai_rows(
-                &a_dev,
+                a_dev.get(),
                 &pattern,
                 batch,
                 &mut scratch,
@@ -603,6 +627,49 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
         row_ptr.push(col_idx.len() as u32);
     }
     Ok((row_ptr, col_idx))
+}
+
+/// A on the device for the setup: the solver's CSR copy when it fits, else an upload of its own.
+enum DeviceA<'d, T> {
+    Borrowed(&'d DeviceMatrix<T>),
+    Owned(DeviceMatrix<T>),
+}
+
+impl<'d, T: Scalar> DeviceA<'d, T> {
+    /// `device` when it is a CSR upload of `a` (same size and fingerprint, no halo), else an
+    /// upload of `a` in CSR.
+    fn of<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&'d DeviceMatrix<T>>,
+    ) -> Result<Self> {
+        match device {
+            Some(d)
+                if matches!(d.format(), DeviceFormat::Csr { .. })
+                    && d.n_rows() == a.n_rows()
+                    && d.n_cols() == a.n_cols()
+                    && d.nnz() == a.nnz()
+                    && d.ranks() == 1
+                    && d.fingerprint() == a.fingerprint() =>
+            {
+                Ok(Self::Borrowed(d))
+            }
+            _ => Ok(Self::Owned(backend.upload_matrix(a, MatrixFormat::Csr)?)),
+        }
+    }
+    fn get(&self) -> &DeviceMatrix<T> {
+        match self {
+            Self::Borrowed(d) => d,
+            Self::Owned(d) => d,
+        }
+    }
+    /// Device bytes the setup itself holds for A (0 when it reads the solver's copy).
+    fn own_bytes(&self) -> usize {
+        match self {
+            Self::Borrowed(_) => 0,
+            Self::Owned(d) => d.device_bytes(),
+        }
+    }
 }
 
 /// A CSR device matrix from its arrays, already on the device.
