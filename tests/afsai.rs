@@ -538,13 +538,21 @@ fn setup_on_the_solvers_matrix<B: Backend>(b: &B) {
         assert_eq!(csr_of(b, f.factors().1), gt_own, "{}: {label}", b.name());
         let saved = own.peak_setup_bytes() - f.peak_setup_bytes();
         if shared {
-            assert!(saved >= csr.device_bytes() / 2, "{}: {label}: {saved}", b.name());
+            assert!(
+                saved >= csr.device_bytes() / 2,
+                "{}: {label}: {saved}",
+                b.name()
+            );
         } else {
             assert_eq!(saved, 0, "{}: {label}", b.name());
         }
         let s = Fsai::new_on(b, &a, Some(device), FsaiOptions::default()).unwrap();
         let st = Fsai::new(b, &a, FsaiOptions::default()).unwrap();
-        assert_eq!(csr_of(b, s.factors().0), csr_of(b, st.factors().0), "{label}");
+        assert_eq!(
+            csr_of(b, s.factors().0),
+            csr_of(b, st.factors().0),
+            "{label}"
+        );
     }
 }
 

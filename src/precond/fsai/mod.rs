@@ -632,7 +632,7 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
 /// A on the device for the setup: the solver's CSR copy when it fits, else an upload of its own.
 enum DeviceA<'d, T> {
     Borrowed(&'d DeviceMatrix<T>),
-    Owned(DeviceMatrix<T>),
+    Owned(Box<DeviceMatrix<T>>),
 }
 
 impl<'d, T: Scalar> DeviceA<'d, T> {
@@ -654,7 +654,9 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
             {
                 Ok(Self::Borrowed(d))
             }
-            _ => Ok(Self::Owned(backend.upload_matrix(a, MatrixFormat::Csr)?)),
+            _ => Ok(Self::Owned(Box::new(
+                backend.upload_matrix(a, MatrixFormat::Csr)?,
+            ))),
         }
     }
     fn get(&self) -> &DeviceMatrix<T> {
