@@ -303,28 +303,7 @@ fn csr_of<B: Backend>(b: &B, m: &DeviceMatrix<f64>) -> (Vec<u32>, Vec<u32>, Vec<
 /// PCG + aFSAI (the paper's defaults) converges, true residual checked, with at most half the
 /// iterations of Jacobi-PCG and fewer than the static FSAI of level 1.
 fn pcg_with_afsai_converges<B: Backend + 'static>(b: &B) {
-    let cases: Vec<(&str, CsrMatrix<f64>)> = vec![
-        (
-            "elasticity3d",
-            Generator::Elasticity3d
-                .generate_with_param(6)
-                .unwrap()
-                .matrix,
-        ),
-        (
-            "aniso2d",
-            Generator::Aniso2d.generate_with_param(60).unwrap().matrix,
-        ),
-        ("jump-diffusion", common::jump_diffusion(12)),
-        (
-            "494_bus",
-            read_csr::<f64>(format!(
-                "{}/tests/data/494_bus.mtx",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .unwrap(),
-        ),
-    ];
+    let cases = common::spd_problems();
     for (name, a) in &cases {
         let jac = Jacobi::new(b, a).unwrap();
         let jr = common::pcg_a_ones(b, a, Some(&jac));
@@ -570,20 +549,8 @@ fn host_layout_kernels() {
 /// device) gives a factor close to the double-precision one and PCG iteration counts within 2%
 /// (seed 004: unchanged counts), for the adaptive and the static FSAI.
 fn f32_setup_matches_f64<B: Backend + 'static>(b: &B) {
-    let cases: Vec<(&str, CsrMatrix<f64>)> = vec![
-        (
-            "elasticity3d",
-            Generator::Elasticity3d
-                .generate_with_param(6)
-                .unwrap()
-                .matrix,
-        ),
-        (
-            "aniso2d",
-            Generator::Aniso2d.generate_with_param(60).unwrap().matrix,
-        ),
-        ("jump-diffusion", common::jump_diffusion(12)),
-    ];
+    // The three generated problems.
+    let cases: Vec<_> = common::spd_problems().into_iter().take(3).collect();
     for (name, a) in &cases {
         for adaptive in [true, false] {
             let build = |f32_setup: bool| {

@@ -14,7 +14,6 @@ use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, DeviceFormat, DeviceMatrix, FsaiPattern};
 use pipekrylov::matrix::generate::Generator;
-use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Fsai, FsaiOptions, Jacobi};
 use pipekrylov::Error;
@@ -158,28 +157,7 @@ fn host_factors_match_dense() {
 
 /// PCG + FSAI (levels 1 and 2) converges with far fewer iterations than Jacobi-PCG.
 fn pcg_with_fsai_converges<B: Backend + 'static>(b: &B) {
-    let cases: Vec<(&str, CsrMatrix<f64>)> = vec![
-        (
-            "elasticity3d",
-            Generator::Elasticity3d
-                .generate_with_param(6)
-                .unwrap()
-                .matrix,
-        ),
-        (
-            "aniso2d",
-            Generator::Aniso2d.generate_with_param(60).unwrap().matrix,
-        ),
-        ("jump-diffusion", common::jump_diffusion(12)),
-        (
-            "494_bus",
-            read_csr::<f64>(format!(
-                "{}/tests/data/494_bus.mtx",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .unwrap(),
-        ),
-    ];
+    let cases = common::spd_problems();
     for (name, a) in &cases {
         let jac = Jacobi::new(b, a).unwrap();
         let jr = common::pcg_a_ones(b, a, Some(&jac));

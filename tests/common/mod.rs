@@ -103,6 +103,34 @@ pub fn assert_scalar_close(what: &str, a: f64, b: f64, tol: f64) {
 
 /// -div(kappa grad u) on a k^3 grid (7-point finite volumes, Dirichlet), kappa in {1, 1e4, 1e6}
 /// on 4^3-cell boxes (harmonic means across faces): coefficient jumps of 1e4 to 1e6.
+/// The SPD problems of the FSAI tests: elasticity3d (m = 6), aniso2d (k = 60), the jump-coefficient
+/// diffusion (k = 12) and SuiteSparse's 494_bus, by name.
+pub fn spd_problems() -> Vec<(&'static str, CsrMatrix<f64>)> {
+    use pipekrylov::matrix::generate::Generator;
+    vec![
+        (
+            "elasticity3d",
+            Generator::Elasticity3d
+                .generate_with_param(6)
+                .unwrap()
+                .matrix,
+        ),
+        (
+            "aniso2d",
+            Generator::Aniso2d.generate_with_param(60).unwrap().matrix,
+        ),
+        ("jump-diffusion", jump_diffusion(12)),
+        (
+            "494_bus",
+            pipekrylov::matrix::matrix_market::read_csr::<f64>(format!(
+                "{}/tests/data/494_bus.mtx",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+        ),
+    ]
+}
+
 pub fn jump_diffusion(k: usize) -> CsrMatrix<f64> {
     let coef = |x: usize, y: usize, z: usize| -> f64 {
         match (x / 4 + y / 4 + z / 4) % 3 {
