@@ -201,6 +201,50 @@ fn bench_writes_csv_and_svg() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("| backend | solver"));
 }
 
+/// `--problem NAME:N`: one size, the one closest to N unknowns, whatever the ladder holds.
+#[test]
+fn bench_runs_one_named_size() {
+    let dir = std::env::temp_dir().join(format!("pk-bench-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("r.csv");
+    let out = bin()
+        .args([
+            "bench",
+            "--backends",
+            "host",
+            "--solvers",
+            "cg",
+            "--problem",
+            "poisson3d:13824",
+            "--repeats",
+            "2",
+            "--warmup",
+            "1",
+            "--quiet",
+            "--out",
+            csv.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    // 24^3 = 13824 is not on the 3D ladder (8, 16, 32, ...).
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].contains(",poisson3d,13824,"), "{}", rows[0]);
+    let bad = bin()
+        .args(["bench", "--backends", "host", "--problem", "poisson3d:0"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+}
+
 #[test]
 fn info_lists_backends() {
     let out = bin().args(["info"]).output().unwrap();

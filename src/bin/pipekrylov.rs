@@ -143,7 +143,8 @@ enum Command {
         #[arg(long, default_value = "pipelined")]
         variants: String,
         /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d, jump3d,
-        /// stencil27, powerlaw, circuit, or FILE.mtx.
+        /// stencil27, powerlaw, circuit (their size ladder), NAME:N (one size, closest to N
+        /// unknowns), or FILE.mtx.
         #[arg(long, default_value = "poisson2d")]
         problem: String,
         /// Smallest system of the ladder.

@@ -43,8 +43,13 @@ pub struct BenchArgs {
 }
 
 /// The cases of `--problem`: a generator's ladder between `--min-n` and `--max-n` (name and
-/// size parameter), or one Matrix Market file (parameter 0).
+/// size parameter), one size `NAME:N` (the size closest to N unknowns, e.g. `poisson3d:16777216`
+/// for 256^3; the ladder limits do not apply), or one Matrix Market file (parameter 0).
 pub(crate) fn problems(args: &BenchArgs) -> Result<Vec<(String, usize)>> {
+    if args.problem.contains(':') {
+        let (g, n) = crate::matrix::generate::parse_spec(&args.problem)?;
+        return Ok(vec![(g.name().to_string(), g.size_for(n))]);
+    }
     Ok(match args.problem.parse::<Generator>() {
         Ok(g) => ladder(g, args.min_n, args.max_n)
             .into_iter()
