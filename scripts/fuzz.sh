@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the libFuzzer targets of fuzz/ (matrix_market, parsers, formats) for FUZZ_SECONDS each
+# Run the libFuzzer targets of fuzz/ (matrix_market, parsers, formats, options) for FUZZ_SECONDS each
 # (default 60), starting from the committed seed corpus (copied to fuzz/corpus-work, so the seeds
 # stay as committed). Fails on the first crash, panic, leak of the RSS limit or timeout; the input
 # that did it lands in fuzz/artifacts/<target>/.
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-matrix_market parsers formats}
+targets=${FUZZ_TARGETS:-matrix_market parsers formats options}
 triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \

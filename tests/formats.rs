@@ -1,6 +1,7 @@
 //! SELL-C-sigma, ELL and BSR against the CSR reference: products, round trips, layout
 //! invariants and error cases.
 
+use pipekrylov::matrix::sell::MAX_SLICE_HEIGHT;
 use pipekrylov::matrix::{BsrMatrix, CsrMatrix, SellMatrix};
 use pipekrylov::{Error, Scalar};
 
@@ -295,12 +296,15 @@ fn sell_error_cases() {
             "c = {c}, sigma = {sigma}: {e}"
         );
     }
-    // More padded rows than 32-bit device indices can address (no allocation happens).
-    #[cfg(target_pointer_width = "64")]
-    {
-        let e = SellMatrix::from_csr(&a, 1usize << 32, 1).unwrap_err();
-        assert!(matches!(e, Error::IndexOverflow { .. }), "{e}");
+    // Slice heights beyond MAX_SLICE_HEIGHT are refused before anything is allocated: a
+    // 10-row matrix with C = 4e8 used to abort the process allocating 16 GB of padding (found
+    // with `solve --format sell:400000000:1`).
+    for c in [MAX_SLICE_HEIGHT + 1, 400_000_000, usize::MAX] {
+        let e = SellMatrix::from_csr(&a, c, 1).unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter { .. }), "c = {c}: {e}");
     }
+    let tall = SellMatrix::from_csr(&a, MAX_SLICE_HEIGHT, 1).unwrap();
+    assert_eq!(tall.slice_ptr.len(), 2);
     // sigma = 1 is valid for any c.
     assert!(SellMatrix::from_csr(&a, 3, 1).is_ok());
     let s = SellMatrix::from_csr(&a, 4, 8).unwrap();

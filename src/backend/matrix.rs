@@ -40,6 +40,35 @@ impl std::fmt::Display for MatrixFormat {
     }
 }
 
+impl std::str::FromStr for MatrixFormat {
+    type Err = Error;
+    /// `csr`, `ell`, `sell` (C = 32, sigma = 256), `sell:C:SIGMA` or `bsr:S` (the command
+    /// line's `--format`); the parameters are checked when a matrix is converted.
+    fn from_str(s: &str) -> Result<Self> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let num = |t: &str| {
+            t.parse::<usize>()
+                .map_err(|_| Error::param("format", format!("'{t}' is not a number")))
+        };
+        match parts.as_slice() {
+            ["csr"] => Ok(MatrixFormat::Csr),
+            ["ell"] => Ok(MatrixFormat::Ell),
+            ["sell"] => Ok(MatrixFormat::Sell { c: 32, sigma: 256 }),
+            ["sell", c, sg] => Ok(MatrixFormat::Sell {
+                c: num(c)?,
+                sigma: num(sg)?,
+            }),
+            ["bsr", b] => Ok(MatrixFormat::Bsr {
+                block_size: num(b)?,
+            }),
+            _ => Err(Error::param(
+                "format",
+                format!("unknown format '{s}' (csr, ell, sell, sell:C:SIGMA, bsr:S)"),
+            )),
+        }
+    }
+}
+
 /// The arrays of a device matrix, per format. Indices are `u32`.
 #[derive(Debug)]
 pub enum DeviceFormat<T> {

@@ -187,29 +187,10 @@ fn io(path: &str, e: std::io::Error) -> Error {
     }
 }
 
-/// Parse a `--format` value: csr, ell, sell (C = 32, sigma = 256), sell:C:SIGMA, bsr:S.
+/// Parse a `--format` value: csr, ell, sell (C = 32, sigma = 256), sell:C:SIGMA, bsr:S
+/// ([`MatrixFormat`]'s `FromStr`).
 pub fn parse_format(s: &str) -> Result<MatrixFormat> {
-    let parts: Vec<&str> = s.split(':').collect();
-    let num = |t: &str| {
-        t.parse::<usize>()
-            .map_err(|_| Error::param("format", format!("'{t}' is not a number")))
-    };
-    match parts.as_slice() {
-        ["csr"] => Ok(MatrixFormat::Csr),
-        ["ell"] => Ok(MatrixFormat::Ell),
-        ["sell"] => Ok(MatrixFormat::Sell { c: 32, sigma: 256 }),
-        ["sell", c, sg] => Ok(MatrixFormat::Sell {
-            c: num(c)?,
-            sigma: num(sg)?,
-        }),
-        ["bsr", b] => Ok(MatrixFormat::Bsr {
-            block_size: num(b)?,
-        }),
-        _ => Err(Error::param(
-            "format",
-            format!("unknown format '{s}' (csr, ell, sell, sell:C:SIGMA, bsr:S)"),
-        )),
-    }
+    s.parse()
 }
 
 #[cfg(test)]

@@ -13,6 +13,11 @@ use crate::error::{Error, Result};
 use crate::matrix::csr::CsrMatrix;
 use crate::scalar::Scalar;
 
+/// Largest slice height C of [`SellMatrix`]: every slice pads its rows up to C, so a C far above
+/// the GPU's work-group size only multiplies the storage (a 100-row matrix with C = 4e8 would
+/// need gigabytes).
+pub const MAX_SLICE_HEIGHT: usize = 1 << 16;
+
 /// A sparse matrix in SELL-C-sigma format with 32-bit indices.
 ///
 /// Layout: slice `s` holds the sorted positions `s * c .. (s + 1) * c`; entry `j` of local row
@@ -82,12 +87,19 @@ impl<T: Scalar> SellMatrix<T> {
     ///
     /// Rows are sorted by decreasing length (stable) inside each window of `sigma` consecutive
     /// rows; `sigma == 1` keeps the original order. Errors: [`Error::InvalidParameter`] when
-    /// `c == 0` or `sigma` is neither 1 nor a positive multiple of `c`;
-    /// [`Error::IndexOverflow`] when a dimension or the padded number of stored entries does
-    /// not fit in `u32`.
+    /// `c` is not in 1..=[`MAX_SLICE_HEIGHT`] or `sigma` is neither 1 nor a positive multiple of
+    /// `c`; [`Error::IndexOverflow`] when a dimension or the padded number of stored entries
+    /// does not fit in `u32`; [`Error::OutOfMemory`] when the padded arrays do not fit in the
+    /// host's memory.
     pub fn from_csr(a: &CsrMatrix<T>, c: usize, sigma: usize) -> Result<Self> {
         if c == 0 {
             return Err(Error::param("c", "slice height must be at least 1"));
+        }
+        if c > MAX_SLICE_HEIGHT {
+            return Err(Error::param(
+                "c",
+                format!("slice height {c} exceeds {MAX_SLICE_HEIGHT}"),
+            ));
         }
         if sigma == 0 || (sigma != 1 && sigma % c != 0) {
             return Err(Error::param(
@@ -148,8 +160,8 @@ impl<T: Scalar> SellMatrix<T> {
 
         let mut slice_ptr = Vec::with_capacity(n_slices + 1);
         slice_ptr.push(0u32);
-        let mut col_idx = vec![0u32; total];
-        let mut values = vec![T::zero(); total];
+        let mut col_idx = crate::memory::try_filled("SELL column indices", total, 0u32)?;
+        let mut values = crate::memory::try_filled("SELL values", total, T::zero())?;
         let mut row_len = Vec::with_capacity(n_rows);
         let cols = a.col_idx();
         let vals = a.values();
