@@ -17,6 +17,11 @@ pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 /// that writes partials): an integer in 1..=32.
 pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
 
+/// Environment variable multiplying the adaptive FSAI's growth scratch budget (n (k_max s + 1)
+/// scalars by default): an integer in 1..=64; larger batches of rows per `afsai_grow` launch
+/// occupy more of a GPU at the cost of scratch memory.
+pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -43,4 +48,10 @@ pub(crate) fn long_row_factor() -> Option<usize> {
 pub(crate) fn reduction_groups_per_sm() -> Option<usize> {
     static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
     *GROUPS.get_or_init(|| parse_env(REDUCTION_GROUPS_PER_SM_ENV).filter(|g| (1..=32).contains(g)))
+}
+
+/// The growth scratch multiplier of [`AFSAI_BATCH_FACTOR_ENV`], if valid.
+pub(crate) fn afsai_batch_factor() -> Option<usize> {
+    static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
+    *FACTOR.get_or_init(|| parse_env(AFSAI_BATCH_FACTOR_ENV).filter(|f| (1..=64).contains(f)))
 }
