@@ -18,8 +18,9 @@ pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
 
 /// Environment variable multiplying the adaptive FSAI's growth scratch budget (n (k_max s + 1)
-/// scalars by default): an integer in 1..=64; larger batches of rows per `afsai_grow` launch
-/// occupy more of a GPU at the cost of scratch memory.
+/// scalars): an integer in 1..=64 (default 2 for the eq. (17) rule, 1 for the step rule);
+/// larger batches of rows per `afsai_grow` launch occupy more of a GPU at the cost of scratch
+/// memory.
 pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 
 fn parse_env(name: &str) -> Option<usize> {
