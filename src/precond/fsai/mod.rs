@@ -143,6 +143,8 @@ pub struct Fsai<T> {
 /// G's row pointers on the host, the seconds so far and the peak device bytes so far.
 struct FactorStage<'d, T> {
     a_dev: DeviceA<'d, T>,
+    /// [`CsrMatrix::fingerprint`] of A, hashed once per setup.
+    fingerprint: u64,
     pattern: FsaiPattern,
     gt_col_ptr: Buffer<u32>,
     gt_row_idx: Buffer<u32>,
@@ -200,13 +202,15 @@ impl<T: Scalar> Fsai<T> {
         }
         let t_pattern = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let a_dev = DeviceA::of(backend, a, device)?;
+        let fingerprint = a.fingerprint();
+        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
         let budget = (8usize << 20).max(2 * lay.n_blocks());
         let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let gt_col_ptr = backend.upload(&lay.col_ptr)?;
         let gt_row_idx = backend.upload(&lay.row_idx)?;
         backend.synchronize()?;
         let stage = FactorStage {
+            fingerprint,
             peak_bytes: a_dev.own_bytes()
                 + pattern.bytes()
                 + gt_col_ptr.bytes()
@@ -263,7 +267,8 @@ impl<T: Scalar> Fsai<T> {
         let t_check = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        let a_dev = DeviceA::of(backend, a, device)?;
+        let fingerprint = a.fingerprint();
+        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
         // Rows per launch: the scratch of a batch stays within max(4M scalars, n * (cap + 1)),
         // the size of the largest G the growth can give, times a factor: 2 for eq. (17), whose
         // rows mostly take every step (G then ends near that size, the peak memory is set by
@@ -397,6 +402,7 @@ impl<T: Scalar> Fsai<T> {
         backend.synchronize()?;
         t_layout += t6.elapsed().as_secs_f64();
         let stage = FactorStage {
+            fingerprint,
             a_dev,
             pattern,
             gt_col_ptr,
@@ -423,6 +429,7 @@ impl<T: Scalar> Fsai<T> {
     ) -> Result<Self> {
         let FactorStage {
             a_dev,
+            fingerprint,
             pattern,
             gt_col_ptr,
             gt_row_idx,
@@ -432,7 +439,6 @@ impl<T: Scalar> Fsai<T> {
         } = stage;
         let n = a.n_rows();
         let nnz_g = pattern.nnz();
-        let fingerprint = a.fingerprint();
 
         let t1 = Instant::now();
         let mut scratch = backend.alloc::<T>(pattern.max_scratch().max(1))?;
@@ -644,12 +650,13 @@ enum DeviceA<'d, T> {
 }
 
 impl<'d, T: Scalar> DeviceA<'d, T> {
-    /// `device` when it is a CSR upload of `a` (same size and fingerprint, no halo), else an
+    /// `device` when it is a CSR upload of `a` (same size, `a`'s `fingerprint`, no halo), else an
     /// upload of `a` in CSR.
     fn of<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&'d DeviceMatrix<T>>,
+        fingerprint: u64,
     ) -> Result<Self> {
         match device {
             Some(d)
@@ -658,7 +665,7 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
                     && d.n_cols() == a.n_cols()
                     && d.nnz() == a.nnz()
                     && d.ranks() == 1
-                    && d.fingerprint() == a.fingerprint() =>
+                    && d.fingerprint() == fingerprint =>
             {
                 Ok(Self::Borrowed(d))
             }
