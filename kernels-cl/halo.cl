@@ -7,10 +7,20 @@
  *   halo_spmv_add (const uint* rows, const uint* row_ptr, const uint* col_idx,
  *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows)
  *                 y[rows_i] += sum_k values_k xg[col_idx_k], k in row_ptr_i .. row_ptr_{i+1}
+ *   halo_spmv_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows,
+ *                  const SCALAR* w0, const SCALAR* w1,
+ *                  SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *                 halo_spmv_add, and the wanted partials of <y, y>, <y, w0>, <y, w1> corrected
+ *                 for the rows it changed: partials[slot * G + group] += sum over the group's
+ *                 rows of (new y_r - old y_r) * (new y_r + old y_r) for yy, (new - old) * w_r
+ *                 for w0/w1. The partials were written by the local product's fused kernel
+ *                 (spmv_dots_*) with the same G groups; this kernel runs with exactly G groups
+ *                 and after it, so the slots end up holding the dots of the full y.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
- * of groups.
+ * of groups; halo_spmv_add_dots uses partials.groups() groups.
  */
 
 pk_kernel void halo_gather(PK_GLOBAL(const uint, idx), PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, out),
@@ -38,5 +48,59 @@ pk_kernel void halo_spmv_add(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, 
             acc += values[k] * xg[col_idx[k]];
         }
         y[rows[i]] += acc;
+    }
+}
+
+pk_kernel void halo_spmv_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, row_ptr),
+                                  PK_GLOBAL(const uint, col_idx), PK_GLOBAL(const SCALAR, values),
+                                  PK_GLOBAL(const SCALAR, xg), PK_GLOBAL(SCALAR, y), const uint n_rows,
+                                  PK_GLOBAL(const SCALAR, w0), PK_GLOBAL(const SCALAR, w1),
+                                  PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
+                                  const int slot_w1) {
+    PK_BIND(const uint, rows);
+    PK_BIND(const uint, row_ptr);
+    PK_BIND(const uint, col_idx);
+    PK_BIND(const SCALAR, values);
+    PK_BIND(const SCALAR, xg);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[3 * WG];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    FOR_EACH(i, n_rows) {
+        SCALAR g = ZERO;
+        for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+            g += values[k] * xg[col_idx[k]];
+        }
+        const uint r = rows[i];
+        const SCALAR old = y[r];
+        const SCALAR now = old + g;
+        y[r] = now;
+        const SCALAR change = now - old;
+        if (slot_yy >= 0) {
+            acc[0] += change * (now + old);
+        }
+        if (slot_w0 >= 0) {
+            acc[1] += change * w0[r];
+        }
+        if (slot_w1 >= 0) {
+            acc[2] += change * w1[r];
+        }
+    }
+    /* Every slot is reduced (uniform control flow around the barriers); unwanted ones are
+     * not written. */
+    group_sum_multi(scratch, acc, 3);
+    if (get_local_id(0) == 0) {
+        const ulong groups = get_num_groups(0), group = get_group_id(0);
+        if (slot_yy >= 0) {
+            partials[(ulong)slot_yy * groups + group] += acc[0];
+        }
+        if (slot_w0 >= 0) {
+            partials[(ulong)slot_w0 * groups + group] += acc[1];
+        }
+        if (slot_w1 >= 0) {
+            partials[(ulong)slot_w1 * groups + group] += acc[2];
+        }
     }
 }

@@ -6,6 +6,12 @@
  *   halo_spmv_add (const uint* rows, const uint* row_ptr, const uint* col_idx,
  *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows)
  *                 y[rows_i] += sum_k values_k xg[col_idx_k], k in row_ptr_i .. row_ptr_{i+1}
+ *   halo_spmv_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows,
+ *                  const SCALAR* w0, const SCALAR* w1,
+ *                  SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *                 halo_spmv_add, and the wanted partials corrected for the rows it changed
+ *                 (see kernels-cl/halo.cl); launched with exactly partials.groups() blocks.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -26,5 +32,48 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add(const uint *rows,
             acc += values[k] * xg[col_idx[k]];
         }
         y[rows[i]] += acc;
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *rows, const uint *row_ptr, const uint *col_idx,
+                                                                    const SCALAR *values, const SCALAR *xg, SCALAR *y,
+                                                                    const uint n_rows, const SCALAR *w0, const SCALAR *w1,
+                                                                    SCALAR *partials, const int slot_yy, const int slot_w0,
+                                                                    const int slot_w1) {
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
+        SCALAR g = ZERO;
+        for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+            g += values[k] * xg[col_idx[k]];
+        }
+        const uint r = rows[i];
+        const SCALAR old = y[r];
+        const SCALAR now = old + g;
+        y[r] = now;
+        const SCALAR change = now - old;
+        if (slot_yy >= 0) {
+            acc[0] += change * (now + old);
+        }
+        if (slot_w0 >= 0) {
+            acc[1] += change * w0[r];
+        }
+        if (slot_w1 >= 0) {
+            acc[2] += change * w1[r];
+        }
+    }
+    /* Every slot is reduced (uniform control flow around the barriers, as the OpenCL twin);
+     * unwanted ones are not written. */
+    block_sum<3>(acc);
+    if (threadIdx.x == 0) {
+        const ulong groups = gridDim.x, group = blockIdx.x;
+        if (slot_yy >= 0) {
+            partials[(ulong)slot_yy * groups + group] += acc[0];
+        }
+        if (slot_w0 >= 0) {
+            partials[(ulong)slot_w0 * groups + group] += acc[1];
+        }
+        if (slot_w1 >= 0) {
+            partials[(ulong)slot_w1 * groups + group] += acc[2];
+        }
     }
 }

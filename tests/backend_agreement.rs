@@ -583,6 +583,48 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     let xg = b.upload(&rand_vec::<T>(n_ghost, 23)).unwrap();
     let mut y = b.upload(&rand_vec::<T>(n, 24)).unwrap();
     b.halo_spmv_add(&ghost, &xg, &mut y).unwrap();
+    // halo_spmv_add_dots: the partials of the dots of y0 first (as the local product's fused
+    // kernel writes them), then the add corrects them to the dots of the new y.
+    let (y0, w0, w1) = (
+        rand_vec::<T>(n, 25),
+        rand_vec::<T>(n, 26),
+        rand_vec::<T>(n, 27),
+    );
+    let mut y2 = b.upload(&y0).unwrap();
+    let (w0b, w1b) = (b.upload(&w0).unwrap(), b.upload(&w1).unwrap());
+    let mut partials = b.partials::<T>(n, 4).unwrap();
+    b.dot_partials(&y2, &y2, &mut partials, Slot(3)).unwrap();
+    b.dot_partials(&y2, &w0b, &mut partials, Slot(0)).unwrap();
+    b.dot_partials(&y2, &w1b, &mut partials, Slot(1)).unwrap();
+    let dots = SpmvDots {
+        yy: Some(Slot(3)),
+        with: [Some((&w0b, Slot(0))), Some((&w1b, Slot(1)))],
+    };
+    b.halo_spmv_add_dots(&ghost, &xg, &mut y2, dots, &mut partials)
+        .unwrap();
+    let s = b.finish(&partials).unwrap();
+    let y_new = dl(b, &y2);
+    let got = [s.get(Slot(3)), s.get(Slot(0)), s.get(Slot(1))];
+    let direct = |v: &[T]| -> (f64, f64) {
+        let terms = y_new.iter().zip(v).map(|(a, b)| a * b.to_f64());
+        terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()))
+    };
+    let yy = y_new
+        .iter()
+        .fold((0.0, 0.0), |(s, m), v| (s + v * v, m + v * v));
+    let tol = if std::mem::size_of::<T>() == 4 {
+        1e-5
+    } else {
+        1e-13
+    };
+    for (k, (want, mag)) in [yy, direct(&w0), direct(&w1)].into_iter().enumerate() {
+        assert!(
+            (got[k] - want).abs() <= tol * mag.max(1e-300) * 10.0,
+            "{} halo_spmv_add_dots n={n}: dot {k} = {} vs {want} from the finished y",
+            b.name(),
+            got[k]
+        );
+    }
     vec![
         (
             "halo_gather".into(),
@@ -596,6 +638,13 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             Out {
                 vectors: vec![dl(b, &y)],
                 sums: vec![],
+            },
+        ),
+        (
+            "halo_spmv_add_dots".into(),
+            Out {
+                vectors: vec![y_new],
+                sums: got.to_vec(),
             },
         ),
     ]

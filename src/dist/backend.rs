@@ -10,7 +10,8 @@
 //!   pipelined CG iteration costs one global reduction, as on one GPU it costs one transfer;
 //! - products with a distributed [`DeviceMatrix`] start the local product, exchange the halo
 //!   meanwhile and add the ghost block's product (`halo_gather`, `halo_spmv_add`); the fused
-//!   first-stage dots then run on the finished result;
+//!   first-stage dots come from the local product's fused kernel, corrected for the boundary
+//!   rows by the ghost add (`halo_spmv_add_dots`), so they cost no pass of their own;
 //! - the fused kernels that finish a reduction inside the kernel (BiCGStab's s update,
 //!   GMRES's Gram-Schmidt, normalization and DCGS2 step) are given a copy of the partials
 //!   whose slots hold the global sums (group 0) and zeros, so every work-group of every rank
@@ -159,7 +160,9 @@ impl<B: VectorOps> DistBackend<B> {
 
 impl<B: HaloOps + SpmvOps> DistBackend<B> {
     /// y = A x for a rank's rows: pack the send entries, start the exchange, run the local
-    /// product while the messages travel, then add the ghost block's product.
+    /// product while the messages travel, then add the ghost block's product. With `dots`,
+    /// the local product is the fused `spmv_dots` and the ghost add corrects its partials
+    /// (`halo_spmv_add_dots`), so the dots cost no pass of their own.
     fn product<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
@@ -167,11 +170,13 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         ex: &mut ExchangeBuffers<T>,
         x: &Buffer<T>,
         y: &mut Buffer<T>,
+        dots: Option<(SpmvDots<'_, T>, &mut Partials<T>)>,
     ) -> Result<()> {
         let t = Instant::now();
         self.inner.halo_gather(&h.gather, x, &mut ex.send)?;
         self.inner.read(&ex.send, &mut ex.host_send)?;
         let mut local_seconds = 0.0;
+        let mut dots = dots;
         self.comm.exchange(
             &h.plan,
             bytemuck::cast_slice(&ex.host_send),
@@ -183,7 +188,10 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                     self.inner.synchronize()?;
                 }
                 let t = Instant::now();
-                self.inner.spmv(a, x, y)?;
+                match dots.as_mut() {
+                    Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials)?,
+                    None => self.inner.spmv(a, x, y)?,
+                }
                 if profiling {
                     self.inner.synchronize()?;
                 }
@@ -200,7 +208,13 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 s.local_spmv_seconds += local_seconds;
             }
         });
-        self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y)
+        match dots {
+            Some((d, partials)) => {
+                self.inner
+                    .halo_spmv_add_dots(&h.ghost, &ex.ghost_x, y, d, partials)
+            }
+            None => self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y),
+        }
     }
 }
 
@@ -297,7 +311,7 @@ impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {
             return self.inner.spmv(a, x, y);
         };
         let mut work = h.work.lock().map_err(|_| poisoned())?;
-        self.product(a, h, &mut work.exchange, x, y)
+        self.product(a, h, &mut work.exchange, x, y, None)
     }
 
     fn spmv_dots<T: Scalar>(
@@ -308,17 +322,11 @@ impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        if self.halo_of(a)?.is_none() {
+        let Some(h) = self.halo_of(a)? else {
             return self.inner.spmv_dots(a, x, y, dots, partials);
-        }
-        self.spmv(a, x, y)?;
-        if let Some(s) = dots.yy {
-            self.inner.dot_partials(y, y, partials, s)?;
-        }
-        for (v, s) in dots.with.into_iter().flatten() {
-            self.inner.dot_partials(y, v, partials, s)?;
-        }
-        Ok(())
+        };
+        let mut work = h.work.lock().map_err(|_| poisoned())?;
+        self.product(a, h, &mut work.exchange, x, y, Some((dots, partials)))
     }
 
     fn residual<T: Scalar>(
@@ -449,7 +457,7 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
                 &work.column_in
             }
         };
-        self.product(a, h, &mut work.exchange, input, &mut work.column_out)?;
+        self.product(a, h, &mut work.exchange, input, &mut work.column_out, None)?;
         self.inner
             .basis_load(basis, i, &work.column_out, T::one())?;
         if let Some(s) = prev_slot {
@@ -821,5 +829,15 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         y: &mut Buffer<T>,
     ) -> Result<()> {
         self.inner.halo_spmv_add(ghost, xg, y)
+    }
+    fn halo_spmv_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        self.inner.halo_spmv_add_dots(ghost, xg, y, dots, partials)
     }
 }

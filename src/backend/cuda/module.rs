@@ -93,6 +93,7 @@ pub(crate) enum Kernel {
     FsaiTransposeSort,
     HaloGather,
     HaloSpmvAdd,
+    HaloSpmvAddDots,
     CgScalars,
     CgUpdateResident,
     PcgUpdateResident,
@@ -101,7 +102,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 48] = [
+    pub(crate) const ALL: [Kernel; 49] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -146,6 +147,7 @@ impl Kernel {
         Kernel::FsaiTransposeSort,
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
+        Kernel::HaloSpmvAddDots,
         Kernel::CgScalars,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
@@ -199,6 +201,7 @@ impl Kernel {
             Kernel::FsaiTransposeSort => "fsai_transpose_sort",
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
+            Kernel::HaloSpmvAddDots => "halo_spmv_add_dots",
             Kernel::CgScalars => "cg_scalars",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",

@@ -7,8 +7,10 @@
 //! need, the local product runs while they travel, and `halo_spmv_add` adds the ghost block's
 //! product on the boundary rows only.
 
+use super::spmv::SpmvDots;
 use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::{Partials, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
@@ -148,6 +150,21 @@ pub trait HaloOps: VectorOps {
         xg: &Buffer<T>,
         y: &mut Buffer<T>,
     ) -> Result<()>;
+
+    /// Kernel `halo_spmv_add_dots`: [`HaloOps::halo_spmv_add`], and the partials of `dots`
+    /// corrected for the rows the add changes. The local product must have written those
+    /// partials for y before the add (a fused `spmv_dots` with the same `partials`, queued
+    /// before this call): the slots then hold the inner products of the full y, and the split
+    /// matrix needs no separate dot kernels. Each group adds its correction to its own partial
+    /// (no atomics), so the result is deterministic.
+    fn halo_spmv_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: &mut Buffer<T>,
+        dots: SpmvDots<'_, T>,
+        partials: &mut Partials<T>,
+    ) -> Result<()>;
 }
 
 /// Check the shapes of `halo_gather`.
@@ -168,6 +185,33 @@ pub(crate) fn check_ghost<T: Scalar>(
 ) -> Result<()> {
     check_len("halo_spmv_add: ghost vector length", xg, ghost.n_ghost)?;
     check_len("halo_spmv_add: y length vs local rows", y, ghost.n_local)
+}
+
+/// Check the shapes of `halo_spmv_add_dots`; returns the slots as kernel arguments in the
+/// order yy, w0, w1 (`None` = off).
+pub(crate) fn check_ghost_dots<T: Scalar>(
+    ghost: &GhostBlock<T>,
+    xg: &Buffer<T>,
+    y: &Buffer<T>,
+    dots: &SpmvDots<'_, T>,
+    partials: &Partials<T>,
+) -> Result<[Option<Slot>; 3]> {
+    check_ghost(ghost, xg, y)?;
+    for (v, _) in dots.with.iter().flatten() {
+        check_len(
+            "halo_spmv_add_dots: partner vector length",
+            v,
+            ghost.n_local,
+        )?;
+    }
+    let wanted = [
+        dots.yy,
+        dots.with[0].map(|w| w.1),
+        dots.with[1].map(|w| w.1),
+    ];
+    let on: Vec<Slot> = wanted.iter().flatten().copied().collect();
+    super::checks::slots("halo_spmv_add_dots", partials, ghost.n_local, &on)?;
+    Ok(wanted)
 }
 
 #[cfg(test)]

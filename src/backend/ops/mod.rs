@@ -85,7 +85,10 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "fsai_transpose_sort",
         ],
     ),
-    ("halo", &["halo_gather", "halo_spmv_add"]),
+    (
+        "halo",
+        &["halo_gather", "halo_spmv_add", "halo_spmv_add_dots"],
+    ),
     (
         "resident",
         &["cg_scalars", "cg_update_resident", "pcg_update_resident"],
