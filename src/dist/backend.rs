@@ -173,33 +173,47 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         dots: Option<(SpmvDots<'_, T>, &mut Partials<T>)>,
     ) -> Result<()> {
         let t = Instant::now();
-        self.inner.halo_gather(&h.gather, x, &mut ex.send)?;
-        self.inner.read(&ex.send, &mut ex.host_send)?;
         let mut local_seconds = 0.0;
         let mut dots = dots;
-        self.comm.exchange(
-            &h.plan,
-            bytemuck::cast_slice(&ex.host_send),
-            bytemuck::cast_slice_mut(&mut ex.host_recv),
+        let mut local = |seconds: &mut f64| -> Result<()> {
+            let profiling = self.profiling.get();
+            if profiling {
+                self.inner.synchronize()?;
+            }
+            let t = Instant::now();
+            match dots.as_mut() {
+                Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials)?,
+                None => self.inner.spmv(a, x, y)?,
+            }
+            if profiling {
+                self.inner.synchronize()?;
+            }
+            *seconds = t.elapsed().as_secs_f64();
+            Ok(())
+        };
+        self.inner.halo_send_start(&h.gather, x, &mut ex.send)?;
+        let (recv, elem) = (
+            bytemuck::cast_slice_mut::<T, u8>(&mut ex.host_recv),
             std::mem::size_of::<T>(),
-            || {
-                let profiling = self.profiling.get();
-                if profiling {
-                    self.inner.synchronize()?;
-                }
-                let t = Instant::now();
-                match dots.as_mut() {
-                    Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials)?,
-                    None => self.inner.spmv(a, x, y)?,
-                }
-                if profiling {
-                    self.inner.synchronize()?;
-                }
-                local_seconds = t.elapsed().as_secs_f64();
-                Ok(())
-            },
-        )?;
-        self.inner.write(&mut ex.ghost_x, &ex.host_recv)?;
+        );
+        if self.inner.halo_overlaps() {
+            // The local product is queued behind the gather before the host waits for the
+            // send entries (copied on the backend's second queue), so the device computes
+            // while the host waits, exchanges and uploads.
+            local(&mut local_seconds)?;
+            self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
+            let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
+            self.comm.exchange(&h.plan, send, recv, elem, || Ok(()))?;
+        } else {
+            // One queue: read the send entries first, queue the local product while the
+            // messages travel.
+            self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
+            let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
+            self.comm
+                .exchange(&h.plan, send, recv, elem, || local(&mut local_seconds))?;
+        }
+        self.inner
+            .halo_recv_upload(&ex.host_recv, &mut ex.ghost_x)?;
         let profiling = self.profiling.get();
         self.record(|s| {
             s.exchanges += 1;
@@ -839,5 +853,22 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         partials: &mut Partials<T>,
     ) -> Result<()> {
         self.inner.halo_spmv_add_dots(ghost, xg, y, dots, partials)
+    }
+    fn halo_overlaps(&self) -> bool {
+        self.inner.halo_overlaps()
+    }
+    fn halo_send_start<T: Scalar>(
+        &self,
+        list: &GatherList,
+        x: &Buffer<T>,
+        send: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.halo_send_start(list, x, send)
+    }
+    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        self.inner.halo_send_wait(send, out)
+    }
+    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
+        self.inner.halo_recv_upload(data, ghost_x)
     }
 }

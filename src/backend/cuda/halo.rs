@@ -1,12 +1,16 @@
 //! CUDA implementation of [`HaloOps`] (kernels in `kernels-cu/halo.cu`).
 
+use super::memory::PinnedBuffer;
 use super::module::Kernel;
 use super::{len_arg, opt_slot, CudaBackend};
+use crate::backend::buffer::check_len;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_dots};
 use crate::backend::{GatherList, GhostBlock, HaloOps, Partials, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
+use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
+use std::sync::Arc;
 
 impl HaloOps for CudaBackend {
     fn halo_gather<T: Scalar>(
@@ -57,6 +61,99 @@ impl HaloOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::HaloSpmvAdd, self.grid(n), &args) }
     }
 
+    fn halo_overlaps(&self) -> bool {
+        true
+    }
+
+    /// Gather on the compute stream; the copy stream waits for the gather and copies the
+    /// entries into page-locked memory, so the local product queued next runs meanwhile.
+    fn halo_send_start<T: Scalar>(
+        &self,
+        list: &GatherList,
+        x: &Buffer<T>,
+        send: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.halo_gather(list, x, send)?;
+        let bytes = std::mem::size_of::<T>() * send.len();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let src = self.raw(send)?.ptr();
+        self.counters.transfer();
+        let main = self.stream.cu_stream();
+        self.with_halo(|st| {
+            let copy = st.copy.cu_stream();
+            let staged = HaloStaging::staging(&st.ctx, &mut st.send, bytes)?;
+            // SAFETY: the events and streams are live; `src` holds `bytes` bytes (the send
+            // buffer, checked by the gather); the page-locked staging holds at least `bytes`
+            // and is not touched by the host until `sent` has completed (halo_send_wait).
+            unsafe {
+                cu::event::record(st.gathered, main)?;
+                cu::stream::wait_event(
+                    copy,
+                    st.gathered,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )?;
+                cu::memcpy_dtoh_async(staged.bytes_mut(bytes), src, copy)?;
+                cu::event::record(st.sent, copy)
+            }
+        })
+    }
+
+    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        check_len("halo_send_wait: output length vs buffer", send, out.len())?;
+        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.with_halo(|st| {
+            // SAFETY: `sent` is a live event recorded by halo_send_start.
+            unsafe { cu::event::synchronize(st.sent) }?;
+            let staged = HaloStaging::staging(&st.ctx, &mut st.send, out.len())?;
+            out.copy_from_slice(staged.bytes_mut(out.len()));
+            Ok(())
+        })
+    }
+
+    /// Page-locked staging, copy on the copy stream, and the compute stream waits for it on
+    /// the device: the host does not wait for the local product.
+    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
+        check_len(
+            "halo_recv_upload: data length vs buffer",
+            ghost_x,
+            data.len(),
+        )?;
+        let data: &[u8] = bytemuck::cast_slice(data);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let dst = self.raw(ghost_x)?.ptr();
+        self.counters.transfer();
+        let main = self.stream.cu_stream();
+        self.with_halo(|st| {
+            let copy = st.copy.cu_stream();
+            // SAFETY: `received` is live; the previous upload from the staging must be done
+            // before it is overwritten (it is, long since: the copy stream ran a download
+            // after it, which the host waited for).
+            unsafe { cu::event::synchronize(st.received) }?;
+            let staged = HaloStaging::staging(&st.ctx, &mut st.recv, data.len())?;
+            let staged = staged.bytes_mut(data.len());
+            staged.copy_from_slice(data);
+            // SAFETY: `dst` holds data.len() bytes (checked); the staging stays untouched by
+            // the host until `received` completes (checked above at the next upload, and in
+            // drop by synchronizing the copy stream).
+            unsafe {
+                cu::memcpy_htod_async(dst, &*staged, copy)?;
+                cu::event::record(st.received, copy)?;
+                cu::stream::wait_event(
+                    main,
+                    st.received,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+        })
+    }
+
     fn halo_spmv_add_dots<T: Scalar>(
         &self,
         ghost: &GhostBlock<T>,
@@ -94,5 +191,87 @@ impl HaloOps for CudaBackend {
         // (checked when built, lengths checked above), the partners hold n_local elements, the
         // slots are distinct and inside the partials buffer; the grid is its groups.
         unsafe { self.launch::<T>(Kernel::HaloSpmvAddDots, partials.groups(), &args) }
+    }
+}
+
+/// The asynchronous side of the halo exchange on CUDA: a copy stream, page-locked send and
+/// receive staging, and the three events that order it against the compute stream
+/// (`gathered`: the send entries are packed; `sent`: they are on the host; `received`: the
+/// ghost entries are on the device).
+pub(crate) struct HaloStaging {
+    ctx: Arc<CudaContext>,
+    copy: Arc<CudaStream>,
+    send: Option<PinnedBuffer>,
+    recv: Option<PinnedBuffer>,
+    gathered: sys::CUevent,
+    sent: sys::CUevent,
+    received: sys::CUevent,
+}
+
+// SAFETY: the events are driver handles owned by this value; the backend touches them only
+// while holding the mutex around it.
+unsafe impl Send for HaloStaging {}
+
+impl HaloStaging {
+    fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
+        ctx.bind_to_thread()?;
+        let copy = ctx.new_stream()?;
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        Ok(Self {
+            ctx: ctx.clone(),
+            copy,
+            send: None,
+            recv: None,
+            gathered: cu::event::create(flags)?,
+            sent: cu::event::create(flags)?,
+            received: cu::event::create(flags)?,
+        })
+    }
+
+    /// Page-locked staging of at least `bytes` bytes in `slot`, grown when needed.
+    fn staging<'a>(
+        ctx: &Arc<CudaContext>,
+        slot: &'a mut Option<PinnedBuffer>,
+        bytes: usize,
+    ) -> std::result::Result<&'a mut PinnedBuffer, DriverError> {
+        if slot.as_ref().map_or(true, |p| p.len() < bytes) {
+            *slot = None;
+            *slot = Some(PinnedBuffer::new(ctx, bytes.next_power_of_two())?);
+        }
+        slot.as_mut()
+            .ok_or(DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))
+    }
+}
+
+impl Drop for HaloStaging {
+    fn drop(&mut self) {
+        // Errors cannot be returned from drop; the context records them.
+        self.ctx.record_err(self.ctx.bind_to_thread());
+        // Nothing may still copy into the page-locked buffers when they are freed.
+        self.ctx.record_err(self.copy.synchronize());
+        for e in [self.gathered, self.sent, self.received] {
+            // SAFETY: each event was created in `new` and is destroyed once, here.
+            self.ctx.record_err(unsafe { cu::event::destroy(e) });
+        }
+    }
+}
+
+impl CudaBackend {
+    /// The halo staging, created on first use.
+    fn with_halo<R>(
+        &self,
+        f: impl FnOnce(&mut HaloStaging) -> std::result::Result<R, DriverError>,
+    ) -> Result<R> {
+        self.check_alive()?;
+        self.bind()?;
+        let mut guard = self.lock(&self.state.halo, "halo staging")?;
+        if guard.is_none() {
+            *guard = Some(
+                HaloStaging::new(&self.ctx)
+                    .map_err(|e| self.driver_error("halo staging (stream, events)", e, 0))?,
+            );
+        }
+        let st = guard.as_mut().ok_or_else(|| self.lock_poisoned())?;
+        f(st).map_err(|e| self.driver_error("halo exchange copy", e, 0))
     }
 }

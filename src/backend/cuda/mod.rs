@@ -285,6 +285,8 @@ struct State {
     coeffs: Mutex<Option<RawBuffer>>,
     /// Launch count when the current stream capture began.
     capture_start: Mutex<Option<u64>>,
+    /// Copy stream and page-locked staging of the distributed SpMV's halo exchange.
+    halo: Mutex<Option<halo::HaloStaging>>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -365,6 +367,7 @@ impl CudaBackend {
                 pinned: Mutex::new(None),
                 coeffs: Mutex::new(None),
                 capture_start: Mutex::new(None),
+                halo: Mutex::new(None),
             }),
         })
     }

@@ -151,6 +151,38 @@ pub trait HaloOps: VectorOps {
         y: &mut Buffer<T>,
     ) -> Result<()>;
 
+    /// Whether [`HaloOps::halo_send_start`] leaves the copy of the send entries in flight on a
+    /// second queue, so that the local product can be queued before the host waits for them
+    /// (CUDA). Without it the distributed SpMV waits for the send entries first and queues the
+    /// local product while the messages travel.
+    fn halo_overlaps(&self) -> bool {
+        false
+    }
+
+    /// Gather `list` of `x` into `send` and start copying the entries to the host (where the
+    /// backend can, asynchronously; [`HaloOps::halo_send_wait`] delivers them).
+    fn halo_send_start<T: Scalar>(
+        &self,
+        list: &GatherList,
+        x: &Buffer<T>,
+        send: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.halo_gather(list, x, send)
+    }
+
+    /// Wait for the copy [`HaloOps::halo_send_start`] began and put the entries of `send` in
+    /// `out` (one transfer).
+    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        self.read(send, out)
+    }
+
+    /// Upload the received ghost entries into `ghost_x` (one transfer); kernels queued on this
+    /// backend afterwards see them. May return before the copy is done (CUDA: page-locked
+    /// staging on the copy queue, which the compute queue waits for on the device).
+    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
+        self.write(ghost_x, data)
+    }
+
     /// Kernel `halo_spmv_add_dots`: [`HaloOps::halo_spmv_add`], and the partials of `dots`
     /// corrected for the rows the add changes. The local product must have written those
     /// partials for y before the add (a fused `spmv_dots` with the same `partials`, queued
