@@ -17,6 +17,7 @@ for part in ${PARTS:-topo tests scaling bilu}; do
     topo)
       nvidia-smi -L; nvidia-smi topo -m 2>&1 | head -n 6 | tee "$OUT/topology.txt" ;;
     tests)
+      bash .device/run test-backend_agreement --include-ignored 2>&1 | grep -E "test result|FAILED|panicked" | sed "s/^/backend_agreement: /"
       echo "== mpirun -np 2 tests/mpi.rs (host, OpenCL, CUDA; one GPU per rank)"
       timeout 300 mpirun --oversubscribe -np 2 "$bin/test-mpi" > "$OUT/mpi-test-np2-x2.log" 2>&1
       echo "status $?"; grep -E "mpi tests|FAILED|rank .*:" "$OUT/mpi-test-np2-x2.log" | tail -n 6 ;;
