@@ -3,18 +3,19 @@
  * Conventions (SCALAR, WG, uint/ulong, grid-stride): see reduce.cl.
  *
  * Kernel argument lists (CUDA mirrors them in this order):
- *   halo_gather   (const uint* idx, const SCALAR* x, SCALAR* out, uint n)   out_i = x[idx_i]
+ *   halo_gather   (const uint* idx, const SCALAR* x, ulong x_off, SCALAR* out, uint n)
+ *                 out_i = x[x_off + idx_i]
  *   halo_spmv_add (const uint* rows, const uint* row_ptr, const uint* col_idx,
  *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows)
  *                 y[rows_i] += sum_k values_k xg[col_idx_k], k in row_ptr_i .. row_ptr_{i+1}
  *   halo_spmv_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
- *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows,
- *                  const SCALAR* w0, const SCALAR* w1,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, ulong y_off, uint n_rows,
+ *                  const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                  SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *                 halo_spmv_add, and the wanted partials of <y, y>, <y, w0>, <y, w1> corrected
  *                 for the rows it changed: partials[slot * G + group] += sum over the group's
  *                 rows of (new y_r - old y_r) * (new y_r + old y_r) for yy, (new - old) * w_r
- *                 for w0/w1. The partials were written by the local product's fused kernel
+ *                 for w0/w1 (y, w0, w1 at their element offsets: GMRES basis columns). The partials were written by the local product's fused kernel
  *                 (spmv_dots_*) with the same G groups; this kernel runs with exactly G groups
  *                 and after it, so the slots end up holding the dots of the full y.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
@@ -23,13 +24,13 @@
  * of groups; halo_spmv_add_dots uses partials.groups() groups.
  */
 
-pk_kernel void halo_gather(PK_GLOBAL(const uint, idx), PK_GLOBAL(const SCALAR, x), PK_GLOBAL(SCALAR, out),
-                           const uint n) {
+pk_kernel void halo_gather(PK_GLOBAL(const uint, idx), PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                           PK_GLOBAL(SCALAR, out), const uint n) {
     PK_BIND(const uint, idx);
     PK_BIND(const SCALAR, x);
     PK_BIND(SCALAR, out);
     FOR_EACH(i, n) {
-        out[i] = x[idx[i]];
+        out[i] = x[x_off + idx[i]];
     }
 }
 
@@ -53,8 +54,9 @@ pk_kernel void halo_spmv_add(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, 
 
 pk_kernel void halo_spmv_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, row_ptr),
                                   PK_GLOBAL(const uint, col_idx), PK_GLOBAL(const SCALAR, values),
-                                  PK_GLOBAL(const SCALAR, xg), PK_GLOBAL(SCALAR, y), const uint n_rows,
-                                  PK_GLOBAL(const SCALAR, w0), PK_GLOBAL(const SCALAR, w1),
+                                  PK_GLOBAL(const SCALAR, xg), PK_GLOBAL(SCALAR, y), const ulong y_off,
+                                  const uint n_rows, PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                                  PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
                                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
                                   const int slot_w1) {
     PK_BIND(const uint, rows);
@@ -73,19 +75,19 @@ pk_kernel void halo_spmv_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const u
         for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
             g += values[k] * xg[col_idx[k]];
         }
-        const uint r = rows[i];
-        const SCALAR old = y[r];
+        const ulong r = rows[i];
+        const SCALAR old = y[y_off + r];
         const SCALAR now = old + g;
-        y[r] = now;
+        y[y_off + r] = now;
         const SCALAR change = now - old;
         if (slot_yy >= 0) {
             acc[0] += change * (now + old);
         }
         if (slot_w0 >= 0) {
-            acc[1] += change * w0[r];
+            acc[1] += change * w0[w0_off + r];
         }
         if (slot_w1 >= 0) {
-            acc[2] += change * w1[r];
+            acc[2] += change * w1[w1_off + r];
         }
     }
     /* Every slot is reduced (uniform control flow around the barriers); unwanted ones are

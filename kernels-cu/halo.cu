@@ -2,13 +2,14 @@
  * halo.cu -- the distributed SpMV's halo kernels (SpmvOps, feature mpi). Mirrors
  * kernels-cl/halo.cl; conventions in reduce.cu.
  *
- *   halo_gather   (const uint* idx, const SCALAR* x, SCALAR* out, uint n)   out_i = x[idx_i]
+ *   halo_gather   (const uint* idx, const SCALAR* x, ulong x_off, SCALAR* out, uint n)
+ *                 out_i = x[x_off + idx_i]
  *   halo_spmv_add (const uint* rows, const uint* row_ptr, const uint* col_idx,
  *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows)
  *                 y[rows_i] += sum_k values_k xg[col_idx_k], k in row_ptr_i .. row_ptr_{i+1}
  *   halo_spmv_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
- *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, uint n_rows,
- *                  const SCALAR* w0, const SCALAR* w1,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* y, ulong y_off, uint n_rows,
+ *                  const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                  SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *                 halo_spmv_add, and the wanted partials corrected for the rows it changed
  *                 (see kernels-cl/halo.cl); launched with exactly partials.groups() blocks.
@@ -17,9 +18,10 @@
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
  */
 
-extern "C" __launch_bounds__(WG) __global__ void halo_gather(const uint *idx, const SCALAR *x, SCALAR *out, const uint n) {
+extern "C" __launch_bounds__(WG) __global__ void halo_gather(const uint *idx, const SCALAR *x, const ulong x_off, SCALAR *out,
+                                                             const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        out[i] = x[idx[i]];
+        out[i] = x[x_off + idx[i]];
     }
 }
 
@@ -37,7 +39,8 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add(const uint *rows,
 
 extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *rows, const uint *row_ptr, const uint *col_idx,
                                                                     const SCALAR *values, const SCALAR *xg, SCALAR *y,
-                                                                    const uint n_rows, const SCALAR *w0, const SCALAR *w1,
+                                                                    const ulong y_off, const uint n_rows, const SCALAR *w0,
+                                                                    const ulong w0_off, const SCALAR *w1, const ulong w1_off,
                                                                     SCALAR *partials, const int slot_yy, const int slot_w0,
                                                                     const int slot_w1) {
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
@@ -46,19 +49,19 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *
         for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
             g += values[k] * xg[col_idx[k]];
         }
-        const uint r = rows[i];
-        const SCALAR old = y[r];
+        const ulong r = rows[i];
+        const SCALAR old = y[y_off + r];
         const SCALAR now = old + g;
-        y[r] = now;
+        y[y_off + r] = now;
         const SCALAR change = now - old;
         if (slot_yy >= 0) {
             acc[0] += change * (now + old);
         }
         if (slot_w0 >= 0) {
-            acc[1] += change * w0[r];
+            acc[1] += change * w0[w0_off + r];
         }
         if (slot_w1 >= 0) {
-            acc[2] += change * w1[r];
+            acc[2] += change * w1[w1_off + r];
         }
     }
     /* Every slot is reduced (uniform control flow around the barriers, as the OpenCL twin);

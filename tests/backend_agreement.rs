@@ -14,7 +14,7 @@ use common::{
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
-use pipekrylov::backend::{Backend, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots};
+use pipekrylov::backend::{Backend, Basis, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
@@ -565,9 +565,17 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         .collect();
     let idx = if n == 0 { Vec::new() } else { idx };
     let list = GatherList::upload(b, &idx, n).unwrap();
-    let x = b.upload(&x0).unwrap();
+    // x sits at an offset inside a larger buffer (as a GMRES basis column does).
+    let x_off = 3 + n / 2;
+    let mut padded = rand_vec::<T>(x_off, 20);
+    padded.extend_from_slice(&x0);
+    let x = b.upload(&padded).unwrap();
     let mut out = b.alloc::<T>(idx.len()).unwrap();
-    b.halo_gather(&list, &x, &mut out).unwrap();
+    b.halo_gather(&list, &x, x_off, &mut out).unwrap();
+    assert!(
+        b.halo_gather(&list, &x, x_off + 1, &mut out).is_err(),
+        "a gather past the end of x must be refused"
+    );
     let n_ghost = 17;
     let rows: Vec<u32> = (0..n as u32).step_by(3).collect();
     let mut row_ptr = vec![0u32];
@@ -625,7 +633,62 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             got[k]
         );
     }
+    // halo_basis_add_dots on column 2 of a 3-column basis: partials of <v2, v1> and <v2, v2>
+    // first, then the add corrects them.
+    let mut basis = Basis::from_buffer(b.upload(&rand_vec::<T>(3 * n, 28)).unwrap(), n, 3).unwrap();
+    let mut bp = b.partials::<T>(n, 2).unwrap();
+    let basis_sums = if n > 0 {
+        b.basis_dots(&basis, 2, 1..2, &mut bp, Slot(0)).unwrap();
+        b.basis_dots(&basis, 2, 2..3, &mut bp, Slot(1)).unwrap();
+        b.halo_basis_add_dots(
+            &ghost,
+            &xg,
+            &mut basis,
+            2,
+            &mut bp,
+            Some(Slot(0)),
+            Some(Slot(1)),
+        )
+        .unwrap();
+        let s = b.finish(&bp).unwrap();
+        vec![s.get(Slot(0)), s.get(Slot(1))]
+    } else {
+        vec![]
+    };
+    let cols = dl(b, basis.buffer());
+    if n > 0 {
+        let (v1, v2) = (&cols[n..2 * n], &cols[2 * n..]);
+        let want = [
+            v2.iter().zip(v1).map(|(a, b)| a * b).sum::<f64>(),
+            v2.iter().map(|a| a * a).sum::<f64>(),
+        ];
+        let mag = [
+            v2.iter().zip(v1).map(|(a, b)| (a * b).abs()).sum::<f64>(),
+            want[1],
+        ];
+        let tol = if std::mem::size_of::<T>() == 4 {
+            1e-4
+        } else {
+            1e-12
+        };
+        for k in 0..2 {
+            assert!(
+                (basis_sums[k] - want[k]).abs() <= tol * mag[k].max(1e-300),
+                "{} halo_basis_add_dots n={n}: dot {k} = {} vs {} from the finished column",
+                b.name(),
+                basis_sums[k],
+                want[k]
+            );
+        }
+    }
     vec![
+        (
+            "halo_basis_add_dots".into(),
+            Out {
+                vectors: vec![cols],
+                sums: basis_sums,
+            },
+        ),
         (
             "halo_gather".into(),
             Out {

@@ -173,25 +173,45 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         dots: Option<(SpmvDots<'_, T>, &mut Partials<T>)>,
     ) -> Result<()> {
         let t = Instant::now();
-        let mut local_seconds = 0.0;
+        self.inner.halo_send_start(&h.gather, x, 0, &mut ex.send)?;
         let mut dots = dots;
-        let mut local = |seconds: &mut f64| -> Result<()> {
-            let profiling = self.profiling.get();
+        self.exchange_around(h, ex, t, || match dots.as_mut() {
+            Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials),
+            None => self.inner.spmv(a, x, y),
+        })?;
+        match dots {
+            Some((d, partials)) => {
+                self.inner
+                    .halo_spmv_add_dots(&h.ghost, &ex.ghost_x, y, d, partials)
+            }
+            None => self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y),
+        }
+    }
+
+    /// The middle of a distributed product, after `halo_send_start`: run `local` (the local
+    /// product) and the exchange in the order the backend overlaps best, then upload the
+    /// ghost entries; records the halo time since `t` and, when profiling, the local time.
+    fn exchange_around<T: Scalar>(
+        &self,
+        h: &DeviceHalo<T>,
+        ex: &mut ExchangeBuffers<T>,
+        t: Instant,
+        local: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let profiling = self.profiling.get();
+        let mut local_seconds = 0.0;
+        let timed = |seconds: &mut f64| -> Result<()> {
             if profiling {
                 self.inner.synchronize()?;
             }
             let t = Instant::now();
-            match dots.as_mut() {
-                Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials)?,
-                None => self.inner.spmv(a, x, y)?,
-            }
+            local()?;
             if profiling {
                 self.inner.synchronize()?;
             }
             *seconds = t.elapsed().as_secs_f64();
             Ok(())
         };
-        self.inner.halo_send_start(&h.gather, x, &mut ex.send)?;
         let (recv, elem) = (
             bytemuck::cast_slice_mut::<T, u8>(&mut ex.host_recv),
             std::mem::size_of::<T>(),
@@ -200,7 +220,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             // The local product is queued behind the gather before the host waits for the
             // send entries (copied on the backend's second queue), so the device computes
             // while the host waits, exchanges and uploads.
-            local(&mut local_seconds)?;
+            timed(&mut local_seconds)?;
             self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
             let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
             self.comm.exchange(&h.plan, send, recv, elem, || Ok(()))?;
@@ -210,11 +230,10 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
             let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
             self.comm
-                .exchange(&h.plan, send, recv, elem, || local(&mut local_seconds))?;
+                .exchange(&h.plan, send, recv, elem, || timed(&mut local_seconds))?;
         }
         self.inner
             .halo_recv_upload(&ex.host_recv, &mut ex.ghost_x)?;
-        let profiling = self.profiling.get();
         self.record(|s| {
             s.exchanges += 1;
             s.halo_seconds += t.elapsed().as_secs_f64() - local_seconds;
@@ -222,13 +241,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 s.local_spmv_seconds += local_seconds;
             }
         });
-        match dots {
-            Some((d, partials)) => {
-                self.inner
-                    .halo_spmv_add_dots(&h.ghost, &ex.ghost_x, y, d, partials)
-            }
-            None => self.inner.halo_spmv_add(&h.ghost, &ex.ghost_x, y),
-        }
+        Ok(())
     }
 }
 
@@ -462,25 +475,32 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
                 format!("basis_spmv_dots needs 1 <= i < {}", basis.cols()),
             ));
         }
+        // Gather from z or column i-1, the local half writes column i with its fused dots,
+        // the ghost half corrects them on the boundary rows: no copies, no extra dot passes.
         let mut work = h.work.lock().map_err(|_| poisoned())?;
-        let work = &mut *work;
-        let input = match src {
-            Some(s) => s,
+        let ex = &mut work.exchange;
+        let t = Instant::now();
+        match src {
+            Some(z) => self.inner.halo_send_start(&h.gather, z, 0, &mut ex.send)?,
             None => {
-                self.inner.basis_store(basis, i - 1, &mut work.column_in)?;
-                &work.column_in
+                let off = (i - 1) * basis.n();
+                self.inner
+                    .halo_send_start(&h.gather, basis.buffer(), off, &mut ex.send)?
             }
-        };
-        self.product(a, h, &mut work.exchange, input, &mut work.column_out, None)?;
-        self.inner
-            .basis_load(basis, i, &work.column_out, T::one())?;
-        if let Some(s) = prev_slot {
-            self.inner.basis_dots(basis, i, i - 1..i, partials, s)?;
         }
-        if let Some(s) = self_slot {
-            self.inner.basis_dots(basis, i, i..i + 1, partials, s)?;
-        }
-        Ok(())
+        self.exchange_around(h, ex, t, || {
+            self.inner
+                .basis_spmv_dots(a, src, basis, i, partials, prev_slot, self_slot)
+        })?;
+        self.inner.halo_basis_add_dots(
+            &h.ghost,
+            &ex.ghost_x,
+            basis,
+            i,
+            partials,
+            prev_slot,
+            self_slot,
+        )
     }
 
     fn basis_dots<T: Scalar>(
@@ -832,9 +852,10 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         out: &mut Buffer<T>,
     ) -> Result<()> {
-        self.inner.halo_gather(list, x, out)
+        self.inner.halo_gather(list, x, x_off, out)
     }
     fn halo_spmv_add<T: Scalar>(
         &self,
@@ -861,9 +882,23 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         send: &mut Buffer<T>,
     ) -> Result<()> {
-        self.inner.halo_send_start(list, x, send)
+        self.inner.halo_send_start(list, x, x_off, send)
+    }
+    fn halo_basis_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        self.inner
+            .halo_basis_add_dots(ghost, xg, basis, i, partials, prev_slot, self_slot)
     }
     fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
         self.inner.halo_send_wait(send, out)

@@ -25,11 +25,9 @@ pub(crate) struct DeviceHalo<T> {
     pub work: Mutex<HaloWork<T>>,
 }
 
-/// Buffers of one exchange and of the basis-column products.
+/// Work buffers of a distributed product.
 pub(crate) struct HaloWork<T> {
     pub exchange: ExchangeBuffers<T>,
-    pub column_in: Buffer<T>,
-    pub column_out: Buffer<T>,
 }
 
 /// Buffers of one halo exchange.
@@ -165,8 +163,6 @@ impl<T: Scalar> RankMatrix<T> {
                     host_send: vec![T::zero(); plan.send_len()],
                     host_recv: vec![T::zero(); plan.n_ghost],
                 },
-                column_in: backend.alloc(n_local)?,
-                column_out: backend.alloc(n_local)?,
             };
             let (ghost_len, send_len, neighbors) =
                 (plan.n_ghost, plan.send_len(), plan.neighbors.len());

@@ -2,11 +2,13 @@
 
 use super::memory::PinnedBuffer;
 use super::module::Kernel;
+use super::spmv::Operand;
+use super::Arg;
 use super::{len_arg, opt_slot, CudaBackend};
 use crate::backend::buffer::check_len;
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_dots};
-use crate::backend::{GatherList, GhostBlock, HaloOps, Partials, SpmvDots};
+use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
@@ -17,9 +19,10 @@ impl HaloOps for CudaBackend {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         out: &mut Buffer<T>,
     ) -> Result<()> {
-        check_gather(list, x, out)?;
+        check_gather(list, x, x_off, out)?;
         let n = list.len();
         if n == 0 {
             return Ok(());
@@ -27,11 +30,13 @@ impl HaloOps for CudaBackend {
         let args = [
             self.ptr(&list.idx)?,
             self.ptr(x)?,
+            Arg::U64(x_off as u64),
             self.ptr(out)?,
             len_arg(n)?,
         ];
-        // SAFETY: halo_gather(const uint* idx, const SCALAR* x, SCALAR* out, uint n): idx and
-        // out hold n elements, every idx below x's length (checked when the list was built).
+        // SAFETY: halo_gather(const uint* idx, const SCALAR* x, ulong x_off, SCALAR* out,
+        // uint n): idx and out hold n elements, every idx below the list's bound (checked when
+        // the list was built) and x_off + bound within x (checked above).
         unsafe { self.launch::<T>(Kernel::HaloGather, self.grid(n), &args) }
     }
 
@@ -71,9 +76,10 @@ impl HaloOps for CudaBackend {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         send: &mut Buffer<T>,
     ) -> Result<()> {
-        self.halo_gather(list, x, send)?;
+        self.halo_gather(list, x, x_off, send)?;
         let bytes = std::mem::size_of::<T>() * send.len();
         if bytes == 0 {
             return Ok(());
@@ -163,33 +169,91 @@ impl HaloOps for CudaBackend {
         partials: &mut Partials<T>,
     ) -> Result<()> {
         let slots = check_ghost_dots(ghost, xg, y, &dots, partials)?;
+        let yo = Operand {
+            ptr: self.ptr(y)?,
+            off: 0,
+        };
+        let partner = |k: usize| -> Result<Operand> {
+            match dots.with[k] {
+                Some((v, _)) => Ok(Operand {
+                    ptr: self.ptr(v)?,
+                    off: 0,
+                }),
+                None => Ok(yo),
+            }
+        };
+        let w = [partner(0)?, partner(1)?];
+        // SAFETY: y and the partners hold n_local elements (checked).
+        unsafe { self.launch_add_dots::<T>(ghost, xg, yo, w, partials, slots) }
+    }
+
+    fn halo_basis_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        let slots = check_ghost_basis(ghost, xg, basis, i, partials, prev_slot, self_slot)?;
+        let (v, n) = (self.ptr(&basis.data)?, basis.n() as u64);
+        let y = Operand {
+            ptr: v,
+            off: i as u64 * n,
+        };
+        let prev = Operand {
+            ptr: v,
+            off: (i as u64 - 1) * n,
+        };
+        // SAFETY: columns i-1 and i of the basis exist and hold n = n_local elements each
+        // (checked); y = column i is written, column i-1 only read.
+        unsafe { self.launch_add_dots::<T>(ghost, xg, y, [prev, y], partials, slots) }
+    }
+}
+
+impl CudaBackend {
+    /// Launch `halo_spmv_add_dots` on y and the partners; the slots in the order yy, w0, w1.
+    ///
+    /// # Safety
+    /// y and the partners must hold the ghost block's n_local elements from their offsets;
+    /// the ghost block and the partials as checked by `check_ghost_dots`.
+    unsafe fn launch_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: Operand,
+        w: [Operand; 2],
+        partials: &Partials<T>,
+        slots: [Option<Slot>; 3],
+    ) -> Result<()> {
         if ghost.n_rows() == 0 {
             return Ok(()); // no row changes, no correction
         }
-        let yp = self.ptr(y)?;
-        let partner = |k: usize| match dots.with[k] {
-            Some((v, _)) => self.ptr(v),
-            None => Ok(yp),
-        };
         let args = [
             self.ptr(&ghost.rows)?,
             self.ptr(&ghost.row_ptr)?,
             self.ptr(&ghost.col_idx)?,
             self.ptr(&ghost.values)?,
             self.ptr(xg)?,
-            yp,
+            y.ptr,
+            Arg::U64(y.off),
             len_arg(ghost.n_rows())?,
-            partner(0)?,
-            partner(1)?,
+            w[0].ptr,
+            Arg::U64(w[0].off),
+            w[1].ptr,
+            Arg::U64(w[1].off),
             self.ptr(partials.buffer())?,
             opt_slot(slots[0])?,
             opt_slot(slots[1])?,
             opt_slot(slots[2])?,
         ];
-        // SAFETY: halo_spmv_add_dots(rows, row_ptr, col_idx, values, xg, y, uint n_rows, w0, w1,
-        // partials, int slot_yy, int slot_w0, int slot_w1): the ghost block as in halo_spmv_add
-        // (checked when built, lengths checked above), the partners hold n_local elements, the
-        // slots are distinct and inside the partials buffer; the grid is its groups.
+        // SAFETY: halo_spmv_add_dots(rows, row_ptr, col_idx, values, xg, y, ulong y_off,
+        // uint n_rows, w0, ulong w0_off, w1, ulong w1_off, partials, int slot_yy, int slot_w0,
+        // int slot_w1): the ghost block as in halo_spmv_add (checked when built), the vectors
+        // as the caller promises, the slots distinct and inside the partials buffer (checked);
+        // the grid is its groups.
         unsafe { self.launch::<T>(Kernel::HaloSpmvAddDots, partials.groups(), &args) }
     }
 }

@@ -2,8 +2,8 @@
 
 use super::{exec, HostBackend, CHUNK};
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_dots};
-use crate::backend::{GatherList, GhostBlock, HaloOps, Partials, SpmvDots};
+use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -12,11 +12,12 @@ impl HaloOps for HostBackend {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         out: &mut Buffer<T>,
     ) -> Result<()> {
-        check_gather(list, x, out)?;
+        check_gather(list, x, x_off, out)?;
         self.counters.launch();
-        let (idx, x) = (list.idx.host()?, x.host()?);
+        let (idx, x) = (list.idx.host()?, &x.host()?[x_off..]);
         let n = idx.len();
         let items: Vec<_> = out.host_mut()?.chunks_mut(CHUNK).enumerate().collect();
         exec(n, items, |(c, out)| {
@@ -66,46 +67,90 @@ impl HaloOps for HostBackend {
             return Ok(()); // no row changes, no correction
         }
         self.counters.launch();
-        let (rows, rp, ci, v) = (
-            ghost.rows.host()?,
-            ghost.row_ptr.host()?,
-            ghost.col_idx.host()?,
-            ghost.values.host()?,
-        );
         let w = [
             dots.with[0].map(|(b, _)| b.host()).transpose()?,
             dots.with[1].map(|(b, _)| b.host()).transpose()?,
         ];
-        let (xg, y) = (xg.host()?, y.host_mut()?);
-        // Boundary rows in `groups` contiguous runs, run g corrects partial g of each slot.
-        let groups = partials.groups();
-        let mut sums = vec![[T::zero(); 3]; groups];
-        for (i, &row) in rows.iter().enumerate() {
-            let mut g = T::zero();
-            for k in rp[i] as usize..rp[i + 1] as usize {
-                g += v[k] * xg[ci[k] as usize];
-            }
-            let r = row as usize;
-            let old = y[r];
-            let now = old + g;
-            y[r] = now;
-            let change = now - old;
-            let acc = &mut sums[i * groups / rows.len()];
-            acc[0] += change * (now + old);
-            for k in 0..2 {
-                if let Some(w) = w[k] {
-                    acc[k + 1] += change * w[r];
-                }
-            }
-        }
-        let buf = partials.buffer.host_mut()?;
-        for (k, slot) in slots.iter().enumerate() {
-            if let Some(s) = slot {
-                for (g, acc) in sums.iter().enumerate() {
-                    buf[s.0 * groups + g] += acc[k];
-                }
-            }
-        }
-        Ok(())
+        let sums = add_with_corrections(ghost, xg.host()?, y.host_mut()?, w, partials.groups())?;
+        add_corrections(partials, &slots, &sums)
     }
+
+    fn halo_basis_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        let slots = check_ghost_basis(ghost, xg, basis, i, partials, prev_slot, self_slot)?;
+        if ghost.n_rows() == 0 {
+            return Ok(());
+        }
+        self.counters.launch();
+        let n = basis.n();
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut(i * n);
+        let prev = &head[(i - 1) * n..];
+        let w = [prev_slot.map(|_| prev), None];
+        let sums = add_with_corrections(ghost, xg.host()?, &mut tail[..n], w, partials.groups())?;
+        add_corrections(partials, &slots, &sums)
+    }
+}
+
+/// y += A_ghost xg on the boundary rows, and per group the changes of <y, y>, <y, w0>,
+/// <y, w1>: boundary rows in `groups` contiguous runs, run g for partial g.
+fn add_with_corrections<T: Scalar>(
+    ghost: &GhostBlock<T>,
+    xg: &[T],
+    y: &mut [T],
+    w: [Option<&[T]>; 2],
+    groups: usize,
+) -> Result<Vec<[T; 3]>> {
+    let (rows, rp, ci, v) = (
+        ghost.rows.host()?,
+        ghost.row_ptr.host()?,
+        ghost.col_idx.host()?,
+        ghost.values.host()?,
+    );
+    let mut sums = vec![[T::zero(); 3]; groups];
+    for (i, &row) in rows.iter().enumerate() {
+        let mut g = T::zero();
+        for k in rp[i] as usize..rp[i + 1] as usize {
+            g += v[k] * xg[ci[k] as usize];
+        }
+        let r = row as usize;
+        let old = y[r];
+        let now = old + g;
+        y[r] = now;
+        let change = now - old;
+        let acc = &mut sums[i * groups / rows.len()];
+        acc[0] += change * (now + old);
+        for (k, wk) in w.iter().enumerate() {
+            if let Some(wk) = wk {
+                acc[k + 1] += change * wk[r];
+            }
+        }
+    }
+    Ok(sums)
+}
+
+/// Add the per-group corrections to the wanted slots (order yy, w0, w1).
+fn add_corrections<T: Scalar>(
+    partials: &mut Partials<T>,
+    slots: &[Option<Slot>; 3],
+    sums: &[[T; 3]],
+) -> Result<()> {
+    let groups = partials.groups();
+    let buf = partials.buffer.host_mut()?;
+    for (k, slot) in slots.iter().enumerate() {
+        if let Some(s) = slot {
+            for (g, acc) in sums.iter().enumerate() {
+                buf[s.0 * groups + g] += acc[k];
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,10 +1,11 @@
 //! OpenCL implementation of [`HaloOps`] (kernels in `kernels-cl/halo.cl`).
 
 use super::launch::Arg;
+use super::memory::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_dots};
-use crate::backend::{GatherList, GhostBlock, HaloOps, Partials, SpmvDots};
+use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -13,9 +14,10 @@ impl HaloOps for OpenClBackend {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         out: &mut Buffer<T>,
     ) -> Result<()> {
-        check_gather(list, x, out)?;
+        check_gather(list, x, x_off, out)?;
         let n = list.len();
         if n == 0 {
             return Ok(());
@@ -26,6 +28,7 @@ impl HaloOps for OpenClBackend {
             &[
                 Arg::Mem(self.mem(&list.idx)?),
                 Arg::Mem(self.mem(x)?),
+                Arg::ulong(x_off as u64),
                 Arg::Mem(self.mem(out)?),
                 Arg::uint(Self::len_u32(n)?),
             ],
@@ -67,16 +70,50 @@ impl HaloOps for OpenClBackend {
         partials: &mut Partials<T>,
     ) -> Result<()> {
         let slots = check_ghost_dots(ghost, xg, y, &dots, partials)?;
-        if ghost.n_rows() == 0 {
-            return Ok(()); // no row changes, no correction
-        }
         let ym = self.mem(y)?;
         let partner = |k: usize| -> Result<_> {
             match dots.with[k] {
-                Some((v, _)) => self.mem(v),
-                None => Ok(ym),
+                Some((v, _)) => Ok((self.mem(v)?, 0)),
+                None => Ok((ym, 0)),
             }
         };
+        let w = [partner(0)?, partner(1)?];
+        self.launch_add_dots::<T>(ghost, xg, (ym, 0), w, partials, slots)
+    }
+
+    fn halo_basis_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        let slots = check_ghost_basis(ghost, xg, basis, i, partials, prev_slot, self_slot)?;
+        let (v, n) = (self.mem(&basis.data)?, basis.n() as u64);
+        let y = (v, i as u64 * n);
+        let w = [(v, (i as u64 - 1) * n), y];
+        self.launch_add_dots::<T>(ghost, xg, y, w, partials, slots)
+    }
+}
+
+impl OpenClBackend {
+    /// Launch `halo_spmv_add_dots` on y and the partners (buffer, element offset); the slots
+    /// in the order yy, w0, w1.
+    fn launch_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        y: (&RawBuffer, u64),
+        w: [(&RawBuffer, u64); 2],
+        partials: &Partials<T>,
+        slots: [Option<Slot>; 3],
+    ) -> Result<()> {
+        if ghost.n_rows() == 0 {
+            return Ok(()); // no row changes, no correction
+        }
         self.launch::<T>(
             "halo_spmv_add_dots",
             partials.groups(),
@@ -86,10 +123,13 @@ impl HaloOps for OpenClBackend {
                 Arg::Mem(self.mem(&ghost.col_idx)?),
                 Arg::Mem(self.mem(&ghost.values)?),
                 Arg::Mem(self.mem(xg)?),
-                Arg::Mem(ym),
+                Arg::Mem(y.0),
+                Arg::ulong(y.1),
                 Arg::uint(Self::len_u32(ghost.n_rows())?),
-                Arg::Mem(partner(0)?),
-                Arg::Mem(partner(1)?),
+                Arg::Mem(w[0].0),
+                Arg::ulong(w[0].1),
+                Arg::Mem(w[1].0),
+                Arg::ulong(w[1].1),
                 Arg::Mem(self.mem(partials.buffer())?),
                 Arg::int(Self::opt_slot(slots[0])?),
                 Arg::int(Self::opt_slot(slots[1])?),

@@ -7,6 +7,7 @@
 //! need, the local product runs while they travel, and `halo_spmv_add` adds the ghost block's
 //! product on the boundary rows only.
 
+use super::krylov::Basis;
 use super::spmv::SpmvDots;
 use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
@@ -135,11 +136,13 @@ impl<T: Scalar> GhostBlock<T> {
 /// Halo kernels of the distributed SpMV.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
-    /// Kernel `halo_gather`: `out_i = x[idx_i]`.
+    /// Kernel `halo_gather`: `out_i = x[x_off + idx_i]` (`x_off` selects a vector inside a
+    /// larger buffer, such as a GMRES basis column).
     fn halo_gather<T: Scalar>(
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         out: &mut Buffer<T>,
     ) -> Result<()>;
 
@@ -165,9 +168,10 @@ pub trait HaloOps: VectorOps {
         &self,
         list: &GatherList,
         x: &Buffer<T>,
+        x_off: usize,
         send: &mut Buffer<T>,
     ) -> Result<()> {
-        self.halo_gather(list, x, send)
+        self.halo_gather(list, x, x_off, send)
     }
 
     /// Wait for the copy [`HaloOps::halo_send_start`] began and put the entries of `send` in
@@ -197,16 +201,73 @@ pub trait HaloOps: VectorOps {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()>;
+
+    /// [`HaloOps::halo_spmv_add_dots`] on GMRES basis column `i` (y = v_i) with the partner
+    /// of `prev_slot` column i-1 and `self_slot` for <v_i, v_i>: the ghost half of a
+    /// distributed `basis_spmv_dots`, whose local half wrote those partials.
+    #[allow(clippy::too_many_arguments)]
+    fn halo_basis_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()>;
 }
 
 /// Check the shapes of `halo_gather`.
 pub(crate) fn check_gather<T: Scalar>(
     list: &GatherList,
     x: &Buffer<T>,
+    x_off: usize,
     out: &Buffer<T>,
 ) -> Result<()> {
-    check_len("halo_gather: x length vs the list's bound", x, list.bound)?;
+    if x_off
+        .checked_add(list.bound)
+        .map_or(true, |end| end > x.len())
+    {
+        return Err(Error::dims(
+            "halo_gather: x length vs offset + the list's bound",
+            x_off.saturating_add(list.bound),
+            x.len(),
+        ));
+    }
     check_len("halo_gather: out length vs the list", out, list.len())
+}
+
+/// Check the shapes of `halo_basis_add_dots`; returns the slots as kernel arguments in the
+/// order yy (self), w0 (prev), w1 (off).
+pub(crate) fn check_ghost_basis<T: Scalar>(
+    ghost: &GhostBlock<T>,
+    xg: &Buffer<T>,
+    basis: &Basis<T>,
+    i: usize,
+    partials: &Partials<T>,
+    prev_slot: Option<Slot>,
+    self_slot: Option<Slot>,
+) -> Result<[Option<Slot>; 3]> {
+    if i == 0 {
+        return Err(Error::param("i", "halo_basis_add_dots needs i >= 1"));
+    }
+    basis.check_col(i)?;
+    check_len(
+        "halo_basis_add_dots: ghost vector length",
+        xg,
+        ghost.n_ghost,
+    )?;
+    if basis.n() != ghost.n_local {
+        return Err(Error::dims(
+            "halo_basis_add_dots: basis length vs local rows",
+            ghost.n_local,
+            basis.n(),
+        ));
+    }
+    let on: Vec<Slot> = self_slot.into_iter().chain(prev_slot).collect();
+    super::checks::slots("halo_basis_add_dots", partials, ghost.n_local, &on)?;
+    Ok([self_slot, prev_slot, None])
 }
 
 /// Check the shapes of `halo_spmv_add`.
