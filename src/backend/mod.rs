@@ -32,8 +32,8 @@ pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat};
 pub use ops::{
     AfsaiGrowth, AfsaiStop, Basis, BlockTriangular, CgSlots, FsaiPattern, GatherList, GhostBlock,
-    HaloOps, InversePattern, IpStencil, KrylovOps, PrecondOps, Recording, ResidentOps,
-    ResidentState, SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
+    HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps, PrecondOps, Recording,
+    ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};

@@ -200,7 +200,12 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     ) -> Result<()> {
         let profiling = self.profiling.get();
         let mut local_seconds = 0.0;
-        let timed = |seconds: &mut f64| -> Result<()> {
+        let mut pending = Some(local);
+        // Runs the local product once (later calls do nothing), timed.
+        let mut run_local = |seconds: &mut f64| -> Result<()> {
+            let Some(local) = pending.take() else {
+                return Ok(());
+            };
             if profiling {
                 self.inner.synchronize()?;
             }
@@ -212,28 +217,30 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             *seconds = t.elapsed().as_secs_f64();
             Ok(())
         };
-        let (recv, elem) = (
-            bytemuck::cast_slice_mut::<T, u8>(&mut ex.host_recv),
-            std::mem::size_of::<T>(),
-        );
         if self.inner.halo_overlaps() {
             // The local product is queued behind the gather before the host waits for the
             // send entries (copied on the backend's second queue), so the device computes
             // while the host waits, exchanges and uploads.
-            timed(&mut local_seconds)?;
-            self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
-            let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
-            self.comm.exchange(&h.plan, send, recv, elem, || Ok(()))?;
-        } else {
-            // One queue: read the send entries first, queue the local product while the
-            // messages travel.
-            self.inner.halo_send_wait(&ex.send, &mut ex.host_send)?;
-            let send = bytemuck::cast_slice::<T, u8>(&ex.host_send);
-            self.comm
-                .exchange(&h.plan, send, recv, elem, || timed(&mut local_seconds))?;
+            run_local(&mut local_seconds)?;
         }
-        self.inner
-            .halo_recv_upload(&ex.host_recv, &mut ex.ghost_x)?;
+        // Otherwise (one queue) the send entries are read first and the local product is
+        // queued while the messages travel.
+        let (comm, plan, elem) = (&self.comm, &h.plan, std::mem::size_of::<T>());
+        self.inner.halo_exchange(
+            &ex.send,
+            &mut ex.ghost_x,
+            &mut ex.host_send,
+            &mut ex.host_recv,
+            &mut |send, recv| {
+                comm.exchange(
+                    plan,
+                    bytemuck::cast_slice(send),
+                    bytemuck::cast_slice_mut(recv),
+                    elem,
+                    || run_local(&mut local_seconds),
+                )
+            },
+        )?;
         self.record(|s| {
             s.exchanges += 1;
             s.halo_seconds += t.elapsed().as_secs_f64() - local_seconds;
@@ -900,10 +907,15 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         self.inner
             .halo_basis_add_dots(ghost, xg, basis, i, partials, prev_slot, self_slot)
     }
-    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
-        self.inner.halo_send_wait(send, out)
-    }
-    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
-        self.inner.halo_recv_upload(data, ghost_x)
+    fn halo_exchange<T: Scalar>(
+        &self,
+        send: &Buffer<T>,
+        ghost_x: &mut Buffer<T>,
+        host_send: &mut [T],
+        host_recv: &mut [T],
+        exchange: &mut crate::backend::HaloMessages<'_, T>,
+    ) -> Result<()> {
+        self.inner
+            .halo_exchange(send, ghost_x, host_send, host_recv, exchange)
     }
 }

@@ -5,11 +5,10 @@ use super::module::Kernel;
 use super::spmv::Operand;
 use super::Arg;
 use super::{len_arg, opt_slot, CudaBackend};
-use crate::backend::buffer::check_len;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
 use std::sync::Arc;
@@ -106,58 +105,76 @@ impl HaloOps for CudaBackend {
         })
     }
 
-    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
-        check_len("halo_send_wait: output length vs buffer", send, out.len())?;
-        let out: &mut [u8] = bytemuck::cast_slice_mut(out);
-        if out.is_empty() {
-            return Ok(());
-        }
-        self.with_halo(|st| {
-            // SAFETY: `sent` is a live event recorded by halo_send_start.
-            unsafe { cu::event::synchronize(st.sent) }?;
-            let staged = HaloStaging::staging(&st.ctx, &mut st.send, out.len())?;
-            out.copy_from_slice(staged.bytes_mut(out.len()));
-            Ok(())
-        })
-    }
-
-    /// Page-locked staging, copy on the copy stream, and the compute stream waits for it on
-    /// the device: the host does not wait for the local product.
-    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
-        check_len(
-            "halo_recv_upload: data length vs buffer",
-            ghost_x,
-            data.len(),
-        )?;
-        let data: &[u8] = bytemuck::cast_slice(data);
-        if data.is_empty() {
-            return Ok(());
-        }
+    /// MPI reads the send entries from and writes the ghost entries into the page-locked
+    /// staging; the upload runs on the copy stream and the compute stream waits for it on the
+    /// device, so the host never waits for the local product.
+    fn halo_exchange<T: Scalar>(
+        &self,
+        send: &Buffer<T>,
+        ghost_x: &mut Buffer<T>,
+        _host_send: &mut [T],
+        _host_recv: &mut [T],
+        exchange: &mut crate::backend::HaloMessages<'_, T>,
+    ) -> Result<()> {
+        let elem = std::mem::size_of::<T>();
+        let (send_bytes, recv_bytes) = (send.len() * elem, ghost_x.len() * elem);
         let dst = self.raw(ghost_x)?.ptr();
+        self.check_alive()?;
+        self.bind()?;
+        let mut guard = self.lock(&self.state.halo, "halo staging")?;
+        if guard.is_none() {
+            *guard = Some(
+                HaloStaging::new(&self.ctx)
+                    .map_err(|e| self.driver_error("halo staging (stream, events)", e, 0))?,
+            );
+        }
+        let st = guard.as_mut().ok_or_else(|| self.lock_poisoned())?;
+        let copy = st.copy.cu_stream();
+        let staging_error = |e| self.driver_error("halo exchange staging", e, 0);
+        // SAFETY: `sent` and `received` are live events; waiting on `received` makes sure the
+        // previous upload no longer reads the receive staging that MPI is about to overwrite.
+        unsafe {
+            cu::event::synchronize(st.sent).map_err(staging_error)?;
+            cu::event::synchronize(st.received).map_err(staging_error)?;
+        }
+        let mut empty_send: [u8; 0] = [];
+        let mut empty_recv: [u8; 0] = [];
+        let send_staged: &mut [u8] = if send_bytes == 0 {
+            &mut empty_send
+        } else {
+            HaloStaging::staging(&st.ctx, &mut st.send, send_bytes)
+                .map_err(staging_error)?
+                .bytes_mut(send_bytes)
+        };
+        let recv_staged: &mut [u8] = if recv_bytes == 0 {
+            &mut empty_recv
+        } else {
+            HaloStaging::staging(&st.ctx, &mut st.recv, recv_bytes)
+                .map_err(staging_error)?
+                .bytes_mut(recv_bytes)
+        };
+        exchange(
+            staged_elems::<T>(send_staged)?,
+            staged_elems::<T>(recv_staged)?,
+        )?;
+        if recv_bytes == 0 {
+            return Ok(());
+        }
         self.counters.transfer();
         let main = self.stream.cu_stream();
-        self.with_halo(|st| {
-            let copy = st.copy.cu_stream();
-            // SAFETY: `received` is live; the previous upload from the staging must be done
-            // before it is overwritten (it is, long since: the copy stream ran a download
-            // after it, which the host waited for).
-            unsafe { cu::event::synchronize(st.received) }?;
-            let staged = HaloStaging::staging(&st.ctx, &mut st.recv, data.len())?;
-            let staged = staged.bytes_mut(data.len());
-            staged.copy_from_slice(data);
-            // SAFETY: `dst` holds data.len() bytes (checked); the staging stays untouched by
-            // the host until `received` completes (checked above at the next upload, and in
-            // drop by synchronizing the copy stream).
-            unsafe {
-                cu::memcpy_htod_async(dst, &*staged, copy)?;
-                cu::event::record(st.received, copy)?;
-                cu::stream::wait_event(
-                    main,
-                    st.received,
-                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
-            }
-        })
+        // SAFETY: `dst` holds recv_bytes bytes (the ghost buffer); the staging stays untouched
+        // by the host until `received` completes (waited for above at the next exchange, and
+        // in drop by synchronizing the copy stream).
+        unsafe {
+            cu::memcpy_htod_async(dst, &*recv_staged, copy).map_err(staging_error)?;
+            cu::event::record(st.received, copy).map_err(staging_error)?;
+            cu::stream::wait_event(
+                main,
+                st.received,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+            .map_err(staging_error)
+        }
     }
 
     fn halo_spmv_add_dots<T: Scalar>(
@@ -256,6 +273,16 @@ impl CudaBackend {
         // the grid is its groups.
         unsafe { self.launch::<T>(Kernel::HaloSpmvAddDots, partials.groups(), &args) }
     }
+}
+
+/// Page-locked staging bytes as elements (the staging is page-aligned, so this only fails on
+/// a driver that breaks that promise).
+fn staged_elems<T: Scalar>(bytes: &mut [u8]) -> Result<&mut [T]> {
+    bytemuck::try_cast_slice_mut(bytes).map_err(|e| Error::Driver {
+        backend: "cuda".into(),
+        call: "halo staging".into(),
+        message: format!("page-locked staging not usable as elements: {e}"),
+    })
 }
 
 /// The asynchronous side of the halo exchange on CUDA: a copy stream, page-locked send and

@@ -133,6 +133,10 @@ impl<T: Scalar> GhostBlock<T> {
     }
 }
 
+/// The message exchange of a halo exchange: given the send entries, fill the receive area
+/// (the MPI part, supplied by the distributed layer to [`HaloOps::halo_exchange`]).
+pub type HaloMessages<'a, T> = dyn FnMut(&[T], &mut [T]) -> Result<()> + 'a;
+
 /// Halo kernels of the distributed SpMV.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
@@ -174,17 +178,23 @@ pub trait HaloOps: VectorOps {
         self.halo_gather(list, x, x_off, send)
     }
 
-    /// Wait for the copy [`HaloOps::halo_send_start`] began and put the entries of `send` in
-    /// `out` (one transfer).
-    fn halo_send_wait<T: Scalar>(&self, send: &Buffer<T>, out: &mut [T]) -> Result<()> {
-        self.read(send, out)
-    }
-
-    /// Upload the received ghost entries into `ghost_x` (one transfer); kernels queued on this
-    /// backend afterwards see them. May return before the copy is done (CUDA: page-locked
-    /// staging on the copy queue, which the compute queue waits for on the device).
-    fn halo_recv_upload<T: Scalar>(&self, data: &[T], ghost_x: &mut Buffer<T>) -> Result<()> {
-        self.write(ghost_x, data)
+    /// The rest of a halo exchange after [`HaloOps::halo_send_start`]: wait for the send
+    /// entries, hand them and a receive area to `exchange` (the messages), then upload the
+    /// received entries into `ghost_x` (two transfers); kernels queued on this backend
+    /// afterwards see them. `host_send` and `host_recv` are host scratch of the two lengths.
+    /// CUDA hands its page-locked staging to `exchange` instead (no host copies) and returns
+    /// before the upload is done: the compute stream waits for it on the device.
+    fn halo_exchange<T: Scalar>(
+        &self,
+        send: &Buffer<T>,
+        ghost_x: &mut Buffer<T>,
+        host_send: &mut [T],
+        host_recv: &mut [T],
+        exchange: &mut HaloMessages<'_, T>,
+    ) -> Result<()> {
+        self.read(send, host_send)?;
+        exchange(host_send, host_recv)?;
+        self.write(ghost_x, host_recv)
     }
 
     /// Kernel `halo_spmv_add_dots`: [`HaloOps::halo_spmv_add`], and the partials of `dots`

@@ -11,7 +11,7 @@ pub mod resident;
 pub mod spmv;
 pub mod vector;
 
-pub use halo::{GatherList, GhostBlock, HaloOps};
+pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
