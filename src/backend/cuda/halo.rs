@@ -137,31 +137,34 @@ impl HaloOps for CudaBackend {
             cu::event::synchronize(st.sent).map_err(staging_error)?;
             cu::event::synchronize(st.received).map_err(staging_error)?;
         }
-        let mut empty_send: [u8; 0] = [];
-        let mut empty_recv: [u8; 0] = [];
-        let send_staged: &mut [u8] = if send_bytes == 0 {
-            &mut empty_send
+        // Empty sides get empty element slices (an empty byte array need not be aligned).
+        let send_elems: &mut [T] = if send_bytes == 0 {
+            &mut []
         } else {
-            HaloStaging::staging(&st.ctx, &mut st.send, send_bytes)
-                .map_err(staging_error)?
-                .bytes_mut(send_bytes)
+            staged_elems(
+                HaloStaging::staging(&st.ctx, &mut st.send, send_bytes)
+                    .map_err(staging_error)?
+                    .bytes_mut(send_bytes),
+            )?
         };
-        let recv_staged: &mut [u8] = if recv_bytes == 0 {
-            &mut empty_recv
+        let recv_elems: &mut [T] = if recv_bytes == 0 {
+            &mut []
         } else {
-            HaloStaging::staging(&st.ctx, &mut st.recv, recv_bytes)
-                .map_err(staging_error)?
-                .bytes_mut(recv_bytes)
+            staged_elems(
+                HaloStaging::staging(&st.ctx, &mut st.recv, recv_bytes)
+                    .map_err(staging_error)?
+                    .bytes_mut(recv_bytes),
+            )?
         };
-        exchange(
-            staged_elems::<T>(send_staged)?,
-            staged_elems::<T>(recv_staged)?,
-        )?;
+        exchange(send_elems, recv_elems)?;
         if recv_bytes == 0 {
             return Ok(());
         }
         self.counters.transfer();
         let main = self.stream.cu_stream();
+        let recv_staged = HaloStaging::staging(&st.ctx, &mut st.recv, recv_bytes)
+            .map_err(staging_error)?
+            .bytes_mut(recv_bytes);
         // SAFETY: `dst` holds recv_bytes bytes (the ghost buffer); the staging stays untouched
         // by the host until `received` completes (waited for above at the next exchange, and
         // in drop by synchronizing the copy stream).
