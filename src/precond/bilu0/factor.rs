@@ -6,6 +6,7 @@ use super::super::block_dense::{invert, mul, mul_sub, SingularBlock};
 use crate::error::{Error, Result};
 use crate::matrix::BsrMatrix;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 
 /// The factors of A ~ L U on the pattern of A: L block unit lower triangular (strict part
 /// stored), U block upper triangular (strict part stored, diagonal blocks stored inverted, as
@@ -58,9 +59,101 @@ pub(crate) fn singular(name: &str, block_row: usize, why: SingularBlock) -> Erro
 /// guarantees). For I = 0.., for each K < I in row I: A_IK <- A_IK U_KK^-1, then
 /// A_IJ -= A_IK U_KJ for every J > K present in both rows I and K; finally U_II = A_II is
 /// inverted. A block row without a diagonal block, or a singular U_II, is
-/// [`Error::SingularPivot`] naming the block row; `a` is not modified.
+/// [`Error::SingularPivot`] naming the first such block row; `a` is not modified.
+///
+/// The rows are factored in parallel (rayon) level by level: row I needs only the finished
+/// rows K < I of its lower part, so the rows of one level of the lower triangle's dependency
+/// graph are independent. Each row does exactly the sequential algorithm's operations in the
+/// same order, so the factors are bitwise those of the sequential IKJ loop.
 pub fn bilu0<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> {
     bilu0_owned(a.clone(), name)
+}
+
+/// A pointer shared by the rayon tasks of one level; each task writes only its own block row
+/// and reads rows finished in earlier levels (see the SAFETY notes at the uses).
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: the tasks that share it write disjoint block rows and read only rows written before
+// the current level began (rayon's join orders the levels).
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+/// The rows of the lower triangle's dependency graph by level: `order[starts[l]..starts[l+1]]`
+/// are the rows of level l (a row's level is one more than the highest level of the rows K < I
+/// of its lower part), in increasing row order.
+fn lower_levels(rp: &[usize], ci: &[usize], diag_pos: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let nb = diag_pos.len();
+    let mut level = vec![0usize; nb];
+    let mut count = Vec::new();
+    for i in 0..nb {
+        let l = (rp[i]..diag_pos[i])
+            .map(|p| level[ci[p]] + 1)
+            .max()
+            .unwrap_or(0);
+        level[i] = l;
+        if count.len() <= l {
+            count.resize(l + 1, 0);
+        }
+        count[l] += 1;
+    }
+    let mut starts = vec![0usize; count.len() + 1];
+    for (l, c) in count.iter().enumerate() {
+        starts[l + 1] = starts[l] + c;
+    }
+    let mut next = starts.clone();
+    let mut order = vec![0usize; nb];
+    for (i, &l) in level.iter().enumerate() {
+        order[next[l]] = i;
+        next[l] += 1;
+    }
+    (order, starts)
+}
+
+/// Factor block row `i` in place (the sequential IKJ step) and store U_II^-1.
+///
+/// # Safety
+/// `vals` and `inv` point to the factored matrix's blocks and the inverted diagonal blocks;
+/// every row K < I of row I's lower part is finished, no other task touches row I, and no
+/// task writes the rows K read here.
+unsafe fn factor_row<T: Scalar>(
+    i: usize,
+    s: usize,
+    (rp, ci, diag_pos): (&[usize], &[usize], &[usize]),
+    vals: Shared<T>,
+    inv: Shared<T>,
+) -> std::result::Result<(), SingularBlock> {
+    let ss = s * s;
+    // SAFETY (all blocks below): positions and rows are inside the matrix (rp, ci come from
+    // a valid BsrMatrix); row i's blocks are this task's alone, rows k are finished.
+    let block = |q: usize| unsafe { std::slice::from_raw_parts_mut(vals.0.add(q * ss), ss) };
+    // Blocks of the finished rows K, read-only (other tasks of this level may read them too).
+    let finished = |q: usize| unsafe { std::slice::from_raw_parts(vals.0.add(q * ss), ss) };
+    let end = rp[i + 1];
+    for p in rp[i]..diag_pos[i] {
+        let k = ci[p];
+        let inv_k = unsafe { std::slice::from_raw_parts(inv.0.add(k * ss), ss) };
+        // A_IK <- A_IK U_KK^-1
+        let lik = mul(block(p), inv_k, s);
+        block(p).copy_from_slice(&lik[..ss]);
+        // A_IJ -= A_IK U_KJ for J > K in both rows: merge row K's upper part with the rest
+        // of row I (both sorted), in the sequential loop's order (ascending J).
+        let (mut a, mut b) = (p + 1, diag_pos[k] + 1);
+        while a < end && b < rp[k + 1] {
+            match ci[a].cmp(&ci[b]) {
+                std::cmp::Ordering::Less => a += 1,
+                std::cmp::Ordering::Greater => b += 1,
+                std::cmp::Ordering::Equal => {
+                    mul_sub(block(a), &lik[..ss], finished(b), s);
+                    a += 1;
+                    b += 1;
+                }
+            }
+        }
+    }
+    let inv_i = invert(block(diag_pos[i]), s)?;
+    unsafe { std::slice::from_raw_parts_mut(inv.0.add(i * ss), ss) }.copy_from_slice(&inv_i);
+    Ok(())
 }
 
 /// [`bilu0`] factoring in the storage of `a` (no copy of the blocks).
@@ -80,87 +173,114 @@ pub(crate) fn bilu0_owned<T: Scalar>(a: BsrMatrix<T>, name: &str) -> Result<Bilu
         values: mut vals,
         ..
     } = a;
+    to_u32(nb, "block rows")?;
+    to_u32(ci.len(), "block count")?;
     let (rp, ci) = (&rp, &ci);
-    let mut diag_pos = vec![0usize; nb];
-    for (i, d) in diag_pos.iter_mut().enumerate() {
-        *d = (rp[i]..rp[i + 1])
-            .find(|&p| ci[p] == i)
-            .ok_or_else(|| Error::SingularPivot {
-                preconditioner: name.into(),
-                block_row: i,
-                detail: "no diagonal block is stored (structurally zero pivot)".into(),
-            })?;
+    let found: Vec<Option<usize>> = (0..nb)
+        .into_par_iter()
+        .map(|i| (rp[i]..rp[i + 1]).find(|&p| ci[p] == i))
+        .collect();
+    if let Some(i) = found.iter().position(Option::is_none) {
+        return Err(Error::SingularPivot {
+            preconditioner: name.into(),
+            block_row: i,
+            detail: "no diagonal block is stored (structurally zero pivot)".into(),
+        });
     }
+    let diag_pos: Vec<usize> = found.into_iter().flatten().collect();
+    let (order, starts) = lower_levels(rp, ci, &diag_pos);
     let mut inv_diag = vec![T::zero(); nb * ss];
-    // pos[J] = position of block column J in the current row, usize::MAX when absent.
-    let mut pos = vec![usize::MAX; nb];
-    for i in 0..nb {
-        for p in rp[i]..rp[i + 1] {
-            pos[ci[p]] = p;
-        }
-        for p in rp[i]..diag_pos[i] {
-            let k = ci[p];
-            // A_IK <- A_IK U_KK^-1
-            let lik = mul(
-                &vals[p * ss..(p + 1) * ss],
-                &inv_diag[k * ss..(k + 1) * ss],
-                s,
-            );
-            vals[p * ss..(p + 1) * ss].copy_from_slice(&lik[..ss]);
-            // A_IJ -= A_IK U_KJ for J > K in the pattern of row I.
-            for q in diag_pos[k] + 1..rp[k + 1] {
-                let at = pos[ci[q]];
-                if at != usize::MAX {
-                    let (ukj, aij) = if at < q {
-                        let (lo, hi) = vals.split_at_mut(q * ss);
-                        (&hi[..ss], &mut lo[at * ss..(at + 1) * ss])
-                    } else {
-                        let (lo, hi) = vals.split_at_mut(at * ss);
-                        (&lo[q * ss..(q + 1) * ss], &mut hi[..ss])
-                    };
-                    mul_sub(aij, &lik[..ss], ukj, s);
-                }
+    let (vp, ip) = (Shared(vals.as_mut_ptr()), Shared(inv_diag.as_mut_ptr()));
+    let pattern = (&rp[..], &ci[..], &diag_pos[..]);
+    // Every level is factored even after a failure: the rows below the first failing row
+    // never depend on a failed row, so the smallest failing row is the sequential loop's.
+    let mut first_failure: Option<(usize, SingularBlock)> = None;
+    for level in starts.windows(2) {
+        let failure = order[level[0]..level[1]]
+            .par_iter()
+            .filter_map(|&i| {
+                // SAFETY: rows of one level are distinct and depend only on rows of earlier
+                // levels, finished before this par_iter began; vp and ip cover the matrix.
+                unsafe { factor_row(i, s, pattern, vp, ip) }
+                    .err()
+                    .map(|why| (i, why))
+            })
+            .min_by_key(|&(i, _)| i);
+        if let Some(f) = failure {
+            if first_failure.map_or(true, |(j, _)| f.0 < j) {
+                first_failure = Some(f);
             }
         }
-        let d = diag_pos[i];
-        let inv = invert(&vals[d * ss..(d + 1) * ss], s).map_err(|why| singular(name, i, why))?;
-        inv_diag[i * ss..(i + 1) * ss].copy_from_slice(&inv);
-        for p in rp[i]..rp[i + 1] {
-            pos[ci[p]] = usize::MAX;
-        }
     }
-    // Split into the strict lower and strict upper parts.
-    let n_lower: usize = (0..nb).map(|i| diag_pos[i] - rp[i]).sum();
-    let n_upper = ci.len() - nb - n_lower;
-    let mut f = BiluFactors {
-        block_size: s,
-        n_block_rows: nb,
-        l_row_ptr: Vec::with_capacity(nb + 1),
-        l_col_idx: Vec::with_capacity(n_lower),
-        l_values: Vec::with_capacity(n_lower * ss),
-        u_row_ptr: Vec::with_capacity(nb + 1),
-        u_col_idx: Vec::with_capacity(n_upper),
-        u_values: Vec::with_capacity(n_upper * ss),
-        u_inv_diag: inv_diag,
-    };
-    f.l_row_ptr.push(0);
-    f.u_row_ptr.push(0);
+    if let Some((i, why)) = first_failure {
+        return Err(singular(name, i, why));
+    }
+    Ok(split(s, rp, ci, &diag_pos, &vals, inv_diag))
+}
+
+/// The factored matrix split into the strict lower part (L) and the strict upper part (U,
+/// with the inverted diagonal blocks beside it); rows copied in parallel.
+fn split<T: Scalar>(
+    s: usize,
+    rp: &[usize],
+    ci: &[usize],
+    diag_pos: &[usize],
+    vals: &[T],
+    u_inv_diag: Vec<T>,
+) -> BiluFactors<T> {
+    let (nb, ss) = (diag_pos.len(), s * s);
+    let mut l_row_ptr = Vec::with_capacity(nb + 1);
+    let mut u_row_ptr = Vec::with_capacity(nb + 1);
+    let (mut nl, mut nu) = (0usize, 0usize);
+    l_row_ptr.push(0u32);
+    u_row_ptr.push(0u32);
     for i in 0..nb {
+        nl += diag_pos[i] - rp[i];
+        nu += rp[i + 1] - diag_pos[i] - 1;
+        // Both below the block count, checked to fit u32 by the caller.
+        l_row_ptr.push(nl as u32);
+        u_row_ptr.push(nu as u32);
+    }
+    let mut l_col_idx = vec![0u32; nl];
+    let mut u_col_idx = vec![0u32; nu];
+    let mut l_values = vec![T::zero(); nl * ss];
+    let mut u_values = vec![T::zero(); nu * ss];
+    let out = (
+        Shared(l_col_idx.as_mut_ptr()),
+        Shared(l_values.as_mut_ptr()),
+        Shared(u_col_idx.as_mut_ptr()),
+        Shared(u_values.as_mut_ptr()),
+    );
+    (0..nb).into_par_iter().for_each(|i| {
+        let (lc, lv, uc, uv) = out;
+        let (l0, u0) = (l_row_ptr[i] as usize, u_row_ptr[i] as usize);
         for p in rp[i]..rp[i + 1] {
-            let (cols, values) = if p < diag_pos[i] {
-                (&mut f.l_col_idx, &mut f.l_values)
+            let (c, v, at) = if p < diag_pos[i] {
+                (lc, lv, l0 + p - rp[i])
             } else if p > diag_pos[i] {
-                (&mut f.u_col_idx, &mut f.u_values)
+                (uc, uv, u0 + p - diag_pos[i] - 1)
             } else {
                 continue;
             };
-            cols.push(to_u32(ci[p], "block column")?);
-            values.extend_from_slice(&vals[p * ss..(p + 1) * ss]);
+            // SAFETY: row i's entries land at its own positions of L or U (the row pointers
+            // computed above), inside the vectors allocated with those totals.
+            unsafe {
+                *c.0.add(at) = ci[p] as u32;
+                std::ptr::copy_nonoverlapping(vals.as_ptr().add(p * ss), v.0.add(at * ss), ss);
+            }
         }
-        f.l_row_ptr.push(to_u32(f.l_col_idx.len(), "block count")?);
-        f.u_row_ptr.push(to_u32(f.u_col_idx.len(), "block count")?);
+    });
+    BiluFactors {
+        block_size: s,
+        n_block_rows: nb,
+        l_row_ptr,
+        l_col_idx,
+        l_values,
+        u_row_ptr,
+        u_col_idx,
+        u_values,
+        u_inv_diag,
     }
-    Ok(f)
 }
 
 /// `a` without the blocks that couple different subdomains: the block rows split into `p`
@@ -261,6 +381,111 @@ mod tests {
                 let aij = cols.iter().position(|&c| c == j).map_or(0.0, |q| vals[q]);
                 assert!((lu - aij).abs() < 1e-13, "({i}, {j}): {lu} vs {aij}");
             }
+        }
+    }
+
+    /// The sequential IKJ loop (the algorithm as written in Saad), for the bitwise check.
+    fn bilu0_sequential(a: &BsrMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
+        let (s, nb) = (a.block_size, a.n_block_rows);
+        let ss = s * s;
+        let (rp, ci, mut vals) = (&a.row_ptr, &a.col_idx, a.values.clone());
+        let diag: Vec<usize> = (0..nb)
+            .map(|i| (rp[i]..rp[i + 1]).find(|&p| ci[p] == i).unwrap())
+            .collect();
+        let mut inv_diag = vec![0.0; nb * ss];
+        let mut pos = vec![usize::MAX; nb];
+        for i in 0..nb {
+            for p in rp[i]..rp[i + 1] {
+                pos[ci[p]] = p;
+            }
+            for p in rp[i]..diag[i] {
+                let k = ci[p];
+                let lik = mul(
+                    &vals[p * ss..(p + 1) * ss],
+                    &inv_diag[k * ss..(k + 1) * ss],
+                    s,
+                );
+                vals[p * ss..(p + 1) * ss].copy_from_slice(&lik[..ss]);
+                for q in diag[k] + 1..rp[k + 1] {
+                    let at = pos[ci[q]];
+                    if at != usize::MAX {
+                        let ukj = vals[q * ss..(q + 1) * ss].to_vec();
+                        mul_sub(&mut vals[at * ss..(at + 1) * ss], &lik[..ss], &ukj, s);
+                    }
+                }
+            }
+            let d = diag[i];
+            let inv = invert(&vals[d * ss..(d + 1) * ss], s).unwrap();
+            inv_diag[i * ss..(i + 1) * ss].copy_from_slice(&inv);
+            for p in rp[i]..rp[i + 1] {
+                pos[ci[p]] = usize::MAX;
+            }
+        }
+        (vals, inv_diag)
+    }
+
+    #[test]
+    fn level_parallel_factors_equal_the_sequential_loop_bitwise() {
+        use crate::matrix::generate::Generator;
+        for (g, n, s) in [
+            (Generator::ConvDiff3d, 4096, 4),
+            (Generator::Elasticity3d, 3000, 3),
+            (Generator::Thermal2d, 2500, 5),
+            (Generator::ConvDiff3d, 1000, 1),
+        ] {
+            let a = g.generate::<f64>(n).unwrap().matrix;
+            let b = BsrMatrix::from_csr(&a, s).unwrap();
+            let (vals, inv) = bilu0_sequential(&b);
+            let f = bilu0(&b, "bilu0").unwrap();
+            assert_eq!(f.u_inv_diag, inv, "{g:?}: inverted diagonal blocks");
+            let ss = s * s;
+            for i in 0..b.n_block_rows {
+                let (l0, u0) = (f.l_row_ptr[i] as usize, f.u_row_ptr[i] as usize);
+                let (mut nl, mut nu) = (0, 0);
+                for p in b.row_ptr[i]..b.row_ptr[i + 1] {
+                    let c = b.col_idx[p];
+                    let (cols, values, at) = match c.cmp(&i) {
+                        std::cmp::Ordering::Less => {
+                            nl += 1;
+                            (&f.l_col_idx, &f.l_values, l0 + nl - 1)
+                        }
+                        std::cmp::Ordering::Greater => {
+                            nu += 1;
+                            (&f.u_col_idx, &f.u_values, u0 + nu - 1)
+                        }
+                        std::cmp::Ordering::Equal => continue,
+                    };
+                    assert_eq!(cols[at] as usize, c, "{g:?} row {i}");
+                    assert_eq!(
+                        &values[at * ss..(at + 1) * ss],
+                        &vals[p * ss..(p + 1) * ss],
+                        "{g:?} block ({i}, {c})"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_failing_row_is_named_when_several_fail() {
+        // Rows 1 and 3 have zero pivots; row 3 (no lower part) is factored on level 0, before
+        // row 1 (level 1): the error must still name row 1, as the sequential loop does.
+        let a = CsrMatrix::from_triplets(
+            4,
+            4,
+            &[
+                (0, 0, 1.0),
+                (0, 1, 1.0),
+                (1, 0, 1.0),
+                (1, 1, 1.0),
+                (2, 2, 1.0),
+                (3, 3, 0.0),
+            ],
+        )
+        .unwrap();
+        match bilu0(&BsrMatrix::from_csr(&a, 1).unwrap(), "ilu0") {
+            Err(Error::SingularPivot { block_row, .. }) => assert_eq!(block_row, 1),
+            other => panic!("expected a singular pivot, got {other:?}"),
         }
     }
 
