@@ -385,6 +385,7 @@ mod tests {
     }
 
     /// The sequential IKJ loop (the algorithm as written in Saad), for the bitwise check.
+    #[allow(clippy::needless_range_loop)]
     fn bilu0_sequential(a: &BsrMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
         let (s, nb) = (a.block_size, a.n_block_rows);
         let ss = s * s;
