@@ -254,7 +254,7 @@ fn split<T: Scalar>(
     (0..nb).into_par_iter().for_each(|i| {
         let (lc, lv, uc, uv) = out;
         let (l0, u0) = (l_row_ptr[i] as usize, u_row_ptr[i] as usize);
-        for p in rp[i]..rp[i + 1] {
+        for (p, &col) in ci.iter().enumerate().take(rp[i + 1]).skip(rp[i]) {
             let (c, v, at) = if p < diag_pos[i] {
                 (lc, lv, l0 + p - rp[i])
             } else if p > diag_pos[i] {
@@ -265,7 +265,7 @@ fn split<T: Scalar>(
             // SAFETY: row i's entries land at its own positions of L or U (the row pointers
             // computed above), inside the vectors allocated with those totals.
             unsafe {
-                *c.0.add(at) = ci[p] as u32;
+                *c.0.add(at) = col as u32;
                 std::ptr::copy_nonoverlapping(vals.as_ptr().add(p * ss), v.0.add(at * ss), ss);
             }
         }
