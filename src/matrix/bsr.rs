@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::matrix::csr::CsrMatrix;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 
 /// A sparse matrix of dense `s x s` blocks in block-CSR layout.
 ///
@@ -65,66 +66,61 @@ impl<T: Scalar> BsrMatrix<T> {
             Error::param("block_size", format!("block size {s} squared overflows"))
         })?;
         let (n_block_rows, n_block_cols) = (n_rows / s, n_cols / s);
-
-        // slot[bc] = index of block column bc in the current block row, usize::MAX if absent.
-        let mut slot = vec![usize::MAX; n_block_cols];
+        // The sorted block columns of block row br, in `scratch`.
+        let block_cols = |br: usize, scratch: &mut Vec<usize>| {
+            scratch.clear();
+            for r in br * s..(br + 1) * s {
+                scratch.extend(a.row(r).0.iter().map(|&c| c / s));
+            }
+            scratch.sort_unstable();
+            scratch.dedup();
+        };
+        // Pass 1 (parallel): blocks per block row, then the row pointers.
+        let counts: Vec<usize> = (0..n_block_rows)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, br| {
+                block_cols(br, scratch);
+                scratch.len()
+            })
+            .collect();
         let mut row_ptr = Vec::with_capacity(n_block_rows + 1);
         row_ptr.push(0usize);
-        // Count the blocks first (stamp = last block row that touched a block column), so the
-        // arrays are allocated once: large matrices would otherwise be copied while growing.
-        let mut stamp = vec![usize::MAX; n_block_cols];
-        let mut n_blocks = 0usize;
-        for br in 0..n_block_rows {
-            for r in br * s..(br + 1) * s {
-                for &c in a.row(r).0 {
-                    if stamp[c / s] != br {
-                        stamp[c / s] = br;
-                        n_blocks += 1;
-                    }
-                }
-            }
+        for c in &counts {
+            row_ptr.push(row_ptr[row_ptr.len() - 1] + c);
         }
-        drop(stamp);
+        drop(counts);
+        let n_blocks = row_ptr[n_block_rows];
         let n_values_total = n_blocks
             .checked_mul(ss)
             .ok_or_else(|| Error::InvalidMatrix("number of BSR values overflows usize".into()))?;
-        let mut col_idx: Vec<usize> = Vec::with_capacity(n_blocks);
-        let mut values: Vec<T> = Vec::with_capacity(n_values_total);
-        let mut cols_here: Vec<usize> = Vec::new();
+        // Pass 2 (parallel): every block row fills its own columns and blocks (missing
+        // entries of a touched block stay explicit zeros); blocks column-major.
+        let mut col_idx = vec![0usize; n_blocks];
+        let mut values = vec![T::zero(); n_values_total];
+        let mut rows: Vec<(usize, &mut [usize], &mut [T])> = Vec::with_capacity(n_block_rows);
+        let (mut cols_rest, mut vals_rest) = (&mut col_idx[..], &mut values[..]);
         for br in 0..n_block_rows {
-            cols_here.clear();
-            for r in br * s..(br + 1) * s {
-                for &c in a.row(r).0 {
-                    let bc = c / s;
-                    if slot[bc] == usize::MAX {
-                        slot[bc] = 0;
-                        cols_here.push(bc);
+            let len = row_ptr[br + 1] - row_ptr[br];
+            let (c, cr) = std::mem::take(&mut cols_rest).split_at_mut(len);
+            let (v, vr) = std::mem::take(&mut vals_rest).split_at_mut(len * ss);
+            rows.push((br, c, v));
+            (cols_rest, vals_rest) = (cr, vr);
+        }
+        rows.into_par_iter()
+            .for_each_init(Vec::new, |scratch, (br, cols, vals)| {
+                block_cols(br, scratch);
+                cols.copy_from_slice(scratch);
+                for r in br * s..(br + 1) * s {
+                    let i = r - br * s;
+                    let (rc, rv) = a.row(r);
+                    for (&c, &v) in rc.iter().zip(rv) {
+                        let (bc, j) = (c / s, c % s);
+                        // Present: the columns were built from these entries.
+                        let at = scratch.binary_search(&bc).unwrap_or(0);
+                        vals[at * ss + j * s + i] = v;
                     }
                 }
-            }
-            cols_here.sort_unstable();
-            let first = col_idx.len();
-            for (k, &bc) in cols_here.iter().enumerate() {
-                slot[bc] = first + k;
-            }
-            col_idx.extend_from_slice(&cols_here);
-            let n_values = col_idx.len().checked_mul(ss).ok_or_else(|| {
-                Error::InvalidMatrix("number of BSR values overflows usize".into())
-            })?;
-            values.resize(n_values, T::zero());
-            for r in br * s..(br + 1) * s {
-                let i = r - br * s;
-                let (cols, vals) = a.row(r);
-                for (&c, &v) in cols.iter().zip(vals) {
-                    let (bc, j) = (c / s, c % s);
-                    values[slot[bc] * ss + j * s + i] = v;
-                }
-            }
-            for &bc in &cols_here {
-                slot[bc] = usize::MAX;
-            }
-            row_ptr.push(col_idx.len());
-        }
+            });
         Ok(Self {
             block_size: s,
             n_block_rows,
@@ -366,6 +362,50 @@ mod tests {
         assert!(b.block(7).is_empty());
         assert_eq!(b.to_csr_drop_zeros().unwrap(), paper_example());
         assert_eq!(b.to_csr().unwrap().nnz(), 28);
+    }
+
+    #[test]
+    fn conversion_round_trips_and_touches_exactly_the_needed_blocks() {
+        use crate::matrix::generate::Generator;
+        // Generated matrices, and one with empty rows and a dense row.
+        let mut cases: Vec<(CsrMatrix<f64>, usize)> = vec![
+            (Generator::ConvDiff3d.generate(4096).unwrap().matrix, 4),
+            (Generator::Elasticity3d.generate(3000).unwrap().matrix, 3),
+            (Generator::Poisson2d.generate(4900).unwrap().matrix, 7),
+        ];
+        let n = 60;
+        let mut t: Vec<(usize, usize, f64)> = (0..n).map(|c| (17, c, 1.0 + c as f64)).collect();
+        t.extend(
+            (0..n)
+                .filter(|i| i % 5 != 3 && *i != 17)
+                .map(|i| (i, (i * 7) % n, 2.0)),
+        );
+        cases.push((CsrMatrix::from_triplets(n, n, &t).unwrap(), 6));
+        for (a, s) in cases {
+            let b = BsrMatrix::from_csr(&a, s).unwrap();
+            b.validate().unwrap();
+            // Every stored nonzero lands in its block (explicit zeros of `a` may vanish).
+            let nonzeros: Vec<(usize, usize, f64)> = (0..a.n_rows())
+                .flat_map(|r| {
+                    let (c, v) = a.row(r);
+                    c.iter()
+                        .zip(v)
+                        .filter(|(_, v)| **v != 0.0)
+                        .map(move |(&c, &v)| (r, c, v))
+                })
+                .collect();
+            let want = CsrMatrix::from_triplets(a.n_rows(), a.n_cols(), &nonzeros).unwrap();
+            assert!(
+                b.to_csr_drop_zeros().unwrap() == want,
+                "block size {s}: values"
+            );
+            let mut touched: Vec<(usize, usize)> = (0..a.n_rows())
+                .flat_map(|r| a.row(r).0.iter().map(move |&c| (r / s, c / s)))
+                .collect();
+            touched.sort_unstable();
+            touched.dedup();
+            assert_eq!(b.nnz_blocks(), touched.len(), "block size {s}");
+        }
     }
 
     #[test]
