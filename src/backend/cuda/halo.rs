@@ -91,7 +91,7 @@ impl HaloOps for CudaBackend {
             let staged = HaloStaging::staging(&st.ctx, &mut st.send, bytes)?;
             // SAFETY: the events and streams are live; `src` holds `bytes` bytes (the send
             // buffer, checked by the gather); the page-locked staging holds at least `bytes`
-            // and is not touched by the host until `sent` has completed (halo_send_wait).
+            // and is not touched by the host until `sent` has completed (halo_exchange).
             unsafe {
                 cu::event::record(st.gathered, main)?;
                 cu::stream::wait_event(

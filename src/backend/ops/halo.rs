@@ -167,7 +167,7 @@ pub trait HaloOps: VectorOps {
     }
 
     /// Gather `list` of `x` into `send` and start copying the entries to the host (where the
-    /// backend can, asynchronously; [`HaloOps::halo_send_wait`] delivers them).
+    /// backend can, asynchronously; [`HaloOps::halo_exchange`] waits for them).
     fn halo_send_start<T: Scalar>(
         &self,
         list: &GatherList,
