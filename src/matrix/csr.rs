@@ -200,7 +200,9 @@ impl<T: Scalar> CsrMatrix<T> {
 
     /// The diagonal (zero where no entry is stored).
     pub fn diagonal(&self) -> Vec<T> {
+        use rayon::prelude::*;
         (0..self.n_rows.min(self.n_cols))
+            .into_par_iter()
             .map(|r| {
                 let (c, v) = self.row(r);
                 c.binary_search(&r)

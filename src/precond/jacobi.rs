@@ -5,6 +5,7 @@ use crate::backend::{Backend, Buffer, Partials, Slot};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Point Jacobi, z_i = r_i / a_ii, applied by the `diag_scale` kernels.
@@ -34,14 +35,16 @@ impl<T: Scalar> Jacobi<T> {
             return Err(Error::dims("Jacobi: square matrix", a.n_rows(), a.n_cols()));
         }
         let mut inv = a.diagonal();
-        for (row, d) in inv.iter_mut().enumerate() {
-            if *d == T::zero() || !d.is_finite() {
-                return Err(Error::PreconditionerSetup(format!(
-                    "Jacobi: zero or non-finite diagonal entry in row {row}"
-                )));
-            }
-            *d = T::one() / *d;
+        // The first bad row (in row order), then the inverses, both in parallel.
+        if let Some(row) = inv
+            .par_iter()
+            .position_first(|d| *d == T::zero() || !d.is_finite())
+        {
+            return Err(Error::PreconditionerSetup(format!(
+                "Jacobi: zero or non-finite diagonal entry in row {row}"
+            )));
         }
+        inv.par_iter_mut().for_each(|d| *d = T::one() / *d);
         let fingerprint = a.fingerprint();
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
@@ -92,5 +95,52 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Jacobi<T> {
     }
     fn memory_bytes(&self) -> usize {
         self.inv_diag.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::host::HostBackend;
+    use crate::backend::VectorOps;
+
+    /// Diagonal 1..n with the given rows replaced by `bad`.
+    fn diag_matrix(n: usize, bad: &[usize], value: f64) -> CsrMatrix<f64> {
+        let t: Vec<(usize, usize, f64)> = (0..n)
+            .map(|i| {
+                (
+                    i,
+                    i,
+                    if bad.contains(&i) {
+                        value
+                    } else {
+                        1.0 + i as f64
+                    },
+                )
+            })
+            .collect();
+        CsrMatrix::from_triplets(n, n, &t).unwrap()
+    }
+
+    #[test]
+    fn the_first_bad_diagonal_entry_is_named() {
+        let be = HostBackend::new();
+        for (bad, value) in [(vec![70_000, 3], 0.0), (vec![5, 9], f64::NAN)] {
+            let a = diag_matrix(100_000, &bad, value);
+            let first = *bad.iter().min().unwrap();
+            match Jacobi::new(&be, &a) {
+                Err(Error::PreconditionerSetup(m)) => {
+                    assert!(m.ends_with(&format!("row {first}")), "{m}")
+                }
+                other => panic!("expected a setup error, got {other:?}"),
+            }
+        }
+        let ok = Jacobi::new(&be, &diag_matrix(1000, &[], 0.0)).unwrap();
+        let mut inv = vec![0.0; 1000];
+        be.read(&ok.inv_diag, &mut inv).unwrap();
+        assert!(inv
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == 1.0 / (1.0 + i as f64)));
     }
 }
