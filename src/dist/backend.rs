@@ -43,7 +43,9 @@ pub struct CommStats {
     pub reductions: u64,
     /// Host seconds in the halo outside the local product: packing and reading the send
     /// entries, waiting for the messages after the local product was started, uploading the
-    /// ghost entries (the exchange time the local product did not hide, on a GPU).
+    /// ghost entries (the exchange time the local product did not hide, on a GPU). Where the
+    /// backend overlaps (CUDA), the wait for the send entries also waits for the device work
+    /// queued before the gather, so this is host time, not exposed device time.
     pub halo_seconds: f64,
     /// Host seconds inside the reduction collectives (waiting for the slowest rank included).
     pub reduce_seconds: f64,
