@@ -4,8 +4,8 @@
 # and BILU(0)-preconditioned GMRES(30) on the atmosmodd-like problem of Preconditioning I
 # (convdiff3d, n = 1,259,712, block size 4, relative residual 1e-5) on 1 and 2 GPUs, next to none
 # and Jacobi. CSV and logs under $OUT, tables last. From the repository root on the device, after
-#   ../shared/tools/pack-for-device --features "cuda opencl mpi cli"
-# (executables pipekrylov and test-mpi kept in .device/bin; BIN, BACKEND and SIZE override for a try elsewhere):
+# the release build with --features "cuda opencl mpi cli" packed into .device/bin (executables
+# pipekrylov, test-mpi and test-backend_agreement; BIN, BACKEND and SIZE override for a try elsewhere):
 #   OUT=... bash scripts/h200x2-mpi.sh            (PARTS="topo tests scaling bilu", about 5 minutes)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"

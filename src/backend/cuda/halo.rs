@@ -11,7 +11,7 @@ use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, Spm
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 impl HaloOps for CudaBackend {
     fn halo_gather<T: Scalar>(
@@ -119,15 +119,7 @@ impl HaloOps for CudaBackend {
         let elem = std::mem::size_of::<T>();
         let (send_bytes, recv_bytes) = (send.len() * elem, ghost_x.len() * elem);
         let dst = self.raw(ghost_x)?.ptr();
-        self.check_alive()?;
-        self.bind()?;
-        let mut guard = self.lock(&self.state.halo, "halo staging")?;
-        if guard.is_none() {
-            *guard = Some(
-                HaloStaging::new(&self.ctx)
-                    .map_err(|e| self.driver_error("halo staging (stream, events)", e, 0))?,
-            );
-        }
+        let mut guard = self.halo_staging()?;
         let st = guard.as_mut().ok_or_else(|| self.lock_poisoned())?;
         let copy = st.copy.cu_stream();
         let staging_error = |e| self.driver_error("halo exchange staging", e, 0);
@@ -356,6 +348,14 @@ impl CudaBackend {
         &self,
         f: impl FnOnce(&mut HaloStaging) -> std::result::Result<R, DriverError>,
     ) -> Result<R> {
+        let mut guard = self.halo_staging()?;
+        let st = guard.as_mut().ok_or_else(|| self.lock_poisoned())?;
+        f(st).map_err(|e| self.driver_error("halo exchange copy", e, 0))
+    }
+
+    /// The locked halo staging (created on first use; always `Some` in the guard), with the
+    /// device checked alive and the context bound to this thread.
+    fn halo_staging(&self) -> Result<MutexGuard<'_, Option<HaloStaging>>> {
         self.check_alive()?;
         self.bind()?;
         let mut guard = self.lock(&self.state.halo, "halo staging")?;
@@ -365,7 +365,6 @@ impl CudaBackend {
                     .map_err(|e| self.driver_error("halo staging (stream, events)", e, 0))?,
             );
         }
-        let st = guard.as_mut().ok_or_else(|| self.lock_poisoned())?;
-        f(st).map_err(|e| self.driver_error("halo exchange copy", e, 0))
+        Ok(guard)
     }
 }
