@@ -59,6 +59,32 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     write_partial(partials, slot_ss, acc);
 }
 
+/* The body, shared with bicgstab_update_resident of resident.cl (the same code, so the same
+ * rounding). `scratch` is the kernel's __local array of 2 WG entries. */
+inline void bicgstab_update_body(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                                 __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
+                                 __global const SCALAR *s, __global const SCALAR *ap,
+                                 __global const SCALAR *as_, __global const SCALAR *phat,
+                                 __global const SCALAR *shat, __global const SCALAR *r0star, const uint n,
+                                 __global SCALAR *partials, const uint slot_rr0, const uint slot_rr,
+                                 __local SCALAR *scratch) {
+    SCALAR acc[2] = {ZERO, ZERO};
+    FOR_EACH(i, n) {
+        const SCALAR ph = phat[i];
+        const SCALAR sh = shat[i];
+        const SCALAR pi = p[i];
+        x[i] += alpha * ph + omega * sh;
+        const SCALAR ri = s[i] - omega * as_[i];
+        r[i] = ri;
+        p[i] = ri + beta * (pi - omega * ap[i]);
+        acc[0] += ri * r0star[i];
+        acc[1] += ri * ri;
+    }
+    group_sum_multi(scratch, acc, 2);
+    write_partial(partials, slot_rr0, acc[0]);
+    write_partial(partials, slot_rr, acc[1]);
+}
+
 pk_kernel void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
                      PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, p),
                      PK_GLOBAL(const SCALAR, s), PK_GLOBAL(const SCALAR, ap),
@@ -76,19 +102,6 @@ pk_kernel void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCA
     PK_BIND(const SCALAR, r0star);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
-    SCALAR acc[2] = {ZERO, ZERO};
-    FOR_EACH(i, n) {
-        const SCALAR ph = phat[i];
-        const SCALAR sh = shat[i];
-        const SCALAR pi = p[i];
-        x[i] += alpha * ph + omega * sh;
-        const SCALAR ri = s[i] - omega * as_[i];
-        r[i] = ri;
-        p[i] = ri + beta * (pi - omega * ap[i]);
-        acc[0] += ri * r0star[i];
-        acc[1] += ri * ri;
-    }
-    group_sum_multi(scratch, acc, 2);
-    write_partial(partials, slot_rr0, acc[0]);
-    write_partial(partials, slot_rr, acc[1]);
+    bicgstab_update_body(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, n, partials, slot_rr0,
+                         slot_rr, scratch);
 }

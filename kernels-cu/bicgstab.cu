@@ -42,10 +42,13 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR 
     write_partial(partials, slot_ss, block_sum1(acc));
 }
 
-extern "C" __launch_bounds__(WG) __global__ void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta, SCALAR *x, SCALAR *r,
-                SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
-                const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n,
-                SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+/* The body, shared with bicgstab_update_resident of resident.cu (the same code, so the same
+ * rounding). */
+__device__ __forceinline__ void bicgstab_update_body(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                                                     SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s,
+                                                     const SCALAR *ap, const SCALAR *as_, const SCALAR *phat,
+                                                     const SCALAR *shat, const SCALAR *r0star, const uint n,
+                                                     SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
     SCALAR acc[2] = {ZERO, ZERO};
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const SCALAR ph = phat[i];
@@ -61,4 +64,12 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update(const SCALAR al
     block_sum<2>(acc);
     write_partial(partials, slot_rr0, acc[0]);
     write_partial(partials, slot_rr, acc[1]);
+}
+
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta, SCALAR *x, SCALAR *r,
+                SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
+                const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n,
+                SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+    bicgstab_update_body(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, n, partials, slot_rr0,
+                         slot_rr);
 }

@@ -1,8 +1,10 @@
-//! Device-resident pipelined CG (issue 15) against the synchronous mode on every backend: the
-//! same iteration count, stop reason, residual history (bit for bit), residual replacements and
-//! solution (bit for bit), for convergence inside a batch, at iteration 0, at the iteration
-//! limit, on an indefinite matrix, with residual replacements (f32 at a tight tolerance), with
-//! Jacobi; a monitor forces the synchronous mode; the mode's transfer count.
+//! Device-resident pipelined CG and BiCGStab (issue 15) against the synchronous mode on every
+//! backend: the same iteration count, stop reason, residual history (bit for bit), residual
+//! replacements (restarts) and solution (bit for bit), for convergence inside a batch, at
+//! iteration 0, at the iteration limit, on an indefinite matrix, on breakdowns, with residual
+//! replacements (f32 at a tight tolerance), with Jacobi; a monitor forces the synchronous mode;
+//! the mode's transfer count; the scalars kernels against their host reference on crafted sums
+//! (NaN, zero denominators, every stop test).
 //!
 //! Host and OpenCL (PoCL in CI) run here; CUDA is `#[ignore]`d (run on the device with
 //! `--include-ignored`).
@@ -14,12 +16,49 @@ use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
-use pipekrylov::solver::{Cg, Execution, Params, Progress, SolveReport, StopReason};
+use pipekrylov::solver::{BiCgStab, Cg, Execution, Params, Progress, SolveReport, StopReason};
 use pipekrylov::Scalar;
 
 struct Run<T> {
     report: SolveReport,
     x: Vec<T>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Method {
+    Cg,
+    BiCgStab,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_method<B: Backend, T: Scalar>(
+    be: &B,
+    method: Method,
+    a: &CsrMatrix<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    jacobi: bool,
+    params: Params,
+) -> Run<T> {
+    let m = be.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let jac = jacobi.then(|| Jacobi::new(be, a).unwrap());
+    let pc = jac.as_ref().map(|j| j as &dyn Preconditioner<B, T>);
+    let bb = be.upload(b).unwrap();
+    let mut x = match x0 {
+        Some(v) => be.upload(v).unwrap(),
+        None => be.alloc(b.len()).unwrap(),
+    };
+    let report = match method {
+        Method::Cg => Cg::new(be, &m, pc, params).unwrap().solve(&bb, &mut x),
+        Method::BiCgStab => BiCgStab::new(be, &m, pc, params)
+            .unwrap()
+            .solve(&bb, &mut x),
+    }
+    .unwrap();
+    Run {
+        report,
+        x: be.download(&x).unwrap(),
+    }
 }
 
 fn run<B: Backend, T: Scalar>(
@@ -30,20 +69,7 @@ fn run<B: Backend, T: Scalar>(
     jacobi: bool,
     params: Params,
 ) -> Run<T> {
-    let m = be.upload_matrix(a, MatrixFormat::Csr).unwrap();
-    let jac = Jacobi::new(be, a).unwrap();
-    let pc = jacobi.then_some(&jac as &dyn Preconditioner<B, T>);
-    let bb = be.upload(b).unwrap();
-    let mut x = match x0 {
-        Some(v) => be.upload(v).unwrap(),
-        None => be.alloc(b.len()).unwrap(),
-    };
-    let mut cg = Cg::new(be, &m, pc, params).unwrap();
-    let report = cg.solve(&bb, &mut x).unwrap();
-    Run {
-        report,
-        x: be.download(&x).unwrap(),
-    }
+    run_method(be, Method::Cg, a, b, x0, jacobi, params)
 }
 
 fn same<T: Scalar>(label: &str, sync: &Run<T>, res: &Run<T>) {
@@ -91,8 +117,23 @@ fn both<B: Backend, T: Scalar>(
     jacobi: bool,
     params: Params,
 ) -> (Run<T>, Run<T>) {
-    let sync = run(
+    both_method(be, Method::Cg, label, a, b, x0, jacobi, params)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn both_method<B: Backend, T: Scalar>(
+    be: &B,
+    method: Method,
+    label: &str,
+    a: &CsrMatrix<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    jacobi: bool,
+    params: Params,
+) -> (Run<T>, Run<T>) {
+    let sync = run_method(
         be,
+        method,
         a,
         b,
         x0,
@@ -102,8 +143,9 @@ fn both<B: Backend, T: Scalar>(
             ..params
         },
     );
-    let res = run(
+    let res = run_method(
         be,
+        method,
         a,
         b,
         x0,
@@ -113,7 +155,7 @@ fn both<B: Backend, T: Scalar>(
             ..params
         },
     );
-    same(&format!("{} {label}", be.name()), &sync, &res);
+    same(&format!("{} {method:?} {label}", be.name()), &sync, &res);
     (sync, res)
 }
 
@@ -281,9 +323,312 @@ fn resident_matches_sync<B: Backend>(be: &B) {
     );
 }
 
+fn bicgstab_resident_matches_sync<B: Backend>(be: &B) {
+    let both = |label: &str, a: &CsrMatrix<f64>, b: &[f64], x0: Option<&[f64]>, jac, p| {
+        both_method(be, Method::BiCgStab, label, a, b, x0, jac, p)
+    };
+    let a = Generator::ConvDiff3d.generate::<f64>(4096).unwrap().matrix;
+    let n = a.n_rows();
+    let b: Vec<f64> = common::rand_vec(n, 7);
+    // Converges inside a batch.
+    let (s, _) = both("convdiff3d", &a, &b, None, false, Params::default());
+    assert!(s.report.stop_reason.converged() && s.report.iterations > 20);
+    // Jacobi (right-preconditioned: the applications run inside the batches).
+    let fem = Generator::Thermal2d.generate::<f64>(3000).unwrap().matrix;
+    let bf: Vec<f64> = common::rand_vec(fem.n_rows(), 5);
+    let (s, _) = both("thermal2d jacobi", &fem, &bf, None, true, Params::default());
+    assert!(s.report.stop_reason.converged() && s.report.iterations > 20);
+    // The iteration limit, inside the first batches and at a batch boundary.
+    for max_iter in [1, 3, 4, 12, 17] {
+        let p = Params {
+            max_iter,
+            ..Params::default()
+        };
+        let (s, _) = both(&format!("max_iter {max_iter}"), &a, &b, None, false, p);
+        assert_eq!(s.report.stop_reason, StopReason::MaxIterations);
+    }
+    // Iteration 0: the initial guess is the solution.
+    let ones = vec![1.0; n];
+    let mut ab = vec![0.0; n];
+    a.mul_vec(&ones, &mut ab).unwrap();
+    let (s, _) = both("exact x0", &a, &ab, Some(&ones), false, Params::default());
+    assert_eq!(s.report.iterations, 0);
+    // A breakdown at the first device iteration: A = blocks [[0, 1], [-1, 0]] gives
+    // <A r0, r0*> = 0 exactly.
+    let mut t = Vec::new();
+    for k in 0..200 {
+        t.push((2 * k, 2 * k + 1, 1.0));
+        t.push((2 * k + 1, 2 * k, -1.0));
+    }
+    let skew = CsrMatrix::from_triplets(400, 400, &t).unwrap();
+    let bs: Vec<f64> = common::rand_vec(400, 11);
+    let (s, _) = both("skew", &skew, &bs, None, false, Params::default());
+    assert!(
+        matches!(s.report.stop_reason, StopReason::Breakdown(_)),
+        "{:?}",
+        s.report.stop_reason
+    );
+    // An indefinite matrix (2D Poisson - 4.5 I), then with a tight divergence bound.
+    let mut shifted = Generator::Poisson2d.generate::<f64>(4000).unwrap().matrix;
+    let m = shifted.n_rows();
+    for r in 0..m {
+        let (cols, _) = shifted.row(r);
+        let k = cols.iter().position(|&c| c == r).unwrap() + shifted.row_ptr()[r];
+        shifted.values_mut()[k] -= 4.5;
+    }
+    let bm: Vec<f64> = common::rand_vec(m, 3);
+    let p = Params {
+        max_iter: 400,
+        ..Params::default()
+    };
+    both("indefinite", &shifted, &bm, None, false, p);
+    let p = Params {
+        dtol: 1.01,
+        max_iter: 400,
+        ..Params::default()
+    };
+    let (s, _) = both("dtol", &shifted, &bm, None, false, p);
+    assert_eq!(s.report.stop_reason, StopReason::Diverged);
+    // Restarts from the true residual: f32 to a tolerance near its attainable accuracy.
+    let a32: CsrMatrix<f32> = a.cast();
+    let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+    let p = Params {
+        rtol: 1e-7,
+        ..Params::default()
+    };
+    let (s, _) = both_method(
+        be,
+        Method::BiCgStab,
+        "f32 restarts",
+        &a32,
+        &b32,
+        None,
+        false,
+        p,
+    );
+    assert!(
+        s.report.residual_replacements > 0,
+        "{:?}",
+        s.report.stop_reason
+    );
+    // A monitor forces the synchronous mode and sees every iteration.
+    let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let bb = be.upload(&b).unwrap();
+    let resident = Params {
+        execution: Execution::DeviceResident,
+        ..Params::default()
+    };
+    let mut x = be.alloc::<f64>(n).unwrap();
+    let mut solver = BiCgStab::new(be, &m, None, resident).unwrap();
+    let mut seen = 0;
+    let mut monitor = |_: Progress| seen += 1;
+    let r = solver
+        .solve_with_monitor(&bb, &mut x, Some(&mut monitor))
+        .unwrap();
+    assert_eq!(r.execution, Execution::Synchronous);
+    assert_eq!(seen, r.iterations + 1);
+    // Two solves with one solver: the second replays the recorded batches (CUDA graphs).
+    let sync = run_method(be, Method::BiCgStab, &a, &b, None, false, Params::default());
+    let sync = Run {
+        report: SolveReport {
+            execution: Execution::Synchronous,
+            ..sync.report
+        },
+        ..sync
+    };
+    let mut solver = BiCgStab::new(be, &m, None, resident).unwrap();
+    for round in 0..2 {
+        be.fill(&mut x, 0.0).unwrap();
+        let report = solver.solve(&bb, &mut x).unwrap();
+        let res = Run {
+            report,
+            x: be.download(&x).unwrap(),
+        };
+        same(
+            &format!("{} BiCgStab solve {round}", be.name()),
+            &sync,
+            &res,
+        );
+    }
+    // The transfers: one state write and one read per batch.
+    let poisson = Generator::Poisson2d.generate::<f64>(4000).unwrap().matrix;
+    let long = run_method(
+        be,
+        Method::BiCgStab,
+        &poisson,
+        &bm,
+        None,
+        false,
+        Params {
+            rtol: 1e-12,
+            ..resident
+        },
+    );
+    assert!(long.report.iterations > 100, "{}", long.report.iterations);
+    assert!(
+        long.report.transfers_per_iteration < 0.2,
+        "{} transfers per iteration",
+        long.report.transfers_per_iteration
+    );
+}
+
+/// `bicgstab_scalars` against `bicgstab_scalars_reference` on crafted sums: every stop test, NaN
+/// and infinity, zero denominators, a set flag; and the reference's own outcome as expected.
+fn bicgstab_scalars_match_reference<B: Backend>(be: &B) {
+    use pipekrylov::backend::ops::resident::{bicgstab_scalars_reference, layout};
+    use pipekrylov::backend::{BicgstabSlots, ResidentState, Slot};
+    let slots = BicgstabSlots {
+        r_r0: Slot(0),
+        ap_r0: Slot(1),
+        s_s: Slot(2),
+        as_s: Slot(3),
+        as_as: Slot(4),
+        as_r0: Slot(5),
+    };
+    let ordinary = [2.0, 4.0, 9.0, 1.5, 3.0, -0.25];
+    let nan = f64::NAN;
+    // (label, sums, flag already set, max_iter, expected flag)
+    let cases: Vec<(&str, [f64; 6], bool, f64, bool)> = vec![
+        ("ordinary", ordinary, false, 100.0, false),
+        ("flag already set", ordinary, true, 100.0, true),
+        (
+            "rho NaN",
+            [nan, 4.0, 9.0, 1.5, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "Ap r0* inf",
+            [2.0, f64::INFINITY, 9.0, 1.5, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "Ap r0* zero",
+            [2.0, 0.0, 9.0, 1.5, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "rho breakdown",
+            [1e-40, 4.0, 9.0, 1.5, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "As r0* NaN",
+            [2.0, 4.0, 9.0, 1.5, 3.0, nan],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "s converged",
+            [2.0, 4.0, 1e-8, 1e-9, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "omega zero (As, s)",
+            [2.0, 4.0, 9.0, 0.0, 3.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "omega zero (As, As)",
+            [2.0, 4.0, 9.0, 1.5, 0.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "r converged",
+            [2.0, 4.0, 9.0, 3.0, 1.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        (
+            "diverged",
+            [2.0, 4.0, 1e12, 1.0, 1.0, -0.25],
+            false,
+            100.0,
+            true,
+        ),
+        ("iteration limit", ordinary, false, 6.0, true),
+        ("below the limit", ordinary, false, 7.0, false),
+    ];
+    let mut partials = be.partials::<f64>(1, 6).unwrap();
+    let mut state = ResidentState::new(be, 8).unwrap();
+    let len = state.buffer().len();
+    for (label, sums, preset, max_iter, want_flag) in cases {
+        for (k, v) in sums.iter().enumerate() {
+            let xv = be.upload(&[*v]).unwrap();
+            let one = be.upload(&[1.0]).unwrap();
+            be.dot_partials(&xv, &one, &mut partials, Slot(k)).unwrap();
+        }
+        let got_sums = be.finish(&partials).unwrap();
+        let sums = [0, 1, 2, 3, 4, 5].map(|k| got_sums.get(Slot(k)));
+        let mut header = vec![0.0; len];
+        header[layout::FLAG] = if preset { 1.0 } else { 0.0 };
+        header[layout::ITER] = 5.0;
+        header[layout::TARGET] = 1e-3;
+        header[layout::DTOL_R0] = 1e5;
+        header[layout::MAX_ITER] = max_iter;
+        header[layout::R_NORM] = 1.0;
+        header[layout::R0STAR_NORM] = 10.0;
+        header[layout::EPS2] = f64::EPSILON * f64::EPSILON;
+        be.write(state.buffer_mut(), &header).unwrap();
+        be.bicgstab_scalars(&partials, slots, 3, &mut state)
+            .unwrap();
+        let got = be.download(state.buffer()).unwrap();
+        let mut want = header.clone();
+        bicgstab_scalars_reference(sums, 3, &mut want);
+        assert_eq!(
+            want[layout::FLAG] != 0.0,
+            want_flag,
+            "{label}: the reference"
+        );
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "{} {label}: state[{k}]",
+                be.name()
+            );
+        }
+        if !want_flag {
+            let [rho, ap_r0, ss, as_s, as_as, as_r0] = sums;
+            let omega = as_s / as_as;
+            assert_eq!(got[layout::ALPHA], rho / ap_r0, "{label}");
+            assert_eq!(got[layout::OMEGA], omega, "{label}");
+            assert_eq!(got[layout::BETA], -as_r0 / ap_r0, "{label}");
+            let rr = ss - 2.0 * omega * as_s + omega * omega * as_as;
+            assert_eq!(got[layout::HISTORY + 3], rr.sqrt(), "{label}");
+            assert_eq!(got[layout::ITER], 6.0, "{label}");
+        }
+    }
+}
+
 #[test]
 fn host_resident_matches_sync() {
     resident_matches_sync(&HostBackend::new());
+}
+
+#[test]
+fn host_bicgstab_resident_matches_sync() {
+    bicgstab_resident_matches_sync(&HostBackend::new());
+}
+
+#[test]
+fn host_bicgstab_scalars_match_reference() {
+    bicgstab_scalars_match_reference(&HostBackend::new());
 }
 
 #[test]
@@ -309,10 +654,28 @@ fn opencl_resident_matches_sync() {
     resident_matches_sync(&be);
 }
 
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_bicgstab_resident_matches_sync() {
+    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
+        .expect("an OpenCL device (PoCL in CI)");
+    bicgstab_scalars_match_reference(&be);
+    bicgstab_resident_matches_sync(&be);
+}
+
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_resident_matches_sync() {
     let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     resident_matches_sync(&be);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_bicgstab_resident_matches_sync() {
+    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    bicgstab_scalars_match_reference(&be);
+    bicgstab_resident_matches_sync(&be);
 }

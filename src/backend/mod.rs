@@ -31,9 +31,10 @@ pub mod cuda;
 pub use buffer::Buffer;
 pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat};
 pub use ops::{
-    AfsaiGrowth, AfsaiStop, Basis, BlockTriangular, CgSlots, FsaiPattern, GatherList, GhostBlock,
-    HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps, PrecondOps, Recording,
-    ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps, MAX_BLOCK_SIZE,
+    AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
+    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
+    PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps,
+    MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use select::{available_backends, BackendChoice, BackendStatus};

@@ -36,7 +36,8 @@ pub struct BenchArgs {
     pub precision: Precision,
     /// Per-case settings.
     pub case: CaseSpec,
-    /// Execution modes of pipelined CG to run (the other solvers: synchronous, once).
+    /// Execution modes of pipelined CG and BiCGStab to run (GMRES and the classical variants:
+    /// synchronous, once).
     pub executions: Vec<crate::solver::Execution>,
     /// No progress bar.
     pub quiet: bool,
@@ -158,11 +159,12 @@ fn sweep<T: Scalar>(
                 backend.name(),
                 a.n_rows()
             ));
-            let executions = if solver == "cg" && variant == Variant::Pipelined {
-                args.executions.clone()
-            } else {
-                vec![crate::solver::Execution::Synchronous]
-            };
+            let executions =
+                if matches!(solver.as_str(), "cg" | "bicgstab") && variant == Variant::Pipelined {
+                    args.executions.clone()
+                } else {
+                    vec![crate::solver::Execution::Synchronous]
+                };
             for execution in executions {
                 let case = CaseSpec {
                     execution,

@@ -2,8 +2,8 @@
 //! as it is computed (like PETSc's `-ksp_monitor`), and on a terminal a progress line appears once
 //! a solve has run for a second.
 //!
-//! Both need the solver's per-iteration callback, which makes pipelined CG run synchronously
-//! (the device-resident mode has no per-iteration host step). `--monitor` accepts that; the
+//! Both need the solver's per-iteration callback, which makes pipelined CG and BiCGStab run
+//! synchronously (the device-resident mode has no per-iteration host step). `--monitor` accepts that; the
 //! progress line is only installed on solves that run synchronously anyway, so that it never
 //! changes how a solve runs.
 
@@ -46,7 +46,7 @@ impl Watch {
         json: bool,
         b_norm: f64,
     ) -> Self {
-        let synchronous_anyway = solver != "cg"
+        let synchronous_anyway = !matches!(solver, "cg" | "bicgstab")
             || execution == Execution::Synchronous
             || (execution == Execution::Auto
                 && (!backend.is_gpu() || backend.ranks() > 1 || n > RESIDENT_AUTO_MAX_N));

@@ -850,6 +850,42 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
         self.inner
             .pcg_update_resident(state, x, r, z, p, ap, q, partials, rr, rz)
     }
+    fn bicgstab_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: crate::backend::BicgstabSlots,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner
+            .bicgstab_scalars(partials, slots, hist_index, state)
+    }
+    fn bicgstab_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        if self.comm.size() > 1 {
+            return Err(resident_unsupported());
+        }
+        self.inner.bicgstab_update_resident(
+            state, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )
+    }
 }
 
 fn resident_unsupported() -> Error {

@@ -6,6 +6,7 @@ mod common;
 mod gmres;
 mod params;
 mod report;
+mod resident;
 
 pub use bicgstab::BiCgStab;
 pub(crate) use cg::norm as cg_norm;

@@ -35,16 +35,16 @@ impl std::fmt::Display for Variant {
     }
 }
 
-/// Where the iterations of pipelined CG are driven from.
+/// Where the iterations of pipelined CG and BiCGStab are driven from.
 ///
 /// `Synchronous` is the paper's design: every iteration ends with one transfer of the partial
-/// sums and the host computes alpha, beta and the stop test. `DeviceResident` computes them on
-/// the device (`cg_scalars`), so the host enqueues batches of iterations ahead and reads back one
+/// sums and the host computes alpha, beta (BiCGStab: and omega) and the stop test.
+/// `DeviceResident` computes them on the device (`cg_scalars`, `bicgstab_scalars`), so the host enqueues batches of iterations ahead and reads back one
 /// small state array per batch; the iterates, residual history and stopping iteration are those
 /// of the synchronous mode bit for bit (the host takes over at every iteration that is not
 /// ordinary). `Auto` picks device-resident on a GPU with one rank and no monitor, synchronous
 /// otherwise. A monitor callback forces the synchronous mode (it must see every iteration as it
-/// happens). BiCGStab and GMRES always run synchronously for now.
+/// happens). GMRES always runs synchronously for now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Execution {
     /// Device-resident on a single GPU without a monitor (n up to [`RESIDENT_AUTO_MAX_N`]),
@@ -161,7 +161,8 @@ pub struct Params {
     /// Orthogonalization of the pipelined GMRES (ignored by the other solvers and by the
     /// classical GMRES).
     pub gmres_orthogonalization: GmresOrthogonalization,
-    /// Synchronous or device-resident iterations (pipelined CG; see [`Execution`]).
+    /// Synchronous or device-resident iterations (pipelined CG and BiCGStab; see
+    /// [`Execution`]).
     pub execution: Execution,
     /// Keep the residual history in the report.
     pub record_history: bool,

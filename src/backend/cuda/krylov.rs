@@ -130,40 +130,12 @@ impl KrylovOps for CudaBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let n =
-            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
-        let p_ptr = self.ptr(p)?;
-        let s_ptr = self.ptr(s)?;
-        let phat_ptr = match phat {
-            Some(v) => self.ptr(v)?,
-            None => p_ptr,
-        };
-        let shat_ptr = match shat {
-            Some(v) => self.ptr(v)?,
-            None => s_ptr,
-        };
-        let args = [
-            scalar(alpha),
-            scalar(omega),
-            scalar(beta),
-            self.ptr(x)?,
-            self.ptr(r)?,
-            p_ptr,
-            s_ptr,
-            self.ptr(ap)?,
-            self.ptr(as_)?,
-            phat_ptr,
-            shat_ptr,
-            self.ptr(r0star)?,
-            len_arg(n)?,
-            self.ptr(partials.buffer())?,
-            index_arg("slot", rr0.0)?,
-            index_arg("slot", rr.0)?,
-        ];
+        let mut args = vec![scalar(alpha), scalar(omega), scalar(beta)];
+        args.extend(
+            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
+        );
         // SAFETY: bicgstab_update(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star,
-        // uint n, partials, uint slot_rr0, uint slot_rr): every vector holds n elements
-        // (checked); without preconditioning phat = p (each thread reads phat_i before it
-        // writes p_i) and shat = s; distinct slots inside the partials; grid = groups.
+        // uint n, partials, uint slot_rr0, uint slot_rr): see `bicgstab_update_args`.
         unsafe { self.launch::<T>(Kernel::BicgstabUpdate, partials.groups(), &args) }
     }
 
@@ -492,5 +464,48 @@ impl KrylovOps for CudaBackend {
         // 1..=ucol+1 exist and coef holds the 2 count + 4 values gmres_dcgs2_finish wrote at
         // coef_off, on the same stream (checked); the grid is the partials' group count.
         unsafe { self.launch::<T>(Kernel::GmresDcgs2Update, pa.groups(), &args) }
+    }
+}
+
+impl CudaBackend {
+    /// The arguments of `bicgstab_update` and `bicgstab_update_resident` after their first
+    /// (the scalars or the state), checked: every vector holds n elements; without
+    /// preconditioning phat = p (each thread reads phat_i before it writes p_i) and shat = s;
+    /// distinct slots inside the partials; launched with grid = groups.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bicgstab_update_args<T: Scalar>(
+        &self,
+        x: &Buffer<T>,
+        r: &Buffer<T>,
+        p: &Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<Vec<Arg>> {
+        let n =
+            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
+        let p_ptr = self.ptr(p)?;
+        let s_ptr = self.ptr(s)?;
+        Ok(vec![
+            self.ptr(x)?,
+            self.ptr(r)?,
+            p_ptr,
+            s_ptr,
+            self.ptr(ap)?,
+            self.ptr(as_)?,
+            phat.map_or(Ok(p_ptr), |v| self.ptr(v))?,
+            shat.map_or(Ok(s_ptr), |v| self.ptr(v))?,
+            self.ptr(r0star)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr0.0)?,
+            index_arg("slot", rr.0)?,
+        ])
     }
 }

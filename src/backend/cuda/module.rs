@@ -97,12 +97,14 @@ pub(crate) enum Kernel {
     CgScalars,
     CgUpdateResident,
     PcgUpdateResident,
+    BicgstabScalars,
+    BicgstabUpdateResident,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 49] = [
+    pub(crate) const ALL: [Kernel; 51] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -151,6 +153,8 @@ impl Kernel {
         Kernel::CgScalars,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
+        Kernel::BicgstabScalars,
+        Kernel::BicgstabUpdateResident,
         Kernel::BufferAddress,
     ];
 
@@ -205,6 +209,8 @@ impl Kernel {
             Kernel::CgScalars => "cg_scalars",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
+            Kernel::BicgstabScalars => "bicgstab_scalars",
+            Kernel::BicgstabUpdateResident => "bicgstab_update_resident",
             Kernel::BufferAddress => "buffer_address",
         }
     }

@@ -6,7 +6,7 @@ use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::check_scalars;
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{CgSlots, ResidentOps, ResidentState};
+use crate::backend::{BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -31,7 +31,7 @@ impl ResidentOps for CudaBackend {
         hist_index: usize,
         state: &mut ResidentState,
     ) -> Result<()> {
-        check_scalars(partials, slots, hist_index, state)?;
+        check_scalars(partials, &slots.all(), hist_index, state)?;
         let args = [
             self.ptr(partials.buffer())?,
             len_arg(partials.groups())?,
@@ -107,5 +107,52 @@ impl ResidentOps for CudaBackend {
         // SAFETY: pcg_update_resident(state, x, r, z, p, ap, q, uint n, partials, uint slot_rr,
         // uint slot_rz): all vectors hold n elements, both slots inside the partials (checked).
         unsafe { self.launch::<T>(Kernel::PcgUpdateResident, partials.groups(), &args) }
+    }
+
+    fn bicgstab_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: BicgstabSlots,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        let all = slots.all();
+        check_scalars(partials, &all, hist_index, state)?;
+        let mut args = vec![self.ptr(partials.buffer())?, len_arg(partials.groups())?];
+        for s in all {
+            args.push(index_arg("slot", s.0)?);
+        }
+        args.push(index_arg("hist_index", hist_index)?);
+        args.push(self.ptr(&state.buffer)?);
+        // SAFETY: bicgstab_scalars(partials, uint groups, six slots, uint hist_index,
+        // double* state): the slots are inside the partials of `groups` groups, the history
+        // entry inside the state (checked); one block.
+        unsafe { self.launch::<T>(Kernel::BicgstabScalars, 1, &args) }
+    }
+
+    fn bicgstab_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        let mut args = vec![self.ptr(&state.buffer)?];
+        args.extend(
+            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
+        );
+        // SAFETY: bicgstab_update_resident(const double* state, x, r, p, s, ap, as_, phat, shat,
+        // r0star, uint n, partials, uint slot_rr0, uint slot_rr): see `bicgstab_update_args`;
+        // the state holds the header.
+        unsafe { self.launch::<T>(Kernel::BicgstabUpdateResident, partials.groups(), &args) }
     }
 }

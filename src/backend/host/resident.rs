@@ -3,9 +3,11 @@
 
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::resident::{cg_scalars_reference, check_scalars, layout};
+use crate::backend::ops::resident::{
+    bicgstab_scalars_reference, cg_scalars_reference, check_scalars, layout,
+};
 use crate::backend::partials::{sum_slots, Partials, Slot};
-use crate::backend::{CgSlots, KrylovOps, ResidentOps, ResidentState};
+use crate::backend::{BicgstabSlots, CgSlots, KrylovOps, ResidentOps, ResidentState};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -18,7 +20,7 @@ impl ResidentOps for HostBackend {
         hist_index: usize,
         state: &mut ResidentState,
     ) -> Result<()> {
-        check_scalars(partials, slots, hist_index, state)?;
+        check_scalars(partials, &slots.all(), hist_index, state)?;
         self.counters.launch();
         let sums = sum_slots(
             partials.buffer().host()?,
@@ -75,5 +77,53 @@ impl ResidentOps for HostBackend {
             T::from_f64(st[layout::BETA]),
         );
         self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+    }
+
+    fn bicgstab_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: BicgstabSlots,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        let all = slots.all();
+        check_scalars(partials, &all, hist_index, state)?;
+        self.counters.launch();
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let s = all.map(|k| sums.get(k));
+        bicgstab_scalars_reference(s, hist_index, state.buffer.host_mut()?);
+        Ok(())
+    }
+
+    fn bicgstab_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        let st = state.buffer.host()?;
+        if st[layout::FLAG] != 0.0 {
+            self.counters.launch();
+            return Ok(());
+        }
+        let [alpha, omega, beta] =
+            [layout::ALPHA, layout::OMEGA, layout::BETA].map(|k| T::from_f64(st[k]));
+        self.bicgstab_update(
+            alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )
     }
 }

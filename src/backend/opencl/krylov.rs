@@ -128,41 +128,11 @@ impl KrylovOps for OpenClBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let n =
-            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
-        let pm = self.mem(p)?;
-        let sm = self.mem(s)?;
-        // Without preconditioning p^ = p and s^ = s: the kernel reads p_i before writing it.
-        let phm = match phat {
-            Some(v) => self.mem(v)?,
-            None => pm,
-        };
-        let shm = match shat {
-            Some(v) => self.mem(v)?,
-            None => sm,
-        };
-        self.launch::<T>(
-            "bicgstab_update",
-            partials.groups(),
-            &[
-                Arg::scalar(alpha),
-                Arg::scalar(omega),
-                Arg::scalar(beta),
-                Arg::Mem(self.mem(x)?),
-                Arg::Mem(self.mem(r)?),
-                Arg::Mem(pm),
-                Arg::Mem(sm),
-                Arg::Mem(self.mem(ap)?),
-                Arg::Mem(self.mem(as_)?),
-                Arg::Mem(phm),
-                Arg::Mem(shm),
-                Arg::Mem(self.mem(r0star)?),
-                Arg::uint(Self::len_u32(n)?),
-                Arg::Mem(self.mem(partials.buffer())?),
-                Self::slot_arg(rr0)?,
-                Self::slot_arg(rr)?,
-            ],
-        )
+        let mut args = vec![Arg::scalar(alpha), Arg::scalar(omega), Arg::scalar(beta)];
+        args.extend(
+            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
+        );
+        self.launch::<T>("bicgstab_update", partials.groups(), &args)
     }
 
     fn basis_spmv_dots<T: Scalar>(
@@ -471,5 +441,47 @@ impl KrylovOps for OpenClBackend {
                 Arg::ulong(coef_off as u64),
             ],
         )
+    }
+}
+
+impl OpenClBackend {
+    /// The arguments of `bicgstab_update` and `bicgstab_update_resident` after their first
+    /// (the scalars or the state), checked. Without preconditioning p^ = p and s^ = s: the
+    /// kernel reads p_i before writing it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bicgstab_update_args<'a, T: Scalar>(
+        &self,
+        x: &'a Buffer<T>,
+        r: &'a Buffer<T>,
+        p: &'a Buffer<T>,
+        s: &'a Buffer<T>,
+        ap: &'a Buffer<T>,
+        as_: &'a Buffer<T>,
+        phat: Option<&'a Buffer<T>>,
+        shat: Option<&'a Buffer<T>>,
+        r0star: &'a Buffer<T>,
+        partials: &'a Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<Vec<Arg<'a>>> {
+        let n =
+            checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
+        let pm = self.mem(p)?;
+        let sm = self.mem(s)?;
+        Ok(vec![
+            Arg::Mem(self.mem(x)?),
+            Arg::Mem(self.mem(r)?),
+            Arg::Mem(pm),
+            Arg::Mem(sm),
+            Arg::Mem(self.mem(ap)?),
+            Arg::Mem(self.mem(as_)?),
+            Arg::Mem(phat.map_or(Ok(pm), |v| self.mem(v))?),
+            Arg::Mem(shat.map_or(Ok(sm), |v| self.mem(v))?),
+            Arg::Mem(self.mem(r0star)?),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(rr0)?,
+            Self::slot_arg(rr)?,
+        ])
     }
 }

@@ -6,7 +6,7 @@ use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::check_scalars;
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BackendInfo, CgSlots, ResidentOps, ResidentState};
+use crate::backend::{BackendInfo, BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -33,7 +33,7 @@ impl ResidentOps for OpenClBackend {
         state: &mut ResidentState,
     ) -> Result<()> {
         self.check_resident()?;
-        check_scalars(partials, slots, hist_index, state)?;
+        check_scalars(partials, &slots.all(), hist_index, state)?;
         self.launch::<T>(
             "cg_scalars",
             1,
@@ -112,5 +112,51 @@ impl ResidentOps for OpenClBackend {
                 Self::slot_arg(rz)?,
             ],
         )
+    }
+
+    fn bicgstab_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: BicgstabSlots,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()> {
+        self.check_resident()?;
+        let all = slots.all();
+        check_scalars(partials, &all, hist_index, state)?;
+        let mut args = vec![
+            Arg::Mem(self.mem(partials.buffer())?),
+            Arg::uint(Self::len_u32(partials.groups())?),
+        ];
+        for s in all {
+            args.push(Self::slot_arg(s)?);
+        }
+        args.push(Arg::uint(Self::len_u32(hist_index)?));
+        args.push(Arg::Mem(self.mem(&state.buffer)?));
+        self.launch::<T>("bicgstab_scalars", 1, &args)
+    }
+
+    fn bicgstab_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        self.check_resident()?;
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        args.extend(
+            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
+        );
+        self.launch::<T>("bicgstab_update_resident", partials.groups(), &args)
     }
 }

@@ -17,7 +17,7 @@ pub use precond::{
     AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
     MAX_BLOCK_SIZE,
 };
-pub use resident::{CgSlots, Recording, ResidentOps, ResidentState};
+pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -91,6 +91,12 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     (
         "resident",
-        &["cg_scalars", "cg_update_resident", "pcg_update_resident"],
+        &[
+            "cg_scalars",
+            "cg_update_resident",
+            "pcg_update_resident",
+            "bicgstab_scalars",
+            "bicgstab_update_resident",
+        ],
     ),
 ];

@@ -1,13 +1,14 @@
-//! Device-resident pipelined CG (issue 15): the scalars of an iteration are computed on the
-//! device, so the host can enqueue iterations ahead without reading anything back, and the stop
-//! test runs on the device (`cg_scalars` sets a flag every later kernel checks first).
+//! Device-resident pipelined CG and BiCGStab (issue 15): the scalars of an iteration are
+//! computed on the device, so the host can enqueue iterations ahead without reading anything
+//! back, and the stop test runs on the device (`cg_scalars` / `bicgstab_scalars` set a flag every
+//! later update checks first).
 //!
 //! The device computes exactly what the host would: the sums in double in group order (as
-//! [`crate::backend::VectorOps::finish`] does), alpha and beta with the host's formulas and
+//! [`crate::backend::VectorOps::finish`] does), the coefficients with the host's formulas and
 //! operation order, no fused multiply-add. The host takes over, from the same partials, at every
 //! iteration that is not ordinary (a residual that claims convergence, <r, z> or <p, Ap> not
-//! positive, NaN, divergence, the iteration limit), so the iterates, the residual history and the
-//! stop are those of the synchronous solve.
+//! positive, a BiCGStab breakdown, NaN, divergence, the iteration limit), so the iterates, the
+//! residual history and the stop are those of the synchronous solve.
 
 use super::vector::VectorOps;
 use crate::backend::buffer::Buffer;
@@ -32,11 +33,19 @@ pub mod layout {
     pub const DTOL_R0: usize = 5;
     /// Iteration limit.
     pub const MAX_ITER: usize = 6;
+    /// omega of the next iteration (BiCGStab).
+    pub const OMEGA: usize = 7;
+    /// ||r|| of the last iteration (BiCGStab's rho breakdown test).
+    pub const R_NORM: usize = 8;
+    /// ||r0*|| (BiCGStab's rho breakdown test).
+    pub const R0STAR_NORM: usize = 9;
+    /// The squared machine epsilon of the solve's precision (BiCGStab's rho breakdown test).
+    pub const EPS2: usize = 10;
     /// First entry of the batch's residual history.
-    pub const HISTORY: usize = 8;
+    pub const HISTORY: usize = 12;
 }
 
-/// The device-side state of a device-resident CG solve: a buffer of `HISTORY + batch` doubles.
+/// The device-side state of a device-resident solve: a buffer of `HISTORY + batch` doubles.
 #[derive(Debug)]
 pub struct ResidentState {
     pub(crate) buffer: Buffer<f64>,
@@ -103,7 +112,40 @@ pub struct CgSlots {
     pub ap_q: Slot,
 }
 
-/// Kernels of the device-resident CG.
+impl CgSlots {
+    /// In the kernel's argument order.
+    pub fn all(&self) -> [Slot; 5] {
+        [self.rr, self.ap_ap, self.p_ap, self.rz, self.ap_q]
+    }
+}
+
+/// The slots of one pipelined BiCGStab iteration that `bicgstab_scalars` finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BicgstabSlots {
+    /// <r_i, r0*>
+    pub r_r0: Slot,
+    /// <A p_i, r0*>
+    pub ap_r0: Slot,
+    /// <s_i, s_i>
+    pub s_s: Slot,
+    /// <A s_i, s_i>
+    pub as_s: Slot,
+    /// <A s_i, A s_i>
+    pub as_as: Slot,
+    /// <A s_i, r0*>
+    pub as_r0: Slot,
+}
+
+impl BicgstabSlots {
+    /// In the kernel's argument order.
+    pub fn all(&self) -> [Slot; 6] {
+        [
+            self.r_r0, self.ap_r0, self.s_s, self.as_s, self.as_as, self.as_r0,
+        ]
+    }
+}
+
+/// Kernels of the device-resident CG and BiCGStab.
 #[enum_dispatch]
 pub trait ResidentOps: VectorOps {
     /// Kernel `cg_scalars` (one work-group): the five sums, the ordinary-iteration test, alpha
@@ -166,16 +208,47 @@ pub trait ResidentOps: VectorOps {
         rr: Slot,
         rz: Slot,
     ) -> Result<()>;
+
+    /// Kernel `bicgstab_scalars` (one work-group): the six sums, the ordinary-iteration test,
+    /// alpha, omega and beta, the recurrence's ||r_{i+1}|| into history entry `hist_index` and
+    /// into the state; or the flag.
+    fn bicgstab_scalars<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        slots: BicgstabSlots,
+        hist_index: usize,
+        state: &mut ResidentState,
+    ) -> Result<()>;
+
+    /// Kernel `bicgstab_update_resident`: `bicgstab_update` with alpha, omega and beta from the
+    /// state, nothing when the flag is set (`phat` / `shat` as there).
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_update_resident<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()>;
 }
 
-/// Check the arguments of `cg_scalars`.
+/// Check the arguments of `cg_scalars` / `bicgstab_scalars`.
 pub(crate) fn check_scalars<T: Scalar>(
     partials: &Partials<T>,
-    slots: CgSlots,
+    slots: &[Slot],
     hist_index: usize,
     state: &ResidentState,
 ) -> Result<()> {
-    for s in [slots.rr, slots.ap_ap, slots.p_ap, slots.rz, slots.ap_q] {
+    for &s in slots {
         if s.0 >= partials.slots() {
             return Err(Error::param(
                 "slot",
@@ -222,6 +295,48 @@ pub fn cg_scalars_reference(sums: [f64; 5], with_pc: bool, hist_index: usize, st
     let alpha = gamma / delta;
     state[ALPHA] = alpha;
     state[BETA] = alpha * alpha * curvature / gamma - 1.0;
+    state[ITER] = it;
+    state[HISTORY + hist_index] = rnorm;
+}
+
+/// What `bicgstab_scalars` computes, on host values: the reference the kernels are tested against.
+/// `sums` in [`BicgstabSlots::all`] order; the tests and the formulas are those of the
+/// synchronous pipelined BiCGStab (`solver::BiCgStab`), in its order.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must not pass: !(x <= t), not x > t
+pub fn bicgstab_scalars_reference(sums: [f64; 6], hist_index: usize, state: &mut [f64]) {
+    use layout::*;
+    if state[FLAG] != 0.0 {
+        return;
+    }
+    let [rho, ap_r0, ss, as_s, as_as, as_r0] = sums;
+    let norm = crate::solver::cg_norm;
+    let finite = rho.is_finite()
+        && ap_r0.is_finite()
+        && ap_r0 != 0.0
+        && !(rho.abs() <= state[EPS2] * state[R_NORM] * state[R0STAR_NORM])
+        && ss.is_finite()
+        && as_s.is_finite()
+        && as_as.is_finite()
+        && as_r0.is_finite()
+        && !(norm(ss) <= state[TARGET]);
+    let omega = if as_as > 0.0 { as_s / as_as } else { 0.0 };
+    let rr = ss - 2.0 * omega * as_s + omega * omega * as_as;
+    let rnorm = norm(rr);
+    let it = state[ITER] + 1.0;
+    let ordinary = finite
+        && omega != 0.0
+        && rnorm.is_finite()
+        && !(rnorm <= state[TARGET])
+        && !(rnorm > state[DTOL_R0])
+        && it < state[MAX_ITER];
+    if !ordinary {
+        state[FLAG] = 1.0;
+        return;
+    }
+    state[ALPHA] = rho / ap_r0;
+    state[OMEGA] = omega;
+    state[BETA] = -as_r0 / ap_r0;
+    state[R_NORM] = rnorm;
     state[ITER] = it;
     state[HISTORY + hist_index] = rnorm;
 }

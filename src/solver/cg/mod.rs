@@ -23,6 +23,7 @@ mod resident;
 use super::common::{check_operator, start_solve, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
+use super::resident::{choose, state_for, Recordings};
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
@@ -82,9 +83,8 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     scratch: Partials<T>,
     /// State of the device-resident mode (allocated when it may run).
     resident: Option<crate::backend::ResidentState>,
-    /// Recorded batches of the device-resident mode (CUDA graphs), by batch length and the
-    /// identity of the solution vector they update.
-    recordings: Vec<((usize, u64), crate::backend::Recording)>,
+    /// Recorded batches of the device-resident mode (CUDA graphs).
+    recordings: Recordings,
     setup_seconds: f64,
 }
 
@@ -113,15 +113,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             q: backend.alloc(if with_m { n } else { 0 })?,
             partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
-            resident: if resident::may_run(backend, n, &params) {
-                Some(crate::backend::ResidentState::new(
-                    backend,
-                    resident::MAX_BATCH,
-                )?)
-            } else {
-                None
-            },
-            recordings: Vec::new(),
+            resident: state_for(backend, n, &params)?,
+            recordings: Recordings::default(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
@@ -159,15 +152,13 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             self.params,
             monitor,
         )?;
-        if resident::chosen(self.backend, self.a.n_rows(), &self.params, &tracker) {
-            if self.resident.is_none() {
-                self.resident = Some(crate::backend::ResidentState::new(
-                    self.backend,
-                    resident::MAX_BATCH,
-                )?);
-            }
-            tracker.execution = Execution::DeviceResident;
-        }
+        choose(
+            self.backend,
+            self.a.n_rows(),
+            &self.params,
+            &mut tracker,
+            &mut self.resident,
+        )?;
         let (iterations, reason) = match self.params.variant {
             Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,

@@ -1,4 +1,5 @@
-//! The device-resident mode of pipelined CG (issue 15; [`Execution`]).
+//! The device-resident mode of pipelined CG (issue 15; `Execution::DeviceResident`; the batch
+//! loop is `solver::resident`).
 //!
 //! From a step whose alpha and beta the host computed with the ordinary formulas, the host writes
 //! them into the device state and enqueues batches of iterations, each three kernels
@@ -7,8 +8,7 @@
 //! the first iteration the host must decide itself (claimed convergence, residual replacement,
 //! breakdown, NaN, divergence, the iteration limit); every later update of the batch does
 //! nothing, and the products recompute the same A p from the unchanged p, so the partials of the
-//! flagged iteration are intact for the host's finish. Batches grow from 4 to [`MAX_BATCH`]
-//! iterations while no flag is seen, and never run past the iteration limit.
+//! flagged iteration are intact for the host's finish.
 
 use super::{slot, Cg};
 use crate::backend::ops::resident::layout;
@@ -16,72 +16,9 @@ use crate::backend::{Backend, Buffer, CgSlots, ResidentState};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::solver::common::Tracker;
-use crate::solver::params::{Execution, Params, Variant, RESIDENT_AUTO_MAX_N};
-
-/// Largest batch (iterations enqueued before the state is read back).
-pub(super) const MAX_BATCH: usize = 64;
-/// First batch.
-const FIRST_BATCH: usize = 4;
-/// Recordings kept per solver (batch lengths x solution vectors).
-const MAX_RECORDINGS: usize = 16;
-
-/// Whether the parameters may select the device-resident mode on this backend (the state is
-/// allocated at setup then).
-pub(super) fn may_run<B: Backend>(backend: &B, n: usize, params: &Params) -> bool {
-    params.variant == Variant::Pipelined
-        && match params.execution {
-            Execution::Synchronous => false,
-            Execution::DeviceResident => true,
-            Execution::Auto => auto_picks(backend, n),
-        }
-}
-
-fn auto_picks<B: Backend>(backend: &B, n: usize) -> bool {
-    backend.is_gpu() && backend.ranks() == 1 && backend.supports_f64() && n <= RESIDENT_AUTO_MAX_N
-}
-
-/// Whether this solve runs device-resident (a monitor forces the synchronous mode).
-pub(super) fn chosen<B: Backend>(
-    backend: &B,
-    n: usize,
-    params: &Params,
-    tracker: &Tracker,
-) -> bool {
-    may_run(backend, n, params) && !tracker.has_monitor()
-}
+use crate::solver::resident::drive;
 
 impl<B: Backend, T: Scalar> Cg<'_, B, T> {
-    /// One batch of `count` iterations: replayed from a recording when one was made for this
-    /// length and solution vector, else recorded (where the backend records) and replayed, else
-    /// launched.
-    fn run_batch(
-        &mut self,
-        state: &mut ResidentState,
-        slots: CgSlots,
-        x: &mut Buffer<T>,
-        count: usize,
-    ) -> Result<()> {
-        let be = self.backend;
-        let key = (count, x.identity());
-        if let Some((_, rec)) = self.recordings.iter().find(|(k, _)| *k == key) {
-            return be.replay(rec);
-        }
-        if be.begin_recording()? {
-            let enqueued = self.enqueue_batch(state, slots, x, count);
-            let recording = be.end_recording();
-            enqueued?;
-            if let Some(rec) = recording? {
-                be.replay(&rec)?;
-                if self.recordings.len() >= MAX_RECORDINGS {
-                    self.recordings.remove(0);
-                }
-                self.recordings.push((key, rec));
-                return Ok(());
-            }
-        }
-        self.enqueue_batch(state, slots, x, count)
-    }
-
     /// Launch `count` iterations: update, product, scalars (history entries 0..count).
     fn enqueue_batch(
         &mut self,
@@ -150,16 +87,6 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
         tracker: &mut Tracker<'_>,
         iteration: &mut usize,
     ) -> Result<()> {
-        let be = self.backend;
-        let mut host = vec![0.0f64; state.buffer().len()];
-        host[layout::FLAG] = 0.0;
-        host[layout::ALPHA] = alpha;
-        host[layout::BETA] = beta;
-        host[layout::ITER] = *iteration as f64;
-        host[layout::TARGET] = tracker.target;
-        host[layout::DTOL_R0] = tracker.divergence_bound();
-        host[layout::MAX_ITER] = self.params.max_iter as f64;
-        be.write(state.buffer_mut(), &host)?;
         let slots = CgSlots {
             rr: slot::RR,
             ap_ap: slot::AP_AP,
@@ -167,34 +94,22 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             rz: slot::RZ,
             ap_q: slot::AP_Q,
         };
-        let mut batch = FIRST_BATCH.min(state.batch());
-        loop {
-            // Never past the iteration limit: the device flags iteration max_iter anyway.
-            let count = batch.min(self.params.max_iter.saturating_sub(*iteration).max(1));
-            self.run_batch(state, slots, x, count)?;
-            be.read(state.buffer(), &mut host)?;
-            let done = host[layout::ITER] as usize;
-            for (k, it) in (*iteration + 1..=done).enumerate() {
-                if let Some(reason) = tracker.record(it, host[layout::HISTORY + k]) {
-                    return Err(Error::Unsupported(format!(
-                        "device-resident CG disagrees with the host's stop test at iteration \
-                         {it} ({reason}); use the synchronous mode"
-                    )));
-                }
-            }
-            if host[layout::FLAG] != 0.0 {
-                *iteration = done;
-                return Ok(());
-            }
-            if done < *iteration + count {
-                return Err(Error::Unsupported(format!(
-                    "device-resident CG: the device ran {} of {count} iterations without a stop \
-                     flag; use the synchronous mode",
-                    done - *iteration
-                )));
-            }
-            *iteration = done;
-            batch = (batch * 2).min(state.batch());
-        }
+        let be = self.backend;
+        let mut recordings = std::mem::take(&mut self.recordings);
+        let result = drive(
+            be,
+            "CG",
+            state,
+            &[(layout::ALPHA, alpha), (layout::BETA, beta)],
+            self.params.max_iter,
+            tracker,
+            iteration,
+            |state, count| {
+                let id = x.identity();
+                recordings.run(be, count, id, || self.enqueue_batch(state, slots, x, count))
+            },
+        );
+        self.recordings = recordings;
+        result.map(|_| ())
     }
 }

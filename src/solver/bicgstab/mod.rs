@@ -1,11 +1,15 @@
-//! BiCGStab: pipelined (seed 001 Algorithm 4: 4 kernels + 1 transfer per iteration) and classical
-//! (Algorithm 3), both right-preconditioned (A M^-1 y = b, x = M^-1 y).
+//! BiCGStab: pipelined (seed 001 Algorithm 4: 4 kernels + 1 transfer per iteration; optionally
+//! device-resident, see `resident`) and classical (Algorithm 3), both right-preconditioned
+//! (A M^-1 y = b, x = M^-1 y).
+
+mod resident;
 
 use super::cg::norm;
 use super::common::{check_operator, start_solve, t, Monitor, Tracker};
-use super::params::{Params, Variant};
+use super::params::{Execution, Params, Variant};
 use super::report::{BreakdownKind, SolveReport, StopReason};
-use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
+use super::resident::{choose, state_for, Recordings};
+use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, ResidentState, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
@@ -85,6 +89,10 @@ pub struct BiCgStab<'a, B: Backend, T: Scalar> {
     shat: Buffer<T>,
     partials: Partials<T>,
     scratch: Partials<T>,
+    /// State of the device-resident mode (allocated when it may run).
+    resident: Option<ResidentState>,
+    /// Recorded batches of the device-resident mode (CUDA graphs).
+    recordings: Recordings,
     setup_seconds: f64,
 }
 
@@ -116,6 +124,8 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             shat: backend.alloc(nm)?,
             partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
+            resident: state_for(backend, n, &params)?,
+            recordings: Recordings::default(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
@@ -148,6 +158,13 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             self.params,
             monitor,
         )?;
+        choose(
+            self.backend,
+            self.a.n_rows(),
+            &self.params,
+            &mut tracker,
+            &mut self.resident,
+        )?;
         let (iterations, reason) = match self.params.variant {
             Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,
@@ -175,7 +192,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         x: &mut Buffer<T>,
         tracker: &mut Tracker<'_>,
     ) -> Result<(usize, StopReason)> {
-        let (be, a, pc) = (self.backend, self.a, self.precond);
+        let (be, pc) = (self.backend, self.precond);
         // Lines 1-4: r0 = b - A x0, r0* = r0, p0 = r0; <r0, r0*> = <r0, r0>, its partials
         // already in the slot the first s-update reads.
         let mut r0star_norm = self.restart(b, x)?;
@@ -187,49 +204,18 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         let mut iteration = 0;
         let mut restarts = Restarts::default();
         loop {
-            // Lines 6-7: A p_i (right-preconditioned: A M^-1 p_i) with the partial <Ap, r0*>.
-            if let Some(m) = pc {
-                m.apply(be, &self.p, &mut self.phat)?;
+            if tracker.execution == Execution::DeviceResident {
+                // The ordinary iterations from here on run on the device; it stops at the first
+                // one the host has to decide, whose lines 6-12 have run: its partials are as
+                // after `products` below.
+                if let Some(r) =
+                    self.device_batches(r_norm, r0star_norm, x, tracker, &mut iteration)?
+                {
+                    r_norm = r;
+                }
+            } else {
+                self.products()?;
             }
-            let p_eff = if pc.is_some() { &self.phat } else { &self.p };
-            be.spmv_dots(
-                a,
-                p_eff,
-                &mut self.ap,
-                SpmvDots {
-                    yy: None,
-                    with: [Some((&self.r0star, slot::AP_R0)), None],
-                },
-                &mut self.partials,
-            )?;
-            // Lines 8-9: alpha finished in every work-group, s = r - alpha Ap, partial <s, s>.
-            be.bicgstab_s_update(
-                &self.r,
-                &self.ap,
-                &mut self.s,
-                &mut self.partials,
-                slot::R_R0,
-                slot::AP_R0,
-                slot::S_S,
-            )?;
-            // Lines 10-12: A s_i with <As, s>, <As, As>, <As, r0*>.
-            if let Some(m) = pc {
-                m.apply(be, &self.s, &mut self.shat)?;
-            }
-            let s_eff = if pc.is_some() { &self.shat } else { &self.s };
-            be.spmv_dots(
-                a,
-                s_eff,
-                &mut self.as_,
-                SpmvDots {
-                    yy: Some(slot::AS_AS),
-                    with: [
-                        Some((&self.s, slot::AS_S)),
-                        Some((&self.r0star, slot::AS_R0)),
-                    ],
-                },
-                &mut self.partials,
-            )?;
             // The one transfer of the iteration.
             let sums = be.finish(&self.partials)?;
             let rho = sums.get(slot::R_R0);
@@ -248,6 +234,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             if rho.abs() <= eps * eps * r_norm * r0star_norm {
                 return Ok((iteration, StopReason::Breakdown(BreakdownKind::Rho)));
             }
+            let p_eff = if pc.is_some() { &self.phat } else { &self.p };
             let later = [slot::S_S, slot::AS_S, slot::AS_AS, slot::AS_R0];
             if later.iter().any(|&k| !sums.get(k).is_finite()) {
                 return Ok((iteration, StopReason::NanOrInf));
@@ -314,6 +301,56 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                 return Ok((iteration, reason));
             }
         }
+    }
+
+    /// Lines 6-12 of one iteration: A p_i (right-preconditioned: A M^-1 p_i) with the partial
+    /// <Ap, r0*>; s = r - alpha Ap with alpha finished in every work-group, partial <s, s>;
+    /// A s_i with <As, s>, <As, As>, <As, r0*>.
+    fn products(&mut self) -> Result<()> {
+        let (be, a, pc) = (self.backend, self.a, self.precond);
+        // Lines 6-7.
+        if let Some(m) = pc {
+            m.apply(be, &self.p, &mut self.phat)?;
+        }
+        let p_eff = if pc.is_some() { &self.phat } else { &self.p };
+        be.spmv_dots(
+            a,
+            p_eff,
+            &mut self.ap,
+            SpmvDots {
+                yy: None,
+                with: [Some((&self.r0star, slot::AP_R0)), None],
+            },
+            &mut self.partials,
+        )?;
+        // Lines 8-9.
+        be.bicgstab_s_update(
+            &self.r,
+            &self.ap,
+            &mut self.s,
+            &mut self.partials,
+            slot::R_R0,
+            slot::AP_R0,
+            slot::S_S,
+        )?;
+        // Lines 10-12.
+        if let Some(m) = pc {
+            m.apply(be, &self.s, &mut self.shat)?;
+        }
+        let s_eff = if pc.is_some() { &self.shat } else { &self.s };
+        be.spmv_dots(
+            a,
+            s_eff,
+            &mut self.as_,
+            SpmvDots {
+                yy: Some(slot::AS_AS),
+                with: [
+                    Some((&self.s, slot::AS_S)),
+                    Some((&self.r0star, slot::AS_R0)),
+                ],
+            },
+            &mut self.partials,
+        )
     }
 
     /// Lines 1-4 from the current x: r = b - A x, r0* = r, p = r, with the partial of

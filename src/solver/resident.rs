@@ -1,0 +1,173 @@
+//! What the device-resident modes of pipelined CG and BiCGStab share (issue 15; [`Execution`]):
+//! when the mode runs, the recorded batches (CUDA graphs), and the host's loop over batches.
+//!
+//! The host writes the state's header, enqueues a batch of iterations, reads the state back
+//! once, records the residuals the device computed and goes on with a batch twice as long (up
+//! to [`MAX_BATCH`]) until the device has flagged an iteration the host must decide itself. The
+//! solver's scalars kernel sets the flag; every later update of the batch does nothing and the
+//! products recompute the same vectors, so the partials of the flagged iteration are intact for
+//! the host, which finishes it exactly as the synchronous mode does.
+
+use super::common::Tracker;
+use super::params::{Execution, Params, Variant, RESIDENT_AUTO_MAX_N};
+use crate::backend::ops::resident::layout;
+use crate::backend::{Backend, Recording, ResidentState};
+use crate::error::{Error, Result};
+
+/// Largest batch (iterations enqueued before the state is read back).
+pub(super) const MAX_BATCH: usize = 64;
+/// First batch.
+const FIRST_BATCH: usize = 4;
+/// Recordings kept per solver (batch lengths x solution vectors).
+const MAX_RECORDINGS: usize = 16;
+
+/// Whether the parameters may select the device-resident mode on this backend (the state is
+/// allocated at setup then).
+pub(super) fn may_run<B: Backend>(backend: &B, n: usize, params: &Params) -> bool {
+    params.variant == Variant::Pipelined
+        && match params.execution {
+            Execution::Synchronous => false,
+            Execution::DeviceResident => true,
+            Execution::Auto => auto_picks(backend, n),
+        }
+}
+
+fn auto_picks<B: Backend>(backend: &B, n: usize) -> bool {
+    backend.is_gpu() && backend.ranks() == 1 && backend.supports_f64() && n <= RESIDENT_AUTO_MAX_N
+}
+
+/// The state when the parameters may select the device-resident mode, else `None`.
+pub(super) fn state_for<B: Backend>(
+    backend: &B,
+    n: usize,
+    params: &Params,
+) -> Result<Option<ResidentState>> {
+    if may_run(backend, n, params) {
+        Ok(Some(ResidentState::new(backend, MAX_BATCH)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Decide the mode of this solve (a monitor forces the synchronous mode): allocate the state
+/// if the parameters changed since setup, and mark the tracker.
+pub(super) fn choose<B: Backend>(
+    backend: &B,
+    n: usize,
+    params: &Params,
+    tracker: &mut Tracker,
+    state: &mut Option<ResidentState>,
+) -> Result<()> {
+    if may_run(backend, n, params) && !tracker.has_monitor() {
+        if state.is_none() {
+            *state = Some(ResidentState::new(backend, MAX_BATCH)?);
+        }
+        tracker.execution = Execution::DeviceResident;
+    }
+    Ok(())
+}
+
+/// Recorded batches (CUDA graphs), by batch length and the identity of the solution vector
+/// they update.
+#[derive(Debug, Default)]
+pub(super) struct Recordings(Vec<((usize, u64), Recording)>);
+
+impl Recordings {
+    /// Run a batch of `count` iterations that updates the vector of identity `x`: replayed
+    /// from a recording when one was made for this key, else recorded (where the backend
+    /// records) and replayed, else launched by `enqueue`.
+    pub(super) fn run<B: Backend>(
+        &mut self,
+        be: &B,
+        count: usize,
+        x: u64,
+        mut enqueue: impl FnMut() -> Result<()>,
+    ) -> Result<()> {
+        let key = (count, x);
+        if let Some((_, rec)) = self.0.iter().find(|(k, _)| *k == key) {
+            return be.replay(rec);
+        }
+        if be.begin_recording()? {
+            let enqueued = enqueue();
+            let recording = be.end_recording();
+            enqueued?;
+            if let Some(rec) = recording? {
+                be.replay(&rec)?;
+                if self.0.len() >= MAX_RECORDINGS {
+                    self.0.remove(0);
+                }
+                self.0.push((key, rec));
+                return Ok(());
+            }
+        }
+        enqueue()
+    }
+}
+
+/// The host's side of the device-resident iterations after `iteration`: write the header
+/// (`FLAG` = 0, `ITER`, `TARGET`, `DTOL_R0`, `MAX_ITER` and the solver's own `entries`), run
+/// batches with `run_batch(state, count)` (which enqueues `count` iterations, history entries
+/// 0..count) and record the residuals they computed, until the device flags an iteration.
+/// Returns with `iteration` at the last ordinary iteration and that iteration's residual (or
+/// `None` when the first iteration was flagged).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn drive<B: Backend>(
+    be: &B,
+    solver: &str,
+    state: &mut ResidentState,
+    entries: &[(usize, f64)],
+    max_iter: usize,
+    tracker: &mut Tracker<'_>,
+    iteration: &mut usize,
+    mut run_batch: impl FnMut(&mut ResidentState, usize) -> Result<()>,
+) -> Result<Option<f64>> {
+    let mut host = vec![0.0f64; state.buffer().len()];
+    host[layout::FLAG] = 0.0;
+    host[layout::ITER] = *iteration as f64;
+    host[layout::TARGET] = tracker.target;
+    host[layout::DTOL_R0] = tracker.divergence_bound();
+    host[layout::MAX_ITER] = max_iter as f64;
+    for &(k, v) in entries {
+        host[k] = v;
+    }
+    be.write(state.buffer_mut(), &host)?;
+    let mut last = None;
+    let mut batch = FIRST_BATCH.min(state.batch());
+    loop {
+        // Never past the iteration limit: the device flags iteration max_iter anyway.
+        let count = batch.min(max_iter.saturating_sub(*iteration).max(1));
+        run_batch(state, count)?;
+        be.read(state.buffer(), &mut host)?;
+        let done = host[layout::ITER] as usize;
+        if done < *iteration || done > *iteration + count {
+            return Err(Error::Unsupported(format!(
+                "device-resident {solver}: the device reports iteration {done} after a batch of \
+                 {count} from iteration {}; use the synchronous mode",
+                *iteration
+            )));
+        }
+        for (k, it) in (*iteration + 1..=done).enumerate() {
+            let residual = host[layout::HISTORY + k];
+            last = Some(residual);
+            if let Some(reason) = tracker.record(it, residual) {
+                return Err(Error::Unsupported(format!(
+                    "device-resident {solver} disagrees with the host's stop test at iteration \
+                     {it} ({reason}); use the synchronous mode"
+                )));
+            }
+        }
+        if host[layout::FLAG] != 0.0 {
+            *iteration = done;
+            return Ok(last);
+        }
+        if done < *iteration + count {
+            return Err(Error::Unsupported(format!(
+                "device-resident {solver}: the device ran {} of {count} iterations without a \
+                 stop flag; use the synchronous mode",
+                done - *iteration
+            )));
+        }
+        *iteration = done;
+        batch = (batch * 2).min(state.batch());
+    }
+}
