@@ -26,15 +26,12 @@
 #define BICG_ACC float
 #endif
 
-pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s),
-                       const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr0,
-                       const uint slot_apr0, const uint slot_ss) {
-    PK_BIND(const SCALAR, r);
-    PK_BIND(const SCALAR, ap);
-    PK_BIND(SCALAR, s);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[WG];
-    __local BICG_ACC sums[2];
+/* The body of bicgstab_s_update, shared with bicgstab_s_update_resident of resident.cl; the
+ * finished sums stay in `sums` (rho, <Ap, r0*>). `scratch` holds WG entries. */
+inline void bicgstab_s_update_body(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
+                                   const uint n, __global SCALAR *partials, const uint slot_rr0,
+                                   const uint slot_apr0, const uint slot_ss, __local SCALAR *scratch,
+                                   __local BICG_ACC *sums) {
     /* The two slot sums run in parallel (work-items 0 and WG/2: different warps/wavefronts
      * for WG >= 64), each sequential in index order. */
     const uint groups = get_num_groups(0);
@@ -57,6 +54,18 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     }
     acc = group_sum(scratch, acc);
     write_partial(partials, slot_ss, acc);
+}
+
+pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s),
+                       const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr0,
+                       const uint slot_apr0, const uint slot_ss) {
+    PK_BIND(const SCALAR, r);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, s);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    __local BICG_ACC sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, sums);
 }
 
 /* The body, shared with bicgstab_update_resident of resident.cl (the same code, so the same

@@ -9,9 +9,12 @@
  *   state[1] alpha, state[2] beta of the next iteration
  *   state[3] iterations completed on the device (the last ordinary one)
  *   state[4] target ||r|| <= target, state[5] dtol * ||r_0||, state[6] max iterations
- *   BiCGStab: state[7] omega of the next iteration, state[8] ||r|| of the last one,
- *   state[9] ||r0*||, state[10] the solve precision's epsilon squared
- *   state[12 + k] ||r|| of the k-th iteration of the current batch
+ *   BiCGStab: state[7] omega, state[8] ||r|| of the last iteration (written by the update),
+ *   state[9] ||r0*||, state[10] the solve precision's epsilon squared, state[11] rho of the
+ *   current iteration, state[12] / state[13] the iteration count / ||r|| the current update
+ *   reads (copied from state[3] / state[8] by the s-update, so no update reads what another
+ *   work-group of the same launch writes)
+ *   state[16 + k] ||r|| of the k-th iteration of the current batch
  *
  * Kernel argument lists (CUDA mirrors them in this order):
  *   cg_scalars (const SCALAR* partials, uint groups, uint slot_rr, uint slot_apap,
@@ -28,20 +31,25 @@
  *                        const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
  *                        uint slot_rr, uint slot_rz)
  *       cg_update / pcg_update with alpha and beta from the state; nothing when the flag is set.
- *   bicgstab_scalars (const SCALAR* partials, uint groups, uint slot_rr0, uint slot_apr0,
- *                     uint slot_ss, uint slot_ass, uint slot_asas, uint slot_asr0,
- *                     uint hist_index, double* state)
- *       one work-group: finishes the six sums in group order in double, then, unless the flag
- *       is set, either flags an iteration the host must handle (NaN, <Ap, r0*> = 0, a rho or
- *       omega breakdown, ||s|| or the recurrence's ||r_{i+1}|| claiming convergence,
- *       divergence, the iteration limit) or computes alpha = rho / <Ap, r0*>,
- *       omega = <As, s> / <As, As>, beta = -<As, r0*> / <Ap, r0*> and
- *       ||r_{i+1}||^2 = <s, s> - 2 omega <As, s> + omega^2 <As, As> exactly as the host does.
- *   bicgstab_update_resident (const double* state, SCALAR* x, SCALAR* r, SCALAR* p,
- *                             const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
- *                             const SCALAR* phat, const SCALAR* shat, const SCALAR* r0star,
- *                             uint n, SCALAR* partials, uint slot_rr0, uint slot_rr)
- *       bicgstab_update with alpha, omega and beta from the state; nothing when the flag is set.
+ *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
+ *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
+ *                               uint slot_ss)
+ *       bicgstab_s_update; work-group 0 also stores rho (its finished <r, r0*>) and copies the
+ *       last update's iteration count and ||r|| to the entries the next update reads.
+ *   bicgstab_update_resident (double* state, uint slot_apr0, uint slot_ss, uint slot_ass,
+ *                             uint slot_asas, uint slot_asr0, uint hist_index, SCALAR* x,
+ *                             SCALAR* r, SCALAR* p, const SCALAR* s, const SCALAR* ap,
+ *                             const SCALAR* as_, const SCALAR* phat, const SCALAR* shat,
+ *                             const SCALAR* r0star, uint n, SCALAR* partials, uint slot_rr0,
+ *                             uint slot_rr)
+ *       every work-group finishes the five sums in group order in double and decides, as the
+ *       host does, whether the iteration is ordinary (not: NaN, <Ap, r0*> = 0, a rho or omega
+ *       breakdown, ||s|| or the recurrence's ||r_{i+1}|| claiming convergence, divergence, the
+ *       iteration limit); if so it computes alpha = rho / <Ap, r0*>,
+ *       omega = <As, s> / <As, As>, beta = -<As, r0*> / <Ap, r0*> exactly as the host does and
+ *       runs bicgstab_update with them; work-group 0 records ||r_{i+1}||^2 =
+ *       <s, s> - 2 omega <As, s> + omega^2 <As, As> (its root) or sets the flag. Nothing when
+ *       the flag is set. The written slots differ from the read ones.
  * The scalars kernels are launched with one work-group; the updates with partials.groups()
  * work-groups.
  */
@@ -64,7 +72,10 @@
 #define RS_R_NORM 8
 #define RS_R0STAR_NORM 9
 #define RS_EPS2 10
-#define RS_HISTORY 12
+#define RS_RHO 11
+#define RS_ITER_CUR 12
+#define RS_R_NORM_CUR 13
+#define RS_HISTORY 16
 
 pk_kernel void cg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
                                   PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
@@ -102,28 +113,23 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCA
                     slot_rz, scratch);
 }
 
-pk_kernel void bicgstab_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
-                                        PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, s), PK_GLOBAL(const SCALAR, ap),
-                                        PK_GLOBAL(const SCALAR, as_), PK_GLOBAL(const SCALAR, phat),
-                                        PK_GLOBAL(const SCALAR, shat), PK_GLOBAL(const SCALAR, r0star), const uint n,
-                                        PK_GLOBAL(SCALAR, partials), const uint slot_rr0, const uint slot_rr) {
-    PK_BIND(const RSTATE, state);
-    PK_BIND(SCALAR, x);
-    PK_BIND(SCALAR, r);
-    PK_BIND(SCALAR, p);
-    PK_BIND(const SCALAR, s);
+pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(const SCALAR, r),
+                                          PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s), const uint n,
+                                          PK_GLOBAL(SCALAR, partials), const uint slot_rr0, const uint slot_apr0,
+                                          const uint slot_ss) {
+    PK_BIND(RSTATE, state);
+    PK_BIND(const SCALAR, r);
     PK_BIND(const SCALAR, ap);
-    PK_BIND(const SCALAR, as_);
-    PK_BIND(const SCALAR, phat);
-    PK_BIND(const SCALAR, shat);
-    PK_BIND(const SCALAR, r0star);
+    PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[2 * WG];
-    if (state[RS_FLAG] != (RSTATE)0) {
-        return;
+    __local SCALAR scratch[WG];
+    __local BICG_ACC sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, sums);
+    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
+        state[RS_RHO] = (RSTATE)sums[0];
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
-    bicgstab_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_OMEGA], (SCALAR)state[RS_BETA], x, r, p, s, ap,
-                         as_, phat, shat, r0star, n, partials, slot_rr0, slot_rr, scratch);
 }
 
 /* The scalars exactly as the host computes them: no contraction into fma. This family is the last
@@ -177,21 +183,32 @@ inline RSTATE rs_norm(const RSTATE sq) {
     return isnan(sq) ? sq : sqrt(fmax(sq, (RSTATE)0));
 }
 
-pk_kernel void bicgstab_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, const uint slot_rr0,
-                                const uint slot_apr0, const uint slot_ss, const uint slot_ass, const uint slot_asas,
-                                const uint slot_asr0, const uint hist_index, PK_GLOBAL(RSTATE, state)) {
-    PK_BIND(const SCALAR, partials);
+pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_apr0, const uint slot_ss,
+                                        const uint slot_ass, const uint slot_asas, const uint slot_asr0,
+                                        const uint hist_index, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                                        PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, s), PK_GLOBAL(const SCALAR, ap),
+                                        PK_GLOBAL(const SCALAR, as_), PK_GLOBAL(const SCALAR, phat),
+                                        PK_GLOBAL(const SCALAR, shat), PK_GLOBAL(const SCALAR, r0star), const uint n,
+                                        PK_GLOBAL(SCALAR, partials), const uint slot_rr0, const uint slot_rr) {
     PK_BIND(RSTATE, state);
-    __local RSTATE sums[6];
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, s);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, as_);
+    PK_BIND(const SCALAR, phat);
+    PK_BIND(const SCALAR, shat);
+    PK_BIND(const SCALAR, r0star);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[2 * WG];
+    __local RSTATE sums[5];
+    /* alpha, omega, beta, and 1 when this work-group updates */
+    __local RSTATE coef[4];
     const uint t = get_local_id(0);
-    const bool stopped = state[RS_FLAG] != (RSTATE)0;
-    if (!stopped && t < 6) {
-        const uint slot = t == 0   ? slot_rr0
-                          : t == 1 ? slot_apr0
-                          : t == 2 ? slot_ss
-                          : t == 3 ? slot_ass
-                          : t == 4 ? slot_asas
-                                   : slot_asr0;
+    const uint groups = get_num_groups(0);
+    if (t < 5) {
+        const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
         RSTATE acc = (RSTATE)0;
         for (uint g = 0; g < groups; ++g) {
             acc = acc + (RSTATE)partials[(ulong)slot * groups + g];
@@ -199,34 +216,50 @@ pk_kernel void bicgstab_scalars(PK_GLOBAL(const SCALAR, partials), const uint gr
         sums[t] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (stopped || t != 0) {
+    if (t == 0) {
+        /* Work-group 0 may set the flag while another group reads it: that group then skips
+         * the update, which it would have decided anyway from the same sums. */
+        const bool stopped = state[RS_FLAG] != (RSTATE)0;
+        const RSTATE rho = state[RS_RHO];
+        const RSTATE ap_r0 = sums[0];
+        const RSTATE ss = sums[1];
+        const RSTATE as_s = sums[2];
+        const RSTATE as_as = sums[3];
+        const RSTATE as_r0 = sums[4];
+        const RSTATE target = state[RS_TARGET];
+        const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != (RSTATE)0 &&
+                            !(fabs(rho) <= state[RS_EPS2] * state[RS_R_NORM_CUR] * state[RS_R0STAR_NORM]) &&
+                            isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
+                            !(rs_norm(ss) <= target);
+        const RSTATE omega = as_as > (RSTATE)0 ? as_s / as_as : (RSTATE)0;
+        const RSTATE rr = ss - (RSTATE)2 * omega * as_s + omega * omega * as_as;
+        const RSTATE rnorm = rs_norm(rr);
+        const RSTATE it = state[RS_ITER_CUR] + (RSTATE)1;
+        const bool ordinary = usable && omega != (RSTATE)0 && isfinite(rnorm) && !(rnorm <= target) &&
+                              !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
+        const RSTATE alpha = rho / ap_r0;
+        const RSTATE beta = -as_r0 / ap_r0;
+        coef[0] = alpha;
+        coef[1] = omega;
+        coef[2] = beta;
+        coef[3] = (!stopped && ordinary) ? (RSTATE)1 : (RSTATE)0;
+        if (get_group_id(0) == 0 && !stopped) {
+            if (ordinary) {
+                state[RS_ALPHA] = alpha;
+                state[RS_OMEGA] = omega;
+                state[RS_BETA] = beta;
+                state[RS_R_NORM] = rnorm;
+                state[RS_ITER] = it;
+                state[RS_HISTORY + hist_index] = rnorm;
+            } else {
+                state[RS_FLAG] = (RSTATE)1;
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (coef[3] == (RSTATE)0) {
         return;
     }
-    const RSTATE rho = sums[0];
-    const RSTATE ap_r0 = sums[1];
-    const RSTATE ss = sums[2];
-    const RSTATE as_s = sums[3];
-    const RSTATE as_as = sums[4];
-    const RSTATE as_r0 = sums[5];
-    const RSTATE target = state[RS_TARGET];
-    const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != (RSTATE)0 &&
-                        !(fabs(rho) <= state[RS_EPS2] * state[RS_R_NORM] * state[RS_R0STAR_NORM]) &&
-                        isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
-                        !(rs_norm(ss) <= target);
-    const RSTATE omega = as_as > (RSTATE)0 ? as_s / as_as : (RSTATE)0;
-    const RSTATE rr = ss - (RSTATE)2 * omega * as_s + omega * omega * as_as;
-    const RSTATE rnorm = rs_norm(rr);
-    const RSTATE it = state[RS_ITER] + (RSTATE)1;
-    const bool ordinary = usable && omega != (RSTATE)0 && isfinite(rnorm) && !(rnorm <= target) &&
-                          !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
-    if (!ordinary) {
-        state[RS_FLAG] = (RSTATE)1;
-        return;
-    }
-    state[RS_ALPHA] = rho / ap_r0;
-    state[RS_OMEGA] = omega;
-    state[RS_BETA] = -as_r0 / ap_r0;
-    state[RS_R_NORM] = rnorm;
-    state[RS_ITER] = it;
-    state[RS_HISTORY + hist_index] = rnorm;
+    bicgstab_update_body((SCALAR)coef[0], (SCALAR)coef[1], (SCALAR)coef[2], x, r, p, s, ap, as_, phat, shat, r0star,
+                         n, partials, slot_rr0, slot_rr, scratch);
 }

@@ -18,9 +18,11 @@
  * Both are launched with partials.groups() blocks.
  */
 
-extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
-                  const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
-    __shared__ double sums[2];
+/* The body of bicgstab_s_update, shared with bicgstab_s_update_resident of resident.cu; the
+ * finished sums stay in `sums` (rho, <Ap, r0*>). */
+__device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n,
+                                                       SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
+                                                       const uint slot_ss, double *sums) {
     /* The two slot sums run in parallel in two warps, each sequential in index order. */
     const uint second = WG >= 64 ? 32u : 0u;
     if (threadIdx.x == 0 || threadIdx.x == second) {
@@ -40,6 +42,12 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR 
         acc += si * si;
     }
     write_partial(partials, slot_ss, block_sum1(acc));
+}
+
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
+                  const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
+    __shared__ double sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
 }
 
 /* The body, shared with bicgstab_update_resident of resident.cu (the same code, so the same

@@ -7,9 +7,11 @@
  *   state[1] alpha, state[2] beta of the next iteration
  *   state[3] iterations completed on the device (the last ordinary one)
  *   state[4] target ||r|| <= target, state[5] dtol * ||r_0||, state[6] max iterations
- *   BiCGStab: state[7] omega of the next iteration, state[8] ||r|| of the last one,
- *   state[9] ||r0*||, state[10] the solve precision's epsilon squared
- *   state[12 + k] ||r|| of the k-th iteration of the current batch
+ *   BiCGStab: state[7] omega, state[8] ||r|| of the last iteration (written by the update),
+ *   state[9] ||r0*||, state[10] the solve precision's epsilon squared, state[11] rho of the
+ *   current iteration, state[12] / state[13] the iteration count / ||r|| the current update
+ *   reads (copied from state[3] / state[8] by the s-update)
+ *   state[16 + k] ||r|| of the k-th iteration of the current batch
  *
  *   cg_scalars (const SCALAR* partials, uint groups, uint slot_rr, uint slot_apap,
  *               uint slot_pap, uint slot_rz, uint slot_apq, uint with_pc, uint hist_index,
@@ -25,16 +27,18 @@
  *                        const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
  *                        uint slot_rr, uint slot_rz)
  *       cg_update / pcg_update with alpha and beta from the state; nothing when the flag is set.
- *   bicgstab_scalars (const SCALAR* partials, uint groups, uint slot_rr0, uint slot_apr0,
- *                     uint slot_ss, uint slot_ass, uint slot_asas, uint slot_asr0,
- *                     uint hist_index, double* state)
- *       one block: the six sums in group order in double, then the flag or alpha, omega, beta
- *       and the recurrence's ||r_{i+1}|| exactly as the host computes them (see resident.cl).
- *   bicgstab_update_resident (const double* state, SCALAR* x, SCALAR* r, SCALAR* p,
- *                             const SCALAR* s, const SCALAR* ap, const SCALAR* as_,
- *                             const SCALAR* phat, const SCALAR* shat, const SCALAR* r0star,
- *                             uint n, SCALAR* partials, uint slot_rr0, uint slot_rr)
- *       bicgstab_update with alpha, omega and beta from the state; nothing when the flag is set.
+ *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
+ *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
+ *                               uint slot_ss)
+ *   bicgstab_update_resident (double* state, uint slot_apr0, uint slot_ss, uint slot_ass,
+ *                             uint slot_asas, uint slot_asr0, uint hist_index, SCALAR* x,
+ *                             SCALAR* r, SCALAR* p, const SCALAR* s, const SCALAR* ap,
+ *                             const SCALAR* as_, const SCALAR* phat, const SCALAR* shat,
+ *                             const SCALAR* r0star, uint n, SCALAR* partials, uint slot_rr0,
+ *                             uint slot_rr)
+ *       as in resident.cl: the s-update also stores rho and the counters the update reads; every
+ *       block of the update finishes the five sums, decides and computes the coefficients
+ *       exactly as the host does (no contraction), block 0 records or flags.
  * The scalars kernels are launched with one block; the updates with partials.groups() blocks.
  */
 
@@ -52,7 +56,10 @@
 #define RS_R_NORM 8
 #define RS_R0STAR_NORM 9
 #define RS_EPS2 10
-#define RS_HISTORY 12
+#define RS_RHO 11
+#define RS_ITER_CUR 12
+#define RS_R_NORM_CUR 13
+#define RS_HISTORY 16
 
 extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partials, const uint groups, const uint slot_rr,
                                                             const uint slot_apap, const uint slot_pap, const uint slot_rz,
@@ -116,15 +123,17 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(const RSTAT
                     slot_rz);
 }
 
-extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
-    const RSTATE *state, SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
-    const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n, SCALAR *partials, const uint slot_rr0,
-    const uint slot_rr) {
-    if (state[RS_FLAG] != 0.0) {
-        return;
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTATE *state, const SCALAR *r,
+                                                                            const SCALAR *ap, SCALAR *s, const uint n,
+                                                                            SCALAR *partials, const uint slot_rr0,
+                                                                            const uint slot_apr0, const uint slot_ss) {
+    __shared__ double sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        state[RS_RHO] = sums[0];
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
-    bicgstab_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_OMEGA], (SCALAR)state[RS_BETA], x, r, p, s, ap,
-                         as_, phat, shat, r0star, n, partials, slot_rr0, slot_rr);
 }
 
 /* ||v|| from <v, v> as the host's norm: NaN stays NaN, a negative rounding is 0. */
@@ -132,60 +141,70 @@ __device__ __forceinline__ double rs_norm(const double sq) {
     return isnan(sq) ? sq : __dsqrt_rn(fmax(sq, 0.0));
 }
 
-extern "C" __launch_bounds__(WG) __global__ void bicgstab_scalars(const SCALAR *partials, const uint groups,
-                                                                  const uint slot_rr0, const uint slot_apr0,
-                                                                  const uint slot_ss, const uint slot_ass,
-                                                                  const uint slot_asas, const uint slot_asr0,
-                                                                  const uint hist_index, RSTATE *state) {
-    __shared__ double sums[6];
-    if (state[RS_FLAG] != 0.0) {
-        return;
-    }
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
+    RSTATE *state, const uint slot_apr0, const uint slot_ss, const uint slot_ass, const uint slot_asas,
+    const uint slot_asr0, const uint hist_index, SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s, const SCALAR *ap,
+    const SCALAR *as_, const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n, SCALAR *partials,
+    const uint slot_rr0, const uint slot_rr) {
+    __shared__ double sums[5];
+    /* alpha, omega, beta, and 1 when this block updates */
+    __shared__ double coef[4];
     const uint t = threadIdx.x;
-    if (t < 6) {
-        const uint slot = t == 0   ? slot_rr0
-                          : t == 1 ? slot_apr0
-                          : t == 2 ? slot_ss
-                          : t == 3 ? slot_ass
-                          : t == 4 ? slot_asas
-                                   : slot_asr0;
-        const SCALAR *p = partials + (ulong)slot * groups;
+    if (t < 5) {
+        const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
+        const SCALAR *q = partials + (ulong)slot * gridDim.x;
         double acc = 0.0;
-        for (uint g = 0; g < groups; ++g) {
-            acc = __dadd_rn(acc, (double)p[g]);
+        for (uint g = 0; g < gridDim.x; ++g) {
+            acc = __dadd_rn(acc, (double)q[g]);
         }
         sums[t] = acc;
     }
     __syncthreads();
-    if (t != 0) {
+    if (t == 0) {
+        /* Block 0 may set the flag while another block reads it: that block then skips the
+         * update, which it would have decided anyway from the same sums. */
+        const bool stopped = *(volatile const double *)&state[RS_FLAG] != 0.0;
+        const double rho = state[RS_RHO];
+        const double ap_r0 = sums[0];
+        const double ss = sums[1];
+        const double as_s = sums[2];
+        const double as_as = sums[3];
+        const double as_r0 = sums[4];
+        const double target = state[RS_TARGET];
+        const double rho_floor = __dmul_rn(__dmul_rn(state[RS_EPS2], state[RS_R_NORM_CUR]), state[RS_R0STAR_NORM]);
+        const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != 0.0 && !(fabs(rho) <= rho_floor) &&
+                            isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
+                            !(rs_norm(ss) <= target);
+        const double omega = as_as > 0.0 ? __ddiv_rn(as_s, as_as) : 0.0;
+        const double rr = __dadd_rn(__dadd_rn(ss, -__dmul_rn(__dmul_rn(2.0, omega), as_s)),
+                                    __dmul_rn(__dmul_rn(omega, omega), as_as));
+        const double rnorm = rs_norm(rr);
+        const double it = state[RS_ITER_CUR] + 1.0;
+        const bool ordinary = usable && omega != 0.0 && isfinite(rnorm) && !(rnorm <= target) &&
+                              !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
+        const double alpha = __ddiv_rn(rho, ap_r0);
+        const double beta = __ddiv_rn(-as_r0, ap_r0);
+        coef[0] = alpha;
+        coef[1] = omega;
+        coef[2] = beta;
+        coef[3] = (!stopped && ordinary) ? 1.0 : 0.0;
+        if (blockIdx.x == 0 && !stopped) {
+            if (ordinary) {
+                state[RS_ALPHA] = alpha;
+                state[RS_OMEGA] = omega;
+                state[RS_BETA] = beta;
+                state[RS_R_NORM] = rnorm;
+                state[RS_ITER] = it;
+                state[RS_HISTORY + hist_index] = rnorm;
+            } else {
+                state[RS_FLAG] = 1.0;
+            }
+        }
+    }
+    __syncthreads();
+    if (coef[3] == 0.0) {
         return;
     }
-    const double rho = sums[0];
-    const double ap_r0 = sums[1];
-    const double ss = sums[2];
-    const double as_s = sums[3];
-    const double as_as = sums[4];
-    const double as_r0 = sums[5];
-    const double target = state[RS_TARGET];
-    const double rho_floor = __dmul_rn(__dmul_rn(state[RS_EPS2], state[RS_R_NORM]), state[RS_R0STAR_NORM]);
-    const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != 0.0 && !(fabs(rho) <= rho_floor) &&
-                        isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
-                        !(rs_norm(ss) <= target);
-    const double omega = as_as > 0.0 ? __ddiv_rn(as_s, as_as) : 0.0;
-    const double rr = __dadd_rn(__dadd_rn(ss, -__dmul_rn(__dmul_rn(2.0, omega), as_s)),
-                                __dmul_rn(__dmul_rn(omega, omega), as_as));
-    const double rnorm = rs_norm(rr);
-    const double it = state[RS_ITER] + 1.0;
-    const bool ordinary = usable && omega != 0.0 && isfinite(rnorm) && !(rnorm <= target) &&
-                          !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
-    if (!ordinary) {
-        state[RS_FLAG] = 1.0;
-        return;
-    }
-    state[RS_ALPHA] = __ddiv_rn(rho, ap_r0);
-    state[RS_OMEGA] = omega;
-    state[RS_BETA] = __ddiv_rn(-as_r0, ap_r0);
-    state[RS_R_NORM] = rnorm;
-    state[RS_ITER] = it;
-    state[RS_HISTORY + hist_index] = rnorm;
+    bicgstab_update_body((SCALAR)coef[0], (SCALAR)coef[1], (SCALAR)coef[2], x, r, p, s, ap, as_, phat, shat, r0star, n,
+                         partials, slot_rr0, slot_rr);
 }

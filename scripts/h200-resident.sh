@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Device-resident pipelined CG on the H200 (issue 15): GPU tests (device-resident == synchronous
-# bit for bit on CUDA and NVIDIA OpenCL; the paper's counts in the synchronous mode), then both
-# modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime) and the
-# large sizes, CUDA and OpenCL, CSV under $OUT. Run from the repository root on the device after
+# Device-resident pipelined CG and BiCGStab on the H200 (issue 15): GPU tests (device-resident ==
+# synchronous bit for bit on CUDA and NVIDIA OpenCL; the paper's counts in the synchronous mode),
+# then both modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime;
+# `small` with the benchmark method's 30-iteration solves, `long` with 300-iteration solves) and
+# the large sizes, CUDA and OpenCL, CSV under $OUT. SOLVERS (default "cg,bicgstab") picks the
+# solvers. Run from the repository root on the device after
 #   (release build of every target with --features "cuda opencl mpi cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
-#   bash scripts/h200-resident.sh          (about 3 minutes; PARTS="tests small large")
+#   bash scripts/h200-resident.sh          (about 4 minutes; PARTS="tests small long large")
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
-parts=${PARTS:-tests f32diag small large}
+parts=${PARTS:-tests small long large}
+solvers=${SOLVERS:-cg,bicgstab}
 PK="bash .device/run pipekrylov"
 for part in $parts; do
   case $part in
@@ -19,9 +22,16 @@ for part in $parts; do
       done ;;
     small)
       for p in poisson2d poisson3d; do
-        timeout 250 $PK bench --backends cuda,opencl --solvers cg --executions sync,resident \
+        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
           --problem $p --max-n 70000 --repeats 20 --out "$OUT/resident-$p-h200.csv" --quiet > /dev/null 2>&1
         echo "small $p: status $?"
+      done ;;
+    long)
+      for p in poisson2d poisson3d; do
+        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
+          --problem $p --max-n 70000 --iterations 300 --repeats 10 --out "$OUT/resident-300it-$p-h200.csv" \
+          --quiet > /dev/null 2>&1
+        echo "long $p: status $?"
       done ;;
     f32diag)
       # Pipelined BiCGStab in f32 on convdiff3d n=4096 (cuda_backend f32_solves_agree_with_host).
@@ -31,8 +41,8 @@ for part in $parts; do
       done ;;
     large)
       for p in poisson2d poisson3d; do
-        timeout 250 $PK bench --backends cuda,opencl --solvers cg --executions sync,resident \
-          --problem $p --min-n 70000 --out "$OUT/resident-large-$p-h200.csv" --quiet > /dev/null 2>&1
+        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
+          --problem $p --min-n 70000 --max-n 1100000 --out "$OUT/resident-large-$p-h200.csv" --quiet > /dev/null 2>&1
         echo "large $p: status $?"
       done ;;
   esac
@@ -40,14 +50,15 @@ done
 python3 - "$OUT" <<'PY'
 import csv, glob, os, sys
 out = sys.argv[1]
-print(f"{'backend':7} {'problem':10} {'n':>8} {'sync us':>8} {'resident us':>11} {'speedup':>7} {'launch/it':>9} {'xfer/it':>7}")
+print(f"{'file':22} {'solver':8} {'backend':7} {'problem':10} {'n':>8} {'sync us':>8} {'resident us':>11} {'speedup':>7} {'launch/it':>9} {'xfer/it':>7}")
 for f in sorted(glob.glob(os.path.join(out, "resident-*.csv"))):
     rows = list(csv.DictReader(open(f)))
     by = {}
     for r in rows:
-        by.setdefault((r["backend"], r["problem"], int(r["n"])), {})[r["execution"]] = r
-    for (b, p, n), m in sorted(by.items()):
+        by.setdefault((r["solver"], r["backend"], r["problem"], int(r["n"])), {})[r["execution"]] = r
+    tag = os.path.basename(f).replace("resident-", "").replace("-h200.csv", "")
+    for (sv, b, p, n), m in sorted(by.items()):
         if "sync" in m and "resident" in m:
             s, d = float(m["sync"]["median_s_per_iter"]), float(m["resident"]["median_s_per_iter"])
-            print(f"{b:7} {p:10} {n:>8} {s*1e6:8.2f} {d*1e6:11.2f} {s/d:7.2f} {float(m['resident']['launches_per_iter']):9.2f} {float(m['resident']['transfers_per_iter']):7.3f}")
+            print(f"{tag:22} {sv:8} {b:7} {p:10} {n:>8} {s*1e6:8.2f} {d*1e6:11.2f} {s/d:7.2f} {float(m['resident']['launches_per_iter']):9.2f} {float(m['resident']['transfers_per_iter']):7.3f}")
 PY

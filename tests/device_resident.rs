@@ -472,146 +472,207 @@ fn bicgstab_resident_matches_sync<B: Backend>(be: &B) {
     );
 }
 
-/// `bicgstab_scalars` against `bicgstab_scalars_reference` on crafted sums: every stop test, NaN
-/// and infinity, zero denominators, a set flag; and the reference's own outcome as expected.
-fn bicgstab_scalars_match_reference<B: Backend>(be: &B) {
+/// `bicgstab_update_resident` against `bicgstab_scalars_reference` and `bicgstab_update` on
+/// crafted sums (one-element vectors, so each partial is the sum): every stop test, NaN and
+/// infinity, zero denominators, a set flag; the state bit for bit, the vectors and the written
+/// partials bit for bit (unchanged when the iteration is not ordinary); and the reference's own
+/// outcome as expected.
+fn bicgstab_update_resident_matches_reference<B: Backend>(be: &B) {
     use pipekrylov::backend::ops::resident::{bicgstab_scalars_reference, layout};
     use pipekrylov::backend::{BicgstabSlots, ResidentState, Slot};
     let slots = BicgstabSlots {
-        r_r0: Slot(0),
         ap_r0: Slot(1),
         s_s: Slot(2),
         as_s: Slot(3),
         as_as: Slot(4),
         as_r0: Slot(5),
     };
-    let ordinary = [2.0, 4.0, 9.0, 1.5, 3.0, -0.25];
-    let nan = f64::NAN;
-    // (label, sums, flag already set, max_iter, expected flag)
-    let cases: Vec<(&str, [f64; 6], bool, f64, bool)> = vec![
-        ("ordinary", ordinary, false, 100.0, false),
-        ("flag already set", ordinary, true, 100.0, true),
-        (
-            "rho NaN",
-            [nan, 4.0, 9.0, 1.5, 3.0, -0.25],
-            false,
-            100.0,
-            true,
-        ),
+    let (rr0, rr) = (Slot(0), Slot(6));
+    let ordinary = [4.0, 9.0, 1.5, 3.0, -0.25];
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    // (label, rho, sums, flag already set, max_iter, expected flag afterwards)
+    type Case<'a> = (&'a str, f64, [f64; 5], bool, f64, bool);
+    let cases: Vec<Case> = vec![
+        ("ordinary", 2.0, ordinary, false, 100.0, false),
+        ("flag already set", 2.0, ordinary, true, 100.0, true),
+        ("rho NaN", nan, ordinary, false, 100.0, true),
         (
             "Ap r0* inf",
-            [2.0, f64::INFINITY, 9.0, 1.5, 3.0, -0.25],
+            2.0,
+            [inf, 9.0, 1.5, 3.0, -0.25],
             false,
             100.0,
             true,
         ),
         (
             "Ap r0* zero",
-            [2.0, 0.0, 9.0, 1.5, 3.0, -0.25],
+            2.0,
+            [0.0, 9.0, 1.5, 3.0, -0.25],
             false,
             100.0,
             true,
         ),
-        (
-            "rho breakdown",
-            [1e-40, 4.0, 9.0, 1.5, 3.0, -0.25],
-            false,
-            100.0,
-            true,
-        ),
+        ("rho breakdown", 1e-40, ordinary, false, 100.0, true),
         (
             "As r0* NaN",
-            [2.0, 4.0, 9.0, 1.5, 3.0, nan],
+            2.0,
+            [4.0, 9.0, 1.5, 3.0, nan],
             false,
             100.0,
             true,
         ),
         (
             "s converged",
-            [2.0, 4.0, 1e-8, 1e-9, 3.0, -0.25],
+            2.0,
+            [4.0, 1e-8, 1e-9, 3.0, -0.25],
             false,
             100.0,
             true,
         ),
         (
             "omega zero (As, s)",
-            [2.0, 4.0, 9.0, 0.0, 3.0, -0.25],
+            2.0,
+            [4.0, 9.0, 0.0, 3.0, -0.25],
             false,
             100.0,
             true,
         ),
         (
             "omega zero (As, As)",
-            [2.0, 4.0, 9.0, 1.5, 0.0, -0.25],
+            2.0,
+            [4.0, 9.0, 1.5, 0.0, -0.25],
             false,
             100.0,
             true,
         ),
         (
             "r converged",
-            [2.0, 4.0, 9.0, 3.0, 1.0, -0.25],
+            2.0,
+            [4.0, 9.0, 3.0, 1.0, -0.25],
             false,
             100.0,
             true,
         ),
         (
             "diverged",
-            [2.0, 4.0, 1e12, 1.0, 1.0, -0.25],
+            2.0,
+            [4.0, 1e12, 1.0, 1.0, -0.25],
             false,
             100.0,
             true,
         ),
-        ("iteration limit", ordinary, false, 6.0, true),
-        ("below the limit", ordinary, false, 7.0, false),
+        ("iteration limit", 2.0, ordinary, false, 6.0, true),
+        ("below the limit", 2.0, ordinary, false, 7.0, false),
     ];
-    let mut partials = be.partials::<f64>(1, 6).unwrap();
+    let vec1 = |v: f64| be.upload(&[v]).unwrap();
+    let one = vec1(1.0);
+    let mut partials = be.partials::<f64>(1, 7).unwrap();
     let mut state = ResidentState::new(be, 8).unwrap();
     let len = state.buffer().len();
-    for (label, sums, preset, max_iter, want_flag) in cases {
+    for (label, rho, sums, preset, max_iter, want_flag) in cases {
+        let label = format!("{} {label}", be.name());
         for (k, v) in sums.iter().enumerate() {
-            let xv = be.upload(&[*v]).unwrap();
-            let one = be.upload(&[1.0]).unwrap();
-            be.dot_partials(&xv, &one, &mut partials, Slot(k)).unwrap();
+            be.dot_partials(&vec1(*v), &one, &mut partials, slots.all()[k])
+                .unwrap();
         }
-        let got_sums = be.finish(&partials).unwrap();
-        let sums = [0, 1, 2, 3, 4, 5].map(|k| got_sums.get(Slot(k)));
+        for k in [rr0, rr] {
+            be.dot_partials(&vec1(-7.0), &one, &mut partials, k)
+                .unwrap();
+        }
+        let finished = be.finish(&partials).unwrap();
+        let finished = slots.all().map(|k| finished.get(k));
         let mut header = vec![0.0; len];
         header[layout::FLAG] = if preset { 1.0 } else { 0.0 };
-        header[layout::ITER] = 5.0;
+        header[layout::ITER_CUR] = 5.0;
         header[layout::TARGET] = 1e-3;
         header[layout::DTOL_R0] = 1e5;
         header[layout::MAX_ITER] = max_iter;
-        header[layout::R_NORM] = 1.0;
+        header[layout::R_NORM_CUR] = 1.0;
         header[layout::R0STAR_NORM] = 10.0;
         header[layout::EPS2] = f64::EPSILON * f64::EPSILON;
+        header[layout::RHO] = rho;
         be.write(state.buffer_mut(), &header).unwrap();
-        be.bicgstab_scalars(&partials, slots, 3, &mut state)
-            .unwrap();
+        let vectors = [0.5, 1.0, 0.25, 0.75, 2.0, 3.0, 1.5].map(vec1);
+        let [mut x, mut r, mut p, s, ap, as_, r0s] = vectors;
+        be.bicgstab_update_resident(
+            &mut state,
+            slots,
+            3,
+            &mut x,
+            &mut r,
+            &mut p,
+            &s,
+            &ap,
+            &as_,
+            None,
+            None,
+            &r0s,
+            &mut partials,
+            rr0,
+            rr,
+        )
+        .unwrap();
         let got = be.download(state.buffer()).unwrap();
         let mut want = header.clone();
-        bicgstab_scalars_reference(sums, 3, &mut want);
+        let coefficients = bicgstab_scalars_reference(finished, 3, &mut want);
         assert_eq!(
             want[layout::FLAG] != 0.0,
             want_flag,
             "{label}: the reference"
         );
+        assert_eq!(coefficients.is_some(), !want_flag, "{label}: the reference");
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(
-                g.to_bits(),
-                w.to_bits(),
-                "{} {label}: state[{k}]",
-                be.name()
-            );
+            assert_eq!(g.to_bits(), w.to_bits(), "{label}: state[{k}]");
         }
-        if !want_flag {
-            let [rho, ap_r0, ss, as_s, as_as, as_r0] = sums;
-            let omega = as_s / as_as;
-            assert_eq!(got[layout::ALPHA], rho / ap_r0, "{label}");
-            assert_eq!(got[layout::OMEGA], omega, "{label}");
-            assert_eq!(got[layout::BETA], -as_r0 / ap_r0, "{label}");
-            let rr = ss - 2.0 * omega * as_s + omega * omega * as_as;
-            assert_eq!(got[layout::HISTORY + 3], rr.sqrt(), "{label}");
+        // The vectors and the written partials: bicgstab_update with the reference's
+        // coefficients, or untouched.
+        let [mut xw, mut rw, mut pw] = [0.5, 1.0, 0.25].map(vec1);
+        let mut pw_partials = be.partials::<f64>(1, 7).unwrap();
+        for k in [rr0, rr] {
+            be.dot_partials(&vec1(-7.0), &one, &mut pw_partials, k)
+                .unwrap();
+        }
+        if let Some([alpha, omega, beta]) = coefficients {
+            let [ap_r0, ss, as_s, as_as, as_r0] = finished;
+            assert_eq!(alpha, rho / ap_r0, "{label}");
+            assert_eq!(omega, as_s / as_as, "{label}");
+            assert_eq!(beta, -as_r0 / ap_r0, "{label}");
+            let rr2 = ss - 2.0 * omega * as_s + omega * omega * as_as;
+            assert_eq!(got[layout::HISTORY + 3], rr2.sqrt(), "{label}");
             assert_eq!(got[layout::ITER], 6.0, "{label}");
+            be.bicgstab_update(
+                alpha,
+                omega,
+                beta,
+                &mut xw,
+                &mut rw,
+                &mut pw,
+                &s,
+                &ap,
+                &as_,
+                None,
+                None,
+                &r0s,
+                &mut pw_partials,
+                rr0,
+                rr,
+            )
+            .unwrap();
+        }
+        for (name, g, w) in [("x", &x, &xw), ("r", &r, &rw), ("p", &p, &pw)] {
+            let (g, w) = (be.download(g).unwrap(), be.download(w).unwrap());
+            assert_eq!(g[0].to_bits(), w[0].to_bits(), "{label}: {name}");
+        }
+        let (g, w) = (
+            be.finish(&partials).unwrap(),
+            be.finish(&pw_partials).unwrap(),
+        );
+        for k in [rr0, rr] {
+            assert_eq!(
+                g.get(k).to_bits(),
+                w.get(k).to_bits(),
+                "{label}: slot {k:?}"
+            );
         }
     }
 }
@@ -627,8 +688,8 @@ fn host_bicgstab_resident_matches_sync() {
 }
 
 #[test]
-fn host_bicgstab_scalars_match_reference() {
-    bicgstab_scalars_match_reference(&HostBackend::new());
+fn host_bicgstab_update_resident_matches_reference() {
+    bicgstab_update_resident_matches_reference(&HostBackend::new());
 }
 
 #[test]
@@ -659,7 +720,7 @@ fn opencl_resident_matches_sync() {
 fn opencl_bicgstab_resident_matches_sync() {
     let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
         .expect("an OpenCL device (PoCL in CI)");
-    bicgstab_scalars_match_reference(&be);
+    bicgstab_update_resident_matches_reference(&be);
     bicgstab_resident_matches_sync(&be);
 }
 
@@ -676,6 +737,6 @@ fn cuda_resident_matches_sync() {
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_bicgstab_resident_matches_sync() {
     let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
-    bicgstab_scalars_match_reference(&be);
+    bicgstab_update_resident_matches_reference(&be);
     bicgstab_resident_matches_sync(&be);
 }

@@ -850,22 +850,28 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
         self.inner
             .pcg_update_resident(state, x, r, z, p, ap, q, partials, rr, rz)
     }
-    fn bicgstab_scalars<T: Scalar>(
+    fn bicgstab_s_update_resident<T: Scalar>(
         &self,
-        partials: &Partials<T>,
-        slots: crate::backend::BicgstabSlots,
-        hist_index: usize,
         state: &mut ResidentState,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
     ) -> Result<()> {
         if self.comm.size() > 1 {
             return Err(resident_unsupported());
         }
         self.inner
-            .bicgstab_scalars(partials, slots, hist_index, state)
+            .bicgstab_s_update_resident(state, r, ap, s, partials, rr0, apr0, ss)
     }
     fn bicgstab_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: crate::backend::BicgstabSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -883,7 +889,7 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
             return Err(resident_unsupported());
         }
         self.inner.bicgstab_update_resident(
-            state, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+            state, slots, hist_index, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
         )
     }
 }

@@ -97,7 +97,7 @@ pub(crate) enum Kernel {
     CgScalars,
     CgUpdateResident,
     PcgUpdateResident,
-    BicgstabScalars,
+    BicgstabSUpdateResident,
     BicgstabUpdateResident,
     BufferAddress,
 }
@@ -153,7 +153,7 @@ impl Kernel {
         Kernel::CgScalars,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
-        Kernel::BicgstabScalars,
+        Kernel::BicgstabSUpdateResident,
         Kernel::BicgstabUpdateResident,
         Kernel::BufferAddress,
     ];
@@ -209,7 +209,7 @@ impl Kernel {
             Kernel::CgScalars => "cg_scalars",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
-            Kernel::BicgstabScalars => "bicgstab_scalars",
+            Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",
             Kernel::BicgstabUpdateResident => "bicgstab_update_resident",
             Kernel::BufferAddress => "buffer_address",
         }

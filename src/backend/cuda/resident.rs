@@ -4,7 +4,7 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::check_scalars;
+use crate::backend::ops::resident::{check_bicgstab_slots, check_scalars};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::Result;
@@ -109,30 +109,40 @@ impl ResidentOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::PcgUpdateResident, partials.groups(), &args) }
     }
 
-    fn bicgstab_scalars<T: Scalar>(
+    fn bicgstab_s_update_resident<T: Scalar>(
         &self,
-        partials: &Partials<T>,
-        slots: BicgstabSlots,
-        hist_index: usize,
         state: &mut ResidentState,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
     ) -> Result<()> {
-        let all = slots.all();
-        check_scalars(partials, &all, hist_index, state)?;
-        let mut args = vec![self.ptr(partials.buffer())?, len_arg(partials.groups())?];
-        for s in all {
-            args.push(index_arg("slot", s.0)?);
-        }
-        args.push(index_arg("hist_index", hist_index)?);
-        args.push(self.ptr(&state.buffer)?);
-        // SAFETY: bicgstab_scalars(partials, uint groups, six slots, uint hist_index,
-        // double* state): the slots are inside the partials of `groups` groups, the history
-        // entry inside the state (checked); one block.
-        unsafe { self.launch::<T>(Kernel::BicgstabScalars, 1, &args) }
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        let args = [
+            self.ptr(&state.buffer)?,
+            self.ptr(r)?,
+            self.ptr(ap)?,
+            self.ptr(s)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr0.0)?,
+            index_arg("slot", apr0.0)?,
+            index_arg("slot", ss.0)?,
+        ];
+        // SAFETY: bicgstab_s_update_resident(double* state, r, ap, s, uint n, partials,
+        // uint slot_rr0, uint slot_apr0, uint slot_ss): as bicgstab_s_update (checked); block 0
+        // writes three entries of the state's header.
+        unsafe { self.launch::<T>(Kernel::BicgstabSUpdateResident, partials.groups(), &args) }
     }
 
     fn bicgstab_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: BicgstabSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -146,13 +156,19 @@ impl ResidentOps for CudaBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
+        check_bicgstab_slots(partials, slots, hist_index, state, [rr0, rr])?;
         let mut args = vec![self.ptr(&state.buffer)?];
+        for k in slots.all() {
+            args.push(index_arg("slot", k.0)?);
+        }
+        args.push(index_arg("hist_index", hist_index)?);
         args.extend(
             self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
         );
-        // SAFETY: bicgstab_update_resident(const double* state, x, r, p, s, ap, as_, phat, shat,
-        // r0star, uint n, partials, uint slot_rr0, uint slot_rr): see `bicgstab_update_args`;
-        // the state holds the header.
+        // SAFETY: bicgstab_update_resident(double* state, five slots, uint hist_index, x, r, p,
+        // s, ap, as_, phat, shat, r0star, uint n, partials, uint slot_rr0, uint slot_rr): see
+        // `bicgstab_update_args`; the finished slots are inside the partials and differ from the
+        // written ones, the history entry is inside the state (checked).
         unsafe { self.launch::<T>(Kernel::BicgstabUpdateResident, partials.groups(), &args) }
     }
 }

@@ -4,9 +4,9 @@
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::resident::{
-    bicgstab_scalars_reference, cg_scalars_reference, check_scalars, layout,
+    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_scalars, layout,
 };
-use crate::backend::partials::{sum_slots, Partials, Slot};
+use crate::backend::partials::{sum_slot_f64, sum_slots, Partials, Slot};
 use crate::backend::{BicgstabSlots, CgSlots, KrylovOps, ResidentOps, ResidentState};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -79,29 +79,31 @@ impl ResidentOps for HostBackend {
         self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
     }
 
-    fn bicgstab_scalars<T: Scalar>(
+    fn bicgstab_s_update_resident<T: Scalar>(
         &self,
-        partials: &Partials<T>,
-        slots: BicgstabSlots,
-        hist_index: usize,
         state: &mut ResidentState,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
     ) -> Result<()> {
-        let all = slots.all();
-        check_scalars(partials, &all, hist_index, state)?;
-        self.counters.launch();
-        let sums = sum_slots(
-            partials.buffer().host()?,
-            partials.groups(),
-            partials.slots(),
-        );
-        let s = all.map(|k| sums.get(k));
-        bicgstab_scalars_reference(s, hist_index, state.buffer.host_mut()?);
+        self.bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        let rho = sum_slot_f64(partials.buffer().host()?, partials.groups(), rr0);
+        let st = state.buffer.host_mut()?;
+        st[layout::RHO] = rho;
+        st[layout::ITER_CUR] = st[layout::ITER];
+        st[layout::R_NORM_CUR] = st[layout::R_NORM];
         Ok(())
     }
 
     fn bicgstab_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: BicgstabSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -115,15 +117,35 @@ impl ResidentOps for HostBackend {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        let st = state.buffer.host()?;
-        if st[layout::FLAG] != 0.0 {
-            self.counters.launch();
-            return Ok(());
+        check_bicgstab_slots(partials, slots, hist_index, state, [rr0, rr])?;
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let finished = slots.all().map(|k| sums.get(k));
+        match bicgstab_scalars_reference(finished, hist_index, state.buffer.host_mut()?) {
+            None => {
+                self.counters.launch();
+                Ok(())
+            }
+            Some([alpha, omega, beta]) => self.bicgstab_update(
+                T::from_f64(alpha),
+                T::from_f64(omega),
+                T::from_f64(beta),
+                x,
+                r,
+                p,
+                s,
+                ap,
+                as_,
+                phat,
+                shat,
+                r0star,
+                partials,
+                rr0,
+                rr,
+            ),
         }
-        let [alpha, omega, beta] =
-            [layout::ALPHA, layout::OMEGA, layout::BETA].map(|k| T::from_f64(st[k]));
-        self.bicgstab_update(
-            alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
-        )
     }
 }

@@ -4,7 +4,7 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::check_scalars;
+use crate::backend::ops::resident::{check_bicgstab_slots, check_scalars};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BackendInfo, BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -114,31 +114,41 @@ impl ResidentOps for OpenClBackend {
         )
     }
 
-    fn bicgstab_scalars<T: Scalar>(
+    fn bicgstab_s_update_resident<T: Scalar>(
         &self,
-        partials: &Partials<T>,
-        slots: BicgstabSlots,
-        hist_index: usize,
         state: &mut ResidentState,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
     ) -> Result<()> {
         self.check_resident()?;
-        let all = slots.all();
-        check_scalars(partials, &all, hist_index, state)?;
-        let mut args = vec![
-            Arg::Mem(self.mem(partials.buffer())?),
-            Arg::uint(Self::len_u32(partials.groups())?),
-        ];
-        for s in all {
-            args.push(Self::slot_arg(s)?);
-        }
-        args.push(Arg::uint(Self::len_u32(hist_index)?));
-        args.push(Arg::Mem(self.mem(&state.buffer)?));
-        self.launch::<T>("bicgstab_scalars", 1, &args)
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        self.launch::<T>(
+            "bicgstab_s_update_resident",
+            partials.groups(),
+            &[
+                Arg::Mem(self.mem(&state.buffer)?),
+                Arg::Mem(self.mem(r)?),
+                Arg::Mem(self.mem(ap)?),
+                Arg::Mem(self.mem(s)?),
+                Arg::uint(Self::len_u32(n)?),
+                Arg::Mem(self.mem(partials.buffer())?),
+                Self::slot_arg(rr0)?,
+                Self::slot_arg(apr0)?,
+                Self::slot_arg(ss)?,
+            ],
+        )
     }
 
     fn bicgstab_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: BicgstabSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -153,7 +163,12 @@ impl ResidentOps for OpenClBackend {
         rr: Slot,
     ) -> Result<()> {
         self.check_resident()?;
+        check_bicgstab_slots(partials, slots, hist_index, state, [rr0, rr])?;
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        for k in slots.all() {
+            args.push(Self::slot_arg(k)?);
+        }
+        args.push(Arg::uint(Self::len_u32(hist_index)?));
         args.extend(
             self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
         );

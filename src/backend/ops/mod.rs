@@ -95,7 +95,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "cg_scalars",
             "cg_update_resident",
             "pcg_update_resident",
-            "bicgstab_scalars",
+            "bicgstab_s_update_resident",
             "bicgstab_update_resident",
         ],
     ),

@@ -33,16 +33,22 @@ pub mod layout {
     pub const DTOL_R0: usize = 5;
     /// Iteration limit.
     pub const MAX_ITER: usize = 6;
-    /// omega of the next iteration (BiCGStab).
+    /// omega of the last ordinary iteration (BiCGStab; for inspection).
     pub const OMEGA: usize = 7;
-    /// ||r|| of the last iteration (BiCGStab's rho breakdown test).
+    /// ||r|| of the last ordinary iteration (BiCGStab; written by the update).
     pub const R_NORM: usize = 8;
     /// ||r0*|| (BiCGStab's rho breakdown test).
     pub const R0STAR_NORM: usize = 9;
     /// The squared machine epsilon of the solve's precision (BiCGStab's rho breakdown test).
     pub const EPS2: usize = 10;
+    /// rho = <r_i, r0*> of the current iteration (BiCGStab; written by the s-update).
+    pub const RHO: usize = 11;
+    /// The iteration count the current BiCGStab update reads (the s-update copies `ITER`).
+    pub const ITER_CUR: usize = 12;
+    /// ||r_i|| the current BiCGStab update reads (the s-update copies `R_NORM`).
+    pub const R_NORM_CUR: usize = 13;
     /// First entry of the batch's residual history.
-    pub const HISTORY: usize = 12;
+    pub const HISTORY: usize = 16;
 }
 
 /// The device-side state of a device-resident solve: a buffer of `HISTORY + batch` doubles.
@@ -119,11 +125,10 @@ impl CgSlots {
     }
 }
 
-/// The slots of one pipelined BiCGStab iteration that `bicgstab_scalars` finishes.
+/// The slots of one pipelined BiCGStab iteration that `bicgstab_update_resident` finishes (rho
+/// comes from the state, stored there by `bicgstab_s_update_resident`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BicgstabSlots {
-    /// <r_i, r0*>
-    pub r_r0: Slot,
     /// <A p_i, r0*>
     pub ap_r0: Slot,
     /// <s_i, s_i>
@@ -138,10 +143,8 @@ pub struct BicgstabSlots {
 
 impl BicgstabSlots {
     /// In the kernel's argument order.
-    pub fn all(&self) -> [Slot; 6] {
-        [
-            self.r_r0, self.ap_r0, self.s_s, self.as_s, self.as_as, self.as_r0,
-        ]
+    pub fn all(&self) -> [Slot; 5] {
+        [self.ap_r0, self.s_s, self.as_s, self.as_as, self.as_r0]
     }
 }
 
@@ -209,23 +212,33 @@ pub trait ResidentOps: VectorOps {
         rz: Slot,
     ) -> Result<()>;
 
-    /// Kernel `bicgstab_scalars` (one work-group): the six sums, the ordinary-iteration test,
-    /// alpha, omega and beta, the recurrence's ||r_{i+1}|| into history entry `hist_index` and
-    /// into the state; or the flag.
-    fn bicgstab_scalars<T: Scalar>(
+    /// Kernel `bicgstab_s_update_resident`: `bicgstab_s_update`, and work-group 0 stores rho
+    /// (the finished <r, r0*>) in the state and copies `ITER` / `R_NORM` to `ITER_CUR` /
+    /// `R_NORM_CUR`.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_s_update_resident<T: Scalar>(
         &self,
-        partials: &Partials<T>,
-        slots: BicgstabSlots,
-        hist_index: usize,
         state: &mut ResidentState,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
     ) -> Result<()>;
 
-    /// Kernel `bicgstab_update_resident`: `bicgstab_update` with alpha, omega and beta from the
-    /// state, nothing when the flag is set (`phat` / `shat` as there).
+    /// Kernel `bicgstab_update_resident`: every work-group finishes the sums of `slots`, decides
+    /// as [`bicgstab_scalars_reference`] does and, for an ordinary iteration, runs
+    /// `bicgstab_update` with the coefficients (writing the partials of `rr0` and `rr`, which
+    /// must differ from `slots`); work-group 0 records ||r_{i+1}|| in history entry
+    /// `hist_index` or sets the flag. Nothing when the flag is set.
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: BicgstabSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -241,7 +254,7 @@ pub trait ResidentOps: VectorOps {
     ) -> Result<()>;
 }
 
-/// Check the arguments of `cg_scalars` / `bicgstab_scalars`.
+/// Check the slots and the history entry of `cg_scalars` / `bicgstab_update_resident`.
 pub(crate) fn check_scalars<T: Scalar>(
     partials: &Partials<T>,
     slots: &[Slot],
@@ -299,21 +312,46 @@ pub fn cg_scalars_reference(sums: [f64; 5], with_pc: bool, hist_index: usize, st
     state[HISTORY + hist_index] = rnorm;
 }
 
-/// What `bicgstab_scalars` computes, on host values: the reference the kernels are tested against.
-/// `sums` in [`BicgstabSlots::all`] order; the tests and the formulas are those of the
-/// synchronous pipelined BiCGStab (`solver::BiCgStab`), in its order.
+/// Check the slots of `bicgstab_update_resident`: the read ones inside the partials and none
+/// of them written.
+pub(crate) fn check_bicgstab_slots<T: Scalar>(
+    partials: &Partials<T>,
+    slots: BicgstabSlots,
+    hist_index: usize,
+    state: &ResidentState,
+    written: [Slot; 2],
+) -> Result<()> {
+    check_scalars(partials, &slots.all(), hist_index, state)?;
+    if slots.all().iter().any(|s| written.contains(s)) {
+        return Err(Error::param(
+            "slot",
+            "bicgstab_update_resident: a slot it finishes is also one it writes",
+        ));
+    }
+    Ok(())
+}
+
+/// What `bicgstab_update_resident` decides and records, on host values: the reference the
+/// kernels are tested against. `sums` in [`BicgstabSlots::all`] order, rho from `state[RHO]`;
+/// the tests and the formulas are those of the synchronous pipelined BiCGStab
+/// (`solver::BiCgStab`), in its order. Returns alpha, omega and beta when the update runs.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must not pass: !(x <= t), not x > t
-pub fn bicgstab_scalars_reference(sums: [f64; 6], hist_index: usize, state: &mut [f64]) {
+pub fn bicgstab_scalars_reference(
+    sums: [f64; 5],
+    hist_index: usize,
+    state: &mut [f64],
+) -> Option<[f64; 3]> {
     use layout::*;
     if state[FLAG] != 0.0 {
-        return;
+        return None;
     }
-    let [rho, ap_r0, ss, as_s, as_as, as_r0] = sums;
+    let rho = state[RHO];
+    let [ap_r0, ss, as_s, as_as, as_r0] = sums;
     let norm = crate::solver::cg_norm;
-    let finite = rho.is_finite()
+    let usable = rho.is_finite()
         && ap_r0.is_finite()
         && ap_r0 != 0.0
-        && !(rho.abs() <= state[EPS2] * state[R_NORM] * state[R0STAR_NORM])
+        && !(rho.abs() <= state[EPS2] * state[R_NORM_CUR] * state[R0STAR_NORM])
         && ss.is_finite()
         && as_s.is_finite()
         && as_as.is_finite()
@@ -322,8 +360,8 @@ pub fn bicgstab_scalars_reference(sums: [f64; 6], hist_index: usize, state: &mut
     let omega = if as_as > 0.0 { as_s / as_as } else { 0.0 };
     let rr = ss - 2.0 * omega * as_s + omega * omega * as_as;
     let rnorm = norm(rr);
-    let it = state[ITER] + 1.0;
-    let ordinary = finite
+    let it = state[ITER_CUR] + 1.0;
+    let ordinary = usable
         && omega != 0.0
         && rnorm.is_finite()
         && !(rnorm <= state[TARGET])
@@ -331,12 +369,12 @@ pub fn bicgstab_scalars_reference(sums: [f64; 6], hist_index: usize, state: &mut
         && it < state[MAX_ITER];
     if !ordinary {
         state[FLAG] = 1.0;
-        return;
+        return None;
     }
-    state[ALPHA] = rho / ap_r0;
-    state[OMEGA] = omega;
-    state[BETA] = -as_r0 / ap_r0;
+    let coefficients = [rho / ap_r0, omega, -as_r0 / ap_r0];
+    [state[ALPHA], state[OMEGA], state[BETA]] = coefficients;
     state[R_NORM] = rnorm;
     state[ITER] = it;
     state[HISTORY + hist_index] = rnorm;
+    Some(coefficients)
 }

@@ -214,7 +214,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                     r_norm = r;
                 }
             } else {
-                self.products()?;
+                self.products(None)?;
             }
             // The one transfer of the iteration.
             let sums = be.finish(&self.partials)?;
@@ -304,9 +304,9 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
     }
 
     /// Lines 6-12 of one iteration: A p_i (right-preconditioned: A M^-1 p_i) with the partial
-    /// <Ap, r0*>; s = r - alpha Ap with alpha finished in every work-group, partial <s, s>;
-    /// A s_i with <As, s>, <As, As>, <As, r0*>.
-    fn products(&mut self) -> Result<()> {
+    /// <Ap, r0*>; s = r - alpha Ap with alpha finished in every work-group, partial <s, s>
+    /// (device-resident: also rho into the `state`); A s_i with <As, s>, <As, As>, <As, r0*>.
+    fn products(&mut self, state: Option<&mut ResidentState>) -> Result<()> {
         let (be, a, pc) = (self.backend, self.a, self.precond);
         // Lines 6-7.
         if let Some(m) = pc {
@@ -324,15 +324,12 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             &mut self.partials,
         )?;
         // Lines 8-9.
-        be.bicgstab_s_update(
-            &self.r,
-            &self.ap,
-            &mut self.s,
-            &mut self.partials,
-            slot::R_R0,
-            slot::AP_R0,
-            slot::S_S,
-        )?;
+        let (r, ap, s, partials) = (&self.r, &self.ap, &mut self.s, &mut self.partials);
+        let (rr0, apr0, ss) = (slot::R_R0, slot::AP_R0, slot::S_S);
+        match state {
+            None => be.bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?,
+            Some(st) => be.bicgstab_s_update_resident(st, r, ap, s, partials, rr0, apr0, ss)?,
+        }
         // Lines 10-12.
         if let Some(m) = pc {
             m.apply(be, &self.s, &mut self.shat)?;

@@ -1,14 +1,15 @@
 //! The device-resident mode of pipelined BiCGStab (issue 15; `Execution::DeviceResident`; the
 //! batch loop is `solver::resident`).
 //!
-//! An iteration on the device is five kernels (plus the preconditioner's applications): lines
-//! 6-12 as in the synchronous mode (`products`), then `bicgstab_scalars`, which finishes the six
-//! sums and computes alpha, omega, beta and the recurrence's ||r_{i+1}|| exactly as the host
-//! would, or sets the flag at the first iteration the host must decide itself (NaN, a
-//! breakdown, s or r_{i+1} claiming convergence, divergence, the iteration limit), then
-//! `bicgstab_update_resident` (lines 15, 16, 19 and the first stage of line 20). After the flag
-//! the updates do nothing and the products recompute the same vectors from the unchanged p and
-//! r, so the partials of the flagged iteration are intact for the host's finish.
+//! An iteration on the device is four kernels (plus the preconditioner's applications), as in
+//! the synchronous mode less the transfer: lines 6-12 (`products`, whose s-update also stores
+//! rho in the state), then `bicgstab_update_resident`, whose every work-group finishes the other
+//! five sums and computes alpha, omega, beta and the recurrence's ||r_{i+1}|| exactly as the
+//! host would, then runs lines 15, 16, 19 and the first stage of line 20 -- or, at the first
+//! iteration the host must decide itself (NaN, a breakdown, s or r_{i+1} claiming convergence,
+//! divergence, the iteration limit), does nothing and sets the flag. After the flag the updates
+//! do nothing and the products recompute the same vectors from the unchanged p and r, so the
+//! partials of the flagged iteration are intact for the host's finish.
 
 use super::{slot, BiCgStab};
 use crate::backend::ops::resident::layout;
@@ -18,9 +19,8 @@ use crate::scalar::Scalar;
 use crate::solver::common::Tracker;
 use crate::solver::resident::drive;
 
-/// The slots `bicgstab_scalars` finishes.
+/// The slots `bicgstab_update_resident` finishes.
 const SLOTS: BicgstabSlots = BicgstabSlots {
-    r_r0: slot::R_R0,
     ap_r0: slot::AP_R0,
     s_s: slot::S_S,
     as_s: slot::AS_S,
@@ -39,10 +39,11 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
         let be = self.backend;
         let preconditioned = self.precond.is_some();
         for k in 0..count {
-            self.products()?;
-            be.bicgstab_scalars(&self.partials, SLOTS, k, state)?;
+            self.products(Some(state))?;
             be.bicgstab_update_resident(
                 state,
+                SLOTS,
+                k,
                 x,
                 &mut self.r,
                 &mut self.p,
