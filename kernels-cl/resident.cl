@@ -76,6 +76,22 @@
 #define RS_ITER_CUR 12
 #define RS_R_NORM_CUR 13
 #define RS_HISTORY 16
+/* Entries before the history. */
+#define RS_HEADER 16
+
+/* The header into __local memory, by work-items of another warp than the ones summing the
+ * partials (so the two loads overlap); on work-groups below 64, by the first work-items. */
+inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, const uint t) {
+#if WG >= 64
+    if (t >= 32 && t < 32 + RS_HEADER) {
+        hdr[t - 32] = state[t - 32];
+    }
+#else
+    for (uint k = t; k < RS_HEADER; k += WG) {
+        hdr[k] = state[k];
+    }
+#endif
+}
 
 pk_kernel void cg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
                                   PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
@@ -142,9 +158,10 @@ pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, 
     PK_BIND(const SCALAR, partials);
     PK_BIND(RSTATE, state);
     __local RSTATE sums[5];
+    __local RSTATE hdr[RS_HEADER];
     const uint t = get_local_id(0);
-    const bool stopped = state[RS_FLAG] != (RSTATE)0;
-    if (!stopped && t < 5) {
+    rs_load_header(state, hdr, t);
+    if (t < 5) {
         const uint slot = t == 0 ? slot_rr : t == 1 ? slot_apap : t == 2 ? slot_pap : t == 3 ? slot_rz : slot_apq;
         RSTATE acc = (RSTATE)0;
         for (uint g = 0; g < groups; ++g) {
@@ -153,7 +170,7 @@ pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, 
         sums[t] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (stopped || t != 0) {
+    if (t != 0 || hdr[RS_FLAG] != (RSTATE)0) {
         return;
     }
     const RSTATE rr = sums[0];
@@ -161,9 +178,9 @@ pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, 
     const RSTATE delta = sums[2];
     const RSTATE gamma = with_pc ? sums[3] : rr;
     const RSTATE rnorm = isnan(rr) ? rr : sqrt(fmax(rr, (RSTATE)0));
-    const RSTATE it = state[RS_ITER] + (RSTATE)1;
-    const bool ordinary = isfinite(rnorm) && !(rnorm <= state[RS_TARGET]) && !(rnorm > state[RS_DTOL_R0]) &&
-                          it < state[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
+    const RSTATE it = hdr[RS_ITER] + (RSTATE)1;
+    const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&
+                          it < hdr[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
                           !(with_pc && gamma <= (RSTATE)0) && delta > (RSTATE)0;
     if (!ordinary) {
         state[RS_FLAG] = (RSTATE)1;
@@ -203,10 +220,12 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
     __local RSTATE sums[5];
+    __local RSTATE hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this work-group updates */
     __local RSTATE coef[4];
     const uint t = get_local_id(0);
     const uint groups = get_num_groups(0);
+    rs_load_header(state, hdr, t);
     if (t < 5) {
         const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
         RSTATE acc = (RSTATE)0;
@@ -219,24 +238,24 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips
          * the update, which it would have decided anyway from the same sums. */
-        const bool stopped = state[RS_FLAG] != (RSTATE)0;
-        const RSTATE rho = state[RS_RHO];
+        const bool stopped = hdr[RS_FLAG] != (RSTATE)0;
+        const RSTATE rho = hdr[RS_RHO];
         const RSTATE ap_r0 = sums[0];
         const RSTATE ss = sums[1];
         const RSTATE as_s = sums[2];
         const RSTATE as_as = sums[3];
         const RSTATE as_r0 = sums[4];
-        const RSTATE target = state[RS_TARGET];
+        const RSTATE target = hdr[RS_TARGET];
         const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != (RSTATE)0 &&
-                            !(fabs(rho) <= state[RS_EPS2] * state[RS_R_NORM_CUR] * state[RS_R0STAR_NORM]) &&
+                            !(fabs(rho) <= hdr[RS_EPS2] * hdr[RS_R_NORM_CUR] * hdr[RS_R0STAR_NORM]) &&
                             isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
                             !(rs_norm(ss) <= target);
         const RSTATE omega = as_as > (RSTATE)0 ? as_s / as_as : (RSTATE)0;
         const RSTATE rr = ss - (RSTATE)2 * omega * as_s + omega * omega * as_as;
         const RSTATE rnorm = rs_norm(rr);
-        const RSTATE it = state[RS_ITER_CUR] + (RSTATE)1;
+        const RSTATE it = hdr[RS_ITER_CUR] + (RSTATE)1;
         const bool ordinary = usable && omega != (RSTATE)0 && isfinite(rnorm) && !(rnorm <= target) &&
-                              !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
+                              !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
         const RSTATE alpha = rho / ap_r0;
         const RSTATE beta = -as_r0 / ap_r0;
         coef[0] = alpha;

@@ -60,16 +60,31 @@
 #define RS_ITER_CUR 12
 #define RS_R_NORM_CUR 13
 #define RS_HISTORY 16
+/* Entries before the history. */
+#define RS_HEADER 16
+
+/* The header into shared memory, by threads of another warp than the ones summing the partials
+ * (so the two loads overlap); on blocks below 64, by the first threads. */
+__device__ __forceinline__ void rs_load_header(const RSTATE *state, double *hdr, const uint t) {
+#if WG >= 64
+    if (t >= 32 && t < 32 + RS_HEADER) {
+        hdr[t - 32] = state[t - 32];
+    }
+#else
+    for (uint k = t; k < RS_HEADER; k += WG) {
+        hdr[k] = state[k];
+    }
+#endif
+}
 
 extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partials, const uint groups, const uint slot_rr,
                                                             const uint slot_apap, const uint slot_pap, const uint slot_rz,
                                                             const uint slot_apq, const uint with_pc, const uint hist_index,
                                                             RSTATE *state) {
     __shared__ double sums[5];
-    if (state[RS_FLAG] != 0.0) {
-        return;
-    }
+    __shared__ double hdr[RS_HEADER];
     const uint t = threadIdx.x;
+    rs_load_header(state, hdr, t);
     if (t < 5) {
         const uint slot = t == 0 ? slot_rr : t == 1 ? slot_apap : t == 2 ? slot_pap : t == 3 ? slot_rz : slot_apq;
         const SCALAR *p = partials + (ulong)slot * groups;
@@ -80,7 +95,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partia
         sums[t] = acc;
     }
     __syncthreads();
-    if (t != 0) {
+    if (t != 0 || hdr[RS_FLAG] != 0.0) {
         return;
     }
     const double rr = sums[0];
@@ -88,9 +103,9 @@ extern "C" __launch_bounds__(WG) __global__ void cg_scalars(const SCALAR *partia
     const double delta = sums[2];
     const double gamma = with_pc ? sums[3] : rr;
     const double rnorm = isnan(rr) ? rr : __dsqrt_rn(fmax(rr, 0.0));
-    const double it = state[RS_ITER] + 1.0;
-    const bool ordinary = isfinite(rnorm) && !(rnorm <= state[RS_TARGET]) && !(rnorm > state[RS_DTOL_R0]) &&
-                          it < state[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
+    const double it = hdr[RS_ITER] + 1.0;
+    const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&
+                          it < hdr[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
                           !(with_pc && gamma <= 0.0) && delta > 0.0;
     if (!ordinary) {
         state[RS_FLAG] = 1.0;
@@ -147,9 +162,11 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     const SCALAR *as_, const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n, SCALAR *partials,
     const uint slot_rr0, const uint slot_rr) {
     __shared__ double sums[5];
+    __shared__ double hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this block updates */
     __shared__ double coef[4];
     const uint t = threadIdx.x;
+    rs_load_header(state, hdr, t);
     if (t < 5) {
         const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
         const SCALAR *q = partials + (ulong)slot * gridDim.x;
@@ -163,15 +180,15 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the
          * update, which it would have decided anyway from the same sums. */
-        const bool stopped = *(volatile const double *)&state[RS_FLAG] != 0.0;
-        const double rho = state[RS_RHO];
+        const bool stopped = hdr[RS_FLAG] != 0.0;
+        const double rho = hdr[RS_RHO];
         const double ap_r0 = sums[0];
         const double ss = sums[1];
         const double as_s = sums[2];
         const double as_as = sums[3];
         const double as_r0 = sums[4];
-        const double target = state[RS_TARGET];
-        const double rho_floor = __dmul_rn(__dmul_rn(state[RS_EPS2], state[RS_R_NORM_CUR]), state[RS_R0STAR_NORM]);
+        const double target = hdr[RS_TARGET];
+        const double rho_floor = __dmul_rn(__dmul_rn(hdr[RS_EPS2], hdr[RS_R_NORM_CUR]), hdr[RS_R0STAR_NORM]);
         const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != 0.0 && !(fabs(rho) <= rho_floor) &&
                             isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
                             !(rs_norm(ss) <= target);
@@ -179,9 +196,9 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
         const double rr = __dadd_rn(__dadd_rn(ss, -__dmul_rn(__dmul_rn(2.0, omega), as_s)),
                                     __dmul_rn(__dmul_rn(omega, omega), as_as));
         const double rnorm = rs_norm(rr);
-        const double it = state[RS_ITER_CUR] + 1.0;
+        const double it = hdr[RS_ITER_CUR] + 1.0;
         const bool ordinary = usable && omega != 0.0 && isfinite(rnorm) && !(rnorm <= target) &&
-                              !(rnorm > state[RS_DTOL_R0]) && it < state[RS_MAX_ITER];
+                              !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
         const double alpha = __ddiv_rn(rho, ap_r0);
         const double beta = __ddiv_rn(-as_r0, ap_r0);
         coef[0] = alpha;
