@@ -16,7 +16,9 @@ use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
-use pipekrylov::solver::{BiCgStab, Cg, Execution, Params, Progress, SolveReport, StopReason};
+use pipekrylov::solver::{
+    BiCgStab, Cg, Execution, Gmres, Params, Progress, SolveReport, StopReason,
+};
 use pipekrylov::Scalar;
 
 struct Run<T> {
@@ -28,6 +30,7 @@ struct Run<T> {
 enum Method {
     Cg,
     BiCgStab,
+    Gmres,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -53,6 +56,7 @@ fn run_method<B: Backend, T: Scalar>(
         Method::BiCgStab => BiCgStab::new(be, &m, pc, params)
             .unwrap()
             .solve(&bb, &mut x),
+        Method::Gmres => Gmres::new(be, &m, pc, params).unwrap().solve(&bb, &mut x),
     }
     .unwrap();
     Run {
@@ -472,6 +476,75 @@ fn bicgstab_resident_matches_sync<B: Backend>(be: &B) {
     );
 }
 
+/// GMRES(m) with DCGS2: the device-resident mode (cycles recorded and replayed where the backend
+/// records) against the synchronous one, bit for bit.
+fn gmres_resident_matches_sync<B: Backend>(be: &B) {
+    let both = |label: &str, a: &CsrMatrix<f64>, b: &[f64], x0: Option<&[f64]>, jac, p| {
+        both_method(be, Method::Gmres, label, a, b, x0, jac, p)
+    };
+    let a = Generator::ConvDiff3d.generate::<f64>(4096).unwrap().matrix;
+    let n = a.n_rows();
+    let b: Vec<f64> = common::rand_vec(n, 7);
+    let restart = Params {
+        restart: 10,
+        ..Params::default()
+    };
+    // Several cycles, the last one stopping inside.
+    let (s, _) = both("convdiff3d", &a, &b, None, false, restart);
+    assert!(s.report.stop_reason.converged() && s.report.iterations > 20);
+    let (s, _) = both("convdiff3d jacobi", &a, &b, None, true, restart);
+    assert!(s.report.stop_reason.converged());
+    // The iteration limit inside the first cycle, at its end, inside a later one.
+    for max_iter in [1, 7, 10, 17] {
+        let p = Params {
+            max_iter,
+            ..restart
+        };
+        let (s, _) = both(&format!("max_iter {max_iter}"), &a, &b, None, false, p);
+        assert_eq!(s.report.stop_reason, StopReason::MaxIterations);
+    }
+    let ones = vec![1.0; n];
+    let mut ab = vec![0.0; n];
+    a.mul_vec(&ones, &mut ab).unwrap();
+    let (s, _) = both("exact x0", &a, &ab, Some(&ones), false, restart);
+    assert_eq!(s.report.iterations, 0);
+    // One solver, two solves: the second replays the first's recordings.
+    let sync = run_method(be, Method::Gmres, &a, &b, None, false, restart);
+    let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let bb = be.upload(&b).unwrap();
+    let resident = Params {
+        execution: Execution::DeviceResident,
+        ..restart
+    };
+    let mut solver = Gmres::new(be, &m, None, resident).unwrap();
+    let mut x = be.alloc::<f64>(n).unwrap();
+    for round in 0..2 {
+        be.fill(&mut x, 0.0).unwrap();
+        let report = solver.solve(&bb, &mut x).unwrap();
+        let res = Run {
+            report,
+            x: be.download(&x).unwrap(),
+        };
+        let sync = Run {
+            report: SolveReport {
+                execution: Execution::Synchronous,
+                ..sync.report.clone()
+            },
+            x: sync.x.clone(),
+        };
+        same(&format!("{} Gmres solve {round}", be.name()), &sync, &res);
+    }
+    // A monitor sees every step and keeps the mode (GMRES reports steps at the cycle's end).
+    let mut seen = 0;
+    let mut monitor = |_: Progress| seen += 1;
+    be.fill(&mut x, 0.0).unwrap();
+    let r = solver
+        .solve_with_monitor(&bb, &mut x, Some(&mut monitor))
+        .unwrap();
+    assert_eq!(r.execution, Execution::DeviceResident);
+    assert_eq!(seen, r.iterations + 1);
+}
+
 /// `bicgstab_update_resident` against `bicgstab_scalars_reference` and `bicgstab_update` on
 /// crafted sums (one-element vectors, so each partial is the sum): every stop test, NaN and
 /// infinity, zero denominators, a set flag; the state bit for bit, the vectors and the written
@@ -688,6 +761,11 @@ fn host_bicgstab_resident_matches_sync() {
 }
 
 #[test]
+fn host_gmres_resident_matches_sync() {
+    gmres_resident_matches_sync(&HostBackend::new());
+}
+
+#[test]
 fn host_bicgstab_update_resident_matches_reference() {
     bicgstab_update_resident_matches_reference(&HostBackend::new());
 }
@@ -722,6 +800,7 @@ fn opencl_bicgstab_resident_matches_sync() {
         .expect("an OpenCL device (PoCL in CI)");
     bicgstab_update_resident_matches_reference(&be);
     bicgstab_resident_matches_sync(&be);
+    gmres_resident_matches_sync(&be);
 }
 
 #[cfg(feature = "cuda")]
@@ -739,4 +818,12 @@ fn cuda_bicgstab_resident_matches_sync() {
     let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     bicgstab_update_resident_matches_reference(&be);
     bicgstab_resident_matches_sync(&be);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_gmres_resident_matches_sync() {
+    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    gmres_resident_matches_sync(&be);
 }

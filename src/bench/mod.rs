@@ -114,7 +114,7 @@ pub struct CaseSpec {
     pub restart: usize,
     /// Device format.
     pub format: MatrixFormat,
-    /// Synchronous or device-resident iterations (CG and BiCGStab; GMRES is synchronous).
+    /// Synchronous or device-resident iterations (pipelined variants).
     pub execution: crate::solver::Execution,
 }
 

@@ -99,9 +99,9 @@ enum Command {
         /// auto, host, opencl or cuda.
         #[arg(long, default_value = "auto")]
         backend: String,
-        /// Execution of pipelined CG and BiCGStab: auto (device-resident on a GPU), sync (one
+        /// Execution of the pipelined solvers: auto (device-resident on a GPU), sync (one
         /// transfer per iteration, as in the paper) or resident (scalars and stop test on the
-        /// device).
+        /// device; GMRES: each cycle's steps replayed as a CUDA graph).
         #[arg(long, default_value = "auto")]
         execution: String,
         /// f64 or f32.
@@ -178,8 +178,8 @@ enum Command {
         /// Device format.
         #[arg(long, default_value = "csr")]
         format: String,
-        /// Comma-separated execution modes of pipelined CG and BiCGStab: auto, sync, resident
-        /// (e.g. "sync,resident" for both side by side; the other solvers run synchronously).
+        /// Comma-separated execution modes of the pipelined solvers: auto, sync, resident (e.g.
+        /// "sync,resident" for both side by side; the classical variants run synchronously).
         #[arg(long, default_value = "auto")]
         executions: String,
         /// No progress bar.

@@ -36,8 +36,7 @@ pub struct BenchArgs {
     pub precision: Precision,
     /// Per-case settings.
     pub case: CaseSpec,
-    /// Execution modes of pipelined CG and BiCGStab to run (GMRES and the classical variants:
-    /// synchronous, once).
+    /// Execution modes of the pipelined variants to run (the classical ones: synchronous, once).
     pub executions: Vec<crate::solver::Execution>,
     /// No progress bar.
     pub quiet: bool,
@@ -159,12 +158,11 @@ fn sweep<T: Scalar>(
                 backend.name(),
                 a.n_rows()
             ));
-            let executions =
-                if matches!(solver.as_str(), "cg" | "bicgstab") && variant == Variant::Pipelined {
-                    args.executions.clone()
-                } else {
-                    vec![crate::solver::Execution::Synchronous]
-                };
+            let executions = if variant == Variant::Pipelined {
+                args.executions.clone()
+            } else {
+                vec![crate::solver::Execution::Synchronous]
+            };
             for execution in executions {
                 let case = CaseSpec {
                     execution,

@@ -35,7 +35,7 @@ impl std::fmt::Display for Variant {
     }
 }
 
-/// Where the iterations of pipelined CG and BiCGStab are driven from.
+/// Where the iterations of the pipelined solvers are driven from.
 ///
 /// `Synchronous` is the paper's design: every iteration ends with one transfer of the partial
 /// sums and the host computes alpha, beta (BiCGStab: and omega) and the stop test.
@@ -44,7 +44,10 @@ impl std::fmt::Display for Variant {
 /// of the synchronous mode bit for bit (the host takes over at every iteration that is not
 /// ordinary). `Auto` picks device-resident on a GPU with one rank and no monitor, synchronous
 /// otherwise. A monitor callback forces the synchronous mode (it must see every iteration as it
-/// happens). GMRES always runs synchronously for now.
+/// happens). Pipelined GMRES with DCGS2 transfers nothing within a cycle in either mode and
+/// stops at the exact step from the cycle's residual estimates; device-resident, each cycle's
+/// steps are recorded once per step count and replayed (CUDA graphs; on the other backends the
+/// two modes are the same), and a monitor (called at the cycle's end) does not change the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Execution {
     /// Device-resident on a single GPU without a monitor (n up to [`RESIDENT_AUTO_MAX_N`]),
@@ -161,8 +164,7 @@ pub struct Params {
     /// Orthogonalization of the pipelined GMRES (ignored by the other solvers and by the
     /// classical GMRES).
     pub gmres_orthogonalization: GmresOrthogonalization,
-    /// Synchronous or device-resident iterations (pipelined CG and BiCGStab; see
-    /// [`Execution`]).
+    /// Synchronous or device-resident iterations (pipelined solvers; see [`Execution`]).
     pub execution: Execution,
     /// Keep the residual history in the report.
     pub record_history: bool,

@@ -24,20 +24,16 @@ use crate::backend::{Backend, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::solver::common::Tracker;
+use crate::solver::params::Execution;
 use crate::solver::report::StopReason;
 
 impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
-    /// One pipelined DCGS2 cycle of `steps` steps from v_0 (already in column 1).
-    pub(super) fn dcgs2_cycle(
-        &mut self,
-        steps: usize,
-        rho: f64,
-        tracker: &mut Tracker<'_>,
-    ) -> Result<CycleSystem> {
+    /// The `steps` steps of a DCGS2 cycle: three kernels each (four with the preconditioner's
+    /// application), nothing transferred.
+    fn dcgs2_steps(&mut self, steps: usize) -> Result<()> {
         let be = self.backend;
         let m = self.m;
         let row = 2 * m + 2;
-        tracker.start_inner(be.counters());
         for s in 1..=steps {
             let (ucol, wcol) = (s, s + 1);
             let pre = self.prepare_source(wcol)?;
@@ -69,6 +65,29 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
                 &mut self.coef,
                 (s - 1) * row,
             )?;
+        }
+        Ok(())
+    }
+
+    /// One pipelined DCGS2 cycle of `steps` steps from v_0 (already in column 1).
+    pub(super) fn dcgs2_cycle(
+        &mut self,
+        steps: usize,
+        rho: f64,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<CycleSystem> {
+        let be = self.backend;
+        let m = self.m;
+        let row = 2 * m + 2;
+        tracker.start_inner(be.counters());
+        if tracker.execution == Execution::DeviceResident {
+            // The cycle's steps replayed as one recording (CUDA graph) per step count.
+            let mut recordings = std::mem::take(&mut self.recordings);
+            let replayed = recordings.run(be, steps, 0, || self.dcgs2_steps(steps));
+            self.recordings = recordings;
+            replayed?;
+        } else {
+            self.dcgs2_steps(steps)?;
         }
         tracker.end_inner(be.counters());
         // Finalize the last vector's column: a = Q^T u, nu = <u, u> for u in column steps + 1.

@@ -1,7 +1,9 @@
 //! GMRES(m), right-preconditioned, in four forms:
 //!
 //! * pipelined (default): Arnoldi with delayed CGS2 (DCGS2), 3 fused kernels per step,
-//!   nothing transferred while orthogonalizing (`dcgs2.rs`);
+//!   nothing transferred while orthogonalizing (`dcgs2.rs`); device-resident
+//!   ([`Execution`](super::Execution)), a cycle's steps are recorded once per step count and
+//!   replayed (CUDA graphs; elsewhere they are launched as in the synchronous mode);
 //! * pipelined with [`GmresOrthogonalization::Cgs2`]: Arnoldi with classical Gram-Schmidt run
 //!   twice, 6 fused kernels per step (`arnoldi.rs`);
 //! * pipelined with [`GmresOrthogonalization::SimplerCgs`]: the paper's 4-kernel "simpler
@@ -19,8 +21,9 @@ mod simpler;
 
 use super::cg::norm;
 use super::common::{check_operator, start_solve, Monitor, Tracker};
-use super::params::{GmresOrthogonalization, Params, Variant};
+use super::params::{Execution, GmresOrthogonalization, Params, Variant};
 use super::report::{SolveReport, StopReason};
+use super::resident::{may_run, Recordings};
 use crate::backend::{Backend, Basis, Buffer, DeviceMatrix, Partials, Slot};
 use crate::error::Result;
 use crate::precond::Preconditioner;
@@ -70,6 +73,8 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     /// The best iterate seen at a cycle start (by true residual), returned when the solve ends
     /// on a worse one.
     x_best: Buffer<T>,
+    /// Recorded DCGS2 cycles of the device-resident mode (CUDA graphs), by step count.
+    recordings: Recordings,
     setup_seconds: f64,
 }
 
@@ -117,6 +122,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             tmp: backend.alloc(n)?,
             z: backend.alloc(if precond.is_some() { n } else { 0 })?,
             x_best: backend.alloc(n)?,
+            recordings: Recordings::default(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
     }
@@ -156,6 +162,13 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             self.params,
             monitor,
         )?;
+        // Device-resident: the DCGS2 steps transfer nothing anyway, so a monitor (called at the
+        // cycle's end) does not force the synchronous mode here.
+        if self.params.gmres_orthogonalization == GmresOrthogonalization::Dcgs2
+            && may_run(self.backend, self.a.n_rows(), &self.params)
+        {
+            tracker.execution = Execution::DeviceResident;
+        }
         let (iterations, reason) = self.cycles(b, x, &mut tracker)?;
         tracker.report(
             "gmres",
