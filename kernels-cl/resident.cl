@@ -1,36 +1,40 @@
 /*
  * resident.cl -- device-resident pipelined CG and BiCGStab (issue 15): the host enqueues
- * iterations ahead and the scalars stay on the device. Conventions (SCALAR, WG, uint/ulong, slots, partials layout):
- * see reduce.cl.
+ * iterations ahead and the scalars stay on the device. Conventions (SCALAR, WG, uint/ulong,
+ * slots, partials layout): see reduce.cl.
  *
  * The state is an array of doubles (whatever SCALAR is; on a device without fp64 the kernels
  * are built with float state so that the program builds, and the library never selects them):
- *   state[0] flag (0: running; 1: the host must take over at the iteration in state[3] + 1)
- *   state[1] alpha, state[2] beta of the next iteration
- *   state[3] iterations completed on the device (the last ordinary one)
+ *   state[0] flag (0: running; 1: the host must take over at the iteration after state[3])
+ *   state[1] alpha, state[2] beta, state[7] omega of the last ordinary iteration (inspection)
+ *   state[3] iterations completed on the device (the last ordinary one; only the host reads it)
  *   state[4] target ||r|| <= target, state[5] dtol * ||r_0||, state[6] max iterations
- *   BiCGStab: state[7] omega, state[8] ||r|| of the last iteration (written by the update),
- *   state[9] ||r0*||, state[10] the solve precision's epsilon squared, state[11] rho of the
- *   current iteration, state[12] / state[13] the iteration count / ||r|| the current update
- *   reads (copied from state[3] / state[8] by the s-update, so no update reads what another
- *   work-group of the same launch writes)
- *   state[16 + k] ||r|| of the k-th iteration of the current batch
+ *   BiCGStab: state[8] ||r|| of the last iteration (written by the update), state[9] ||r0*||,
+ *   state[10] the solve precision's epsilon squared, state[11] rho of the current iteration,
+ *   state[12] / state[13] the iteration count / ||r|| the current update reads (copied from
+ *   state[3] / state[8] by the s-update)
+ *   CG: state[14 + (k & 1)] the iteration count the update at batch position k reads (it
+ *   writes the other one)
+ *   state[16 + k] ||r|| of the iteration decided at batch position k
+ * No kernel reads an entry that another work-group of the same launch writes, except the flag:
+ * a work-group that sees the flag set by work-group 0 of its own launch skips the update, which
+ * it would have decided anyway from the same sums.
  *
  * Kernel argument lists (CUDA mirrors them in this order):
- *   cg_scalars (const SCALAR* partials, uint groups, uint slot_rr, uint slot_apap,
- *               uint slot_pap, uint slot_rz, uint slot_apq, uint with_pc, uint hist_index,
- *               double* state)
- *       one work-group: finishes the five sums in group order in double (as the host's finish
- *       does), then, unless the flag is set, either flags an iteration the host must handle (a
- *       residual that claims convergence, a non-positive <r, z> or <p, Ap>, NaN, divergence,
- *       the iteration limit) or records ||r|| and computes alpha = gamma / <p, Ap> and
- *       beta = alpha^2 <Ap, q> / gamma - 1 exactly as the host does (no contraction).
- *   cg_update_resident  (const double* state, SCALAR* x, SCALAR* r, SCALAR* p,
- *                        const SCALAR* ap, uint n, SCALAR* partials, uint slot_rr)
- *   pcg_update_resident (const double* state, SCALAR* x, SCALAR* r, SCALAR* z, SCALAR* p,
- *                        const SCALAR* ap, const SCALAR* q, uint n, SCALAR* partials,
- *                        uint slot_rr, uint slot_rz)
- *       cg_update / pcg_update with alpha and beta from the state; nothing when the flag is set.
+ *   cg_update_resident  (double* state, uint slot_rr_in, uint slot_apap, uint slot_pap,
+ *                        uint hist_index, SCALAR* x, SCALAR* r, SCALAR* p, const SCALAR* ap,
+ *                        uint n, SCALAR* partials, uint slot_rr)
+ *   pcg_update_resident (double* state, uint slot_rr_in, uint slot_pap, uint slot_rz_in,
+ *                        uint slot_apq, uint hist_index, SCALAR* x, SCALAR* r, SCALAR* z,
+ *                        SCALAR* p, const SCALAR* ap, const SCALAR* q, uint n,
+ *                        SCALAR* partials, uint slot_rr, uint slot_rz)
+ *       every work-group finishes the previous iteration's sums in group order in double and
+ *       decides as the host does whether it is ordinary (not: a residual that claims
+ *       convergence, a non-positive <r, z> or <p, Ap>, NaN, divergence, the iteration limit);
+ *       if so it computes alpha = gamma / <p, Ap>, beta = alpha^2 <Ap, q> / gamma - 1 exactly
+ *       as the host does (no contraction) and runs cg_update / pcg_update with them, writing
+ *       the partials of slot_rr (slot_rz), which differ from the read slots (the host
+ *       alternates two sets); work-group 0 records ||r|| or sets the flag.
  *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
@@ -50,8 +54,7 @@
  *       runs bicgstab_update with them; work-group 0 records ||r_{i+1}||^2 =
  *       <s, s> - 2 omega <As, s> + omega^2 <As, As> (its root) or sets the flag. Nothing when
  *       the flag is set. The written slots differ from the read ones.
- * The scalars kernels are launched with one work-group; the updates with partials.groups()
- * work-groups.
+ * All are launched with partials.groups() work-groups.
  */
 
 #ifdef cl_khr_fp64
@@ -75,6 +78,7 @@
 #define RS_RHO 11
 #define RS_ITER_CUR 12
 #define RS_R_NORM_CUR 13
+#define RS_ITER_PAR 14
 #define RS_HISTORY 16
 /* Entries before the history. */
 #define RS_HEADER 16
@@ -91,42 +95,6 @@ inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, co
         hdr[k] = state[k];
     }
 #endif
-}
-
-pk_kernel void cg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
-                                  PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
-                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
-    PK_BIND(const RSTATE, state);
-    PK_BIND(SCALAR, x);
-    PK_BIND(SCALAR, r);
-    PK_BIND(SCALAR, p);
-    PK_BIND(const SCALAR, ap);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[WG];
-    if (state[RS_FLAG] != (RSTATE)0) {
-        return;
-    }
-    cg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, p, ap, n, partials, slot_rr, scratch);
-}
-
-pk_kernel void pcg_update_resident(PK_GLOBAL(const RSTATE, state), PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
-                                   PK_GLOBAL(SCALAR, z), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap),
-                                   PK_GLOBAL(const SCALAR, q), const uint n, PK_GLOBAL(SCALAR, partials),
-                                   const uint slot_rr, const uint slot_rz) {
-    PK_BIND(const RSTATE, state);
-    PK_BIND(SCALAR, x);
-    PK_BIND(SCALAR, r);
-    PK_BIND(SCALAR, z);
-    PK_BIND(SCALAR, p);
-    PK_BIND(const SCALAR, ap);
-    PK_BIND(const SCALAR, q);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[2 * WG];
-    if (state[RS_FLAG] != (RSTATE)0) {
-        return;
-    }
-    pcg_update_body((SCALAR)state[RS_ALPHA], (SCALAR)state[RS_BETA], x, r, z, p, ap, q, n, partials, slot_rr,
-                    slot_rz, scratch);
 }
 
 pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(const SCALAR, r),
@@ -152,17 +120,25 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
  * of the program source, so the pragma changes no other kernel. */
 #pragma OPENCL FP_CONTRACT OFF
 
-pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, const uint slot_rr,
-                          const uint slot_apap, const uint slot_pap, const uint slot_rz, const uint slot_apq,
-                          const uint with_pc, const uint hist_index, PK_GLOBAL(RSTATE, state)) {
-    PK_BIND(const SCALAR, partials);
-    PK_BIND(RSTATE, state);
-    __local RSTATE sums[5];
-    __local RSTATE hdr[RS_HEADER];
+/* ||v|| from <v, v> as the host's norm: NaN stays NaN, a negative rounding is 0. */
+inline RSTATE rs_norm(const RSTATE sq) {
+    return isnan(sq) ? sq : sqrt(fmax(sq, (RSTATE)0));
+}
+
+/* The CG scalars of the previous iteration in every work-group: the sums (rr, curvature
+ * <Ap, Ap> or <Ap, q>, <p, Ap>, <r, z>) in group order in double, the host's decision, alpha and
+ * beta into coef[0], coef[1], and coef[2] = 1 when the update runs; work-group 0 records the
+ * iteration (history, ITER and the iteration count the next position reads) or sets the flag.
+ * Called by every work-item. */
+inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *partials, const uint slot_rr,
+                                const uint slot_curv, const uint slot_pap, const uint slot_rz, const uint with_pc,
+                                const uint hist_index, __local RSTATE *sums, __local RSTATE *hdr,
+                                __local RSTATE *coef) {
     const uint t = get_local_id(0);
+    const uint groups = get_num_groups(0);
     rs_load_header(state, hdr, t);
-    if (t < 5) {
-        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_apap : t == 2 ? slot_pap : t == 3 ? slot_rz : slot_apq;
+    if (t < 4) {
+        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_curv : t == 2 ? slot_pap : slot_rz;
         RSTATE acc = (RSTATE)0;
         for (uint g = 0; g < groups; ++g) {
             acc = acc + (RSTATE)partials[(ulong)slot * groups + g];
@@ -170,34 +146,87 @@ pk_kernel void cg_scalars(PK_GLOBAL(const SCALAR, partials), const uint groups, 
         sums[t] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (t != 0 || hdr[RS_FLAG] != (RSTATE)0) {
-        return;
+    if (t == 0) {
+        /* Work-group 0 may set the flag while another group reads it: that group then skips
+         * the update, which it would have decided anyway from the same sums. */
+        const bool stopped = hdr[RS_FLAG] != (RSTATE)0;
+        const RSTATE rr = sums[0];
+        const RSTATE curvature = sums[1];
+        const RSTATE delta = sums[2];
+        const RSTATE gamma = with_pc ? sums[3] : rr;
+        const RSTATE rnorm = rs_norm(rr);
+        const RSTATE it = hdr[RS_ITER_PAR + (hist_index & 1u)] + (RSTATE)1;
+        const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&
+                              it < hdr[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
+                              !(with_pc && gamma <= (RSTATE)0) && delta > (RSTATE)0;
+        const RSTATE alpha = gamma / delta;
+        const RSTATE a2 = alpha * alpha;
+        const RSTATE a2c = a2 * curvature;
+        const RSTATE beta = a2c / gamma - (RSTATE)1;
+        coef[0] = alpha;
+        coef[1] = beta;
+        coef[2] = (!stopped && ordinary) ? (RSTATE)1 : (RSTATE)0;
+        if (get_group_id(0) == 0 && !stopped) {
+            if (ordinary) {
+                state[RS_ALPHA] = alpha;
+                state[RS_BETA] = beta;
+                state[RS_ITER] = it;
+                state[RS_ITER_PAR + ((hist_index + 1u) & 1u)] = it;
+                state[RS_HISTORY + hist_index] = rnorm;
+            } else {
+                state[RS_FLAG] = (RSTATE)1;
+            }
+        }
     }
-    const RSTATE rr = sums[0];
-    const RSTATE curvature = with_pc ? sums[4] : sums[1];
-    const RSTATE delta = sums[2];
-    const RSTATE gamma = with_pc ? sums[3] : rr;
-    const RSTATE rnorm = isnan(rr) ? rr : sqrt(fmax(rr, (RSTATE)0));
-    const RSTATE it = hdr[RS_ITER] + (RSTATE)1;
-    const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&
-                          it < hdr[RS_MAX_ITER] && isfinite(delta) && isfinite(gamma) && isfinite(curvature) &&
-                          !(with_pc && gamma <= (RSTATE)0) && delta > (RSTATE)0;
-    if (!ordinary) {
-        state[RS_FLAG] = (RSTATE)1;
-        return;
-    }
-    const RSTATE alpha = gamma / delta;
-    const RSTATE a2 = alpha * alpha;
-    const RSTATE a2c = a2 * curvature;
-    state[RS_ALPHA] = alpha;
-    state[RS_BETA] = a2c / gamma - (RSTATE)1;
-    state[RS_ITER] = it;
-    state[RS_HISTORY + hist_index] = rnorm;
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* ||v|| from <v, v> as the host's norm: NaN stays NaN, a negative rounding is 0. */
-inline RSTATE rs_norm(const RSTATE sq) {
-    return isnan(sq) ? sq : sqrt(fmax(sq, (RSTATE)0));
+pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_apap,
+                                  const uint slot_pap, const uint hist_index, PK_GLOBAL(SCALAR, x),
+                                  PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
+                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
+    PK_BIND(RSTATE, state);
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    __local RSTATE sums[4];
+    __local RSTATE hdr[RS_HEADER];
+    __local RSTATE coef[3];
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums, hdr,
+                        coef);
+    if (coef[2] == (RSTATE)0) {
+        return;
+    }
+    cg_update_body((SCALAR)coef[0], (SCALAR)coef[1], x, r, p, ap, n, partials, slot_rr, scratch);
+}
+
+pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_pap,
+                                   const uint slot_rz_in, const uint slot_apq, const uint hist_index,
+                                   PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, z),
+                                   PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(const SCALAR, q),
+                                   const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr,
+                                   const uint slot_rz) {
+    PK_BIND(RSTATE, state);
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, z);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, q);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[2 * WG];
+    __local RSTATE sums[4];
+    __local RSTATE hdr[RS_HEADER];
+    __local RSTATE coef[3];
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums, hdr,
+                        coef);
+    if (coef[2] == (RSTATE)0) {
+        return;
+    }
+    pcg_update_body((SCALAR)coef[0], (SCALAR)coef[1], x, r, z, p, ap, q, n, partials, slot_rr, slot_rz, scratch);
 }
 
 pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_apr0, const uint slot_ss,

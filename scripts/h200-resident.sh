@@ -3,7 +3,7 @@
 # synchronous bit for bit on CUDA and NVIDIA OpenCL; the paper's counts in the synchronous mode),
 # then both modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime;
 # `small` with the benchmark method's 30-iteration solves, `long` with 300-iteration solves) and
-# the large sizes, CUDA and OpenCL, CSV under $OUT. SOLVERS (default "cg,bicgstab") picks the
+# the large sizes, CUDA and OpenCL, CSV under $OUT. SOLVERS (default "cg,bicgstab,gmres") picks the
 # solvers. Run from the repository root on the device after
 #   (release build of every target with --features "cuda opencl mpi cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
@@ -11,7 +11,7 @@
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 parts=${PARTS:-tests small long large}
-solvers=${SOLVERS:-cg,bicgstab}
+solvers=${SOLVERS:-cg,bicgstab,gmres}
 PK="bash .device/run pipekrylov"
 for part in $parts; do
   case $part in

@@ -801,23 +801,11 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
         }
         self.inner.replay(recording)
     }
-    fn cg_scalars<T: Scalar>(
-        &self,
-        partials: &Partials<T>,
-        slots: CgSlots,
-        with_pc: bool,
-        hist_index: usize,
-        state: &mut ResidentState,
-    ) -> Result<()> {
-        if self.comm.size() > 1 {
-            return Err(resident_unsupported());
-        }
-        self.inner
-            .cg_scalars(partials, slots, with_pc, hist_index, state)
-    }
     fn cg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -829,11 +817,13 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
             return Err(resident_unsupported());
         }
         self.inner
-            .cg_update_resident(state, x, r, p, ap, partials, rr)
+            .cg_update_resident(state, slots, hist_index, x, r, p, ap, partials, rr)
     }
     fn pcg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         z: &mut Buffer<T>,
@@ -847,8 +837,9 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
         if self.comm.size() > 1 {
             return Err(resident_unsupported());
         }
-        self.inner
-            .pcg_update_resident(state, x, r, z, p, ap, q, partials, rr, rz)
+        self.inner.pcg_update_resident(
+            state, slots, hist_index, x, r, z, p, ap, q, partials, rr, rz,
+        )
     }
     fn bicgstab_s_update_resident<T: Scalar>(
         &self,

@@ -108,8 +108,8 @@ impl Recordings {
 /// (`FLAG` = 0, `ITER`, `TARGET`, `DTOL_R0`, `MAX_ITER` and the solver's own `entries`), run
 /// batches with `run_batch(state, count)` (which enqueues `count` iterations, history entries
 /// 0..count) and record the residuals they computed, until the device flags an iteration.
-/// Returns with `iteration` at the last ordinary iteration and that iteration's residual (or
-/// `None` when the first iteration was flagged).
+/// Returns with `iteration` at the last ordinary iteration, that iteration's residual (or
+/// `None` when the first iteration was flagged) and the batch position of the flag.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn drive<B: Backend>(
     be: &B,
@@ -120,7 +120,7 @@ pub(super) fn drive<B: Backend>(
     tracker: &mut Tracker<'_>,
     iteration: &mut usize,
     mut run_batch: impl FnMut(&mut ResidentState, usize) -> Result<()>,
-) -> Result<Option<f64>> {
+) -> Result<(Option<f64>, usize)> {
     let mut host = vec![0.0f64; state.buffer().len()];
     host[layout::FLAG] = 0.0;
     host[layout::ITER] = *iteration as f64;
@@ -157,8 +157,9 @@ pub(super) fn drive<B: Backend>(
             }
         }
         if host[layout::FLAG] != 0.0 {
+            let position = done - *iteration;
             *iteration = done;
-            return Ok(last);
+            return Ok((last, position));
         }
         if done < *iteration + count {
             return Err(Error::Unsupported(format!(

@@ -94,7 +94,6 @@ pub(crate) enum Kernel {
     HaloGather,
     HaloSpmvAdd,
     HaloSpmvAddDots,
-    CgScalars,
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
@@ -104,7 +103,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 51] = [
+    pub(crate) const ALL: [Kernel; 50] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -150,7 +149,6 @@ impl Kernel {
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
         Kernel::HaloSpmvAddDots,
-        Kernel::CgScalars,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
@@ -206,7 +204,6 @@ impl Kernel {
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::HaloSpmvAddDots => "halo_spmv_add_dots",
-            Kernel::CgScalars => "cg_scalars",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",

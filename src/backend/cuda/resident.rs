@@ -4,7 +4,7 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_scalars};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::Result;
@@ -23,36 +23,11 @@ impl ResidentOps for CudaBackend {
         self.replay_graph(recording)
     }
 
-    fn cg_scalars<T: Scalar>(
-        &self,
-        partials: &Partials<T>,
-        slots: CgSlots,
-        with_pc: bool,
-        hist_index: usize,
-        state: &mut ResidentState,
-    ) -> Result<()> {
-        check_scalars(partials, &slots.all(), hist_index, state)?;
-        let args = [
-            self.ptr(partials.buffer())?,
-            len_arg(partials.groups())?,
-            index_arg("slot", slots.rr.0)?,
-            index_arg("slot", slots.ap_ap.0)?,
-            index_arg("slot", slots.p_ap.0)?,
-            index_arg("slot", slots.rz.0)?,
-            index_arg("slot", slots.ap_q.0)?,
-            index_arg("with_pc", usize::from(with_pc))?,
-            index_arg("hist_index", hist_index)?,
-            self.ptr(&state.buffer)?,
-        ];
-        // SAFETY: cg_scalars(partials, uint groups, five slots, uint with_pc, uint hist_index,
-        // double* state): the slots are inside the partials of `groups` groups, the history
-        // entry inside the state (checked); one block.
-        unsafe { self.launch::<T>(Kernel::CgScalars, 1, &args) }
-    }
-
     fn cg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -60,9 +35,14 @@ impl ResidentOps for CudaBackend {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
+        check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         let args = [
             self.ptr(&state.buffer)?,
+            index_arg("slot", slots.rr.0)?,
+            index_arg("slot", slots.ap_ap.0)?,
+            index_arg("slot", slots.p_ap.0)?,
+            index_arg("hist_index", hist_index)?,
             self.ptr(x)?,
             self.ptr(r)?,
             self.ptr(p)?,
@@ -71,15 +51,18 @@ impl ResidentOps for CudaBackend {
             self.ptr(partials.buffer())?,
             index_arg("slot", rr.0)?,
         ];
-        // SAFETY: cg_update_resident(const double* state, x, r, p, ap, uint n, partials,
-        // uint slot_rr): all vectors hold n elements, the slot is inside the partials (checked),
-        // the state holds the header; grid = groups.
+        // SAFETY: cg_update_resident(double* state, uint slot_rr_in, uint slot_apap,
+        // uint slot_pap, uint hist_index, x, r, p, ap, uint n, partials, uint slot_rr): all
+        // vectors hold n elements, the read slots are inside the partials and differ from the
+        // written one, the history entry is inside the state (checked); grid = groups.
         unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
     }
 
     fn pcg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         z: &mut Buffer<T>,
@@ -90,9 +73,15 @@ impl ResidentOps for CudaBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
+        check_cg_slots(partials, slots, true, hist_index, state, &[rr, rz])?;
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         let args = [
             self.ptr(&state.buffer)?,
+            index_arg("slot", slots.rr.0)?,
+            index_arg("slot", slots.p_ap.0)?,
+            index_arg("slot", slots.rz.0)?,
+            index_arg("slot", slots.ap_q.0)?,
+            index_arg("hist_index", hist_index)?,
             self.ptr(x)?,
             self.ptr(r)?,
             self.ptr(z)?,
@@ -104,8 +93,9 @@ impl ResidentOps for CudaBackend {
             index_arg("slot", rr.0)?,
             index_arg("slot", rz.0)?,
         ];
-        // SAFETY: pcg_update_resident(state, x, r, z, p, ap, q, uint n, partials, uint slot_rr,
-        // uint slot_rz): all vectors hold n elements, both slots inside the partials (checked).
+        // SAFETY: pcg_update_resident(double* state, uint slot_rr_in, uint slot_pap,
+        // uint slot_rz_in, uint slot_apq, uint hist_index, x, r, z, p, ap, q, uint n, partials,
+        // uint slot_rr, uint slot_rz): as cg_update_resident (checked).
         unsafe { self.launch::<T>(Kernel::PcgUpdateResident, partials.groups(), &args) }
     }
 

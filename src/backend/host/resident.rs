@@ -4,7 +4,7 @@
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::resident::{
-    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_scalars, layout,
+    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_slots, layout,
 };
 use crate::backend::partials::{sum_slot_f64, sum_slots, Partials, Slot};
 use crate::backend::{BicgstabSlots, CgSlots, KrylovOps, ResidentOps, ResidentState};
@@ -12,29 +12,11 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 
 impl ResidentOps for HostBackend {
-    fn cg_scalars<T: Scalar>(
-        &self,
-        partials: &Partials<T>,
-        slots: CgSlots,
-        with_pc: bool,
-        hist_index: usize,
-        state: &mut ResidentState,
-    ) -> Result<()> {
-        check_scalars(partials, &slots.all(), hist_index, state)?;
-        self.counters.launch();
-        let sums = sum_slots(
-            partials.buffer().host()?,
-            partials.groups(),
-            partials.slots(),
-        );
-        let s = [slots.rr, slots.ap_ap, slots.p_ap, slots.rz, slots.ap_q].map(|k| sums.get(k));
-        cg_scalars_reference(s, with_pc, hist_index, state.buffer.host_mut()?);
-        Ok(())
-    }
-
     fn cg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -42,21 +24,17 @@ impl ResidentOps for HostBackend {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        let st = state.buffer.host()?;
-        if st[layout::FLAG] != 0.0 {
-            self.counters.launch();
-            return Ok(());
+        match self.cg_scalars(state, slots, false, hist_index, partials, &[rr])? {
+            None => Ok(()),
+            Some([alpha, beta]) => self.cg_update(alpha, beta, x, r, p, ap, partials, rr),
         }
-        let (alpha, beta) = (
-            T::from_f64(st[layout::ALPHA]),
-            T::from_f64(st[layout::BETA]),
-        );
-        self.cg_update(alpha, beta, x, r, p, ap, partials, rr)
     }
 
     fn pcg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         z: &mut Buffer<T>,
@@ -67,16 +45,12 @@ impl ResidentOps for HostBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        let st = state.buffer.host()?;
-        if st[layout::FLAG] != 0.0 {
-            self.counters.launch();
-            return Ok(());
+        match self.cg_scalars(state, slots, true, hist_index, partials, &[rr, rz])? {
+            None => Ok(()),
+            Some([alpha, beta]) => {
+                self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+            }
         }
-        let (alpha, beta) = (
-            T::from_f64(st[layout::ALPHA]),
-            T::from_f64(st[layout::BETA]),
-        );
-        self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
     }
 
     fn bicgstab_s_update_resident<T: Scalar>(
@@ -147,5 +121,33 @@ impl ResidentOps for HostBackend {
                 rr,
             ),
         }
+    }
+}
+
+impl HostBackend {
+    /// The scalars part of the resident CG updates: checks, the reference's decision on the
+    /// finished sums, alpha and beta in T when the update runs (else the launch is counted
+    /// here).
+    fn cg_scalars<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        with_pc: bool,
+        hist_index: usize,
+        partials: &Partials<T>,
+        written: &[Slot],
+    ) -> Result<Option<[T; 2]>> {
+        check_cg_slots(partials, slots, with_pc, hist_index, state, written)?;
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let finished = slots.all().map(|k| sums.get(k));
+        let decided = cg_scalars_reference(finished, with_pc, hist_index, state.buffer.host_mut()?);
+        if decided.is_none() {
+            self.counters.launch();
+        }
+        Ok(decided.map(|c| c.map(T::from_f64)))
     }
 }

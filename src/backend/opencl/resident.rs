@@ -4,7 +4,7 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_scalars};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BackendInfo, BicgstabSlots, CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -24,37 +24,11 @@ impl OpenClBackend {
 }
 
 impl ResidentOps for OpenClBackend {
-    fn cg_scalars<T: Scalar>(
-        &self,
-        partials: &Partials<T>,
-        slots: CgSlots,
-        with_pc: bool,
-        hist_index: usize,
-        state: &mut ResidentState,
-    ) -> Result<()> {
-        self.check_resident()?;
-        check_scalars(partials, &slots.all(), hist_index, state)?;
-        self.launch::<T>(
-            "cg_scalars",
-            1,
-            &[
-                Arg::Mem(self.mem(partials.buffer())?),
-                Arg::uint(Self::len_u32(partials.groups())?),
-                Self::slot_arg(slots.rr)?,
-                Self::slot_arg(slots.ap_ap)?,
-                Self::slot_arg(slots.p_ap)?,
-                Self::slot_arg(slots.rz)?,
-                Self::slot_arg(slots.ap_q)?,
-                Arg::uint(u32::from(with_pc)),
-                Arg::uint(Self::len_u32(hist_index)?),
-                Arg::Mem(self.mem(&state.buffer)?),
-            ],
-        )
-    }
-
     fn cg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -63,12 +37,17 @@ impl ResidentOps for OpenClBackend {
         rr: Slot,
     ) -> Result<()> {
         self.check_resident()?;
+        check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         self.launch::<T>(
             "cg_update_resident",
             partials.groups(),
             &[
                 Arg::Mem(self.mem(&state.buffer)?),
+                Self::slot_arg(slots.rr)?,
+                Self::slot_arg(slots.ap_ap)?,
+                Self::slot_arg(slots.p_ap)?,
+                Arg::uint(Self::len_u32(hist_index)?),
                 Arg::Mem(self.mem(x)?),
                 Arg::Mem(self.mem(r)?),
                 Arg::Mem(self.mem(p)?),
@@ -82,7 +61,9 @@ impl ResidentOps for OpenClBackend {
 
     fn pcg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         z: &mut Buffer<T>,
@@ -94,12 +75,18 @@ impl ResidentOps for OpenClBackend {
         rz: Slot,
     ) -> Result<()> {
         self.check_resident()?;
+        check_cg_slots(partials, slots, true, hist_index, state, &[rr, rz])?;
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         self.launch::<T>(
             "pcg_update_resident",
             partials.groups(),
             &[
                 Arg::Mem(self.mem(&state.buffer)?),
+                Self::slot_arg(slots.rr)?,
+                Self::slot_arg(slots.p_ap)?,
+                Self::slot_arg(slots.rz)?,
+                Self::slot_arg(slots.ap_q)?,
+                Arg::uint(Self::len_u32(hist_index)?),
                 Arg::Mem(self.mem(x)?),
                 Arg::Mem(self.mem(r)?),
                 Arg::Mem(self.mem(z)?),

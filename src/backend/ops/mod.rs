@@ -92,7 +92,6 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     (
         "resident",
         &[
-            "cg_scalars",
             "cg_update_resident",
             "pcg_update_resident",
             "bicgstab_s_update_resident",

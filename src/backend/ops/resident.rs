@@ -1,7 +1,7 @@
 //! Device-resident pipelined CG and BiCGStab (issue 15): the scalars of an iteration are
 //! computed on the device, so the host can enqueue iterations ahead without reading anything
-//! back, and the stop test runs on the device (`cg_scalars` / `bicgstab_scalars` set a flag every
-//! later update checks first).
+//! back, and the stop test runs on the device (the resident updates set a flag every later
+//! update checks first).
 //!
 //! The device computes exactly what the host would: the sums in double in group order (as
 //! [`crate::backend::VectorOps::finish`] does), the coefficients with the host's formulas and
@@ -47,6 +47,9 @@ pub mod layout {
     pub const ITER_CUR: usize = 12;
     /// ||r_i|| the current BiCGStab update reads (the s-update copies `R_NORM`).
     pub const R_NORM_CUR: usize = 13;
+    /// The iteration count the CG update at batch position k reads: `ITER_PAR + k % 2` (it
+    /// writes the other entry).
+    pub const ITER_PAR: usize = 14;
     /// First entry of the batch's residual history.
     pub const HISTORY: usize = 16;
 }
@@ -103,7 +106,8 @@ impl Recording {
     }
 }
 
-/// The slots of one pipelined CG iteration that `cg_scalars` finishes.
+/// The slots of one pipelined CG iteration that `cg_update_resident` / `pcg_update_resident`
+/// finish (CG: `rr`, `ap_ap`, `p_ap`; PCG: `rr`, `p_ap`, `rz`, `ap_q`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgSlots {
     /// <r, r>
@@ -151,23 +155,17 @@ impl BicgstabSlots {
 /// Kernels of the device-resident CG and BiCGStab.
 #[enum_dispatch]
 pub trait ResidentOps: VectorOps {
-    /// Kernel `cg_scalars` (one work-group): the five sums, the ordinary-iteration test, alpha
-    /// and beta, ||r|| into history entry `hist_index`; or the flag.
-    fn cg_scalars<T: Scalar>(
-        &self,
-        partials: &Partials<T>,
-        slots: CgSlots,
-        with_pc: bool,
-        hist_index: usize,
-        state: &mut ResidentState,
-    ) -> Result<()>;
-
-    /// Kernel `cg_update_resident`: `cg_update` with alpha and beta from the state, nothing
-    /// when the flag is set.
+    /// Kernel `cg_update_resident`: every work-group finishes the previous iteration's sums of
+    /// `slots`, decides as [`cg_scalars_reference`] does and, for an ordinary iteration, runs
+    /// `cg_update` with its alpha and beta, writing the partials of `rr` (which must differ from
+    /// the read slots); work-group 0 records ||r|| in history entry `hist_index` or sets the
+    /// flag. Nothing when the flag is set.
     #[allow(clippy::too_many_arguments)]
     fn cg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         p: &mut Buffer<T>,
@@ -196,11 +194,14 @@ pub trait ResidentOps: VectorOps {
         ))
     }
 
-    /// Kernel `pcg_update_resident`: `pcg_update` with alpha and beta from the state.
+    /// Kernel `pcg_update_resident`: `cg_update_resident` for preconditioned CG (`pcg_update`,
+    /// writing the partials of `rr` and `rz`).
     #[allow(clippy::too_many_arguments)]
     fn pcg_update_resident<T: Scalar>(
         &self,
-        state: &ResidentState,
+        state: &mut ResidentState,
+        slots: CgSlots,
+        hist_index: usize,
         x: &mut Buffer<T>,
         r: &mut Buffer<T>,
         z: &mut Buffer<T>,
@@ -254,7 +255,7 @@ pub trait ResidentOps: VectorOps {
     ) -> Result<()>;
 }
 
-/// Check the slots and the history entry of `cg_scalars` / `bicgstab_update_resident`.
+/// Check the read slots and the history entry of the resident updates.
 pub(crate) fn check_scalars<T: Scalar>(
     partials: &Partials<T>,
     slots: &[Slot],
@@ -278,20 +279,58 @@ pub(crate) fn check_scalars<T: Scalar>(
     Ok(())
 }
 
-/// What `cg_scalars` computes, on host values: the reference the kernels are tested against
-/// (`state` is the whole state array).
+/// Check the slots of `cg_update_resident` / `pcg_update_resident`: the read ones inside the
+/// partials and none of them written.
+pub(crate) fn check_cg_slots<T: Scalar>(
+    partials: &Partials<T>,
+    slots: CgSlots,
+    with_pc: bool,
+    hist_index: usize,
+    state: &ResidentState,
+    written: &[Slot],
+) -> Result<()> {
+    let read = cg_read_slots(slots, with_pc);
+    check_scalars(partials, &read, hist_index, state)?;
+    if read.iter().any(|s| written.contains(s)) {
+        return Err(Error::param(
+            "slot",
+            "cg_update_resident: a slot it finishes is also one it writes",
+        ));
+    }
+    Ok(())
+}
+
+/// The slots the CG update finishes, in the kernels' order: rr, curvature (<Ap, Ap> or
+/// <Ap, q>), <p, Ap>, <r, z> (rr again without a preconditioner).
+pub(crate) fn cg_read_slots(slots: CgSlots, with_pc: bool) -> [Slot; 4] {
+    if with_pc {
+        [slots.rr, slots.ap_q, slots.p_ap, slots.rz]
+    } else {
+        [slots.rr, slots.ap_ap, slots.p_ap, slots.rr]
+    }
+}
+
+/// What `cg_update_resident` / `pcg_update_resident` decide and record, on host values: the
+/// reference the kernels are tested against. `sums` in [`CgSlots::all`] order; the tests and the
+/// formulas are those of the synchronous pipelined CG, in its order. Returns alpha and beta when
+/// the update runs.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must not pass: !(x <= t), not x > t
-pub fn cg_scalars_reference(sums: [f64; 5], with_pc: bool, hist_index: usize, state: &mut [f64]) {
+pub fn cg_scalars_reference(
+    sums: [f64; 5],
+    with_pc: bool,
+    hist_index: usize,
+    state: &mut [f64],
+) -> Option<[f64; 2]> {
     use layout::*;
     if state[FLAG] != 0.0 {
-        return;
+        return None;
     }
     let rr = sums[0];
     let curvature = if with_pc { sums[4] } else { sums[1] };
     let delta = sums[2];
     let gamma = if with_pc { sums[3] } else { rr };
     let rnorm = crate::solver::cg_norm(rr);
-    let it = state[ITER] + 1.0;
+    let it = state[ITER_PAR + hist_index % 2] + 1.0;
     let ordinary = rnorm.is_finite()
         && !(rnorm <= state[TARGET])
         && !(rnorm > state[DTOL_R0])
@@ -303,13 +342,16 @@ pub fn cg_scalars_reference(sums: [f64; 5], with_pc: bool, hist_index: usize, st
         && delta > 0.0;
     if !ordinary {
         state[FLAG] = 1.0;
-        return;
+        return None;
     }
     let alpha = gamma / delta;
+    let beta = alpha * alpha * curvature / gamma - 1.0;
     state[ALPHA] = alpha;
-    state[BETA] = alpha * alpha * curvature / gamma - 1.0;
+    state[BETA] = beta;
     state[ITER] = it;
+    state[ITER_PAR + (hist_index + 1) % 2] = it;
     state[HISTORY + hist_index] = rnorm;
+    Some([alpha, beta])
 }
 
 /// Check the slots of `bicgstab_update_resident`: the read ones inside the partials and none

@@ -99,6 +99,6 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
         );
         self.recordings = recordings;
         self.resident = Some(state);
-        result
+        result.map(|(last, _)| last)
     }
 }

@@ -47,7 +47,10 @@ mod slot {
     pub const R_P: Slot = Slot(5);
     /// <z, Ap> after a residual replacement
     pub const Z_AP: Slot = Slot(6);
-    pub const COUNT: usize = 7;
+    /// <r, r> and <r, z> written by every other device-resident update (`resident`)
+    pub const RR_ALT: Slot = Slot(7);
+    pub const RZ_ALT: Slot = Slot(8);
+    pub const COUNT: usize = 9;
 }
 
 /// Conjugate gradients for symmetric positive definite systems.
@@ -240,18 +243,20 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                     (alpha, (alpha * curvature - z_ap) / delta)
                 }
             };
-            if tracker.execution == Execution::DeviceResident && corrected_step.is_none() {
-                // The ordinary iterations from here on run on the device; it stops at the first
-                // one the host has to decide, whose update and product have run: its sums are
-                // in the partials, as after the two kernels below.
-                self.device_batches(alpha, beta, x, tracker, &mut iteration)?;
-                iteration += 1;
-                sums = be.finish(&self.partials)?;
-            } else {
-                iteration += 1;
-                self.host_step(alpha, beta, x)?;
-                // The one transfer of the iteration: line 15's <r, r> and line 14's products.
-                sums = be.finish(&self.partials)?;
+            iteration += 1;
+            self.host_step(alpha, beta, x)?;
+            let mut second_slots = false;
+            if tracker.execution == Execution::DeviceResident {
+                // The device decides this iteration and the ordinary ones after it, and stops at
+                // the first one the host has to decide: its sums are in the partials, as after
+                // the host's step.
+                second_slots = self.device_batches(x, tracker, &mut iteration)?;
+            }
+            // The one transfer of the iteration: line 15's <r, r> and line 14's products.
+            sums = be.finish(&self.partials)?;
+            if second_slots {
+                sums.0.swap(slot::RR.0, slot::RR_ALT.0);
+                sums.0.swap(slot::RZ.0, slot::RZ_ALT.0);
             }
             let mut rnorm = norm(sums.get(slot::RR));
             gamma = match pc {

@@ -1,46 +1,71 @@
 //! The device-resident mode of pipelined CG (issue 15; `Execution::DeviceResident`; the batch
 //! loop is `solver::resident`).
 //!
-//! From a step whose alpha and beta the host computed with the ordinary formulas, the host writes
-//! them into the device state and enqueues batches of iterations, each three kernels
-//! (`cg_update_resident`, the product, `cg_scalars`), reading the state back once per batch.
-//! `cg_scalars` computes the next alpha and beta exactly as the host would, or sets the flag at
-//! the first iteration the host must decide itself (claimed convergence, residual replacement,
-//! breakdown, NaN, divergence, the iteration limit); every later update of the batch does
-//! nothing, and the products recompute the same A p from the unchanged p, so the partials of the
-//! flagged iteration are intact for the host's finish.
+//! After a step the host ran itself (update and product), every batch position is two kernels:
+//! `cg_update_resident` (or `pcg_update_resident`), whose every work-group finishes the last
+//! iteration's sums and computes the stop test, alpha and beta exactly as the host would, then
+//! runs the update with them; and the product. At the first iteration the host must decide
+//! itself (claimed convergence, residual replacement, breakdown, NaN, divergence, the iteration
+//! limit) the update does nothing and sets the flag; every later update does nothing, and the
+//! products recompute the same A p from the unchanged p, so the partials of the flagged iteration
+//! are intact for the host's finish. An update writes its partials <r, r> (and <r, z>) while
+//! other work-groups still read the previous ones, so the positions alternate between two slot
+//! sets: position k reads the canonical slots when k is even and writes the second set, and the
+//! other way round when k is odd (a batch has an even length unless the iteration limit ends it).
 
 use super::{slot, Cg};
 use crate::backend::ops::resident::layout;
-use crate::backend::{Backend, Buffer, CgSlots, ResidentState};
+use crate::backend::{Backend, Buffer, CgSlots, ResidentState, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::solver::common::Tracker;
 use crate::solver::resident::drive;
 
+/// The slots <r, r> and <r, z> that batch position `k` reads, and those it writes.
+fn alternating(k: usize) -> ((Slot, Slot), (Slot, Slot)) {
+    let canonical = (slot::RR, slot::RZ);
+    let second = (slot::RR_ALT, slot::RZ_ALT);
+    if k % 2 == 0 {
+        (canonical, second)
+    } else {
+        (second, canonical)
+    }
+}
+
 impl<B: Backend, T: Scalar> Cg<'_, B, T> {
-    /// Launch `count` iterations: update, product, scalars (history entries 0..count).
+    /// Launch `count` batch positions (history entries 0..count).
     fn enqueue_batch(
         &mut self,
         state: &mut ResidentState,
-        slots: CgSlots,
         x: &mut Buffer<T>,
         count: usize,
     ) -> Result<()> {
         let be = self.backend;
         for k in 0..count {
+            let ((rr_in, rz_in), (rr_out, rz_out)) = alternating(k);
+            let slots = CgSlots {
+                rr: rr_in,
+                ap_ap: slot::AP_AP,
+                p_ap: slot::P_AP,
+                rz: rz_in,
+                ap_q: slot::AP_Q,
+            };
             match self.precond {
                 None => be.cg_update_resident(
                     state,
+                    slots,
+                    k,
                     x,
                     &mut self.r,
                     &mut self.p,
                     &self.ap,
                     &mut self.partials,
-                    slot::RR,
+                    rr_out,
                 )?,
                 Some(_) => be.pcg_update_resident(
                     state,
+                    slots,
+                    k,
                     x,
                     &mut self.r,
                     &mut self.z,
@@ -48,68 +73,49 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                     &self.ap,
                     &self.q,
                     &mut self.partials,
-                    slot::RR,
-                    slot::RZ,
+                    rr_out,
+                    rz_out,
                 )?,
             }
             self.product()?;
-            be.cg_scalars(&self.partials, slots, self.precond.is_some(), k, state)?;
         }
         Ok(())
     }
 
-    /// Run the ordinary iterations after `iteration` on the device, the first with `alpha` and
-    /// `beta`; record them; return with `iteration` at the last of them, the update and product
-    /// of the next one done and its partials in `self.partials`.
+    /// Decide `iteration` (whose update and product ran, its partials in `self.partials`) and
+    /// the ordinary ones after it on the device, recording them; return with `iteration` at the
+    /// first one the host must decide, its partials in `self.partials`, and whether its <r, r>
+    /// and <r, z> are in the second slot set (`slot::RR_ALT`, `slot::RZ_ALT`).
     pub(super) fn device_batches(
         &mut self,
-        alpha: f64,
-        beta: f64,
         x: &mut Buffer<T>,
         tracker: &mut Tracker<'_>,
         iteration: &mut usize,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut state = self
             .resident
             .take()
             .ok_or_else(|| Error::param("execution", "device-resident state not allocated"))?;
-        let result = self.batches(&mut state, alpha, beta, x, tracker, iteration);
-        self.resident = Some(state);
-        result
-    }
-
-    fn batches(
-        &mut self,
-        state: &mut ResidentState,
-        alpha: f64,
-        beta: f64,
-        x: &mut Buffer<T>,
-        tracker: &mut Tracker<'_>,
-        iteration: &mut usize,
-    ) -> Result<()> {
-        let slots = CgSlots {
-            rr: slot::RR,
-            ap_ap: slot::AP_AP,
-            p_ap: slot::P_AP,
-            rz: slot::RZ,
-            ap_q: slot::AP_Q,
-        };
         let be = self.backend;
+        let mut done = iteration.saturating_sub(1);
         let mut recordings = std::mem::take(&mut self.recordings);
         let result = drive(
             be,
             "CG",
-            state,
-            &[(layout::ALPHA, alpha), (layout::BETA, beta)],
+            &mut state,
+            &[(layout::ITER_PAR, done as f64)],
             self.params.max_iter,
             tracker,
-            iteration,
+            &mut done,
             |state, count| {
                 let id = x.identity();
-                recordings.run(be, count, id, || self.enqueue_batch(state, slots, x, count))
+                recordings.run(be, count, id, || self.enqueue_batch(state, x, count))
             },
         );
         self.recordings = recordings;
-        result.map(|_| ())
+        self.resident = Some(state);
+        let (_, position) = result?;
+        *iteration = done + 1;
+        Ok(position % 2 == 1)
     }
 }
