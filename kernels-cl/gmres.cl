@@ -275,6 +275,32 @@ pk_kernel void gmres_dcgs2_finish(PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const S
     }
 }
 
+/* The column pass of a DCGS2 step over columns c0 + 1 .. c0 + m (coefficients ca, cc), on the
+ * last chunk also the scaling: u <- (u - sum a_k v_k) inv, w <- (w - sum c_k v_k - g u) inv. */
+inline void dcgs2_columns(__global SCALAR *basis, const uint n, const uint ucol, const uint c0, const uint m,
+                          const bool last, const SCALAR inv, const SCALAR g, __local const SCALAR *ca,
+                          __local const SCALAR *cc) {
+    __global SCALAR *u = basis + (ulong)ucol * n;
+    __global SCALAR *w = u + n;
+    __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+    FOR_EACH(e, n) {
+        SCALAR uu = u[e];
+        SCALAR ww = w[e];
+        __global const SCALAR *vj = vj0 + e;
+        for (uint t = 0; t < m; ++t, vj += n) {
+            const SCALAR q = *vj;
+            uu -= ca[t] * q;
+            ww -= cc[t] * q;
+        }
+        if (last) {
+            uu *= inv;
+            ww = (ww - g * uu) * inv;
+        }
+        u[e] = uu;
+        w[e] = ww;
+    }
+}
+
 /* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off)
  * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
  * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
@@ -322,8 +348,6 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
         return; /* breakdown: the vectors stay as they are */
     }
     const SCALAR inv = (SCALAR)1 / beta;
-    __global SCALAR *u = basis + (ulong)ucol * n;
-    __global SCALAR *w = u + n;
     const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
     for (uint ch = 0; ch < nchunks; ++ch) {
         const uint c0 = ch * WG;
@@ -334,25 +358,77 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
             cc[lid] = co[count + c0 + lid];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        const bool last = ch + 1 == nchunks;
-        __global const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
-        FOR_EACH(e, n) {
-            SCALAR uu = u[e];
-            SCALAR ww = w[e];
-            __global const SCALAR *vj = vj0 + e;
-            for (uint t = 0; t < m; ++t, vj += n) {
-                const SCALAR q = *vj;
-                uu -= ca[t] * q;
-                ww -= cc[t] * q;
+        dcgs2_columns(basis, n, ucol, c0, m, ch + 1 == nchunks, inv, g, ca, cc);
+    }
+}
+
+/* gmres_dcgs2_update_small (SCALAR* basis, uint n, uint ucol, const SCALAR* pa,
+ *                           const SCALAR* pc, SCALAR* coef, ulong coef_off)
+ * gmres_dcgs2_finish and gmres_dcgs2_update in one launch, for partials of few groups (the
+ * host picks it when pa has at most DCGS2_SMALL_MAX_GROUPS groups and 2 (count + 1) <= WG):
+ * every work-group sums the 2 (count + 1) slots itself, work-item j one slot sequentially in
+ * group order, and uses them from __local memory; group 0 also writes them to coef as
+ * gmres_dcgs2_finish does. Launched with the partials' group count. */
+pk_kernel void gmres_dcgs2_update_small(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
+                                        PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const SCALAR, pc),
+                                        PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(const SCALAR, pa);
+    PK_BIND(const SCALAR, pc);
+    PK_BIND(SCALAR, coef);
+    __local SCALAR ca[WG];
+    __local SCALAR cc[WG];
+    __local SCALAR nu_d[2];
+    __local SCALAR shared[2];
+    const uint lid = get_local_id(0);
+    const uint count = ucol - 1;
+    const uint groups = get_num_groups(0);
+    if (lid < 2 * (count + 1)) {
+        const bool second = lid > count; /* 0..count: pa, count+1..2count+1: pc */
+        const uint slot = second ? lid - count - 1 : lid;
+        __global const SCALAR *p = (second ? pc : pa) + (ulong)slot * groups;
+        SCALAR acc = ZERO;
+        for (uint g = 0; g < groups; ++g) {
+            acc += p[g];
+        }
+        if (slot < count) {
+            if (second) {
+                cc[slot] = acc;
+            } else {
+                ca[slot] = acc;
             }
-            if (last) {
-                uu *= inv;
-                ww = (ww - g * uu) * inv;
-            }
-            u[e] = uu;
-            w[e] = ww;
+        } else {
+            nu_d[second ? 1 : 0] = acc;
+        }
+        if (get_group_id(0) == 0) {
+            const ulong at = slot < count ? (second ? count + slot : slot) : (second ? 2 * count + 3 : 2 * count + 2);
+            coef[coef_off + at] = acc;
         }
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        SCALAR s_aa = ZERO, s_ac = ZERO;
+        for (uint k = 0; k < count; ++k) {
+            const SCALAR a = ca[k];
+            s_aa += a * a;
+            s_ac += a * cc[k];
+        }
+        const SCALAR b2 = nu_d[0] - s_aa;
+        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
+        const SCALAR g = beta > ZERO ? (nu_d[1] - s_ac) / beta : ZERO;
+        shared[0] = beta;
+        shared[1] = g;
+        if (get_group_id(0) == 0) {
+            coef[coef_off + 2 * count] = beta;
+            coef[coef_off + 2 * count + 1] = g;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const SCALAR beta = shared[0];
+    if (!(beta > ZERO)) {
+        return; /* breakdown: the vectors stay as they are */
+    }
+    dcgs2_columns(basis, n, ucol, 0, count, true, (SCALAR)1 / beta, shared[1], ca, cc);
 }
 
 /* basis_dots2 (const SCALAR* basis, uint n, uint wa, uint wb, uint first_col, uint count_a,

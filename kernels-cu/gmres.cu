@@ -208,6 +208,32 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_finish(const SCALAR
     }
 }
 
+/* The column pass of a DCGS2 step over columns c0 + 1 .. c0 + m (coefficients ca, cc), on the
+ * last chunk also the scaling (see kernels-cl/gmres.cl). */
+__device__ __forceinline__ void dcgs2_columns(SCALAR *basis, const uint n, const uint ucol, const uint c0,
+                                              const uint m, const bool last, const SCALAR inv, const SCALAR g,
+                                              const SCALAR *ca, const SCALAR *cc) {
+    SCALAR *u = basis + (ulong)ucol * n;
+    SCALAR *w = u + n;
+    const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        SCALAR uu = u[e];
+        SCALAR ww = w[e];
+        const SCALAR *vj = vj0 + e;
+        for (uint t = 0; t < m; ++t, vj += n) {
+            const SCALAR q = *vj;
+            uu -= ca[t] * q;
+            ww -= cc[t] * q;
+        }
+        if (last) {
+            uu *= inv;
+            ww = (ww - g * uu) * inv;
+        }
+        u[e] = uu;
+        w[e] = ww;
+    }
+}
+
 /* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off): one
  * DCGS2 Arnoldi step from the sums gmres_dcgs2_finish left in coef, see kernels-cl/gmres.cl.
  * Launched with the partials' block count. */
@@ -243,8 +269,6 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
         return; /* breakdown: the vectors stay as they are */
     }
     const SCALAR inv = (SCALAR)1 / beta;
-    SCALAR *u = basis + (ulong)ucol * n;
-    SCALAR *w = u + n;
     const uint nchunks = count == 0 ? 1 : (count + WG - 1) / WG;
     for (uint ch = 0; ch < nchunks; ++ch) {
         const uint c0 = ch * WG;
@@ -255,25 +279,70 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
             cc[lid] = co[count + c0 + lid];
         }
         __syncthreads();
-        const bool last = ch + 1 == nchunks;
-        const SCALAR *vj0 = basis + (ulong)(c0 + 1) * n;
-        for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
-            SCALAR uu = u[e];
-            SCALAR ww = w[e];
-            const SCALAR *vj = vj0 + e;
-            for (uint t = 0; t < m; ++t, vj += n) {
-                const SCALAR q = *vj;
-                uu -= ca[t] * q;
-                ww -= cc[t] * q;
+        dcgs2_columns(basis, n, ucol, c0, m, ch + 1 == nchunks, inv, g, ca, cc);
+    }
+}
+
+/* gmres_dcgs2_update_small (SCALAR* basis, uint n, uint ucol, const SCALAR* pa,
+ *                           const SCALAR* pc, SCALAR* coef, ulong coef_off): gmres_dcgs2_finish
+ * and gmres_dcgs2_update in one launch for partials of few blocks, see kernels-cl/gmres.cl.
+ * Launched with the partials' block count. */
+extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update_small(SCALAR *basis, const uint n, const uint ucol,
+                                                                          const SCALAR *pa, const SCALAR *pc,
+                                                                          SCALAR *coef, const ulong coef_off) {
+    __shared__ SCALAR ca[WG];
+    __shared__ SCALAR cc[WG];
+    __shared__ SCALAR nu_d[2];
+    __shared__ SCALAR shared[2];
+    const uint lid = threadIdx.x;
+    const uint count = ucol - 1;
+    const uint groups = gridDim.x;
+    if (lid < 2 * (count + 1)) {
+        const bool second = lid > count; /* 0..count: pa, count+1..2count+1: pc */
+        const uint slot = second ? lid - count - 1 : lid;
+        const SCALAR *p = (second ? pc : pa) + (ulong)slot * groups;
+        SCALAR acc = ZERO;
+        for (uint g = 0; g < groups; ++g) {
+            acc += p[g];
+        }
+        if (slot < count) {
+            if (second) {
+                cc[slot] = acc;
+            } else {
+                ca[slot] = acc;
             }
-            if (last) {
-                uu *= inv;
-                ww = (ww - g * uu) * inv;
-            }
-            u[e] = uu;
-            w[e] = ww;
+        } else {
+            nu_d[second ? 1 : 0] = acc;
+        }
+        if (blockIdx.x == 0) {
+            const ulong at = slot < count ? (second ? count + slot : slot) : (second ? 2 * count + 3 : 2 * count + 2);
+            coef[coef_off + at] = acc;
         }
     }
+    __syncthreads();
+    if (lid == 0) {
+        SCALAR s_aa = ZERO, s_ac = ZERO;
+        for (uint k = 0; k < count; ++k) {
+            const SCALAR a = ca[k];
+            s_aa += a * a;
+            s_ac += a * cc[k];
+        }
+        const SCALAR b2 = nu_d[0] - s_aa;
+        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
+        const SCALAR g = beta > ZERO ? (nu_d[1] - s_ac) / beta : ZERO;
+        shared[0] = beta;
+        shared[1] = g;
+        if (blockIdx.x == 0) {
+            coef[coef_off + 2 * count] = beta;
+            coef[coef_off + 2 * count + 1] = g;
+        }
+    }
+    __syncthreads();
+    const SCALAR beta = shared[0];
+    if (!(beta > ZERO)) {
+        return; /* breakdown: the vectors stay as they are */
+    }
+    dcgs2_columns(basis, n, ucol, 0, count, true, (SCALAR)1 / beta, shared[1], ca, cc);
 }
 
 /* basis_dots2 (const SCALAR* basis, uint n, uint wa, uint wb, uint first_col, uint count_a,

@@ -16,7 +16,7 @@ PK="bash .device/run pipekrylov"
 for part in $parts; do
   case $part in
     tests)
-      for t in device_resident backend_agreement cuda_backend; do
+      for t in device_resident backend_agreement cuda_backend dcgs2_two_kernels; do
         bash .device/run "test-$t" --include-ignored > "$OUT/test-$t.log" 2>&1
         echo "$t: status $?"; grep -E "test result|FAILED|panicked" "$OUT/test-$t.log" | head -n 8
       done ;;

@@ -23,6 +23,11 @@ pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_S
 /// memory.
 pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 
+/// Environment variable overriding [`crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS`]
+/// (the largest partials group count for which a DCGS2 step runs as one kernel): a
+/// non-negative integer, 0 for two kernels always.
+pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -55,4 +60,10 @@ pub(crate) fn reduction_groups_per_sm() -> Option<usize> {
 pub(crate) fn afsai_batch_factor() -> Option<usize> {
     static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
     *FACTOR.get_or_init(|| parse_env(AFSAI_BATCH_FACTOR_ENV).filter(|f| (1..=64).contains(f)))
+}
+
+/// The DCGS2 one-kernel group limit given by [`DCGS2_SMALL_MAX_GROUPS_ENV`], if any.
+pub(crate) fn dcgs2_small_max_groups() -> Option<usize> {
+    static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
+    *GROUPS.get_or_init(|| parse_env(DCGS2_SMALL_MAX_GROUPS_ENV))
 }

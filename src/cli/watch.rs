@@ -8,7 +8,7 @@
 //! changes how a solve runs.
 
 use crate::backend::Backend;
-use crate::solver::{Execution, Progress, RESIDENT_AUTO_MAX_N};
+use crate::solver::{Execution, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ impl Watch {
         let synchronous_anyway = !matches!(solver, "cg" | "bicgstab")
             || execution == Execution::Synchronous
             || (execution == Execution::Auto
-                && (!backend.is_gpu() || backend.ranks() > 1 || n > RESIDENT_AUTO_MAX_N));
+                && (!backend.is_gpu() || backend.ranks() > 1 || n > Execution::auto_max_n(solver)));
         let bar =
             (monitor.is_none() && !json && synchronous_anyway && std::io::stderr().is_terminal())
                 .then(|| {

@@ -13,5 +13,8 @@ pub(crate) use cg::norm as cg_norm;
 pub use cg::Cg;
 pub use common::Monitor;
 pub use gmres::Gmres;
-pub use params::{Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N};
+pub use params::{
+    Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N,
+    RESIDENT_AUTO_MAX_N_NONSYMMETRIC,
+};
 pub use report::{BreakdownKind, Progress, SolveReport, StopReason};

@@ -9,7 +9,7 @@
 //! the host, which finishes it exactly as the synchronous mode does.
 
 use super::common::Tracker;
-use super::params::{Execution, Params, Variant, RESIDENT_AUTO_MAX_N};
+use super::params::{Execution, Params, Variant};
 use crate::backend::ops::resident::layout;
 use crate::backend::{Backend, Recording, ResidentState};
 use crate::error::{Error, Result};
@@ -21,28 +21,29 @@ const FIRST_BATCH: usize = 4;
 /// Recordings kept per solver (batch lengths x solution vectors).
 const MAX_RECORDINGS: usize = 16;
 
-/// Whether the parameters may select the device-resident mode on this backend (the state is
-/// allocated at setup then).
-pub(super) fn may_run<B: Backend>(backend: &B, n: usize, params: &Params) -> bool {
+/// Whether the parameters may select the device-resident mode of `solver` on this backend (the
+/// state is allocated at setup then).
+pub(super) fn may_run<B: Backend>(backend: &B, solver: &str, n: usize, params: &Params) -> bool {
     params.variant == Variant::Pipelined
         && match params.execution {
             Execution::Synchronous => false,
             Execution::DeviceResident => true,
-            Execution::Auto => auto_picks(backend, n),
+            Execution::Auto => auto_picks(backend, n, Execution::auto_max_n(solver)),
         }
 }
 
-fn auto_picks<B: Backend>(backend: &B, n: usize) -> bool {
-    backend.is_gpu() && backend.ranks() == 1 && backend.supports_f64() && n <= RESIDENT_AUTO_MAX_N
+fn auto_picks<B: Backend>(backend: &B, n: usize, max_n: usize) -> bool {
+    backend.is_gpu() && backend.ranks() == 1 && backend.supports_f64() && n <= max_n
 }
 
 /// The state when the parameters may select the device-resident mode, else `None`.
 pub(super) fn state_for<B: Backend>(
     backend: &B,
+    solver: &str,
     n: usize,
     params: &Params,
 ) -> Result<Option<ResidentState>> {
-    if may_run(backend, n, params) {
+    if may_run(backend, solver, n, params) {
         Ok(Some(ResidentState::new(backend, MAX_BATCH)?))
     } else {
         Ok(None)
@@ -53,12 +54,13 @@ pub(super) fn state_for<B: Backend>(
 /// if the parameters changed since setup, and mark the tracker.
 pub(super) fn choose<B: Backend>(
     backend: &B,
+    solver: &str,
     n: usize,
     params: &Params,
     tracker: &mut Tracker,
     state: &mut Option<ResidentState>,
 ) -> Result<()> {
-    if may_run(backend, n, params) && !tracker.has_monitor() {
+    if may_run(backend, solver, n, params) && !tracker.has_monitor() {
         if state.is_none() {
             *state = Some(ResidentState::new(backend, MAX_BATCH)?);
         }

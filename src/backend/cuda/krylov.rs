@@ -8,6 +8,7 @@ use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
+use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::Result;
@@ -439,6 +440,22 @@ impl KrylovOps for CudaBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
+        if dcgs2_small(pa.groups(), count, self.block as usize) {
+            let args = [
+                self.ptr(&basis.data)?,
+                len_arg(n)?,
+                index_arg("column", ucol)?,
+                self.ptr(pa.buffer())?,
+                self.ptr(pc.buffer())?,
+                self.ptr(coef)?,
+                Arg::U64(coef_off as u64),
+            ];
+            // SAFETY: gmres_dcgs2_update_small(basis, uint n, uint ucol, pa, pc, coef,
+            // ulong coef_off): columns 1..=ucol+1 exist, both partials hold slots 0..=count with
+            // `groups` blocks (the grid), 2 (count + 1) <= the block size, and coef holds
+            // 2 count + 4 values at coef_off (checked).
+            return unsafe { self.launch::<T>(Kernel::GmresDcgs2UpdateSmall, pa.groups(), &args) };
+        }
         // The step's sums once, then the update reads them (2 launches; every block of a single
         // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
         let finish_args = [

@@ -77,6 +77,7 @@ pub(crate) enum Kernel {
     MultiAxpy,
     GmresDcgs2Finish,
     GmresDcgs2Update,
+    GmresDcgs2UpdateSmall,
     BasisDots2,
     DiagScale,
     DiagScaleDot,
@@ -103,7 +104,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 50] = [
+    pub(crate) const ALL: [Kernel; 51] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -132,6 +133,7 @@ impl Kernel {
         Kernel::MultiAxpy,
         Kernel::GmresDcgs2Finish,
         Kernel::GmresDcgs2Update,
+        Kernel::GmresDcgs2UpdateSmall,
         Kernel::BasisDots2,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
@@ -187,6 +189,7 @@ impl Kernel {
             Kernel::MultiAxpy => "multi_axpy",
             Kernel::GmresDcgs2Finish => "gmres_dcgs2_finish",
             Kernel::GmresDcgs2Update => "gmres_dcgs2_update",
+            Kernel::GmresDcgs2UpdateSmall => "gmres_dcgs2_update_small",
             Kernel::BasisDots2 => "basis_dots2",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",

@@ -5,6 +5,7 @@ use super::{chunks, chunks_mut, exec, two_slots_mut, HostBackend, CHUNK};
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
+use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::partials::{sum_slot_in_kernel, Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::Result;
@@ -508,12 +509,15 @@ impl KrylovOps for HostBackend {
         coef_off: usize,
     ) -> Result<()> {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
-        // Two launches, as on the GPUs: gmres_dcgs2_finish, then gmres_dcgs2_update.
-        self.counters.launch();
-        self.counters.launch();
         let n = basis.n();
         let count = ucol - 1;
         let g = pa.groups();
+        // The launches of the GPUs (work-groups of 256): gmres_dcgs2_update_small, or
+        // gmres_dcgs2_finish and gmres_dcgs2_update.
+        self.counters.launch();
+        if !dcgs2_small(g, count, 256) {
+            self.counters.launch();
+        }
         let (da, dc) = (pa.buffer.host()?, pc.buffer.host()?);
         let a: Vec<T> = (0..count)
             .map(|k| sum_slot_in_kernel(da, g, Slot(k)))

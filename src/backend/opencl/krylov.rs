@@ -7,6 +7,7 @@ use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
+use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::{Error, Result};
@@ -416,6 +417,21 @@ impl KrylovOps for OpenClBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
+        if dcgs2_small(pa.groups(), count, self.wg) {
+            return self.launch::<T>(
+                "gmres_dcgs2_update_small",
+                pa.groups(),
+                &[
+                    Arg::Mem(self.mem(basis.buffer())?),
+                    Arg::uint(Self::len_u32(n)?),
+                    col(ucol),
+                    Arg::Mem(self.mem(pa.buffer())?),
+                    Arg::Mem(self.mem(pc.buffer())?),
+                    Arg::Mem(self.mem(coef)?),
+                    Arg::ulong(coef_off as u64),
+                ],
+            );
+        }
         // The step's sums once, then the update reads them (2 launches; every group of a single
         // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
         self.launch::<T>(

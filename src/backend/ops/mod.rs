@@ -65,6 +65,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "multi_axpy",
             "gmres_dcgs2_finish",
             "gmres_dcgs2_update",
+            "gmres_dcgs2_update_small",
             "basis_dots2",
         ],
     ),

@@ -124,7 +124,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             shat: backend.alloc(nm)?,
             partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
-            resident: state_for(backend, n, &params)?,
+            resident: state_for(backend, "bicgstab", n, &params)?,
             recordings: Recordings::default(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
@@ -160,6 +160,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         )?;
         choose(
             self.backend,
+            "bicgstab",
             self.a.n_rows(),
             &self.params,
             &mut tracker,

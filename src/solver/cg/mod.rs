@@ -116,7 +116,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             q: backend.alloc(if with_m { n } else { 0 })?,
             partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
-            resident: state_for(backend, n, &params)?,
+            resident: state_for(backend, "cg", n, &params)?,
             recordings: Recordings::default(),
             setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
         })
@@ -157,6 +157,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         )?;
         choose(
             self.backend,
+            "cg",
             self.a.n_rows(),
             &self.params,
             &mut tracker,

@@ -28,7 +28,8 @@ use crate::solver::params::Execution;
 use crate::solver::report::StopReason;
 
 impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
-    /// The `steps` steps of a DCGS2 cycle: three kernels each (four with the preconditioner's
+    /// The `steps` steps of a DCGS2 cycle: four kernels each (the SpMV, `basis_dots2`, and the
+    /// finishing kernel and update of `gmres_dcgs2_update`; plus the preconditioner's
     /// application), nothing transferred.
     fn dcgs2_steps(&mut self, steps: usize) -> Result<()> {
         let be = self.backend;

@@ -1,0 +1,79 @@
+//! The two-kernel DCGS2 step (`gmres_dcgs2_finish` + `gmres_dcgs2_update`), which the GPUs use
+//! for partials of many groups, forced here for every size with
+//! `PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS=0` (its own test binary: the knob is read once per
+//! process): GMRES on every available backend takes 4 launches per step and agrees with the
+//! host (the one-kernel path is covered by `backend_agreement`, whose sizes give few groups).
+
+mod common;
+
+use pipekrylov::backend::host::HostBackend;
+use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::solver::{Execution, Gmres, Params, SolveReport};
+
+fn solve<B: Backend>(be: &B) -> SolveReport {
+    let a = Generator::ConvDiff3d.generate::<f64>(4096).unwrap().matrix;
+    let n = a.n_rows();
+    let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let b = be.upload(&common::rand_vec::<f64>(n, 3)).unwrap();
+    let mut x = be.alloc::<f64>(n).unwrap();
+    let params = Params {
+        restart: 20,
+        rtol: 0.0,
+        max_iter: 40,
+        execution: Execution::Synchronous,
+        ..Params::default()
+    };
+    Gmres::new(be, &m, None, params)
+        .unwrap()
+        .solve(&b, &mut x)
+        .unwrap()
+}
+
+fn two_kernels_agree<B: Backend>(be: &B) {
+    std::env::set_var(pipekrylov::backend::tuning::DCGS2_SMALL_MAX_GROUPS_ENV, "0");
+    assert!(!pipekrylov::backend::ops::krylov::dcgs2_small(1, 0, 256));
+    let host = solve(&HostBackend::new());
+    let got = solve(be);
+    assert_eq!(got.iterations, 40, "{}", be.name());
+    assert_eq!(
+        got.inner_counters.launches,
+        4 * 40,
+        "{}: launches of 40 steps",
+        be.name()
+    );
+    assert_eq!(got.residual_history.len(), host.residual_history.len());
+    for (k, (a, b)) in got
+        .residual_history
+        .iter()
+        .zip(&host.residual_history)
+        .enumerate()
+    {
+        assert!(
+            (a - b).abs() <= 1e-8 * b.abs().max(1e-300),
+            "{}: residual {k}: {a:e} vs {b:e}",
+            be.name()
+        );
+    }
+}
+
+#[test]
+fn host_two_kernel_dcgs2() {
+    two_kernels_agree(&HostBackend::new());
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_two_kernel_dcgs2() {
+    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
+        .expect("an OpenCL device (PoCL in CI)");
+    two_kernels_agree(&be);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_two_kernel_dcgs2() {
+    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    two_kernels_agree(&be);
+}
