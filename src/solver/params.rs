@@ -63,12 +63,12 @@ pub enum Execution {
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode of CG (above it
 /// the kernels dominate and a batch's overshoot after the stop costs whole SpMVs; measured on
-/// the H200: resident CG 1.08x faster at 261K unknowns on CUDA, 0.92x at 1.05M).
+/// the H200: resident CG 1.08-1.15x faster at 261K unknowns on CUDA, 0.92-0.94x at 1.05M).
 pub const RESIDENT_AUTO_MAX_N: usize = 1 << 17;
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode of BiCGStab and
-/// GMRES (measured on the H200, CUDA: 1.12-1.15x faster at 262K unknowns, 1.02-1.04x at 1.05M;
-/// NVIDIA OpenCL: 0.98-1.04x at 262K, 0.96-1.01x at 1.05M).
+/// GMRES (measured on the H200, CUDA: 1.12-1.15x faster at 262K unknowns, 1.01-1.06x at 1.05M;
+/// NVIDIA OpenCL: 0.98-1.05x at 262K, 0.96-1.01x at 1.05M).
 pub const RESIDENT_AUTO_MAX_N_NONSYMMETRIC: usize = 1 << 19;
 
 impl Execution {
