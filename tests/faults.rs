@@ -257,3 +257,151 @@ fn cuda_nan_injected_mid_solve() {
     let b = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     nan_injected_mid_solve(&b);
 }
+
+/// Jacobi, except that its `at`-th application first makes the backend behave as after a sticky
+/// device fault (`VectorOps::inject_device_fault`).
+struct FaultOnApply {
+    inner: pipekrylov::precond::Jacobi<f64>,
+    calls: std::sync::atomic::AtomicUsize,
+    at: usize,
+}
+
+impl<B: Backend> pipekrylov::precond::Preconditioner<B, f64> for FaultOnApply {
+    fn name(&self) -> &'static str {
+        "fault-on-apply"
+    }
+    fn n(&self) -> usize {
+        pipekrylov::precond::Preconditioner::<B, f64>::n(&self.inner)
+    }
+    fn apply(
+        &self,
+        backend: &B,
+        r: &pipekrylov::backend::Buffer<f64>,
+        z: &mut pipekrylov::backend::Buffer<f64>,
+    ) -> pipekrylov::Result<()> {
+        let k = 1 + self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if k == self.at {
+            backend.inject_device_fault();
+        }
+        self.inner.apply(backend, r, z)
+    }
+    fn launches_per_apply(&self) -> usize {
+        1
+    }
+    fn setup_times(&self) -> pipekrylov::precond::SetupTimes {
+        pipekrylov::precond::SetupTimes::default()
+    }
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// A sticky device fault in the middle of a solve (RELIABILITY row 20): the solve returns
+/// `DeviceFault` (no hang, no panic), and so does every later call on that backend; a fresh
+/// backend object works. `make` creates a backend; `None` from `inject_device_fault` (a backend
+/// without a device) is checked to change nothing.
+fn sticky_fault_mid_solve<B: Backend + 'static>(make: impl Fn() -> B) {
+    use pipekrylov::solver::Execution;
+    let cases = [
+        (Generator::Poisson2d, "cg", Execution::Synchronous),
+        (Generator::Poisson2d, "cg", Execution::DeviceResident),
+        (Generator::ConvDiff3d, "bicgstab", Execution::Synchronous),
+        (Generator::ConvDiff3d, "bicgstab", Execution::DeviceResident),
+        (Generator::ConvDiff3d, "gmres", Execution::DeviceResident),
+    ];
+    for (g, solver, execution) in cases {
+        let b = make();
+        let a = g.generate::<f64>(4096).unwrap().matrix;
+        let n = a.n_rows();
+        let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        let pc = FaultOnApply {
+            inner: pipekrylov::precond::Jacobi::new(&b, &a).unwrap(),
+            calls: Default::default(),
+            at: 9,
+        };
+        let params = Params {
+            rtol: 1e-12,
+            max_iter: 500,
+            execution,
+            ..Params::default()
+        };
+        let rhs = b.upload(&rand_vec::<f64>(n, 7)).unwrap();
+        let mut x = b.alloc::<f64>(n).unwrap();
+        let pcd: Option<&dyn pipekrylov::precond::Preconditioner<B, f64>> = Some(&pc);
+        let t0 = std::time::Instant::now();
+        let r = match solver {
+            "cg" => Cg::new(&b, &m, pcd, params).unwrap().solve(&rhs, &mut x),
+            "bicgstab" => BiCgStab::new(&b, &m, pcd, params)
+                .unwrap()
+                .solve(&rhs, &mut x),
+            _ => Gmres::new(&b, &m, pcd, params).unwrap().solve(&rhs, &mut x),
+        };
+        let label = format!("{} {solver} {execution:?}", b.name());
+        let faulted = b.inject_device_fault();
+        if !faulted {
+            // No device: the injection changes nothing and the solve converged.
+            assert!(r.unwrap().stop_reason.converged(), "{label}");
+            continue;
+        }
+        assert!(
+            matches!(r, Err(Error::DeviceFault { .. })),
+            "{label}: expected a device fault, got {r:?}"
+        );
+        assert!(t0.elapsed().as_secs() < 30, "{label}: took too long");
+        // Every later call says so.
+        assert!(
+            matches!(b.alloc::<f64>(4), Err(Error::DeviceFault { .. })),
+            "{label}"
+        );
+        assert!(
+            matches!(b.download(&x), Err(Error::DeviceFault { .. })),
+            "{label}"
+        );
+        assert!(
+            matches!(b.upload(&[1.0f64]), Err(Error::DeviceFault { .. })),
+            "{label}"
+        );
+        let again = Cg::new(&b, &m, None, Params::default());
+        assert!(
+            again.is_err(),
+            "{label}: a solver set up on a faulted backend"
+        );
+        eprintln!("{label}: device fault reported, backend refuses later calls");
+    }
+    // A fresh backend object solves normally.
+    let b = make();
+    let a = Generator::Poisson2d.generate::<f64>(1024).unwrap().matrix;
+    let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let rhs = b.upload(&vec![1.0; a.n_rows()]).unwrap();
+    let mut x = b.alloc::<f64>(a.n_rows()).unwrap();
+    let r = Cg::new(&b, &m, None, Params::default())
+        .unwrap()
+        .solve(&rhs, &mut x)
+        .unwrap();
+    assert!(r.stop_reason.converged());
+}
+
+#[test]
+fn host_sticky_fault_mid_solve() {
+    sticky_fault_mid_solve(pipekrylov::backend::host::HostBackend::new);
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_sticky_fault_mid_solve() {
+    sticky_fault_mid_solve(|| {
+        pipekrylov::backend::opencl::OpenClBackend::from_env()
+            .expect("an OpenCL device (PoCL in CI)")
+    });
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_sticky_fault_mid_solve() {
+    sticky_fault_mid_solve(|| {
+        pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device")
+    });
+}

@@ -339,6 +339,9 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     fn fail_allocation(&self, nth: Option<u64>) {
         self.inner.fail_allocation(nth);
     }
+    fn inject_device_fault(&self) -> bool {
+        self.inner.inject_device_fault()
+    }
 }
 
 impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {

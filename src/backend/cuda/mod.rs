@@ -387,6 +387,14 @@ impl CudaBackend {
         self.poisoned.load(Ordering::Acquire)
     }
 
+    /// Remember the first sticky fault and refuse every later call.
+    pub(crate) fn mark_faulted(&self, detail: &str) {
+        if let Ok(mut g) = self.state.fault.lock() {
+            g.get_or_insert_with(|| detail.to_string());
+        }
+        self.poisoned.store(true, Ordering::Release);
+    }
+
     /// Compile (NVRTC, cached per process) and load the kernels of `precision` now instead of
     /// at their first launch, e.g. before timing.
     pub fn prepare(&self, precision: Precision) -> Result<()> {
@@ -430,10 +438,7 @@ impl CudaBackend {
         }
         if STICKY_ERRORS.contains(&code) {
             let detail = format!("{call}: {message}");
-            if let Ok(mut g) = self.state.fault.lock() {
-                g.get_or_insert_with(|| detail.clone());
-            }
-            self.poisoned.store(true, Ordering::Release);
+            self.mark_faulted(&detail);
             module::forget_device(self.state.device.ordinal);
             return Error::DeviceFault {
                 backend: "cuda".into(),

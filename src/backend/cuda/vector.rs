@@ -141,6 +141,11 @@ impl VectorOps for CudaBackend {
     fn fail_allocation(&self, nth: Option<u64>) {
         self.counters.fail_allocation(nth);
     }
+
+    fn inject_device_fault(&self) -> bool {
+        self.mark_faulted("injected device fault (testing hook)");
+        true
+    }
 }
 
 impl CudaBackend {

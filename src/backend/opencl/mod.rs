@@ -561,4 +561,42 @@ mod tests {
             DeviceSelector::Name("a:b".into())
         );
     }
+
+    /// A real device fault (a CSR column index far outside x) poisons the backend: the error is
+    /// `DeviceFault` and every later call says so.
+    #[test]
+    #[ignore = "needs a GPU OpenCL device: on a CPU device (PoCL) the out-of-bounds read is a \
+                segfault of the test process"]
+    fn illegal_address_poisons_the_backend() {
+        use crate::backend::{DeviceFormat, DeviceMatrix, SpmvOps, VectorOps};
+        let cl = OpenClBackend::from_env().unwrap();
+        let n = 1024;
+        let rp: Vec<u32> = (0..=n as u32).collect();
+        let ci = vec![0x7fff_0000u32; n];
+        let bad = DeviceMatrix {
+            n_rows: n,
+            n_cols: n,
+            nnz: n,
+            format: DeviceFormat::Csr {
+                row_ptr: cl.upload(&rp).unwrap(),
+                col_idx: cl.upload(&ci).unwrap(),
+                values: cl.upload(&vec![1.0f64; n]).unwrap(),
+                long_rows: None,
+            },
+            fingerprint: 0,
+            halo: Default::default(),
+        };
+        let x = cl.upload(&vec![1.0f64; n]).unwrap();
+        let mut y = cl.alloc::<f64>(n).unwrap();
+        // The launch itself may succeed; the fault shows at the next synchronization.
+        let first = cl.spmv(&bad, &x, &mut y).and_then(|_| cl.synchronize());
+        assert!(
+            matches!(first, Err(Error::DeviceFault { .. })),
+            "expected a device fault, got {first:?}"
+        );
+        let later = cl.alloc::<f64>(4);
+        assert!(matches!(later, Err(Error::DeviceFault { .. })), "{later:?}");
+        let later = cl.download(&x);
+        assert!(matches!(later, Err(Error::DeviceFault { .. })), "{later:?}");
+    }
 }

@@ -141,4 +141,12 @@ impl VectorOps for OpenClBackend {
     fn fail_allocation(&self, nth: Option<u64>) {
         self.counters.fail_allocation(nth);
     }
+
+    fn inject_device_fault(&self) -> bool {
+        self.record(crate::Error::DeviceFault {
+            backend: super::cl::BACKEND.into(),
+            message: "injected device fault (testing hook)".into(),
+        });
+        true
+    }
 }

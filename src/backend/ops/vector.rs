@@ -75,4 +75,12 @@ pub trait VectorOps: BackendInfo {
     /// k >= 1) fail with `OutOfMemory`, or stop doing so (`None`). Costs one relaxed atomic
     /// load per allocation when off.
     fn fail_allocation(&self, nth: Option<u64>);
+
+    /// Testing hook (fault injection): from now on behave as after a sticky device fault (an
+    /// illegal address in a kernel): every later call that touches the device fails with
+    /// [`Error::DeviceFault`](crate::Error::DeviceFault) and the backend reports itself
+    /// unusable. Returns `false`, changing nothing, on a backend without a device (host).
+    fn inject_device_fault(&self) -> bool {
+        false
+    }
 }
