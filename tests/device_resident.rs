@@ -1,7 +1,8 @@
 //! Device-resident pipelined CG and BiCGStab (issue 15) against the synchronous mode on every
 //! backend: the same iteration count, stop reason, residual history (bit for bit), residual
 //! replacements (restarts) and solution (bit for bit), for convergence inside a batch, at
-//! iteration 0, at the iteration limit, on an indefinite matrix, on breakdowns, with residual
+//! iteration 0, at the iteration limit, on an indefinite matrix, on breakdowns, on overflow
+//! (a NaN/Inf stop), with residual
 //! replacements (f32 at a tight tolerance), with Jacobi; a monitor forces the synchronous mode;
 //! the mode's transfer count; the scalars kernels against their host reference on crafted sums
 //! (NaN, zero denominators, every stop test).
@@ -163,6 +164,15 @@ fn both_method<B: Backend, T: Scalar>(
     (sync, res)
 }
 
+/// `a` with every value multiplied by `factor`.
+fn scaled(a: &CsrMatrix<f64>, factor: f64) -> CsrMatrix<f64> {
+    let mut m = a.clone();
+    for v in m.values_mut() {
+        *v *= factor;
+    }
+    m
+}
+
 fn resident_matches_sync<B: Backend>(be: &B) {
     let a = Generator::Poisson2d.generate::<f64>(4000).unwrap().matrix;
     let n = a.n_rows();
@@ -233,6 +243,10 @@ fn resident_matches_sync<B: Backend>(be: &B) {
         ..Params::default()
     };
     both(be, "dtol", &shifted, &b, None, false, p);
+    // Overflow: <Ap, Ap> is infinite at the first device iteration (NaN/Inf stop).
+    let huge = scaled(&a, 1e200);
+    let (s, _) = both(be, "overflow", &huge, &b, None, false, Params::default());
+    assert_eq!(s.report.stop_reason, StopReason::NanOrInf);
     // Residual replacements: f32 to a tolerance near its attainable accuracy.
     let a32: CsrMatrix<f32> = a.cast();
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
@@ -393,6 +407,10 @@ fn bicgstab_resident_matches_sync<B: Backend>(be: &B) {
     };
     let (s, _) = both("dtol", &shifted, &bm, None, false, p);
     assert_eq!(s.report.stop_reason, StopReason::Diverged);
+    // Overflow: the sums of A s are infinite at the first device iteration (NaN/Inf stop).
+    let huge = scaled(&a, 1e200);
+    let (s, _) = both("overflow", &huge, &b, None, false, Params::default());
+    assert_eq!(s.report.stop_reason, StopReason::NanOrInf);
     // Restarts from the true residual: f32 to a tolerance near its attainable accuracy.
     let a32: CsrMatrix<f32> = a.cast();
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
