@@ -1,11 +1,11 @@
-//! Device-resident pipelined CG and BiCGStab (issue 15) against the synchronous mode on every
-//! backend: the same iteration count, stop reason, residual history (bit for bit), residual
-//! replacements (restarts) and solution (bit for bit), for convergence inside a batch, at
-//! iteration 0, at the iteration limit, on an indefinite matrix, on breakdowns, on overflow
-//! (a NaN/Inf stop), with residual
-//! replacements (f32 at a tight tolerance), with Jacobi; a monitor forces the synchronous mode;
-//! the mode's transfer count; the scalars kernels against their host reference on crafted sums
-//! (NaN, zero denominators, every stop test).
+//! Device-resident pipelined CG, BiCGStab and GMRES (issue 15) against the synchronous mode on
+//! every backend: the same iteration count, stop reason, residual history (bit for bit),
+//! residual replacements (restarts) and solution (bit for bit), for convergence inside a batch,
+//! at iteration 0, at the iteration limit, on an indefinite matrix, on breakdowns, on overflow
+//! (a NaN/Inf stop), with residual replacements (f32 at a tight tolerance), with Jacobi; a
+//! monitor forces the synchronous mode of CG and BiCGStab; the mode's transfer count; the
+//! BiCGStab update kernel against its host reference on crafted sums (NaN, zero denominators,
+//! every stop test).
 //!
 //! Host and OpenCL (PoCL in CI) run here; CUDA is `#[ignore]`d (run on the device with
 //! `--include-ignored`).
