@@ -287,3 +287,26 @@ pub(crate) fn host_arrays<T: Scalar>(
         }
     })
 }
+
+/// A CSR matrix of `n` rows whose column indices lie far outside any x (multiplying by it is an
+/// illegal address on a GPU): the GPU backends' sticky-fault tests.
+#[cfg(all(test, any(feature = "cuda", feature = "opencl")))]
+pub(crate) fn out_of_bounds_csr<B: crate::backend::VectorOps>(
+    b: &B,
+    n: usize,
+) -> DeviceMatrix<f64> {
+    let rp: Vec<u32> = (0..=n as u32).collect();
+    DeviceMatrix {
+        n_rows: n,
+        n_cols: n,
+        nnz: n,
+        format: DeviceFormat::Csr {
+            row_ptr: b.upload(&rp).unwrap(),
+            col_idx: b.upload(&vec![0x7fff_0000u32; n]).unwrap(),
+            values: b.upload(&vec![1.0f64; n]).unwrap(),
+            long_rows: None,
+        },
+        fingerprint: 0,
+        halo: Default::default(),
+    }
+}

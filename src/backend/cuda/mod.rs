@@ -907,24 +907,10 @@ mod tests {
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn illegal_address_poisons_the_backend() {
-        use crate::backend::{DeviceFormat, DeviceMatrix, SpmvOps, VectorOps};
+        use crate::backend::{SpmvOps, VectorOps};
         let cuda = CudaBackend::from_env().unwrap();
         let n = 1024;
-        let rp: Vec<u32> = (0..=n as u32).collect();
-        let ci = vec![0x7fff_0000u32; n];
-        let bad = DeviceMatrix {
-            n_rows: n,
-            n_cols: n,
-            nnz: n,
-            format: DeviceFormat::Csr {
-                row_ptr: cuda.upload(&rp).unwrap(),
-                col_idx: cuda.upload(&ci).unwrap(),
-                values: cuda.upload(&vec![1.0f64; n]).unwrap(),
-                long_rows: None,
-            },
-            fingerprint: 0,
-            halo: Default::default(),
-        };
+        let bad = crate::backend::matrix::out_of_bounds_csr(&cuda, n);
         let x = cuda.upload(&vec![1.0f64; n]).unwrap();
         let mut y = cuda.alloc::<f64>(n).unwrap();
         // The launch itself may succeed; the fault shows at the next synchronization.
