@@ -64,9 +64,15 @@ pub(crate) fn is_out_of_memory(code: cl_int) -> bool {
     )
 }
 
-/// Statuses after which the context cannot be trusted any more.
+/// Statuses after which the context cannot be trusted any more: NVIDIA's illegal address, an
+/// event's execution error, and an invalid command queue (NVIDIA's `clFinish` after a kernel
+/// made an illegal address: measured on the H200, driver 580; the backend's queue never becomes
+/// invalid otherwise).
 pub(crate) fn is_fatal(code: cl_int) -> bool {
-    matches!(code, NV_ILLEGAL_ADDRESS | -14)
+    matches!(
+        code,
+        NV_ILLEGAL_ADDRESS | -14 | ffi::CL_INVALID_COMMAND_QUEUE
+    )
 }
 
 /// A driver error for `call` with status `code`.
