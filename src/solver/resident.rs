@@ -1,10 +1,11 @@
-//! What the device-resident modes of pipelined CG and BiCGStab share (issue 15; [`Execution`]):
-//! when the mode runs, the recorded batches (CUDA graphs), and the host's loop over batches.
+//! What the device-resident modes of the pipelined solvers share (issue 15; [`Execution`]):
+//! when the mode runs, the recorded batches (CUDA graphs; GMRES records its cycles with them),
+//! and the host's loop over the CG and BiCGStab batches.
 //!
 //! The host writes the state's header, enqueues a batch of iterations, reads the state back
 //! once, records the residuals the device computed and goes on with a batch twice as long (up
 //! to [`MAX_BATCH`]) until the device has flagged an iteration the host must decide itself. The
-//! solver's scalars kernel sets the flag; every later update of the batch does nothing and the
+//! solver's update kernel sets the flag; every later update of the batch does nothing and the
 //! products recompute the same vectors, so the partials of the flagged iteration are intact for
 //! the host, which finishes it exactly as the synchronous mode does.
 
