@@ -14,6 +14,7 @@
 //! ```
 
 pub mod buffer;
+pub mod format_choice;
 pub mod host;
 pub mod long_rows;
 pub mod matrix;

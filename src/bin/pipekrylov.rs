@@ -4,6 +4,7 @@
 //! still printed), 1 error (message on stderr).
 
 use clap::{Parser, Subcommand};
+use pipekrylov::backend::format_choice::FormatRequest;
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
 use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
@@ -116,8 +117,9 @@ enum Command {
         /// Maximum iterations.
         #[arg(long, default_value_t = 10_000)]
         maxit: usize,
-        /// Device format: csr, ell, sell, sell:C:SIGMA, bsr:S.
-        #[arg(long, default_value = "csr")]
+        /// Device format: auto (chosen from the matrix's rows and blocks for the backend; the
+        /// choice and its reason are in the output), csr, ell, sell, sell:C:SIGMA, bsr:S.
+        #[arg(long, default_value = "auto")]
         format: String,
         /// One JSON object on stdout.
         #[arg(long)]
@@ -175,7 +177,8 @@ enum Command {
         /// GMRES restart.
         #[arg(long, default_value_t = 30)]
         restart: usize,
-        /// Device format.
+        /// Device format: csr, ell, sell, sell:C:SIGMA, bsr:S, or auto (each matrix in the
+        /// format `solve --format auto` would pick; the CSV's format column says which).
         #[arg(long, default_value = "csr")]
         format: String,
         /// Comma-separated execution modes of the pipelined solvers: auto, sync, resident (e.g.
@@ -316,7 +319,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 tol,
                 atol,
                 maxit,
-                format: bench_cmd::parse_format(&format)?,
+                format: format.parse()?,
                 json,
                 output,
                 monitor,
@@ -375,9 +378,13 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     warmup,
                     iterations,
                     restart,
-                    format: bench_cmd::parse_format(&format)?,
+                    format: match format.parse()? {
+                        FormatRequest::Fixed(f) => f,
+                        FormatRequest::Auto => pipekrylov::backend::MatrixFormat::Csr,
+                    },
                     execution: pipekrylov::solver::Execution::Auto,
                 },
+                auto_format: format == "auto",
                 executions: list(&executions)?,
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
             };

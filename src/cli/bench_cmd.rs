@@ -36,6 +36,9 @@ pub struct BenchArgs {
     pub precision: Precision,
     /// Per-case settings.
     pub case: CaseSpec,
+    /// `--format auto`: each matrix in the format `choose_format` picks for the backend (then
+    /// `case.format` is ignored; under MPI the blocks stay CSR).
+    pub auto_format: bool,
     /// Execution modes of the pipelined variants to run (the classical ones: synchronous, once).
     pub executions: Vec<crate::solver::Execution>,
     /// No progress bar.
@@ -164,8 +167,14 @@ fn sweep<T: Scalar>(
                 vec![crate::solver::Execution::Synchronous]
             };
             for execution in executions {
+                let format = if args.auto_format {
+                    crate::backend::format_choice::choose_format(&a, backend).format
+                } else {
+                    args.case.format
+                };
                 let case = CaseSpec {
                     execution,
+                    format,
                     ..args.case
                 };
                 let row = run_case(backend, &a, &label, solver, variant, case, bw)?;

@@ -11,7 +11,8 @@ use super::bench_cmd::BenchArgs;
 use super::problem::{load_matrix, load_rhs};
 use super::solve::{precond_spec, solve_with, SolveArgs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
-use crate::backend::{AnyBackend, BackendChoice, BackendInfo, VectorOps};
+use crate::backend::format_choice::FormatRequest;
+use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat, VectorOps};
 use crate::bench::{probe::probe, run_uploaded, CSV_HEADER};
 use crate::dist::{scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
 use crate::error::{Error, Result};
@@ -133,7 +134,7 @@ fn solve_typed<T: Scalar>(
                 .map(|r| rows.row(r).1.iter().fold(T::zero(), |acc, &v| acc + v))
                 .collect()
         };
-        let a = RankMatrix::from_rows(be.comm(), be, &rows, partition, args.format)?;
+        let a = RankMatrix::from_rows(be.comm(), be, &rows, partition, dist_format(args))?;
         drop(rows);
         let system = super::problem::System::<T> {
             name,
@@ -157,7 +158,7 @@ fn solve_typed<T: Scalar>(
         be,
         0,
         loaded.as_ref().map(|(s, _)| &s.matrix),
-        args.format,
+        dist_format(args),
     )?;
     let b_local = scatter_vector(comm, 0, &a.partition, loaded.as_ref().map(|(_, b)| &b[..]))?;
     let load_seconds = t0.elapsed().as_secs_f64();
@@ -189,7 +190,7 @@ fn finish_solve<T: Scalar>(
     );
     // Block-Jacobi: the preconditioner of the rank's diagonal block. A generated problem's
     // stencil describes the global grid, not the block, so matrix-free IP does not apply.
-    let mut spec = precond_spec(args, system);
+    let mut spec = precond_spec(args, system, dist_format(args));
     spec.stencil = None;
     let built = comm.agree(
         "building the preconditioner",
@@ -446,5 +447,14 @@ fn io(path: &str, e: std::io::Error) -> Error {
     Error::Io {
         path: path.into(),
         message: e.to_string(),
+    }
+}
+
+/// The device format of the ranks' blocks: `auto` is CSR under MPI (the choice is made per
+/// matrix and the ranks' blocks would each decide on their own rows).
+fn dist_format(args: &SolveArgs) -> MatrixFormat {
+    match args.format {
+        FormatRequest::Fixed(format) => format,
+        FormatRequest::Auto => MatrixFormat::Csr,
     }
 }

@@ -3,6 +3,7 @@
 use super::problem::{load_matrix, load_rhs, System};
 use super::watch::{monitor_line, Watch};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
+use crate::backend::format_choice::{FormatChoice, FormatRequest};
 use crate::backend::{
     AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
 };
@@ -57,8 +58,8 @@ pub struct SolveArgs {
     pub atol: f64,
     /// `--maxit`
     pub maxit: usize,
-    /// `--format csr|sell|ell`
-    pub format: MatrixFormat,
+    /// `--format auto|csr|sell|ell|bsr:S` (auto: chosen per matrix and backend)
+    pub format: FormatRequest,
     /// `--json`
     pub json: bool,
     /// `--output FILE.mtx`: write the solution as a Matrix Market vector.
@@ -94,7 +95,8 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
     let n = a.n_rows();
     let rhs = load_rhs::<T>(&args.rhs, a)?;
     let load_seconds = t0.elapsed().as_secs_f64();
-    let m = backend.upload_matrix(a, args.format)?;
+    let format = args.format.resolve(a, backend);
+    let m = backend.upload_matrix(a, format.format)?;
     // The kernels are compiled once per process: before the timed setup, not inside it.
     let t_build = Instant::now();
     backend.prepare_kernels(T::PRECISION)?;
@@ -107,7 +109,7 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
         backend.prepare_kernels(Precision::F32)?;
     }
     let kernel_build_seconds = t_build.elapsed().as_secs_f64();
-    let spec = precond_spec(args, &system);
+    let spec = precond_spec(args, &system, format.format);
     let built = precond::build_on(backend, a, Some(&m), spec)?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
@@ -169,11 +171,12 @@ fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, Stri
             n,
             args,
             &report,
+            &format,
             [load_seconds, kernel_build_seconds],
             precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
         )
     } else {
-        human(backend, &system.name, a.nnz(), n, args, &report)
+        human(backend, &system.name, a.nnz(), n, args, &report, &format)
     };
     Ok((code, text))
 }
@@ -219,11 +222,15 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     }
 }
 
-/// The preconditioner the arguments ask for; the block size defaults to S of `--format bsr:S`,
-/// else 3 for elasticity3d (three unknowns per node), else 1.
-pub(crate) fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSpec {
+/// The preconditioner the arguments ask for on an operator in `format`; the block size defaults
+/// to S of a BSR format, else 3 for elasticity3d (three unknowns per node), else 1.
+pub(crate) fn precond_spec<T>(
+    args: &SolveArgs,
+    system: &System<T>,
+    format: MatrixFormat,
+) -> PrecondSpec {
     let problem = system.name.as_str();
-    let block_size = args.block_size.unwrap_or(match args.format {
+    let block_size = args.block_size.unwrap_or(match format {
         MatrixFormat::Bsr { block_size } => block_size,
         _ if problem.starts_with("elasticity3d") => 3,
         _ => 1,
@@ -234,7 +241,7 @@ pub(crate) fn precond_spec<T>(args: &SolveArgs, system: &System<T>) -> PrecondSp
         solve: args.trisolve,
         subdomains: args.subdomains,
         isai_level: args.isai_level,
-        format: args.format,
+        format,
         stencil: system.stencil,
         fsai: args.fsai,
         afsai: args.afsai,
@@ -269,6 +276,7 @@ fn json<B: Backend, T: Scalar>(
     n: usize,
     args: &SolveArgs,
     r: &SolveReport,
+    format: &FormatChoice,
     [load_seconds, kernel_build_seconds]: [f64; 2],
     precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64)>,
 ) -> String {
@@ -299,6 +307,8 @@ fn json<B: Backend, T: Scalar>(
         "transfers_per_iteration": r.transfers_per_iteration,
         "residual_replacements": r.residual_replacements,
         "execution": r.execution.to_string(),
+        "format": format.format.to_string(),
+        "format_reason": format.reason,
     });
     if let Some((spec, pc, apply_seconds)) = precond {
         let times = pc.setup_times();
@@ -324,15 +334,18 @@ fn human(
     n: usize,
     args: &SolveArgs,
     r: &SolveReport,
+    format: &FormatChoice,
 ) -> String {
     let mut s = format!(
-        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}\n",
+        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}, format {} ({})\n",
         r.solver,
         args.variant,
         backend.device_name(),
         backend.name(),
         args.precision,
-        args.precond
+        args.precond,
+        format.format,
+        format.reason
     );
     s += &format!(
         "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
