@@ -28,3 +28,4 @@ print(f"{'problem':13} {'backend':7} {'request':8} {'format':12} {'us/iter':>9} 
 for r in sorted(rows, key=lambda r: (r["problem"], r["backend"], float(r["median_s_per_iter"]))):
     print(f"{r['problem']:13} {r['backend']:7} {r['request']:8} {r['format']:12} {float(r['median_s_per_iter'])*1e6:9.1f} {float(r['floor_ratio']):8.2f}")
 PY
+cd "$OUT" && tar czf all.tgz format-*.csv

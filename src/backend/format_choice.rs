@@ -1,17 +1,17 @@
 //! The `auto` device format (issue 16): a format chosen from the matrix's row-length statistics
 //! and block structure for the backend it goes to, with the reason (for the JSON report and the
-//! bench CSV). The rules follow the SpMV measurements on the H200 (`BENCHMARKS.md`, "The SpMV
-//! alone against cuSPARSE"):
+//! bench CSV). The rules follow measurements on the H200 (`BENCHMARKS.md`, "The SpMV alone
+//! against cuSPARSE" and "Automatic format choice"; CG iterations at n = 0.3-1M):
 //!
 //! * not a GPU (host backend, OpenCL CPU devices): CSR, the format their kernels are written for;
 //! * long rows (the CSR kernel's long-row split applies: power-law and circuit-like matrices):
 //!   CSR; SELL pads every slice to its longest row (29-350x the floor there);
+//! * rows of nearly equal length (SELL-32-256 stores at most [`SELL_MAX_PADDING`] times the
+//!   nonzeros) with at least [`SELL_MIN_MEAN_ROW`] entries on average: SELL-32-256 (stencil27:
+//!   0.85x CSR's CG iteration on CUDA, 0.70x on OpenCL; elasticity3d 0.98x / 0.88x). Short rows
+//!   stay CSR: 2D Poisson's CG iteration is 1.07x slower in SELL on CUDA, 1.04x on OpenCL;
 //! * dense square blocks (BSR fill at least [`BSR_MIN_FILL`] for a block size of 2 to 6 that
 //!   divides n): BSR (elasticity3d, 3x3 blocks: 0.81x CSR's SpMV time on CUDA, 0.88x on OpenCL);
-//! * rows of nearly equal length (SELL-32-256 stores at most [`SELL_MAX_PADDING`] times the
-//!   nonzeros) and either CUDA or at least [`SELL_MIN_MEAN_ROW`] entries per row: SELL-32-256
-//!   (stencil27: 0.70x CSR on CUDA, 0.76x on OpenCL; 2D/3D Poisson 0.93-0.99x on CUDA, but
-//!   1.35-1.38x on OpenCL, hence the row length condition there);
 //! * otherwise CSR.
 
 use super::matrix::MatrixFormat;
@@ -24,7 +24,7 @@ use rayon::prelude::*;
 pub const BSR_MIN_FILL: f64 = 0.9;
 /// Largest SELL-32-256 storage (padded entries over nonzeros) for SELL to be chosen.
 pub const SELL_MAX_PADDING: f64 = 1.15;
-/// Mean row length from which SELL is chosen on OpenCL too.
+/// Smallest mean row length for which SELL is chosen.
 pub const SELL_MIN_MEAN_ROW: f64 = 16.0;
 
 /// The `auto` format's choice for one matrix and backend.
@@ -110,17 +110,19 @@ pub fn choose_format<T: Scalar, B: BackendInfo + ?Sized>(
             "long rows (longest {max_len}, mean {mean:.1}): CSR with the long-row split"
         ));
     }
+    let padding = sell_padding(rp, 32, 256) as f64 / nnz as f64;
+    if padding <= SELL_MAX_PADDING && mean >= SELL_MIN_MEAN_ROW {
+        return FormatChoice {
+            format: MatrixFormat::Sell { c: 32, sigma: 256 },
+            reason: format!(
+                "rows of nearly equal length, mean {mean:.1} (SELL stores {padding:.2}x nnz): SELL"
+            ),
+        };
+    }
     if let Some((s, fill)) = best_block(a) {
         return FormatChoice {
             format: MatrixFormat::Bsr { block_size: s },
             reason: format!("dense {s}x{s} blocks (fill {fill:.2}): BSR"),
-        };
-    }
-    let padding = sell_padding(rp, 32, 256) as f64 / nnz as f64;
-    if padding <= SELL_MAX_PADDING && (backend.name() == "cuda" || mean >= SELL_MIN_MEAN_ROW) {
-        return FormatChoice {
-            format: MatrixFormat::Sell { c: 32, sigma: 256 },
-            reason: format!("rows of nearly equal length (SELL stores {padding:.2}x nnz): SELL"),
         };
     }
     csr(format!(
@@ -201,15 +203,16 @@ mod tests {
         let sell = MatrixFormat::Sell { c: 32, sigma: 256 };
         assert_eq!(chosen(Generator::Stencil27, 30_000, "cuda"), sell);
         assert_eq!(chosen(Generator::Stencil27, 30_000, "opencl"), sell);
-        assert_eq!(chosen(Generator::Poisson3d, 30_000, "cuda"), sell);
         assert_eq!(
-            chosen(Generator::Poisson3d, 30_000, "opencl"),
+            chosen(Generator::Poisson3d, 30_000, "cuda"),
             MatrixFormat::Csr
         );
         assert_eq!(
-            chosen(Generator::Elasticity3d, 30_000, "cuda"),
-            MatrixFormat::Bsr { block_size: 3 }
+            chosen(Generator::Poisson2d, 30_000, "opencl"),
+            MatrixFormat::Csr
         );
+        assert_eq!(chosen(Generator::Elasticity3d, 30_000, "cuda"), sell);
+        assert_eq!(chosen(Generator::Elasticity3d, 30_000, "opencl"), sell);
         assert_eq!(
             chosen(Generator::Powerlaw, 30_000, "cuda"),
             MatrixFormat::Csr
@@ -221,6 +224,27 @@ mod tests {
         let host = crate::backend::host::HostBackend::new();
         let a = Generator::Stencil27.generate::<f64>(30_000).unwrap().matrix;
         assert_eq!(choose_format(&a, &host).format, MatrixFormat::Csr);
+    }
+
+    #[test]
+    fn dense_blocks_with_short_rows_get_bsr() {
+        // Dense 4 x 4 diagonal blocks: 4 entries per row (too short for SELL), fill 1.
+        let t: Vec<(usize, usize, f64)> = (0..1000)
+            .flat_map(|b| (0..16).map(move |k| (4 * b + k / 4, 4 * b + k % 4, 1.0 + k as f64)))
+            .collect();
+        let a = CsrMatrix::from_triplets(4000, 4000, &t).unwrap();
+        let c = choose_format(&a, &Gpu("cuda"));
+        assert_eq!(
+            c.format,
+            MatrixFormat::Bsr { block_size: 4 },
+            "{}",
+            c.reason
+        );
+        // One entry per row in a second block of its block row: fill 20 / 32 < 0.9, CSR.
+        let mut t2 = t.clone();
+        t2.extend((0..4000).map(|r| (r, (r + 8) % 4000, 0.5)));
+        let a = CsrMatrix::from_triplets(4000, 4000, &t2).unwrap();
+        assert_eq!(choose_format(&a, &Gpu("cuda")).format, MatrixFormat::Csr);
     }
 
     #[test]
