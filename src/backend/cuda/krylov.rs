@@ -94,22 +94,9 @@ impl KrylovOps for CudaBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-        let args = [
-            self.ptr(r)?,
-            self.ptr(ap)?,
-            self.ptr(s)?,
-            len_arg(n)?,
-            self.ptr(partials.buffer())?,
-            index_arg("slot", rr0.0)?,
-            index_arg("slot", apr0.0)?,
-            index_arg("slot", ss.0)?,
-        ];
+        let args = self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?;
         // SAFETY: bicgstab_s_update(r, ap, s, uint n, partials, uint slot_rr0,
-        // uint slot_apr0, uint slot_ss): vectors hold n elements; the read slots and the
-        // written slot differ (so no block overwrites a partial another block still reads)
-        // and lie inside the partials (checked); grid = groups, which the kernel also uses as
-        // the number of partials to finish.
+        // uint slot_apr0, uint slot_ss): see `bicgstab_s_update_args`.
         unsafe { self.launch::<T>(Kernel::BicgstabSUpdate, partials.groups(), &args) }
     }
 
@@ -485,6 +472,35 @@ impl KrylovOps for CudaBackend {
 }
 
 impl CudaBackend {
+    /// The arguments of `bicgstab_s_update` and (after the state) `bicgstab_s_update_resident`,
+    /// checked: vectors hold n elements; the read slots and the written slot differ (so no
+    /// block overwrites a partial another block still reads) and lie inside the partials;
+    /// launched with grid = groups, which the kernel also uses as the number of partials to
+    /// finish.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bicgstab_s_update_args<T: Scalar>(
+        &self,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &Buffer<T>,
+        partials: &Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<Vec<Arg>> {
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        Ok(vec![
+            self.ptr(r)?,
+            self.ptr(ap)?,
+            self.ptr(s)?,
+            len_arg(n)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", rr0.0)?,
+            index_arg("slot", apr0.0)?,
+            index_arg("slot", ss.0)?,
+        ])
+    }
+
     /// The arguments of `bicgstab_update` and `bicgstab_update_resident` after their first
     /// (the scalars or the state), checked: every vector holds n elements; without
     /// preconditioning phat = p (each thread reads phat_i before it writes p_i) and shat = s;

@@ -110,20 +110,10 @@ impl ResidentOps for CudaBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-        let args = [
-            self.ptr(&state.buffer)?,
-            self.ptr(r)?,
-            self.ptr(ap)?,
-            self.ptr(s)?,
-            len_arg(n)?,
-            self.ptr(partials.buffer())?,
-            index_arg("slot", rr0.0)?,
-            index_arg("slot", apr0.0)?,
-            index_arg("slot", ss.0)?,
-        ];
+        let mut args = vec![self.ptr(&state.buffer)?];
+        args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
         // SAFETY: bicgstab_s_update_resident(double* state, r, ap, s, uint n, partials,
-        // uint slot_rr0, uint slot_apr0, uint slot_ss): as bicgstab_s_update (checked); block 0
+        // uint slot_rr0, uint slot_apr0, uint slot_ss): see `bicgstab_s_update_args`; block 0
         // writes three entries of the state's header.
         unsafe { self.launch::<T>(Kernel::BicgstabSUpdateResident, partials.groups(), &args) }
     }

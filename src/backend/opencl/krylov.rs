@@ -94,21 +94,8 @@ impl KrylovOps for OpenClBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-        self.launch::<T>(
-            "bicgstab_s_update",
-            partials.groups(),
-            &[
-                Arg::Mem(self.mem(r)?),
-                Arg::Mem(self.mem(ap)?),
-                Arg::Mem(self.mem(s)?),
-                Arg::uint(Self::len_u32(n)?),
-                Arg::Mem(self.mem(partials.buffer())?),
-                Self::slot_arg(rr0)?,
-                Self::slot_arg(apr0)?,
-                Self::slot_arg(ss)?,
-            ],
-        )
+        let args = self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?;
+        self.launch::<T>("bicgstab_s_update", partials.groups(), &args)
     }
 
     fn bicgstab_update<T: Scalar>(
@@ -461,6 +448,32 @@ impl KrylovOps for OpenClBackend {
 }
 
 impl OpenClBackend {
+    /// The arguments of `bicgstab_s_update` and (after the state) `bicgstab_s_update_resident`,
+    /// checked.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn bicgstab_s_update_args<'a, T: Scalar>(
+        &self,
+        r: &'a Buffer<T>,
+        ap: &'a Buffer<T>,
+        s: &'a Buffer<T>,
+        partials: &'a Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<Vec<Arg<'a>>> {
+        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        Ok(vec![
+            Arg::Mem(self.mem(r)?),
+            Arg::Mem(self.mem(ap)?),
+            Arg::Mem(self.mem(s)?),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(rr0)?,
+            Self::slot_arg(apr0)?,
+            Self::slot_arg(ss)?,
+        ])
+    }
+
     /// The arguments of `bicgstab_update` and `bicgstab_update_resident` after their first
     /// (the scalars or the state), checked. Without preconditioning p^ = p and s^ = s: the
     /// kernel reads p_i before writing it.

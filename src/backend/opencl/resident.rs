@@ -113,22 +113,9 @@ impl ResidentOps for OpenClBackend {
         ss: Slot,
     ) -> Result<()> {
         self.check_resident()?;
-        let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-        self.launch::<T>(
-            "bicgstab_s_update_resident",
-            partials.groups(),
-            &[
-                Arg::Mem(self.mem(&state.buffer)?),
-                Arg::Mem(self.mem(r)?),
-                Arg::Mem(self.mem(ap)?),
-                Arg::Mem(self.mem(s)?),
-                Arg::uint(Self::len_u32(n)?),
-                Arg::Mem(self.mem(partials.buffer())?),
-                Self::slot_arg(rr0)?,
-                Self::slot_arg(apr0)?,
-                Self::slot_arg(ss)?,
-            ],
-        )
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
+        self.launch::<T>("bicgstab_s_update_resident", partials.groups(), &args)
     }
 
     fn bicgstab_update_resident<T: Scalar>(
