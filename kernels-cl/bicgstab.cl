@@ -26,24 +26,49 @@
 #define BICG_ACC float
 #endif
 
+/* Partials staged per round by ordered_slot_sums (all slots together). */
+#define SUM_STAGE (4 * WG)
+
+/* The finished sums of `count` (1..5) partials slots s0..s4, each added in group order from 0 in
+ * BICG_ACC (the host's finish, so the same bits), into sums[0..count). The group first loads a
+ * round of every slot's partials into `stage` (SUM_STAGE entries; all work-items, so the loads
+ * are in flight together), then work-item k adds slot k's round in order: a dependent chain of
+ * adds from local memory instead of one of loads from global memory. Called by every work-item;
+ * the caller puts a barrier before reading `sums`. Shared with resident.cl. */
+inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups, const uint count, const uint s0,
+                              const uint s1, const uint s2, const uint s3, const uint s4, __local SCALAR *stage,
+                              __local BICG_ACC *sums) {
+    const uint t = get_local_id(0);
+    const uint chunk = SUM_STAGE / count;
+    BICG_ACC acc = (BICG_ACC)0;
+    for (uint base = 0; base < groups; base += chunk) {
+        const uint len = min(chunk, groups - base);
+        for (uint i = t; i < count * len; i += WG) {
+            const uint k = i / len;
+            const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
+            stage[i] = partials[(ulong)slot * groups + base + (i - k * len)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t < count) {
+            __local const SCALAR *v = stage + t * len;
+            for (uint g = 0; g < len; ++g) {
+                acc = acc + (BICG_ACC)v[g];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t < count) {
+        sums[t] = acc;
+    }
+}
+
 /* The body of bicgstab_s_update, shared with bicgstab_s_update_resident of resident.cl; the
- * finished sums stay in `sums` (rho, <Ap, r0*>). `scratch` holds WG entries. */
+ * finished sums stay in `sums` (rho, <Ap, r0*>). `scratch` holds WG entries, `stage` SUM_STAGE. */
 inline void bicgstab_s_update_body(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
                                    const uint n, __global SCALAR *partials, const uint slot_rr0,
                                    const uint slot_apr0, const uint slot_ss, __local SCALAR *scratch,
-                                   __local BICG_ACC *sums) {
-    /* The two slot sums run in parallel (work-items 0 and WG/2: different warps/wavefronts
-     * for WG >= 64), each sequential in index order. */
-    const uint groups = get_num_groups(0);
-    const uint lid = get_local_id(0);
-    if (lid == 0 || lid == WG / 2) {
-        const uint slot = lid == 0 ? slot_rr0 : slot_apr0;
-        BICG_ACC acc = (BICG_ACC)0;
-        for (uint g = 0; g < groups; ++g) {
-            acc = acc + (BICG_ACC)partials[(ulong)slot * groups + g];
-        }
-        sums[lid == 0 ? 0 : 1] = acc;
-    }
+                                   __local SCALAR *stage, __local BICG_ACC *sums) {
+    ordered_slot_sums(partials, get_num_groups(0), 2u, slot_rr0, slot_apr0, 0u, 0u, 0u, stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
     SCALAR acc = ZERO;
@@ -64,8 +89,9 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
+    __local SCALAR stage[SUM_STAGE];
     __local BICG_ACC sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, sums);
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
 }
 
 /* The body, shared with bicgstab_update_resident of resident.cl (the same code, so the same

@@ -83,8 +83,9 @@
 /* Entries before the history. */
 #define RS_HEADER 16
 
-/* The header into __local memory, by work-items of another warp than the ones summing the
- * partials (so the two loads overlap); on work-groups below 64, by the first work-items. */
+/* The header into __local memory, by work-items of the second warp (issued before the partials
+ * are staged for ordered_slot_sums, so the loads overlap); on work-groups below 64, by the first
+ * work-items. */
 inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, const uint t) {
 #if WG >= 64
     if (t >= 32 && t < 32 + RS_HEADER) {
@@ -107,8 +108,9 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
+    __local SCALAR stage[SUM_STAGE];
     __local BICG_ACC sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, sums);
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
     if (get_group_id(0) == 0 && get_local_id(0) == 0) {
         state[RS_RHO] = (RSTATE)sums[0];
         state[RS_ITER_CUR] = state[RS_ITER];
@@ -132,19 +134,12 @@ inline RSTATE rs_norm(const RSTATE sq) {
  * Called by every work-item. */
 inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *partials, const uint slot_rr,
                                 const uint slot_curv, const uint slot_pap, const uint slot_rz, const uint with_pc,
-                                const uint hist_index, __local RSTATE *sums, __local RSTATE *hdr,
-                                __local RSTATE *coef) {
+                                const uint hist_index, __local SCALAR *stage, __local RSTATE *sums,
+                                __local RSTATE *hdr, __local RSTATE *coef) {
     const uint t = get_local_id(0);
-    const uint groups = get_num_groups(0);
     rs_load_header(state, hdr, t);
-    if (t < 4) {
-        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_curv : t == 2 ? slot_pap : slot_rz;
-        RSTATE acc = (RSTATE)0;
-        for (uint g = 0; g < groups; ++g) {
-            acc = acc + (RSTATE)partials[(ulong)slot * groups + g];
-        }
-        sums[t] = acc;
-    }
+    ordered_slot_sums(partials, get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u,
+                      stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips
@@ -192,10 +187,11 @@ pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_i
     PK_BIND(const SCALAR, ap);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
+    __local SCALAR stage[SUM_STAGE];
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, stage, sums, hdr,
                         coef);
     if (coef[2] == (RSTATE)0) {
         return;
@@ -218,10 +214,11 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
     PK_BIND(const SCALAR, q);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
+    __local SCALAR stage[SUM_STAGE];
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, stage, sums, hdr,
                         coef);
     if (coef[2] == (RSTATE)0) {
         return;
@@ -248,21 +245,15 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
     PK_BIND(const SCALAR, r0star);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
+    __local SCALAR stage[SUM_STAGE];
     __local RSTATE sums[5];
     __local RSTATE hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this work-group updates */
     __local RSTATE coef[4];
     const uint t = get_local_id(0);
-    const uint groups = get_num_groups(0);
     rs_load_header(state, hdr, t);
-    if (t < 5) {
-        const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
-        RSTATE acc = (RSTATE)0;
-        for (uint g = 0; g < groups; ++g) {
-            acc = acc + (RSTATE)partials[(ulong)slot * groups + g];
-        }
-        sums[t] = acc;
-    }
+    ordered_slot_sums(partials, get_num_groups(0), 5u, slot_apr0, slot_ss, slot_ass, slot_asas, slot_asr0, stage,
+                      sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips

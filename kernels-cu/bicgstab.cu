@@ -23,16 +23,7 @@
 __device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n,
                                                        SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
                                                        const uint slot_ss, double *sums) {
-    /* The two slot sums run in parallel in two warps, each sequential in index order. */
-    const uint second = WG >= 64 ? 32u : 0u;
-    if (threadIdx.x == 0 || threadIdx.x == second) {
-        const SCALAR *p = partials + (ulong)(threadIdx.x == 0 ? slot_rr0 : slot_apr0) * gridDim.x;
-        double acc = 0.0;
-        for (uint g = 0; g < gridDim.x; ++g) {
-            acc = __dadd_rn(acc, (double)p[g]);
-        }
-        sums[threadIdx.x == 0 ? 0 : 1] = acc;
-    }
+    ordered_slot_sums(partials, gridDim.x, 2u, slot_rr0, slot_apr0, 0u, 0u, 0u, sums);
     __syncthreads();
     const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
     SCALAR acc = ZERO;

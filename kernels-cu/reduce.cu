@@ -97,6 +97,44 @@ __device__ __forceinline__ void write_partial(SCALAR *partials, uint slot, SCALA
     }
 }
 
+/* Partials staged per round by ordered_slot_sums (all slots together). */
+#define SUM_STAGE (4 * WG)
+
+/* The finished sums of `count` (1..5) partials slots s0..s4, each added in group order in double
+ * from 0 (the host's finish, so the same bits), into sums[0..count). The block first loads a
+ * round of every slot's partials into shared memory (all threads, coalesced, so the loads are in
+ * flight together), then thread k adds slot k's round in order: a dependent chain of adds from
+ * shared memory instead of one of loads from global memory. Called by every thread; the caller
+ * synchronizes before reading `sums`. */
+__device__ __forceinline__ void ordered_slot_sums(const SCALAR *partials, const uint groups, const uint count,
+                                                  const uint s0, const uint s1, const uint s2, const uint s3,
+                                                  const uint s4, double *sums) {
+    __shared__ SCALAR stage[SUM_STAGE];
+    const uint t = threadIdx.x;
+    const uint chunk = SUM_STAGE / count;
+    double acc = 0.0;
+    for (uint base = 0; base < groups; base += chunk) {
+        const uint len = min(chunk, groups - base);
+        for (uint i = t; i < count * len; i += WG) {
+            const uint k = i / len;
+            const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
+            stage[i] = partials[(ulong)slot * groups + base + (i - k * len)];
+        }
+        __syncthreads();
+        if (t < count) {
+            const SCALAR *v = stage + t * len;
+#pragma unroll 8
+            for (uint g = 0; g < len; ++g) {
+                acc = __dadd_rn(acc, (double)v[g]);
+            }
+        }
+        __syncthreads();
+    }
+    if (t < count) {
+        sums[t] = acc;
+    }
+}
+
 /* Sequential sum of the `groups` partials of `slot`, in index order (one thread). */
 __device__ __forceinline__ SCALAR slot_sum(const SCALAR *partials, uint groups, uint slot) {
     SCALAR acc = ZERO;

@@ -45,8 +45,8 @@
 /* Entries before the history. */
 #define RS_HEADER 16
 
-/* The header into shared memory, by threads of another warp than the ones summing the partials
- * (so the two loads overlap); on blocks below 64, by the first threads. */
+/* The header into shared memory, by threads of the second warp (issued before the partials are
+ * staged for ordered_slot_sums, so the loads overlap); on blocks below 64, by the first threads. */
 __device__ __forceinline__ void rs_load_header(const RSTATE *state, double *hdr, const uint t) {
 #if WG >= 64
     if (t >= 32 && t < 32 + RS_HEADER) {
@@ -85,15 +85,7 @@ __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR 
                                                     double *hdr, double *coef) {
     const uint t = threadIdx.x;
     rs_load_header(state, hdr, t);
-    if (t < 4) {
-        const uint slot = t == 0 ? slot_rr : t == 1 ? slot_curv : t == 2 ? slot_pap : slot_rz;
-        const SCALAR *q = partials + (ulong)slot * gridDim.x;
-        double acc = 0.0;
-        for (uint g = 0; g < gridDim.x; ++g) {
-            acc = __dadd_rn(acc, (double)q[g]);
-        }
-        sums[t] = acc;
-    }
+    ordered_slot_sums(partials, gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u, sums);
     __syncthreads();
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the
@@ -173,15 +165,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     __shared__ double coef[4];
     const uint t = threadIdx.x;
     rs_load_header(state, hdr, t);
-    if (t < 5) {
-        const uint slot = t == 0 ? slot_apr0 : t == 1 ? slot_ss : t == 2 ? slot_ass : t == 3 ? slot_asas : slot_asr0;
-        const SCALAR *q = partials + (ulong)slot * gridDim.x;
-        double acc = 0.0;
-        for (uint g = 0; g < gridDim.x; ++g) {
-            acc = __dadd_rn(acc, (double)q[g]);
-        }
-        sums[t] = acc;
-    }
+    ordered_slot_sums(partials, gridDim.x, 5u, slot_apr0, slot_ss, slot_ass, slot_asas, slot_asr0, sums);
     __syncthreads();
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the

@@ -12,9 +12,10 @@ pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
 /// the long-row path off (every row in the main kernel, as before it existed).
 pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 
-/// Environment variable overriding the blocks (work-groups) per multiprocessor of the
-/// reduction plan on GPUs (`partials` groups, and so the grid of every fused SpMV and update
-/// that writes partials): an integer in 1..=32.
+/// Environment variable overriding the blocks (work-groups) per multiprocessor (compute unit) of
+/// the reduction plan of the CUDA and OpenCL backends, CPU OpenCL devices included (`partials`
+/// groups, and so the grid of every fused SpMV and update that writes partials): an integer in
+/// 1..=256 (the tests use the top of the range to get many groups on a 2-core CPU device).
 pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
 
 /// Environment variable multiplying the adaptive FSAI's growth scratch budget (n (k_max s + 1)
@@ -53,7 +54,7 @@ pub(crate) fn long_row_factor() -> Option<usize> {
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn reduction_groups_per_sm() -> Option<usize> {
     static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
-    *GROUPS.get_or_init(|| parse_env(REDUCTION_GROUPS_PER_SM_ENV).filter(|g| (1..=32).contains(g)))
+    *GROUPS.get_or_init(|| parse_env(REDUCTION_GROUPS_PER_SM_ENV).filter(|g| (1..=256).contains(g)))
 }
 
 /// The growth scratch multiplier of [`AFSAI_BATCH_FACTOR_ENV`], if valid.

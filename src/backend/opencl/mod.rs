@@ -405,10 +405,7 @@ impl OpenClBackend {
 
     /// Work-groups for a kernel over `n` elements (also the reduction plan).
     pub(crate) fn groups_for(&self, n: usize) -> usize {
-        let per_cu = match crate::backend::tuning::reduction_groups_per_sm() {
-            Some(g) if self.device.is_gpu => g,
-            _ => GROUPS_PER_CU,
-        };
+        let per_cu = crate::backend::tuning::reduction_groups_per_sm().unwrap_or(GROUPS_PER_CU);
         n.div_ceil(self.wg)
             .min(per_cu * self.device.compute_units)
             .max(1)

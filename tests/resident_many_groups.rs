@@ -1,0 +1,94 @@
+//! The device-resident kernels finish the last iteration's sums from partials staged in rounds of
+//! shared (local) memory (`ordered_slot_sums` in `kernels-cu/reduce.cu`, `kernels-cl/bicgstab.cl`);
+//! a round holds 4 WG partials of all slots, so 4 WG / slots groups of each. With 256 groups per
+//! compute unit (`PIPEKRYLOV_REDUCTION_GROUPS_PER_SM`, set before the first backend call of this
+//! test binary) a 2-core CPU OpenCL device gets 512 groups at n = 160,000: several rounds for the
+//! kernels finishing 3 to 5 slots (the GPUs get 625 groups, several rounds for 2 slots too), and
+//! the device-resident CG, PCG and BiCGStab must still equal the synchronous mode bit for bit
+//! (iterations, residual history, solution). PoCL in CI; CUDA with `--include-ignored` and NVIDIA
+//! OpenCL on the device.
+
+mod common;
+
+use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::precond::{Jacobi, Preconditioner};
+use pipekrylov::solver::{BiCgStab, Cg, Execution, Params, SolveReport};
+
+/// One solve of thermal2d (n = 160,000) with 60 iterations; the report and x.
+fn solve<B: Backend>(
+    be: &B,
+    bicgstab: bool,
+    jacobi: bool,
+    execution: Execution,
+) -> (SolveReport, Vec<f64>) {
+    let a = Generator::Thermal2d.generate::<f64>(N).unwrap().matrix;
+    let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let jac = jacobi.then(|| Jacobi::new(be, &a).unwrap());
+    let pc = jac.as_ref().map(|j| j as &dyn Preconditioner<B, f64>);
+    let b = be.upload(&common::rand_vec(a.n_rows(), 11)).unwrap();
+    let mut x = be.alloc(a.n_rows()).unwrap();
+    let params = Params {
+        execution,
+        max_iter: 60,
+        rtol: 1e-30,
+        ..Params::default()
+    };
+    let report = if bicgstab {
+        BiCgStab::new(be, &m, pc, params).unwrap().solve(&b, &mut x)
+    } else {
+        Cg::new(be, &m, pc, params).unwrap().solve(&b, &mut x)
+    }
+    .unwrap();
+    (report, be.download(&x).unwrap())
+}
+
+const N: usize = 160_000;
+
+fn resident_equals_sync_with_many_groups<B: Backend>(be: &B) {
+    let probe = be.partials::<f64>(N, 1).unwrap();
+    assert!(
+        probe.groups() > 4 * 256 / 3,
+        "{}: {} groups, not enough for several staging rounds",
+        be.name(),
+        probe.groups()
+    );
+    for (bicgstab, jacobi) in [(false, false), (false, true), (true, false)] {
+        let label = format!("{} bicgstab={bicgstab} jacobi={jacobi}", be.name());
+        let (s, sx) = solve(be, bicgstab, jacobi, Execution::Synchronous);
+        let (r, rx) = solve(be, bicgstab, jacobi, Execution::DeviceResident);
+        assert_eq!(r.execution, Execution::DeviceResident, "{label}");
+        assert_eq!(s.iterations, 60, "{label}");
+        assert_eq!(s.iterations, r.iterations, "{label}");
+        assert_eq!(s.stop_reason, r.stop_reason, "{label}");
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&s.residual_history),
+            bits(&r.residual_history),
+            "{label}: history"
+        );
+        assert!(bits(&sx) == bits(&rx), "{label}: solution");
+    }
+}
+
+fn many_groups() {
+    std::env::set_var("PIPEKRYLOV_REDUCTION_GROUPS_PER_SM", "256");
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_resident_equals_sync_with_many_groups() {
+    many_groups();
+    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
+        .expect("an OpenCL device (PoCL in CI)");
+    resident_equals_sync_with_many_groups(&be);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_resident_equals_sync_with_many_groups() {
+    many_groups();
+    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    resident_equals_sync_with_many_groups(&be);
+}
