@@ -4,7 +4,7 @@
 # then both modes side by side on the 2D and 3D Poisson ladders up to 65K (the latency regime;
 # `small` with the benchmark method's 30-iteration solves, `long` with 300-iteration solves) and
 # the large sizes, CUDA and OpenCL, CSV under $OUT. SOLVERS (default "cg,bicgstab,gmres") picks the
-# solvers. Run from the repository root on the device after
+# solvers, BACKENDS (default "cuda,opencl") the backends, TESTS the test executables of `tests`. Run from the repository root on the device after
 #   (release build of every target with --features "cuda opencl mpi cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
 #   bash scripts/h200-resident.sh          (about 4 minutes; PARTS="tests small long large")
@@ -12,23 +12,24 @@ set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 parts=${PARTS:-tests small long large}
 solvers=${SOLVERS:-cg,bicgstab,gmres}
+backends=${BACKENDS:-cuda,opencl}
 PK="bash .device/run pipekrylov"
 for part in $parts; do
   case $part in
     tests)
-      for t in device_resident backend_agreement cuda_backend dcgs2_two_kernels; do
+      for t in ${TESTS:-device_resident backend_agreement cuda_backend dcgs2_two_kernels}; do
         bash .device/run "test-$t" --include-ignored > "$OUT/test-$t.log" 2>&1
         echo "$t: status $?"; grep -E "test result|FAILED|panicked" "$OUT/test-$t.log" | head -n 8
       done ;;
     small)
       for p in poisson2d poisson3d; do
-        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
+        timeout 250 $PK bench --backends "$backends" --solvers "$solvers" --executions sync,resident \
           --problem $p --max-n 70000 --repeats 20 --out "$OUT/resident-$p-h200.csv" --quiet > /dev/null 2>&1
         echo "small $p: status $?"
       done ;;
     long)
       for p in poisson2d poisson3d; do
-        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
+        timeout 250 $PK bench --backends "$backends" --solvers "$solvers" --executions sync,resident \
           --problem $p --max-n 70000 --iterations 300 --repeats 10 --out "$OUT/resident-300it-$p-h200.csv" \
           --quiet > /dev/null 2>&1
         echo "long $p: status $?"
@@ -41,7 +42,7 @@ for part in $parts; do
       done ;;
     large)
       for p in poisson2d poisson3d; do
-        timeout 250 $PK bench --backends cuda,opencl --solvers "$solvers" --executions sync,resident \
+        timeout 250 $PK bench --backends "$backends" --solvers "$solvers" --executions sync,resident \
           --problem $p --min-n 70000 --max-n 1100000 --out "$OUT/resident-large-$p-h200.csv" --quiet > /dev/null 2>&1
         echo "large $p: status $?"
       done ;;
