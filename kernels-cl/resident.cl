@@ -40,6 +40,17 @@
  *                               uint slot_ss)
  *       bicgstab_s_update; work-group 0 also stores rho (its finished <r, r0*>) and copies the
  *       last update's iteration count and ||r|| to the entries the next update reads.
+ *   bicgstab_s_spmv_resident (double* state, const uint* row_ptr, const uint* col_idx,
+ *                             const SCALAR* values, uint n, uint k, const SCALAR* r,
+ *                             const SCALAR* ap, SCALAR* s, SCALAR* as_, const SCALAR* r0star,
+ *                             SCALAR* partials, uint slot_rr0, uint slot_apr0, uint slot_ss,
+ *                             uint slot_asas, uint slot_ass, uint slot_asr0)
+ *       bicgstab_s_update_resident followed by spmv_dots_csr (k threads per row, no long rows)
+ *       of s into as_ with <As, As> (slot_asas), <As, s> (slot_ass), <As, r0*> (slot_asr0), in
+ *       one launch, for an unpreconditioned solve: the s-update part is the same code (the same
+ *       elements per work-group, the same partial <s, s>); the product reads s_j as
+ *       r_j - alpha ap_j where it needs it (the value the s-update stores, bit for bit), so no
+ *       work-group reads an s another one writes and the results are the two kernels'.
  *   bicgstab_update_resident (double* state, uint slot_apr0, uint slot_ss, uint slot_ass,
  *                             uint slot_asas, uint slot_asr0, uint hist_index, SCALAR* x,
  *                             SCALAR* r, SCALAR* p, const SCALAR* s, const SCALAR* ap,
@@ -116,6 +127,98 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
         state[RS_ITER_CUR] = state[RS_ITER];
         state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
+}
+
+/* csr_row of spmv.cl (no long rows) for A s with s_j = r_j - alpha ap_j computed where it is read
+ * (bit for bit the stored s). Must be called by every work-item of the group. */
+inline SCALAR csr_row_shifted(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                              __global const SCALAR *restrict values, __global const SCALAR *r,
+                              __global const SCALAR *ap, const SCALAR alpha, const uint row, const uint n_rows,
+                              const uint k, __local SCALAR *scratch) {
+    const uint lid = get_local_id(0);
+    const uint lane = lid & (k - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += k) {
+            const uint c = col_idx[j];
+            sum += values[j] * (r[c] - alpha * ap[c]);
+        }
+    }
+    if (k > 1) {
+        scratch[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint h = k / 2; h > 0; h >>= 1) {
+            if (lane < h) {
+                scratch[lid] += scratch[lid + h];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        sum = scratch[lid];
+    }
+    return sum;
+}
+
+/* The dots of one entry of As (spmv.cl's row_dots with w0 = s computed in place). */
+inline void shifted_row_dots(SCALAR *acc, const SCALAR v, const uint row, __global const SCALAR *r,
+                             __global const SCALAR *ap, const SCALAR alpha, __global const SCALAR *r0star) {
+    acc[0] += v * v;
+    acc[1] += v * (r[row] - alpha * ap[row]);
+    acc[2] += v * r0star[row];
+}
+
+pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_RESTRICT(const uint, row_ptr),
+                                        PK_GLOBAL_RESTRICT(const uint, col_idx),
+                                        PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
+                                        PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap),
+                                        PK_GLOBAL(SCALAR, s), PK_GLOBAL(SCALAR, as_),
+                                        PK_GLOBAL(const SCALAR, r0star), PK_GLOBAL(SCALAR, partials),
+                                        const uint slot_rr0, const uint slot_apr0, const uint slot_ss,
+                                        const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
+    PK_BIND(RSTATE, state);
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, r);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, s);
+    PK_BIND(SCALAR, as_);
+    PK_BIND(const SCALAR, r0star);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[3 * WG];
+    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
+    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
+        state[RS_RHO] = (RSTATE)sums[0];
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
+    }
+    const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    if (k == 1) {
+        FOR_EACH(row, n) {
+            const SCALAR v = csr_row_shifted(row_ptr, col_idx, values, r, ap, alpha, row, n, 1, scratch);
+            as_[row] = v;
+            shifted_row_dots(acc, v, row, r, ap, alpha, r0star);
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR v = csr_row_shifted(row_ptr, col_idx, values, r, ap, alpha, row, n, k, scratch);
+            if (lane == 0 && row < n) {
+                as_[row] = v;
+                shifted_row_dots(acc, v, row, r, ap, alpha, r0star);
+            }
+        }
+    }
+    group_sum_multi(scratch, acc, 3);
+    write_partial(partials, slot_asas, acc[0]);
+    write_partial(partials, slot_ass, acc[1]);
+    write_partial(partials, slot_asr0, acc[2]);
 }
 
 /* The scalars exactly as the host computes them: no contraction into fma. This family is the last

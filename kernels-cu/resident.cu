@@ -14,6 +14,11 @@
  *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
+ *   bicgstab_s_spmv_resident (double* state, const uint* row_ptr, const uint* col_idx,
+ *                             const SCALAR* values, uint n, uint k, const SCALAR* r,
+ *                             const SCALAR* ap, SCALAR* s, SCALAR* as_, const SCALAR* r0star,
+ *                             SCALAR* partials, uint slot_rr0, uint slot_apr0, uint slot_ss,
+ *                             uint slot_asas, uint slot_ass, uint slot_asr0)
  *   bicgstab_update_resident (double* state, uint slot_apr0, uint slot_ss, uint slot_ass,
  *                             uint slot_asas, uint slot_asr0, uint hist_index, SCALAR* x,
  *                             SCALAR* r, SCALAR* p, const SCALAR* s, const SCALAR* ap,
@@ -70,6 +75,92 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTA
         state[RS_ITER_CUR] = state[RS_ITER];
         state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
+}
+
+/* Row `row` of A s for spmv_dots_csr's K-thread segments (csr_row without long rows), with
+ * s_j = r_j - alpha ap_j computed where it is read: the value bicgstab_s_update_body stores,
+ * bit for bit (no contraction), so the sum is csr_row's on the stored s. */
+template <uint K>
+__device__ __forceinline__ SCALAR csr_row_shifted(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+                                                  const SCALAR *__restrict__ values, const SCALAR *r,
+                                                  const SCALAR *ap, const SCALAR alpha, const uint row,
+                                                  const uint n_rows) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += K) {
+            const uint c = col_idx[j];
+            sum += values[j] * (r[c] - alpha * ap[c]);
+        }
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return sum;
+}
+
+/* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as in csr_row_shifted. */
+template <uint K>
+__device__ __forceinline__ void csr_shifted_dots_rows(const uint *__restrict__ row_ptr,
+                                                      const uint *__restrict__ col_idx,
+                                                      const SCALAR *__restrict__ values, const uint n_rows,
+                                                      const SCALAR *r, const SCALAR *ap, const SCALAR alpha,
+                                                      SCALAR *y, const SCALAR *w1, SCALAR (&acc)[3]) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const uint lane = threadIdx.x & (K - 1);
+    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
+        if (lane == 0 && row < n_rows) {
+            y[row] = v;
+            acc[0] += v * v;
+            acc[1] += v * (r[row] - alpha * ap[row]);
+            acc[2] += v * w1[row];
+        }
+    }
+}
+
+/* bicgstab_s_update_resident and spmv_dots_csr of s (slots asas, ass, asr0) in one launch, for a
+ * CSR matrix without long rows and no preconditioner: the s-update part is the same code (the
+ * same elements per block, the same partial <s, s>); the product reads s_j as r_j - alpha ap_j
+ * (csr_row_shifted), so no block reads an s another block writes and the results are those of
+ * the two kernels bit for bit. */
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
+    RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint n, const uint k, const SCALAR *r, const SCALAR *ap, SCALAR *s,
+    SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
+    const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
+    __shared__ double sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        state[RS_RHO] = sums[0];
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
+    }
+    const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+#define SHIFTED_CASE(K)                                                                               \
+    case K:                                                                                          \
+        csr_shifted_dots_rows<K>(row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);      \
+        break;
+    switch (k) {
+        SHIFTED_CASE(2)
+        SHIFTED_CASE(4)
+        SHIFTED_CASE(8)
+        SHIFTED_CASE(16)
+        SHIFTED_CASE(32)
+    default:
+        csr_shifted_dots_rows<1>(row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);
+        break;
+    }
+#undef SHIFTED_CASE
+    block_sum<3>(acc);
+    write_partial(partials, slot_asas, acc[0]);
+    write_partial(partials, slot_ass, acc[1]);
+    write_partial(partials, slot_asr0, acc[2]);
 }
 
 /* ||v|| from <v, v> as the host's norm: NaN stays NaN, a negative rounding is 0. */

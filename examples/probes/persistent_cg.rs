@@ -163,13 +163,19 @@ fn main() {
     unsafe { ctx.disable_event_tracking() };
     let stream = ctx.new_stream().unwrap();
     let sms = ctx
-        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
         .unwrap() as usize;
     let major = ctx
-        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        )
         .unwrap();
     let minor = ctx
-        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        )
         .unwrap();
     let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
     let ptx = compile_ptx_with_opts(
@@ -196,7 +202,10 @@ fn main() {
         let n = side * side;
         let groups = (n as usize).div_ceil(256).clamp(1, 4 * sms) as u32;
         // phase_update stages 3 slots of partials in 4 * 256 entries of shared memory.
-        assert!(3 * groups <= 1024, "{groups} blocks: too many for the probe's staging");
+        assert!(
+            3 * groups <= 1024,
+            "{groups} blocks: too many for the probe's staging"
+        );
         let cfg = LaunchConfig {
             grid_dim: (groups, 1, 1),
             block_dim: (256, 1, 1),
@@ -206,7 +215,9 @@ fn main() {
         let mut r = stream.clone_htod(&vec![1.0f64; n as usize]).unwrap();
         let mut p = stream.clone_htod(&vec![1.0f64; n as usize]).unwrap();
         let mut ap = stream.alloc_zeros::<f64>(n as usize).unwrap();
-        let mut partials = stream.clone_htod(&vec![1.0f64; 4 * groups as usize]).unwrap();
+        let mut partials = stream
+            .clone_htod(&vec![1.0f64; 4 * groups as usize])
+            .unwrap();
         let mut bar = stream.alloc_zeros::<u32>(2).unwrap();
 
         // Floor 1: a graph of 2 empty kernels per iteration.

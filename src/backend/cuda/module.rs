@@ -98,13 +98,14 @@ pub(crate) enum Kernel {
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
+    BicgstabSSpmvResident,
     BicgstabUpdateResident,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 51] = [
+    pub(crate) const ALL: [Kernel; 52] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -154,6 +155,7 @@ impl Kernel {
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
+        Kernel::BicgstabSSpmvResident,
         Kernel::BicgstabUpdateResident,
         Kernel::BufferAddress,
     ];
@@ -210,6 +212,7 @@ impl Kernel {
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",
+            Kernel::BicgstabSSpmvResident => "bicgstab_s_spmv_resident",
             Kernel::BicgstabUpdateResident => "bicgstab_update_resident",
             Kernel::BufferAddress => "buffer_address",
         }

@@ -3,10 +3,11 @@
 use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
+use crate::backend::matrix::DeviceFormat;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BicgstabSlots, CgSlots, ResidentOps, ResidentState};
+use crate::backend::{BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -116,6 +117,57 @@ impl ResidentOps for CudaBackend {
         // uint slot_rr0, uint slot_apr0, uint slot_ss): see `bicgstab_s_update_args`; block 0
         // writes three entries of the state's header.
         unsafe { self.launch::<T>(Kernel::BicgstabSUpdateResident, partials.groups(), &args) }
+    }
+
+    fn bicgstab_s_spmv_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        as_: &mut Buffer<T>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        update_slots: [Slot; 3],
+        products: [Slot; 3],
+    ) -> Result<bool> {
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+        } = &a.format
+        else {
+            return Ok(false);
+        };
+        let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;
+        let [rr0, apr0, ss] = update_slots;
+        let mut args = vec![
+            self.ptr(&state.buffer)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            len_arg(n)?,
+            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            self.ptr(r)?,
+            self.ptr(ap)?,
+            self.ptr(s)?,
+            self.ptr(as_)?,
+            self.ptr(r0star)?,
+            self.ptr(partials.buffer())?,
+        ];
+        for slot in [rr0, apr0, ss, products[0], products[1], products[2]] {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        // SAFETY: bicgstab_s_spmv_resident(double* state, row_ptr, col_idx, values, uint n,
+        // uint k, r, ap, s, as_, r0star, partials, six uint slots): a is an n x n CSR matrix
+        // without long rows (its arrays as spmv_dots_csr reads them), every vector holds n
+        // elements, the slots are inside the partials, the written ones distinct from each
+        // other and from the read ones (checked); grid = groups, as spmv_dots and
+        // bicgstab_s_update use; block 0 writes three entries of the state's header.
+        unsafe { self.launch::<T>(Kernel::BicgstabSSpmvResident, partials.groups(), &args) }?;
+        Ok(true)
     }
 
     fn bicgstab_update_resident<T: Scalar>(

@@ -3,10 +3,13 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
+use crate::backend::matrix::DeviceFormat;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BackendInfo, BicgstabSlots, CgSlots, ResidentOps, ResidentState};
+use crate::backend::{
+    BackendInfo, BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
+};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -116,6 +119,52 @@ impl ResidentOps for OpenClBackend {
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
         args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
         self.launch::<T>("bicgstab_s_update_resident", partials.groups(), &args)
+    }
+
+    fn bicgstab_s_spmv_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        as_: &mut Buffer<T>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        update_slots: [Slot; 3],
+        products: [Slot; 3],
+    ) -> Result<bool> {
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+        } = &a.format
+        else {
+            return Ok(false);
+        };
+        self.check_resident()?;
+        let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;
+        let [rr0, apr0, ss] = update_slots;
+        let mut args = vec![
+            Arg::Mem(self.mem(&state.buffer)?),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::uint(self.csr_lanes(a.nnz(), n)),
+            Arg::Mem(self.mem(r)?),
+            Arg::Mem(self.mem(ap)?),
+            Arg::Mem(self.mem(s)?),
+            Arg::Mem(self.mem(as_)?),
+            Arg::Mem(self.mem(r0star)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+        ];
+        for slot in [rr0, apr0, ss, products[0], products[1], products[2]] {
+            args.push(Self::slot_arg(slot)?);
+        }
+        self.launch::<T>("bicgstab_s_spmv_resident", partials.groups(), &args)?;
+        Ok(true)
     }
 
     fn bicgstab_update_resident<T: Scalar>(

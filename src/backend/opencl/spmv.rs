@@ -68,7 +68,7 @@ impl OpenClBackend {
     /// OpenCL): one work-item per row wins clearly up to ~15 nonzeros per row (2D/3D Poisson:
     /// 1.6x faster than 4 lanes, the barriers of the lane reduction cost more than the
     /// uncoalesced reads); 3D elasticity (~43 per row) is fastest with 4 lanes.
-    fn csr_lanes(&self, nnz: usize, rows: usize) -> u32 {
+    pub(super) fn csr_lanes(&self, nnz: usize, rows: usize) -> u32 {
         let forced = self.csr_lanes_override.load(Ordering::Relaxed);
         if forced != 0 {
             return forced;

@@ -96,6 +96,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "cg_update_resident",
             "pcg_update_resident",
             "bicgstab_s_update_resident",
+            "bicgstab_s_spmv_resident",
             "bicgstab_update_resident",
         ],
     ),

@@ -13,6 +13,7 @@
 use super::vector::VectorOps;
 use crate::backend::buffer::Buffer;
 use crate::backend::partials::{Partials, Slot};
+use crate::backend::{DeviceMatrix, SpmvDots};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
@@ -229,6 +230,29 @@ pub trait ResidentOps: VectorOps {
         ss: Slot,
     ) -> Result<()>;
 
+    /// Kernel `bicgstab_s_spmv_resident`: [`ResidentOps::bicgstab_s_update_resident`] followed
+    /// by `spmv_dots(a, s, as_)` with <As, As>, <As, s>, <As, r0*> into `products` (in that
+    /// order), in one launch, bit for bit the two kernels' results (the product computes each
+    /// s_j it reads as the s-update does). `Ok(false)` (nothing enqueued) where the backend
+    /// has no such kernel or `a` does not suit it (GPU backends: CSR without long rows); the
+    /// caller then runs the two kernels.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_s_spmv_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _r: &Buffer<T>,
+        _ap: &Buffer<T>,
+        _s: &mut Buffer<T>,
+        _as: &mut Buffer<T>,
+        _r0star: &Buffer<T>,
+        _partials: &mut Partials<T>,
+        _update_slots: [Slot; 3],
+        _products: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Kernel `bicgstab_update_resident`: every work-group finishes the sums of `slots`, decides
     /// as [`bicgstab_scalars_reference`] does and, for an ordinary iteration, runs
     /// `bicgstab_update` with the coefficients (writing the partials of `rr0` and `rr`, which
@@ -253,6 +277,41 @@ pub trait ResidentOps: VectorOps {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()>;
+}
+
+/// Check the arguments of `bicgstab_s_spmv_resident` (those of `bicgstab_s_update` with
+/// `update_slots` = [rr0, apr0, ss] and of `spmv_dots(a, s, as_)` with `products` = [<As, As>,
+/// <As, s>, <As, r0*>], every written slot distinct from the others and from the read ones);
+/// returns n.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_s_spmv<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    r: &Buffer<T>,
+    ap: &Buffer<T>,
+    s: &Buffer<T>,
+    as_: &Buffer<T>,
+    r0star: &Buffer<T>,
+    partials: &Partials<T>,
+    update_slots: [Slot; 3],
+    products: [Slot; 3],
+) -> Result<usize> {
+    let [rr0, apr0, ss] = update_slots;
+    let n = super::checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+    let dots = SpmvDots {
+        yy: Some(products[0]),
+        with: [Some((s, products[1])), Some((r0star, products[2]))],
+    };
+    super::checks::spmv_dots(a, s, as_, &dots, partials)?;
+    for (i, p) in products.iter().enumerate() {
+        if update_slots.contains(p) || products[..i].contains(p) {
+            return Err(Error::param(
+                "slots",
+                "bicgstab_s_spmv_resident: every written slot must differ from the others and \
+                 from the read ones",
+            ));
+        }
+    }
+    Ok(n)
 }
 
 /// Check the read slots and the history entry of the resident updates.

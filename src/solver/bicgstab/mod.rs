@@ -306,7 +306,9 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
 
     /// Lines 6-12 of one iteration: A p_i (right-preconditioned: A M^-1 p_i) with the partial
     /// <Ap, r0*>; s = r - alpha Ap with alpha finished in every work-group, partial <s, s>
-    /// (device-resident: also rho into the `state`); A s_i with <As, s>, <As, As>, <As, r0*>.
+    /// (device-resident: also rho into the `state`); A s_i with <As, s>, <As, As>, <As, r0*>
+    /// (device-resident without a preconditioner: s and A s_i in one kernel where the backend
+    /// has it).
     fn products(&mut self, state: Option<&mut ResidentState>) -> Result<()> {
         let (be, a, pc) = (self.backend, self.a, self.precond);
         // Lines 6-7.
@@ -329,7 +331,27 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         let (rr0, apr0, ss) = (slot::R_R0, slot::AP_R0, slot::S_S);
         match state {
             None => be.bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?,
-            Some(st) => be.bicgstab_s_update_resident(st, r, ap, s, partials, rr0, apr0, ss)?,
+            Some(st) => {
+                // Device-resident without a preconditioner: lines 8-12 in one kernel where the
+                // backend and the matrix allow (the same results as the kernels below).
+                if pc.is_none()
+                    && be.bicgstab_s_spmv_resident(
+                        st,
+                        a,
+                        r,
+                        ap,
+                        s,
+                        &mut self.as_,
+                        &self.r0star,
+                        partials,
+                        [rr0, apr0, ss],
+                        [slot::AS_AS, slot::AS_S, slot::AS_R0],
+                    )?
+                {
+                    return Ok(());
+                }
+                be.bicgstab_s_update_resident(st, r, ap, s, partials, rr0, apr0, ss)?
+            }
         }
         // Lines 10-12.
         if let Some(m) = pc {

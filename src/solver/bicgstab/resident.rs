@@ -3,7 +3,9 @@
 //!
 //! An iteration on the device is four kernels (plus the preconditioner's applications), as in
 //! the synchronous mode less the transfer: lines 6-12 (`products`, whose s-update also stores
-//! rho in the state), then `bicgstab_update_resident`, whose every work-group finishes the other
+//! rho in the state; without a preconditioner the GPU backends fuse the s-update into the
+//! product with s, `bicgstab_s_spmv_resident`, for CSR matrices without long rows: three
+//! kernels, the same results), then `bicgstab_update_resident`, whose every work-group finishes the other
 //! five sums and computes alpha, omega, beta and the recurrence's ||r_{i+1}|| exactly as the
 //! host would, then runs lines 15, 16, 19 and the first stage of line 20 -- or, at the first
 //! iteration the host must decide itself (NaN, a breakdown, s or r_{i+1} claiming convergence,
