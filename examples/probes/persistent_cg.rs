@@ -11,7 +11,9 @@
 //! as two kernels per iteration recorded in a CUDA graph of 32 iterations (the device-resident
 //! mode's shape), and as one cooperative kernel per 32 iterations with a grid barrier after each
 //! phase. Also the floors: a graph of 2 empty kernels per iteration, and a cooperative kernel
-//! doing nothing but 2 grid barriers per iteration. Grid = the library's reduction groups
+//! doing nothing but 2 grid barriers per iteration; and the graph once more with the update's
+//! first loads of x, r, p, Ap issued before the partials are finished (prefetch CG). Grid = the
+//! library's reduction groups
 //! (ceil(n / 256), at most 4 per SM). Prints microseconds per iteration.
 //!
 //! `cargo run --release --features cuda --example persistent_cg`
@@ -85,6 +87,48 @@ __device__ void phase_update(const unsigned int k, double *x, double *r, double 
     acc = block_sum(acc, sh);
     if (t == 0) partials[((k + 1) & 1u) * groups + blockIdx.x] = acc;
 }
+/* phase_update with the first element's x, r, p, Ap loaded before the partials are finished
+   (the loads do not depend on the sums; the compiler does not move them across the barrier). */
+__device__ void phase_update_prefetched(const unsigned int k, double *x, double *r, double *p, const double *ap,
+                                        const unsigned int n, volatile double *partials) {
+    __shared__ double stage[4 * WG];
+    __shared__ double sums[3];
+    __shared__ double sh[WG];
+    const unsigned int t = threadIdx.x, groups = gridDim.x;
+    const unsigned int i0 = blockIdx.x * WG + t;
+    double x0 = 0.0, r0 = 0.0, p0 = 0.0, ap0 = 0.0;
+    if (i0 < n) {
+        x0 = x[i0];
+        r0 = r[i0];
+        p0 = p[i0];
+        ap0 = ap[i0];
+    }
+    const unsigned int slot_of[3] = {k & 1u, 2u, 3u};
+    for (unsigned int i = t; i < 3 * groups; i += WG) {
+        stage[i] = partials[slot_of[i / groups] * groups + i % groups];
+    }
+    __syncthreads();
+    if (t < 3) {
+        double acc = 0.0;
+        for (unsigned int g = 0; g < groups; ++g) acc += stage[t * groups + g];
+        sums[t] = acc;
+    }
+    __syncthreads();
+    const double alpha = 1e-9 * sums[0] / (1.0 + fabs(sums[2]));
+    const double beta = 1e-9 * sums[1] / (1.0 + fabs(sums[0]));
+    double acc = 0.0;
+    for (unsigned int i = i0; i < n; i += groups * WG) {
+        const bool first = i == i0;
+        const double xi = first ? x0 : x[i], pi = first ? p0 : p[i];
+        x[i] = xi + alpha * pi;
+        const double ri = (first ? r0 : r[i]) - alpha * (first ? ap0 : ap[i]);
+        r[i] = ri;
+        p[i] = ri + beta * pi;
+        acc += ri * ri;
+    }
+    acc = block_sum(acc, sh);
+    if (t == 0) partials[((k + 1) & 1u) * groups + blockIdx.x] = acc;
+}
 __device__ void phase_spmv(const double *p, double *ap, const unsigned int n, const unsigned int side,
                            volatile double *partials) {
     __shared__ double sh[WG];
@@ -111,6 +155,11 @@ extern "C" __global__ void __launch_bounds__(WG) update_kernel(const unsigned in
                                                               const double *ap, const unsigned int n,
                                                               double *partials) {
     phase_update(k, x, r, p, ap, n, partials);
+}
+extern "C" __global__ void __launch_bounds__(WG) update_prefetched_kernel(const unsigned int k, double *x,
+                                                                         double *r, double *p, const double *ap,
+                                                                         const unsigned int n, double *partials) {
+    phase_update_prefetched(k, x, r, p, ap, n, partials);
 }
 extern "C" __global__ void __launch_bounds__(WG) spmv_kernel(const double *p, double *ap, const unsigned int n,
                                                             const unsigned int side, double *partials) {
@@ -189,14 +238,15 @@ fn main() {
     .expect("NVRTC");
     let module = ctx.load_module(ptx).unwrap();
     let update = module.load_function("update_kernel").unwrap();
+    let update_pf = module.load_function("update_prefetched_kernel").unwrap();
     let spmv = module.load_function("spmv_kernel").unwrap();
     let persistent = module.load_function("persistent_kernel").unwrap();
     let empty = module.load_function("empty_kernel").unwrap();
     let barriers = module.load_function("barriers_kernel").unwrap();
     println!("{sms} SMs, {arch}; us per iteration (2 phases), batches of {BATCH} iterations");
     println!(
-        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7}",
-        "n", "blocks", "graph empty", "coop barriers", "graph CG", "persistent CG", "speedup"
+        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11}",
+        "n", "blocks", "graph empty", "coop barriers", "graph CG", "persistent CG", "speedup", "prefetch CG"
     );
     for side in [15u32, 31, 63, 127, 255] {
         let n = side * side;
@@ -269,6 +319,32 @@ fn main() {
             .unwrap();
         let graph_cg = time_us(&stream, || cg_graph.launch().unwrap());
 
+        // The graph with the update's first loads issued before the partials are finished.
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .unwrap();
+        for k in 0..BATCH {
+            let mut b = stream.launch_builder(&update_pf);
+            b.arg(&k)
+                .arg(&mut x)
+                .arg(&mut r)
+                .arg(&mut p)
+                .arg(&ap)
+                .arg(&n)
+                .arg(&mut partials);
+            // SAFETY: as update_kernel.
+            unsafe { b.launch(cfg) }.unwrap();
+            let mut b = stream.launch_builder(&spmv);
+            b.arg(&p).arg(&mut ap).arg(&n).arg(&side).arg(&mut partials);
+            // SAFETY: as above.
+            unsafe { b.launch(cfg) }.unwrap();
+        }
+        let pf_graph = stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .unwrap()
+            .unwrap();
+        let graph_pf = time_us(&stream, || pf_graph.launch().unwrap());
+
         // The same as one cooperative kernel per batch.
         let persistent_cg = time_us(&stream, || {
             let mut b = stream.launch_builder(&persistent);
@@ -285,14 +361,15 @@ fn main() {
             unsafe { b.launch_cooperative(cfg) }.unwrap();
         });
         println!(
-            "{:>7} {:>6} | {:>11.2} {:>14.2} | {:>10.2} {:>13.2} | {:>7.2}",
+            "{:>7} {:>6} | {:>11.2} {:>14.2} | {:>10.2} {:>13.2} | {:>7.2} | {:>11.2}",
             n,
             groups,
             graph_empty,
             coop_barriers,
             graph_cg,
             persistent_cg,
-            graph_cg / persistent_cg
+            graph_cg / persistent_cg,
+            graph_pf
         );
     }
 }
