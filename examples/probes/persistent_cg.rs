@@ -246,7 +246,14 @@ fn main() {
     println!("{sms} SMs, {arch}; us per iteration (2 phases), batches of {BATCH} iterations");
     println!(
         "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11}",
-        "n", "blocks", "graph empty", "coop barriers", "graph CG", "persistent CG", "speedup", "prefetch CG"
+        "n",
+        "blocks",
+        "graph empty",
+        "coop barriers",
+        "graph CG",
+        "persistent CG",
+        "speedup",
+        "prefetch CG"
     );
     for side in [15u32, 31, 63, 127, 255] {
         let n = side * side;
