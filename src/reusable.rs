@@ -87,7 +87,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
                 a.n_cols(),
             ));
         }
-        let (backend, notes) = self.options.backend.create()?;
+        let (backend, notes) = self.options.backend.create_for(a.n_rows())?;
         if T::PRECISION == crate::Precision::F64 && !backend.supports_f64() {
             return Err(Error::BackendUnavailable {
                 backend: backend.name().into(),

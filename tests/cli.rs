@@ -53,6 +53,41 @@ fn solve_converges_with_exit_0_and_json_fields() {
     assert_eq!(v["launches_per_iteration"].as_f64().unwrap(), 2.0);
 }
 
+/// `--backend auto` runs a system of at most `AUTO_HOST_MAX_N` unknowns on the host and says
+/// so on stderr; a larger one gets the usual choice (no such note), a named backend never.
+#[test]
+fn auto_backend_picks_the_host_for_small_systems() {
+    let run = |n: usize, backend: &str| {
+        let out = bin()
+            .args([
+                "solve",
+                "--generate",
+                &format!("poisson2d:{n}"),
+                "--backend",
+                backend,
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr)
+    };
+    let max = pipekrylov::backend::AUTO_HOST_MAX_N;
+    let side = (max as f64).sqrt() as usize;
+    let (v, stderr) = run(side * side, "auto");
+    assert_eq!(v["backend"], "host");
+    assert_eq!(v["backend_request"], "auto");
+    assert!(stderr.contains("auto: host backend for n ="), "{stderr}");
+    let (v, stderr) = run((side + 2) * (side + 2), "auto");
+    assert!(v["n"].as_u64().unwrap() as usize > max);
+    assert!(!stderr.contains("auto: host backend"), "{stderr}");
+    let (v, stderr) = run(side * side, "host");
+    assert_eq!(v["backend_request"], "host");
+    assert!(!stderr.contains("auto: host backend"), "{stderr}");
+}
+
 #[test]
 fn unconverged_solve_exits_2_and_errors_exit_1() {
     let out = bin()

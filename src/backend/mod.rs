@@ -38,7 +38,7 @@ pub use ops::{
     MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
-pub use select::{available_backends, BackendChoice, BackendStatus};
+pub use select::{available_backends, BackendChoice, BackendStatus, AUTO_HOST_MAX_N};
 
 use enum_dispatch::enum_dispatch;
 // Names used in the trait signatures, needed where enum_dispatch expands AnyBackend's impls.

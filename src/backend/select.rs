@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendChoice {
-    /// The best available: CUDA, then OpenCL, then host.
+    /// The best available: CUDA, then OpenCL, then host; where the size is known
+    /// ([`BackendChoice::create_for`]: the CLI's `solve`, [`crate::ReusableSolver`]) the host
+    /// for systems of at most [`AUTO_HOST_MAX_N`] unknowns.
     #[default]
     Auto,
     /// The host backend.
@@ -50,7 +52,32 @@ pub struct BackendStatus {
     pub note: String,
 }
 
+/// Systems of at most this many unknowns run on the host backend when the choice is `Auto`
+/// ([`BackendChoice::create_for`]): below it a host iteration costs less than the GPU's
+/// device-resident one. Measured on the H200 machine (16 host cores; `bench/results/host-300it-*`
+/// against `resident-prefetch-300it-*`, 300-iteration solves, us per iteration): 2D Poisson
+/// n = 225, host vs CUDA: CG 4.2 vs 5.0, BiCGStab 5.0 vs 9.4, GMRES(30) 8.8 vs 11.1; n = 961: CG
+/// 9.5 vs 5.2, BiCGStab 19.2 vs 9.7, GMRES 39.1 vs 11.4; 3D Poisson n = 512: CG 9.1 vs 5.1,
+/// GMRES 26.3 vs 10.9. A machine with a slower GPU launch or fewer cores moves the crossover;
+/// name the backend to override it.
+pub const AUTO_HOST_MAX_N: usize = 500;
+
 impl BackendChoice {
+    /// [`BackendChoice::create`] for a system of `n` unknowns: `Auto` picks the host backend for
+    /// `n <= AUTO_HOST_MAX_N` (and says so in the notes), the others are as `create`.
+    pub fn create_for(self, n: usize) -> Result<(AnyBackend, Vec<String>)> {
+        if self == BackendChoice::Auto && n <= AUTO_HOST_MAX_N {
+            return Ok((
+                AnyBackend::Host(HostBackend::new()),
+                vec![format!(
+                    "auto: host backend for n = {n} (at most {AUTO_HOST_MAX_N} unknowns a host \
+                     iteration is cheaper than a GPU one; --backend cuda|opencl overrides)"
+                )],
+            ));
+        }
+        self.create()
+    }
+
     /// Create the backend. For `Auto`, the returned notes say which backends were skipped and
     /// why (e.g. "cuda: not compiled in").
     pub fn create(self) -> Result<(AnyBackend, Vec<String>)> {

@@ -97,7 +97,8 @@ enum Command {
         /// is set up in single precision and cast to the solve precision on the device).
         #[arg(long, default_value = "f64")]
         fsai_setup_precision: String,
-        /// auto, host, opencl or cuda.
+        /// auto, host, opencl or cuda (auto: CUDA, then an OpenCL GPU, then the host; the host
+        /// for systems of at most 500 unknowns).
         #[arg(long, default_value = "auto")]
         backend: String,
         /// Execution of the pipelined solvers: auto (device-resident on a GPU), sync (one

@@ -71,30 +71,49 @@ pub struct SolveArgs {
 }
 
 /// Run a solve; returns the exit code and the text for stdout. Backend notes go to `notes`.
+/// A named backend is created before the matrix is read (an unavailable one fails first);
+/// `auto` after, since it picks the host for small systems
+/// ([`AUTO_HOST_MAX_N`](crate::backend::AUTO_HOST_MAX_N)).
 pub fn run(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, String)> {
-    let (backend, why) = args.backend.create()?;
-    notes.extend(why);
+    let named = match args.backend {
+        BackendChoice::Auto => None,
+        choice => Some(created(choice.create(), notes)?),
+    };
     match args.precision {
-        Precision::F64 => {
-            if !backend.supports_f64() {
-                return Err(Error::BackendUnavailable {
-                    backend: backend.name().into(),
-                    reason: "the device has no double precision (use --precision f32)".into(),
-                });
-            }
-            typed::<f64>(&backend, args)
-        }
-        Precision::F32 => typed::<f32>(&backend, args),
+        Precision::F64 => typed::<f64>(named, args, notes),
+        Precision::F32 => typed::<f32>(named, args, notes),
     }
 }
 
-fn typed<T: Scalar>(backend: &AnyBackend, args: &SolveArgs) -> Result<(i32, String)> {
+/// The created backend, its notes appended to `notes`.
+fn created(made: Result<(AnyBackend, Vec<String>)>, notes: &mut Vec<String>) -> Result<AnyBackend> {
+    let (backend, why) = made?;
+    notes.extend(why);
+    Ok(backend)
+}
+
+fn typed<T: Scalar>(
+    named: Option<AnyBackend>,
+    args: &SolveArgs,
+    notes: &mut Vec<String>,
+) -> Result<(i32, String)> {
     let t0 = Instant::now();
     let system = load_matrix::<T>(args.matrix.as_deref(), args.generate.as_deref())?;
     let a = &system.matrix;
     let n = a.n_rows();
     let rhs = load_rhs::<T>(&args.rhs, a)?;
     let load_seconds = t0.elapsed().as_secs_f64();
+    let backend = match named {
+        Some(b) => b,
+        None => created(args.backend.create_for(n), notes)?,
+    };
+    if T::PRECISION == Precision::F64 && !backend.supports_f64() {
+        return Err(Error::BackendUnavailable {
+            backend: backend.name().into(),
+            reason: "the device has no double precision (use --precision f32)".into(),
+        });
+    }
+    let backend = &backend;
     let format = args.format.resolve(a, backend);
     let m = backend.upload_matrix(a, format.format)?;
     // The kernels are compiled once per process: before the timed setup, not inside it.
@@ -285,6 +304,7 @@ fn json<B: Backend, T: Scalar>(
         "variant": args.variant.to_string(),
         "gmres_orthogonalization": args.gmres_ortho.to_string(),
         "backend": backend.name(),
+        "backend_request": format!("{:?}", args.backend).to_ascii_lowercase(),
         "device": backend.device_name(),
         "precision": args.precision.to_string(),
         "precond": args.precond.name(),
