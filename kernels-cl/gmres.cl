@@ -477,3 +477,100 @@ pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const u
         }
     }
 }
+
+/* gmres_dcgs2_spmv_dots (const uint* row_ptr, const uint* col_idx, const SCALAR* values, uint k,
+ *                        SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb): one DCGS2
+ * step's product and dots in one launch, for a CSR matrix without long rows (k work-items per
+ * row, as spmv_dots_csr): w = A u (u = column ucol, w = column ucol + 1) with d = <u, w> into
+ * slot ucol - 1 of pb, and basis_dots2(basis, ucol, ucol + 1, columns 1..ucol, ucol - 1, pa, pb):
+ * a_j = <v_j, u> into slots 0..ucol-1 of pa, c_j = <v_j, w> into slots 0..ucol-2 of pb.
+ * Columns in chunks of DOTS2_CHUNK as basis_dots2; the first chunk's pass also computes w (the
+ * row's leading work-item writes w_row and reads it back in the later passes: no other
+ * work-item touches it). Launched with the partials' group count. */
+pk_kernel void gmres_dcgs2_spmv_dots(PK_GLOBAL_RESTRICT(const uint, row_ptr),
+                                     PK_GLOBAL_RESTRICT(const uint, col_idx),
+                                     PK_GLOBAL_RESTRICT(const SCALAR, values), const uint k,
+                                     PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
+                                     PK_GLOBAL(SCALAR, pa), PK_GLOBAL(SCALAR, pb)) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(SCALAR, basis);
+    PK_BIND(SCALAR, pa);
+    PK_BIND(SCALAR, pb);
+    __local SCALAR scratch[DOTS_CHUNK * WG];
+    __local SCALAR parts[DOTS_CHUNK * DOTS_PARTS];
+    const uint count_a = ucol;
+    const uint count_b = ucol - 1;
+    __global const SCALAR *u = basis + (ulong)ucol * n;
+    __global SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    const uint lid = get_local_id(0);
+    SCALAR acc_d = ZERO;
+    for (uint j0 = 0; j0 < count_a; j0 += DOTS2_CHUNK) {
+        const uint ma = min((uint)DOTS2_CHUNK, count_a - j0);
+        const uint mb = count_b > j0 ? min(ma, count_b - j0) : 0;
+        __global const SCALAR *v0 = basis + (ulong)(1 + j0) * n;
+        SCALAR acc_a[DOTS2_CHUNK];
+        SCALAR acc_b[DOTS2_CHUNK];
+        for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+            acc_a[t] = ZERO;
+            acc_b[t] = ZERO;
+        }
+        if (k == 1) {
+            FOR_EACH(row, n) {
+                SCALAR wr;
+                if (j0 == 0) {
+                    wr = csr_row(row_ptr, col_idx, values, u, 0, row, n, 1, 0xffffffffu, w, 0, scratch);
+                    w[row] = wr;
+                    acc_d += wr * u[row];
+                } else {
+                    wr = w[row];
+                }
+                const SCALAR ur = u[row];
+                __global const SCALAR *vj = v0 + row;
+                for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+                    if (t < ma) {
+                        const SCALAR q = vj[(ulong)t * n];
+                        acc_a[t] += q * ur;
+                        acc_b[t] += q * wr;
+                    }
+                }
+            }
+        } else {
+            const uint rows_per_group = WG / k;
+            const uint stride = get_num_groups(0) * rows_per_group;
+            const uint lane = lid & (k - 1);
+            for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
+                const uint row = base + lid / k;
+                SCALAR wr = ZERO;
+                if (j0 == 0) {
+                    /* every work-item: csr_row reduces the row's k parts with barriers */
+                    wr = csr_row(row_ptr, col_idx, values, u, 0, row, n, k, 0xffffffffu, w, 0, scratch);
+                }
+                if (lane == 0 && row < n) {
+                    if (j0 == 0) {
+                        w[row] = wr;
+                        acc_d += wr * u[row];
+                    } else {
+                        wr = w[row];
+                    }
+                    const SCALAR ur = u[row];
+                    __global const SCALAR *vj = v0 + row;
+                    for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+                        if (t < ma) {
+                            const SCALAR q = vj[(ulong)t * n];
+                            acc_a[t] += q * ur;
+                            acc_b[t] += q * wr;
+                        }
+                    }
+                }
+            }
+        }
+        columns_group_sum(scratch, parts, acc_a, ma, pa, j0);
+        if (mb > 0) {
+            columns_group_sum(scratch, parts, acc_b, mb, pb, j0);
+        }
+    }
+    acc_d = group_sum(scratch, acc_d);
+    write_partial(pb, count_a - 1, acc_d);
+}

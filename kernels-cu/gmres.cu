@@ -186,6 +186,100 @@ extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCA
     }
 }
 
+/* gmres_dcgs2_spmv_dots (const uint* row_ptr, const uint* col_idx, const SCALAR* values, uint k,
+ *                        SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb): one DCGS2
+ * step's product and dots in one launch (see kernels-cl/gmres.cl), for a CSR matrix without long
+ * rows (k threads per row, as spmv_dots_csr) and ucol <= DOTS_PER_PASS: w = A u (u = column
+ * ucol, w = column ucol + 1) with d = <u, w> into slot ucol - 1 of pb, and basis_dots2's dots
+ * a_j = <v_j, u> (columns 1..ucol, slots 0..ucol-1 of pa) and c_j = <v_j, w> (columns
+ * 1..ucol-1, slots 0.. of pb). Each block computes WG / k rows of w per step into a shared tile
+ * with the same rows of u; its warps then take the columns over the tile as basis_dots2 does.
+ * Launched with the partials' block count. */
+template <uint K>
+__device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ row_ptr,
+                                                     const uint *__restrict__ col_idx,
+                                                     const SCALAR *__restrict__ values, SCALAR *basis,
+                                                     const uint n, const uint ucol, SCALAR *pa, SCALAR *pb) {
+    __shared__ SCALAR tile_u[WG];
+    __shared__ SCALAR tile_w[WG];
+    const uint count_a = ucol;
+    const uint count_b = ucol - 1;
+    const SCALAR *u = basis + (ulong)ucol * n;
+    SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    const uint rows = WG / K;
+    const uint lane = threadIdx.x & 31u;
+    const uint warp = threadIdx.x >> 5;
+    const uint slot_in_tile = threadIdx.x / K;
+    const bool leader = (threadIdx.x & (K - 1)) == 0;
+    SCALAR acc_a[DOTS_PER_WARP];
+    SCALAR acc_b[DOTS_PER_WARP];
+#pragma unroll
+    for (int c = 0; c < DOTS_PER_WARP; ++c) {
+        acc_a[c] = ZERO;
+        acc_b[c] = ZERO;
+    }
+    SCALAR acc_d = ZERO;
+    for (uint t0 = blockIdx.x * rows; t0 < n; t0 += gridDim.x * rows) {
+        const uint row = t0 + slot_in_tile;
+        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, u, row, n, 0xffffffffu, w);
+        __syncthreads(); /* the previous tile is consumed */
+        if (leader) {
+            SCALAR ur = ZERO;
+            SCALAR wr = ZERO;
+            if (row < n) {
+                w[row] = v;
+                ur = u[row];
+                wr = v;
+                acc_d += v * ur;
+            }
+            tile_u[slot_in_tile] = ur;
+            tile_w[slot_in_tile] = wr;
+        }
+        __syncthreads();
+        const uint len = min(rows, n - t0);
+#pragma unroll
+        for (int c = 0; c < DOTS_PER_WARP; ++c) {
+            const uint j = warp + (uint)c * WARPS;
+            if (j < count_a) {
+                const SCALAR *vj = basis + (ulong)(1 + j) * n + t0;
+                for (uint q = lane; q < len; q += 32) {
+                    const SCALAR x = vj[q];
+                    acc_a[c] += x * tile_u[q];
+                    acc_b[c] += x * tile_w[q];
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < DOTS_PER_WARP; ++c) {
+        const uint j = warp + (uint)c * WARPS;
+        const SCALAR sa = warp_sum(acc_a[c]);
+        const SCALAR sb = warp_sum(acc_b[c]);
+        if (lane == 0 && j < count_a) {
+            pa[(ulong)j * gridDim.x + blockIdx.x] = sa;
+        }
+        if (lane == 0 && j < count_b) {
+            pb[(ulong)j * gridDim.x + blockIdx.x] = sb;
+        }
+    }
+    write_partial(pb, count_a - 1, block_sum1(acc_d));
+}
+
+extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots(const uint *__restrict__ row_ptr,
+                                                                       const uint *__restrict__ col_idx,
+                                                                       const SCALAR *__restrict__ values, const uint k,
+                                                                       SCALAR *basis, const uint n, const uint ucol,
+                                                                       SCALAR *pa, SCALAR *pb) {
+    switch (k) {
+    case 2: dcgs2_spmv_dots_rows<2>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    case 4: dcgs2_spmv_dots_rows<4>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    case 8: dcgs2_spmv_dots_rows<8>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    case 16: dcgs2_spmv_dots_rows<16>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    case 32: dcgs2_spmv_dots_rows<32>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    default: dcgs2_spmv_dots_rows<1>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+    }
+}
+
 /* gmres_dcgs2_finish (const SCALAR* pa, const SCALAR* pc, uint read_groups, uint count,
  *                     SCALAR* coef, ulong coef_off): the sums of one DCGS2 step, one block per
  * slot (tree order, deterministic), see kernels-cl/gmres.cl. Grid: 2 (count + 1) blocks. */

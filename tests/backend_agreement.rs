@@ -986,13 +986,15 @@ fn pipelined_counts<B: Backend>(b: &B) {
         .unwrap();
     assert_eq!(r.iterations, 30);
     // DCGS2 Arnoldi (the default): 4 kernels per step (SpMV, the dots of u and w in one pass,
-    // the sums finished once, the fused update), 3 when the partials have few groups (the
-    // update sums them itself; work-groups of 64 or more on every backend tested);
-    // nothing transferred while orthogonalizing.
+    // the sums finished once, the fused update), one less when the partials have few groups
+    // (the update sums them itself; work-groups of 64 or more on every backend tested), one
+    // less again on the GPU backends, which fuse the SpMV with the dots (CSR, no
+    // preconditioner); nothing transferred while orthogonalizing.
     let small = pipekrylov::backend::ops::krylov::dcgs2_small(b.reduction_groups(n), 29, 256);
+    let fused = b.name() != "host";
     assert_eq!(
         r.inner_counters.launches,
-        if small { 3 * 30 } else { 4 * 30 },
+        (4 - usize::from(small) - usize::from(fused)) as u64 * 30,
         "GMRES (DCGS2) launches per cycle"
     );
     assert_eq!(
@@ -1063,6 +1065,98 @@ fn host_solves_are_deterministic() {
     );
 }
 
+/// `gmres_dcgs2_spmv_dots` (one DCGS2 step's product and dots in one kernel) against
+/// `basis_spmv_dots` + `basis_dots2` on the same backend: w = A u and every other column bit for
+/// bit (the same row sums), the finished dots to rounding, for sizes 1..4099 and u in columns
+/// 1..30; a matrix with long rows is declined (nothing written). The host declines always.
+fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B) {
+    let gpu = b.name() != "host";
+    for n in [1usize, 31, 33, 1000, 4099] {
+        let a = random_matrix::<f64>(n, 5, true, 7 + n as u64);
+        let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        for ucol in [1usize, 2, 7, 30] {
+            let cols = ucol + 2;
+            let data: Vec<f64> = rand_vec(n * cols, 11 + ucol as u64);
+            let basis = || Basis::from_buffer(b.upload(&data).unwrap(), n, cols).unwrap();
+            let partials = || b.partials::<f64>(n, ucol).unwrap();
+            let (mut b1, mut pa1, mut pb1) = (basis(), partials(), partials());
+            b.basis_spmv_dots(
+                &m,
+                None,
+                &mut b1,
+                ucol + 1,
+                &mut pb1,
+                Some(Slot(ucol - 1)),
+                None,
+            )
+            .unwrap();
+            b.basis_dots2(
+                &b1,
+                ucol,
+                ucol + 1,
+                1..ucol + 1,
+                ucol - 1,
+                &mut pa1,
+                &mut pb1,
+            )
+            .unwrap();
+            let (mut b2, mut pa2, mut pb2) = (basis(), partials(), partials());
+            let fused = b
+                .gmres_dcgs2_spmv_dots(&m, &mut b2, ucol, &mut pa2, &mut pb2)
+                .unwrap();
+            let label = format!("{} n={n} ucol={ucol}", b.name());
+            assert_eq!(fused, gpu, "{label}: fused");
+            if !fused {
+                continue;
+            }
+            let bits = |v: &Basis<f64>| -> Vec<u64> {
+                dl(b, v.buffer()).iter().map(|x| x.to_bits()).collect()
+            };
+            assert!(bits(&b1) == bits(&b2), "{label}: basis");
+            let (sa1, sa2) = (b.finish(&pa1).unwrap(), b.finish(&pa2).unwrap());
+            let (sb1, sb2) = (b.finish(&pb1).unwrap(), b.finish(&pb2).unwrap());
+            for k in 0..ucol {
+                let tol = 1e-12 * n as f64;
+                assert_scalar_close(
+                    &format!("{label}: a {k}"),
+                    sa2.get(Slot(k)),
+                    sa1.get(Slot(k)),
+                    tol,
+                );
+                assert_scalar_close(
+                    &format!("{label}: c/d {k}"),
+                    sb2.get(Slot(k)),
+                    sb1.get(Slot(k)),
+                    tol,
+                );
+            }
+        }
+    }
+    // Long rows (one dense row): declined, the basis untouched.
+    let n = 4099;
+    let a = with_dense_row(&random_matrix::<f64>(n, 5, false, 3), 17, 5);
+    let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let data: Vec<f64> = rand_vec(n * 4, 13);
+    let mut basis = Basis::from_buffer(b.upload(&data).unwrap(), n, 4).unwrap();
+    let (mut pa, mut pb) = (
+        b.partials::<f64>(n, 2).unwrap(),
+        b.partials::<f64>(n, 2).unwrap(),
+    );
+    assert!(!b
+        .gmres_dcgs2_spmv_dots(&m, &mut basis, 2, &mut pa, &mut pb)
+        .unwrap());
+    assert!(
+        dl(b, basis.buffer()) == data,
+        "{}: declined, yet written",
+        b.name()
+    );
+}
+
+#[test]
+fn host_declines_the_fused_dcgs2_product() {
+    dcgs2_spmv_dots_matches_two_kernels(&HostBackend::new());
+}
+
 #[cfg(feature = "opencl")]
 mod opencl {
     use super::*;
@@ -1082,6 +1176,10 @@ mod opencl {
     #[test]
     fn opencl_pipelined_counts() {
         pipelined_counts(&backend());
+    }
+    #[test]
+    fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
+        dcgs2_spmv_dots_matches_two_kernels(&backend());
     }
 }
 
@@ -1107,6 +1205,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_pipelined_counts() {
         pipelined_counts(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_dcgs2_spmv_dots_matches_two_kernels() {
+        dcgs2_spmv_dots_matches_two_kernels(&backend());
     }
 }
 

@@ -415,6 +415,48 @@ impl KrylovOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::BasisDots2, pa.groups(), &args) }
     }
 
+    fn gmres_dcgs2_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<bool> {
+        let crate::backend::matrix::DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+        } = &a.format
+        else {
+            return Ok(false);
+        };
+        // The kernel's warps take every column in one pass: 4 per warp.
+        if ucol > 4 * (self.block as usize / 32) {
+            return Ok(false);
+        }
+        let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;
+        let args = [
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", ucol)?,
+            self.ptr(pa.buffer())?,
+            self.ptr(pb.buffer())?,
+        ];
+        // SAFETY: gmres_dcgs2_spmv_dots(row_ptr, col_idx, values, uint k, basis, uint n,
+        // uint ucol, pa, pb): a is an n x n CSR matrix without long rows, columns 1..=ucol + 1
+        // exist (u = ucol is read, w = ucol + 1 written, never read as a column), slots
+        // 0..ucol-1 of pa and pb exist and both partials have the launch's group count, ucol
+        // <= the columns one pass of the block's warps takes (checked).
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2SpmvDots, pa.groups(), &args) }?;
+        Ok(true)
+    }
+
     fn gmres_dcgs2_update<T: Scalar>(
         &self,
         basis: &mut Basis<T>,

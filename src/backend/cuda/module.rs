@@ -79,6 +79,7 @@ pub(crate) enum Kernel {
     GmresDcgs2Update,
     GmresDcgs2UpdateSmall,
     BasisDots2,
+    GmresDcgs2SpmvDots,
     DiagScale,
     DiagScaleDot,
     BlockDiagScale,
@@ -105,7 +106,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 52] = [
+    pub(crate) const ALL: [Kernel; 53] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -136,6 +137,7 @@ impl Kernel {
         Kernel::GmresDcgs2Update,
         Kernel::GmresDcgs2UpdateSmall,
         Kernel::BasisDots2,
+        Kernel::GmresDcgs2SpmvDots,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
         Kernel::BlockDiagScale,
@@ -193,6 +195,7 @@ impl Kernel {
             Kernel::GmresDcgs2Update => "gmres_dcgs2_update",
             Kernel::GmresDcgs2UpdateSmall => "gmres_dcgs2_update_small",
             Kernel::BasisDots2 => "basis_dots2",
+            Kernel::GmresDcgs2SpmvDots => "gmres_dcgs2_spmv_dots",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
             Kernel::BlockDiagScale => "block_diag_scale",

@@ -361,6 +361,42 @@ impl KrylovOps for OpenClBackend {
         )
     }
 
+    fn gmres_dcgs2_spmv_dots<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
+    ) -> Result<bool> {
+        let crate::backend::matrix::DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+        } = &a.format
+        else {
+            return Ok(false);
+        };
+        let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;
+        self.launch::<T>(
+            "gmres_dcgs2_spmv_dots",
+            pa.groups(),
+            &[
+                Arg::Mem(self.mem(row_ptr)?),
+                Arg::Mem(self.mem(col_idx)?),
+                Arg::Mem(self.mem(values)?),
+                Arg::uint(self.csr_lanes(a.nnz(), n)),
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(n)?),
+                col(ucol),
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pb.buffer())?),
+            ],
+        )?;
+        Ok(true)
+    }
+
     fn basis_dots2<T: Scalar>(
         &self,
         basis: &Basis<T>,

@@ -285,6 +285,25 @@ pub(crate) fn gmres_normalize<T: Scalar>(
     xi_partials.check(xi_slot, basis.n())
 }
 
+/// `gmres_dcgs2_spmv_dots`: the checks of the two kernels it replaces (ucol >= 1); returns n.
+pub(crate) fn gmres_dcgs2_spmv_dots<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    basis: &Basis<T>,
+    ucol: usize,
+    pa: &Partials<T>,
+    pb: &Partials<T>,
+) -> Result<usize> {
+    if ucol == 0 {
+        return Err(Error::param(
+            "column",
+            "gmres_dcgs2_spmv_dots: u is a column after v_0",
+        ));
+    }
+    let n = basis_spmv_dots(a, None, basis, ucol + 1, pb, Some(Slot(ucol - 1)), None)?;
+    basis_dots2(basis, ucol, ucol + 1, &(1..ucol + 1), ucol - 1, pa, pb)?;
+    Ok(n)
+}
+
 /// `gmres_dcgs2_update`: columns ucol and ucol + 1 exist, both partials hold slots 0..=ucol-1
 /// for vectors of the basis's length with the same group count, and `coef` holds the step's
 /// 2 (ucol - 1) + 4 values at `coef_off` (a, c, beta, g and the two finished sums nu, d).

@@ -242,6 +242,24 @@ pub trait KrylovOps: SpmvOps {
         pb: &mut Partials<T>,
     ) -> Result<()>;
 
+    /// Kernel `gmres_dcgs2_spmv_dots`: one DCGS2 step's product and dots in one launch, the
+    /// results of `basis_spmv_dots(a, None, basis, ucol + 1, pb, Some(Slot(ucol - 1)), None)`
+    /// followed by `basis_dots2(basis, ucol, ucol + 1, 1..ucol + 1, ucol - 1, pa, pb)` (w = A u
+    /// bit for bit; the partials summed in another order, so equal to rounding). `Ok(false)`
+    /// (nothing enqueued) where the backend has no such kernel or `a` does not suit it (GPU
+    /// backends: CSR without long rows; CUDA also at most `4 WG / 32` columns); the caller then
+    /// runs the two kernels.
+    fn gmres_dcgs2_spmv_dots<T: Scalar>(
+        &self,
+        _a: &DeviceMatrix<T>,
+        _basis: &mut Basis<T>,
+        _ucol: usize,
+        _pa: &mut Partials<T>,
+        _pb: &mut Partials<T>,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Kernel `gmres_dcgs2_update` (one Arnoldi step with delayed CGS2; see `gmres.cl`):
     /// u = column `ucol` (once orthogonalized, unnormalized) and w = column `ucol + 1`
     /// (= A M^-1 u); `pa` holds the partials of <v_k, u> (slots 0..ucol-2, columns 1..ucol-1)

@@ -67,6 +67,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "gmres_dcgs2_update",
             "gmres_dcgs2_update_small",
             "basis_dots2",
+            "gmres_dcgs2_spmv_dots",
         ],
     ),
     ("precond", &["diag_scale", "diag_scale_dot"]),

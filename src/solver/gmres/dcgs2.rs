@@ -11,7 +11,9 @@
 //! from (a, beta, c, g) at the end of the cycle: column s-2 gains a and its subdiagonal beta;
 //! column s-1 is (g - H a) / beta. After the last step one more reduction finalizes its
 //! column. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
-//! `gmres_dcgs2_finish` for their sums, once, and the update), no transfer while
+//! `gmres_dcgs2_finish` for their sums, once, and the update; without a preconditioner the GPU
+//! backends fuse the first two for CSR matrices, `gmres_dcgs2_spmv_dots`, and for partials of
+//! few groups the last two, `gmres_dcgs2_update_small`: two kernels per step), no transfer while
 //! orthogonalizing; the basis is read twice per step, as in the paper's CGS1, instead of CGS2's
 //! four times. (With the sums finished inside the update, each of its ~500 work-groups summed
 //! every partial of 2 (s + 1) slots: on the H200, poisson2d n = 1.05M, 247 us per iteration on
@@ -30,7 +32,7 @@ use crate::solver::report::StopReason;
 impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     /// The `steps` steps of a DCGS2 cycle: four kernels each (the SpMV, `basis_dots2`, and the
     /// finishing kernel and update of `gmres_dcgs2_update`; plus the preconditioner's
-    /// application), nothing transferred.
+    /// application; fewer where the backend fuses), nothing transferred.
     fn dcgs2_steps(&mut self, steps: usize) -> Result<()> {
         let be = self.backend;
         let m = self.m;
@@ -38,26 +40,39 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         for s in 1..=steps {
             let (ucol, wcol) = (s, s + 1);
             let pre = self.prepare_source(wcol)?;
-            // w = A M^-1 u with the partial d = <u, w> (slot ucol - 1 of the second partials).
-            be.basis_spmv_dots(
-                self.a,
-                pre.then_some(&self.z),
-                &mut self.basis,
-                wcol,
-                &mut self.partials2,
-                Some(Slot(ucol - 1)),
-                None,
-            )?;
-            // a = Q^T u with nu = <u, u> (column ucol is u itself) and c = Q^T w, one pass.
-            be.basis_dots2(
-                &self.basis,
-                ucol,
-                wcol,
-                1..ucol + 1,
-                ucol - 1,
-                &mut self.partials,
-                &mut self.partials2,
-            )?;
+            // Without a preconditioner the GPU backends do both in one kernel (CSR).
+            let fused = !pre
+                && be.gmres_dcgs2_spmv_dots(
+                    self.a,
+                    &mut self.basis,
+                    ucol,
+                    &mut self.partials,
+                    &mut self.partials2,
+                )?;
+            if !fused {
+                // w = A M^-1 u with the partial d = <u, w> (slot ucol - 1 of the second
+                // partials).
+                be.basis_spmv_dots(
+                    self.a,
+                    pre.then_some(&self.z),
+                    &mut self.basis,
+                    wcol,
+                    &mut self.partials2,
+                    Some(Slot(ucol - 1)),
+                    None,
+                )?;
+                // a = Q^T u with nu = <u, u> (column ucol is u itself) and c = Q^T w, one
+                // pass.
+                be.basis_dots2(
+                    &self.basis,
+                    ucol,
+                    wcol,
+                    1..ucol + 1,
+                    ucol - 1,
+                    &mut self.partials,
+                    &mut self.partials2,
+                )?;
+            }
             be.gmres_dcgs2_update(
                 &mut self.basis,
                 ucol,
