@@ -438,6 +438,21 @@ pk_kernel void gmres_dcgs2_update_small(PK_GLOBAL(SCALAR, basis), const uint n, 
  * once for both targets (DCGS2: the dots of u, with <u, u>, and of w in one pass). Columns are
  * taken DOTS_CHUNK / 2 at a time; both partials have the launch's group count. */
 #define DOTS2_CHUNK (DOTS_CHUNK / 2)
+/* The products of element e of two targets (values ae, be) with the chunk's columns
+ * (v0 + t n, t < m), added to acc_a / acc_b (basis_dots2 and gmres_dcgs2_spmv_dots). */
+inline void chunk_row_dots(__global const SCALAR *v0, const uint e, const uint n, const uint m, const SCALAR ae,
+                           const SCALAR be, SCALAR *acc_a, SCALAR *acc_b) {
+    __global const SCALAR *vj = v0 + e;
+#pragma unroll
+    for (uint t = 0; t < DOTS2_CHUNK; ++t) {
+        if (t < m) {
+            const SCALAR q = vj[(ulong)t * n];
+            acc_a[t] += q * ae;
+            acc_b[t] += q * be;
+        }
+    }
+}
+
 pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const uint wa, const uint wb,
                            const uint first_col, const uint count_a, const uint count_b,
                            PK_GLOBAL(SCALAR, pa), PK_GLOBAL(SCALAR, pb)) {
@@ -459,17 +474,7 @@ pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const u
             acc_b[t] = ZERO;
         }
         FOR_EACH(e, n) {
-            const SCALAR ae = va[e];
-            const SCALAR be = vb[e];
-            __global const SCALAR *vj = v0 + e;
-#pragma unroll
-            for (uint t = 0; t < DOTS2_CHUNK; ++t) {
-                if (t < ma) {
-                    const SCALAR q = vj[(ulong)t * n];
-                    acc_a[t] += q * ae;
-                    acc_b[t] += q * be;
-                }
-            }
+            chunk_row_dots(v0, e, n, ma, va[e], vb[e], acc_a, acc_b);
         }
         columns_group_sum(scratch, parts, acc_a, ma, pa, j0);
         if (mb > 0) {
@@ -526,15 +531,7 @@ pk_kernel void gmres_dcgs2_spmv_dots(PK_GLOBAL_RESTRICT(const uint, row_ptr),
                 } else {
                     wr = w[row];
                 }
-                const SCALAR ur = u[row];
-                __global const SCALAR *vj = v0 + row;
-                for (uint t = 0; t < DOTS2_CHUNK; ++t) {
-                    if (t < ma) {
-                        const SCALAR q = vj[(ulong)t * n];
-                        acc_a[t] += q * ur;
-                        acc_b[t] += q * wr;
-                    }
-                }
+                chunk_row_dots(v0, row, n, ma, u[row], wr, acc_a, acc_b);
             }
         } else {
             const uint rows_per_group = WG / k;
@@ -554,15 +551,7 @@ pk_kernel void gmres_dcgs2_spmv_dots(PK_GLOBAL_RESTRICT(const uint, row_ptr),
                     } else {
                         wr = w[row];
                     }
-                    const SCALAR ur = u[row];
-                    __global const SCALAR *vj = v0 + row;
-                    for (uint t = 0; t < DOTS2_CHUNK; ++t) {
-                        if (t < ma) {
-                            const SCALAR q = vj[(ulong)t * n];
-                            acc_a[t] += q * ur;
-                            acc_b[t] += q * wr;
-                        }
-                    }
+                    chunk_row_dots(v0, row, n, ma, u[row], wr, acc_a, acc_b);
                 }
             }
         }

@@ -109,6 +109,17 @@ inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, co
 #endif
 }
 
+/* Work-group 0 stores rho (the finished <r, r0*>) and copies the last update's iteration count
+ * and ||r|| to the entries the next update reads (bicgstab_s_update_resident and
+ * bicgstab_s_spmv_resident). */
+inline void bicgstab_store_rho(__global RSTATE *state, const RSTATE rho) {
+    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
+        state[RS_RHO] = rho;
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
+    }
+}
+
 pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(const SCALAR, r),
                                           PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s), const uint n,
                                           PK_GLOBAL(SCALAR, partials), const uint slot_rr0, const uint slot_apr0,
@@ -122,11 +133,7 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
     __local SCALAR stage[SUM_STAGE];
     __local BICG_ACC sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
-    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
-        state[RS_RHO] = (RSTATE)sums[0];
-        state[RS_ITER_CUR] = state[RS_ITER];
-        state[RS_R_NORM_CUR] = state[RS_R_NORM];
-    }
+    bicgstab_store_rho(state, (RSTATE)sums[0]);
 }
 
 /* csr_row of spmv.cl (no long rows) for A s with s_j = r_j - alpha ap_j computed where it is read
@@ -189,11 +196,7 @@ pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_REST
     __local SCALAR stage[SUM_STAGE];
     __local BICG_ACC sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
-    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
-        state[RS_RHO] = (RSTATE)sums[0];
-        state[RS_ITER_CUR] = state[RS_ITER];
-        state[RS_R_NORM_CUR] = state[RS_R_NORM];
-    }
+    bicgstab_store_rho(state, (RSTATE)sums[0]);
     const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {

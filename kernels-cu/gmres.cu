@@ -186,6 +186,27 @@ extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCA
     }
 }
 
+/* The block's partials of the columns its warps summed: column j = warp + c WARPS into slot j
+ * of pa (j < count_a) and of pb (j < count_b) (basis_dots2 and gmres_dcgs2_spmv_dots). */
+__device__ __forceinline__ void write_column_partials(SCALAR (&acc_a)[DOTS_PER_WARP], SCALAR (&acc_b)[DOTS_PER_WARP],
+                                                      const uint j0, const uint count_a, const uint count_b,
+                                                      SCALAR *pa, SCALAR *pb) {
+    const uint lane = threadIdx.x & 31u;
+    const uint warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int c = 0; c < DOTS_PER_WARP; ++c) {
+        const uint j = j0 + warp + (uint)c * WARPS;
+        const SCALAR sa = warp_sum(acc_a[c]);
+        const SCALAR sb = warp_sum(acc_b[c]);
+        if (lane == 0 && j < count_a) {
+            pa[(ulong)j * gridDim.x + blockIdx.x] = sa;
+        }
+        if (lane == 0 && j < count_b) {
+            pb[(ulong)j * gridDim.x + blockIdx.x] = sb;
+        }
+    }
+}
+
 /* gmres_dcgs2_spmv_dots (const uint* row_ptr, const uint* col_idx, const SCALAR* values, uint k,
  *                        SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb): one DCGS2
  * step's product and dots in one launch (see kernels-cl/gmres.cl), for a CSR matrix without long
@@ -250,18 +271,7 @@ __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ ro
             }
         }
     }
-#pragma unroll
-    for (int c = 0; c < DOTS_PER_WARP; ++c) {
-        const uint j = warp + (uint)c * WARPS;
-        const SCALAR sa = warp_sum(acc_a[c]);
-        const SCALAR sb = warp_sum(acc_b[c]);
-        if (lane == 0 && j < count_a) {
-            pa[(ulong)j * gridDim.x + blockIdx.x] = sa;
-        }
-        if (lane == 0 && j < count_b) {
-            pb[(ulong)j * gridDim.x + blockIdx.x] = sb;
-        }
-    }
+    write_column_partials(acc_a, acc_b, 0, count_a, count_b, pa, pb);
     write_partial(pb, count_a - 1, block_sum1(acc_d));
 }
 
@@ -483,17 +493,6 @@ extern "C" __launch_bounds__(WG) __global__ void basis_dots2(const SCALAR *basis
                 }
             }
         }
-#pragma unroll
-        for (int c = 0; c < DOTS_PER_WARP; ++c) {
-            const uint j = j0 + warp + (uint)c * WARPS;
-            const SCALAR sa = warp_sum(acc_a[c]);
-            const SCALAR sb = warp_sum(acc_b[c]);
-            if (lane == 0 && j < count_a) {
-                pa[(ulong)j * gridDim.x + blockIdx.x] = sa;
-            }
-            if (lane == 0 && j < count_b) {
-                pb[(ulong)j * gridDim.x + blockIdx.x] = sb;
-            }
-        }
+        write_column_partials(acc_a, acc_b, j0, count_a, count_b, pa, pb);
     }
 }

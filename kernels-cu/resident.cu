@@ -64,17 +64,24 @@ __device__ __forceinline__ void rs_load_header(const RSTATE *state, double *hdr,
 #endif
 }
 
+/* Block 0 stores rho (the finished <r, r0*>) and copies the last update's iteration count and
+ * ||r|| to the entries the next update reads (bicgstab_s_update_resident and
+ * bicgstab_s_spmv_resident). */
+__device__ __forceinline__ void bicgstab_store_rho(RSTATE *state, const double rho) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        state[RS_RHO] = rho;
+        state[RS_ITER_CUR] = state[RS_ITER];
+        state[RS_R_NORM_CUR] = state[RS_R_NORM];
+    }
+}
+
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTATE *state, const SCALAR *r,
                                                                             const SCALAR *ap, SCALAR *s, const uint n,
                                                                             SCALAR *partials, const uint slot_rr0,
                                                                             const uint slot_apr0, const uint slot_ss) {
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        state[RS_RHO] = sums[0];
-        state[RS_ITER_CUR] = state[RS_ITER];
-        state[RS_R_NORM_CUR] = state[RS_R_NORM];
-    }
+    bicgstab_store_rho(state, sums[0]);
 }
 
 /* Row `row` of A s for spmv_dots_csr's K-thread segments (csr_row without long rows), with
@@ -135,11 +142,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        state[RS_RHO] = sums[0];
-        state[RS_ITER_CUR] = state[RS_ITER];
-        state[RS_R_NORM_CUR] = state[RS_R_NORM];
-    }
+    bicgstab_store_rho(state, sums[0]);
     const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
 #define SHIFTED_CASE(K)                                                                               \

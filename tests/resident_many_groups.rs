@@ -8,6 +8,8 @@
 //! (iterations, residual history, solution). PoCL in CI; CUDA with `--include-ignored` and NVIDIA
 //! OpenCL on the device.
 
+#![cfg(any(feature = "opencl", feature = "cuda"))]
+
 mod common;
 
 use pipekrylov::backend::{Backend, MatrixFormat};

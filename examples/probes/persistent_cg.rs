@@ -19,7 +19,7 @@
 //! `cargo run --release --features cuda --example persistent_cg`
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use std::sync::Arc;
 use std::time::Instant;
@@ -300,56 +300,37 @@ fn main() {
             unsafe { b.launch_cooperative(cfg) }.unwrap();
         });
 
-        // The CG-shaped iteration as a graph of 2 kernels per iteration.
-        stream
-            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .unwrap();
-        for k in 0..BATCH {
-            let mut b = stream.launch_builder(&update);
-            b.arg(&k)
-                .arg(&mut x)
-                .arg(&mut r)
-                .arg(&mut p)
-                .arg(&ap)
-                .arg(&n)
-                .arg(&mut partials);
-            // SAFETY: arguments as declared in SOURCE, every buffer of n (partials 4 groups).
-            unsafe { b.launch(cfg) }.unwrap();
-            let mut b = stream.launch_builder(&spmv);
-            b.arg(&p).arg(&mut ap).arg(&n).arg(&side).arg(&mut partials);
-            // SAFETY: as above.
-            unsafe { b.launch(cfg) }.unwrap();
-        }
-        let cg_graph = stream
-            .end_capture(CUgraphInstantiate_flags(0))
-            .unwrap()
-            .unwrap();
+        // The CG-shaped iteration as a graph of 2 kernels per iteration, with the plain update
+        // and with the one whose first loads are issued before the partials are finished.
+        let mut cg_graph_of = |update_fn: &CudaFunction| {
+            stream
+                .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                .unwrap();
+            for k in 0..BATCH {
+                let mut b = stream.launch_builder(update_fn);
+                b.arg(&k)
+                    .arg(&mut x)
+                    .arg(&mut r)
+                    .arg(&mut p)
+                    .arg(&ap)
+                    .arg(&n)
+                    .arg(&mut partials);
+                // SAFETY: arguments as declared in SOURCE (both update kernels have the same
+                // list), every buffer of n (partials 4 groups).
+                unsafe { b.launch(cfg) }.unwrap();
+                let mut b = stream.launch_builder(&spmv);
+                b.arg(&p).arg(&mut ap).arg(&n).arg(&side).arg(&mut partials);
+                // SAFETY: as above.
+                unsafe { b.launch(cfg) }.unwrap();
+            }
+            stream
+                .end_capture(CUgraphInstantiate_flags(0))
+                .unwrap()
+                .unwrap()
+        };
+        let cg_graph = cg_graph_of(&update);
+        let pf_graph = cg_graph_of(&update_pf);
         let graph_cg = time_us(&stream, || cg_graph.launch().unwrap());
-
-        // The graph with the update's first loads issued before the partials are finished.
-        stream
-            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .unwrap();
-        for k in 0..BATCH {
-            let mut b = stream.launch_builder(&update_pf);
-            b.arg(&k)
-                .arg(&mut x)
-                .arg(&mut r)
-                .arg(&mut p)
-                .arg(&ap)
-                .arg(&n)
-                .arg(&mut partials);
-            // SAFETY: as update_kernel.
-            unsafe { b.launch(cfg) }.unwrap();
-            let mut b = stream.launch_builder(&spmv);
-            b.arg(&p).arg(&mut ap).arg(&n).arg(&side).arg(&mut partials);
-            // SAFETY: as above.
-            unsafe { b.launch(cfg) }.unwrap();
-        }
-        let pf_graph = stream
-            .end_capture(CUgraphInstantiate_flags(0))
-            .unwrap()
-            .unwrap();
         let graph_pf = time_us(&stream, || pf_graph.launch().unwrap());
 
         // The same as one cooperative kernel per batch.

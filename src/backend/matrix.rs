@@ -179,7 +179,25 @@ impl std::fmt::Debug for HaloSlot {
     }
 }
 
+/// The arrays of a CSR device matrix that has no long rows: row pointers, column indices,
+/// values (what the fused kernels that read rows in place of a vector accept).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) type PlainCsr<'a, T> = (&'a Buffer<u32>, &'a Buffer<u32>, &'a Buffer<T>);
+
 impl<T: Scalar> DeviceMatrix<T> {
+    /// The CSR arrays when this is a CSR matrix without long rows, else `None`.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn plain_csr(&self) -> Option<PlainCsr<'_, T>> {
+        match &self.format {
+            DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+                long_rows: None,
+            } => Some((row_ptr, col_idx, values)),
+            _ => None,
+        }
+    }
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         self.n_rows

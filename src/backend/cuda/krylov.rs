@@ -423,13 +423,7 @@ impl KrylovOps for CudaBackend {
         pa: &mut Partials<T>,
         pb: &mut Partials<T>,
     ) -> Result<bool> {
-        let crate::backend::matrix::DeviceFormat::Csr {
-            row_ptr,
-            col_idx,
-            values,
-            long_rows: None,
-        } = &a.format
-        else {
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
             return Ok(false);
         };
         // The kernel's warps take every column in one pass: 4 per warp.

@@ -3,7 +3,6 @@
 use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
-use crate::backend::matrix::DeviceFormat;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
@@ -132,13 +131,7 @@ impl ResidentOps for CudaBackend {
         update_slots: [Slot; 3],
         products: [Slot; 3],
     ) -> Result<bool> {
-        let DeviceFormat::Csr {
-            row_ptr,
-            col_idx,
-            values,
-            long_rows: None,
-        } = &a.format
-        else {
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
             return Ok(false);
         };
         let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;

@@ -369,13 +369,7 @@ impl KrylovOps for OpenClBackend {
         pa: &mut Partials<T>,
         pb: &mut Partials<T>,
     ) -> Result<bool> {
-        let crate::backend::matrix::DeviceFormat::Csr {
-            row_ptr,
-            col_idx,
-            values,
-            long_rows: None,
-        } = &a.format
-        else {
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
             return Ok(false);
         };
         let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;

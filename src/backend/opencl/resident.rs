@@ -3,7 +3,6 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
-use crate::backend::matrix::DeviceFormat;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
@@ -134,13 +133,7 @@ impl ResidentOps for OpenClBackend {
         update_slots: [Slot; 3],
         products: [Slot; 3],
     ) -> Result<bool> {
-        let DeviceFormat::Csr {
-            row_ptr,
-            col_idx,
-            values,
-            long_rows: None,
-        } = &a.format
-        else {
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
             return Ok(false);
         };
         self.check_resident()?;

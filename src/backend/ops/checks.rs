@@ -286,6 +286,7 @@ pub(crate) fn gmres_normalize<T: Scalar>(
 }
 
 /// `gmres_dcgs2_spmv_dots`: the checks of the two kernels it replaces (ucol >= 1); returns n.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn gmres_dcgs2_spmv_dots<T: Scalar>(
     a: &DeviceMatrix<T>,
     basis: &Basis<T>,

@@ -283,6 +283,7 @@ pub trait ResidentOps: VectorOps {
 /// `update_slots` = [rr0, apr0, ss] and of `spmv_dots(a, s, as_)` with `products` = [<As, As>,
 /// <As, s>, <As, r0*>], every written slot distinct from the others and from the read ones);
 /// returns n.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_s_spmv<T: Scalar>(
     a: &DeviceMatrix<T>,
