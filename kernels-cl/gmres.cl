@@ -301,6 +301,23 @@ inline void dcgs2_columns(__global SCALAR *basis, const uint n, const uint ucol,
     }
 }
 
+/* The end of a DCGS2 step's coefficients (one work-item): beta = sqrt(nu - |a|^2) (NaN stays
+ * NaN, a negative rounding is 0) and g = (d - a.c) / beta from s_aa = |a|^2 and s_ac = a.c, into
+ * shared[0..2] and, by the first group, coef[coef_off + 2 count ..] (gmres_dcgs2_update and
+ * gmres_dcgs2_update_small). */
+inline void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_ac, const SCALAR nu, const SCALAR d, const uint count,
+                         __global SCALAR *coef, const ulong coef_off, __local SCALAR *shared) {
+    const SCALAR b2 = nu - s_aa;
+    const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO);
+    const SCALAR g = beta > ZERO ? (d - s_ac) / beta : ZERO;
+    shared[0] = beta;
+    shared[1] = g;
+    if (get_group_id(0) == 0) {
+        coef[coef_off + 2 * count] = beta;
+        coef[coef_off + 2 * count + 1] = g;
+    }
+}
+
 /* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off)
  * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
  * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
@@ -331,15 +348,7 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
             s_aa += a * a;
             s_ac += a * co[count + k];
         }
-        const SCALAR b2 = co[2 * count + 2] - s_aa;
-        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (co[2 * count + 3] - s_ac) / beta : ZERO;
-        shared[0] = beta;
-        shared[1] = g;
-        if (get_group_id(0) == 0) {
-            coef[coef_off + 2 * count] = beta;
-            coef[coef_off + 2 * count + 1] = g;
-        }
+        dcgs2_beta_g(s_aa, s_ac, co[2 * count + 2], co[2 * count + 3], count, coef, coef_off, shared);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR beta = shared[0];
@@ -413,15 +422,7 @@ pk_kernel void gmres_dcgs2_update_small(PK_GLOBAL(SCALAR, basis), const uint n, 
             s_aa += a * a;
             s_ac += a * cc[k];
         }
-        const SCALAR b2 = nu_d[0] - s_aa;
-        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (nu_d[1] - s_ac) / beta : ZERO;
-        shared[0] = beta;
-        shared[1] = g;
-        if (get_group_id(0) == 0) {
-            coef[coef_off + 2 * count] = beta;
-            coef[coef_off + 2 * count + 1] = g;
-        }
+        dcgs2_beta_g(s_aa, s_ac, nu_d[0], nu_d[1], count, coef, coef_off, shared);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR beta = shared[0];

@@ -338,6 +338,23 @@ __device__ __forceinline__ void dcgs2_columns(SCALAR *basis, const uint n, const
     }
 }
 
+/* The end of a DCGS2 step's coefficients (one work-item): beta = sqrt(nu - |a|^2) (NaN stays
+ * NaN, a negative rounding is 0) and g = (d - a.c) / beta from s_aa = |a|^2 and s_ac = a.c, into
+ * shared[0..2] and, by the first group, coef[coef_off + 2 count ..] (gmres_dcgs2_update and
+ * gmres_dcgs2_update_small). */
+__device__ __forceinline__ void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_ac, const SCALAR nu, const SCALAR d, const uint count,
+                         SCALAR *coef, const ulong coef_off, SCALAR *shared) {
+    const SCALAR b2 = nu - s_aa;
+    const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO);
+    const SCALAR g = beta > ZERO ? (d - s_ac) / beta : ZERO;
+    shared[0] = beta;
+    shared[1] = g;
+    if (blockIdx.x == 0) {
+        coef[coef_off + 2 * count] = beta;
+        coef[coef_off + 2 * count + 1] = g;
+    }
+}
+
 /* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off): one
  * DCGS2 Arnoldi step from the sums gmres_dcgs2_finish left in coef, see kernels-cl/gmres.cl.
  * Launched with the partials' block count. */
@@ -356,15 +373,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
             s_aa += a * a;
             s_ac += a * co[count + k];
         }
-        const SCALAR b2 = co[2 * count + 2] - s_aa;
-        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (co[2 * count + 3] - s_ac) / beta : ZERO;
-        shared[0] = beta;
-        shared[1] = g;
-        if (blockIdx.x == 0) {
-            coef[coef_off + 2 * count] = beta;
-            coef[coef_off + 2 * count + 1] = g;
-        }
+        dcgs2_beta_g(s_aa, s_ac, co[2 * count + 2], co[2 * count + 3], count, coef, coef_off, shared);
     }
     __syncthreads();
     const SCALAR beta = shared[0];
@@ -431,15 +440,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update_small(SCALAR
             s_aa += a * a;
             s_ac += a * cc[k];
         }
-        const SCALAR b2 = nu_d[0] - s_aa;
-        const SCALAR beta = b2 > ZERO ? sqrt(b2) : (isnan(b2) ? b2 : ZERO); /* NaN stays NaN */
-        const SCALAR g = beta > ZERO ? (nu_d[1] - s_ac) / beta : ZERO;
-        shared[0] = beta;
-        shared[1] = g;
-        if (blockIdx.x == 0) {
-            coef[coef_off + 2 * count] = beta;
-            coef[coef_off + 2 * count + 1] = g;
-        }
+        dcgs2_beta_g(s_aa, s_ac, nu_d[0], nu_d[1], count, coef, coef_off, shared);
     }
     __syncthreads();
     const SCALAR beta = shared[0];

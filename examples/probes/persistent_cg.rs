@@ -57,47 +57,18 @@ __device__ double block_sum(double v, double *sh) {
     return r;
 }
 /* slots: 0, 1 = <r, r> by parity; 2 = <Ap, Ap>; 3 = <p, Ap> */
+/* PREFETCH: the first element's x, r, p, Ap loaded before the partials are finished (the loads
+   do not depend on the sums; the compiler does not move them across the barrier). */
+template <bool PREFETCH>
 __device__ void phase_update(const unsigned int k, double *x, double *r, double *p, const double *ap,
                              const unsigned int n, volatile double *partials) {
     __shared__ double stage[4 * WG];
     __shared__ double sums[3];
     __shared__ double sh[WG];
     const unsigned int t = threadIdx.x, groups = gridDim.x;
-    const unsigned int slot_of[3] = {k & 1u, 2u, 3u};
-    for (unsigned int i = t; i < 3 * groups; i += WG) {
-        stage[i] = partials[slot_of[i / groups] * groups + i % groups];
-    }
-    __syncthreads();
-    if (t < 3) {
-        double acc = 0.0;
-        for (unsigned int g = 0; g < groups; ++g) acc += stage[t * groups + g];
-        sums[t] = acc;
-    }
-    __syncthreads();
-    const double alpha = 1e-9 * sums[0] / (1.0 + fabs(sums[2]));
-    const double beta = 1e-9 * sums[1] / (1.0 + fabs(sums[0]));
-    double acc = 0.0;
-    for (unsigned int i = blockIdx.x * WG + t; i < n; i += groups * WG) {
-        x[i] += alpha * p[i];
-        const double ri = r[i] - alpha * ap[i];
-        r[i] = ri;
-        p[i] = ri + beta * p[i];
-        acc += ri * ri;
-    }
-    acc = block_sum(acc, sh);
-    if (t == 0) partials[((k + 1) & 1u) * groups + blockIdx.x] = acc;
-}
-/* phase_update with the first element's x, r, p, Ap loaded before the partials are finished
-   (the loads do not depend on the sums; the compiler does not move them across the barrier). */
-__device__ void phase_update_prefetched(const unsigned int k, double *x, double *r, double *p, const double *ap,
-                                        const unsigned int n, volatile double *partials) {
-    __shared__ double stage[4 * WG];
-    __shared__ double sums[3];
-    __shared__ double sh[WG];
-    const unsigned int t = threadIdx.x, groups = gridDim.x;
     const unsigned int i0 = blockIdx.x * WG + t;
     double x0 = 0.0, r0 = 0.0, p0 = 0.0, ap0 = 0.0;
-    if (i0 < n) {
+    if (PREFETCH && i0 < n) {
         x0 = x[i0];
         r0 = r[i0];
         p0 = p[i0];
@@ -118,7 +89,7 @@ __device__ void phase_update_prefetched(const unsigned int k, double *x, double 
     const double beta = 1e-9 * sums[1] / (1.0 + fabs(sums[0]));
     double acc = 0.0;
     for (unsigned int i = i0; i < n; i += groups * WG) {
-        const bool first = i == i0;
+        const bool first = PREFETCH && i == i0;
         const double xi = first ? x0 : x[i], pi = first ? p0 : p[i];
         x[i] = xi + alpha * pi;
         const double ri = (first ? r0 : r[i]) - alpha * (first ? ap0 : ap[i]);
@@ -154,12 +125,12 @@ __device__ void phase_spmv(const double *p, double *ap, const unsigned int n, co
 extern "C" __global__ void __launch_bounds__(WG) update_kernel(const unsigned int k, double *x, double *r, double *p,
                                                               const double *ap, const unsigned int n,
                                                               double *partials) {
-    phase_update(k, x, r, p, ap, n, partials);
+    phase_update<false>(k, x, r, p, ap, n, partials);
 }
 extern "C" __global__ void __launch_bounds__(WG) update_prefetched_kernel(const unsigned int k, double *x,
                                                                          double *r, double *p, const double *ap,
                                                                          const unsigned int n, double *partials) {
-    phase_update_prefetched(k, x, r, p, ap, n, partials);
+    phase_update<true>(k, x, r, p, ap, n, partials);
 }
 extern "C" __global__ void __launch_bounds__(WG) spmv_kernel(const double *p, double *ap, const unsigned int n,
                                                             const unsigned int side, double *partials) {
@@ -170,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(WG) persistent_kernel(const unsigne
                                                                   const unsigned int side, double *partials,
                                                                   unsigned int *bar) {
     for (unsigned int k = 0; k < iters; ++k) {
-        phase_update(k, x, r, p, ap, n, partials);
+        phase_update<false>(k, x, r, p, ap, n, partials);
         grid_barrier(bar);
         phase_spmv(p, ap, n, side, partials);
         grid_barrier(bar);
