@@ -132,8 +132,9 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
  *   4. stop_rule 0: psi <= eps psi_0 (eq. 17); stop_rule 1: psi_prev - psi <= eps psi_prev (the
  *      step reduced psi by a relative eps or less, psi_prev its value before the step): the row
  *      is done.
- * Outputs: out_len[i] = |P| and P (insertion order) at out_cols[i * cap ..], cap =
- * max_steps * per_step; a non-positive pivot d (A not SPD) sets out_len[i] = 0xffffffff.
+ * Outputs, indexed by t (the batch's own rows, so a batch needs no n-sized arrays): out_len[t] =
+ * |P| and P (insertion order) at out_cols[t * cap ..], cap = max_steps * per_step; a
+ * non-positive pivot d (A not SPD) sets out_len[t] = 0xffffffff.
  * Scratch, per work-item t, interleaved (element e at e * rows + t, so a warp's accesses to the
  * same element coalesce): scalars L (packed rows, cap (cap + 1) / 2), y (cap), g (cap);
  * integers P (cap), P sorted (cap), cursors (cap + 1), heap columns and lists (cap + 1 each).
@@ -310,10 +311,10 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
             if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
         }
         if (failed) {
-            out_len[i] = 0xffffffffu;
+            out_len[t] = 0xffffffffu;
         } else {
-            out_len[i] = m;
-            for (uint a = 0; a < m; ++a) out_cols[(ulong)i * cap + a] = AF_P(a);
+            out_len[t] = m;
+            for (uint a = 0; a < m; ++a) out_cols[(ulong)t * cap + a] = AF_P(a);
         }
 #undef AF_L
 #undef AF_Y
@@ -331,11 +332,15 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
  * pattern on the device, so that the grown pattern never travels to the host (only its row
  * lengths and column counts do, for the two prefix sums).
  *
- *   afsai_compact (uint n, uint nnz, uint cap, const uint* out_cols, const uint* out_len,
- *                  const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
- * One work-item per row i < n: row i of G is out_cols[i * cap .. + out_len[i]] (afsai_grow's
- * output) sorted ascending, then i, written at g_row_ptr[i] (g_row_ptr[i + 1] - g_row_ptr[i] =
- * out_len[i] + 1); col_count[c] += 1 for every column c of the row (atomic; zero before).
+ *   afsai_compact (uint rows, uint first_row, uint n, uint nnz, uint cap, const uint* out_cols,
+ *                  const uint* out_len, const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
+ * One work-item per row t < rows of a batch of afsai_grow (its rows first_row + t of G, n in
+ * all): row first_row + t of G is out_cols[t * cap .. + out_len[t]] sorted ascending, then
+ * first_row + t, written at g_row_ptr[t] (g_row_ptr[t + 1] - g_row_ptr[t] = out_len[t] + 1);
+ * col_count[c] += 1 for every column c < n of the row (atomic; zero before the first batch).
+ *
+ *   afsai_place (uint len, uint offset, const uint* src, uint* dst)
+ * dst[offset + e] = src[e] for e < len: the compacted batches joined into one array.
  *
  *   fsai_transpose_fill (uint n, uint nnz, const uint* g_row_ptr, const uint* g_col_idx, uint* cursor,
  *                        uint* gt_row_idx, uint* gt_entry)
@@ -389,7 +394,8 @@ inline void fsai_heap_sort(__global uint *key, __global uint *val, const int pai
     }
 }
 
-pk_kernel void afsai_compact(const uint n, const uint nnz, const uint cap, PK_GLOBAL(const uint, out_cols),
+pk_kernel void afsai_compact(const uint rows, const uint first_row, const uint n, const uint nnz,
+                             const uint cap, PK_GLOBAL(const uint, out_cols),
                              PK_GLOBAL(const uint, out_len), PK_GLOBAL(const uint, g_row_ptr),
                              PK_GLOBAL(uint, g_col_idx), PK_GLOBAL(uint, col_count)) {
     PK_BIND(const uint, out_cols);
@@ -397,17 +403,24 @@ pk_kernel void afsai_compact(const uint n, const uint nnz, const uint cap, PK_GL
     PK_BIND(const uint, g_row_ptr);
     PK_BIND(uint, g_col_idx);
     PK_BIND(uint, col_count);
-    FOR_EACH(i, n) {
-        const uint m = out_len[i];
-        const uint gb = g_row_ptr[i];
+    FOR_EACH(t, rows) {
+        const uint m = out_len[t];
+        const uint gb = g_row_ptr[t];
         if (m > cap || gb > nnz || nnz - gb <= m) continue; /* inconsistent input: no write */
         __global uint *row = g_col_idx + gb;
-        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)i * cap + a];
+        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)t * cap + a];
         fsai_heap_sort(row, row, 0, m);
-        row[m] = i;
+        row[m] = first_row + t;
         for (uint a = 0; a <= m; ++a)
             if (row[a] < n) atomic_inc((volatile __global uint *)(col_count + row[a]));
     }
+}
+
+pk_kernel void afsai_place(const uint len, const uint offset, PK_GLOBAL(const uint, src),
+                           PK_GLOBAL(uint, dst)) {
+    PK_BIND(const uint, src);
+    PK_BIND(uint, dst);
+    FOR_EACH(e, len) dst[offset + e] = src[e];
 }
 
 pk_kernel void fsai_transpose_fill(const uint n, const uint nnz, PK_GLOBAL(const uint, g_row_ptr),

@@ -254,10 +254,10 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
             if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
         }
         if (failed) {
-            out_len[i] = 0xffffffffu;
+            out_len[t] = 0xffffffffu;
         } else {
-            out_len[i] = m;
-            for (uint a = 0; a < m; ++a) out_cols[(ulong)i * cap + a] = AF_P(a);
+            out_len[t] = m;
+            for (uint a = 0; a < m; ++a) out_cols[(ulong)t * cap + a] = AF_P(a);
         }
 #undef AF_L
 #undef AF_Y
@@ -271,8 +271,9 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
 }
 
 /*
- *   afsai_compact (uint n, uint nnz, uint cap, const uint* out_cols, const uint* out_len,
- *                  const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
+ *   afsai_compact (uint rows, uint first_row, uint n, uint nnz, uint cap, const uint* out_cols,
+ *                  const uint* out_len, const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
+ *   afsai_place (uint len, uint offset, const uint* src, uint* dst)
  *   fsai_transpose_fill (uint n, uint nnz, const uint* g_row_ptr, const uint* g_col_idx, uint* cursor,
  *                        uint* gt_row_idx, uint* gt_entry)
  *   fsai_transpose_sort (uint n, uint nnz, const uint* gt_col_ptr, uint* gt_row_idx, uint* gt_entry,
@@ -315,20 +316,26 @@ __device__ __forceinline__ void fsai_heap_sort(uint *key, uint *val, const int p
     }
 }
 
-extern "C" __launch_bounds__(WG) __global__ void afsai_compact(const uint n, const uint nnz, const uint cap, const uint *out_cols,
+extern "C" __launch_bounds__(WG) __global__ void afsai_compact(const uint rows, const uint first_row, const uint n,
+                                                               const uint nnz, const uint cap, const uint *out_cols,
                                                                const uint *out_len, const uint *g_row_ptr,
                                                                uint *g_col_idx, uint *col_count) {
-    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        const uint m = out_len[i];
-        const uint gb = g_row_ptr[i];
+    for (uint t = GRID_START; t < rows; t += GRID_STRIDE) {
+        const uint m = out_len[t];
+        const uint gb = g_row_ptr[t];
         if (m > cap || gb > nnz || nnz - gb <= m) continue; /* inconsistent input: no write */
         uint *row = g_col_idx + gb;
-        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)i * cap + a];
+        for (uint a = 0; a < m; ++a) row[a] = out_cols[(ulong)t * cap + a];
         fsai_heap_sort(row, row, 0, m);
-        row[m] = i;
+        row[m] = first_row + t;
         for (uint a = 0; a <= m; ++a)
             if (row[a] < n) atomicAdd(col_count + row[a], 1u);
     }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void afsai_place(const uint len, const uint offset, const uint *src,
+                                                             uint *dst) {
+    for (uint e = GRID_START; e < len; e += GRID_STRIDE) dst[offset + e] = src[e];
 }
 
 extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_fill(const uint n, const uint nnz, const uint *g_row_ptr,

@@ -118,8 +118,10 @@ fn grown<B: Backend>(
     let dev = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
     let mut scratch = b.alloc::<f64>(batch * g.scalars_per_row()).unwrap();
     let mut iscratch = b.alloc::<u32>(batch * g.indices_per_row()).unwrap();
-    let mut cols = b.alloc::<u32>(n * cap).unwrap();
-    let mut lens = b.alloc::<u32>(n).unwrap();
+    // The outputs are the launch's own (row start + t at t): one batch's worth, reused.
+    let mut cols = b.alloc::<u32>(batch * cap).unwrap();
+    let mut lens = b.alloc::<u32>(batch).unwrap();
+    let mut rows = Vec::with_capacity(n);
     let mut start = 0;
     while start < n {
         let end = (start + batch).min(n);
@@ -133,12 +135,14 @@ fn grown<B: Backend>(
             &mut lens,
         )
         .unwrap();
+        let (c, l) = (b.download(&cols).unwrap(), b.download(&lens).unwrap());
+        rows.extend(
+            (0..end - start)
+                .map(|t| (l[t] != u32::MAX).then(|| c[t * cap..t * cap + l[t] as usize].to_vec())),
+        );
         start = end;
     }
-    let (cols, lens) = (b.download(&cols).unwrap(), b.download(&lens).unwrap());
-    (0..n)
-        .map(|i| (lens[i] != u32::MAX).then(|| cols[i * cap..i * cap + lens[i] as usize].to_vec()))
-        .collect()
+    rows
 }
 
 #[test]
@@ -235,6 +239,7 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
             let opts = AfsaiOptions {
                 growth: g,
                 setup_in_f32: false,
+                max_batch_rows: None,
             };
             let fh = Fsai::adaptive(&host, a, opts).unwrap();
             let fb = Fsai::adaptive(b, a, opts).unwrap();
@@ -242,6 +247,28 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
             assert_eq!((&gh.0, &gh.1), (&gb.0, &gb.1), "{name}: pattern of G");
             let d = rel_diff(&gh.2, &gb.2);
             assert!(d <= 1e-12, "{}: {name} G differs by {d:e}", b.name());
+            // The setup in batches of 1 and 13 rows (grown, compacted and joined batch by
+            // batch): the same factors bit for bit, in as many growth launches.
+            for rows in [1usize, 13] {
+                let batched = AfsaiOptions {
+                    max_batch_rows: Some(rows),
+                    ..opts
+                };
+                let fs = Fsai::adaptive(b, a, batched).unwrap();
+                assert_eq!(fs.growth_batches(), a.n_rows().div_ceil(rows), "{name}");
+                assert_eq!(
+                    csr_of(b, fs.factors().0),
+                    gb,
+                    "{}: {name} G in batches of {rows}",
+                    b.name()
+                );
+                assert_eq!(
+                    csr_of(b, fs.factors().1),
+                    csr_of(b, fb.factors().1),
+                    "{}: {name} G^T in batches of {rows}",
+                    b.name()
+                );
+            }
             // G^T, laid out on the backend: the host's pattern exactly, the transpose of G
             // (rows ascending in every row of G^T) with G's values bit for bit.
             let (th, tb) = (csr_of(&host, fh.factors().1), csr_of(b, fb.factors().1));
@@ -335,6 +362,7 @@ fn pcg_with_afsai_converges<B: Backend + 'static>(b: &B) {
         let step = AfsaiOptions {
             growth: step_growth(30, 1, 1e-2),
             setup_in_f32: false,
+            max_batch_rows: None,
         };
         let sf = Fsai::adaptive(b, a, step).unwrap();
         let rs = common::pcg_a_ones(b, a, Some(&sf));
@@ -393,15 +421,32 @@ fn laid_out<B: Backend>(
         rp.push(rp.last().unwrap() + l + 1);
     }
     let nnz = rp[n] as usize;
-    let (oc, ol, grp) = (
-        b.upload(cols).unwrap(),
-        b.upload(lens).unwrap(),
-        b.upload(&rp).unwrap(),
-    );
+    let grp = b.upload(&rp).unwrap();
     let mut gci = b.alloc::<u32>(nnz).unwrap();
     let mut count = b.alloc::<u32>(n).unwrap();
-    b.afsai_compact::<f64>(cap, &oc, &ol, &grp, &mut gci, &mut count)
-        .unwrap();
+    // Two batches (rows 0..split and split..n, each with its own outputs and row pointers
+    // from 0), joined by afsai_place: the layout of all rows at once.
+    let split = n / 3;
+    for rows in [0..split, split..n] {
+        if rows.is_empty() {
+            continue;
+        }
+        let (c0, c1) = (rows.start * cap, rows.end * cap);
+        let local: Vec<u32> = rp[rows.start..=rows.end]
+            .iter()
+            .map(|&p| p - rp[rows.start])
+            .collect();
+        let (oc, ol, lrp) = (
+            b.upload(&cols[c0..c1]).unwrap(),
+            b.upload(&lens[rows.clone()]).unwrap(),
+            b.upload(&local).unwrap(),
+        );
+        let mut piece = b.alloc::<u32>(local[rows.len()] as usize).unwrap();
+        b.afsai_compact::<f64>(cap, rows.clone(), &oc, &ol, &lrp, &mut piece, &mut count)
+            .unwrap();
+        b.afsai_place::<f64>(&piece, &mut gci, rp[rows.start] as usize)
+            .unwrap();
+    }
     let counts = b.download(&count).unwrap();
     let mut cp = vec![0u32];
     for &c in &counts {
@@ -466,7 +511,7 @@ fn layout_kernels_match_host<B: Backend>(b: &B) {
     let grp = b.upload(&bad_rp).unwrap();
     let mut gci = b.alloc::<u32>(40).unwrap();
     let mut count = b.alloc::<u32>(n).unwrap();
-    b.afsai_compact::<f64>(4, &oc, &ol, &grp, &mut gci, &mut count)
+    b.afsai_compact::<f64>(4, 0..n, &oc, &ol, &grp, &mut gci, &mut count)
         .unwrap();
     let mut cursor = b.upload(&bad_rp[..n]).unwrap();
     let (mut gri, mut gent, mut gpos) = (
@@ -488,8 +533,14 @@ fn layout_kernels_match_host<B: Backend>(b: &B) {
     // Wrong lengths are typed errors.
     let short = b.alloc::<u32>(3).unwrap();
     let e = b
-        .afsai_compact::<f64>(4, &oc, &ol, &short, &mut gci, &mut count)
+        .afsai_compact::<f64>(4, 0..n, &oc, &ol, &short, &mut gci, &mut count)
         .unwrap_err();
+    assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
+    let e = b
+        .afsai_compact::<f64>(4, 1..n + 1, &oc, &ol, &grp, &mut gci, &mut count)
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
+    let e = b.afsai_place::<f64>(&oc, &mut gci, 1).unwrap_err();
     assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
 }
 
@@ -628,10 +679,17 @@ fn afsai_bad_input_is_a_typed_error() {
         let opts = AfsaiOptions {
             growth: g,
             setup_in_f32: false,
+            max_batch_rows: None,
         };
         let e = Fsai::adaptive(&host, &a, opts).unwrap_err();
         assert!(matches!(e, Error::InvalidParameter { .. }), "{g:?}: {e}");
     }
+    let zero_rows = AfsaiOptions {
+        max_batch_rows: Some(0),
+        ..AfsaiOptions::default()
+    };
+    let e = Fsai::adaptive(&host, &a, zero_rows).unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
     // Nonsymmetric.
     let t = [(0, 0, 2.0), (0, 1, 1.0), (1, 1, 2.0)];
     let ns = CsrMatrix::from_triplets(2, 2, &t).unwrap();

@@ -93,6 +93,10 @@ enum Command {
         /// or step (when the last step reduced psi by a relative eps or less).
         #[arg(long, default_value = "ratio")]
         afsai_stop: String,
+        /// At most this many rows per afsai growth launch (default: chosen from the memory the
+        /// grown rows predict; the pattern is the same for any value).
+        #[arg(long)]
+        afsai_batch_rows: Option<usize>,
         /// Precision of the fsai/afsai setup: f64 (the solve's precision) or f32 (the factor
         /// is set up in single precision and cast to the solve precision on the device).
         #[arg(long, default_value = "f64")]
@@ -265,6 +269,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             afsai_step_size,
             afsai_eps,
             afsai_stop,
+            afsai_batch_rows,
             fsai_setup_precision,
             backend,
             execution,
@@ -313,6 +318,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                         },
                     },
                     setup_in_f32,
+                    max_batch_rows: afsai_batch_rows,
                 },
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,

@@ -739,14 +739,24 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     fn afsai_compact<T: Scalar>(
         &self,
         cap: usize,
+        rows: Range<usize>,
         out_cols: &Buffer<u32>,
         out_len: &Buffer<u32>,
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
     ) -> Result<()> {
-        self.inner
-            .afsai_compact::<T>(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)
+        self.inner.afsai_compact::<T>(
+            cap, rows, out_cols, out_len, g_row_ptr, g_col_idx, col_count,
+        )
+    }
+    fn afsai_place<T: Scalar>(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        offset: usize,
+    ) -> Result<()> {
+        self.inner.afsai_place::<T>(src, dst, offset)
     }
     fn fsai_transpose<T: Scalar>(
         &self,

@@ -91,6 +91,7 @@ pub(crate) enum Kernel {
     FsaiRows,
     AfsaiGrow,
     AfsaiCompact,
+    AfsaiPlace,
     FsaiTransposeFill,
     FsaiTransposeSort,
     HaloGather,
@@ -106,7 +107,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 53] = [
+    pub(crate) const ALL: [Kernel; 54] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -149,6 +150,7 @@ impl Kernel {
         Kernel::FsaiRows,
         Kernel::AfsaiGrow,
         Kernel::AfsaiCompact,
+        Kernel::AfsaiPlace,
         Kernel::FsaiTransposeFill,
         Kernel::FsaiTransposeSort,
         Kernel::HaloGather,
@@ -207,6 +209,7 @@ impl Kernel {
             Kernel::FsaiRows => "fsai_rows",
             Kernel::AfsaiGrow => "afsai_grow",
             Kernel::AfsaiCompact => "afsai_compact",
+            Kernel::AfsaiPlace => "afsai_place",
             Kernel::FsaiTransposeFill => "fsai_transpose_fill",
             Kernel::FsaiTransposeSort => "fsai_transpose_sort",
             Kernel::HaloGather => "halo_gather",

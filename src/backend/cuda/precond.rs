@@ -4,7 +4,7 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -266,22 +266,29 @@ impl PrecondOps for CudaBackend {
         // SAFETY: afsai_grow(row_begin, rows, A csr, uint max_steps, uint per_step, eps,
         // stop_rule, scratch, iscratch, out_cols, out_len): A is a square CSR whose indices were validated
         // at upload, the rows lie inside it, the scratch buffers hold `rows` rows of the
-        // growth's layout, out_cols n * cap and out_len n entries (checked).
+        // growth's layout, out_cols rows * cap and out_len rows entries (checked).
         unsafe { self.launch::<T>(Kernel::AfsaiGrow, self.grid(count), &args) }
     }
 
     fn afsai_compact<T: Scalar>(
         &self,
         cap: usize,
+        rows: Range<usize>,
         out_cols: &Buffer<u32>,
         out_len: &Buffer<u32>,
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
     ) -> Result<()> {
-        let (n, nnz) =
-            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        let (count, first, n, nnz) = check_afsai_compact(
+            cap, &rows, out_cols, out_len, g_row_ptr, g_col_idx, col_count,
+        )?;
+        if count == 0 {
+            return Ok(());
+        }
         let args = [
+            Arg::U32(count),
+            Arg::U32(first),
             Arg::U32(n),
             Arg::U32(nnz),
             index_arg("afsai_cap", cap)?,
@@ -291,10 +298,32 @@ impl PrecondOps for CudaBackend {
             self.ptr(g_col_idx)?,
             self.ptr(col_count)?,
         ];
-        // SAFETY: afsai_compact(n, nnz, cap, out_cols, out_len, g_row_ptr, g_col_idx,
-        // col_count): out_cols holds n * cap entries, g_row_ptr n + 1, col_count n, g_col_idx
-        // nnz (checked); the kernel skips rows whose entries would pass nnz and columns >= n.
-        unsafe { self.launch::<T>(Kernel::AfsaiCompact, self.grid(n as usize), &args) }
+        // SAFETY: afsai_compact(rows, first_row, n, nnz, cap, out_cols, out_len, g_row_ptr,
+        // g_col_idx, col_count): out_cols holds rows * cap entries, out_len rows, g_row_ptr
+        // rows + 1, col_count n, g_col_idx nnz (checked); the kernel skips rows whose entries
+        // would pass nnz and columns >= n.
+        unsafe { self.launch::<T>(Kernel::AfsaiCompact, self.grid(count as usize), &args) }
+    }
+
+    fn afsai_place<T: Scalar>(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        offset: usize,
+    ) -> Result<()> {
+        let (len, offset) = check_afsai_place(src, dst, offset)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let args = [
+            Arg::U32(len),
+            Arg::U32(offset),
+            self.ptr(src)?,
+            self.ptr(dst)?,
+        ];
+        // SAFETY: afsai_place(len, offset, src, dst): src holds len entries and dst
+        // offset + len or more (checked).
+        unsafe { self.launch::<T>(Kernel::AfsaiPlace, self.grid(len as usize), &args) }
     }
 
     fn fsai_transpose<T: Scalar>(

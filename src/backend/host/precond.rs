@@ -4,7 +4,7 @@ use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -276,13 +276,13 @@ impl PrecondOps for HostBackend {
             .collect();
         let cap = growth.cap();
         let (cols, lens) = (out_cols.host_mut()?, out_len.host_mut()?);
-        for (i, p) in rows.zip(grown) {
+        for (t, p) in grown.into_iter().enumerate() {
             match p {
                 Some(p) => {
-                    lens[i] = p.len() as u32;
-                    cols[i * cap..i * cap + p.len()].copy_from_slice(&p);
+                    lens[t] = p.len() as u32;
+                    cols[t * cap..t * cap + p.len()].copy_from_slice(&p);
                 }
-                None => lens[i] = u32::MAX,
+                None => lens[t] = u32::MAX,
             }
         }
         Ok(())
@@ -291,39 +291,41 @@ impl PrecondOps for HostBackend {
     fn afsai_compact<T: Scalar>(
         &self,
         cap: usize,
+        rows: Range<usize>,
         out_cols: &Buffer<u32>,
         out_len: &Buffer<u32>,
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
     ) -> Result<()> {
-        let (n, nnz) =
-            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        let (count, first, n, nnz) = check_afsai_compact(
+            cap, &rows, out_cols, out_len, g_row_ptr, g_col_idx, col_count,
+        )?;
         self.counters.launch();
-        let (n, nnz) = (n as usize, nnz as usize);
+        let (count, first, n, nnz) = (count as usize, first as usize, n as usize, nnz as usize);
         let (cols, lens, rp) = (out_cols.host()?, out_len.host()?, g_row_ptr.host()?);
         let gci = g_col_idx.host_mut()?;
         // The rows that fit (the kernel's rule), each with its own slice of g_col_idx.
-        let mut rows: Vec<(usize, &mut [u32])> = Vec::with_capacity(n);
+        let mut rows: Vec<(usize, &mut [u32])> = Vec::with_capacity(count);
         let mut rest: &mut [u32] = gci;
         let mut offset = 0usize;
-        for i in 0..n {
-            let (m, gb) = (lens[i] as usize, rp[i] as usize);
+        for t in 0..count {
+            let (m, gb) = (lens[t] as usize, rp[t] as usize);
             if m > cap || gb > nnz || nnz - gb <= m || gb < offset {
                 continue; // inconsistent input: no write (rows overlapping earlier ones too)
             }
             let tail = std::mem::take(&mut rest);
             let (_, from_gb) = tail.split_at_mut(gb - offset);
             let (row, after) = from_gb.split_at_mut(m + 1);
-            rows.push((i, row));
+            rows.push((t, row));
             rest = after;
             offset = gb + m + 1;
         }
-        rows.par_iter_mut().for_each(|(i, row)| {
+        rows.par_iter_mut().for_each(|(t, row)| {
             let m = row.len() - 1;
-            row[..m].copy_from_slice(&cols[*i * cap..*i * cap + m]);
+            row[..m].copy_from_slice(&cols[*t * cap..*t * cap + m]);
             row[..m].sort_unstable();
-            row[m] = *i as u32;
+            row[m] = (first + *t) as u32;
         });
         let counts = col_count.host_mut()?;
         for (_, row) in &rows {
@@ -333,6 +335,18 @@ impl PrecondOps for HostBackend {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn afsai_place<T: Scalar>(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        offset: usize,
+    ) -> Result<()> {
+        check_afsai_place(src, dst, offset)?;
+        self.counters.launch();
+        dst.host_mut()?[offset..offset + src.len()].copy_from_slice(src.host()?);
         Ok(())
     }
 

@@ -4,7 +4,7 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
-    check_afsai_compact, check_afsai_grow, check_block_diag_scale, check_fsai,
+    check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -253,18 +253,25 @@ impl PrecondOps for OpenClBackend {
     fn afsai_compact<T: Scalar>(
         &self,
         cap: usize,
+        rows: Range<usize>,
         out_cols: &Buffer<u32>,
         out_len: &Buffer<u32>,
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
     ) -> Result<()> {
-        let (n, nnz) =
-            check_afsai_compact(cap, out_cols, out_len, g_row_ptr, g_col_idx, col_count)?;
+        let (count, first, n, nnz) = check_afsai_compact(
+            cap, &rows, out_cols, out_len, g_row_ptr, g_col_idx, col_count,
+        )?;
+        if count == 0 {
+            return Ok(());
+        }
         self.launch::<T>(
             "afsai_compact",
-            self.elementwise_groups(n as usize),
+            self.elementwise_groups(count as usize),
             &[
+                Arg::uint(count),
+                Arg::uint(first),
                 Arg::uint(n),
                 Arg::uint(nnz),
                 Arg::uint(Self::len_u32(cap)?),
@@ -273,6 +280,28 @@ impl PrecondOps for OpenClBackend {
                 Arg::Mem(self.mem(g_row_ptr)?),
                 Arg::Mem(self.mem(g_col_idx)?),
                 Arg::Mem(self.mem(col_count)?),
+            ],
+        )
+    }
+
+    fn afsai_place<T: Scalar>(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        offset: usize,
+    ) -> Result<()> {
+        let (len, offset) = check_afsai_place(src, dst, offset)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.launch::<T>(
+            "afsai_place",
+            self.elementwise_groups(len as usize),
+            &[
+                Arg::uint(len),
+                Arg::uint(offset),
+                Arg::Mem(self.mem(src)?),
+                Arg::Mem(self.mem(dst)?),
             ],
         )
     }

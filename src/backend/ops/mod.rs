@@ -83,6 +83,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "fsai_rows",
             "afsai_grow",
             "afsai_compact",
+            "afsai_place",
             "fsai_transpose_fill",
             "fsai_transpose_sort",
         ],

@@ -499,7 +499,7 @@ impl AfsaiGrowth {
 }
 
 /// Check `afsai_grow`: A square CSR, valid growth parameters, the rows inside A, the scratch
-/// holding `rows.len()` rows, `out_cols` n * cap and `out_len` n entries.
+/// and the outputs (`out_cols` rows * cap, `out_len` rows entries) holding `rows.len()` rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_afsai_grow<T: Scalar>(
     a: &crate::backend::DeviceMatrix<T>,
@@ -536,7 +536,7 @@ pub(crate) fn check_afsai_grow<T: Scalar>(
     let need_i = k
         .checked_mul(growth.indices_per_row())
         .ok_or_else(|| too_big("index scratch"))?;
-    let need_c = n
+    let need_c = k
         .checked_mul(growth.cap())
         .ok_or_else(|| too_big("pattern"))?;
     if scratch.len() < need_s {
@@ -556,21 +556,33 @@ pub(crate) fn check_afsai_grow<T: Scalar>(
             out_cols.len(),
         ));
     }
-    check_len("afsai_grow: pattern lengths", out_len, n)
+    if out_len.len() < k {
+        return Err(Error::dims("afsai_grow: pattern lengths", k, out_len.len()));
+    }
+    Ok(())
 }
 
-/// Check `afsai_compact`: n = `out_len.len()` rows, `out_cols` n * cap entries, `g_row_ptr`
-/// n + 1, `col_count` n, and n, nnz (= `g_col_idx.len()`) below 2^32.
+/// Check `afsai_compact`: the rows inside n = `col_count.len()`, `out_cols` and `out_len`
+/// holding `rows.len()` rows (cap entries each), `g_row_ptr` rows + 1 entries or more; returns
+/// (rows, first row, n, nnz = `g_col_idx.len()`), all below 2^32.
 pub(crate) fn check_afsai_compact(
     cap: usize,
+    rows: &Range<usize>,
     out_cols: &Buffer<u32>,
     out_len: &Buffer<u32>,
     g_row_ptr: &Buffer<u32>,
     g_col_idx: &Buffer<u32>,
     col_count: &Buffer<u32>,
-) -> Result<(u32, u32)> {
-    let n = out_len.len();
-    let need = n.checked_mul(cap).ok_or_else(|| Error::IndexOverflow {
+) -> Result<(u32, u32, u32, u32)> {
+    let n = col_count.len();
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::param(
+            "rows",
+            format!("afsai_compact: rows {rows:?} of a pattern with {n}"),
+        ));
+    }
+    let k = rows.len();
+    let need = k.checked_mul(cap).ok_or_else(|| Error::IndexOverflow {
         what: "afsai_compact: pattern".into(),
         value: usize::MAX,
         max: u32::MAX as usize,
@@ -582,12 +594,40 @@ pub(crate) fn check_afsai_compact(
             out_cols.len(),
         ));
     }
-    check_len("afsai_compact: row pointers", g_row_ptr, n + 1)?;
-    check_len("afsai_compact: column counts", col_count, n)?;
+    if out_len.len() < k {
+        return Err(Error::dims(
+            "afsai_compact: pattern lengths",
+            k,
+            out_len.len(),
+        ));
+    }
+    if g_row_ptr.len() < k + 1 {
+        return Err(Error::dims(
+            "afsai_compact: row pointers",
+            k + 1,
+            g_row_ptr.len(),
+        ));
+    }
     Ok((
+        index_u32("afsai_compact: rows", k)?,
+        index_u32("afsai_compact: first row", rows.start)?,
         index_u32("afsai_compact: n", n)?,
         index_u32("afsai_compact: nnz", g_col_idx.len())?,
     ))
+}
+
+/// Check `afsai_place`: `offset + src.len() <= dst.len()` < 2^32; returns (len, offset).
+pub(crate) fn check_afsai_place(
+    src: &Buffer<u32>,
+    dst: &Buffer<u32>,
+    offset: usize,
+) -> Result<(u32, u32)> {
+    let end = offset.saturating_add(src.len());
+    if end > dst.len() {
+        return Err(Error::dims("afsai_place: destination", end, dst.len()));
+    }
+    index_u32("afsai_place: destination", dst.len())?;
+    Ok((src.len() as u32, offset as u32))
 }
 
 /// Check `fsai_transpose`: n + 1 row and column pointers, an n-entry cursor, and row indices,
@@ -775,8 +815,9 @@ pub trait PrecondOps: KrylovOps {
     /// Kernel `afsai_grow` (adaptive FSAI pattern, seed 004 Algorithm 1): for every row i in
     /// `rows`, `growth.max_steps` steps of the Kaporin-gradient growth from G~ = I, one
     /// work-item per row and every step in the one launch. Writes the off-diagonal pattern of
-    /// row i (insertion order, columns < i) at `out_cols[i * cap ..]` and its length at
-    /// `out_len[i]` (0xffffffff: a Cholesky pivot <= 0, A is not SPD). `scratch` and `iscratch`
+    /// row i = `rows.start` + t (insertion order, columns < i) at `out_cols[t * cap ..]` and its
+    /// length at `out_len[t]` (0xffffffff: a Cholesky pivot <= 0, A is not SPD): the outputs
+    /// are the launch's own, `rows.len()` rows long. `scratch` and `iscratch`
     /// hold [`AfsaiGrowth::scalars_per_row`] and [`AfsaiGrowth::indices_per_row`] per row of
     /// the launch. A must be in CSR with ascending columns and symmetric.
     #[allow(clippy::too_many_arguments)]
@@ -791,21 +832,33 @@ pub trait PrecondOps: KrylovOps {
         out_len: &mut Buffer<u32>,
     ) -> Result<()>;
 
-    /// Kernel `afsai_compact` (the adaptive FSAI pattern laid out on the device): for every
-    /// row i < n = `out_len.len()`, row i of G's pattern is `out_cols[i * cap ..][.. out_len[i]]`
-    /// (the output of [`PrecondOps::afsai_grow`]) sorted ascending, then i, written at
-    /// `g_row_ptr[i]`, and `col_count[c]` grows by one for every column c of the row
-    /// (`col_count` zeroed before). `g_row_ptr` must be the prefix sum of `out_len[i] + 1`;
-    /// entries that do not fit are skipped, never written out of bounds.
+    /// Kernel `afsai_compact` (the adaptive FSAI pattern laid out on the device): for the
+    /// rows i = `rows.start` + t of one [`PrecondOps::afsai_grow`] launch (its outputs
+    /// `out_cols`, `out_len`), row i of G's pattern is `out_cols[t * cap ..][.. out_len[t]]`
+    /// sorted ascending, then i, written at `g_row_ptr[t]` of `g_col_idx`, and `col_count[c]`
+    /// grows by one for every column c of the row (`col_count`, n = `col_count.len()` entries,
+    /// zeroed before the first launch). `g_row_ptr` must be the prefix sum of `out_len[t] + 1`
+    /// from 0; entries that do not fit are skipped, never written out of bounds.
     #[allow(clippy::too_many_arguments)]
     fn afsai_compact<T: Scalar>(
         &self,
         cap: usize,
+        rows: Range<usize>,
         out_cols: &Buffer<u32>,
         out_len: &Buffer<u32>,
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
+    ) -> Result<()>;
+
+    /// Kernel `afsai_place`: `dst[offset + e] = src[e]` for every entry e of `src` (the
+    /// batches of [`PrecondOps::afsai_compact`] joined into G's column indices).
+    /// [`Error::DimensionMismatch`] unless `offset + src.len() <= dst.len()` < 2^32.
+    fn afsai_place<T: Scalar>(
+        &self,
+        src: &Buffer<u32>,
+        dst: &mut Buffer<u32>,
+        offset: usize,
     ) -> Result<()>;
 
     /// Kernels `fsai_transpose_fill` and `fsai_transpose_sort`: the pattern of G^T (CSR, rows

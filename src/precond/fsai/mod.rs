@@ -11,6 +11,7 @@
 //!   backend runs the same algorithm with rayon), then the rows of G are computed on the final
 //!   pattern by the same `fsai_rows` kernel as the static FSAI.
 
+mod batches;
 pub(crate) mod growth;
 
 use super::isai::{layout_of, power_rows};
@@ -62,6 +63,10 @@ pub struct AfsaiOptions {
     /// and cast it to the solve precision on the device; no effect on a single-precision
     /// solve.
     pub setup_in_f32: bool,
+    /// At most this many rows per growth launch (`None`: the setup decides from the memory
+    /// the G grown so far predicts). Smaller batches hold less scratch and occupy less of a
+    /// GPU; the pattern is the same for any value.
+    pub max_batch_rows: Option<usize>,
 }
 
 impl Default for AfsaiOptions {
@@ -74,6 +79,7 @@ impl Default for AfsaiOptions {
                 stop: crate::backend::AfsaiStop::RatioToInitial,
             },
             setup_in_f32: false,
+            max_batch_rows: None,
         }
     }
 }
@@ -136,6 +142,8 @@ pub struct Fsai<T> {
     split: FsaiSetupSplit,
     density: f64,
     peak_bytes: usize,
+    /// Adaptive FSAI: the `afsai_grow` launches (batches of rows) of the setup; 0 otherwise.
+    growth_batches: usize,
     fingerprint: u64,
 }
 
@@ -151,6 +159,7 @@ struct FactorStage<'d, T> {
     row_ptr: Vec<u32>,
     split: FsaiSetupSplit,
     peak_bytes: usize,
+    growth_batches: usize,
 }
 
 impl<T: Scalar> Fsai<T> {
@@ -219,6 +228,7 @@ impl<T: Scalar> Fsai<T> {
             pattern,
             gt_col_ptr,
             gt_row_idx,
+            growth_batches: 0,
             row_ptr: lay.row_ptr,
             split: FsaiSetupSplit {
                 pattern: t_pattern,
@@ -256,6 +266,9 @@ impl<T: Scalar> Fsai<T> {
         let t0 = Instant::now();
         let growth = opts.growth;
         growth.validate()?;
+        if opts.max_batch_rows == Some(0) {
+            return Err(Error::param("afsai_batch_rows", "must be at least 1"));
+        }
         if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
             let a32 = a.cast::<f32>();
             let t_round = t0.elapsed().as_secs_f64();
@@ -263,97 +276,42 @@ impl<T: Scalar> Fsai<T> {
         }
         check_domain(a)?;
         let n = a.n_rows();
-        let cap = growth.cap();
         let t_check = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         let fingerprint = a.fingerprint();
         let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
-        // Rows per launch: the scratch of a batch stays within max(4M scalars, n * (cap + 1)),
-        // the size of the largest G the growth can give, times a factor: 2 for eq. (17), whose
-        // rows mostly take every step (G then ends near that size, the peak memory is set by
-        // the row solves, and the wider launches grew 5-35% faster on the H200), 1 for the
-        // step rule (G ends far smaller and the scratch would set the peak); the environment's
-        // tuning factor overrides both.
-        let per_row = growth.scalars_per_row().max(1);
+        // The growth, batch by batch, each batch compacted at once (batches.rs): the peak
+        // follows the G being built. The fixed budget factor (the most a batch takes): 2 for
+        // eq. (17), whose rows mostly take every step (the wider launches grew 5-35% faster on
+        // the H200), 1 for the step rule; the environment's tuning factor overrides both.
         let factor = crate::backend::tuning::afsai_batch_factor().unwrap_or(match growth.stop {
             crate::backend::AfsaiStop::RatioToInitial => 2,
             crate::backend::AfsaiStop::StepReduction => 1,
         });
-        let budget = (4usize << 20).max(n.saturating_mul(cap + 1).saturating_mul(factor));
-        let batch_rows = (budget / per_row).clamp(1, n.max(1));
-        let mut scratch = backend.alloc::<T>(batch_rows * per_row)?;
-        let mut iscratch = backend.alloc::<u32>(batch_rows * growth.indices_per_row())?;
-        let mut out_cols = backend.alloc::<u32>((n * cap).max(1))?;
-        let mut out_len = backend.alloc::<u32>(n)?;
-        backend.synchronize()?;
+        let plan = batches::BatchPlan::new::<T>(n, &growth, factor, opts.max_batch_rows);
         let t_upload = t1.elapsed().as_secs_f64();
-        let peak_bytes = a_dev.own_bytes()
-            + scratch.bytes()
-            + iscratch.bytes()
-            + out_cols.bytes()
-            + out_len.bytes();
-
-        let t2 = Instant::now();
-        let mut start = 0;
-        while start < n {
-            let end = (start + batch_rows).min(n);
-            backend.afsai_grow(
-                a_dev.get(),
-                growth,
-                start..end,
-                &mut scratch,
-                &mut iscratch,
-                &mut out_cols,
-                &mut out_len,
-            )?;
-            start = end;
-        }
-        backend.synchronize()?;
-        let t_growth = t2.elapsed().as_secs_f64();
-        drop((scratch, iscratch));
-
-        // The pattern's row pointers from its row lengths (host: n entries).
-        let t3 = Instant::now();
-        let mut lens = vec![0u32; n];
-        backend.read(&out_len, &mut lens)?;
-        if let Some(i) = lens.iter().position(|&len| len == u32::MAX) {
-            return Err(not_spd(i));
-        }
-        if let Some(i) = lens.iter().position(|&len| len as usize > cap) {
-            return Err(Error::PreconditionerSetup(format!(
-                "afsai: row {i} reports {} pattern entries, more than {cap}",
-                lens[i]
-            )));
-        }
-        let row_ptr = prefix_sum(lens.iter().map(|&len| len + 1), "aFSAI pattern entries")?;
-        drop(lens);
-        let nnz_g = row_ptr[n] as usize;
-        let mut t_pattern = t_check + t3.elapsed().as_secs_f64();
-
-        // G's rows sorted and counted by column on the device.
-        let t4 = Instant::now();
-        let g_row_ptr = backend.upload(&row_ptr)?;
-        let mut g_col_idx = backend.alloc::<u32>(nnz_g)?;
-        let mut col_count = backend.alloc::<u32>(n)?;
-        let peak_compact = peak_bytes.max(
-            a_dev.own_bytes()
-                + out_cols.bytes()
-                + out_len.bytes()
-                + g_row_ptr.bytes()
-                + g_col_idx.bytes()
-                + col_count.bytes(),
-        );
-        backend.afsai_compact::<T>(
-            cap,
-            &out_cols,
-            &out_len,
-            &g_row_ptr,
-            &mut g_col_idx,
-            &mut col_count,
+        let grown = batches::grow_in_batches(
+            backend,
+            a_dev.get(),
+            growth,
+            plan,
+            a_dev.own_bytes(),
+            not_spd,
         )?;
-        drop((out_cols, out_len));
-        let mut t_layout = t4.elapsed().as_secs_f64();
+        let batches::GrownPattern {
+            row_ptr,
+            g_row_ptr,
+            g_col_idx,
+            col_count,
+            growth_s: t_growth,
+            layout_s: mut t_layout,
+            host_s,
+            peak_bytes: peak_compact,
+            batches: growth_batches,
+        } = grown;
+        let nnz_g = row_ptr[n] as usize;
+        let mut t_pattern = t_check + host_s;
 
         // G^T's row pointers from the column counts (host: n entries).
         let t5 = Instant::now();
@@ -416,6 +374,7 @@ impl<T: Scalar> Fsai<T> {
                 ..Default::default()
             },
             peak_bytes: peak_compact.max(peak_transpose),
+            growth_batches,
         };
         Self::from_layout(backend, a, stage, FsaiVariant::Adaptive(opts))
     }
@@ -436,6 +395,7 @@ impl<T: Scalar> Fsai<T> {
             row_ptr,
             mut split,
             peak_bytes: peak_before,
+            growth_batches,
         } = stage;
         let n = a.n_rows();
         let nnz_g = pattern.nnz();
@@ -489,6 +449,7 @@ impl<T: Scalar> Fsai<T> {
             },
             split,
             peak_bytes,
+            growth_batches,
             fingerprint,
         })
     }
@@ -518,6 +479,12 @@ impl<T: Scalar> Fsai<T> {
     /// work).
     pub fn peak_setup_bytes(&self) -> usize {
         self.peak_bytes
+    }
+
+    /// Adaptive FSAI: how many `afsai_grow` launches (batches of rows) the setup took; 0 for
+    /// the static FSAI.
+    pub fn growth_batches(&self) -> usize {
+        self.growth_batches
     }
 }
 
@@ -563,6 +530,7 @@ impl Fsai<f32> {
             split,
             density: self.density,
             peak_bytes,
+            growth_batches: self.growth_batches,
             fingerprint: a.fingerprint(),
         })
     }
@@ -813,6 +781,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
             "nnz_g": self.g.nnz(),
             "density": self.density,
             "peak_setup_bytes": self.peak_bytes,
+            "growth_batches": self.growth_batches,
             "setup_split_seconds": self.split,
         });
         if let (Some(obj), serde_json::Value::Object(extra)) = (v.as_object_mut(), variant) {
