@@ -340,7 +340,8 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
  * col_count[c] += 1 for every column c < n of the row (atomic; zero before the first batch).
  *
  *   afsai_place (uint len, uint offset, const uint* src, uint* dst)
- * dst[offset + e] = src[e] for e < len: the compacted batches joined into one array.
+ * dst[offset + e] = src[e] for e < len (src may be longer): the compacted batches joined into
+ * one array.
  *
  *   fsai_transpose_fill (uint n, uint nnz, const uint* g_row_ptr, const uint* g_col_idx, uint* cursor,
  *                        uint* gt_row_idx, uint* gt_entry)

@@ -20,10 +20,10 @@ echo "bench: status $?"
 python3 - "$OUT/afsai-memory-cuda-h200.csv" <<'PY'
 import csv, sys
 print(f"{'problem':12} {'precond':6} {'rule':5} {'eps':6} {'its':>5} {'setup s':>8} {'growth s':>8} {'batches':>7} "
-      f"{'solve s':>8} {'total s':>8} {'density':>7} {'peak/final':>10}")
+      f"{'solve s':>8} {'total s':>8} {'density':>7} {'peak/final':>10} {'apply ms':>8}")
 for r in csv.DictReader(open(sys.argv[1])):
     mem = int(r["memory_bytes"]) or 1
     print(f"{r['problem']:12} {r['precond']:6} {r['stop']:5} {r['eps']:6} {r['iterations']:>5} {float(r['setup_s']):8.3f} "
           f"{float(r['growth_s']):8.3f} {r['growth_batches']:>7} {float(r['solve_s']):8.3f} {float(r['total_s']):8.3f} "
-          f"{r['density']:>7} {int(r['peak_setup_bytes']) / mem:10.2f}")
+          f"{r['density']:>7} {int(r['peak_setup_bytes']) / mem:10.2f} {float(r['apply_s']) * 1e3:8.3f}")
 PY

@@ -444,7 +444,7 @@ fn laid_out<B: Backend>(
         let mut piece = b.alloc::<u32>(local[rows.len()] as usize).unwrap();
         b.afsai_compact::<f64>(cap, rows.clone(), &oc, &ol, &lrp, &mut piece, &mut count)
             .unwrap();
-        b.afsai_place::<f64>(&piece, &mut gci, rp[rows.start] as usize)
+        b.afsai_place::<f64>(&piece, piece.len(), &mut gci, rp[rows.start] as usize)
             .unwrap();
     }
     let counts = b.download(&count).unwrap();
@@ -540,7 +540,11 @@ fn layout_kernels_match_host<B: Backend>(b: &B) {
         .afsai_compact::<f64>(4, 1..n + 1, &oc, &ol, &grp, &mut gci, &mut count)
         .unwrap_err();
     assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
-    let e = b.afsai_place::<f64>(&oc, &mut gci, 1).unwrap_err();
+    let e = b
+        .afsai_place::<f64>(&oc, oc.len(), &mut gci, 1)
+        .unwrap_err();
+    assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
+    let e = b.afsai_place::<f64>(&gci, 41, &mut count, 0).unwrap_err();
     assert!(matches!(e, Error::DimensionMismatch { .. }), "{e}");
 }
 

@@ -83,6 +83,30 @@ impl FormatRequest {
     }
 }
 
+impl FormatRequest {
+    /// [`FormatRequest::resolve`], except that an automatic choice of another format becomes
+    /// CSR, for the reason `why` (e.g. a preconditioner whose setup reads the operator's CSR
+    /// copy); a given format is kept.
+    pub fn resolve_keeping_csr<T: Scalar, B: BackendInfo + ?Sized>(
+        &self,
+        a: &CsrMatrix<T>,
+        backend: &B,
+        why: &str,
+    ) -> FormatChoice {
+        let chosen = self.resolve(a, backend);
+        if matches!(self, Self::Auto) && chosen.format != MatrixFormat::Csr {
+            return FormatChoice {
+                format: MatrixFormat::Csr,
+                reason: format!(
+                    "CSR: {why} (automatic choice {}: {})",
+                    chosen.format, chosen.reason
+                ),
+            };
+        }
+        chosen
+    }
+}
+
 /// Choose the device format of `a` for `backend` (see the module documentation).
 pub fn choose_format<T: Scalar, B: BackendInfo + ?Sized>(
     a: &CsrMatrix<T>,
@@ -196,6 +220,19 @@ mod tests {
     fn chosen(g: Generator, n: usize, backend: &'static str) -> MatrixFormat {
         let a = g.generate::<f64>(n).unwrap().matrix;
         choose_format(&a, &Gpu(backend)).format
+    }
+
+    #[test]
+    fn keeping_csr_overrides_only_an_automatic_choice() {
+        let a = Generator::Stencil27.generate::<f64>(30_000).unwrap().matrix;
+        let gpu = Gpu("cuda");
+        let sell = MatrixFormat::Sell { c: 32, sigma: 256 };
+        assert_eq!(FormatRequest::Auto.resolve(&a, &gpu).format, sell);
+        let kept = FormatRequest::Auto.resolve_keeping_csr(&a, &gpu, "setup reads CSR");
+        assert_eq!(kept.format, MatrixFormat::Csr);
+        assert!(kept.reason.contains("setup reads CSR"), "{}", kept.reason);
+        let given = FormatRequest::Fixed(sell).resolve_keeping_csr(&a, &gpu, "setup reads CSR");
+        assert_eq!(given.format, sell);
     }
 
     #[test]

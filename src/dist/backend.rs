@@ -753,10 +753,11 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     fn afsai_place<T: Scalar>(
         &self,
         src: &Buffer<u32>,
+        len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
     ) -> Result<()> {
-        self.inner.afsai_place::<T>(src, dst, offset)
+        self.inner.afsai_place::<T>(src, len, dst, offset)
     }
     fn fsai_transpose<T: Scalar>(
         &self,

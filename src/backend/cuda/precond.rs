@@ -308,10 +308,11 @@ impl PrecondOps for CudaBackend {
     fn afsai_place<T: Scalar>(
         &self,
         src: &Buffer<u32>,
+        len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
     ) -> Result<()> {
-        let (len, offset) = check_afsai_place(src, dst, offset)?;
+        let (len, offset) = check_afsai_place(src, len, dst, offset)?;
         if len == 0 {
             return Ok(());
         }
@@ -321,7 +322,7 @@ impl PrecondOps for CudaBackend {
             self.ptr(src)?,
             self.ptr(dst)?,
         ];
-        // SAFETY: afsai_place(len, offset, src, dst): src holds len entries and dst
+        // SAFETY: afsai_place(len, offset, src, dst): src holds len entries or more and dst
         // offset + len or more (checked).
         unsafe { self.launch::<T>(Kernel::AfsaiPlace, self.grid(len as usize), &args) }
     }

@@ -341,12 +341,13 @@ impl PrecondOps for HostBackend {
     fn afsai_place<T: Scalar>(
         &self,
         src: &Buffer<u32>,
+        len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
     ) -> Result<()> {
-        check_afsai_place(src, dst, offset)?;
+        check_afsai_place(src, len, dst, offset)?;
         self.counters.launch();
-        dst.host_mut()?[offset..offset + src.len()].copy_from_slice(src.host()?);
+        dst.host_mut()?[offset..offset + len].copy_from_slice(&src.host()?[..len]);
         Ok(())
     }
 

@@ -287,10 +287,11 @@ impl PrecondOps for OpenClBackend {
     fn afsai_place<T: Scalar>(
         &self,
         src: &Buffer<u32>,
+        len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
     ) -> Result<()> {
-        let (len, offset) = check_afsai_place(src, dst, offset)?;
+        let (len, offset) = check_afsai_place(src, len, dst, offset)?;
         if len == 0 {
             return Ok(());
         }

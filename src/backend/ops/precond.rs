@@ -616,18 +616,23 @@ pub(crate) fn check_afsai_compact(
     ))
 }
 
-/// Check `afsai_place`: `offset + src.len() <= dst.len()` < 2^32; returns (len, offset).
+/// Check `afsai_place`: `len <= src.len()`, `offset + len <= dst.len()` < 2^32; returns
+/// (len, offset).
 pub(crate) fn check_afsai_place(
     src: &Buffer<u32>,
+    len: usize,
     dst: &Buffer<u32>,
     offset: usize,
 ) -> Result<(u32, u32)> {
-    let end = offset.saturating_add(src.len());
+    if len > src.len() {
+        return Err(Error::dims("afsai_place: source", len, src.len()));
+    }
+    let end = offset.saturating_add(len);
     if end > dst.len() {
         return Err(Error::dims("afsai_place: destination", end, dst.len()));
     }
     index_u32("afsai_place: destination", dst.len())?;
-    Ok((src.len() as u32, offset as u32))
+    Ok((len as u32, offset as u32))
 }
 
 /// Check `fsai_transpose`: n + 1 row and column pointers, an n-entry cursor, and row indices,
@@ -851,12 +856,14 @@ pub trait PrecondOps: KrylovOps {
         col_count: &mut Buffer<u32>,
     ) -> Result<()>;
 
-    /// Kernel `afsai_place`: `dst[offset + e] = src[e]` for every entry e of `src` (the
-    /// batches of [`PrecondOps::afsai_compact`] joined into G's column indices).
-    /// [`Error::DimensionMismatch`] unless `offset + src.len() <= dst.len()` < 2^32.
+    /// Kernel `afsai_place`: `dst[offset + e] = src[e]` for e < `len` (the batches of
+    /// [`PrecondOps::afsai_compact`] joined into G's column indices).
+    /// [`Error::DimensionMismatch`] unless `len <= src.len()` and `offset + len <= dst.len()`
+    /// < 2^32.
     fn afsai_place<T: Scalar>(
         &self,
         src: &Buffer<u32>,
+        len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
     ) -> Result<()>;

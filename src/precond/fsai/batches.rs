@@ -4,9 +4,10 @@
 //! bound is 3x the final factors).
 //!
 //! Per batch: `afsai_grow` (every step of every row of the batch in one launch), its row
-//! lengths read back (one transfer per batch, never per row or step), `afsai_compact` into a
-//! piece of exactly the batch's size; at the end `afsai_place` joins the pieces into G's
-//! column indices. The rows per batch follow the memory: the batch's scratch stays within the
+//! lengths read back (one transfer per batch, never per row or step), `afsai_compact` into an
+//! arena (a device array sized for the rows still to come by the estimate so far; a new one
+//! when it is full, so there is no allocation per batch); at the end `afsai_place` joins the
+//! arenas' used parts into G's column indices. The rows per batch follow the memory: the batch's scratch stays within the
 //! size of the G estimated from the rows grown so far (at least [`BATCH_FLOOR_BYTES`], at most
 //! the growth's old fixed budget, n (k_max s + 1) scalars times a factor).
 
@@ -155,8 +156,16 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
     let cap = growth.cap();
     let (mut growth_s, mut layout_s, mut host_s) = (0.0, 0.0, 0.0);
     let mut col_count = backend.alloc::<u32>(n)?;
-    let mut pieces: Vec<Buffer<u32>> = Vec::new();
-    let mut pieces_bytes = 0usize;
+    let overflow = || Error::IndexOverflow {
+        what: "aFSAI pattern entries".into(),
+        value: usize::MAX,
+        max: u32::MAX as usize,
+    };
+    // Arenas of compacted rows (buffer, entries used) and the batch's row pointers into the
+    // current arena (rewritten in place while the batch size stays).
+    let mut arenas: Vec<(Buffer<u32>, usize)> = Vec::new();
+    let mut arenas_bytes = 0usize;
+    let mut ptr_buf: Option<Buffer<u32>> = None;
     let mut row_ptr: Vec<u32> = Vec::with_capacity(n + 1);
     row_ptr.push(0);
     let mut buffers: Option<BatchBuffers<T>> = None;
@@ -213,57 +222,87 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
             let next = local_ptr[t]
                 .checked_add(len + 1)
                 .filter(|&e| base.checked_add(e).is_some())
-                .ok_or_else(|| Error::IndexOverflow {
-                    what: "aFSAI pattern entries".into(),
-                    value: usize::MAX,
-                    max: u32::MAX as usize,
-                })?;
+                .ok_or_else(overflow)?;
             local_ptr.push(next);
             row_ptr.push(base + next);
         }
+        let entries = local_ptr[rows] as usize;
         host_s += t1.elapsed().as_secs_f64();
-        // 3. The batch compacted into its own piece: its rows sorted, the diagonal last.
+        // 3. The batch compacted into the current arena (its rows sorted, the diagonal last),
+        //    or into a new one sized for the rows to come when it is full.
         let t2 = Instant::now();
-        let piece_ptr = backend.upload(&local_ptr)?;
-        let mut piece = backend.alloc::<u32>(local_ptr[rows] as usize)?;
-        peak = peak.max(
-            held + col_count.bytes()
-                + buf.bytes()
-                + pieces_bytes
-                + piece.bytes()
-                + piece_ptr.bytes(),
-        );
+        let room = arenas.last().map_or(0, |(arena, used)| arena.len() - used);
+        if room < entries {
+            let rows_left = n - start;
+            let predicted = (row_ptr[end] as f64 / end as f64 * rows_left as f64 * 1.05) as usize;
+            let size = predicted.max(entries).min(u32::MAX as usize);
+            let arena = backend.alloc::<u32>(size)?;
+            arenas_bytes += arena.bytes();
+            arenas.push((arena, 0));
+        }
+        let Some((arena, used)) = arenas.last_mut() else {
+            return Err(Error::PreconditionerSetup("afsai: arena missing".into()));
+        };
+        let at = *used as u32;
+        for p in local_ptr.iter_mut() {
+            *p = p.checked_add(at).ok_or_else(overflow)?;
+        }
+        match ptr_buf.as_mut() {
+            Some(ptrs) if ptrs.len() == local_ptr.len() => backend.write(ptrs, &local_ptr)?,
+            _ => {
+                drop(ptr_buf.take());
+                ptr_buf = Some(backend.upload(&local_ptr)?);
+            }
+        }
+        let Some(ptrs) = ptr_buf.as_ref() else {
+            return Err(Error::PreconditionerSetup(
+                "afsai: row pointers missing".into(),
+            ));
+        };
+        peak = peak.max(held + col_count.bytes() + buf.bytes() + arenas_bytes + ptrs.bytes());
         backend.afsai_compact::<T>(
             cap,
             start..end,
             &buf.out_cols,
             &buf.out_len,
-            &piece_ptr,
-            &mut piece,
+            ptrs,
+            arena,
             &mut col_count,
         )?;
-        pieces_bytes += piece.bytes();
-        pieces.push(piece);
+        *used += entries;
         layout_s += t2.elapsed().as_secs_f64();
         batches += 1;
         start = end;
     }
-    drop(buffers);
+    drop((buffers, ptr_buf));
 
-    // 4. The pieces joined into G's column indices.
+    // 4. The arenas' used parts joined into G's column indices (the only arena taken as it is
+    //    when it is exactly full).
     let t3 = Instant::now();
     let nnz = row_ptr[n] as usize;
     let g_row_ptr = backend.upload(&row_ptr)?;
-    let mut g_col_idx = backend.alloc::<u32>(nnz)?;
-    peak =
-        peak.max(held + col_count.bytes() + pieces_bytes + g_row_ptr.bytes() + g_col_idx.bytes());
-    let mut offset = 0usize;
-    for piece in &pieces {
-        backend.afsai_place::<T>(piece, &mut g_col_idx, offset)?;
-        offset += piece.len();
-    }
+    let g_col_idx = match arenas.as_slice() {
+        [(arena, used)] if *used == nnz && arena.len() == nnz => {
+            let Some((arena, _)) = arenas.pop() else {
+                return Err(Error::PreconditionerSetup("afsai: arena missing".into()));
+            };
+            arena
+        }
+        _ => {
+            let mut g_col_idx = backend.alloc::<u32>(nnz)?;
+            peak = peak.max(
+                held + col_count.bytes() + arenas_bytes + g_row_ptr.bytes() + g_col_idx.bytes(),
+            );
+            let mut offset = 0usize;
+            for (arena, used) in &arenas {
+                backend.afsai_place::<T>(arena, *used, &mut g_col_idx, offset)?;
+                offset += used;
+            }
+            g_col_idx
+        }
+    };
     backend.synchronize()?;
-    drop(pieces);
+    drop(arenas);
     layout_s += t3.elapsed().as_secs_f64();
     Ok(GrownPattern {
         row_ptr,
