@@ -85,6 +85,11 @@ impl BatchPlan {
         self.rows_for(factor_bytes::<T>(self.n, nnz_estimate.max(self.n)))
     }
 
+    /// The most rows a batch takes.
+    pub(super) fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
     fn rows_for(&self, bytes: usize) -> usize {
         (bytes / self.row_bytes).clamp(self.min_rows, self.max_rows)
     }
@@ -184,8 +189,12 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
         //    freed first).
         let t0 = Instant::now();
         if !buffers.as_ref().is_some_and(|b| b.rows >= rows) {
+            // A quarter more than asked: the estimate creeps up by a few rows from batch to
+            // batch, and a new allocation (and the free of the old one, which waits for the
+            // device) per batch cost 4x the growth itself on the H200.
             drop(buffers.take());
-            buffers = Some(BatchBuffers::alloc(backend, &growth, rows)?);
+            let alloc_rows = (rows + rows / 4).min(plan.max_rows()).max(rows);
+            buffers = Some(BatchBuffers::alloc(backend, &growth, alloc_rows)?);
         }
         let Some(buf) = buffers.as_mut() else {
             return Err(Error::PreconditionerSetup(
@@ -247,6 +256,9 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
         for p in local_ptr.iter_mut() {
             *p = p.checked_add(at).ok_or_else(overflow)?;
         }
+        // The row pointers in a buffer sized for the batch buffers' rows, padded with the
+        // last pointer (the kernel reads the first rows + 1).
+        local_ptr.resize(buf.rows + 1, local_ptr[rows]);
         match ptr_buf.as_mut() {
             Some(ptrs) if ptrs.len() == local_ptr.len() => backend.write(ptrs, &local_ptr)?,
             _ => {
