@@ -18,10 +18,11 @@ pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 /// 1..=256 (the tests use the top of the range to get many groups on a 2-core CPU device).
 pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
 
-/// Environment variable multiplying the adaptive FSAI's growth scratch budget (n (k_max s + 1)
-/// scalars): an integer in 1..=64 (default 2 for the eq. (17) rule, 1 for the step rule);
-/// larger batches of rows per `afsai_grow` launch occupy more of a GPU at the cost of scratch
-/// memory.
+/// Environment variable multiplying the ceiling of the adaptive FSAI's growth scratch per
+/// batch (n (k_max s + 1) scalars): an integer in 1..=64 (default 2 for the eq. (17) rule, 1 for
+/// the step rule). Below the ceiling a batch is sized from the G the rows grown so far
+/// predict; larger batches of rows per `afsai_grow` launch occupy more of a GPU at the cost of
+/// scratch memory.
 pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 
 /// Environment variable overriding [`crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS`]
