@@ -77,6 +77,7 @@ fuzz_target!(|data: &[u8]| {
                 stop,
             },
             setup_in_f32: false,
+            max_batch_rows: None,
         },
     };
     let _ = precond::build(&host, &a, spec);
