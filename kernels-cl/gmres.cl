@@ -28,6 +28,13 @@
  *   basis_scale        (SCALAR* basis, uint n, uint col, SCALAR alpha)        v_col *= alpha
  *   basis_load         (SCALAR* basis, uint n, uint col, const SCALAR* src, SCALAR alpha)
  *       v_col = alpha src
+ *   basis_load_normalized (SCALAR* basis, uint n, uint col, const SCALAR* src,
+ *                       const SCALAR* partials, uint groups, uint slot, SCALAR* out,
+ *                       ulong out_off)
+ *       GMRES's restart on the device (Alg. 6 lines 3-4): every group finishes
+ *       rho = ||src|| from the `groups` partials of `slot` in group order in BICG_ACC (double
+ *       where the device has it: the host's finish and norm, so the same bits), group 0 stores
+ *       rho rounded to SCALAR at out[out_off], and v_col = (SCALAR)(1 / rho) src
  *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col
  *   multi_axpy         (SCALAR* y, const SCALAR* basis, uint n, uint first_col, uint count,
  *                       const SCALAR* coeffs)
@@ -214,6 +221,30 @@ pk_kernel void basis_load(PK_GLOBAL(SCALAR, basis), const uint n, const uint col
                 PK_GLOBAL(const SCALAR, src), const SCALAR alpha) {
     PK_BIND(SCALAR, basis);
     PK_BIND(const SCALAR, src);
+    __global SCALAR *v = basis + (ulong)col * n;
+    FOR_EACH(e, n) {
+        v[e] = alpha * src[e];
+    }
+}
+
+pk_kernel void basis_load_normalized(PK_GLOBAL(SCALAR, basis), const uint n, const uint col,
+                                    PK_GLOBAL(const SCALAR, src), PK_GLOBAL(const SCALAR, partials),
+                                    const uint groups, const uint slot, PK_GLOBAL(SCALAR, out),
+                                    const ulong out_off) {
+    PK_BIND(SCALAR, basis);
+    PK_BIND(const SCALAR, src);
+    PK_BIND(const SCALAR, partials);
+    PK_BIND(SCALAR, out);
+    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC sums[1];
+    ordered_slot_sums(partials, groups, 1u, slot, 0u, 0u, 0u, 0u, stage, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const BICG_ACC sq = sums[0];
+    const BICG_ACC rho = isnan(sq) ? sq : sqrt(fmax(sq, (BICG_ACC)0));
+    if (get_group_id(0) == 0 && get_local_id(0) == 0) {
+        out[out_off] = (SCALAR)rho;
+    }
+    const SCALAR alpha = (SCALAR)((BICG_ACC)1 / rho);
     __global SCALAR *v = basis + (ulong)col * n;
     FOR_EACH(e, n) {
         v[e] = alpha * src[e];

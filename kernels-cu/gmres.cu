@@ -29,6 +29,13 @@
  *   basis_scale        (SCALAR* basis, uint n, uint col, SCALAR alpha)        v_col *= alpha
  *   basis_load         (SCALAR* basis, uint n, uint col, const SCALAR* src, SCALAR alpha)
  *       v_col = alpha src
+ *   basis_load_normalized (SCALAR* basis, uint n, uint col, const SCALAR* src,
+ *                       const SCALAR* partials, uint groups, uint slot, SCALAR* out,
+ *                       ulong out_off)
+ *       GMRES's restart on the device (Alg. 6 lines 3-4): every block finishes
+ *       rho = ||src|| from the `groups` partials of `slot` in group order in double (the host's
+ *       finish and norm, so the same bits), block 0 stores rho rounded to SCALAR at
+ *       out[out_off], and v_col = (SCALAR)(1 / rho) src
  *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col
  *   multi_axpy         (SCALAR* y, const SCALAR* basis, uint n, uint first_col, uint count,
  *                       const SCALAR* coeffs)
@@ -161,6 +168,25 @@ extern "C" __launch_bounds__(WG) __global__ void basis_scale(SCALAR *basis, cons
 }
 
 extern "C" __launch_bounds__(WG) __global__ void basis_load(SCALAR *basis, const uint n, const uint col, const SCALAR *src, const SCALAR alpha) {
+    SCALAR *v = basis + (ulong)col * n;
+    for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
+        v[e] = alpha * src[e];
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void basis_load_normalized(SCALAR *basis, const uint n, const uint col,
+                                                                       const SCALAR *src, const SCALAR *partials,
+                                                                       const uint groups, const uint slot,
+                                                                       SCALAR *out, const ulong out_off) {
+    __shared__ double sums[1];
+    ordered_slot_sums(partials, groups, 1u, slot, 0u, 0u, 0u, 0u, sums);
+    __syncthreads();
+    const double sq = sums[0];
+    const double rho = isnan(sq) ? sq : __dsqrt_rn(fmax(sq, 0.0));
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        out[out_off] = (SCALAR)rho;
+    }
+    const SCALAR alpha = (SCALAR)__ddiv_rn(1.0, rho);
     SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         v[e] = alpha * src[e];

@@ -553,6 +553,53 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
             sums: vec![],
         },
     ));
+    // The same coefficients from the device (a longer buffer: only the first four are read).
+    let mut dev_coeffs = coeffs.clone();
+    dev_coeffs.push(T::from_f64(1e30));
+    let dev_coeffs = b.upload(&dev_coeffs).unwrap();
+    b.multi_axpy_device(&mut y, &basis, 1..5, &dev_coeffs)
+        .unwrap();
+    res.push((
+        "multi_axpy_device".into(),
+        Out {
+            vectors: vec![dl(b, &y)],
+            sums: vec![],
+        },
+    ));
+    // GMRES's restart on the device: rho = ||z|| from the partials of <z, z>, exactly the
+    // host's finish and norm; v_0 = z / rho.
+    b.dot_partials(&z, &z, &mut partials, Slot(5)).unwrap();
+    let mut rho = b.alloc::<T>(4).unwrap();
+    b.basis_load_normalized(&mut basis, 0, &z, &partials, Slot(5), &mut rho, 2)
+        .unwrap();
+    let host_rho = b.finish(&partials).unwrap().get(Slot(5)).sqrt();
+    let rho_dl = dl(b, &rho);
+    assert_eq!(
+        rho_dl[2].to_bits(),
+        T::from_f64(host_rho).to_f64().to_bits(),
+        "{}: basis_load_normalized's rho against the host's finish",
+        b.name()
+    );
+    res.push((
+        "basis_load_normalized".into(),
+        Out {
+            vectors: vec![snap(&basis), rho_dl],
+            sums: vec![],
+        },
+    ));
+    // The last column of a DCGS2 cycle: <v_j, v_4>, j = 1..4 (slot 3 is <v_4, v_4>), finished
+    // into a coefficient row at offset 3 (a at 3..6, nu at 3 + 8).
+    b.basis_dots(&basis, 4, 1..5, &mut partials, Slot(0))
+        .unwrap();
+    let mut coef = b.alloc::<T>(12).unwrap();
+    b.gmres_dcgs2_last_sums(&partials, 3, &mut coef, 3).unwrap();
+    res.push((
+        "gmres_dcgs2_last_sums".into(),
+        Out {
+            vectors: vec![dl(b, &coef)],
+            sums: vec![],
+        },
+    ));
     res
 }
 

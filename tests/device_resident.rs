@@ -503,6 +503,48 @@ fn bicgstab_resident_matches_sync<B: Backend>(be: &B) {
     );
 }
 
+/// GMRES(m), device-resident: the cycle run ahead is discarded when the restart's true residual
+/// passes although the last estimate did not (the estimate and ||b - A x|| differ by rounding;
+/// with the target at ||b - A x|| after one cycle, the solve stops at the restart). Searched
+/// over problems, right-hand sides and restart lengths for a case where the estimate is the
+/// larger; both modes must stop there with the same iterate.
+fn gmres_restart_stops_ahead<B: Backend>(be: &B) {
+    let mut found = 0;
+    for (g, n) in [(Generator::ConvDiff3d, 4096), (Generator::Poisson2d, 4000)] {
+        let a = g.generate::<f64>(n).unwrap().matrix;
+        for seed in 1..6u64 {
+            let b: Vec<f64> = common::rand_vec(a.n_rows(), seed);
+            for m in [5usize, 10, 20] {
+                let one_cycle = Params {
+                    restart: m,
+                    max_iter: m,
+                    rtol: 0.0,
+                    execution: Execution::Synchronous,
+                    ..Params::default()
+                };
+                let r = run_method(be, Method::Gmres, &a, &b, None, false, one_cycle).report;
+                let (estimate, true_residual) =
+                    (*r.residual_history.last().unwrap(), r.true_residual);
+                if estimate <= true_residual {
+                    continue;
+                }
+                let p = Params {
+                    restart: m,
+                    rtol: 0.0,
+                    atol: true_residual,
+                    ..Params::default()
+                };
+                let label = format!("{g:?} seed {seed} m {m}: stop at the restart");
+                let (s, _) = both_method(be, Method::Gmres, &label, &a, &b, None, false, p);
+                assert_eq!(s.report.stop_reason, StopReason::Converged, "{label}");
+                assert_eq!(s.report.iterations, m, "{label}");
+                found += 1;
+            }
+        }
+    }
+    assert!(found > 0, "{}: no case with the estimate above", be.name());
+}
+
 /// GMRES(m) with DCGS2: the device-resident mode (cycles recorded and replayed where the backend
 /// records) against the synchronous one, bit for bit.
 fn gmres_resident_matches_sync<B: Backend>(be: &B) {
@@ -535,6 +577,40 @@ fn gmres_resident_matches_sync<B: Backend>(be: &B) {
     a.mul_vec(&ones, &mut ab).unwrap();
     let (s, _) = both("exact x0", &a, &ab, Some(&ones), false, restart);
     assert_eq!(s.report.iterations, 0);
+    gmres_restart_stops_ahead(be);
+    // The transfers: device-resident, a cycle is one write (the update's coefficients) and
+    // one read (the next cycle's coefficients and restart norm); synchronous, one more read
+    // (the restart norm before the cycle).
+    let poisson = Generator::Poisson2d.generate::<f64>(4000).unwrap().matrix;
+    let pb = vec![1.0; poisson.n_rows()];
+    let long = |execution| {
+        let p = Params {
+            restart: 30,
+            rtol: 1e-12,
+            execution,
+            ..Params::default()
+        };
+        run_method(be, Method::Gmres, &poisson, &pb, None, false, p).report
+    };
+    let (sync, res) = (
+        long(Execution::Synchronous),
+        long(Execution::DeviceResident),
+    );
+    assert!(res.iterations > 90, "{}", res.iterations);
+    let cycles = res.iterations.div_ceil(30) as f64;
+    let per_cycle = |r: &SolveReport| r.transfers_per_iteration * r.iterations as f64 / cycles;
+    assert!(
+        per_cycle(&res) <= 2.0 + 2.0 / cycles,
+        "{}: {} transfers per resident cycle",
+        be.name(),
+        per_cycle(&res)
+    );
+    assert!(
+        per_cycle(&sync) <= 3.0 + 2.0 / cycles && per_cycle(&sync) > per_cycle(&res),
+        "{}: {} transfers per synchronous cycle",
+        be.name(),
+        per_cycle(&sync)
+    );
     // One solver, two solves: the second replays the first's recordings.
     let sync = run_method(be, Method::Gmres, &a, &b, None, false, restart);
     let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();

@@ -640,6 +640,26 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         self.inner.basis_load(basis, col, src, alpha)
     }
 
+    fn basis_load_normalized<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        partials: &Partials<T>,
+        slot: Slot,
+        out: &mut Buffer<T>,
+        out_off: usize,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self
+                .inner
+                .basis_load_normalized(basis, col, src, partials, slot, out, out_off);
+        }
+        let global = self.globalized(&[partials])?;
+        self.inner
+            .basis_load_normalized(basis, col, src, &global[0], slot, out, out_off)
+    }
+
     fn basis_store<T: Scalar>(
         &self,
         basis: &Basis<T>,
@@ -657,6 +677,31 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         coeffs: &[T],
     ) -> Result<()> {
         self.inner.multi_axpy(y, basis, cols, coeffs)
+    }
+
+    fn multi_axpy_device<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &Buffer<T>,
+    ) -> Result<()> {
+        self.inner.multi_axpy_device(y, basis, cols, coeffs)
+    }
+
+    fn gmres_dcgs2_last_sums<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        if self.comm.size() == 1 {
+            return self.inner.gmres_dcgs2_last_sums(pa, count, coef, coef_off);
+        }
+        let global = self.globalized(&[pa])?;
+        self.inner
+            .gmres_dcgs2_last_sums(&global[0], count, coef, coef_off)
     }
 }
 

@@ -70,23 +70,28 @@ pub(super) fn choose<B: Backend>(
     Ok(())
 }
 
-/// Recorded batches (CUDA graphs), by batch length and the identity of the solution vector
-/// they update.
-#[derive(Debug, Default)]
-pub(super) struct Recordings(Vec<((usize, u64), Recording)>);
+/// Recorded batches (CUDA graphs) by a key: for CG and BiCGStab the batch length and the
+/// identity of the solution vector they update; for GMRES the cycle's shape and vectors.
+#[derive(Debug)]
+pub(super) struct Recordings<K = (usize, u64)>(Vec<(K, Recording)>);
 
-impl Recordings {
-    /// Run a batch of `count` iterations that updates the vector of identity `x`: replayed
-    /// from a recording when one was made for this key, else recorded (where the backend
-    /// records) and replayed, else launched by `enqueue`.
+impl<K> Default for Recordings<K> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<K: PartialEq> Recordings<K> {
+    /// Run the work `enqueue` launches (for CG and BiCGStab: a batch of iterations that
+    /// updates the vector of identity `x`, key `(count, x)`): replayed from a recording when
+    /// one was made for `key`, else recorded (where the backend records) and replayed, else
+    /// launched by `enqueue`.
     pub(super) fn run<B: Backend>(
         &mut self,
         be: &B,
-        count: usize,
-        x: u64,
+        key: K,
         mut enqueue: impl FnMut() -> Result<()>,
     ) -> Result<()> {
-        let key = (count, x);
         if let Some((_, rec)) = self.0.iter().find(|(k, _)| *k == key) {
             return be.replay(rec);
         }

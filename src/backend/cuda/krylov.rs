@@ -336,6 +336,35 @@ impl KrylovOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::BasisLoad, self.grid(n), &args) }
     }
 
+    fn basis_load_normalized<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        partials: &Partials<T>,
+        slot: Slot,
+        out: &mut Buffer<T>,
+        out_off: usize,
+    ) -> Result<()> {
+        checks::basis_load_normalized(basis, col, src, partials, slot, out, out_off)?;
+        let n = basis.n();
+        let args = [
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", col)?,
+            self.ptr(src)?,
+            self.ptr(partials.buffer())?,
+            index_arg("groups", partials.groups())?,
+            index_arg("slot", slot.0)?,
+            self.ptr(out)?,
+            Arg::U64(out_off as u64),
+        ];
+        // SAFETY: basis_load_normalized(basis, uint n, uint col, src, partials, uint groups,
+        // uint slot, out, ulong out_off): an existing column, a source of n elements, a slot
+        // of `groups` partials inside the buffer and out_off inside `out` (checked).
+        unsafe { self.launch::<T>(Kernel::BasisLoadNormalized, self.grid(n), &args) }
+    }
+
     fn basis_store<T: Scalar>(
         &self,
         basis: &Basis<T>,
@@ -382,6 +411,51 @@ impl KrylovOps for CudaBackend {
         // elements, the columns exist (checked), and the backend's coefficient buffer holds
         // the count coefficients copied just before on the same stream.
         unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+    }
+
+    fn multi_axpy_device<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &Buffer<T>,
+    ) -> Result<()> {
+        checks::multi_axpy_device(y, basis, &cols, coeffs)?;
+        let n = basis.n();
+        let args = [
+            self.ptr(y)?,
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", cols.start)?,
+            index_arg("columns", cols.len())?,
+            self.ptr(coeffs)?,
+        ];
+        // SAFETY: multi_axpy(y, basis, uint n, uint first_col, uint count, coeffs): y holds n
+        // elements, the columns exist and coeffs holds at least count values (checked).
+        unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+    }
+
+    fn gmres_dcgs2_last_sums<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_last_sums(pa, count, coef, coef_off)?;
+        let args = [
+            self.ptr(pa.buffer())?,
+            self.ptr(pa.buffer())?,
+            index_arg("groups", pa.groups())?,
+            index_arg("columns", count)?,
+            self.ptr(coef)?,
+            Arg::U64(coef_off as u64),
+        ];
+        // SAFETY: gmres_dcgs2_finish(pa, pc, uint read_groups, uint count, coef, ulong
+        // coef_off) launched with count + 1 blocks reads only pa (slots 0..=count, checked)
+        // and writes coef[coef_off + k], k < count, and coef[coef_off + 2 count + 2] (inside
+        // `coef`, checked).
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2Finish, count + 1, &args) }
     }
 
     fn basis_dots2<T: Scalar>(

@@ -73,6 +73,7 @@ pub(crate) enum Kernel {
     BasisAxpy,
     BasisScale,
     BasisLoad,
+    BasisLoadNormalized,
     BasisStore,
     MultiAxpy,
     GmresDcgs2Finish,
@@ -107,7 +108,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 54] = [
+    pub(crate) const ALL: [Kernel; 55] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -132,6 +133,7 @@ impl Kernel {
         Kernel::BasisAxpy,
         Kernel::BasisScale,
         Kernel::BasisLoad,
+        Kernel::BasisLoadNormalized,
         Kernel::BasisStore,
         Kernel::MultiAxpy,
         Kernel::GmresDcgs2Finish,
@@ -191,6 +193,7 @@ impl Kernel {
             Kernel::BasisAxpy => "basis_axpy",
             Kernel::BasisScale => "basis_scale",
             Kernel::BasisLoad => "basis_load",
+            Kernel::BasisLoadNormalized => "basis_load_normalized",
             Kernel::BasisStore => "basis_store",
             Kernel::MultiAxpy => "multi_axpy",
             Kernel::GmresDcgs2Finish => "gmres_dcgs2_finish",

@@ -6,7 +6,7 @@ use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
 use crate::backend::ops::krylov::dcgs2_small;
-use crate::backend::partials::{sum_slot_in_kernel, Partials, Slot};
+use crate::backend::partials::{sum_slot_f64, sum_slot_in_kernel, Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -414,6 +414,26 @@ impl KrylovOps for HostBackend {
         Ok(())
     }
 
+    fn basis_load_normalized<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        partials: &Partials<T>,
+        slot: Slot,
+        out: &mut Buffer<T>,
+        out_off: usize,
+    ) -> Result<()> {
+        checks::basis_load_normalized(basis, col, src, partials, slot, out, out_off)?;
+        let rho = crate::solver::cg_norm(sum_slot_f64(
+            partials.buffer.host()?,
+            partials.groups(),
+            slot,
+        ));
+        out.host_mut()?[out_off] = T::from_f64(rho);
+        self.basis_load(basis, col, src, T::from_f64(1.0 / rho))
+    }
+
     fn basis_store<T: Scalar>(
         &self,
         basis: &Basis<T>,
@@ -449,6 +469,37 @@ impl KrylovOps for HostBackend {
                 }
             }
         });
+        Ok(())
+    }
+
+    fn multi_axpy_device<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &Buffer<T>,
+    ) -> Result<()> {
+        checks::multi_axpy_device(y, basis, &cols, coeffs)?;
+        let k = cols.len();
+        let c = coeffs.host()?[..k].to_vec();
+        self.multi_axpy(y, basis, cols, &c)
+    }
+
+    fn gmres_dcgs2_last_sums<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_last_sums(pa, count, coef, coef_off)?;
+        self.counters.launch();
+        let (g, da) = (pa.groups(), pa.buffer.host()?);
+        let out = coef.host_mut()?;
+        for k in 0..count {
+            out[coef_off + k] = sum_slot_in_kernel(da, g, Slot(k));
+        }
+        out[coef_off + 2 * count + 2] = sum_slot_in_kernel(da, g, Slot(count));
         Ok(())
     }
 

@@ -312,6 +312,35 @@ impl KrylovOps for OpenClBackend {
         )
     }
 
+    fn basis_load_normalized<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        c: usize,
+        src: &Buffer<T>,
+        partials: &Partials<T>,
+        slot: Slot,
+        out: &mut Buffer<T>,
+        out_off: usize,
+    ) -> Result<()> {
+        checks::basis_load_normalized(basis, c, src, partials, slot, out, out_off)?;
+        let n = basis.n();
+        self.launch::<T>(
+            "basis_load_normalized",
+            self.elementwise_groups(n),
+            &[
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(n)?),
+                col(c),
+                Arg::Mem(self.mem(src)?),
+                Arg::Mem(self.mem(partials.buffer())?),
+                Arg::uint(partials.groups() as u32),
+                Arg::uint(slot.0 as u32),
+                Arg::Mem(self.mem(out)?),
+                Arg::ulong(out_off as u64),
+            ],
+        )
+    }
+
     fn basis_store<T: Scalar>(
         &self,
         basis: &Basis<T>,
@@ -357,6 +386,52 @@ impl KrylovOps for OpenClBackend {
                 col(cols.start),
                 Arg::uint(cols.len() as u32),
                 Arg::Mem(cbuf),
+            ],
+        )
+    }
+
+    fn multi_axpy_device<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &Buffer<T>,
+    ) -> Result<()> {
+        checks::multi_axpy_device(y, basis, &cols, coeffs)?;
+        let n = basis.n();
+        self.launch::<T>(
+            "multi_axpy",
+            self.elementwise_groups(n),
+            &[
+                Arg::Mem(self.mem(y)?),
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(n)?),
+                col(cols.start),
+                Arg::uint(cols.len() as u32),
+                Arg::Mem(self.mem(coeffs)?),
+            ],
+        )
+    }
+
+    fn gmres_dcgs2_last_sums<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_last_sums(pa, count, coef, coef_off)?;
+        // gmres_dcgs2_finish with count + 1 groups reads only pa.
+        self.launch::<T>(
+            "gmres_dcgs2_finish",
+            count + 1,
+            &[
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::uint(pa.groups() as u32),
+                Arg::uint(count as u32),
+                Arg::Mem(self.mem(coef)?),
+                Arg::ulong(coef_off as u64),
             ],
         )
     }

@@ -367,6 +367,68 @@ pub(crate) fn basis_vector<T: Scalar>(
     check_len(what, v, basis.n())
 }
 
+/// `basis_load_normalized`: the column exists, the source and the partials' plan have n
+/// elements, the slot lies inside the partials and `out_off` inside `out`.
+pub(crate) fn basis_load_normalized<T: Scalar>(
+    basis: &Basis<T>,
+    col: usize,
+    src: &Buffer<T>,
+    partials: &Partials<T>,
+    slot: Slot,
+    out: &Buffer<T>,
+    out_off: usize,
+) -> Result<()> {
+    basis_vector("basis_load_normalized: source length", basis, col, src)?;
+    partials.check(slot, basis.n())?;
+    if out_off >= out.len() {
+        return Err(Error::dims(
+            "basis_load_normalized: output",
+            out_off + 1,
+            out.len(),
+        ));
+    }
+    Ok(())
+}
+
+/// `multi_axpy_device`: as `multi_axpy`, with at least `cols.len()` device coefficients.
+pub(crate) fn multi_axpy_device<T: Scalar>(
+    y: &Buffer<T>,
+    basis: &Basis<T>,
+    cols: &Range<usize>,
+    coeffs: &Buffer<T>,
+) -> Result<()> {
+    basis.check_range(cols)?;
+    check_len("multi_axpy_device: y length", y, basis.n())?;
+    if coeffs.len() < cols.len() {
+        return Err(Error::dims(
+            "multi_axpy_device: coefficients vs columns",
+            cols.len(),
+            coeffs.len(),
+        ));
+    }
+    Ok(())
+}
+
+/// `gmres_dcgs2_last_sums`: slots 0..=count inside the partials and room for 2 count + 3 values
+/// at `coef_off`.
+pub(crate) fn gmres_dcgs2_last_sums<T: Scalar>(
+    pa: &Partials<T>,
+    count: usize,
+    coef: &Buffer<T>,
+    coef_off: usize,
+) -> Result<()> {
+    pa.check(Slot(count), pa.n())?;
+    let need = coef_off + 2 * count + 3;
+    if coef.len() < need {
+        return Err(Error::dims(
+            "gmres_dcgs2_last_sums: coefficients",
+            need,
+            coef.len(),
+        ));
+    }
+    Ok(())
+}
+
 /// `multi_axpy`.
 pub(crate) fn multi_axpy<T: Scalar>(
     y: &Buffer<T>,

@@ -302,6 +302,23 @@ pub trait KrylovOps: SpmvOps {
         alpha: T,
     ) -> Result<()>;
 
+    /// Kernel `basis_load_normalized` (GMRES's restart, Alg. 6 lines 3-4, on the device):
+    /// rho = ||src|| finished from the partials of `slot` in group order in f64 (what
+    /// [`VectorOps::finish`](super::VectorOps::finish) and the solvers' norm compute, so the same
+    /// value), stored rounded to `T` at `out[out_off]`, and v_col = T(1 / rho) src. Nothing is
+    /// transferred, so a cycle can start without the host (device-resident GMRES).
+    #[allow(clippy::too_many_arguments)]
+    fn basis_load_normalized<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        col: usize,
+        src: &Buffer<T>,
+        partials: &Partials<T>,
+        slot: Slot,
+        out: &mut Buffer<T>,
+        out_off: usize,
+    ) -> Result<()>;
+
     /// Kernel `basis_store`: dst = v_col.
     fn basis_store<T: Scalar>(
         &self,
@@ -318,6 +335,30 @@ pub trait KrylovOps: SpmvOps {
         basis: &Basis<T>,
         cols: Range<usize>,
         coeffs: &[T],
+    ) -> Result<()>;
+
+    /// Kernel `multi_axpy` with the coefficients read from the device, `coeffs[0..cols.len()]`:
+    /// y += sum_k coeffs_k v_{cols.start + k}, the same arithmetic as [`KrylovOps::multi_axpy`].
+    /// Nothing is transferred, so a recording (CUDA graph) can hold it while the host rewrites
+    /// the coefficient buffer before each replay.
+    fn multi_axpy_device<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `gmres_dcgs2_finish` for the last column of a DCGS2 cycle: the sums of slots
+    /// 0..count of `pa` (a = Q^T u) to `coef[coef_off + k]` and of slot `count` (nu = <u, u>)
+    /// to `coef[coef_off + 2 count + 2]`, where [`KrylovOps::gmres_dcgs2_update`] keeps them
+    /// for a step with `count` final columns (GPU backends: one launch of `count + 1` groups).
+    fn gmres_dcgs2_last_sums<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
     ) -> Result<()>;
 }
 

@@ -61,6 +61,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "basis_axpy",
             "basis_scale",
             "basis_load",
+            "basis_load_normalized",
             "basis_store",
             "multi_axpy",
             "gmres_dcgs2_finish",

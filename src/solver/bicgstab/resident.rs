@@ -96,7 +96,7 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
             iteration,
             |state, count| {
                 let id = x.identity();
-                recordings.run(be, count, id, || self.enqueue_batch(state, x, count))
+                recordings.run(be, (count, id), || self.enqueue_batch(state, x, count))
             },
         );
         self.recordings = recordings;

@@ -109,7 +109,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             &mut done,
             |state, count| {
                 let id = x.identity();
-                recordings.run(be, count, id, || self.enqueue_batch(state, x, count))
+                recordings.run(be, (count, id), || self.enqueue_batch(state, x, count))
             },
         );
         self.recordings = recordings;

@@ -10,7 +10,12 @@
 //! A u = beta A v_{s-1} + A Q a and A Q = Q_{s-1} H, the Hessenberg columns follow on the host
 //! from (a, beta, c, g) at the end of the cycle: column s-2 gains a and its subdiagonal beta;
 //! column s-1 is (g - H a) / beta. After the last step one more reduction finalizes its
-//! column. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
+//! column (finished on the device into the coefficient buffer), and the cycle starts on the
+//! device too (`basis_load_normalized`: v_0 = r / ||r||, ||r|| stored beside the
+//! coefficients), so a cycle costs one read of the coefficients. Device-resident, the next
+//! cycle (the previous one's x update with its coefficients written to the device, the
+//! restart, the steps) is one recording, replayed before the host has seen the restart's
+//! ||r||: one write, one replay and one read per cycle. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
 //! `gmres_dcgs2_finish` for their sums, once, and the update; without a preconditioner the GPU
 //! backends fuse the first two for CSR matrices, `gmres_dcgs2_spmv_dots`, and for partials of
 //! few groups the last two, `gmres_dcgs2_update_small`: two kernels per step), no transfer while
@@ -22,7 +27,7 @@
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::{arnoldi_givens, CycleSystem};
 use super::Gmres;
-use crate::backend::{Backend, Slot};
+use crate::backend::{Backend, Buffer, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::solver::common::Tracker;
@@ -85,27 +90,84 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         Ok(())
     }
 
-    /// One pipelined DCGS2 cycle of `steps` steps from v_0 (already in column 1).
-    pub(super) fn dcgs2_cycle(
+    /// Where the coefficient buffer keeps the true residual norm a cycle started from (after
+    /// the rows of `m + 1` steps, the last of which may run one value into the next row).
+    pub(super) fn rho_at(&self) -> usize {
+        (self.m + 2) * (2 * self.m + 2) - 1
+    }
+
+    /// Lines 2-4 on the device: r = b - A x, rho = ||r|| (into the coefficient buffer) and
+    /// v_0 = r / rho into column 1, nothing transferred.
+    fn dcgs2_restart(&mut self, b: &Buffer<T>, x: &Buffer<T>) -> Result<()> {
+        let be = self.backend;
+        be.residual(
+            self.a,
+            x,
+            b,
+            &mut self.tmp,
+            &mut self.scratch,
+            Some(Slot(0)),
+        )?;
+        let at = self.rho_at();
+        be.basis_load_normalized(
+            &mut self.basis,
+            ARNOLDI_FIRST_COL,
+            &self.tmp,
+            &self.scratch,
+            Slot(0),
+            &mut self.coef,
+            at,
+        )
+    }
+
+    /// [`Self::dcgs2_restart`] and its rho read back (the host decides before the cycle).
+    pub(super) fn dcgs2_restart_norm(&mut self, b: &Buffer<T>, x: &Buffer<T>) -> Result<f64> {
+        self.dcgs2_restart(b, x)?;
+        self.backend.read(&self.coef, &mut self.coef_host)?;
+        Ok(self.coef_host[self.rho_at()].to_f64())
+    }
+
+    /// Lines 20-21 with the coefficients the host wrote to `eta`: x += M^-1 [v_0 .. v_{k-1}]
+    /// eta, k = `taken`.
+    pub(super) fn dcgs2_update_x(&mut self, x: &mut Buffer<T>, taken: usize) -> Result<()> {
+        let be = self.backend;
+        let cols = ARNOLDI_FIRST_COL..ARNOLDI_FIRST_COL + taken;
+        match self.precond {
+            None => be.multi_axpy_device(x, &self.basis, cols, &self.eta),
+            Some(pc) => {
+                be.fill(&mut self.tmp, T::zero())?;
+                be.multi_axpy_device(&mut self.tmp, &self.basis, cols, &self.eta)?;
+                pc.apply(be, &self.tmp, &mut self.z)?;
+                be.axpby(T::one(), &self.z, T::one(), x)
+            }
+        }
+    }
+
+    /// What one DCGS2 cycle launches: with `update = Some(k)` first the previous cycle's x
+    /// update (k columns, `eta` on the device) and the restart (the device-resident mode runs
+    /// the next cycle before the host has seen its rho); then the steps and the last column's
+    /// sums (a, nu into the coefficient row `steps`). `inner` marks the steps for the report.
+    fn dcgs2_enqueue(
         &mut self,
         steps: usize,
-        rho: f64,
-        tracker: &mut Tracker<'_>,
-    ) -> Result<CycleSystem> {
+        update: Option<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        inner: Option<&mut Tracker<'_>>,
+    ) -> Result<()> {
         let be = self.backend;
-        let m = self.m;
-        let row = 2 * m + 2;
-        tracker.start_inner(be.counters());
-        if tracker.execution == Execution::DeviceResident {
-            // The cycle's steps replayed as one recording (CUDA graph) per step count.
-            let mut recordings = std::mem::take(&mut self.recordings);
-            let replayed = recordings.run(be, steps, 0, || self.dcgs2_steps(steps));
-            self.recordings = recordings;
-            replayed?;
-        } else {
-            self.dcgs2_steps(steps)?;
+        if let Some(taken) = update {
+            self.dcgs2_update_x(x, taken)?;
+            self.dcgs2_restart(b, x)?;
         }
-        tracker.end_inner(be.counters());
+        match inner {
+            Some(tracker) => {
+                tracker.start_inner(be.counters());
+                self.dcgs2_steps(steps)?;
+                tracker.end_inner(be.counters());
+            }
+            None => self.dcgs2_steps(steps)?,
+        }
         // Finalize the last vector's column: a = Q^T u, nu = <u, u> for u in column steps + 1.
         be.basis_dots(
             &self.basis,
@@ -114,8 +176,46 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
             &mut self.partials,
             Slot(0),
         )?;
-        let fin = be.finish(&self.partials)?;
-        be.read(&self.coef, &mut self.coef_host)?;
+        let row = 2 * self.m + 2;
+        be.gmres_dcgs2_last_sums(&self.partials, steps, &mut self.coef, steps * row)
+    }
+
+    /// Run a cycle of `steps` steps from v_0 in column 1 (see [`Self::dcgs2_enqueue`] for
+    /// `update`) and read its coefficients back: one transfer. Device-resident, the launches
+    /// are recorded once per shape and replayed (CUDA graphs).
+    pub(super) fn dcgs2_run(
+        &mut self,
+        steps: usize,
+        update: Option<usize>,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        tracker: &mut Tracker<'_>,
+    ) -> Result<()> {
+        let be = self.backend;
+        if tracker.execution == Execution::DeviceResident {
+            tracker.start_inner(be.counters());
+            let key = match update {
+                Some(taken) => (steps, taken, x.identity(), b.identity()),
+                None => (steps, 0, 0, 0),
+            };
+            let mut recordings = std::mem::take(&mut self.recordings);
+            let replayed =
+                recordings.run(be, key, || self.dcgs2_enqueue(steps, update, b, x, None));
+            self.recordings = recordings;
+            replayed?;
+            tracker.end_inner(be.counters());
+        } else {
+            self.dcgs2_enqueue(steps, update, b, x, Some(tracker))?;
+        }
+        be.read(&self.coef, &mut self.coef_host)
+    }
+
+    /// The least-squares system of the cycle of `steps` steps whose coefficients were read back
+    /// by [`Self::dcgs2_run`], started from the true residual norm `rho`: the Hessenberg matrix
+    /// from (a, beta, c, g) of every step, then Givens rotations.
+    pub(super) fn dcgs2_system(&self, steps: usize, rho: f64) -> CycleSystem {
+        let m = self.m;
+        let row = 2 * m + 2;
         let ld = m + 1;
         let mut h = vec![0.0; ld * steps];
         let mut rho_eff = rho;
@@ -157,8 +257,9 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
             }
         }
         if valid == steps {
-            let a: Vec<f64> = (0..steps).map(|k| fin.get(Slot(k))).collect();
-            let nu = fin.get(Slot(steps));
+            let last = |k: usize| self.coef_host[steps * row + k].to_f64();
+            let a: Vec<f64> = (0..steps).map(last).collect();
+            let nu = last(2 * steps + 2);
             let b2 = nu - a.iter().map(|v| v * v).sum::<f64>();
             for (k, ak) in a.iter().enumerate() {
                 h[k + (steps - 1) * ld] += ak;
@@ -169,6 +270,6 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         if non_finite && sys.stop.is_none() {
             sys.stop = Some(StopReason::NanOrInf);
         }
-        Ok(sys)
+        sys
     }
 }

@@ -2,8 +2,10 @@
 //!
 //! * pipelined (default): Arnoldi with delayed CGS2 (DCGS2), 3 fused kernels per step,
 //!   nothing transferred while orthogonalizing (`dcgs2.rs`); device-resident
-//!   ([`Execution`](super::Execution)), a cycle's steps are recorded once per step count and
-//!   replayed (CUDA graphs; elsewhere they are launched as in the synchronous mode);
+//!   ([`Execution`](super::Execution)), a cycle (with the previous one's x update and the
+//!   restart) is recorded once per shape and replayed (CUDA graphs; elsewhere launched as in
+//!   the synchronous mode) before the host has checked the restart's residual: one write, one
+//!   replay and one read per cycle;
 //! * pipelined with [`GmresOrthogonalization::Cgs2`]: Arnoldi with classical Gram-Schmidt run
 //!   twice, 6 fused kernels per step (`arnoldi.rs`);
 //! * pipelined with [`GmresOrthogonalization::SimplerCgs`]: the paper's 4-kernel "simpler
@@ -61,10 +63,14 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     rmat2: Buffer<T>,
     rhost: Vec<T>,
     rhost2: Vec<T>,
-    /// DCGS2: the second partials (dots with w) and the per-step coefficients (a, c, beta, g).
+    /// DCGS2: the second partials (dots with w), the per-step coefficients (a, c, beta, g; a
+    /// row of 2 m + 2 per step, the last column's a and nu in row `steps`) with the true
+    /// residual norm the cycle started from (last entry, [`Gmres::rho_at`]), and the update's
+    /// coefficients eta on the device.
     partials2: Partials<T>,
     coef: Buffer<T>,
     coef_host: Vec<T>,
+    eta: Buffer<T>,
     partials: Partials<T>,
     xi_partials: Partials<T>,
     scratch: Partials<T>,
@@ -73,8 +79,9 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     /// The best iterate seen at a cycle start (by true residual), returned when the solve ends
     /// on a worse one.
     x_best: Buffer<T>,
-    /// Recorded DCGS2 cycles of the device-resident mode (CUDA graphs), by step count.
-    recordings: Recordings,
+    /// Recorded DCGS2 cycles of the device-resident mode (CUDA graphs), by step count, the
+    /// columns of the x update run first (0: none) and the identities of x and b.
+    recordings: Recordings<(usize, usize, u64, u64)>,
     setup_seconds: f64,
 }
 
@@ -114,8 +121,9 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             rhost: vec![T::zero(); hsize],
             rhost2: vec![T::zero(); hsize],
             partials2: backend.partials(n, m + 1)?,
-            coef: backend.alloc(m * (2 * m + 2))?,
-            coef_host: vec![T::zero(); m * (2 * m + 2)],
+            coef: backend.alloc((m + 2) * (2 * m + 2))?,
+            coef_host: vec![T::zero(); (m + 2) * (2 * m + 2)],
+            eta: backend.alloc(m)?,
             partials: backend.partials(n, m + 1)?,
             xi_partials: backend.partials(n, m)?,
             scratch: backend.partials(n, 1)?,
@@ -199,18 +207,31 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         // the cycles that increased the true residual (loss of orthogonality).
         let (mut rho_start, mut rho_best) = (f64::INFINITY, f64::INFINITY);
         let mut increases = 0usize;
+        // DCGS2 starts its cycles on the device (v_0 = r / ||r|| without the host); device-
+        // resident, a cycle whose predecessor claimed no stop runs ahead with that
+        // predecessor's x update before the host has seen the restart's rho (its steps leave
+        // x alone, so a stop at the restart discards them): `ahead` is its step count.
+        let dcgs2 = (self.params.variant, self.params.gmres_orthogonalization)
+            == (Variant::Pipelined, GmresOrthogonalization::Dcgs2);
+        let mut ahead: Option<usize> = None;
         tracker.start_loop(be.counters());
         loop {
             // Lines 2-4: r = b - A x, rho = ||r||, v_0 = r / rho.
-            be.residual(
-                self.a,
-                x,
-                b,
-                &mut self.tmp,
-                &mut self.scratch,
-                Some(Slot(0)),
-            )?;
-            let rho = norm(be.finish(&self.scratch)?.get(Slot(0)));
+            let rho = if ahead.is_some() {
+                self.coef_host[self.rho_at()].to_f64()
+            } else if dcgs2 {
+                self.dcgs2_restart_norm(b, x)?
+            } else {
+                be.residual(
+                    self.a,
+                    x,
+                    b,
+                    &mut self.tmp,
+                    &mut self.scratch,
+                    Some(Slot(0)),
+                )?;
+                norm(be.finish(&self.scratch)?.get(Slot(0)))
+            };
             if iteration == 0 {
                 if let Some(reason) = tracker.record(0, rho) {
                     return Ok((0, reason));
@@ -247,8 +268,11 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                     self.cgs2_cycle(steps, rho, tracker)?
                 }
                 (Variant::Pipelined, GmresOrthogonalization::Dcgs2) => {
-                    self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
-                    self.dcgs2_cycle(steps, rho, tracker)?
+                    // v_0 is in column 1 already; a cycle run ahead has its coefficients read.
+                    if ahead.take() != Some(steps) {
+                        self.dcgs2_run(steps, None, b, x, tracker)?;
+                    }
+                    self.dcgs2_system(steps, rho)
                 }
                 (Variant::Classical, _) => {
                     self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
@@ -270,7 +294,27 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 reason = sys.stop;
             }
             // Solve R eta = rhs (Alg. 6 line 20), x += M^-1 [v_0 .. v_{k-1}] eta.
-            if taken > 0 {
+            if taken > 0 && dcgs2 {
+                let mut eta: Vec<T> = sys
+                    .coefficients(taken)
+                    .iter()
+                    .map(|&v| T::from_f64(v))
+                    .collect();
+                eta.resize(self.m, T::zero());
+                be.write(&mut self.eta, &eta)?;
+                let next = self.m.min(self.params.max_iter.saturating_sub(iteration));
+                if tracker.execution == Execution::DeviceResident
+                    && reason.is_none()
+                    && taken == steps
+                    && next > 0
+                {
+                    // The next cycle runs ahead, starting with this one's x update.
+                    self.dcgs2_run(next, Some(taken), b, x, tracker)?;
+                    ahead = Some(next);
+                    continue;
+                }
+                self.dcgs2_update_x(x, taken)?;
+            } else if taken > 0 {
                 let eta = sys.coefficients(taken);
                 let coeffs: Vec<T> = eta.iter().map(|&v| T::from_f64(v)).collect();
                 let cols = sys.first_col..sys.first_col + taken;
