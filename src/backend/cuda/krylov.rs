@@ -392,25 +392,15 @@ impl KrylovOps for CudaBackend {
         coeffs: &[T],
     ) -> Result<()> {
         checks::multi_axpy(y, basis, &cols, coeffs)?;
-        let n = basis.n();
         self.check_alive()?;
         let coeff_ptr = if coeffs.is_empty() {
             0
         } else {
             self.upload_coefficients(coeffs)?
         };
-        let args = [
-            self.ptr(y)?,
-            self.ptr(&basis.data)?,
-            len_arg(n)?,
-            index_arg("column", cols.start)?,
-            index_arg("columns", cols.len())?,
-            Arg::Ptr(coeff_ptr),
-        ];
-        // SAFETY: multi_axpy(y, basis, uint n, uint first_col, uint count, coeffs): y holds n
-        // elements, the columns exist (checked), and the backend's coefficient buffer holds
-        // the count coefficients copied just before on the same stream.
-        unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+        // SAFETY: the backend's coefficient buffer holds the count coefficients copied just
+        // before on the same stream.
+        unsafe { self.launch_multi_axpy(y, basis, cols, Arg::Ptr(coeff_ptr)) }
     }
 
     fn multi_axpy_device<T: Scalar>(
@@ -421,18 +411,8 @@ impl KrylovOps for CudaBackend {
         coeffs: &Buffer<T>,
     ) -> Result<()> {
         checks::multi_axpy_device(y, basis, &cols, coeffs)?;
-        let n = basis.n();
-        let args = [
-            self.ptr(y)?,
-            self.ptr(&basis.data)?,
-            len_arg(n)?,
-            index_arg("column", cols.start)?,
-            index_arg("columns", cols.len())?,
-            self.ptr(coeffs)?,
-        ];
-        // SAFETY: multi_axpy(y, basis, uint n, uint first_col, uint count, coeffs): y holds n
-        // elements, the columns exist and coeffs holds at least count values (checked).
-        unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+        // SAFETY: coeffs holds at least count values (checked).
+        unsafe { self.launch_multi_axpy(y, basis, cols, self.ptr(coeffs)?) }
     }
 
     fn gmres_dcgs2_last_sums<T: Scalar>(
@@ -582,6 +562,34 @@ impl KrylovOps for CudaBackend {
 }
 
 impl CudaBackend {
+    /// Launch `multi_axpy` (y, basis, uint n, uint first_col, uint count, coeffs) on y and
+    /// columns the caller checked.
+    ///
+    /// # Safety
+    /// `coeffs` must be a device address of at least `cols.len()` coefficients, valid until
+    /// the kernel has run on this stream.
+    unsafe fn launch_multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: Arg,
+    ) -> Result<()> {
+        let n = basis.n();
+        let args = [
+            self.ptr(y)?,
+            self.ptr(&basis.data)?,
+            len_arg(n)?,
+            index_arg("column", cols.start)?,
+            index_arg("columns", cols.len())?,
+            coeffs,
+        ];
+        // SAFETY: multi_axpy(y, basis, uint n, uint first_col, uint count, coeffs): y holds n
+        // elements and the columns exist (checked by the callers); the coefficients are the
+        // caller's promise.
+        unsafe { self.launch::<T>(Kernel::MultiAxpy, self.grid(n), &args) }
+    }
+
     /// The arguments of `bicgstab_s_update` and (after the state) `bicgstab_s_update_resident`,
     /// checked: vectors hold n elements; the read slots and the written slot differ (so no
     /// block overwrites a partial another block still reads) and lie inside the partials;

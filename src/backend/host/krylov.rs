@@ -481,8 +481,7 @@ impl KrylovOps for HostBackend {
     ) -> Result<()> {
         checks::multi_axpy_device(y, basis, &cols, coeffs)?;
         let k = cols.len();
-        let c = coeffs.host()?[..k].to_vec();
-        self.multi_axpy(y, basis, cols, &c)
+        self.multi_axpy(y, basis, cols, &coeffs.host()?[..k])
     }
 
     fn gmres_dcgs2_last_sums<T: Scalar>(

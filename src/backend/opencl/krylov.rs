@@ -2,6 +2,7 @@
 //! `bicgstab.cl` and the basis kernels of `gmres.cl`, each one launch.
 
 use super::launch::Arg;
+use super::memory::RawBuffer;
 use super::spmv::{Dots, View};
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
@@ -369,25 +370,11 @@ impl KrylovOps for OpenClBackend {
         coeffs: &[T],
     ) -> Result<()> {
         checks::multi_axpy(y, basis, &cols, coeffs)?;
-        let n = basis.n();
-        let (ym, bm) = (self.mem(y)?, self.mem(basis.buffer())?);
-        let n32 = Self::len_u32(n)?;
         // The lock is held from the upload to the enqueue, so concurrent callers cannot
         // overwrite coefficients a queued kernel has not read yet (the queue is in order).
         let mut guard = self.coeffs.lock().unwrap_or_else(|p| p.into_inner());
         let cbuf = self.upload_coefficients(&mut guard, coeffs)?;
-        self.launch::<T>(
-            "multi_axpy",
-            self.elementwise_groups(n),
-            &[
-                Arg::Mem(ym),
-                Arg::Mem(bm),
-                Arg::uint(n32),
-                col(cols.start),
-                Arg::uint(cols.len() as u32),
-                Arg::Mem(cbuf),
-            ],
-        )
+        self.launch_multi_axpy::<T>(y, basis, cols, cbuf)
     }
 
     fn multi_axpy_device<T: Scalar>(
@@ -398,19 +385,7 @@ impl KrylovOps for OpenClBackend {
         coeffs: &Buffer<T>,
     ) -> Result<()> {
         checks::multi_axpy_device(y, basis, &cols, coeffs)?;
-        let n = basis.n();
-        self.launch::<T>(
-            "multi_axpy",
-            self.elementwise_groups(n),
-            &[
-                Arg::Mem(self.mem(y)?),
-                Arg::Mem(self.mem(basis.buffer())?),
-                Arg::uint(Self::len_u32(n)?),
-                col(cols.start),
-                Arg::uint(cols.len() as u32),
-                Arg::Mem(self.mem(coeffs)?),
-            ],
-        )
+        self.launch_multi_axpy::<T>(y, basis, cols, self.mem(coeffs)?)
     }
 
     fn gmres_dcgs2_last_sums<T: Scalar>(
@@ -553,6 +528,30 @@ impl KrylovOps for OpenClBackend {
 }
 
 impl OpenClBackend {
+    /// Enqueue `multi_axpy` on y and columns the caller checked, with `coeffs` holding at
+    /// least `cols.len()` coefficients.
+    fn launch_multi_axpy<T: Scalar>(
+        &self,
+        y: &mut Buffer<T>,
+        basis: &Basis<T>,
+        cols: Range<usize>,
+        coeffs: &RawBuffer,
+    ) -> Result<()> {
+        let n = basis.n();
+        self.launch::<T>(
+            "multi_axpy",
+            self.elementwise_groups(n),
+            &[
+                Arg::Mem(self.mem(y)?),
+                Arg::Mem(self.mem(basis.buffer())?),
+                Arg::uint(Self::len_u32(n)?),
+                col(cols.start),
+                Arg::uint(cols.len() as u32),
+                Arg::Mem(coeffs),
+            ],
+        )
+    }
+
     /// The arguments of `bicgstab_s_update` and (after the state) `bicgstab_s_update_resident`,
     /// checked.
     #[allow(clippy::too_many_arguments)]

@@ -127,22 +127,6 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         Ok(self.coef_host[self.rho_at()].to_f64())
     }
 
-    /// Lines 20-21 with the coefficients the host wrote to `eta`: x += M^-1 [v_0 .. v_{k-1}]
-    /// eta, k = `taken`.
-    pub(super) fn dcgs2_update_x(&mut self, x: &mut Buffer<T>, taken: usize) -> Result<()> {
-        let be = self.backend;
-        let cols = ARNOLDI_FIRST_COL..ARNOLDI_FIRST_COL + taken;
-        match self.precond {
-            None => be.multi_axpy_device(x, &self.basis, cols, &self.eta),
-            Some(pc) => {
-                be.fill(&mut self.tmp, T::zero())?;
-                be.multi_axpy_device(&mut self.tmp, &self.basis, cols, &self.eta)?;
-                pc.apply(be, &self.tmp, &mut self.z)?;
-                be.axpby(T::one(), &self.z, T::one(), x)
-            }
-        }
-    }
-
     /// What one DCGS2 cycle launches: with `update = Some(k)` first the previous cycle's x
     /// update (k columns, `eta` on the device) and the restart (the device-resident mode runs
     /// the next cycle before the host has seen its rho); then the steps and the last column's
@@ -157,7 +141,7 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     ) -> Result<()> {
         let be = self.backend;
         if let Some(taken) = update {
-            self.dcgs2_update_x(x, taken)?;
+            self.update_x(x, ARNOLDI_FIRST_COL, taken)?;
             self.dcgs2_restart(b, x)?;
         }
         match inner {

@@ -66,7 +66,7 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     /// DCGS2: the second partials (dots with w), the per-step coefficients (a, c, beta, g; a
     /// row of 2 m + 2 per step, the last column's a and nu in row `steps`) with the true
     /// residual norm the cycle started from (last entry, [`Gmres::rho_at`]), and the update's
-    /// coefficients eta on the device.
+    /// coefficients eta on the device (every form).
     partials2: Partials<T>,
     coef: Buffer<T>,
     coef_host: Vec<T>,
@@ -294,7 +294,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 reason = sys.stop;
             }
             // Solve R eta = rhs (Alg. 6 line 20), x += M^-1 [v_0 .. v_{k-1}] eta.
-            if taken > 0 && dcgs2 {
+            if taken > 0 {
                 let mut eta: Vec<T> = sys
                     .coefficients(taken)
                     .iter()
@@ -303,7 +303,8 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 eta.resize(self.m, T::zero());
                 be.write(&mut self.eta, &eta)?;
                 let next = self.m.min(self.params.max_iter.saturating_sub(iteration));
-                if tracker.execution == Execution::DeviceResident
+                if dcgs2
+                    && tracker.execution == Execution::DeviceResident
                     && reason.is_none()
                     && taken == steps
                     && next > 0
@@ -313,20 +314,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                     ahead = Some(next);
                     continue;
                 }
-                self.dcgs2_update_x(x, taken)?;
-            } else if taken > 0 {
-                let eta = sys.coefficients(taken);
-                let coeffs: Vec<T> = eta.iter().map(|&v| T::from_f64(v)).collect();
-                let cols = sys.first_col..sys.first_col + taken;
-                match self.precond {
-                    None => be.multi_axpy(x, &self.basis, cols, &coeffs)?,
-                    Some(pc) => {
-                        be.fill(&mut self.tmp, T::zero())?;
-                        be.multi_axpy(&mut self.tmp, &self.basis, cols, &coeffs)?;
-                        pc.apply(be, &self.tmp, &mut self.z)?;
-                        be.axpby(T::one(), &self.z, T::one(), x)?;
-                    }
-                }
+                self.update_x(x, sys.first_col, taken)?;
             }
             match reason {
                 // A claim of the residual estimate is confirmed by the next cycle's true residual.
@@ -394,6 +382,22 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         }
         tracker.solver_warning = Some(w);
         Ok(())
+    }
+
+    /// Lines 20-21 with the coefficients the host wrote to `eta`: x += M^-1 [v_0 .. v_{k-1}]
+    /// eta, k = `taken`, v_0 in basis column `first_col`.
+    fn update_x(&mut self, x: &mut Buffer<T>, first_col: usize, taken: usize) -> Result<()> {
+        let be = self.backend;
+        let cols = first_col..first_col + taken;
+        match self.precond {
+            None => be.multi_axpy_device(x, &self.basis, cols, &self.eta),
+            Some(pc) => {
+                be.fill(&mut self.tmp, T::zero())?;
+                be.multi_axpy_device(&mut self.tmp, &self.basis, cols, &self.eta)?;
+                pc.apply(be, &self.tmp, &mut self.z)?;
+                be.axpby(T::one(), &self.z, T::one(), x)
+            }
+        }
     }
 
     /// v_0 = r / rho (r in `tmp`) into basis column `col`.
