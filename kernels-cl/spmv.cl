@@ -15,6 +15,14 @@
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
  *                   SCALAR* chunk_sums)
@@ -51,6 +59,13 @@
  *   more than long_len entries (0xffffffff: none) are summed beforehand in chunks by
  *   csr_long_chunks and csr_long_rows into y (r for the residual), which the main kernel reads
  *   back (see src/backend/long_rows.rs).
+ * CSR stream (src/backend/row_blocks.rs): row block i is rows block_row[i] .. block_row[i + 1]
+ *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A group takes a
+ *   row block at a time (group-uniform loop over blocks): it stages the products
+ *   values[j] x[col_idx[j]] of the block's entries in local memory (work-item t: entries
+ *   e0 + t + s WG), then work-item t sums rows r0 + t, r0 + t + WG, ... from there in entry
+ *   order. A row of more than CSR_STREAM_CAP entries is summed by the whole group (strided,
+ *   group reduction), or read back from y (r) when it is longer than long_len.
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p].
@@ -240,6 +255,153 @@ pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_R
                 r[row] = ri;
                 acc += ri * ri;
             }
+        }
+    }
+    if (slot_rr >= 0) {
+        acc = group_sum(scratch, acc);
+        write_partial(partials, (uint)slot_rr, acc);
+    }
+}
+
+/* Entries (and rows) per row block of the stream kernels: src/backend/row_blocks.rs STREAM_CAP. */
+#define CSR_STREAM_CAP 2048
+
+/* The value of the one row r0 (entries e0 .. e1, more than CSR_STREAM_CAP) of a row block:
+ * pre[pre_off + r0] when it is longer than long_len (written by csr_long_rows), else the
+ * group's strided sum. Every work-item gets it; called by the whole group (uniform branch). */
+inline SCALAR csr_stream_wide_row(__global const uint *restrict col_idx,
+                                  __global const SCALAR *restrict values,
+                                  __global const SCALAR *x, const ulong x_off, const uint r0,
+                                  const uint e0, const uint e1, const uint long_len,
+                                  __global const SCALAR *pre, const ulong pre_off,
+                                  __local SCALAR *scratch) {
+    SCALAR v;
+    if (e1 - e0 > long_len) {
+        v = pre[pre_off + r0];
+    } else {
+        SCALAR sum = ZERO;
+        for (uint j = e0 + get_local_id(0); j < e1; j += WG) {
+            sum += values[j] * x[x_off + col_idx[j]];
+        }
+        v = group_sum(scratch, sum);
+    }
+    return v;
+}
+
+/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod, then barrier. The
+ * loop has a fixed trip count so that every load of a work-item is in flight at once. */
+inline void csr_stream_stage(__global const uint *restrict col_idx,
+                             __global const SCALAR *restrict values, __global const SCALAR *x,
+                             const ulong x_off, const uint e0, const uint e1,
+                             __local SCALAR *prod) {
+    const uint lid = get_local_id(0);
+#pragma unroll
+    for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+        const uint k = s * WG + lid;
+        if (k < e1 - e0) {
+            prod[k] = values[e0 + k] * x[x_off + col_idx[e0 + k]];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Row `row` of a staged block whose entries start at e0: its products in entry order. */
+inline SCALAR csr_stream_row(__global const uint *restrict row_ptr, const uint e0, const uint row,
+                             __local const SCALAR *prod) {
+    const uint end = row_ptr[row + 1] - e0;
+    SCALAR sum = ZERO;
+    for (uint k = row_ptr[row] - e0; k < end; ++k) {
+        sum += prod[k];
+    }
+    return sum;
+}
+
+pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
+                   PK_GLOBAL_RESTRICT(const uint, block_row), const uint n_blocks,
+                   const uint long_len, PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   PK_GLOBAL(SCALAR, y), const ulong y_off,
+                   PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                   PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
+                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
+                   const int slot_w1) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, block_row);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR prod[CSR_STREAM_CAP];
+    __local SCALAR scratch[3 * WG];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    (void)n_rows;
+    for (uint blk = get_group_id(0); blk < n_blocks; blk += get_num_groups(0)) {
+        const uint r0 = block_row[blk];
+        const uint r1 = block_row[blk + 1];
+        const uint e0 = row_ptr[r0];
+        const uint e1 = row_ptr[r1];
+        if (e1 - e0 > CSR_STREAM_CAP) {
+            const SCALAR v = csr_stream_wide_row(col_idx, values, x, x_off, r0, e0, e1, long_len,
+                                                 y, y_off, scratch);
+            if (get_local_id(0) == 0) {
+                y[y_off + r0] = v;
+                row_dots(acc, v, r0, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+            }
+        } else {
+            csr_stream_stage(col_idx, values, x, x_off, e0, e1, prod);
+            for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
+                const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
+                y[y_off + row] = v;
+                row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE); /* prod is restaged by the next block */
+        }
+    }
+    finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                  PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
+                  PK_GLOBAL_RESTRICT(const uint, block_row), const uint n_blocks,
+                  const uint long_len, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
+                  PK_GLOBAL(SCALAR, r),
+                  PK_GLOBAL(SCALAR, partials), const int slot_rr) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, block_row);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(const SCALAR, b);
+    PK_BIND(SCALAR, r);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR prod[CSR_STREAM_CAP];
+    __local SCALAR scratch[WG];
+    SCALAR acc = ZERO;
+    (void)n_rows;
+    for (uint blk = get_group_id(0); blk < n_blocks; blk += get_num_groups(0)) {
+        const uint r0 = block_row[blk];
+        const uint r1 = block_row[blk + 1];
+        const uint e0 = row_ptr[r0];
+        const uint e1 = row_ptr[r1];
+        if (e1 - e0 > CSR_STREAM_CAP) {
+            const SCALAR v = csr_stream_wide_row(col_idx, values, x, 0, r0, e0, e1, long_len, r, 0,
+                                                 scratch);
+            if (get_local_id(0) == 0) {
+                const SCALAR ri = b[r0] - v;
+                r[r0] = ri;
+                acc += ri * ri;
+            }
+        } else {
+            csr_stream_stage(col_idx, values, x, 0, e0, e1, prod);
+            for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
+                const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
+                r[row] = ri;
+                acc += ri * ri;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE); /* prod is restaged by the next block */
         }
     }
     if (slot_rr >= 0) {

@@ -12,6 +12,14 @@
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, uint k, uint long_len,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
+ *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
+ *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
+ *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
+ *   residual_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
  *                   SCALAR* chunk_sums)
@@ -45,6 +53,13 @@
  *   than long_len entries (0xffffffff: none) are summed beforehand in chunks by csr_long_chunks
  *   and csr_long_rows into y (r for the residual), which the main kernel reads back (see
  *   src/backend/long_rows.rs).
+ * CSR stream (src/backend/row_blocks.rs): row block i is rows block_row[i] .. block_row[i + 1]
+ *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A block of
+ *   threads takes a row block at a time (grid-stride over blocks): it stages the products
+ *   values[j] x[col_idx[j]] of the block's entries in shared memory (thread t: entries
+ *   e0 + t + s WG), then thread t sums rows r0 + t, r0 + t + WG, ... from there in entry order.
+ *   A row of more than CSR_STREAM_CAP entries is summed by the whole block (strided, block
+ *   reduction), or read back from y (r) when it is longer than long_len (the long-row path).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
  * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
@@ -242,6 +257,126 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__rest
     case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
     case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
     default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+    }
+    if (slot_rr >= 0) {
+        write_partial(partials, (uint)slot_rr, block_sum1(acc));
+    }
+}
+
+/* Entries (and rows) per row block of the stream kernels: src/backend/row_blocks.rs STREAM_CAP. */
+#define CSR_STREAM_CAP 2048
+
+/* The value of the one row r0 (entries e0 .. e1, more than CSR_STREAM_CAP) of a row block:
+ * pre[r0] when it is longer than long_len (written by csr_long_rows), else the block's strided
+ * sum. Valid in thread 0; called by the whole block (block-uniform branch). */
+__device__ __forceinline__ SCALAR csr_stream_wide_row(const uint *__restrict__ col_idx,
+                                                      const SCALAR *__restrict__ values,
+                                                      const SCALAR *x, const uint r0,
+                                                      const uint e0, const uint e1,
+                                                      const uint long_len, const SCALAR *pre) {
+    if (e1 - e0 > long_len) {
+        return pre[r0];
+    }
+    SCALAR sum = ZERO;
+    for (uint j = e0 + threadIdx.x; j < e1; j += WG) {
+        sum += values[j] * x[col_idx[j]];
+    }
+    return block_sum1(sum);
+}
+
+/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod, then barrier. The
+ * loop has a fixed trip count so that every load of a thread is in flight at once. */
+__device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_idx,
+                                                 const SCALAR *__restrict__ values,
+                                                 const SCALAR *x, const uint e0, const uint e1,
+                                                 SCALAR *prod) {
+#pragma unroll
+    for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+        const uint k = s * WG + threadIdx.x;
+        if (k < e1 - e0) {
+            prod[k] = values[e0 + k] * x[col_idx[e0 + k]];
+        }
+    }
+    __syncthreads();
+}
+
+/* Row `row` of a staged block whose entries start at e0: its products in entry order. */
+__device__ __forceinline__ SCALAR csr_stream_row(const uint *__restrict__ row_ptr, const uint e0,
+                                                 const uint row, const SCALAR *prod) {
+    const uint end = row_ptr[row + 1] - e0;
+    SCALAR sum = ZERO;
+    for (uint k = row_ptr[row] - e0; k < end; ++k) {
+        sum += prod[k];
+    }
+    return sum;
+}
+
+extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+              const SCALAR *__restrict__ values, const uint n_rows,
+              const uint *__restrict__ block_row, const uint n_blocks, const uint long_len,
+              const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
+              const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
+              SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
+    __shared__ SCALAR prod[CSR_STREAM_CAP];
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    const SCALAR *xs = x + x_off;
+    SCALAR *ys = y + y_off;
+    const SCALAR *w0s = w0 + w0_off;
+    const SCALAR *w1s = w1 + w1_off;
+    (void)n_rows;
+    for (uint blk = blockIdx.x; blk < n_blocks; blk += gridDim.x) {
+        const uint r0 = block_row[blk];
+        const uint r1 = block_row[blk + 1];
+        const uint e0 = row_ptr[r0];
+        const uint e1 = row_ptr[r1];
+        if (e1 - e0 > CSR_STREAM_CAP) {
+            const SCALAR v = csr_stream_wide_row(col_idx, values, xs, r0, e0, e1, long_len, ys);
+            if (threadIdx.x == 0) {
+                ys[r0] = v;
+                row_dots(acc, v, r0, w0s, w1s, slot_yy, slot_w0, slot_w1);
+            }
+        } else {
+            csr_stream_stage(col_idx, values, xs, e0, e1, prod);
+            for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
+                const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
+                ys[row] = v;
+                row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
+            }
+            __syncthreads(); /* prod is restaged by the next block */
+        }
+    }
+    finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
+}
+
+extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+              const SCALAR *__restrict__ values, const uint n_rows,
+              const uint *__restrict__ block_row, const uint n_blocks, const uint long_len,
+              const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
+              const int slot_rr) {
+    __shared__ SCALAR prod[CSR_STREAM_CAP];
+    SCALAR acc = ZERO;
+    (void)n_rows;
+    for (uint blk = blockIdx.x; blk < n_blocks; blk += gridDim.x) {
+        const uint r0 = block_row[blk];
+        const uint r1 = block_row[blk + 1];
+        const uint e0 = row_ptr[r0];
+        const uint e1 = row_ptr[r1];
+        if (e1 - e0 > CSR_STREAM_CAP) {
+            const SCALAR v = csr_stream_wide_row(col_idx, values, x, r0, e0, e1, long_len, r);
+            if (threadIdx.x == 0) {
+                const SCALAR ri = b[r0] - v;
+                r[r0] = ri;
+                acc += ri * ri;
+            }
+        } else {
+            csr_stream_stage(col_idx, values, x, e0, e1, prod);
+            for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
+                const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
+                r[row] = ri;
+                acc += ri * ri;
+            }
+            __syncthreads(); /* prod is restaged by the next block */
+        }
     }
     if (slot_rr >= 0) {
         write_partial(partials, (uint)slot_rr, block_sum1(acc));

@@ -14,7 +14,9 @@ use common::{
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
-use pipekrylov::backend::{Backend, Basis, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots};
+use pipekrylov::backend::{
+    Backend, Basis, CsrKernel, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots,
+};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
@@ -307,6 +309,20 @@ fn vector_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, n: usize) -> Vec<(String,
     res
 }
 
+/// Every format, CSR also with each of its kernels forced (the host backend has one CSR loop:
+/// its results are the reference for both GPU kernels).
+fn formats_and_kernels(n: usize) -> Vec<(MatrixFormat, CsrKernel)> {
+    let mut v = Vec::new();
+    for fmt in formats(n) {
+        v.push((fmt, CsrKernel::Auto));
+        if fmt == MatrixFormat::Csr {
+            v.push((fmt, CsrKernel::Vector));
+            v.push((fmt, CsrKernel::Stream));
+        }
+    }
+    v
+}
+
 /// SpMV kernels for every format on one matrix.
 fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(String, Out)> {
     let n = a.n_rows();
@@ -314,8 +330,12 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
     let x0 = rand_vec::<T>(n, 11);
     let w0 = rand_vec::<T>(n, 12);
     let b0 = rand_vec::<T>(n, 13);
-    for fmt in formats(n) {
-        let m = b.upload_matrix(a, fmt).unwrap();
+    for (fmt, kernel) in formats_and_kernels(n) {
+        let m = b.upload_matrix_with(a, fmt, kernel).unwrap();
+        if b.has_csr_stream() && kernel != CsrKernel::Auto {
+            assert_eq!(m.csr_kernel(), Some(kernel), "the forced CSR kernel runs");
+        }
+        let fmt = format!("{fmt:?} {kernel}");
         let (x, w, rhs) = (
             b.upload(&x0).unwrap(),
             b.upload(&w0).unwrap(),
@@ -325,7 +345,7 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         let mut partials = b.partials::<T>(n, 4).unwrap();
         b.spmv(&m, &x, &mut y).unwrap();
         res.push((
-            format!("spmv {fmt:?}"),
+            format!("spmv {fmt}"),
             Out {
                 vectors: vec![dl(b, &y)],
                 sums: vec![],
@@ -342,7 +362,7 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         .unwrap();
         let s = b.finish(&partials).unwrap();
         res.push((
-            format!("spmv_dots {fmt:?}"),
+            format!("spmv_dots {fmt}"),
             Out {
                 vectors: vec![dl(b, &y)],
                 sums: vec![s.get(Slot(3)), s.get(Slot(0)), s.get(Slot(2))],
@@ -356,7 +376,7 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         .unwrap();
         let s = b.finish(&partials).unwrap();
         res.push((
-            format!("residual {fmt:?}"),
+            format!("residual {fmt}"),
             Out {
                 vectors: vec![dl(b, &r)],
                 sums: vec![s.get(Slot(1))],
@@ -802,6 +822,14 @@ fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
                 g.generate::<T>(n).unwrap().matrix,
             ));
         }
+    }
+    // A row longer than the stream kernel's row block (2048 entries) that the long-row path
+    // does not take (8 x the mean of ~300 is more): summed by a whole work-group.
+    if n == 1000 {
+        v.push((
+            "wide row, mean 300, n=2200".into(),
+            with_dense_row(&random_matrix::<T>(2200, 300, false, 31), 1100, 32),
+        ));
     }
     v
 }
@@ -1283,4 +1311,39 @@ fn long_rows_are_split_at_upload() {
     let poisson = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
     assert_eq!(long(&poisson), None);
     assert_eq!(long(&random_matrix::<f64>(4099, 40, false, 9)), None);
+}
+
+/// The stream kernel's choice and plan on the matrices above: the power-law rows choose it,
+/// regular and circuit rows keep the vector kernel; a dense row above the long-row threshold is
+/// read back from the long-row path, and the wide row of the agreement matrices is not (its
+/// work-group sums it).
+#[test]
+fn the_stream_kernel_is_chosen_for_unequal_rows() {
+    use pipekrylov::backend::long_rows::LongRowPlan;
+    use pipekrylov::backend::row_blocks::{choose, row_blocks, STREAM_CAP};
+    let row_ptr = |a: &CsrMatrix<f64>| a.indices_u32().unwrap().0;
+    let kernel = |a: &CsrMatrix<f64>| {
+        let rp = row_ptr(a);
+        let long_len = LongRowPlan::plan(&rp).map_or(u32::MAX, |p| p.min_len);
+        choose(&rp, long_len, CsrKernel::Auto)
+    };
+    let g = |g: Generator, n: usize| g.generate::<f64>(n).unwrap().matrix;
+    assert_eq!(kernel(&g(Generator::Powerlaw, 1 << 16)), CsrKernel::Stream);
+    for (gen, n) in [
+        (Generator::Poisson2d, 1 << 16),
+        (Generator::Poisson3d, 1 << 15),
+        (Generator::Circuit, 1 << 16),
+        (Generator::Stencil27, 1 << 15),
+        (Generator::Elasticity3d, 1 << 12),
+    ] {
+        assert_eq!(kernel(&g(gen, n)), CsrKernel::Vector, "{}", gen.name());
+    }
+    let wide = with_dense_row(&random_matrix::<f64>(2200, 300, false, 31), 1100, 32);
+    let rp = row_ptr(&wide);
+    assert!(rp[1101] - rp[1100] > STREAM_CAP as u32);
+    assert!(LongRowPlan::plan_for_stream(&rp).is_none());
+    assert!(row_blocks(&rp).windows(2).any(|w| w == [1100, 1101]));
+    let dense = with_dense_row(&random_matrix::<f64>(4099, 3, true, 21), 2049, 22);
+    let plan = LongRowPlan::plan_for_stream(&row_ptr(&dense)).unwrap();
+    assert_eq!(plan.rows, vec![2049]);
 }

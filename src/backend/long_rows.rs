@@ -55,14 +55,32 @@ impl LongRowPlan {
         Self::plan_with(row_ptr, long_row_factor())
     }
 
+    /// [`LongRowPlan::plan`] for the CSR stream kernel: rows are long only above
+    /// [`super::row_blocks::STREAM_CAP`] entries too (shorter rows are staged with their
+    /// block; see `backend::row_blocks`).
+    pub fn plan_for_stream(row_ptr: &[u32]) -> Option<Self> {
+        let min_len = Self::min_len(row_ptr, long_row_factor())?;
+        Self::plan_above(row_ptr, min_len.max(super::row_blocks::STREAM_CAP))
+    }
+
     /// [`LongRowPlan::plan`] with another factor than [`LONG_ROW_FACTOR`] (0: no plan).
     pub fn plan_with(row_ptr: &[u32], factor: usize) -> Option<Self> {
+        Self::plan_above(row_ptr, Self::min_len(row_ptr, factor)?)
+    }
+
+    /// The threshold of `factor`: `factor` times the mean row length, at least
+    /// [`LONG_ROW_MIN`]; `None` without rows or with factor 0.
+    fn min_len(row_ptr: &[u32], factor: usize) -> Option<usize> {
         let n_rows = row_ptr.len().saturating_sub(1);
         if n_rows == 0 || factor == 0 {
             return None;
         }
         let nnz = row_ptr[n_rows] as usize;
-        let min_len = (nnz / n_rows).saturating_mul(factor).max(LONG_ROW_MIN);
+        Some((nnz / n_rows).saturating_mul(factor).max(LONG_ROW_MIN))
+    }
+
+    /// The rows of more than `min_len` entries, or `None` when there are none.
+    fn plan_above(row_ptr: &[u32], min_len: usize) -> Option<Self> {
         let mut plan = Self {
             min_len: u32::try_from(min_len).unwrap_or(u32::MAX),
             rows: Vec::new(),

@@ -1,6 +1,7 @@
 //! Sparse matrices resident on a backend.
 
 use super::buffer::Buffer;
+use super::row_blocks::CsrKernel;
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix, SellMatrix};
 use crate::scalar::Scalar;
@@ -83,6 +84,8 @@ pub enum DeviceFormat<T> {
         /// The rows summed apart on GPUs (see [`LongRows`]); `None` when no row is long or
         /// on the host backend.
         long_rows: Option<Box<LongRows<T>>>,
+        /// The row blocks of the stream kernel (see [`RowBlocks`]); `None`: the vector kernel.
+        row_blocks: Option<RowBlocks>,
     },
     /// SELL-C-sigma arrays (see [`SellMatrix`]).
     Sell {
@@ -112,6 +115,16 @@ pub enum DeviceFormat<T> {
         /// Values, s*s per block, column-major.
         values: Buffer<T>,
     },
+}
+
+/// The row blocks of a CSR matrix run by the stream kernel on GPUs (see
+/// [`crate::backend::row_blocks`]).
+#[derive(Debug)]
+pub struct RowBlocks {
+    /// First row of each block, then the number of rows (n_blocks + 1).
+    pub block_row: Buffer<u32>,
+    /// Number of blocks.
+    pub n_blocks: usize,
 }
 
 /// Device arrays of a [`LongRowPlan`](crate::backend::long_rows::LongRowPlan): the rows of a CSR matrix far longer than the mean,
@@ -194,6 +207,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                 col_idx,
                 values,
                 long_rows: None,
+                ..
             } => Some((row_ptr, col_idx, values)),
             _ => None,
         }
@@ -235,6 +249,18 @@ impl<T: Scalar> DeviceMatrix<T> {
             },
         }
     }
+    /// The CSR kernel the GPU backends run for this matrix (`None` for other formats;
+    /// [`CsrKernel::Vector`] on the host backend, which has one CSR loop).
+    pub fn csr_kernel(&self) -> Option<CsrKernel> {
+        match &self.format {
+            DeviceFormat::Csr {
+                row_blocks: Some(_),
+                ..
+            } => Some(CsrKernel::Stream),
+            DeviceFormat::Csr { .. } => Some(CsrKernel::Vector),
+            _ => None,
+        }
+    }
     /// Bytes of device memory used by the matrix.
     pub fn device_bytes(&self) -> usize {
         match &self.format {
@@ -243,11 +269,13 @@ impl<T: Scalar> DeviceMatrix<T> {
                 col_idx,
                 values,
                 long_rows,
+                row_blocks,
             } => {
                 row_ptr.bytes()
                     + col_idx.bytes()
                     + values.bytes()
                     + long_rows.as_ref().map_or(0, |l| l.bytes())
+                    + row_blocks.as_ref().map_or(0, |b| b.block_row.bytes())
             }
             DeviceFormat::Sell {
                 slice_ptr,
@@ -323,6 +351,7 @@ pub(crate) fn out_of_bounds_csr<B: crate::backend::VectorOps>(
             col_idx: b.upload(&vec![0x7fff_0000u32; n]).unwrap(),
             values: b.upload(&vec![1.0f64; n]).unwrap(),
             long_rows: None,
+            row_blocks: None,
         },
         fingerprint: 0,
         halo: Default::default(),

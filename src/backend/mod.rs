@@ -20,6 +20,7 @@ pub mod long_rows;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
+pub mod row_blocks;
 mod select;
 pub mod tuning;
 
@@ -30,7 +31,7 @@ pub mod opencl;
 pub mod cuda;
 
 pub use buffer::Buffer;
-pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat};
+pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks};
 pub use ops::{
     AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
     GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
@@ -38,6 +39,7 @@ pub use ops::{
     MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
+pub use row_blocks::CsrKernel;
 pub use select::{available_backends, BackendChoice, BackendStatus, AUTO_HOST_MAX_N};
 
 use enum_dispatch::enum_dispatch;

@@ -57,6 +57,8 @@ pub(crate) enum Kernel {
     DotPartials,
     SpmvDotsCsr,
     ResidualCsr,
+    SpmvDotsCsrStream,
+    ResidualCsrStream,
     SpmvDotsSell,
     ResidualSell,
     SpmvDotsBsr,
@@ -108,7 +110,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 55] = [
+    pub(crate) const ALL: [Kernel; 57] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -117,6 +119,8 @@ impl Kernel {
         Kernel::DotPartials,
         Kernel::SpmvDotsCsr,
         Kernel::ResidualCsr,
+        Kernel::SpmvDotsCsrStream,
+        Kernel::ResidualCsrStream,
         Kernel::SpmvDotsSell,
         Kernel::ResidualSell,
         Kernel::SpmvDotsBsr,
@@ -177,6 +181,8 @@ impl Kernel {
             Kernel::DotPartials => "dot_partials",
             Kernel::SpmvDotsCsr => "spmv_dots_csr",
             Kernel::ResidualCsr => "residual_csr",
+            Kernel::SpmvDotsCsrStream => "spmv_dots_csr_stream",
+            Kernel::ResidualCsrStream => "residual_csr_stream",
             Kernel::SpmvDotsSell => "spmv_dots_sell",
             Kernel::ResidualSell => "residual_sell",
             Kernel::SpmvDotsBsr => "spmv_dots_bsr",

@@ -59,6 +59,26 @@ fn matrix_args<T: Scalar>(
             col_idx,
             values,
             long_rows,
+            row_blocks: Some(blocks),
+        } => (
+            vec![
+                b.ptr(row_ptr)?,
+                b.ptr(col_idx)?,
+                b.ptr(values)?,
+                rows,
+                b.ptr(&blocks.block_row)?,
+                len_arg(blocks.n_blocks)?,
+                Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
+            ],
+            [Kernel::SpmvDotsCsrStream, Kernel::ResidualCsrStream],
+            blocks.n_blocks.saturating_mul(b.block as usize),
+        ),
+        DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows,
+            row_blocks: None,
         } => {
             let k = csr_lanes(a.nnz(), a.n_rows());
             (

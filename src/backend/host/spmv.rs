@@ -105,6 +105,10 @@ impl HostBackend {
 }
 
 impl SpmvOps for HostBackend {
+    fn has_csr_stream(&self) -> bool {
+        false
+    }
+
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         check_spmv(a, x, y)?;
         self.counters.launch();

@@ -41,6 +41,7 @@ pub(super) struct Dots<'a> {
 #[derive(Clone, Copy)]
 enum Fmt {
     Csr,
+    CsrStream,
     Sell,
     Bsr,
 }
@@ -49,6 +50,7 @@ impl Fmt {
     fn spmv_dots(self) -> &'static str {
         match self {
             Fmt::Csr => "spmv_dots_csr",
+            Fmt::CsrStream => "spmv_dots_csr_stream",
             Fmt::Sell => "spmv_dots_sell",
             Fmt::Bsr => "spmv_dots_bsr",
         }
@@ -56,6 +58,7 @@ impl Fmt {
     fn residual(self) -> &'static str {
         match self {
             Fmt::Csr => "residual_csr",
+            Fmt::CsrStream => "residual_csr_stream",
             Fmt::Sell => "residual_sell",
             Fmt::Bsr => "residual_bsr",
         }
@@ -93,6 +96,25 @@ impl OpenClBackend {
                 col_idx,
                 values,
                 long_rows,
+                row_blocks: Some(blocks),
+            } => (
+                Fmt::CsrStream,
+                vec![
+                    Arg::Mem(self.mem(row_ptr)?),
+                    Arg::Mem(self.mem(col_idx)?),
+                    Arg::Mem(self.mem(values)?),
+                    Arg::uint(n_rows),
+                    Arg::Mem(self.mem(&blocks.block_row)?),
+                    Arg::uint(Self::len_u32(blocks.n_blocks)?),
+                    Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
+                ],
+            ),
+            DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+                long_rows,
+                row_blocks: None,
             } => (
                 Fmt::Csr,
                 vec![

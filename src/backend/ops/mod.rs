@@ -42,6 +42,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         &[
             "spmv_dots_csr",
             "residual_csr",
+            "spmv_dots_csr_stream",
+            "residual_csr_stream",
             "spmv_dots_sell",
             "residual_sell",
             "spmv_dots_bsr",

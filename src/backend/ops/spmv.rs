@@ -4,9 +4,10 @@ use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::long_rows::LongRowPlan;
 use crate::backend::matrix::{
-    host_arrays, DeviceFormat, DeviceMatrix, HostArrays, LongRows, MatrixFormat,
+    host_arrays, DeviceFormat, DeviceMatrix, HostArrays, LongRows, MatrixFormat, RowBlocks,
 };
 use crate::backend::partials::{Partials, Slot};
+use crate::backend::row_blocks::{self, CsrKernel};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -37,31 +38,69 @@ impl<'a, T> SpmvDots<'a, T> {
 /// SpMV kernels for every device format.
 #[enum_dispatch]
 pub trait SpmvOps: VectorOps {
-    /// Convert `a` to `format` and upload it (setup; not counted per iteration).
+    /// Whether this backend has the CSR stream kernel (`backend::row_blocks`): the GPU
+    /// backends do; the host backend has one CSR loop for every row-length distribution.
+    fn has_csr_stream(&self) -> bool {
+        true
+    }
+
+    /// Convert `a` to `format` and upload it (setup; not counted per iteration). A CSR matrix
+    /// gets the CSR kernel chosen from its row lengths ([`CsrKernel::Auto`]).
     fn upload_matrix<T: Scalar>(
         &self,
         a: &CsrMatrix<T>,
         format: MatrixFormat,
     ) -> Result<DeviceMatrix<T>> {
+        self.upload_matrix_with(a, format, CsrKernel::Auto)
+    }
+
+    /// [`SpmvOps::upload_matrix`] with the CSR kernel given (ignored for other formats and on
+    /// backends without the stream kernel, see [`SpmvOps::has_csr_stream`]).
+    fn upload_matrix_with<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        format: MatrixFormat,
+        csr_kernel: CsrKernel,
+    ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
-            HostArrays::Csr(rp, ci, v) => DeviceFormat::Csr {
-                long_rows: match LongRowPlan::plan(&rp) {
-                    Some(plan) => Some(Box::new(LongRows {
-                        min_len: plan.min_len,
-                        rows: self.upload(&plan.rows)?,
-                        chunk_ptr: self.upload(&plan.chunk_ptr)?,
-                        chunk_begin: self.upload(&plan.chunk_begin)?,
-                        chunk_end: self.upload(&plan.chunk_end)?,
-                        chunk_sums: self.alloc(plan.n_chunks())?,
-                        n_rows: plan.rows.len(),
-                        n_chunks: plan.n_chunks(),
-                    })),
-                    None => None,
-                },
-                row_ptr: self.upload(&rp)?,
-                col_idx: self.upload(&ci)?,
-                values: self.upload(&v)?,
-            },
+            HostArrays::Csr(rp, ci, v) => {
+                let long_len = LongRowPlan::plan(&rp).map_or(u32::MAX, |p| p.min_len);
+                let stream = self.has_csr_stream()
+                    && row_blocks::choose(&rp, long_len, csr_kernel) == CsrKernel::Stream;
+                let long_plan = if stream {
+                    LongRowPlan::plan_for_stream(&rp)
+                } else {
+                    LongRowPlan::plan(&rp)
+                };
+                let row_blocks = if stream {
+                    let starts = row_blocks::row_blocks(&rp);
+                    Some(RowBlocks {
+                        n_blocks: starts.len().saturating_sub(1),
+                        block_row: self.upload(&starts)?,
+                    })
+                } else {
+                    None
+                };
+                DeviceFormat::Csr {
+                    row_blocks,
+                    long_rows: match long_plan {
+                        Some(plan) => Some(Box::new(LongRows {
+                            min_len: plan.min_len,
+                            rows: self.upload(&plan.rows)?,
+                            chunk_ptr: self.upload(&plan.chunk_ptr)?,
+                            chunk_begin: self.upload(&plan.chunk_begin)?,
+                            chunk_end: self.upload(&plan.chunk_end)?,
+                            chunk_sums: self.alloc(plan.n_chunks())?,
+                            n_rows: plan.rows.len(),
+                            n_chunks: plan.n_chunks(),
+                        })),
+                        None => None,
+                    },
+                    row_ptr: self.upload(&rp)?,
+                    col_idx: self.upload(&ci)?,
+                    values: self.upload(&v)?,
+                }
+            }
             HostArrays::Sell(s) => DeviceFormat::Sell {
                 c: s.c,
                 n_slices: s.n_slices(),

@@ -673,6 +673,7 @@ fn csr_matrix<T: Scalar>(
             col_idx,
             values,
             long_rows: None,
+            row_blocks: None,
         },
         fingerprint: 0,
         halo: Default::default(),

@@ -1,0 +1,220 @@
+//! The CSR stream kernel's row blocks, for rows of very unequal lengths (issue 16: power-law
+//! matrices).
+//!
+//! The vector CSR kernels give every row the same `k` lanes, chosen from the *mean* row length:
+//! when neighbouring rows differ widely in length, the lanes of a short row idle while a long
+//! row of the same warp finishes (on the H200 the power-law matrix at n = 4.2M took 816 us per
+//! SpMV, cuSPARSE 468). The stream kernels (`spmv_dots_csr_stream`, `residual_csr_stream`) cut
+//! the rows into blocks of consecutive rows holding at most [`STREAM_CAP`] entries (and at most
+//! [`STREAM_CAP`] rows); one work-group takes a block at a time:
+//!
+//! 1. every work-item stages the products `values[j] * x[col_idx[j]]` of the block's entries
+//!    `j = e0 + lid, e0 + lid + WG, ...` in local memory (coalesced loads, the same work for
+//!    every work-item whatever the row lengths);
+//! 2. every work-item sums whole rows from local memory in entry order (rows `r0 + lid`,
+//!    `r0 + lid + WG`, ...) and writes y and the fused inner products.
+//!
+//! A row of more than [`STREAM_CAP`] entries is a block of its own: its value comes from the
+//! long-row path (`backend::long_rows`, whose threshold is raised to at least [`STREAM_CAP`]
+//! for these matrices), or, when it is not long by that path's measure, from a work-group-wide
+//! strided sum. Every sum has an order fixed by the matrix alone: deterministic.
+
+use std::sync::OnceLock;
+
+/// Entries (and rows) per row block; the kernels' `CSR_STREAM_CAP` (both kernel trees,
+/// checked by a test) sizes their local-memory staging buffer.
+pub const STREAM_CAP: usize = 2048;
+
+/// Rows per group of the imbalance estimate (a warp of one-lane rows).
+pub const IMBALANCE_GROUP: usize = 32;
+
+/// The stream kernel is chosen when [`imbalance`] is at least this.
+pub const STREAM_MIN_IMBALANCE: f64 = 2.0;
+
+/// Environment variable forcing the CSR kernel of matrices uploaded with the automatic choice:
+/// `vector` or `stream` (anything else is ignored), for benchmark sweeps.
+pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
+
+/// Which CSR kernel a GPU backend runs for a matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CsrKernel {
+    /// [`CsrKernel::Stream`] when the row lengths are unequal enough
+    /// ([`imbalance`] >= [`STREAM_MIN_IMBALANCE`]), else [`CsrKernel::Vector`].
+    #[default]
+    Auto,
+    /// `k` lanes per row, `k` from the mean row length (`spmv_dots_csr`).
+    Vector,
+    /// Row blocks staged in local memory (`spmv_dots_csr_stream`).
+    Stream,
+}
+
+impl std::fmt::Display for CsrKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CsrKernel::Auto => "auto",
+            CsrKernel::Vector => "vector",
+            CsrKernel::Stream => "stream",
+        })
+    }
+}
+
+/// The kernel forced by [`CSR_KERNEL_ENV`], if any.
+fn forced_kernel() -> Option<CsrKernel> {
+    static KERNEL: OnceLock<Option<CsrKernel>> = OnceLock::new();
+    *KERNEL.get_or_init(|| match std::env::var(CSR_KERNEL_ENV).ok()?.trim() {
+        "vector" => Some(CsrKernel::Vector),
+        "stream" => Some(CsrKernel::Stream),
+        _ => None,
+    })
+}
+
+/// How much longer the rows' lanes are busy than the entries need when rows run side by side
+/// in groups of [`IMBALANCE_GROUP`] consecutive rows, every row as long as its group's longest:
+/// `sum over groups (rows * longest) / nnz`, rows of more than `long_len` entries left out
+/// (summed apart). 1 for equal rows; the power-law generator's matrix gives about 5.
+pub fn imbalance(row_ptr: &[u32], long_len: u32) -> f64 {
+    let lens = row_ptr
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|&l| l <= long_len);
+    let (mut busy, mut used) = (0u64, 0u64);
+    let (mut in_group, mut longest) = (0u64, 0u64);
+    for len in lens {
+        used += u64::from(len);
+        longest = longest.max(u64::from(len));
+        in_group += 1;
+        if in_group == IMBALANCE_GROUP as u64 {
+            busy += in_group * longest;
+            (in_group, longest) = (0, 0);
+        }
+    }
+    busy += in_group * longest;
+    if used == 0 {
+        1.0
+    } else {
+        busy as f64 / used as f64
+    }
+}
+
+/// The kernel to run for rows `row_ptr` when `requested`: [`CsrKernel::Auto`] resolves to the
+/// environment's choice ([`CSR_KERNEL_ENV`]), else to the stream kernel when
+/// [`imbalance`] (rows above `long_len` left out) reaches [`STREAM_MIN_IMBALANCE`].
+pub fn choose(row_ptr: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel {
+    match requested {
+        CsrKernel::Auto => forced_kernel().unwrap_or_else(|| {
+            if imbalance(row_ptr, long_len) >= STREAM_MIN_IMBALANCE {
+                CsrKernel::Stream
+            } else {
+                CsrKernel::Vector
+            }
+        }),
+        fixed => fixed,
+    }
+}
+
+/// The first row of every row block, then the number of rows (`n_blocks + 1` entries): blocks
+/// of consecutive rows with at most [`STREAM_CAP`] entries and [`STREAM_CAP`] rows each; a row
+/// of more than [`STREAM_CAP`] entries is a block alone.
+pub fn row_blocks(row_ptr: &[u32]) -> Vec<u32> {
+    let n_rows = row_ptr.len().saturating_sub(1);
+    let mut starts = vec![0u32];
+    let (mut rows, mut entries) = (0usize, 0usize);
+    for (row, w) in row_ptr.windows(2).enumerate() {
+        let len = w[1].saturating_sub(w[0]) as usize;
+        if rows > 0 && (rows == STREAM_CAP || entries + len > STREAM_CAP) {
+            starts.push(row as u32);
+            (rows, entries) = (0, 0);
+        }
+        rows += 1;
+        entries += len;
+    }
+    if n_rows > 0 {
+        starts.push(n_rows as u32);
+    } else {
+        starts.clear();
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row_ptr(lens: &[usize]) -> Vec<u32> {
+        let mut rp = vec![0u32];
+        for &l in lens {
+            rp.push(rp.last().unwrap() + l as u32);
+        }
+        rp
+    }
+
+    /// Every block: consecutive rows, within the caps, or one row longer than the cap.
+    fn check_blocks(rp: &[u32], blocks: &[u32]) {
+        let n = rp.len() - 1;
+        assert_eq!((blocks[0], *blocks.last().unwrap()), (0, n as u32));
+        for w in blocks.windows(2) {
+            let (r0, r1) = (w[0] as usize, w[1] as usize);
+            assert!(r1 > r0, "empty block {r0}..{r1}");
+            let entries = (rp[r1] - rp[r0]) as usize;
+            assert!(
+                (r1 - r0 <= STREAM_CAP && entries <= STREAM_CAP) || r1 - r0 == 1,
+                "block {r0}..{r1}: {entries} entries"
+            );
+        }
+    }
+
+    #[test]
+    fn blocks_fill_up_to_the_cap_in_entries_and_rows() {
+        let rp = row_ptr(&[5; 1000]);
+        let b = row_blocks(&rp);
+        check_blocks(&rp, &b);
+        // 409 rows of 5 = 2045 entries per block.
+        assert_eq!(b[..3], [0, 409, 818]);
+        let rp = row_ptr(&vec![0; 5000]);
+        let b = row_blocks(&rp);
+        check_blocks(&rp, &b);
+        assert_eq!(b, vec![0, 2048, 4096, 5000]);
+        assert!(row_blocks(&[0]).is_empty());
+        assert!(row_blocks(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_row_above_the_cap_is_a_block_alone() {
+        let mut lens = vec![3; 100];
+        lens[40] = STREAM_CAP + 1;
+        lens[41] = STREAM_CAP;
+        let rp = row_ptr(&lens);
+        let b = row_blocks(&rp);
+        check_blocks(&rp, &b);
+        assert_eq!(b, vec![0, 40, 41, 42, 100]);
+    }
+
+    #[test]
+    fn imbalance_is_one_for_equal_rows_and_large_for_a_heavy_tail() {
+        assert_eq!(imbalance(&row_ptr(&[7; 640]), u32::MAX), 1.0);
+        let mut lens = vec![2; 640];
+        for g in 0..20 {
+            lens[32 * g] = 64;
+        }
+        // Each group: 32 x 64 busy, 31 x 2 + 64 used.
+        let want = (20.0 * 32.0 * 64.0) / (20.0 * (31.0 * 2.0 + 64.0));
+        assert!((imbalance(&row_ptr(&lens), u32::MAX) - want).abs() < 1e-12);
+        // Rows above long_len are left out.
+        assert_eq!(imbalance(&row_ptr(&lens), 63), 1.0);
+        assert_eq!(imbalance(&[0], 5), 1.0);
+        assert_eq!(
+            choose(&row_ptr(&lens), u32::MAX, CsrKernel::Vector),
+            CsrKernel::Vector
+        );
+    }
+
+    #[test]
+    fn the_kernels_stage_cap_entries() {
+        for src in [
+            include_str!("../../kernels-cl/spmv.cl"),
+            include_str!("../../kernels-cu/spmv.cu"),
+        ] {
+            assert!(src.contains(&format!("#define CSR_STREAM_CAP {STREAM_CAP}")));
+        }
+    }
+}
