@@ -63,8 +63,10 @@
  *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A group takes a
  *   row block at a time (group-uniform loop over blocks): it stages the products
  *   values[j] x[col_idx[j]] of the block's entries in local memory (work-item t: entries
- *   e0 + t + s WG), then work-item t sums rows r0 + t, r0 + t + WG, ... from there in entry
- *   order. A row of more than CSR_STREAM_CAP entries is summed by the whole group (strided,
+ *   e0 + t + s WG), then sums every row from there: work-item t the rows r0 + t, r0 + t + WG, ...
+ *   of at most CSR_STREAM_WARP_ROW entries in entry order, a team of STREAM_TEAM work-items
+ *   each longer row (strided, the team's partial sums added in order); work-item t then writes
+ *   its rows. A row of more than CSR_STREAM_CAP entries is summed by the whole group (strided,
  *   group reduction), or read back from y (r) when it is longer than long_len.
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
@@ -288,13 +290,22 @@ inline SCALAR csr_stream_wide_row(__global const uint *restrict col_idx,
     return v;
 }
 
-/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod, then barrier. The
- * loop has a fixed trip count so that every load of a work-item is in flight at once. */
+/* Rows of a row block longer than this are summed by a team of work-items, shorter ones by one
+ * work-item; a team is STREAM_TEAM work-items (see kernels-cu/spmv.cu for the threshold). */
+#define CSR_STREAM_WARP_ROW 128
+#define STREAM_TEAM (WG < 32 ? WG : 32)
+
+/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod and clear the count
+ * of team rows, then barrier. The loop has a fixed trip count so that every load of a
+ * work-item is in flight at once. */
 inline void csr_stream_stage(__global const uint *restrict col_idx,
                              __global const SCALAR *restrict values, __global const SCALAR *x,
                              const ulong x_off, const uint e0, const uint e1,
-                             __local SCALAR *prod) {
+                             __local SCALAR *prod, volatile __local uint *n_team_rows) {
     const uint lid = get_local_id(0);
+    if (lid == 0) {
+        *n_team_rows = 0;
+    }
 #pragma unroll
     for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
         const uint k = s * WG + lid;
@@ -305,15 +316,62 @@ inline void csr_stream_stage(__global const uint *restrict col_idx,
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Row `row` of a staged block whose entries start at e0: its products in entry order. */
+/* Sum every row r0 .. r1 of a staged block (entries from e0) into the slot of its first entry,
+ * prod[row_ptr[row] - e0] (rows without entries have no slot): a row of at most
+ * CSR_STREAM_WARP_ROW entries by its work-item in entry order, a longer one by a team (listed
+ * in team_rows in any order: the row's sum does not depend on which team takes it). Called by
+ * the whole group; `scratch` has WG entries. */
+inline void csr_stream_sums(__global const uint *restrict row_ptr, const uint r0, const uint r1,
+                            const uint e0, __local SCALAR *prod, __local uint *team_rows,
+                            volatile __local uint *n_team_rows, __local SCALAR *scratch) {
+    const uint lid = get_local_id(0);
+    for (uint row = r0 + lid; row < r1; row += WG) {
+        const uint b = row_ptr[row] - e0;
+        const uint e = row_ptr[row + 1] - e0;
+        if (e - b > CSR_STREAM_WARP_ROW) {
+            team_rows[atomic_inc(n_team_rows)] = row;
+        } else if (e > b) {
+            SCALAR sum = ZERO;
+            for (uint k = b; k < e; ++k) {
+                sum += prod[k];
+            }
+            prod[b] = sum;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint count = *n_team_rows;
+    const uint team = lid / STREAM_TEAM;
+    const uint lane = lid % STREAM_TEAM;
+    for (uint base = 0; base < count; base += WG / STREAM_TEAM) {
+        const uint i = base + team;
+        uint b = 0;
+        SCALAR sum = ZERO;
+        if (i < count) {
+            const uint row = team_rows[i];
+            const uint e = row_ptr[row + 1] - e0;
+            b = row_ptr[row] - e0;
+            for (uint k = b + lane; k < e; k += STREAM_TEAM) {
+                sum += prod[k];
+            }
+        }
+        scratch[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lane == 0 && i < count) {
+            SCALAR total = ZERO;
+            for (uint l = 0; l < STREAM_TEAM; ++l) {
+                total += scratch[lid + l];
+            }
+            prod[b] = total;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* The sum of row `row` of a summed block (csr_stream_sums). */
 inline SCALAR csr_stream_row(__global const uint *restrict row_ptr, const uint e0, const uint row,
                              __local const SCALAR *prod) {
-    const uint end = row_ptr[row + 1] - e0;
-    SCALAR sum = ZERO;
-    for (uint k = row_ptr[row] - e0; k < end; ++k) {
-        sum += prod[k];
-    }
-    return sum;
+    const uint b = row_ptr[row] - e0;
+    return row_ptr[row + 1] - e0 > b ? prod[b] : ZERO;
 }
 
 pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
@@ -335,6 +393,8 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
     PK_BIND(const SCALAR, w1);
     PK_BIND(SCALAR, partials);
     __local SCALAR prod[CSR_STREAM_CAP];
+    __local uint team_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
+    __local uint n_team_rows;
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     (void)n_rows;
@@ -351,7 +411,8 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
                 row_dots(acc, v, r0, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, x, x_off, e0, e1, prod);
+            csr_stream_stage(col_idx, values, x, x_off, e0, e1, prod, &n_team_rows);
+            csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
                 y[y_off + row] = v;
@@ -378,6 +439,8 @@ pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_G
     PK_BIND(SCALAR, r);
     PK_BIND(SCALAR, partials);
     __local SCALAR prod[CSR_STREAM_CAP];
+    __local uint team_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
+    __local uint n_team_rows;
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     (void)n_rows;
@@ -395,7 +458,8 @@ pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_G
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, x, 0, e0, e1, prod);
+            csr_stream_stage(col_idx, values, x, 0, e0, e1, prod, &n_team_rows);
+            csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
                 r[row] = ri;

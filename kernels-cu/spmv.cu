@@ -57,8 +57,9 @@
  *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A block of
  *   threads takes a row block at a time (grid-stride over blocks): it stages the products
  *   values[j] x[col_idx[j]] of the block's entries in shared memory (thread t: entries
- *   e0 + t + s WG), then thread t sums rows r0 + t, r0 + t + WG, ... from there in entry order.
- *   A row of more than CSR_STREAM_CAP entries is summed by the whole block (strided, block
+ *   e0 + t + s WG), then sums every row from there: thread t the rows r0 + t, r0 + t + WG, ...
+ *   of at most CSR_STREAM_WARP_ROW entries in entry order, a warp each longer row (lanes
+ *   strided, shuffle tree); thread t then writes its rows. A row of more than CSR_STREAM_CAP entries is summed by the whole block (strided, block
  *   reduction), or read back from y (r) when it is longer than long_len (the long-row path).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
@@ -284,12 +285,21 @@ __device__ __forceinline__ SCALAR csr_stream_wide_row(const uint *__restrict__ c
     return block_sum1(sum);
 }
 
-/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod, then barrier. The
- * loop has a fixed trip count so that every load of a thread is in flight at once. */
+/* Rows of a row block longer than this are summed by a warp, shorter ones by one thread. On the
+ * H200 a threshold of 32 sent elasticity3d's rows (81 entries) to warps and made its SpMV 30%
+ * slower (82 against 63 us) with no gain on the power-law matrix (568 against 570 us). */
+#define CSR_STREAM_WARP_ROW 128
+
+/* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod and clear the count
+ * of warp rows, then barrier. The loop has a fixed trip count so that every load of a thread
+ * is in flight at once. */
 __device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_idx,
                                                  const SCALAR *__restrict__ values,
                                                  const SCALAR *x, const uint e0, const uint e1,
-                                                 SCALAR *prod) {
+                                                 SCALAR *prod, uint *n_warp_rows) {
+    if (threadIdx.x == 0) {
+        *n_warp_rows = 0;
+    }
 #pragma unroll
     for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
         const uint k = s * WG + threadIdx.x;
@@ -300,15 +310,53 @@ __device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_id
     __syncthreads();
 }
 
-/* Row `row` of a staged block whose entries start at e0: its products in entry order. */
+/* Sum every row r0 .. r1 of a staged block (entries from e0) into the slot of its first entry,
+ * prod[row_ptr[row] - e0] (rows without entries have no slot): a row of at most
+ * CSR_STREAM_WARP_ROW entries by its thread in entry order, a longer one by a warp (listed in
+ * warp_rows in any order: the row's sum does not depend on which warp takes it). Ends with a
+ * barrier when there are warp rows; the caller's barrier after the staging covers the rest. */
+__device__ __forceinline__ void csr_stream_sums(const uint *__restrict__ row_ptr, const uint r0,
+                                                const uint r1, const uint e0, SCALAR *prod,
+                                                uint *warp_rows, uint *n_warp_rows) {
+    for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
+        const uint b = row_ptr[row] - e0;
+        const uint e = row_ptr[row + 1] - e0;
+        if (e - b > CSR_STREAM_WARP_ROW) {
+            warp_rows[atomicAdd(n_warp_rows, 1u)] = row;
+        } else if (e > b) {
+            SCALAR sum = ZERO;
+            for (uint k = b; k < e; ++k) {
+                sum += prod[k];
+            }
+            prod[b] = sum;
+        }
+    }
+    __syncthreads();
+    const uint count = *n_warp_rows;
+    if (count > 0) {
+        const uint lane = threadIdx.x & 31u;
+        for (uint i = threadIdx.x >> 5; i < count; i += WARPS) {
+            const uint row = warp_rows[i];
+            const uint b = row_ptr[row] - e0;
+            const uint e = row_ptr[row + 1] - e0;
+            SCALAR sum = ZERO;
+            for (uint k = b + lane; k < e; k += 32) {
+                sum += prod[k];
+            }
+            sum = warp_sum(sum);
+            if (lane == 0) {
+                prod[b] = sum;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* The sum of row `row` of a summed block (csr_stream_sums). */
 __device__ __forceinline__ SCALAR csr_stream_row(const uint *__restrict__ row_ptr, const uint e0,
                                                  const uint row, const SCALAR *prod) {
-    const uint end = row_ptr[row + 1] - e0;
-    SCALAR sum = ZERO;
-    for (uint k = row_ptr[row] - e0; k < end; ++k) {
-        sum += prod[k];
-    }
-    return sum;
+    const uint b = row_ptr[row] - e0;
+    return row_ptr[row + 1] - e0 > b ? prod[b] : ZERO;
 }
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
@@ -318,6 +366,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
     __shared__ SCALAR prod[CSR_STREAM_CAP];
+    __shared__ uint warp_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
+    __shared__ uint n_warp_rows;
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     const SCALAR *xs = x + x_off;
     SCALAR *ys = y + y_off;
@@ -336,7 +386,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
                 row_dots(acc, v, r0, w0s, w1s, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, xs, e0, e1, prod);
+            csr_stream_stage(col_idx, values, xs, e0, e1, prod, &n_warp_rows);
+            csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
                 ys[row] = v;
@@ -354,6 +405,8 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
               const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
               const int slot_rr) {
     __shared__ SCALAR prod[CSR_STREAM_CAP];
+    __shared__ uint warp_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
+    __shared__ uint n_warp_rows;
     SCALAR acc = ZERO;
     (void)n_rows;
     for (uint blk = blockIdx.x; blk < n_blocks; blk += gridDim.x) {
@@ -369,7 +422,8 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, x, e0, e1, prod);
+            csr_stream_stage(col_idx, values, x, e0, e1, prod, &n_warp_rows);
+            csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
                 r[row] = ri;

@@ -1313,8 +1313,9 @@ fn long_rows_are_split_at_upload() {
     assert_eq!(long(&random_matrix::<f64>(4099, 40, false, 9)), None);
 }
 
-/// The stream kernel's choice and plan on the matrices above: the power-law rows choose it,
-/// regular and circuit rows keep the vector kernel; a dense row above the long-row threshold is
+/// The stream kernel's choice and plan on the matrices above: from 2^20 entries, the
+/// power-law rows and the long rows of the 27-point stencil and elasticity choose it, Poisson
+/// and circuit rows keep the vector kernel; a dense row above the long-row threshold is
 /// read back from the long-row path, and the wide row of the agreement matrices is not (its
 /// work-group sums it).
 #[test]
@@ -1328,15 +1329,17 @@ fn the_stream_kernel_is_chosen_for_unequal_rows() {
         choose(&rp, long_len, CsrKernel::Auto)
     };
     let g = |g: Generator, n: usize| g.generate::<f64>(n).unwrap().matrix;
-    assert_eq!(kernel(&g(Generator::Powerlaw, 1 << 16)), CsrKernel::Stream);
-    for (gen, n) in [
-        (Generator::Poisson2d, 1 << 16),
-        (Generator::Poisson3d, 1 << 15),
-        (Generator::Circuit, 1 << 16),
-        (Generator::Stencil27, 1 << 15),
-        (Generator::Elasticity3d, 1 << 12),
+    for (gen, n, want) in [
+        (Generator::Powerlaw, 1 << 17, CsrKernel::Stream),
+        (Generator::Stencil27, 1 << 16, CsrKernel::Stream),
+        (Generator::Elasticity3d, 1 << 15, CsrKernel::Stream),
+        (Generator::Poisson2d, 1 << 18, CsrKernel::Vector),
+        (Generator::Poisson3d, 1 << 18, CsrKernel::Vector),
+        (Generator::Circuit, 1 << 18, CsrKernel::Vector),
+        // Below 2^20 entries the latency kernels keep the vector layout.
+        (Generator::Powerlaw, 1 << 14, CsrKernel::Vector),
     ] {
-        assert_eq!(kernel(&g(gen, n)), CsrKernel::Vector, "{}", gen.name());
+        assert_eq!(kernel(&g(gen, n)), want, "{}", gen.name());
     }
     let wide = with_dense_row(&random_matrix::<f64>(2200, 300, false, 31), 1100, 32);
     let rp = row_ptr(&wide);

@@ -198,7 +198,9 @@ impl std::fmt::Debug for HaloSlot {
 pub(crate) type PlainCsr<'a, T> = (&'a Buffer<u32>, &'a Buffer<u32>, &'a Buffer<T>);
 
 impl<T: Scalar> DeviceMatrix<T> {
-    /// The CSR arrays when this is a CSR matrix without long rows, else `None`.
+    /// The CSR arrays when this is a CSR matrix without long rows run by the vector kernel,
+    /// else `None` (the fused kernels that read rows sum them as `spmv_dots_csr` does, so a
+    /// solve gives the same bits with and without them).
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn plain_csr(&self) -> Option<PlainCsr<'_, T>> {
         match &self.format {
@@ -207,7 +209,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                 col_idx,
                 values,
                 long_rows: None,
-                ..
+                row_blocks: None,
             } => Some((row_ptr, col_idx, values)),
             _ => None,
         }
@@ -259,6 +261,17 @@ impl<T: Scalar> DeviceMatrix<T> {
             } => Some(CsrKernel::Stream),
             DeviceFormat::Csr { .. } => Some(CsrKernel::Vector),
             _ => None,
+        }
+    }
+    /// The fused SpMV kernel a GPU backend runs for this matrix (`spmv_dots_csr`,
+    /// `spmv_dots_csr_stream`, `spmv_dots_sell` or `spmv_dots_bsr`; reported by `solve --json`
+    /// and the bench CSV).
+    pub fn spmv_kernel(&self) -> &'static str {
+        match (&self.format, self.csr_kernel()) {
+            (DeviceFormat::Csr { .. }, Some(CsrKernel::Stream)) => "spmv_dots_csr_stream",
+            (DeviceFormat::Csr { .. }, _) => "spmv_dots_csr",
+            (DeviceFormat::Sell { .. }, _) => "spmv_dots_sell",
+            (DeviceFormat::Bsr { .. }, _) => "spmv_dots_bsr",
         }
     }
     /// Bytes of device memory used by the matrix.

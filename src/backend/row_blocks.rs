@@ -28,8 +28,20 @@ pub const STREAM_CAP: usize = 2048;
 /// Rows per group of the imbalance estimate (a warp of one-lane rows).
 pub const IMBALANCE_GROUP: usize = 32;
 
-/// The stream kernel is chosen when [`imbalance`] is at least this.
+/// The stream kernel is chosen when [`imbalance`] is at least this ...
 pub const STREAM_MIN_IMBALANCE: f64 = 2.0;
+
+/// ... or when the rows hold at least this many entries on average. Measured on the H200
+/// (CG, pipelined, f64, CSR, `bench/results/stream-*-h200.csv`): the 27-point stencil (26.6
+/// per row) and elasticity3d (43) run faster with the stream kernel, 2D/3D Poisson (5, 7) and
+/// the circuit matrix (5) slower.
+pub const STREAM_MIN_MEAN: usize = 16;
+
+/// The automatic choice keeps the vector kernel below this many entries: a product is then a
+/// few microseconds, latency-bound, and the fused latency kernels (BiCGStab's resident
+/// s-update with its product, GMRES's one-kernel DCGS2 step) read rows the vector kernel's way
+/// and decline stream matrices.
+pub const STREAM_MIN_NNZ: usize = 1 << 20;
 
 /// Environment variable forcing the CSR kernel of matrices uploaded with the automatic choice:
 /// `vector` or `stream` (anything else is ignored), for benchmark sweeps.
@@ -38,8 +50,9 @@ pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
 /// Which CSR kernel a GPU backend runs for a matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CsrKernel {
-    /// [`CsrKernel::Stream`] when the row lengths are unequal enough
-    /// ([`imbalance`] >= [`STREAM_MIN_IMBALANCE`]), else [`CsrKernel::Vector`].
+    /// [`CsrKernel::Stream`] for at least [`STREAM_MIN_NNZ`] entries when the row lengths are
+    /// unequal enough ([`imbalance`] >= [`STREAM_MIN_IMBALANCE`]) or the rows long enough
+    /// (mean >= [`STREAM_MIN_MEAN`]), else [`CsrKernel::Vector`].
     #[default]
     Auto,
     /// `k` lanes per row, `k` from the mean row length (`spmv_dots_csr`).
@@ -97,12 +110,17 @@ pub fn imbalance(row_ptr: &[u32], long_len: u32) -> f64 {
 }
 
 /// The kernel to run for rows `row_ptr` when `requested`: [`CsrKernel::Auto`] resolves to the
-/// environment's choice ([`CSR_KERNEL_ENV`]), else to the stream kernel when
-/// [`imbalance`] (rows above `long_len` left out) reaches [`STREAM_MIN_IMBALANCE`].
+/// environment's choice ([`CSR_KERNEL_ENV`]), else, for at least [`STREAM_MIN_NNZ`] entries,
+/// to the stream kernel when the mean row length reaches [`STREAM_MIN_MEAN`] or [`imbalance`]
+/// (rows above `long_len` left out) reaches [`STREAM_MIN_IMBALANCE`].
 pub fn choose(row_ptr: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel {
+    let n_rows = row_ptr.len().saturating_sub(1);
+    let nnz = row_ptr.last().map_or(0, |&e| e as usize);
+    let mean = nnz / n_rows.max(1);
     match requested {
         CsrKernel::Auto => forced_kernel().unwrap_or_else(|| {
-            if imbalance(row_ptr, long_len) >= STREAM_MIN_IMBALANCE {
+            let unequal = || imbalance(row_ptr, long_len) >= STREAM_MIN_IMBALANCE;
+            if nnz >= STREAM_MIN_NNZ && (mean >= STREAM_MIN_MEAN || unequal()) {
                 CsrKernel::Stream
             } else {
                 CsrKernel::Vector
@@ -206,6 +224,15 @@ mod tests {
             choose(&row_ptr(&lens), u32::MAX, CsrKernel::Vector),
             CsrKernel::Vector
         );
+        if forced_kernel().is_none() {
+            let auto = |lens: &[usize]| choose(&row_ptr(lens), u32::MAX, CsrKernel::Auto);
+            let big = |lens: &[usize]| lens.repeat(STREAM_MIN_NNZ.div_ceil(lens.len()));
+            assert_eq!(auto(&big(&lens)), CsrKernel::Stream);
+            assert_eq!(auto(&lens), CsrKernel::Vector, "small: the vector kernel");
+            assert_eq!(auto(&big(&[7; 640])), CsrKernel::Vector);
+            assert_eq!(auto(&big(&[16; 64])), CsrKernel::Stream);
+            assert_eq!(auto(&[16; 64]), CsrKernel::Vector);
+        }
     }
 
     #[test]

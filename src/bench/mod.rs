@@ -22,7 +22,7 @@ use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveRe
 /// The CSV header (scripts depend on the first 15 columns). `achieved_gb_per_s` is the traffic
 /// model's bytes per iteration over the median time: the bandwidth the iteration (or, for the
 /// `spmv` pseudo-solver, the kernel) achieved.
-pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s";
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s,kernel";
 
 /// One measured case.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -65,13 +65,16 @@ pub struct BenchRow {
     pub restart: usize,
     /// How the iterations ran (`sync` or `resident`; empty in files from before the column).
     pub execution: String,
+    /// The fused SpMV kernel ([`crate::backend::DeviceMatrix::spmv_kernel`]; empty in files
+    /// from before the column).
+    pub kernel: String,
 }
 
 impl BenchRow {
     /// One CSV line matching [`CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1}",
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1},{}",
             self.backend,
             self.device.replace('"', "'"),
             self.solver,
@@ -96,7 +99,8 @@ impl BenchRow {
                 self.floor_bytes / self.median / 1e9
             } else {
                 0.0
-            }
+            },
+            self.kernel
         )
     }
 }
@@ -291,6 +295,7 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         format: spec.format.to_string(),
         restart: spec.restart,
         execution: r.execution.to_string(),
+        kernel: m.spmv_kernel().into(),
     }
     .with_samples(samples))
 }
@@ -362,6 +367,7 @@ fn run_spmv<B: Backend, T: Scalar>(
         format: spec.format.to_string(),
         restart: spec.restart,
         execution: "sync".into(),
+        kernel: m.spmv_kernel().into(),
     }
     .with_samples(samples))
 }
@@ -460,6 +466,13 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
         let get = |i: usize| f.get(idx[i]).cloned().ok_or_else(|| bad("column count"));
         let num =
             |i: usize| -> Result<f64> { get(i)?.parse::<f64>().map_err(|_| bad(&header[idx[i]])) };
+        let optional = |name: &str| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .and_then(|i| f.get(i).cloned())
+                .unwrap_or_default()
+        };
         rows.push(BenchRow {
             backend: get(0)?,
             device: get(1)?,
@@ -479,11 +492,8 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
             copy_bandwidth: 0.0,
             format: String::new(),
             restart: 0,
-            execution: header
-                .iter()
-                .position(|h| h == "execution")
-                .and_then(|i| f.get(i).cloned())
-                .unwrap_or_default(),
+            execution: optional("execution"),
+            kernel: optional("kernel"),
         });
     }
     Ok(rows)
@@ -515,6 +525,7 @@ mod tests {
             format: "csr".into(),
             restart: 30,
             execution: "resident".into(),
+            kernel: "spmv_dots_csr".into(),
         };
         let text = format!("{CSV_HEADER}\n{}\n", row.csv());
         let back = read_csv(&text).unwrap();
@@ -523,6 +534,7 @@ mod tests {
         assert_eq!((back[0].n, back[0].nnz), (225, 1065));
         assert!((back[0].median - row.median).abs() < 1e-12);
         assert_eq!(back[0].execution, "resident");
+        assert_eq!(back[0].kernel, "spmv_dots_csr");
         assert!(read_csv("backend,n\ncuda,1\n").is_err());
     }
 }

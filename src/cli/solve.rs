@@ -191,12 +191,20 @@ fn typed<T: Scalar>(
             n,
             args,
             &report,
-            &format,
+            (&format, m.spmv_kernel()),
             [load_seconds, kernel_build_seconds],
             precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
         )
     } else {
-        human(backend, &system.name, a.nnz(), n, args, &report, &format)
+        human(
+            backend,
+            &system.name,
+            a.nnz(),
+            n,
+            args,
+            &report,
+            (&format, m.spmv_kernel()),
+        )
     };
     Ok((code, text))
 }
@@ -315,7 +323,7 @@ fn json<B: Backend, T: Scalar>(
     n: usize,
     args: &SolveArgs,
     r: &SolveReport,
-    format: &FormatChoice,
+    (format, kernel): (&FormatChoice, &str),
     [load_seconds, kernel_build_seconds]: [f64; 2],
     precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64)>,
 ) -> String {
@@ -349,6 +357,7 @@ fn json<B: Backend, T: Scalar>(
         "execution": r.execution.to_string(),
         "format": format.format.to_string(),
         "format_reason": format.reason,
+        "spmv_kernel": kernel,
     });
     if let Some((spec, pc, apply_seconds)) = precond {
         let times = pc.setup_times();
@@ -374,10 +383,10 @@ fn human(
     n: usize,
     args: &SolveArgs,
     r: &SolveReport,
-    format: &FormatChoice,
+    (format, kernel): (&FormatChoice, &str),
 ) -> String {
     let mut s = format!(
-        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}, format {} ({})\n",
+        "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}, format {} ({}), kernel {kernel}\n",
         r.solver,
         args.variant,
         backend.device_name(),

@@ -237,9 +237,18 @@ impl SpmvOps for CudaBackend {
     /// against 244; CSR did not gain (3D Poisson CG 215 against 196, `groups-h200.csv`) and
     /// GMRES lost (its kernels sum the partials in every block), so only the partials of
     /// products with SELL matrices (CG, BiCGStab) get the larger grid.
+    ///
+    /// The CSR stream kernel gets the full-occupancy grid too (its blocks wait on a barrier
+    /// between staging and summing, and 4 blocks per SM leave the loads' latency exposed): on
+    /// the H200 (`bench/results/stream-grid-h200.csv`, n = 4.1M) CG took 543 against 825 us
+    /// per iteration on the 27-point stencil and 661 against 749 on the power-law matrix.
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
             DeviceFormat::Sell { .. } => self.grid(a.n_rows()),
+            DeviceFormat::Csr {
+                row_blocks: Some(blocks),
+                ..
+            } => self.grid(blocks.n_blocks.saturating_mul(self.block as usize)),
             _ => self.groups_for(a.n_rows()),
         }
     }

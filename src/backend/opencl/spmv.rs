@@ -87,6 +87,18 @@ impl OpenClBackend {
         pow.min(32).min(self.work_group_size()) as u32
     }
 
+    /// Work-groups of a product with `a` that writes no partials: the element-wise grid over
+    /// the row blocks of the CSR stream kernel, the reduction plan of its rows otherwise.
+    fn plain_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
+        match a.format() {
+            DeviceFormat::Csr {
+                row_blocks: Some(blocks),
+                ..
+            } => self.elementwise_groups(blocks.n_blocks.saturating_mul(self.wg)),
+            _ => self.groups_for(a.n_rows()),
+        }
+    }
+
     /// The matrix arguments of a kernel (everything before x), per format.
     fn matrix_args<'a, T: Scalar>(&self, a: &'a DeviceMatrix<T>) -> Result<(Fmt, Vec<Arg<'a>>)> {
         let n_rows = Self::len_u32(a.n_rows())?;
@@ -253,9 +265,17 @@ impl SpmvOps for OpenClBackend {
     /// reduction plan's 4, as on CUDA (measured on the H200 with NVIDIA OpenCL,
     /// `bench/results/groups-sell-h200.csv`: CG on the 27-point stencil, SELL-32-256, n = 4.1M,
     /// 488 us per iteration against 627). CPUs keep the reduction plan.
+    ///
+    /// The CSR stream kernel gets the element-wise grid over its row blocks too (as on CUDA;
+    /// NVIDIA OpenCL on the H200, `bench/results/stream-grid-h200.csv`: CG on the 27-point
+    /// stencil 468 against 631 us per iteration, power-law 808 against 837).
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
             DeviceFormat::Sell { .. } => self.elementwise_groups(a.n_rows()),
+            DeviceFormat::Csr {
+                row_blocks: Some(blocks),
+                ..
+            } => self.elementwise_groups(blocks.n_blocks.saturating_mul(self.wg)),
             _ => self.groups_for(a.n_rows()),
         }
     }
@@ -269,14 +289,7 @@ impl SpmvOps for OpenClBackend {
             w0: (yv, -1),
             w1: (yv, -1),
         };
-        self.launch_spmv_dots(
-            a,
-            View::at(xm, 0),
-            yv,
-            dots,
-            ym,
-            self.groups_for(a.n_rows()),
-        )
+        self.launch_spmv_dots(a, View::at(xm, 0), yv, dots, ym, self.plain_groups(a))
     }
 
     fn spmv_dots<T: Scalar>(
@@ -287,7 +300,7 @@ impl SpmvOps for OpenClBackend {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        let n = crate::backend::ops::checks::spmv_dots(a, x, y, &dots, partials)?;
+        crate::backend::ops::checks::spmv_dots(a, x, y, &dots, partials)?;
         let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
         let yv = View::at(ym, 0);
         let with = |k: usize| -> Result<(View<'_>, i32)> {
@@ -303,7 +316,7 @@ impl SpmvOps for OpenClBackend {
         };
         let no_dots = dots.yy.is_none() && dots.with.iter().all(Option::is_none);
         let groups = if no_dots {
-            self.groups_for(n)
+            self.plain_groups(a)
         } else {
             partials.groups()
         };
@@ -338,7 +351,7 @@ impl SpmvOps for OpenClBackend {
         let groups = if rr.is_some() {
             partials.groups()
         } else {
-            self.groups_for(n)
+            self.plain_groups(a)
         };
         self.launch::<T>(fmt.residual(), groups, &args)
     }
