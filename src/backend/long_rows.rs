@@ -59,18 +59,18 @@ impl LongRowPlan {
     /// [`super::row_blocks::STREAM_CAP`] entries too (shorter rows are staged with their
     /// block; see `backend::row_blocks`).
     pub fn plan_for_stream(row_ptr: &[u32]) -> Option<Self> {
-        let min_len = Self::min_len(row_ptr, long_row_factor())?;
+        let min_len = Self::threshold(row_ptr, long_row_factor())?;
         Self::plan_above(row_ptr, min_len.max(super::row_blocks::STREAM_CAP))
     }
 
     /// [`LongRowPlan::plan`] with another factor than [`LONG_ROW_FACTOR`] (0: no plan).
     pub fn plan_with(row_ptr: &[u32], factor: usize) -> Option<Self> {
-        Self::plan_above(row_ptr, Self::min_len(row_ptr, factor)?)
+        Self::plan_above(row_ptr, Self::threshold(row_ptr, factor)?)
     }
 
     /// The threshold of `factor`: `factor` times the mean row length, at least
     /// [`LONG_ROW_MIN`]; `None` without rows or with factor 0.
-    fn min_len(row_ptr: &[u32], factor: usize) -> Option<usize> {
+    fn threshold(row_ptr: &[u32], factor: usize) -> Option<usize> {
         let n_rows = row_ptr.len().saturating_sub(1);
         if n_rows == 0 || factor == 0 {
             return None;
@@ -111,10 +111,11 @@ impl LongRowPlan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn row_ptr(lens: &[usize]) -> Vec<u32> {
+    /// CSR row pointers of rows with the lengths `lens`.
+    pub(in crate::backend) fn row_ptr(lens: &[usize]) -> Vec<u32> {
         let mut rp = vec![0u32];
         for &l in lens {
             rp.push(rp.last().unwrap() + l as u32);

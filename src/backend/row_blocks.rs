@@ -156,15 +156,8 @@ pub fn row_blocks(row_ptr: &[u32]) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::long_rows::tests::row_ptr;
     use super::*;
-
-    fn row_ptr(lens: &[usize]) -> Vec<u32> {
-        let mut rp = vec![0u32];
-        for &l in lens {
-            rp.push(rp.last().unwrap() + l as u32);
-        }
-        rp
-    }
 
     /// Every block: consecutive rows, within the caps, or one row longer than the cap.
     fn check_blocks(rp: &[u32], blocks: &[u32]) {

@@ -64,13 +64,14 @@ pub trait SpmvOps: VectorOps {
     ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
             HostArrays::Csr(rp, ci, v) => {
-                let long_len = LongRowPlan::plan(&rp).map_or(u32::MAX, |p| p.min_len);
+                let vector_plan = LongRowPlan::plan(&rp);
+                let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
                 let stream = self.has_csr_stream()
                     && row_blocks::choose(&rp, long_len, csr_kernel) == CsrKernel::Stream;
                 let long_plan = if stream {
                     LongRowPlan::plan_for_stream(&rp)
                 } else {
-                    LongRowPlan::plan(&rp)
+                    vector_plan
                 };
                 let row_blocks = if stream {
                     let starts = row_blocks::row_blocks(&rp);
