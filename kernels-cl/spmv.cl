@@ -17,11 +17,13 @@
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   uint compact, const ushort* col_off, const uint* block_col,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   uint compact, const ushort* col_off, const uint* block_col,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
@@ -68,6 +70,9 @@
  *   each longer row (strided, the team's partial sums added in order); work-item t then writes
  *   its rows. A row of more than CSR_STREAM_CAP entries is summed by the whole group (strided,
  *   group reduction), or read back from y (r) when it is longer than long_len.
+ *   compact = 1: a staged block reads the column of entry j as block_col[block] + col_off[j]
+ *   (16-bit offsets, 2 bytes per entry less); compact = 0: col_off and block_col are never
+ *   read (any buffer).
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p].
@@ -299,18 +304,30 @@ inline SCALAR csr_stream_wide_row(__global const uint *restrict col_idx,
  * of team rows, then barrier. The loop has a fixed trip count so that every load of a
  * work-item is in flight at once. */
 inline void csr_stream_stage(__global const uint *restrict col_idx,
-                             __global const SCALAR *restrict values, __global const SCALAR *x,
-                             const ulong x_off, const uint e0, const uint e1,
-                             __local SCALAR *prod, volatile __local uint *n_team_rows) {
+                             __global const SCALAR *restrict values, const uint compact,
+                             __global const ushort *restrict col_off, const uint base,
+                             __global const SCALAR *x, const ulong x_off, const uint e0,
+                             const uint e1, __local SCALAR *prod,
+                             volatile __local uint *n_team_rows) {
     const uint lid = get_local_id(0);
     if (lid == 0) {
         *n_team_rows = 0;
     }
+    if (compact) {
 #pragma unroll
-    for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
-        const uint k = s * WG + lid;
-        if (k < e1 - e0) {
-            prod[k] = values[e0 + k] * x[x_off + col_idx[e0 + k]];
+        for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+            const uint k = s * WG + lid;
+            if (k < e1 - e0) {
+                prod[k] = values[e0 + k] * x[x_off + base + col_off[e0 + k]];
+            }
+        }
+    } else {
+#pragma unroll
+        for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+            const uint k = s * WG + lid;
+            if (k < e1 - e0) {
+                prod[k] = values[e0 + k] * x[x_off + col_idx[e0 + k]];
+            }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -377,7 +394,10 @@ inline SCALAR csr_stream_row(__global const uint *restrict row_ptr, const uint e
 pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
                    PK_GLOBAL_RESTRICT(const uint, block_row), const uint n_blocks,
-                   const uint long_len, PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   const uint long_len, const uint compact,
+                   PK_GLOBAL_RESTRICT(const ushort, col_off),
+                   PK_GLOBAL_RESTRICT(const uint, block_col), PK_GLOBAL(const SCALAR, x),
+                   const ulong x_off,
                    PK_GLOBAL(SCALAR, y), const ulong y_off,
                    PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
                    PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
@@ -387,6 +407,8 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
     PK_BIND_RESTRICT(const uint, col_idx);
     PK_BIND_RESTRICT(const SCALAR, values);
     PK_BIND_RESTRICT(const uint, block_row);
+    PK_BIND_RESTRICT(const ushort, col_off);
+    PK_BIND_RESTRICT(const uint, block_col);
     PK_BIND(const SCALAR, x);
     PK_BIND(SCALAR, y);
     PK_BIND(const SCALAR, w0);
@@ -411,7 +433,8 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
                 row_dots(acc, v, r0, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, x, x_off, e0, e1, prod, &n_team_rows);
+            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x,
+                             x_off, e0, e1, prod, &n_team_rows);
             csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
@@ -427,13 +450,18 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
 pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
                   PK_GLOBAL_RESTRICT(const uint, block_row), const uint n_blocks,
-                  const uint long_len, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
+                  const uint long_len, const uint compact,
+                  PK_GLOBAL_RESTRICT(const ushort, col_off),
+                  PK_GLOBAL_RESTRICT(const uint, block_col), PK_GLOBAL(const SCALAR, x),
+                  PK_GLOBAL(const SCALAR, b),
                   PK_GLOBAL(SCALAR, r),
                   PK_GLOBAL(SCALAR, partials), const int slot_rr) {
     PK_BIND_RESTRICT(const uint, row_ptr);
     PK_BIND_RESTRICT(const uint, col_idx);
     PK_BIND_RESTRICT(const SCALAR, values);
     PK_BIND_RESTRICT(const uint, block_row);
+    PK_BIND_RESTRICT(const ushort, col_off);
+    PK_BIND_RESTRICT(const uint, block_col);
     PK_BIND(const SCALAR, x);
     PK_BIND(const SCALAR, b);
     PK_BIND(SCALAR, r);
@@ -458,7 +486,8 @@ pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_G
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, x, 0, e0, e1, prod, &n_team_rows);
+            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x,
+                             0, e0, e1, prod, &n_team_rows);
             csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);

@@ -44,6 +44,7 @@
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 
 /* First element and stride of a grid-stride loop over elements. */
 #define GRID_START (blockIdx.x * (uint)WG + threadIdx.x)

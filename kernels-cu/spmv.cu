@@ -14,11 +14,13 @@
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   uint compact, const ushort* col_off, const uint* block_col,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
+ *                   uint compact, const ushort* col_off, const uint* block_col,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   csr_long_chunks(const uint* col_idx, const SCALAR* values, const uint* chunk_begin,
  *                   const uint* chunk_end, uint n_chunks, const SCALAR* x, ulong x_off,
@@ -61,6 +63,9 @@
  *   of at most CSR_STREAM_WARP_ROW entries in entry order, a warp each longer row (lanes
  *   strided, shuffle tree); thread t then writes its rows. A row of more than CSR_STREAM_CAP entries is summed by the whole block (strided, block
  *   reduction), or read back from y (r) when it is longer than long_len (the long-row path).
+ *   compact = 1: a staged block reads the column of entry j as block_col[block] + col_off[j]
+ *   (16-bit offsets, 2 bytes per entry less); compact = 0: col_off and block_col are never
+ *   read (any pointer).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
  * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
@@ -291,20 +296,34 @@ __device__ __forceinline__ SCALAR csr_stream_wide_row(const uint *__restrict__ c
 #define CSR_STREAM_WARP_ROW 128
 
 /* Stage the products of entries e0 .. e1 (at most CSR_STREAM_CAP) in prod and clear the count
- * of warp rows, then barrier. The loop has a fixed trip count so that every load of a thread
- * is in flight at once. */
+ * of warp rows, then barrier; the columns come from col_idx, or from base + col_off when
+ * compact. The loops have a fixed trip count so that every load of a thread is in flight at
+ * once. */
 __device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_idx,
                                                  const SCALAR *__restrict__ values,
-                                                 const SCALAR *x, const uint e0, const uint e1,
-                                                 SCALAR *prod, uint *n_warp_rows) {
+                                                 const uint compact,
+                                                 const ushort *__restrict__ col_off,
+                                                 const uint base, const SCALAR *x,
+                                                 const uint e0, const uint e1, SCALAR *prod,
+                                                 uint *n_warp_rows) {
     if (threadIdx.x == 0) {
         *n_warp_rows = 0;
     }
+    if (compact) {
 #pragma unroll
-    for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
-        const uint k = s * WG + threadIdx.x;
-        if (k < e1 - e0) {
-            prod[k] = values[e0 + k] * x[col_idx[e0 + k]];
+        for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+            const uint k = s * WG + threadIdx.x;
+            if (k < e1 - e0) {
+                prod[k] = values[e0 + k] * x[base + col_off[e0 + k]];
+            }
+        }
+    } else {
+#pragma unroll
+        for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
+            const uint k = s * WG + threadIdx.x;
+            if (k < e1 - e0) {
+                prod[k] = values[e0 + k] * x[col_idx[e0 + k]];
+            }
         }
     }
     __syncthreads();
@@ -362,6 +381,8 @@ __device__ __forceinline__ SCALAR csr_stream_row(const uint *__restrict__ row_pt
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows,
               const uint *__restrict__ block_row, const uint n_blocks, const uint long_len,
+              const uint compact, const ushort *__restrict__ col_off,
+              const uint *__restrict__ block_col,
               const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
@@ -386,7 +407,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
                 row_dots(acc, v, r0, w0s, w1s, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, xs, e0, e1, prod, &n_warp_rows);
+            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u,
+                             xs, e0, e1, prod, &n_warp_rows);
             csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
@@ -402,6 +424,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
 extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows,
               const uint *__restrict__ block_row, const uint n_blocks, const uint long_len,
+              const uint compact, const ushort *__restrict__ col_off,
+              const uint *__restrict__ block_col,
               const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
               const int slot_rr) {
     __shared__ SCALAR prod[CSR_STREAM_CAP];
@@ -422,7 +446,8 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, x, e0, e1, prod, &n_warp_rows);
+            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u,
+                             x, e0, e1, prod, &n_warp_rows);
             csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);

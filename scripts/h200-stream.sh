@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The CSR stream kernel (issue 16, src/backend/row_blocks.rs) on the H200: the GPU tests, then
-# the SpMV alone with each CSR kernel forced (PIPEKRYLOV_CSR_KERNEL=vector|stream) on the six
-# matrices of the bandwidth study at the ladder top, cuSPARSE's cusparseSpMV on the same
-# matrices (benches/cusparse_spmv.cu, CUSPARSE=0 to skip), and CG, BiCGStab and GMRES(30)
-# (pipelined, f64, CSR) with both kernels on SOLVER_MATRICES (default: power-law, 27-point
-# stencil, elasticity3d). CSV under $OUT, a table last. Run
-# from the repository root on the device after
+# The CSR kernels (issue 16, src/backend/row_blocks.rs) on the H200: the GPU tests, then the
+# SpMV alone with each CSR kernel forced (PIPEKRYLOV_CSR_KERNEL=vector|stream|stream-compact,
+# KERNELS picks them) on the six matrices of the bandwidth study at the ladder top (MATRICES),
+# cuSPARSE's cusparseSpMV on the same matrices (benches/cusparse_spmv.cu, CUSPARSE=0 to skip),
+# and CG, BiCGStab and GMRES(30) (pipelined, f64, CSR) with each kernel on SOLVER_MATRICES
+# (default: power-law, 27-point stencil, elasticity3d). CSV under $OUT, a table last. Run from
+# the repository root on the device after
 #   (release build of every target with --features "cuda opencl cli", executables packed into
 #   .device/bin with the .device/run launcher, the layout the other device scripts use)
-#   PARTS="tests spmv solvers" bash scripts/h200-stream.sh      (about 9 minutes: run the
+#   PARTS="tests spmv solvers" bash scripts/h200-stream.sh      (about 12 minutes: run the
 #   parts in two calls under a 10-minute limit; TAG names the CSVs stream-*$TAG-h200.csv)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
@@ -36,7 +36,7 @@ case "$PARTS" in *" spmv "*)
         && "$TMP/cusparse_spmv" "$TMP/$p.csr" "$p" 20 >> "$OUT/stream-cusparse$TAG-h200.csv"
       echo "$p cusparse: status $?"; rm -f "$TMP/$p.csr"
     fi
-    for K in vector stream; do
+    for K in ${KERNELS:-vector stream stream-compact}; do
       PIPEKRYLOV_CSR_KERNEL=$K timeout 150 $PK bench --backends cuda,opencl --solvers spmv \
         --problem "$p" --min-n "$n" --max-n "$n" --format csr --repeats 20 \
         --out "$TMP/spmv-$p-$K.csv" --quiet > /dev/null 2>&1
@@ -47,7 +47,7 @@ esac
 case "$PARTS" in *" solvers "*)
   for case in ${SOLVER_MATRICES:-powerlaw:4194304 stencil27:4096000 elasticity3d:324864}; do
     p=${case%%:*}; n=${case#*:}
-    for K in vector stream; do
+    for K in ${KERNELS:-vector stream stream-compact}; do
       PIPEKRYLOV_CSR_KERNEL=$K timeout 250 $PK bench --backends cuda,opencl --solvers cg,bicgstab,gmres \
         --problem "$p" --min-n "$n" --max-n "$n" --format csr --repeats 5 \
         --out "$TMP/solvers-$p-$K.csv" --quiet > /dev/null 2>&1

@@ -318,6 +318,7 @@ fn formats_and_kernels(n: usize) -> Vec<(MatrixFormat, CsrKernel)> {
         if fmt == MatrixFormat::Csr {
             v.push((fmt, CsrKernel::Vector));
             v.push((fmt, CsrKernel::Stream));
+            v.push((fmt, CsrKernel::StreamCompact));
         }
     }
     v
@@ -1330,9 +1331,9 @@ fn the_stream_kernel_is_chosen_for_unequal_rows() {
     };
     let g = |g: Generator, n: usize| g.generate::<f64>(n).unwrap().matrix;
     for (gen, n, want) in [
-        (Generator::Powerlaw, 1 << 17, CsrKernel::Stream),
-        (Generator::Stencil27, 1 << 16, CsrKernel::Stream),
-        (Generator::Elasticity3d, 1 << 15, CsrKernel::Stream),
+        (Generator::Powerlaw, 1 << 17, CsrKernel::StreamCompact),
+        (Generator::Stencil27, 1 << 16, CsrKernel::StreamCompact),
+        (Generator::Elasticity3d, 1 << 15, CsrKernel::StreamCompact),
         (Generator::Poisson2d, 1 << 18, CsrKernel::Vector),
         (Generator::Poisson3d, 1 << 18, CsrKernel::Vector),
         (Generator::Circuit, 1 << 18, CsrKernel::Vector),

@@ -125,6 +125,18 @@ pub struct RowBlocks {
     pub block_row: Buffer<u32>,
     /// Number of blocks.
     pub n_blocks: usize,
+    /// The 16-bit column offsets the kernel reads instead of the column indices
+    /// ([`crate::backend::row_blocks::CompactColumns`]), if any.
+    pub compact: Option<CompactColumnBuffers>,
+}
+
+/// Device arrays of [`crate::backend::row_blocks::CompactColumns`].
+#[derive(Debug)]
+pub struct CompactColumnBuffers {
+    /// Column offset of every entry from its block's base.
+    pub offsets: Buffer<u16>,
+    /// Base column of every block.
+    pub base: Buffer<u32>,
 }
 
 /// Device arrays of a [`LongRowPlan`](crate::backend::long_rows::LongRowPlan): the rows of a CSR matrix far longer than the mean,
@@ -256,19 +268,26 @@ impl<T: Scalar> DeviceMatrix<T> {
     pub fn csr_kernel(&self) -> Option<CsrKernel> {
         match &self.format {
             DeviceFormat::Csr {
-                row_blocks: Some(_),
+                row_blocks: Some(b),
                 ..
-            } => Some(CsrKernel::Stream),
+            } => Some(match b.compact {
+                Some(_) => CsrKernel::StreamCompact,
+                None => CsrKernel::Stream,
+            }),
             DeviceFormat::Csr { .. } => Some(CsrKernel::Vector),
             _ => None,
         }
     }
     /// The fused SpMV kernel a GPU backend runs for this matrix (`spmv_dots_csr`,
-    /// `spmv_dots_csr_stream`, `spmv_dots_sell` or `spmv_dots_bsr`; reported by `solve --json`
-    /// and the bench CSV).
+    /// `spmv_dots_csr_stream`, `spmv_dots_sell` or `spmv_dots_bsr`; `spmv_dots_csr_stream:u16`
+    /// when that kernel reads 16-bit column offsets; reported by `solve --json` and the bench
+    /// CSV).
     pub fn spmv_kernel(&self) -> &'static str {
         match (&self.format, self.csr_kernel()) {
             (DeviceFormat::Csr { .. }, Some(CsrKernel::Stream)) => "spmv_dots_csr_stream",
+            (DeviceFormat::Csr { .. }, Some(CsrKernel::StreamCompact)) => {
+                "spmv_dots_csr_stream:u16"
+            }
             (DeviceFormat::Csr { .. }, _) => "spmv_dots_csr",
             (DeviceFormat::Sell { .. }, _) => "spmv_dots_sell",
             (DeviceFormat::Bsr { .. }, _) => "spmv_dots_bsr",
@@ -288,7 +307,12 @@ impl<T: Scalar> DeviceMatrix<T> {
                     + col_idx.bytes()
                     + values.bytes()
                     + long_rows.as_ref().map_or(0, |l| l.bytes())
-                    + row_blocks.as_ref().map_or(0, |b| b.block_row.bytes())
+                    + row_blocks.as_ref().map_or(0, |b| {
+                        b.block_row.bytes()
+                            + b.compact
+                                .as_ref()
+                                .map_or(0, |c| c.offsets.bytes() + c.base.bytes())
+                    })
             }
             DeviceFormat::Sell {
                 slice_ptr,

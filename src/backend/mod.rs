@@ -31,7 +31,9 @@ pub mod opencl;
 pub mod cuda;
 
 pub use buffer::Buffer;
-pub use matrix::{DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks};
+pub use matrix::{
+    CompactColumnBuffers, DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks,
+};
 pub use ops::{
     AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
     GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,

@@ -44,7 +44,7 @@ pub const STREAM_MIN_MEAN: usize = 16;
 pub const STREAM_MIN_NNZ: usize = 1 << 20;
 
 /// Environment variable forcing the CSR kernel of matrices uploaded with the automatic choice:
-/// `vector` or `stream` (anything else is ignored), for benchmark sweeps.
+/// `vector`, `stream` or `stream-compact` (anything else is ignored), for benchmark sweeps.
 pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
 
 /// Which CSR kernel a GPU backend runs for a matrix.
@@ -57,8 +57,13 @@ pub enum CsrKernel {
     Auto,
     /// `k` lanes per row, `k` from the mean row length (`spmv_dots_csr`).
     Vector,
-    /// Row blocks staged in local memory (`spmv_dots_csr_stream`).
+    /// Row blocks staged in local memory (`spmv_dots_csr_stream`), 32-bit column indices.
     Stream,
+    /// [`CsrKernel::Stream`] reading 16-bit column offsets from a per-block base column
+    /// ([`compact_columns`]: 2 bytes less per entry) when every staged block's columns span
+    /// at most 65536, else [`CsrKernel::Stream`]. What [`CsrKernel::Auto`] picks for the
+    /// stream kernel.
+    StreamCompact,
 }
 
 impl std::fmt::Display for CsrKernel {
@@ -67,6 +72,7 @@ impl std::fmt::Display for CsrKernel {
             CsrKernel::Auto => "auto",
             CsrKernel::Vector => "vector",
             CsrKernel::Stream => "stream",
+            CsrKernel::StreamCompact => "stream-compact",
         })
     }
 }
@@ -77,6 +83,7 @@ fn forced_kernel() -> Option<CsrKernel> {
     *KERNEL.get_or_init(|| match std::env::var(CSR_KERNEL_ENV).ok()?.trim() {
         "vector" => Some(CsrKernel::Vector),
         "stream" => Some(CsrKernel::Stream),
+        "stream-compact" => Some(CsrKernel::StreamCompact),
         _ => None,
     })
 }
@@ -121,7 +128,7 @@ pub fn choose(row_ptr: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel
         CsrKernel::Auto => forced_kernel().unwrap_or_else(|| {
             let unequal = || imbalance(row_ptr, long_len) >= STREAM_MIN_IMBALANCE;
             if nnz >= STREAM_MIN_NNZ && (mean >= STREAM_MIN_MEAN || unequal()) {
-                CsrKernel::Stream
+                CsrKernel::StreamCompact
             } else {
                 CsrKernel::Vector
             }
@@ -152,6 +159,42 @@ pub fn row_blocks(row_ptr: &[u32]) -> Vec<u32> {
         starts.clear();
     }
     starts
+}
+
+/// The 16-bit column offsets of a stream matrix: `offsets[j] = col_idx[j] - base[b]` for every
+/// entry j of a staged block b (at most [`STREAM_CAP`] entries), `base[b]` the block's smallest
+/// column; the entries of a block alone above [`STREAM_CAP`] (read through the 32-bit
+/// indices) get 0. `None` when some staged block's columns span more than 65536.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactColumns {
+    /// Column offsets, one per entry.
+    pub offsets: Vec<u16>,
+    /// Base column of each block.
+    pub base: Vec<u32>,
+}
+
+/// The [`CompactColumns`] of rows `row_ptr`, columns `col_idx` cut into the blocks `starts`
+/// ([`row_blocks`]), or `None` when a staged block's columns do not fit 16-bit offsets.
+pub fn compact_columns(row_ptr: &[u32], col_idx: &[u32], starts: &[u32]) -> Option<CompactColumns> {
+    let mut offsets = vec![0u16; col_idx.len()];
+    let mut base = Vec::with_capacity(starts.len().saturating_sub(1));
+    for w in starts.windows(2) {
+        let (e0, e1) = (
+            row_ptr[w[0] as usize] as usize,
+            row_ptr[w[1] as usize] as usize,
+        );
+        let cols = &col_idx[e0..e1];
+        if e1 - e0 > STREAM_CAP || cols.is_empty() {
+            base.push(0);
+            continue;
+        }
+        let lo = *cols.iter().min()?;
+        for (o, &c) in offsets[e0..e1].iter_mut().zip(cols) {
+            *o = u16::try_from(c - lo).ok()?;
+        }
+        base.push(lo);
+    }
+    Some(CompactColumns { offsets, base })
 }
 
 #[cfg(test)]
@@ -220,12 +263,41 @@ mod tests {
         if forced_kernel().is_none() {
             let auto = |lens: &[usize]| choose(&row_ptr(lens), u32::MAX, CsrKernel::Auto);
             let big = |lens: &[usize]| lens.repeat(STREAM_MIN_NNZ.div_ceil(lens.len()));
-            assert_eq!(auto(&big(&lens)), CsrKernel::Stream);
+            assert_eq!(auto(&big(&lens)), CsrKernel::StreamCompact);
             assert_eq!(auto(&lens), CsrKernel::Vector, "small: the vector kernel");
             assert_eq!(auto(&big(&[7; 640])), CsrKernel::Vector);
-            assert_eq!(auto(&big(&[16; 64])), CsrKernel::Stream);
+            assert_eq!(auto(&big(&[16; 64])), CsrKernel::StreamCompact);
             assert_eq!(auto(&[16; 64]), CsrKernel::Vector);
         }
+    }
+
+    #[test]
+    fn compact_columns_fit_16_bits_per_staged_block() {
+        // Two blocks of 2 rows: columns 70000.. and 5 .. 65540.
+        let rp = [0u32, 2, 4, 5, 7];
+        let ci = [70_000u32, 70_003, 70_001, 70_002, 5, 5, 65_540];
+        let starts = [0u32, 2, 4];
+        let c = compact_columns(&rp, &ci, &starts).unwrap();
+        assert_eq!(c.base, vec![70_000, 5]);
+        assert_eq!(c.offsets, vec![0, 3, 1, 2, 0, 0, 65_535]);
+        let wide = [70_000u32, 70_003, 70_001, 70_002, 5, 5, 65_541];
+        assert_eq!(compact_columns(&rp, &wide, &starts), None);
+        let mut lens = vec![1usize; 3];
+        lens[1] = STREAM_CAP + 1;
+        let rp = row_ptr(&lens);
+        let ci: Vec<u32> = (0..rp[3]).map(|j| j * 1000).collect();
+        let starts = row_blocks(&rp);
+        assert_eq!(starts, vec![0, 1, 2, 3]);
+        let c = compact_columns(&rp, &ci, &starts).unwrap();
+        assert_eq!(c.base, vec![0, 0, ci[rp[2] as usize]]);
+        assert!(c.offsets.iter().all(|&o| o == 0));
+        assert_eq!(
+            compact_columns(&[0], &[], &[]),
+            Some(CompactColumns {
+                offsets: vec![],
+                base: vec![]
+            })
+        );
     }
 
     #[test]

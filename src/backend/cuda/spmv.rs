@@ -69,6 +69,15 @@ fn matrix_args<T: Scalar>(
                 b.ptr(&blocks.block_row)?,
                 len_arg(blocks.n_blocks)?,
                 Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
+                Arg::U32(u32::from(blocks.compact.is_some())),
+                match &blocks.compact {
+                    Some(c) => b.ptr(&c.offsets)?,
+                    None => Arg::Ptr(0),
+                },
+                match &blocks.compact {
+                    Some(c) => b.ptr(&c.base)?,
+                    None => Arg::Ptr(0),
+                },
             ],
             [Kernel::SpmvDotsCsrStream, Kernel::ResidualCsrStream],
             blocks.n_blocks.saturating_mul(b.block as usize),

@@ -119,6 +119,16 @@ impl OpenClBackend {
                     Arg::Mem(self.mem(&blocks.block_row)?),
                     Arg::uint(Self::len_u32(blocks.n_blocks)?),
                     Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
+                    Arg::uint(u32::from(blocks.compact.is_some())),
+                    // Never read without compact columns: the block rows stand in.
+                    Arg::Mem(match &blocks.compact {
+                        Some(c) => self.mem(&c.offsets)?,
+                        None => self.mem(&blocks.block_row)?,
+                    }),
+                    Arg::Mem(match &blocks.compact {
+                        Some(c) => self.mem(&c.base)?,
+                        None => self.mem(&blocks.block_row)?,
+                    }),
                 ],
             ),
             DeviceFormat::Csr {

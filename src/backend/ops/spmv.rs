@@ -4,7 +4,8 @@ use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::long_rows::LongRowPlan;
 use crate::backend::matrix::{
-    host_arrays, DeviceFormat, DeviceMatrix, HostArrays, LongRows, MatrixFormat, RowBlocks,
+    host_arrays, CompactColumnBuffers, DeviceFormat, DeviceMatrix, HostArrays, LongRows,
+    MatrixFormat, RowBlocks,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::row_blocks::{self, CsrKernel};
@@ -66,8 +67,8 @@ pub trait SpmvOps: VectorOps {
             HostArrays::Csr(rp, ci, v) => {
                 let vector_plan = LongRowPlan::plan(&rp);
                 let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
-                let stream = self.has_csr_stream()
-                    && row_blocks::choose(&rp, long_len, csr_kernel) == CsrKernel::Stream;
+                let kernel = row_blocks::choose(&rp, long_len, csr_kernel);
+                let stream = self.has_csr_stream() && kernel != CsrKernel::Vector;
                 let long_plan = if stream {
                     LongRowPlan::plan_for_stream(&rp)
                 } else {
@@ -75,9 +76,20 @@ pub trait SpmvOps: VectorOps {
                 };
                 let row_blocks = if stream {
                     let starts = row_blocks::row_blocks(&rp);
+                    let compact = match kernel {
+                        CsrKernel::StreamCompact => row_blocks::compact_columns(&rp, &ci, &starts),
+                        _ => None,
+                    };
                     Some(RowBlocks {
                         n_blocks: starts.len().saturating_sub(1),
                         block_row: self.upload(&starts)?,
+                        compact: match compact {
+                            Some(c) => Some(CompactColumnBuffers {
+                                offsets: self.upload(&c.offsets)?,
+                                base: self.upload(&c.base)?,
+                            }),
+                            None => None,
+                        },
                     })
                 } else {
                     None
