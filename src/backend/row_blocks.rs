@@ -50,9 +50,10 @@ pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
 /// Which CSR kernel a GPU backend runs for a matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CsrKernel {
-    /// [`CsrKernel::Stream`] for at least [`STREAM_MIN_NNZ`] entries when the row lengths are
-    /// unequal enough ([`imbalance`] >= [`STREAM_MIN_IMBALANCE`]) or the rows long enough
-    /// (mean >= [`STREAM_MIN_MEAN`]), else [`CsrKernel::Vector`].
+    /// On GPUs ([`crate::backend::SpmvOps::auto_csr_stream`]), [`CsrKernel::StreamCompact`]
+    /// for at least [`STREAM_MIN_NNZ`] entries when the row lengths are unequal enough
+    /// ([`imbalance`] >= [`STREAM_MIN_IMBALANCE`]) or the rows long enough (mean >=
+    /// [`STREAM_MIN_MEAN`]), else [`CsrKernel::Vector`].
     #[default]
     Auto,
     /// `k` lanes per row, `k` from the mean row length (`spmv_dots_csr`).

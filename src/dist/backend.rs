@@ -348,6 +348,9 @@ impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {
     fn has_csr_stream(&self) -> bool {
         self.inner.has_csr_stream()
     }
+    fn auto_csr_stream(&self) -> bool {
+        self.inner.auto_csr_stream()
+    }
 
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         let Some(h) = self.halo_of(a)? else {

@@ -271,6 +271,10 @@ impl OpenClBackend {
 }
 
 impl SpmvOps for OpenClBackend {
+    fn auto_csr_stream(&self) -> bool {
+        self.is_gpu()
+    }
+
     /// SELL on GPUs: the element-wise grid (8 groups per compute unit) instead of the
     /// reduction plan's 4, as on CUDA (measured on the H200 with NVIDIA OpenCL,
     /// `bench/results/groups-sell-h200.csv`: CG on the 27-point stencil, SELL-32-256, n = 4.1M,
