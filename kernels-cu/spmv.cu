@@ -61,8 +61,9 @@
  *   values[j] x[col_idx[j]] of the block's entries in shared memory (thread t: entries
  *   e0 + t + s WG), then sums every row from there: thread t the rows r0 + t, r0 + t + WG, ...
  *   of at most CSR_STREAM_WARP_ROW entries in entry order, a warp each longer row (lanes
- *   strided, shuffle tree); thread t then writes its rows. A row of more than CSR_STREAM_CAP entries is summed by the whole block (strided, block
- *   reduction), or read back from y (r) when it is longer than long_len (the long-row path).
+ *   strided, shuffle tree); thread t then writes its rows. A row of more than CSR_STREAM_CAP
+ *   entries is summed by the whole block (strided, block reduction), or read back from y (r)
+ *   when it is longer than long_len (the long-row path).
  *   compact = 1: a staged block reads the column of entry j as block_col[block] + col_off[j]
  *   (16-bit offsets, 2 bytes per entry less); compact = 0: col_off and block_col are never
  *   read (any pointer).
