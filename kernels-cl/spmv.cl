@@ -32,11 +32,13 @@
  *                   const SCALAR* chunk_sums, SCALAR* y, ulong y_off)
  *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   uint compact, const ushort* col_off, const uint* slice_col,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_sell  (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   uint compact, const ushort* col_off, const uint* slice_col,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_bsr  (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows,
@@ -75,7 +77,8 @@
  *   read (any buffer).
  * SELL: one work-item per sorted row position p < n_rows (slice p / c, lane p % c, entry j of
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
- *   row_perm[p].
+ *   row_perm[p]. compact = 1: the column of entry e is slice_col[slice] + col_off[e] (16-bit
+ *   offsets); compact = 0: col_off and slice_col are never read (any buffer).
  * BSR: bs x bs column-major blocks, one work-item per scalar row (block row r / bs, row r % bs
  *   of the block; entry (i, j) of block b at b bs^2 + j bs + i).
  */
@@ -117,19 +120,30 @@ inline SCALAR csr_row(__global const uint *restrict row_ptr, __global const uint
     return (is_long && lane == 0) ? pre[pre_off + row] : sum;
 }
 
-/* SELL row at sorted position p. */
+/* SELL row at sorted position p; the columns from col_idx, or from slice_col + col_off when
+ * compact (the branch is uniform over the launch). */
 inline SCALAR sell_row(const uint c, __global const uint *restrict slice_ptr,
                        __global const uint *restrict col_idx, __global const SCALAR *restrict values,
-                       __global const uint *restrict row_len, __global const SCALAR *x, const ulong x_off,
-                       const uint p) {
+                       __global const uint *restrict row_len, const uint compact,
+                       __global const ushort *restrict col_off,
+                       __global const uint *restrict slice_col, __global const SCALAR *x,
+                       const ulong x_off, const uint p) {
     const uint slice = p / c;
     const uint lane = p - slice * c;
     const uint base = slice_ptr[slice] + lane;
     const uint len = row_len[p];
     SCALAR sum = ZERO;
-    for (uint j = 0; j < len; ++j) {
-        const uint e = base + j * c;
-        sum += values[e] * x[x_off + col_idx[e]];
+    if (compact) {
+        const ulong xb = x_off + slice_col[slice];
+        for (uint j = 0; j < len; ++j) {
+            const uint e = base + j * c;
+            sum += values[e] * x[xb + col_off[e]];
+        }
+    } else {
+        for (uint j = 0; j < len; ++j) {
+            const uint e = base + j * c;
+            sum += values[e] * x[x_off + col_idx[e]];
+        }
     }
     return sum;
 }
@@ -550,7 +564,9 @@ pk_kernel void csr_long_rows(PK_GLOBAL_RESTRICT(const uint, rows), PK_GLOBAL_RES
 
 pk_kernel void spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                     PK_GLOBAL_RESTRICT(const SCALAR, values), PK_GLOBAL_RESTRICT(const uint, row_perm),
-                    PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows,
+                    PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows, const uint compact,
+                    PK_GLOBAL_RESTRICT(const ushort, col_off),
+                    PK_GLOBAL_RESTRICT(const uint, slice_col),
                     PK_GLOBAL(const SCALAR, x), const ulong x_off,
                     PK_GLOBAL(SCALAR, y), const ulong y_off,
                     PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
@@ -562,6 +578,8 @@ pk_kernel void spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice
     PK_BIND_RESTRICT(const SCALAR, values);
     PK_BIND_RESTRICT(const uint, row_perm);
     PK_BIND_RESTRICT(const uint, row_len);
+    PK_BIND_RESTRICT(const ushort, col_off);
+    PK_BIND_RESTRICT(const uint, slice_col);
     PK_BIND(const SCALAR, x);
     PK_BIND(SCALAR, y);
     PK_BIND(const SCALAR, w0);
@@ -570,7 +588,7 @@ pk_kernel void spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice
     __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     FOR_EACH(p, n_rows) {
-        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, x_off, p);
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, x, x_off, p);
         const uint row = row_perm[p];
         y[y_off + row] = v;
         row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
@@ -580,7 +598,9 @@ pk_kernel void spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice
 
 pk_kernel void residual_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), PK_GLOBAL_RESTRICT(const uint, row_perm),
-                   PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows,
+                   PK_GLOBAL_RESTRICT(const uint, row_len), const uint n_rows, const uint compact,
+                   PK_GLOBAL_RESTRICT(const ushort, col_off),
+                   PK_GLOBAL_RESTRICT(const uint, slice_col),
                    PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b), PK_GLOBAL(SCALAR, r),
                    PK_GLOBAL(SCALAR, partials), const int slot_rr) {
     PK_BIND_RESTRICT(const uint, slice_ptr);
@@ -588,6 +608,8 @@ pk_kernel void residual_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_
     PK_BIND_RESTRICT(const SCALAR, values);
     PK_BIND_RESTRICT(const uint, row_perm);
     PK_BIND_RESTRICT(const uint, row_len);
+    PK_BIND_RESTRICT(const ushort, col_off);
+    PK_BIND_RESTRICT(const uint, slice_col);
     PK_BIND(const SCALAR, x);
     PK_BIND(const SCALAR, b);
     PK_BIND(SCALAR, r);
@@ -595,7 +617,7 @@ pk_kernel void residual_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_
     __local SCALAR scratch[WG];
     SCALAR acc = ZERO;
     FOR_EACH(p, n_rows) {
-        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, 0, p);
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, x, 0, p);
         const uint row = row_perm[p];
         const SCALAR ri = b[row] - v;
         r[row] = ri;

@@ -29,11 +29,13 @@
  *                   const SCALAR* chunk_sums, SCALAR* y, ulong y_off)
  *   spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   uint compact, const ushort* col_off, const uint* slice_col,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_sell  (uint c, const uint* slice_ptr, const uint* col_idx, const SCALAR* values,
  *                   const uint* row_perm, const uint* row_len, uint n_rows,
+ *                   uint compact, const ushort* col_off, const uint* slice_col,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_bsr  (uint bs, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows,
@@ -69,6 +71,8 @@
  *   read (any pointer).
  * SELL: one thread per sorted row position p < n_rows (slice p / c, lane p % c, entry j of the
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
+ *   compact = 1: the column of entry e is slice_col[slice] + col_off[e] (16-bit offsets);
+ *   compact = 0: col_off and slice_col are never read (any pointer).
  * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
  *   the block; entry (i, j) of block b at b bs^2 + j bs + i).
  * The matrix arrays are read-only for the whole kernel (__restrict__); the vectors may share
@@ -105,20 +109,31 @@ __device__ __forceinline__ SCALAR csr_row(const uint *__restrict__ row_ptr,
     return (is_long && lane == 0) ? pre[row] : sum;
 }
 
-/* SELL row at sorted position p. */
+/* SELL row at sorted position p; the columns from col_idx, or from slice_col + col_off when
+ * compact (the branch is uniform over the launch). */
 __device__ __forceinline__ SCALAR sell_row(const uint c, const uint *__restrict__ slice_ptr,
                                            const uint *__restrict__ col_idx,
                                            const SCALAR *__restrict__ values,
-                                           const uint *__restrict__ row_len, const SCALAR *x,
+                                           const uint *__restrict__ row_len, const uint compact,
+                                           const ushort *__restrict__ col_off,
+                                           const uint *__restrict__ slice_col, const SCALAR *x,
                                            const uint p) {
     const uint slice = p / c;
     const uint lane = p - slice * c;
     const uint base = slice_ptr[slice] + lane;
     const uint len = row_len[p];
     SCALAR sum = ZERO;
-    for (uint j = 0; j < len; ++j) {
-        const uint e = base + j * c;
-        sum += values[e] * x[col_idx[e]];
+    if (compact) {
+        const SCALAR *xs = x + slice_col[slice];
+        for (uint j = 0; j < len; ++j) {
+            const uint e = base + j * c;
+            sum += values[e] * xs[col_off[e]];
+        }
+    } else {
+        for (uint j = 0; j < len; ++j) {
+            const uint e = base + j * c;
+            sum += values[e] * x[col_idx[e]];
+        }
     }
     return sum;
 }
@@ -498,7 +513,9 @@ extern "C" __launch_bounds__(WG) __global__ void csr_long_rows(const uint *__res
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
                const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
-               const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
+               const uint *__restrict__ row_len, const uint n_rows, const uint compact,
+               const ushort *__restrict__ col_off, const uint *__restrict__ slice_col,
+               const SCALAR *x,
                const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
                const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
                const int slot_yy, const int slot_w0, const int slot_w1) {
@@ -508,7 +525,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_sell(const uint c, co
     const SCALAR *w0s = w0 + w0_off;
     const SCALAR *w1s = w1 + w1_off;
     for (uint p = GRID_START; p < n_rows; p += GRID_STRIDE) {
-        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, xs, p);
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, xs, p);
         const uint row = row_perm[p];
         ys[row] = v;
         row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
@@ -518,11 +535,13 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_sell(const uint c, co
 
 extern "C" __launch_bounds__(WG) __global__ void residual_sell(const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint *__restrict__ row_perm,
-              const uint *__restrict__ row_len, const uint n_rows, const SCALAR *x,
+              const uint *__restrict__ row_len, const uint n_rows, const uint compact,
+              const ushort *__restrict__ col_off, const uint *__restrict__ slice_col,
+              const SCALAR *x,
               const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
     SCALAR acc = ZERO;
     for (uint p = GRID_START; p < n_rows; p += GRID_STRIDE) {
-        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, x, p);
+        const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, x, p);
         const uint row = row_perm[p];
         const SCALAR ri = b[row] - v;
         r[row] = ri;

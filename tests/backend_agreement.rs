@@ -14,11 +14,12 @@ use common::{
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
+use pipekrylov::backend::row_blocks::sell_compact_columns;
 use pipekrylov::backend::{
     Backend, Basis, CsrKernel, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots,
 };
 use pipekrylov::matrix::generate::Generator;
-use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::matrix::{CsrMatrix, SellMatrix};
 use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{
     BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant,
@@ -333,8 +334,28 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
     let b0 = rand_vec::<T>(n, 13);
     for (fmt, kernel) in formats_and_kernels(n) {
         let m = b.upload_matrix_with(a, fmt, kernel).unwrap();
+        // Columns below 2^16 always fit 16-bit offsets; the wide-column matrix (n = 70000,
+        // random columns) fits in no block or slice.
+        let fits = n <= 1 << 16;
         if b.has_csr_stream() && kernel != CsrKernel::Auto {
-            assert_eq!(m.csr_kernel(), Some(kernel), "the forced CSR kernel runs");
+            let want = match kernel {
+                CsrKernel::StreamCompact if !fits => CsrKernel::Stream,
+                k => k,
+            };
+            assert_eq!(m.csr_kernel(), Some(want), "the forced CSR kernel runs");
+        }
+        if b.has_csr_stream() {
+            let sell = match fmt {
+                MatrixFormat::Sell { c, sigma } => Some(SellMatrix::from_csr(a, c, sigma).unwrap()),
+                MatrixFormat::Ell => Some(SellMatrix::ell_from_csr(a).unwrap()),
+                _ => None,
+            };
+            if let Some(s) = sell {
+                let want = sell_compact_columns(&s).is_some();
+                assert!(want || !fits || n == 0, "columns below 2^16 fit");
+                let compact = m.spmv_kernel().ends_with(":u16");
+                assert_eq!(compact, want, "SELL 16-bit offsets: {}", m.spmv_kernel());
+            }
         }
         let fmt = format!("{fmt:?} {kernel}");
         let (x, w, rhs) = (
@@ -823,6 +844,14 @@ fn matrices<T: Scalar>(n: usize) -> Vec<(String, CsrMatrix<T>)> {
                 g.generate::<T>(n).unwrap().matrix,
             ));
         }
+    }
+    // Columns spread over more than 2^16 in every row block and SELL slice: the 32-bit paths
+    // of the stream and SELL kernels where 16-bit offsets are the default.
+    if n == 4099 {
+        v.push((
+            "random wide columns n=70000".into(),
+            random_matrix::<T>(70_000, 4, true, 41),
+        ));
     }
     // A row longer than the stream kernel's row block (2048 entries) that the long-row path
     // does not take (8 x the mean of ~300 is more): summed by a whole work-group.
@@ -1322,7 +1351,7 @@ fn long_rows_are_split_at_upload() {
 #[test]
 fn the_stream_kernel_is_chosen_for_unequal_rows() {
     use pipekrylov::backend::long_rows::LongRowPlan;
-    use pipekrylov::backend::row_blocks::{choose, row_blocks, STREAM_CAP};
+    use pipekrylov::backend::row_blocks::{choose, compact_columns, row_blocks, STREAM_CAP};
     let row_ptr = |a: &CsrMatrix<f64>| a.indices_u32().unwrap().0;
     let kernel = |a: &CsrMatrix<f64>| {
         let rp = row_ptr(a);
@@ -1350,4 +1379,12 @@ fn the_stream_kernel_is_chosen_for_unequal_rows() {
     let dense = with_dense_row(&random_matrix::<f64>(4099, 3, true, 21), 2049, 22);
     let plan = LongRowPlan::plan_for_stream(&row_ptr(&dense)).unwrap();
     assert_eq!(plan.rows, vec![2049]);
+    // The wide-column agreement matrix runs the 32-bit paths: no 16-bit offsets for its row
+    // blocks, its SELL-32 slices or its ELL form.
+    let spread = random_matrix::<f64>(70_000, 4, true, 41);
+    let (rp, ci) = spread.indices_u32().unwrap();
+    assert!(compact_columns(&rp, &ci, &row_blocks(&rp)).is_none());
+    let sell = SellMatrix::from_csr(&spread, 32, 128).unwrap();
+    assert!(sell_compact_columns(&sell).is_none());
+    assert!(sell_compact_columns(&SellMatrix::ell_from_csr(&spread).unwrap()).is_none());
 }

@@ -103,6 +103,9 @@ pub enum DeviceFormat<T> {
         row_perm: Buffer<u32>,
         /// True length of the row at each sorted position.
         row_len: Buffer<u32>,
+        /// 16-bit column offsets from a per-slice base the kernels read instead of `col_idx`
+        /// ([`crate::backend::row_blocks::sell_compact_columns`]), if they fit.
+        compact: Option<CompactColumnBuffers>,
     },
     /// BSR arrays (see [`BsrMatrix`]).
     Bsr {
@@ -133,10 +136,17 @@ pub struct RowBlocks {
 /// Device arrays of [`crate::backend::row_blocks::CompactColumns`].
 #[derive(Debug)]
 pub struct CompactColumnBuffers {
-    /// Column offset of every entry from its block's base.
+    /// Column offset of every entry from its block's (slice's) base.
     pub offsets: Buffer<u16>,
-    /// Base column of every block.
+    /// Base column of every block (slice).
     pub base: Buffer<u32>,
+}
+
+impl CompactColumnBuffers {
+    /// Bytes of device memory.
+    pub fn bytes(&self) -> usize {
+        self.offsets.bytes() + self.base.bytes()
+    }
 }
 
 /// Device arrays of a [`LongRowPlan`](crate::backend::long_rows::LongRowPlan): the rows of a CSR matrix far longer than the mean,
@@ -289,7 +299,8 @@ impl<T: Scalar> DeviceMatrix<T> {
                 "spmv_dots_csr_stream:u16"
             }
             (DeviceFormat::Csr { .. }, _) => "spmv_dots_csr",
-            (DeviceFormat::Sell { .. }, _) => "spmv_dots_sell",
+            (DeviceFormat::Sell { compact: None, .. }, _) => "spmv_dots_sell",
+            (DeviceFormat::Sell { .. }, _) => "spmv_dots_sell:u16",
             (DeviceFormat::Bsr { .. }, _) => "spmv_dots_bsr",
         }
     }
@@ -308,10 +319,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                     + values.bytes()
                     + long_rows.as_ref().map_or(0, |l| l.bytes())
                     + row_blocks.as_ref().map_or(0, |b| {
-                        b.block_row.bytes()
-                            + b.compact
-                                .as_ref()
-                                .map_or(0, |c| c.offsets.bytes() + c.base.bytes())
+                        b.block_row.bytes() + b.compact.as_ref().map_or(0, |c| c.bytes())
                     })
             }
             DeviceFormat::Sell {
@@ -320,6 +328,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                 values,
                 row_perm,
                 row_len,
+                compact,
                 ..
             } => {
                 slice_ptr.bytes()
@@ -327,6 +336,7 @@ impl<T: Scalar> DeviceMatrix<T> {
                     + values.bytes()
                     + row_perm.bytes()
                     + row_len.bytes()
+                    + compact.as_ref().map_or(0, |c| c.bytes())
             }
             DeviceFormat::Bsr {
                 row_ptr,

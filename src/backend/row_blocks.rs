@@ -198,6 +198,44 @@ pub fn compact_columns(row_ptr: &[u32], col_idx: &[u32], starts: &[u32]) -> Opti
     Some(CompactColumns { offsets, base })
 }
 
+/// Environment variable turning the 16-bit column offsets of SELL matrices off (`0`), for
+/// benchmark sweeps; CSR matrices take theirs from [`CsrKernel`].
+pub const SELL_COMPACT_ENV: &str = "PIPEKRYLOV_SELL_COMPACT";
+
+/// Whether SELL matrices get 16-bit column offsets where they fit ([`SELL_COMPACT_ENV`]).
+pub fn sell_compact_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var(SELL_COMPACT_ENV).map_or(true, |v| v.trim() != "0"))
+}
+
+/// The 16-bit column offsets of a SELL-C-sigma matrix: per slice the smallest column of its
+/// stored rows' entries (padding left out), per stored entry the offset from it (0 for
+/// padding, which the kernels never read); `None` when some slice's columns span more than
+/// 65536.
+pub fn sell_compact_columns<T>(s: &crate::matrix::SellMatrix<T>) -> Option<CompactColumns> {
+    let mut offsets = vec![0u16; s.col_idx.len()];
+    let mut base = Vec::with_capacity(s.slice_ptr.len().saturating_sub(1));
+    for (slice, w) in s.slice_ptr.windows(2).enumerate() {
+        let start = w[0] as usize;
+        // Entry j of lane l sits at start + j c + l; lane l holds row position slice c + l.
+        let lanes = (0..s.c).filter_map(|l| {
+            let len = *s.row_len.get(slice * s.c + l)? as usize;
+            Some((l, len))
+        });
+        let entries = |(l, len): (usize, usize)| (0..len).map(move |j| start + j * s.c + l);
+        let lo = lanes.clone().flat_map(entries).map(|e| s.col_idx[e]).min();
+        let Some(lo) = lo else {
+            base.push(0);
+            continue;
+        };
+        for e in lanes.flat_map(entries) {
+            offsets[e] = u16::try_from(s.col_idx[e] - lo).ok()?;
+        }
+        base.push(lo);
+    }
+    Some(CompactColumns { offsets, base })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::long_rows::tests::row_ptr;
@@ -298,6 +336,42 @@ mod tests {
                 offsets: vec![],
                 base: vec![]
             })
+        );
+    }
+
+    #[test]
+    fn sell_offsets_cover_the_stored_entries_of_each_slice() {
+        use crate::matrix::{CsrMatrix, SellMatrix};
+        // Rows of a 5-point-like band: row i has columns i and i + 1000 (when below n).
+        let n = 3000;
+        let mut t = Vec::new();
+        for i in 0..n {
+            t.push((i, i, 2.0));
+            if i + 1000 < n {
+                t.push((i, i + 1000, -1.0));
+            }
+        }
+        let a = CsrMatrix::<f64>::from_triplets(n, n, &t).unwrap();
+        let s = SellMatrix::from_csr(&a, 4, 1).unwrap();
+        let c = sell_compact_columns(&s).unwrap();
+        assert_eq!(c.base.len(), s.slice_ptr.len() - 1);
+        for (slice, w) in s.slice_ptr.windows(2).enumerate() {
+            for l in 0..s.c {
+                let Some(&len) = s.row_len.get(slice * s.c + l) else {
+                    continue;
+                };
+                for j in 0..len as usize {
+                    let e = w[0] as usize + j * s.c + l;
+                    assert_eq!(c.base[slice] + u32::from(c.offsets[e]), s.col_idx[e]);
+                }
+            }
+        }
+        // One slice spanning more than 2^16 columns: no offsets.
+        let t = [(0, 0, 1.0), (0, 70_000, 1.0), (1, 1, 1.0)];
+        let a = CsrMatrix::<f64>::from_triplets(70_001, 70_001, &t).unwrap();
+        assert_eq!(
+            sell_compact_columns(&SellMatrix::from_csr(&a, 4, 1).unwrap()),
+            None
         );
     }
 

@@ -110,6 +110,7 @@ fn matrix_args<T: Scalar>(
             values,
             row_perm,
             row_len,
+            compact,
             ..
         } => (
             vec![
@@ -120,6 +121,15 @@ fn matrix_args<T: Scalar>(
                 b.ptr(row_perm)?,
                 b.ptr(row_len)?,
                 rows,
+                Arg::U32(u32::from(compact.is_some())),
+                match compact {
+                    Some(c) => b.ptr(&c.offsets)?,
+                    None => Arg::Ptr(0),
+                },
+                match compact {
+                    Some(c) => b.ptr(&c.base)?,
+                    None => Arg::Ptr(0),
+                },
             ],
             [Kernel::SpmvDotsSell, Kernel::ResidualSell],
             a.n_rows(),

@@ -53,6 +53,7 @@ impl HostBackend {
                 values,
                 row_perm,
                 row_len,
+                ..
             } => {
                 let (sp, ci, v) = (slice_ptr.host()?, col_idx.host()?, values.host()?);
                 let (perm, len) = (row_perm.host()?, row_len.host()?);

@@ -155,6 +155,7 @@ impl OpenClBackend {
                 values,
                 row_perm,
                 row_len,
+                compact,
                 ..
             } => (
                 Fmt::Sell,
@@ -169,6 +170,16 @@ impl OpenClBackend {
                     Arg::Mem(self.mem(row_perm)?),
                     Arg::Mem(self.mem(row_len)?),
                     Arg::uint(n_rows),
+                    Arg::uint(u32::from(compact.is_some())),
+                    // Never read without compact columns: the row lengths stand in.
+                    Arg::Mem(match compact {
+                        Some(c) => self.mem(&c.offsets)?,
+                        None => self.mem(row_len)?,
+                    }),
+                    Arg::Mem(match compact {
+                        Some(c) => self.mem(&c.base)?,
+                        None => self.mem(row_len)?,
+                    }),
                 ],
             ),
             DeviceFormat::Bsr {

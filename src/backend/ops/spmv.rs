@@ -53,6 +53,21 @@ pub trait SpmvOps: VectorOps {
         self.has_csr_stream()
     }
 
+    /// Upload 16-bit column offsets, if any.
+    #[doc(hidden)]
+    fn upload_compact(
+        &self,
+        c: Option<crate::backend::row_blocks::CompactColumns>,
+    ) -> Result<Option<crate::backend::matrix::CompactColumnBuffers>> {
+        Ok(match c {
+            Some(c) => Some(CompactColumnBuffers {
+                offsets: self.upload(&c.offsets)?,
+                base: self.upload(&c.base)?,
+            }),
+            None => None,
+        })
+    }
+
     /// Convert `a` to `format` and upload it (setup; not counted per iteration). A CSR matrix
     /// gets the CSR kernel chosen from its row lengths ([`CsrKernel::Auto`]).
     fn upload_matrix<T: Scalar>(
@@ -94,13 +109,7 @@ pub trait SpmvOps: VectorOps {
                     Some(RowBlocks {
                         n_blocks: starts.len().saturating_sub(1),
                         block_row: self.upload(&starts)?,
-                        compact: match compact {
-                            Some(c) => Some(CompactColumnBuffers {
-                                offsets: self.upload(&c.offsets)?,
-                                base: self.upload(&c.base)?,
-                            }),
-                            None => None,
-                        },
+                        compact: self.upload_compact(compact)?,
                     })
                 } else {
                     None
@@ -126,6 +135,11 @@ pub trait SpmvOps: VectorOps {
                 }
             }
             HostArrays::Sell(s) => DeviceFormat::Sell {
+                // The host backend reads the 32-bit indices: no offsets there.
+                compact: match self.has_csr_stream() && row_blocks::sell_compact_enabled() {
+                    true => self.upload_compact(row_blocks::sell_compact_columns(&s))?,
+                    false => None,
+                },
                 c: s.c,
                 n_slices: s.n_slices(),
                 slice_ptr: self.upload(&s.slice_ptr)?,
