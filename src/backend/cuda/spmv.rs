@@ -5,7 +5,7 @@
 use super::module::Kernel;
 use super::{len_arg, opt_slot, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
+use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};
 use crate::backend::ops::spmv::check_spmv;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{SpmvDots, SpmvOps};
@@ -47,6 +47,15 @@ impl Operand {
     };
 }
 
+/// The `compact, col_off, base` arguments of the stream and SELL kernels: the 16-bit column
+/// offsets when the matrix has them, else 0 and two pointers the kernels never read.
+fn compact_args(b: &CudaBackend, c: Option<&CompactColumnBuffers>) -> Result<[Arg; 3]> {
+    Ok(match c {
+        Some(c) => [Arg::U32(1), b.ptr(&c.offsets)?, b.ptr(&c.base)?],
+        None => [Arg::U32(0), Arg::Ptr(0), Arg::Ptr(0)],
+    })
+}
+
 /// The arguments before `x` of every kernel of a format (see `kernels-cu/spmv.cu`).
 fn matrix_args<T: Scalar>(
     b: &CudaBackend,
@@ -69,16 +78,10 @@ fn matrix_args<T: Scalar>(
                 b.ptr(&blocks.block_row)?,
                 len_arg(blocks.n_blocks)?,
                 Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                Arg::U32(u32::from(blocks.compact.is_some())),
-                match &blocks.compact {
-                    Some(c) => b.ptr(&c.offsets)?,
-                    None => Arg::Ptr(0),
-                },
-                match &blocks.compact {
-                    Some(c) => b.ptr(&c.base)?,
-                    None => Arg::Ptr(0),
-                },
-            ],
+            ]
+            .into_iter()
+            .chain(compact_args(b, blocks.compact.as_ref())?)
+            .collect(),
             [Kernel::SpmvDotsCsrStream, Kernel::ResidualCsrStream],
             blocks.n_blocks.saturating_mul(b.block as usize),
         ),
@@ -121,16 +124,10 @@ fn matrix_args<T: Scalar>(
                 b.ptr(row_perm)?,
                 b.ptr(row_len)?,
                 rows,
-                Arg::U32(u32::from(compact.is_some())),
-                match compact {
-                    Some(c) => b.ptr(&c.offsets)?,
-                    None => Arg::Ptr(0),
-                },
-                match compact {
-                    Some(c) => b.ptr(&c.base)?,
-                    None => Arg::Ptr(0),
-                },
-            ],
+            ]
+            .into_iter()
+            .chain(compact_args(b, compact.as_ref())?)
+            .collect(),
             [Kernel::SpmvDotsSell, Kernel::ResidualSell],
             a.n_rows(),
         ),

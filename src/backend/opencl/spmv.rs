@@ -5,7 +5,7 @@ use super::launch::Arg;
 use super::memory::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::matrix::{DeviceFormat, DeviceMatrix};
+use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};
 use crate::backend::ops::spmv::check_spmv;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{SpmvDots, SpmvOps};
@@ -99,6 +99,27 @@ impl OpenClBackend {
         }
     }
 
+    /// The `compact, col_off, base` arguments of the stream and SELL kernels: the 16-bit column
+    /// offsets when the matrix has them, else 0 and `stand_in` twice (never read).
+    fn compact_args<'a>(
+        &self,
+        c: Option<&'a CompactColumnBuffers>,
+        stand_in: &'a Buffer<u32>,
+    ) -> Result<[Arg<'a>; 3]> {
+        Ok(match c {
+            Some(c) => [
+                Arg::uint(1),
+                Arg::Mem(self.mem(&c.offsets)?),
+                Arg::Mem(self.mem(&c.base)?),
+            ],
+            None => [
+                Arg::uint(0),
+                Arg::Mem(self.mem(stand_in)?),
+                Arg::Mem(self.mem(stand_in)?),
+            ],
+        })
+    }
+
     /// The matrix arguments of a kernel (everything before x), per format.
     fn matrix_args<'a, T: Scalar>(&self, a: &'a DeviceMatrix<T>) -> Result<(Fmt, Vec<Arg<'a>>)> {
         let n_rows = Self::len_u32(a.n_rows())?;
@@ -119,17 +140,10 @@ impl OpenClBackend {
                     Arg::Mem(self.mem(&blocks.block_row)?),
                     Arg::uint(Self::len_u32(blocks.n_blocks)?),
                     Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    Arg::uint(u32::from(blocks.compact.is_some())),
-                    // Never read without compact columns: the block rows stand in.
-                    Arg::Mem(match &blocks.compact {
-                        Some(c) => self.mem(&c.offsets)?,
-                        None => self.mem(&blocks.block_row)?,
-                    }),
-                    Arg::Mem(match &blocks.compact {
-                        Some(c) => self.mem(&c.base)?,
-                        None => self.mem(&blocks.block_row)?,
-                    }),
-                ],
+                ]
+                .into_iter()
+                .chain(self.compact_args(blocks.compact.as_ref(), &blocks.block_row)?)
+                .collect(),
             ),
             DeviceFormat::Csr {
                 row_ptr,
@@ -170,17 +184,10 @@ impl OpenClBackend {
                     Arg::Mem(self.mem(row_perm)?),
                     Arg::Mem(self.mem(row_len)?),
                     Arg::uint(n_rows),
-                    Arg::uint(u32::from(compact.is_some())),
-                    // Never read without compact columns: the row lengths stand in.
-                    Arg::Mem(match compact {
-                        Some(c) => self.mem(&c.offsets)?,
-                        None => self.mem(row_len)?,
-                    }),
-                    Arg::Mem(match compact {
-                        Some(c) => self.mem(&c.base)?,
-                        None => self.mem(row_len)?,
-                    }),
-                ],
+                ]
+                .into_iter()
+                .chain(self.compact_args(compact.as_ref(), row_len)?)
+                .collect(),
             ),
             DeviceFormat::Bsr {
                 block_size,
