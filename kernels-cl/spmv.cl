@@ -405,6 +405,38 @@ inline SCALAR csr_stream_row(__global const uint *restrict row_ptr, const uint e
     return row_ptr[row + 1] - e0 > b ? prod[b] : ZERO;
 }
 
+/* Row block blk of a stream matrix: its rows r0 .. r1 and first entry e0. A block of more than
+ * CSR_STREAM_CAP entries (one row) returns true with the row's value in *wide (every work-item;
+ * csr_stream_wide_row); otherwise it stages the block and leaves its rows' sums in prod
+ * (csr_stream_stage, csr_stream_sums) and returns false: the caller reads them with
+ * csr_stream_row and ends with a barrier before the next block. Called by the whole group. */
+inline bool csr_stream_block(__global const uint *restrict row_ptr,
+                             __global const uint *restrict col_idx,
+                             __global const SCALAR *restrict values,
+                             __global const uint *restrict block_row, const uint blk,
+                             const uint long_len, const uint compact,
+                             __global const ushort *restrict col_off,
+                             __global const uint *restrict block_col, __global const SCALAR *x,
+                             const ulong x_off, __global const SCALAR *pre, const ulong pre_off,
+                             __local SCALAR *prod, __local uint *team_rows,
+                             volatile __local uint *n_team_rows, __local SCALAR *scratch,
+                             uint *r0, uint *r1, uint *e0, SCALAR *wide) {
+    *r0 = block_row[blk];
+    *r1 = block_row[blk + 1];
+    *e0 = row_ptr[*r0];
+    const uint e1 = row_ptr[*r1];
+    bool is_wide = e1 - *e0 > CSR_STREAM_CAP;
+    if (is_wide) {
+        *wide = csr_stream_wide_row(col_idx, values, x, x_off, *r0, *e0, e1, long_len, pre,
+                                    pre_off, scratch);
+    } else {
+        csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x,
+                         x_off, *e0, e1, prod, n_team_rows);
+        csr_stream_sums(row_ptr, *r0, *r1, *e0, prod, team_rows, n_team_rows, scratch);
+    }
+    return is_wide;
+}
+
 pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows,
                    PK_GLOBAL_RESTRICT(const uint, block_row), const uint n_blocks,
@@ -435,21 +467,16 @@ pk_kernel void spmv_dots_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     (void)n_rows;
     for (uint blk = get_group_id(0); blk < n_blocks; blk += get_num_groups(0)) {
-        const uint r0 = block_row[blk];
-        const uint r1 = block_row[blk + 1];
-        const uint e0 = row_ptr[r0];
-        const uint e1 = row_ptr[r1];
-        if (e1 - e0 > CSR_STREAM_CAP) {
-            const SCALAR v = csr_stream_wide_row(col_idx, values, x, x_off, r0, e0, e1, long_len,
-                                                 y, y_off, scratch);
+        uint r0, r1, e0;
+        SCALAR wide;
+        if (csr_stream_block(row_ptr, col_idx, values, block_row, blk, long_len, compact, col_off,
+                             block_col, x, x_off, y, y_off, prod, team_rows, &n_team_rows,
+                             scratch, &r0, &r1, &e0, &wide)) {
             if (get_local_id(0) == 0) {
-                y[y_off + r0] = v;
-                row_dots(acc, v, r0, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
+                y[y_off + r0] = wide;
+                row_dots(acc, wide, r0, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x,
-                             x_off, e0, e1, prod, &n_team_rows);
-            csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
                 y[y_off + row] = v;
@@ -487,22 +514,17 @@ pk_kernel void residual_csr_stream(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_G
     SCALAR acc = ZERO;
     (void)n_rows;
     for (uint blk = get_group_id(0); blk < n_blocks; blk += get_num_groups(0)) {
-        const uint r0 = block_row[blk];
-        const uint r1 = block_row[blk + 1];
-        const uint e0 = row_ptr[r0];
-        const uint e1 = row_ptr[r1];
-        if (e1 - e0 > CSR_STREAM_CAP) {
-            const SCALAR v = csr_stream_wide_row(col_idx, values, x, 0, r0, e0, e1, long_len, r, 0,
-                                                 scratch);
+        uint r0, r1, e0;
+        SCALAR wide;
+        if (csr_stream_block(row_ptr, col_idx, values, block_row, blk, long_len, compact, col_off,
+                             block_col, x, 0, r, 0, prod, team_rows, &n_team_rows, scratch, &r0,
+                             &r1, &e0, &wide)) {
             if (get_local_id(0) == 0) {
-                const SCALAR ri = b[r0] - v;
+                const SCALAR ri = b[r0] - wide;
                 r[r0] = ri;
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x,
-                             0, e0, e1, prod, &n_team_rows);
-            csr_stream_sums(row_ptr, r0, r1, e0, prod, team_rows, &n_team_rows, scratch);
             for (uint row = r0 + get_local_id(0); row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
                 r[row] = ri;

@@ -394,6 +394,31 @@ __device__ __forceinline__ SCALAR csr_stream_row(const uint *__restrict__ row_pt
     return row_ptr[row + 1] - e0 > b ? prod[b] : ZERO;
 }
 
+/* Row block blk of a stream matrix: its rows r0 .. r1 and first entry e0. A block of more than
+ * CSR_STREAM_CAP entries (one row) returns true with the row's value in `wide` (thread 0;
+ * csr_stream_wide_row); otherwise it stages the block and leaves its rows' sums in prod
+ * (csr_stream_stage, csr_stream_sums) and returns false: the caller reads them with
+ * csr_stream_row and ends with a barrier before the next block. Called by the whole block. */
+__device__ __forceinline__ bool csr_stream_block(
+    const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint *__restrict__ block_row, const uint blk,
+    const uint long_len, const uint compact, const ushort *__restrict__ col_off,
+    const uint *__restrict__ block_col, const SCALAR *x, const SCALAR *pre, SCALAR *prod,
+    uint *warp_rows, uint *n_warp_rows, uint &r0, uint &r1, uint &e0, SCALAR &wide) {
+    r0 = block_row[blk];
+    r1 = block_row[blk + 1];
+    e0 = row_ptr[r0];
+    const uint e1 = row_ptr[r1];
+    if (e1 - e0 > CSR_STREAM_CAP) {
+        wide = csr_stream_wide_row(col_idx, values, x, r0, e0, e1, long_len, pre);
+        return true;
+    }
+    csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u, x, e0, e1,
+                     prod, n_warp_rows);
+    csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, n_warp_rows);
+    return false;
+}
+
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows,
               const uint *__restrict__ block_row, const uint n_blocks, const uint long_len,
@@ -412,20 +437,15 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
     const SCALAR *w1s = w1 + w1_off;
     (void)n_rows;
     for (uint blk = blockIdx.x; blk < n_blocks; blk += gridDim.x) {
-        const uint r0 = block_row[blk];
-        const uint r1 = block_row[blk + 1];
-        const uint e0 = row_ptr[r0];
-        const uint e1 = row_ptr[r1];
-        if (e1 - e0 > CSR_STREAM_CAP) {
-            const SCALAR v = csr_stream_wide_row(col_idx, values, xs, r0, e0, e1, long_len, ys);
+        uint r0, r1, e0;
+        SCALAR wide;
+        if (csr_stream_block(row_ptr, col_idx, values, block_row, blk, long_len, compact, col_off,
+                             block_col, xs, ys, prod, warp_rows, &n_warp_rows, r0, r1, e0, wide)) {
             if (threadIdx.x == 0) {
-                ys[r0] = v;
-                row_dots(acc, v, r0, w0s, w1s, slot_yy, slot_w0, slot_w1);
+                ys[r0] = wide;
+                row_dots(acc, wide, r0, w0s, w1s, slot_yy, slot_w0, slot_w1);
             }
         } else {
-            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u,
-                             xs, e0, e1, prod, &n_warp_rows);
-            csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR v = csr_stream_row(row_ptr, e0, row, prod);
                 ys[row] = v;
@@ -450,21 +470,16 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
     SCALAR acc = ZERO;
     (void)n_rows;
     for (uint blk = blockIdx.x; blk < n_blocks; blk += gridDim.x) {
-        const uint r0 = block_row[blk];
-        const uint r1 = block_row[blk + 1];
-        const uint e0 = row_ptr[r0];
-        const uint e1 = row_ptr[r1];
-        if (e1 - e0 > CSR_STREAM_CAP) {
-            const SCALAR v = csr_stream_wide_row(col_idx, values, x, r0, e0, e1, long_len, r);
+        uint r0, r1, e0;
+        SCALAR wide;
+        if (csr_stream_block(row_ptr, col_idx, values, block_row, blk, long_len, compact, col_off,
+                             block_col, x, r, prod, warp_rows, &n_warp_rows, r0, r1, e0, wide)) {
             if (threadIdx.x == 0) {
-                const SCALAR ri = b[r0] - v;
+                const SCALAR ri = b[r0] - wide;
                 r[r0] = ri;
                 acc += ri * ri;
             }
         } else {
-            csr_stream_stage(col_idx, values, compact, col_off, compact ? block_col[blk] : 0u,
-                             x, e0, e1, prod, &n_warp_rows);
-            csr_stream_sums(row_ptr, r0, r1, e0, prod, warp_rows, &n_warp_rows);
             for (uint row = r0 + threadIdx.x; row < r1; row += WG) {
                 const SCALAR ri = b[row] - csr_stream_row(row_ptr, e0, row, prod);
                 r[row] = ri;

@@ -337,14 +337,14 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
         // Columns below 2^16 always fit 16-bit offsets; the wide-column matrix (n = 70000,
         // random columns) fits in no block or slice.
         let fits = n <= 1 << 16;
-        if b.has_csr_stream() && kernel != CsrKernel::Auto {
+        if b.uses_device_layouts() && kernel != CsrKernel::Auto {
             let want = match kernel {
                 CsrKernel::StreamCompact if !fits => CsrKernel::Stream,
                 k => k,
             };
             assert_eq!(m.csr_kernel(), Some(want), "the forced CSR kernel runs");
         }
-        if b.has_csr_stream() {
+        if b.uses_device_layouts() {
             let sell = match fmt {
                 MatrixFormat::Sell { c, sigma } => Some(SellMatrix::from_csr(a, c, sigma).unwrap()),
                 MatrixFormat::Ell => Some(SellMatrix::ell_from_csr(a).unwrap()),

@@ -345,8 +345,8 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
 }
 
 impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {
-    fn has_csr_stream(&self) -> bool {
-        self.inner.has_csr_stream()
+    fn uses_device_layouts(&self) -> bool {
+        self.inner.uses_device_layouts()
     }
     fn auto_csr_stream(&self) -> bool {
         self.inner.auto_csr_stream()

@@ -106,7 +106,7 @@ impl HostBackend {
 }
 
 impl SpmvOps for HostBackend {
-    fn has_csr_stream(&self) -> bool {
+    fn uses_device_layouts(&self) -> bool {
         false
     }
 

@@ -39,9 +39,10 @@ impl<'a, T> SpmvDots<'a, T> {
 /// SpMV kernels for every device format.
 #[enum_dispatch]
 pub trait SpmvOps: VectorOps {
-    /// Whether this backend has the CSR stream kernel (`backend::row_blocks`): the GPU
-    /// backends do; the host backend has one CSR loop for every row-length distribution.
-    fn has_csr_stream(&self) -> bool {
+    /// Whether this backend runs the GPU kernels' own matrix layouts (`backend::row_blocks`: the
+    /// CSR stream kernel's row blocks and the 16-bit column offsets of CSR and SELL): the GPU
+    /// backends do; the host backend reads the plain arrays with one loop per format.
+    fn uses_device_layouts(&self) -> bool {
         true
     }
 
@@ -50,7 +51,7 @@ pub trait SpmvOps: VectorOps {
     /// ran CG on the 27-point stencil, n = 110K, at 9.9 ms per iteration with the stream
     /// kernel against 2.3 ms with the vector kernel).
     fn auto_csr_stream(&self) -> bool {
-        self.has_csr_stream()
+        self.uses_device_layouts()
     }
 
     /// Upload 16-bit column offsets, if any.
@@ -79,7 +80,7 @@ pub trait SpmvOps: VectorOps {
     }
 
     /// [`SpmvOps::upload_matrix`] with the CSR kernel given (ignored for other formats and on
-    /// backends without the stream kernel, see [`SpmvOps::has_csr_stream`]).
+    /// backends without the GPU layouts, see [`SpmvOps::uses_device_layouts`]).
     fn upload_matrix_with<T: Scalar>(
         &self,
         a: &CsrMatrix<T>,
@@ -94,7 +95,7 @@ pub trait SpmvOps: VectorOps {
                     CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
                     requested => row_blocks::choose(&rp, long_len, requested),
                 };
-                let stream = self.has_csr_stream() && kernel != CsrKernel::Vector;
+                let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
                 let long_plan = if stream {
                     LongRowPlan::plan_for_stream(&rp)
                 } else {
@@ -135,8 +136,7 @@ pub trait SpmvOps: VectorOps {
                 }
             }
             HostArrays::Sell(s) => DeviceFormat::Sell {
-                // The host backend reads the 32-bit indices: no offsets there.
-                compact: match self.has_csr_stream() && row_blocks::sell_compact_enabled() {
+                compact: match self.uses_device_layouts() && row_blocks::sell_compact_enabled() {
                     true => self.upload_compact(row_blocks::sell_compact_columns(&s))?,
                     false => None,
                 },
