@@ -47,11 +47,12 @@ for f in sorted(glob.glob(os.path.join(out, "*-np*.csv"))):
         rows.append((name, int(np), r["solver"], int(r["n"]), t, r))
         if int(np) == 1:
             base[(name, r["solver"])] = t
-print(f"{'study':20} {'solver':9} {'ranks':>5} {'n':>10} {'us/iter':>9} {'eff':>6} {'spmv':>7} {'halo':>7} {'reduce':>7}")
+print(f"{'study':20} {'solver':9} {'ranks':>5} {'n':>10} {'us/iter':>9} {'eff':>6} {'spmv':>7} {'exch':>7} {'glob':>7} {'halo':>7} {'reduce':>7}")
 for name, np, solver, n, t, r in sorted(rows):
     b = base.get((name, solver))
     eff = "" if b is None else f"{(b / t if name.startswith('weak') else b / (np * t)):6.2f}"
     us = lambda k: float(r[k]) * 1e6
     print(f"{name:20} {solver:9} {np:5} {n:10} {t*1e6:9.1f} {eff:>6} {us('local_spmv_s_per_iter'):7.1f} "
+          f"{us('exchange_s_per_iter'):7.1f} {us('globalize_s_per_iter'):7.1f} "
           f"{us('halo_s_per_iter'):7.1f} {us('reduce_s_per_iter'):7.1f}")
 PY

@@ -6,7 +6,8 @@
 # and Jacobi. CSV and logs under $OUT, tables last. From the repository root on the device, after
 # the release build with --features "cuda opencl mpi cli" packed into .device/bin (executables
 # pipekrylov, test-mpi and test-backend_agreement; BIN, BACKEND and SIZE override for a try elsewhere):
-#   OUT=... bash scripts/h200x2-mpi.sh            (PARTS="topo tests scaling bilu", about 5 minutes)
+#   OUT=... bash scripts/h200x2-mpi.sh            (PARTS="topo tests scaling bilu", about 5 minutes;
+#                                                 PARTS=ranks: both ranks' split, each GPU alone)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
@@ -23,6 +24,20 @@ for part in ${PARTS:-topo tests scaling bilu}; do
       echo "status $?"; grep -E "mpi tests|FAILED|rank .*:" "$OUT/mpi-test-np2-x2.log" | tail -n 6 ;;
     scaling)
       RANKS="1 2" OUT="$OUT" bash scripts/h200-scaling.sh ;;
+    ranks)
+      # Both ranks' split of a 2-GPU solve (the bench reports rank 0's), and each GPU alone on
+      # the weak-scaling size: is one of them slower?
+      for s in cg bicgstab gmres; do
+        timeout 200 mpirun --oversubscribe -np 2 "$bin/pipekrylov" solve --generate poisson3d:16777216 \
+          --solver $s --backend cuda --tol 1e-30 --maxit 300 > "$OUT/ranks-$s-np2.log" 2>&1
+        echo "== $s, 2 ranks:"; grep -A3 "^rank " "$OUT/ranks-$s-np2.log"
+      done
+      for d in 0 1; do
+        CUDA_VISIBLE_DEVICES=$d timeout 200 "$bin/pipekrylov" bench --backends cuda --solvers cg,bicgstab,gmres \
+          --problem poisson3d:8388608 --repeats 5 --out "$OUT/gpu$d-poisson3d-8m.csv" --quiet > /dev/null 2>&1
+        echo "GPU $d alone, poisson3d 8.4M (solver, us/iter):"
+        cut -d, -f3,9 "$OUT/gpu$d-poisson3d-8m.csv" | tail -n 3
+      done ;;
     bilu)
       for np in 1 2; do
         for pc in none jacobi "bilu0 --trisolve exact" "bilu0 --trisolve sweeps:1" \
@@ -44,7 +59,7 @@ for f in sorted(glob.glob(os.path.join(out, "bilu-*-np*.log"))):
     it = re.search(r"after (\d+) iterations", t)
     tm = re.search(r"setup ([\d.]+) ms, solve ([\d.]+) ms, ([\d.]+) us per iteration", t)
     res = re.search(r"\|\|b - Ax\|\|/\|\|b\|\| = (\S+)", t)
-    ranks = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", t, re.M)
+    ranks = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", t, re.M)
     if not (it and tm):
         rows.append([tag, np, "failed"] + [""] * 8); continue
     setup, solve, per = map(float, tm.groups())

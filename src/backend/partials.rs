@@ -87,15 +87,16 @@ impl Sums {
 
 /// Sum the partials of every slot sequentially in group order (the second stage, on the host).
 pub(crate) fn sum_slots<T: Scalar>(data: &[T], groups: usize, slots: usize) -> Sums {
-    Sums(
-        (0..slots)
-            .map(|s| {
-                data[s * groups..(s + 1) * groups]
-                    .iter()
-                    .fold(0.0f64, |acc, v| acc + v.to_f64())
-            })
-            .collect(),
-    )
+    // Group-outer loop: every slot still adds its groups in group order (the same sums, bit
+    // for bit, as a fold per slot), but the slots' additions are independent, so many slots
+    // (GMRES's Gram-Schmidt sums under MPI) do not wait on one long chain of additions.
+    let mut acc = vec![0.0f64; slots];
+    for g in 0..groups {
+        for (s, a) in acc.iter_mut().enumerate() {
+            *a += data[s * groups + g].to_f64();
+        }
+    }
+    Sums(acc)
 }
 
 /// Sum one slot sequentially in f64 in group order, as [`sum_slots`] (the host's finish) does.
@@ -118,4 +119,31 @@ pub(crate) fn sum_slot_in_kernel<T: Scalar>(data: &[T], groups: usize, slot: Slo
     data[slot.0 * groups..(slot.0 + 1) * groups]
         .iter()
         .fold(T::zero(), |acc, &v| acc + v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_sums_add_every_slot_in_group_order() {
+        // Values of very different sizes, so that another order of the additions would round
+        // differently.
+        let (groups, slots) = (37, 5);
+        let data: Vec<f64> = (0..groups * slots)
+            .map(|i| {
+                let x = (i as f64 * 0.618_033_988_75).fract() - 0.5;
+                x * 10f64.powi((i % 17) as i32 - 8)
+            })
+            .collect();
+        let sums = sum_slots(&data, groups, slots);
+        for s in 0..slots {
+            let sequential = sum_slot_f64(&data, groups, Slot(s));
+            assert_eq!(
+                sums.get(Slot(s)).to_bits(),
+                sequential.to_bits(),
+                "slot {s}"
+            );
+        }
+    }
 }

@@ -20,7 +20,6 @@
 
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
-use crate::backend::partials::sum_slots;
 use crate::backend::{
     AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
     FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials,
@@ -49,11 +48,22 @@ pub struct CommStats {
     pub halo_seconds: f64,
     /// Host seconds inside the reduction collectives (waiting for the slowest rank included).
     pub reduce_seconds: f64,
+    /// Host seconds spent handing global sums to kernels that finish a reduction inside
+    /// their work-groups (BiCGStab's s update, GMRES's Gram-Schmidt steps), outside the
+    /// collective: reading this rank's partials and writing the global sums back to the
+    /// device. Outside profiling mode the read also waits for the work queued before it.
+    pub globalize_seconds: f64,
     /// Seconds of the local products of distributed SpMVs, measured only in profiling mode
     /// ([`DistBackend::set_profiling`]: the device is synchronized around each local product,
     /// which serializes it with the exchange); 0 otherwise.
     pub local_spmv_seconds: f64,
 }
+
+/// Index lists that turn a vector of global sums into a partials buffer (see
+/// [`DistBackend`]'s `globalized`), kept per shape: `(len, groups, slots, first, zero)` maps
+/// to the list of `len` entries whose entry `s * groups` is `first + s` and every other entry
+/// `zero` (the index of a 0 in the sums vector).
+type ScatterLists = std::collections::HashMap<(usize, usize, usize, usize, usize), GatherList>;
 
 /// A backend distributed over the ranks of a communicator (see the module doc).
 pub struct DistBackend<B> {
@@ -61,6 +71,7 @@ pub struct DistBackend<B> {
     comm: Comm,
     stats: Cell<CommStats>,
     profiling: Cell<bool>,
+    scatter: std::cell::RefCell<ScatterLists>,
 }
 
 impl<B: VectorOps> DistBackend<B> {
@@ -71,11 +82,14 @@ impl<B: VectorOps> DistBackend<B> {
             comm,
             stats: Cell::new(CommStats::default()),
             profiling: Cell::new(false),
+            scatter: std::cell::RefCell::new(ScatterLists::new()),
         }
     }
     /// Profiling mode: synchronize the device around every local product to time it
-    /// ([`CommStats::local_spmv_seconds`]). It removes the overlap of the exchange with the
-    /// local product, so time solves without it.
+    /// ([`CommStats::local_spmv_seconds`]), and before the reads of partials, so that
+    /// [`CommStats::halo_seconds`] and [`CommStats::globalize_seconds`] count communication
+    /// only. It removes the overlap of the exchange with the local product, so time solves
+    /// without it.
     pub fn set_profiling(&self, on: bool) {
         self.profiling.set(on);
     }
@@ -94,6 +108,15 @@ impl<B: VectorOps> DistBackend<B> {
     /// Reset the statistics.
     pub fn reset_comm_stats(&self) {
         self.stats.set(CommStats::default());
+    }
+
+    /// In profiling mode, wait for the queued device work, so that the time measured next is
+    /// communication only.
+    fn sync_when_profiling(&self) -> Result<()> {
+        if self.profiling.get() {
+            self.inner.synchronize()?;
+        }
+        Ok(())
     }
 
     fn record(&self, f: impl FnOnce(&mut CommStats)) {
@@ -115,31 +138,58 @@ impl<B: VectorOps> DistBackend<B> {
 
     /// Copies of `parts` whose slots hold the global sums in group 0 and zeros elsewhere, so
     /// that a kernel finishing a slot inside its work-groups reads the global value (one
-    /// collective for all of them).
-    fn globalized<T: Scalar>(&self, parts: &[&Partials<T>]) -> Result<Vec<Partials<T>>> {
-        let mut data = Vec::with_capacity(parts.len());
+    /// collective for all of them). Each part costs one read of its partials (the backend's
+    /// finish), and the copies are built on the device: the sums go up as one small vector
+    /// and a gather with a cached index list spreads them over the groups, instead of a
+    /// groups x slots upload.
+    fn globalized<T: Scalar>(&self, parts: &[&Partials<T>]) -> Result<Vec<Partials<T>>>
+    where
+        B: HaloOps,
+    {
+        self.sync_when_profiling()?;
+        let t = Instant::now();
         let mut local = Vec::new();
         for p in parts {
-            let d = self.inner.download(p.buffer())?;
-            local.extend(sum_slots(&d, p.groups(), p.slots()).0);
-            data.push(d);
+            local.extend(self.inner.finish(p)?.0);
         }
+        let before_reduce = Instant::now();
         let global = self.reduce(&local);
+        let reduce_seconds = before_reduce.elapsed().as_secs_f64();
+        // The sums, then one zero that every group but the first reads.
+        let zero = global.len();
+        let mut sums: Vec<T> = global.iter().map(|&v| T::from_f64(v)).collect();
+        sums.push(T::zero());
+        let sums = self.inner.upload(&sums)?;
+        let mut lists = self.scatter.borrow_mut();
         let mut at = 0;
         let mut out = Vec::with_capacity(parts.len());
-        for (p, mut d) in parts.iter().zip(data) {
-            d.iter_mut().for_each(|v| *v = T::zero());
-            for s in 0..p.slots() {
-                d[s * p.groups()] = T::from_f64(global[at + s]);
-            }
-            at += p.slots();
-            out.push(Partials::from_buffer(
-                self.inner.upload(&d)?,
-                p.n(),
-                p.groups(),
-                p.slots(),
-            ));
+        for p in parts {
+            let (len, groups, slots) = (p.buffer().len(), p.groups(), p.slots());
+            let key = (len, groups, slots, at, zero);
+            let list = match lists.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let idx: Vec<u32> = (0..len)
+                        .map(|i| {
+                            if i < slots * groups && i % groups.max(1) == 0 {
+                                at + i / groups.max(1)
+                            } else {
+                                zero
+                            }
+                        })
+                        .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                        .collect();
+                    e.insert(GatherList::upload(&self.inner, &idx, zero + 1)?)
+                }
+            };
+            let mut buf = self.inner.alloc::<T>(len)?;
+            self.inner.halo_gather(list, &sums, 0, &mut buf)?;
+            out.push(Partials::from_buffer(buf, p.n(), groups, slots));
+            at += slots;
         }
+        self.record(|s| {
+            s.globalize_seconds += t.elapsed().as_secs_f64() - reduce_seconds;
+        });
         Ok(out)
     }
 
@@ -174,6 +224,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         y: &mut Buffer<T>,
         dots: Option<(SpmvDots<'_, T>, &mut Partials<T>)>,
     ) -> Result<()> {
+        self.sync_when_profiling()?;
         let t = Instant::now();
         self.inner.halo_send_start(&h.gather, x, 0, &mut ex.send)?;
         let mut dots = dots;
@@ -498,6 +549,7 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         // the ghost half corrects them on the boundary rows: no copies, no extra dot passes.
         let mut work = h.work.lock().map_err(|_| poisoned())?;
         let ex = &mut work.exchange;
+        self.sync_when_profiling()?;
         let t = Instant::now();
         match src {
             Some(z) => self.inner.halo_send_start(&h.gather, z, 0, &mut ex.send)?,
