@@ -13,10 +13,13 @@
 //!   first-stage dots come from the local product's fused kernel, corrected for the boundary
 //!   rows by the ghost add (`halo_spmv_add_dots`), so they cost no pass of their own;
 //! - the fused kernels that finish a reduction inside the kernel (BiCGStab's s update,
-//!   GMRES's Gram-Schmidt, normalization and DCGS2 step) are given a copy of the partials
-//!   whose slots hold the global sums (group 0) and zeros, so every work-group of every rank
-//!   reads the global value. That is one collective more per such kernel: BiCGStab needs two
-//!   global reductions per iteration, as every BiCGStab does.
+//!   GMRES's Gram-Schmidt and normalization) are given a copy of the partials whose slots
+//!   hold the global sums (group 0) and zeros, so every work-group of every rank reads the
+//!   global value; the copy is built on the device from the few global sums. That is one
+//!   collective more per such kernel: BiCGStab needs two global reductions per iteration, as
+//!   every BiCGStab does. GMRES's DCGS2 step runs in its two halves instead
+//!   (`gmres_dcgs2_sums`, `gmres_dcgs2_apply`): the step's 2 count + 2 sums are formed on the
+//!   device and only they are summed over the ranks.
 
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
@@ -670,9 +673,65 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
                 .inner
                 .gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off);
         }
-        let global = self.globalized(&[pa, pc])?;
+        self.gmres_dcgs2_sums(basis, ucol, pa, pc, coef, coef_off)?;
+        self.inner.gmres_dcgs2_apply(basis, ucol, coef, coef_off)
+    }
+
+    /// This rank's sums on the device, then the 2 count + 2 of them summed over the ranks (one
+    /// read and one write of the small coefficient buffer, one collective): the partials
+    /// themselves never leave the device.
+    fn gmres_dcgs2_sums<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
         self.inner
-            .gmres_dcgs2_update(basis, ucol, &global[0], &global[1], coef, coef_off)
+            .gmres_dcgs2_sums(basis, ucol, pa, pc, coef, coef_off)?;
+        if self.comm.size() == 1 {
+            return Ok(());
+        }
+        self.sync_when_profiling()?;
+        let t = Instant::now();
+        let count = ucol - 1;
+        let mut host = self.inner.download(coef)?;
+        let step = &mut host[coef_off..coef_off + 2 * count + 4];
+        // beta and g (positions 2 count, 2 count + 1) are the update's to write.
+        let local: Vec<f64> = step
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if i == 2 * count || i == 2 * count + 1 {
+                    0.0
+                } else {
+                    v.to_f64()
+                }
+            })
+            .collect();
+        let before_reduce = Instant::now();
+        let global = self.reduce(&local);
+        let reduce_seconds = before_reduce.elapsed().as_secs_f64();
+        for (v, g) in step.iter_mut().zip(&global) {
+            *v = T::from_f64(*g);
+        }
+        self.inner.write(coef, &host)?;
+        self.record(|s| {
+            s.globalize_seconds += t.elapsed().as_secs_f64() - reduce_seconds;
+        });
+        Ok(())
+    }
+
+    fn gmres_dcgs2_apply<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        self.inner.gmres_dcgs2_apply(basis, ucol, coef, coef_off)
     }
 
     fn basis_axpy<T: Scalar>(

@@ -535,6 +535,47 @@ impl KrylovOps for CudaBackend {
         }
         // The step's sums once, then the update reads them (2 launches; every block of a single
         // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
+        self.launch_dcgs2_finish(pa, pc, count, coef, coef_off)?;
+        self.launch_dcgs2_update(basis, ucol, coef, coef_off, pa.groups())
+    }
+
+    fn gmres_dcgs2_sums<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        self.launch_dcgs2_finish(pa, pc, ucol - 1, coef, coef_off)
+    }
+
+    fn gmres_dcgs2_apply<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_apply(basis, ucol, coef, coef_off)?;
+        let groups = self.groups_for(basis.n());
+        self.launch_dcgs2_update(basis, ucol, coef, coef_off, groups)
+    }
+}
+
+impl CudaBackend {
+    /// Launch `gmres_dcgs2_finish` (2 (count + 1) blocks) on partials and coefficients the
+    /// caller checked (`checks::gmres_dcgs2_update`).
+    fn launch_dcgs2_finish<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
         let finish_args = [
             self.ptr(pa.buffer())?,
             self.ptr(pc.buffer())?,
@@ -545,23 +586,34 @@ impl KrylovOps for CudaBackend {
         ];
         // SAFETY: gmres_dcgs2_finish(pa, pc, uint read_groups, uint count, coef, ulong coef_off):
         // both partials hold slots 0..=count with read_groups groups and coef holds
-        // 2 count + 4 values at coef_off (checked); one block per slot.
-        unsafe { self.launch::<T>(Kernel::GmresDcgs2Finish, 2 * (count + 1), &finish_args)? };
+        // 2 count + 4 values at coef_off (checked by the callers); one block per slot.
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2Finish, 2 * (count + 1), &finish_args) }
+    }
+
+    /// Launch `gmres_dcgs2_update` with `groups` blocks on columns and coefficients the caller
+    /// checked (`checks::gmres_dcgs2_update` or `checks::gmres_dcgs2_apply`).
+    fn launch_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+        groups: usize,
+    ) -> Result<()> {
         let args = [
             self.ptr(&basis.data)?,
-            len_arg(n)?,
+            len_arg(basis.n())?,
             index_arg("column", ucol)?,
             self.ptr(coef)?,
             Arg::U64(coef_off as u64),
         ];
         // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, coef, ulong coef_off): columns
-        // 1..=ucol+1 exist and coef holds the 2 count + 4 values gmres_dcgs2_finish wrote at
-        // coef_off, on the same stream (checked); the grid is the partials' group count.
-        unsafe { self.launch::<T>(Kernel::GmresDcgs2Update, pa.groups(), &args) }
+        // 1..=ucol+1 exist and coef holds the 2 count + 4 values at coef_off that
+        // gmres_dcgs2_finish (or the ranks' sums) wrote, on the same stream (checked); the
+        // kernel strides over n, any grid works.
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2Update, groups, &args) }
     }
-}
 
-impl CudaBackend {
     /// Launch `multi_axpy` (y, basis, uint n, uint first_col, uint count, coeffs) on y and
     /// columns the caller checked.
     ///

@@ -559,79 +559,129 @@ impl KrylovOps for HostBackend {
         coef_off: usize,
     ) -> Result<()> {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
-        let n = basis.n();
-        let count = ucol - 1;
-        let g = pa.groups();
         // The launches of the GPUs (work-groups of 256): gmres_dcgs2_update_small, or
         // gmres_dcgs2_finish and gmres_dcgs2_update.
         self.counters.launch();
-        if !dcgs2_small(g, count, 256) {
+        if !dcgs2_small(pa.groups(), ucol - 1, 256) {
             self.counters.launch();
         }
-        let (da, dc) = (pa.buffer.host()?, pc.buffer.host()?);
-        let a: Vec<T> = (0..count)
-            .map(|k| sum_slot_in_kernel(da, g, Slot(k)))
-            .collect();
-        let c: Vec<T> = (0..count)
-            .map(|k| sum_slot_in_kernel(dc, g, Slot(k)))
-            .collect();
-        let (mut s_aa, mut s_ac) = (T::zero(), T::zero());
-        for (&ak, &ck) in a.iter().zip(&c) {
-            s_aa += ak * ak;
-            s_ac += ak * ck;
-        }
-        let nu = sum_slot_in_kernel(da, g, Slot(count));
-        let d = sum_slot_in_kernel(dc, g, Slot(count));
-        let b2 = nu - s_aa;
-        // NaN stays NaN (the solver reports it); a non-positive value is a breakdown.
-        let beta = if b2 > T::zero() || !b2.is_finite() {
-            b2.sqrt()
-        } else {
-            T::zero()
-        };
-        let gl = if beta > T::zero() {
-            (d - s_ac) / beta
-        } else {
-            T::zero()
-        };
-        let out = coef.host_mut()?;
-        out[coef_off..coef_off + count].copy_from_slice(&a);
-        out[coef_off + count..coef_off + 2 * count].copy_from_slice(&c);
-        out[coef_off + 2 * count] = beta;
-        out[coef_off + 2 * count + 1] = gl;
-        out[coef_off + 2 * count + 2] = nu;
-        out[coef_off + 2 * count + 3] = d;
-        if beta <= T::zero() {
-            return Ok(());
-        }
-        let inv = T::one() / beta;
-        let data = basis.data.host_mut()?;
-        let (head, tail) = data.split_at_mut(ucol * n);
-        let prev = columns(head, n);
-        let (u, rest) = tail.split_at_mut(n);
-        let w = &mut rest[..n];
-        let items: Vec<_> = u
-            .chunks_mut(CHUNK)
-            .zip(w.chunks_mut(CHUNK))
-            .enumerate()
-            .collect();
-        exec(n, items, |(ch, (u, w))| {
-            let off = ch * CHUNK;
-            // Column by column over the chunk (streaming), the same per-element order as the
-            // kernel: subtract in k order, then scale.
-            for k in 0..count {
-                let q = &prev[k + 1][off..off + u.len()];
-                let (ak, ck) = (a[k], c[k]);
-                for ((ue, we), &qe) in u.iter_mut().zip(w.iter_mut()).zip(q) {
-                    *ue -= ak * qe;
-                    *we -= ck * qe;
-                }
-            }
-            for (ue, we) in u.iter_mut().zip(w.iter_mut()) {
-                *ue *= inv;
-                *we = (*we - gl * *ue) * inv;
-            }
-        });
-        Ok(())
+        dcgs2_sums(ucol - 1, pa, pc, coef.host_mut()?, coef_off)?;
+        dcgs2_apply(basis, ucol, coef.host_mut()?, coef_off)
     }
+
+    fn gmres_dcgs2_sums<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        self.counters.launch();
+        dcgs2_sums(ucol - 1, pa, pc, coef.host_mut()?, coef_off)
+    }
+
+    fn gmres_dcgs2_apply<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_apply(basis, ucol, coef, coef_off)?;
+        self.counters.launch();
+        dcgs2_apply(basis, ucol, coef.host_mut()?, coef_off)
+    }
+}
+
+/// The sums of a DCGS2 step as `gmres_dcgs2_finish` writes them: a_k at `out[coef_off + k]`,
+/// c_k at `[coef_off + count + k]`, nu at `[coef_off + 2 count + 2]`, d at `[+ 3]`, each
+/// summed as the kernels do.
+fn dcgs2_sums<T: Scalar>(
+    count: usize,
+    pa: &Partials<T>,
+    pc: &Partials<T>,
+    out: &mut [T],
+    coef_off: usize,
+) -> Result<()> {
+    let g = pa.groups();
+    let (da, dc) = (pa.buffer.host()?, pc.buffer.host()?);
+    for k in 0..count {
+        out[coef_off + k] = sum_slot_in_kernel(da, g, Slot(k));
+        out[coef_off + count + k] = sum_slot_in_kernel(dc, g, Slot(k));
+    }
+    out[coef_off + 2 * count + 2] = sum_slot_in_kernel(da, g, Slot(count));
+    out[coef_off + 2 * count + 3] = sum_slot_in_kernel(dc, g, Slot(count));
+    Ok(())
+}
+
+/// The update of a DCGS2 step from the sums in `coef` (as `gmres_dcgs2_update` does it on a
+/// GPU): beta and g to `coef`, then u and w in one pass.
+fn dcgs2_apply<T: Scalar>(
+    basis: &mut Basis<T>,
+    ucol: usize,
+    coef: &mut [T],
+    coef_off: usize,
+) -> Result<()> {
+    let n = basis.n();
+    let count = ucol - 1;
+    let a = coef[coef_off..coef_off + count].to_vec();
+    let c = coef[coef_off + count..coef_off + 2 * count].to_vec();
+    let (nu, d) = (
+        coef[coef_off + 2 * count + 2],
+        coef[coef_off + 2 * count + 3],
+    );
+    let (mut s_aa, mut s_ac) = (T::zero(), T::zero());
+    for (&ak, &ck) in a.iter().zip(&c) {
+        s_aa += ak * ak;
+        s_ac += ak * ck;
+    }
+    let b2 = nu - s_aa;
+    // NaN stays NaN (the solver reports it); a non-positive value is a breakdown.
+    let beta = if b2 > T::zero() || !b2.is_finite() {
+        b2.sqrt()
+    } else {
+        T::zero()
+    };
+    let gl = if beta > T::zero() {
+        (d - s_ac) / beta
+    } else {
+        T::zero()
+    };
+    coef[coef_off + 2 * count] = beta;
+    coef[coef_off + 2 * count + 1] = gl;
+    if beta <= T::zero() {
+        return Ok(());
+    }
+    let inv = T::one() / beta;
+    let data = basis.data.host_mut()?;
+    let (head, tail) = data.split_at_mut(ucol * n);
+    let prev = columns(head, n);
+    let (u, rest) = tail.split_at_mut(n);
+    let w = &mut rest[..n];
+    let items: Vec<_> = u
+        .chunks_mut(CHUNK)
+        .zip(w.chunks_mut(CHUNK))
+        .enumerate()
+        .collect();
+    exec(n, items, |(ch, (u, w))| {
+        let off = ch * CHUNK;
+        // Column by column over the chunk (streaming), the same per-element order as the
+        // kernel: subtract in k order, then scale.
+        for k in 0..count {
+            let q = &prev[k + 1][off..off + u.len()];
+            let (ak, ck) = (a[k], c[k]);
+            for ((ue, we), &qe) in u.iter_mut().zip(w.iter_mut()).zip(q) {
+                *ue -= ak * qe;
+                *we -= ck * qe;
+            }
+        }
+        for (ue, we) in u.iter_mut().zip(w.iter_mut()) {
+            *ue *= inv;
+            *we = (*we - gl * *ue) * inv;
+        }
+    });
+    Ok(())
 }

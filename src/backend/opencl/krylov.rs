@@ -501,6 +501,47 @@ impl KrylovOps for OpenClBackend {
         }
         // The step's sums once, then the update reads them (2 launches; every group of a single
         // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
+        self.launch_dcgs2_finish(pa, pc, count, coef, coef_off)?;
+        self.launch_dcgs2_update(basis, ucol, coef, coef_off, pa.groups())
+    }
+
+    fn gmres_dcgs2_sums<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
+        self.launch_dcgs2_finish(pa, pc, ucol - 1, coef, coef_off)
+    }
+
+    fn gmres_dcgs2_apply<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
+        checks::gmres_dcgs2_apply(basis, ucol, coef, coef_off)?;
+        let groups = self.groups_for(basis.n());
+        self.launch_dcgs2_update(basis, ucol, coef, coef_off, groups)
+    }
+}
+
+impl OpenClBackend {
+    /// Enqueue `gmres_dcgs2_finish` (2 (count + 1) groups) on partials and coefficients the
+    /// caller checked.
+    fn launch_dcgs2_finish<T: Scalar>(
+        &self,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        count: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()> {
         self.launch::<T>(
             "gmres_dcgs2_finish",
             2 * (count + 1),
@@ -512,22 +553,32 @@ impl KrylovOps for OpenClBackend {
                 Arg::Mem(self.mem(coef)?),
                 Arg::ulong(coef_off as u64),
             ],
-        )?;
+        )
+    }
+
+    /// Enqueue `gmres_dcgs2_update` with `groups` groups (it strides over n) on columns and
+    /// coefficients the caller checked.
+    fn launch_dcgs2_update<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+        groups: usize,
+    ) -> Result<()> {
         self.launch::<T>(
             "gmres_dcgs2_update",
-            pa.groups(),
+            groups,
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
-                Arg::uint(Self::len_u32(n)?),
+                Arg::uint(Self::len_u32(basis.n())?),
                 col(ucol),
                 Arg::Mem(self.mem(coef)?),
                 Arg::ulong(coef_off as u64),
             ],
         )
     }
-}
 
-impl OpenClBackend {
     /// Enqueue `multi_axpy` on y and columns the caller checked, with `coeffs` holding at
     /// least `cols.len()` coefficients.
     fn launch_multi_axpy<T: Scalar>(

@@ -305,6 +305,33 @@ pub(crate) fn gmres_dcgs2_spmv_dots<T: Scalar>(
     Ok(n)
 }
 
+/// `gmres_dcgs2_apply`: columns ucol and ucol + 1 exist (ucol >= 1) and `coef` holds the
+/// step's 2 (ucol - 1) + 4 values at `coef_off`.
+pub(crate) fn gmres_dcgs2_apply<T: Scalar>(
+    basis: &Basis<T>,
+    ucol: usize,
+    coef: &Buffer<T>,
+    coef_off: usize,
+) -> Result<()> {
+    if ucol == 0 {
+        return Err(Error::param(
+            "ucol",
+            "gmres_dcgs2_apply: ucol must be at least 1",
+        ));
+    }
+    basis.check_col(ucol)?;
+    basis.check_col(ucol + 1)?;
+    let need = coef_off + 2 * (ucol - 1) + 4;
+    if coef.len() < need {
+        return Err(Error::dims(
+            "gmres_dcgs2_apply: coefficients",
+            need,
+            coef.len(),
+        ));
+    }
+    Ok(())
+}
+
 /// `gmres_dcgs2_update`: columns ucol and ucol + 1 exist, both partials hold slots 0..=ucol-1
 /// for vectors of the basis's length with the same group count, and `coef` holds the step's
 /// 2 (ucol - 1) + 4 values at `coef_off` (a, c, beta, g and the two finished sums nu, d).

@@ -349,6 +349,34 @@ pub trait KrylovOps: SpmvOps {
         coeffs: &Buffer<T>,
     ) -> Result<()>;
 
+    /// The first half of [`KrylovOps::gmres_dcgs2_update`] alone: kernel `gmres_dcgs2_finish`
+    /// writes the step's sums a_k (`count` of them), c_k, nu and d to `coef` at `coef_off`
+    /// (positions 0..count, count..2 count, 2 count + 2 and 2 count + 3; the two between are
+    /// left for beta and g). The distributed backend sums those 2 count + 2 values over the
+    /// ranks before [`KrylovOps::gmres_dcgs2_apply`], instead of moving the partials.
+    #[allow(clippy::too_many_arguments)]
+    fn gmres_dcgs2_sums<T: Scalar>(
+        &self,
+        basis: &Basis<T>,
+        ucol: usize,
+        pa: &Partials<T>,
+        pc: &Partials<T>,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()>;
+
+    /// The second half of [`KrylovOps::gmres_dcgs2_update`] alone: kernel `gmres_dcgs2_update`
+    /// from the sums at `coef_off` (as [`KrylovOps::gmres_dcgs2_sums`] wrote them, or their
+    /// sums over the ranks): beta and g to `coef`, u reorthogonalized and normalized, w
+    /// orthogonalized once, in one pass.
+    fn gmres_dcgs2_apply<T: Scalar>(
+        &self,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        coef: &mut Buffer<T>,
+        coef_off: usize,
+    ) -> Result<()>;
+
     /// Kernel `gmres_dcgs2_finish` for the last column of a DCGS2 cycle: the sums of slots
     /// 0..count of `pa` (a = Q^T u) to `coef[coef_off + k]` and of slot `count` (nu = <u, u>)
     /// to `coef[coef_off + 2 count + 2]`, where [`KrylovOps::gmres_dcgs2_update`] keeps them
