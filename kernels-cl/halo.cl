@@ -18,6 +18,15 @@
  *                 for w0/w1 (y, w0, w1 at their element offsets: GMRES basis columns). The partials were written by the local product's fused kernel
  *                 (spmv_dots_*) with the same G groups; this kernel runs with exactly G groups
  *                 and after it, so the slots end up holding the dots of the full y.
+ *   halo_dcgs2_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* basis, uint n, uint ucol,
+ *                  uint n_rows, SCALAR* pb)
+ *                 the ghost half of a distributed gmres_dcgs2_spmv_dots: w = column ucol + 1
+ *                 gets the ghost block's product on the boundary rows, and the partials of
+ *                 <v_{j+1}, w> (slots j = 0..ucol-1 of pb: c_j, and d = <u, w> in slot
+ *                 ucol - 1) are corrected by sum over the group's rows of (new w_r - old w_r)
+ *                 * v_{j+1}[r]; a and nu (pa) do not involve w. Uses pb.groups() groups, after
+ *                 the local fused kernel that wrote pb with the same groups.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -104,5 +113,60 @@ pk_kernel void halo_spmv_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const u
         if (slot_w1 >= 0) {
             partials[(ulong)slot_w1 * groups + group] += acc[2];
         }
+    }
+}
+
+/* Slots of halo_dcgs2_add_dots reduced per pass over the boundary rows. */
+#define HALO_DCGS2_CHUNK 4
+
+pk_kernel void halo_dcgs2_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, row_ptr),
+                                   PK_GLOBAL(const uint, col_idx), PK_GLOBAL(const SCALAR, values),
+                                   PK_GLOBAL(const SCALAR, xg), PK_GLOBAL(SCALAR, basis), const uint n,
+                                   const uint ucol, const uint n_rows, PK_GLOBAL(SCALAR, pb)) {
+    PK_BIND(const uint, rows);
+    PK_BIND(const uint, row_ptr);
+    PK_BIND(const uint, col_idx);
+    PK_BIND(const SCALAR, values);
+    PK_BIND(const SCALAR, xg);
+    PK_BIND(SCALAR, basis);
+    PK_BIND(SCALAR, pb);
+    __local SCALAR scratch[HALO_DCGS2_CHUNK * WG];
+    __global SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    const ulong groups = get_num_groups(0), group = get_group_id(0);
+    /* The corrections first (w still holds the local product), HALO_DCGS2_CHUNK slots per
+     * pass; the change of a row is recomputed per pass (boundary rows have few ghost entries). */
+    for (uint j0 = 0; j0 < ucol; j0 += HALO_DCGS2_CHUNK) {
+        SCALAR acc[HALO_DCGS2_CHUNK];
+        for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
+            acc[t] = ZERO;
+        }
+        FOR_EACH(i, n_rows) {
+            SCALAR g = ZERO;
+            for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+                g += values[k] * xg[col_idx[k]];
+            }
+            const ulong r = rows[i];
+            const SCALAR old = w[r];
+            const SCALAR change = (old + g) - old;
+            for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
+                if (j0 + t < ucol) {
+                    acc[t] += change * basis[(ulong)(j0 + t + 1) * n + r];
+                }
+            }
+        }
+        group_sum_multi(scratch, acc, HALO_DCGS2_CHUNK);
+        if (get_local_id(0) == 0) {
+            for (uint t = 0; t < HALO_DCGS2_CHUNK && j0 + t < ucol; ++t) {
+                pb[(ulong)(j0 + t) * groups + group] += acc[t];
+            }
+        }
+    }
+    /* Then the rows themselves (each by the work-item that read it above). */
+    FOR_EACH(i, n_rows) {
+        SCALAR g = ZERO;
+        for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+            g += values[k] * xg[col_idx[k]];
+        }
+        w[rows[i]] += g;
     }
 }

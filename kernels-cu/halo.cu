@@ -13,6 +13,12 @@
  *                  SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *                 halo_spmv_add, and the wanted partials corrected for the rows it changed
  *                 (see kernels-cl/halo.cl); launched with exactly partials.groups() blocks.
+ *   halo_dcgs2_add_dots (const uint* rows, const uint* row_ptr, const uint* col_idx,
+ *                  const SCALAR* values, const SCALAR* xg, SCALAR* basis, uint n, uint ucol,
+ *                  uint n_rows, SCALAR* pb)
+ *                 the ghost half of a distributed gmres_dcgs2_spmv_dots: w = column ucol + 1
+ *                 += the ghost product, and the partials of <v_{j+1}, w> (slots 0..ucol-1 of
+ *                 pb) corrected for the change (see kernels-cl/halo.cl); pb.groups() blocks.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -78,5 +84,51 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *
         if (slot_w1 >= 0) {
             partials[(ulong)slot_w1 * groups + group] += acc[2];
         }
+    }
+}
+
+/* Slots of halo_dcgs2_add_dots reduced per pass over the boundary rows. */
+#define HALO_DCGS2_CHUNK 4
+
+extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint *rows, const uint *row_ptr,
+                                                                     const uint *col_idx, const SCALAR *values,
+                                                                     const SCALAR *xg, SCALAR *basis, const uint n,
+                                                                     const uint ucol, const uint n_rows, SCALAR *pb) {
+    SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    const ulong groups = gridDim.x, group = blockIdx.x;
+    /* The corrections first (w still holds the local product), as the OpenCL twin. */
+    for (uint j0 = 0; j0 < ucol; j0 += HALO_DCGS2_CHUNK) {
+        SCALAR acc[HALO_DCGS2_CHUNK];
+        for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
+            acc[t] = ZERO;
+        }
+        for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
+            SCALAR g = ZERO;
+            for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+                g += values[k] * xg[col_idx[k]];
+            }
+            const ulong r = rows[i];
+            const SCALAR old = w[r];
+            const SCALAR change = (old + g) - old;
+            for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
+                if (j0 + t < ucol) {
+                    acc[t] += change * basis[(ulong)(j0 + t + 1) * n + r];
+                }
+            }
+        }
+        block_sum<HALO_DCGS2_CHUNK>(acc);
+        if (threadIdx.x == 0) {
+            for (uint t = 0; t < HALO_DCGS2_CHUNK && j0 + t < ucol; ++t) {
+                pb[(ulong)(j0 + t) * groups + group] += acc[t];
+            }
+        }
+    }
+    /* Then the rows themselves (each by the thread that read it above). */
+    for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
+        SCALAR g = ZERO;
+        for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+            g += values[k] * xg[col_idx[k]];
+        }
+        w[rows[i]] += g;
     }
 }

@@ -744,6 +744,38 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     } else {
         vec![]
     };
+    // halo_dcgs2_add_dots on a 6-column basis with ucol = 3: w = column 4; the partials of
+    // <v_1..3, w> first (the local fused kernel's), then the add corrects w and all three.
+    let ucol = 3;
+    let mut basis6 =
+        Basis::from_buffer(b.upload(&rand_vec::<T>(6 * n, 29)).unwrap(), n, 6).unwrap();
+    let mut pb = b.partials::<T>(n, ucol).unwrap();
+    let dcgs2_sums = if n > 0 {
+        b.basis_dots(&basis6, ucol + 1, 1..ucol + 1, &mut pb, Slot(0))
+            .unwrap();
+        b.halo_dcgs2_add_dots(&ghost, &xg, &mut basis6, ucol, &mut pb)
+            .unwrap();
+        let s = b.finish(&pb).unwrap();
+        (0..ucol).map(|j| s.get(Slot(j))).collect::<Vec<_>>()
+    } else {
+        vec![]
+    };
+    let cols6 = dl(b, basis6.buffer());
+    for (j, got) in dcgs2_sums.iter().enumerate() {
+        let (v, w) = (&cols6[(j + 1) * n..(j + 2) * n], &cols6[4 * n..5 * n]);
+        let want = v.iter().zip(w).map(|(a, b)| a * b).sum::<f64>();
+        let mag = v.iter().zip(w).map(|(a, b)| (a * b).abs()).sum::<f64>();
+        let tol = if std::mem::size_of::<T>() == 4 {
+            1e-4
+        } else {
+            1e-12
+        };
+        assert!(
+            (got - want).abs() <= tol * mag.max(1e-300),
+            "{} halo_dcgs2_add_dots n={n}: dot {j} = {got} vs {want} from the finished w",
+            b.name()
+        );
+    }
     let cols = dl(b, basis.buffer());
     if n > 0 {
         let (v1, v2) = (&cols[n..2 * n], &cols[2 * n..]);
@@ -771,6 +803,13 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         }
     }
     vec![
+        (
+            "halo_dcgs2_add_dots".into(),
+            Out {
+                vectors: vec![cols6],
+                sums: dcgs2_sums,
+            },
+        ),
         (
             "halo_basis_add_dots".into(),
             Out {

@@ -14,7 +14,10 @@
 //! CG needs one global reduction per iteration; ranks that disagree on sizes get an error on
 //! every rank; a rank with zero rows works; a failure on one rank is an error on all.
 
-use pipekrylov::backend::{host::HostBackend, Backend, DeviceMatrix, MatrixFormat, SpmvOps};
+use pipekrylov::backend::{
+    host::HostBackend, Backend, Basis, DeviceMatrix, KrylovOps, MatrixFormat, Slot, SpmvOps,
+    VectorOps,
+};
 use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartition};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
@@ -457,6 +460,80 @@ fn stencil_rows<B: Backend>(c: &mut Checker, label: &str, be: &DistBackend<B>) -
     Ok(())
 }
 
+/// One fused DCGS2 product-and-dots step (`gmres_dcgs2_spmv_dots`) on the distributed
+/// backend against one process: the distributed backend must take the fused path where the
+/// inner backend has it, and give this rank's rows of w and the global sums.
+fn fused_dcgs2_step<B: Backend>(
+    c: &mut Checker,
+    label: &str,
+    comm_be: &DistBackend<B>,
+    plain: &B,
+    global: &CsrMatrix<f64>,
+) -> Result<()> {
+    let comm = comm_be.comm();
+    let a_plain = plain.upload_matrix(global, MatrixFormat::Csr)?;
+    let (cols, ucol) = (6, 3);
+    if !plain.fuses_dcgs2_spmv_dots(&a_plain, ucol) {
+        return Ok(());
+    }
+    let rank_matrix = RankMatrix::from_replicated(comm, comm_be, global, MatrixFormat::Csr)?;
+    let rows = rank_matrix.rows(comm.rank());
+    let n = global.n_rows();
+    let data: Vec<f64> = (0..n * cols)
+        .map(|i| ((i * 7919 % 1009) as f64 / 1009.0) - 0.5)
+        .collect();
+    let mut basis = Basis::from_buffer(plain.upload(&data)?, n, cols)?;
+    let mut pa = plain.partials::<f64>(n, ucol)?;
+    let mut pb = plain.partials::<f64>(n, ucol)?;
+    let fused = plain.gmres_dcgs2_spmv_dots(&a_plain, &mut basis, ucol, &mut pa, &mut pb)?;
+    let (want_a, want_b) = (plain.finish(&pa)?, plain.finish(&pb)?);
+    let want_w = plain.download(basis.buffer())?[(ucol + 1) * n..(ucol + 2) * n].to_vec();
+    let n_local = rows.len();
+    let local: Vec<f64> = (0..cols)
+        .flat_map(|k| rows_of(&data[k * n..(k + 1) * n], rows.clone()))
+        .collect();
+    let mut basis_l = Basis::from_buffer(comm_be.upload(&local)?, n_local, cols)?;
+    let mut pa_l = comm_be.partials::<f64>(n_local, ucol)?;
+    let mut pb_l = comm_be.partials::<f64>(n_local, ucol)?;
+    let fused_l = comm_be.gmres_dcgs2_spmv_dots(
+        &rank_matrix.device,
+        &mut basis_l,
+        ucol,
+        &mut pa_l,
+        &mut pb_l,
+    )?;
+    c.check(
+        fused && fused_l,
+        format!("{label}: fused DCGS2 step taken: one process {fused}, distributed {fused_l}"),
+    );
+    if !fused_l {
+        return Ok(());
+    }
+    let (got_a, got_b) = (comm_be.finish(&pa_l)?, comm_be.finish(&pb_l)?);
+    let got_w =
+        comm_be.download(basis_l.buffer())?[(ucol + 1) * n_local..(ucol + 2) * n_local].to_vec();
+    let dw = rel_diff(&got_w, &rows_of(&want_w, rows.clone()));
+    c.check(
+        dw < 1e-13,
+        format!("{label}: fused DCGS2 w differs by {dw:.1e}"),
+    );
+    for j in 0..ucol {
+        for (what, got, want) in [
+            ("a", got_a.get(Slot(j)), want_a.get(Slot(j))),
+            ("c", got_b.get(Slot(j)), want_b.get(Slot(j))),
+        ] {
+            c.check(
+                (got - want).abs() <= 1e-10 * want.abs().max(1.0),
+                format!("{label}: fused DCGS2 {what}_{j} = {got:e} vs {want:e} in one process"),
+            );
+        }
+    }
+    c.lines.push(format!(
+        "{label} fused DCGS2 step under MPI: w and sums agree"
+    ));
+    Ok(())
+}
+
 fn suite<B: Backend>(
     c: &mut Checker,
     label: &str,
@@ -474,6 +551,7 @@ fn suite<B: Backend>(
         &poisson,
         &["cg", "bicgstab", "gmres"],
     )?;
+    fused_dcgs2_step(c, &format!("{label} poisson2d"), &be, &plain, &poisson)?;
     let convdiff = Generator::ConvDiff3d.generate::<f64>(1000)?.matrix;
     compare_solvers(
         c,
@@ -483,6 +561,7 @@ fn suite<B: Backend>(
         &convdiff,
         &["bicgstab", "gmres"],
     )?;
+    fused_dcgs2_step(c, &format!("{label} convdiff3d"), &be, &plain, &convdiff)?;
     compare_block_jacobi(c, label, &be, &plain)?;
     stencil_rows(c, label, &be)?;
     reliability(c, label, &be, &plain)

@@ -6,7 +6,9 @@ use super::spmv::Operand;
 use super::Arg;
 use super::{len_arg, opt_slot, CudaBackend};
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::ops::halo::{
+    check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+};
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -222,6 +224,37 @@ impl HaloOps for CudaBackend {
         // SAFETY: columns i-1 and i of the basis exist and hold n = n_local elements each
         // (checked); y = column i is written, column i-1 only read.
         unsafe { self.launch_add_dots::<T>(ghost, xg, y, [prev, y], partials, slots) }
+    }
+
+    fn halo_dcgs2_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        check_ghost_dcgs2(ghost, xg, basis, ucol, pb)?;
+        if ghost.n_rows() == 0 {
+            return Ok(()); // no row changes, no correction
+        }
+        let args = [
+            self.ptr(&ghost.rows)?,
+            self.ptr(&ghost.row_ptr)?,
+            self.ptr(&ghost.col_idx)?,
+            self.ptr(&ghost.values)?,
+            self.ptr(xg)?,
+            self.ptr(&basis.data)?,
+            len_arg(basis.n())?,
+            len_arg(ucol)?,
+            len_arg(ghost.n_rows())?,
+            self.ptr(pb.buffer())?,
+        ];
+        // SAFETY: halo_dcgs2_add_dots(rows, row_ptr, col_idx, values, xg, basis, uint n,
+        // uint ucol, uint n_rows, pb): the ghost block as in halo_spmv_add (checked when
+        // built), xg of its ghost length, columns 1..=ucol+1 of n = n_local elements and
+        // slots 0..ucol of pb exist (checked); the grid is pb's groups.
+        unsafe { self.launch::<T>(Kernel::HaloDcgs2AddDots, pb.groups(), &args) }
     }
 }
 

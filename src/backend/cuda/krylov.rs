@@ -469,6 +469,11 @@ impl KrylovOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::BasisDots2, pa.groups(), &args) }
     }
 
+    fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, ucol: usize) -> bool {
+        // The kernel's warps take every column in one pass: 4 per warp.
+        a.plain_csr().is_some() && ucol <= 4 * (self.block as usize / 32)
+    }
+
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
@@ -480,8 +485,7 @@ impl KrylovOps for CudaBackend {
         let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
             return Ok(false);
         };
-        // The kernel's warps take every column in one pass: 4 per warp.
-        if ucol > 4 * (self.block as usize / 32) {
+        if !self.fuses_dcgs2_spmv_dots(a, ucol) {
             return Ok(false);
         }
         let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;

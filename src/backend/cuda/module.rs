@@ -100,6 +100,7 @@ pub(crate) enum Kernel {
     HaloGather,
     HaloSpmvAdd,
     HaloSpmvAddDots,
+    HaloDcgs2AddDots,
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
@@ -110,7 +111,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 57] = [
+    pub(crate) const ALL: [Kernel; 58] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -162,6 +163,7 @@ impl Kernel {
         Kernel::HaloGather,
         Kernel::HaloSpmvAdd,
         Kernel::HaloSpmvAddDots,
+        Kernel::HaloDcgs2AddDots,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
@@ -224,6 +226,7 @@ impl Kernel {
             Kernel::HaloGather => "halo_gather",
             Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::HaloSpmvAddDots => "halo_spmv_add_dots",
+            Kernel::HaloDcgs2AddDots => "halo_dcgs2_add_dots",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",

@@ -2,7 +2,9 @@
 
 use super::{exec, HostBackend, CHUNK};
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::ops::halo::{
+    check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+};
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -97,6 +99,54 @@ impl HaloOps for HostBackend {
         let w = [prev_slot.map(|_| prev), None];
         let sums = add_with_corrections(ghost, xg.host()?, &mut tail[..n], w, partials.groups())?;
         add_corrections(partials, &slots, &sums)
+    }
+
+    fn halo_dcgs2_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        check_ghost_dcgs2(ghost, xg, basis, ucol, pb)?;
+        if ghost.n_rows() == 0 {
+            return Ok(());
+        }
+        self.counters.launch();
+        let (n, groups) = (basis.n(), pb.groups());
+        let (rows, rp, ci, v) = (
+            ghost.rows.host()?,
+            ghost.row_ptr.host()?,
+            ghost.col_idx.host()?,
+            ghost.values.host()?,
+        );
+        let xg = xg.host()?;
+        let data = basis.data.host_mut()?;
+        let (head, tail) = data.split_at_mut((ucol + 1) * n);
+        let w = &mut tail[..n];
+        // Per slot j (column j + 1) and group: boundary rows in `groups` contiguous runs.
+        let mut sums = vec![T::zero(); ucol * groups];
+        for (i, &row) in rows.iter().enumerate() {
+            let mut g = T::zero();
+            for k in rp[i] as usize..rp[i + 1] as usize {
+                g += v[k] * xg[ci[k] as usize];
+            }
+            let r = row as usize;
+            let old = w[r];
+            let now = old + g;
+            w[r] = now;
+            let change = now - old;
+            let group = i * groups / rows.len();
+            for j in 0..ucol {
+                sums[j * groups + group] += change * head[(j + 1) * n + r];
+            }
+        }
+        let buf = pb.buffer.host_mut()?;
+        for (at, s) in sums.iter().enumerate() {
+            buf[at] += *s;
+        }
+        Ok(())
     }
 }
 

@@ -4,7 +4,9 @@ use super::launch::Arg;
 use super::memory::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
-use crate::backend::ops::halo::{check_gather, check_ghost, check_ghost_basis, check_ghost_dots};
+use crate::backend::ops::halo::{
+    check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+};
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -96,6 +98,36 @@ impl HaloOps for OpenClBackend {
         let y = (v, i as u64 * n);
         let w = [(v, (i as u64 - 1) * n), y];
         self.launch_add_dots::<T>(ghost, xg, y, w, partials, slots)
+    }
+
+    fn halo_dcgs2_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pb: &mut Partials<T>,
+    ) -> Result<()> {
+        check_ghost_dcgs2(ghost, xg, basis, ucol, pb)?;
+        if ghost.n_rows() == 0 {
+            return Ok(()); // no row changes, no correction
+        }
+        self.launch::<T>(
+            "halo_dcgs2_add_dots",
+            pb.groups(),
+            &[
+                Arg::Mem(self.mem(&ghost.rows)?),
+                Arg::Mem(self.mem(&ghost.row_ptr)?),
+                Arg::Mem(self.mem(&ghost.col_idx)?),
+                Arg::Mem(self.mem(&ghost.values)?),
+                Arg::Mem(self.mem(xg)?),
+                Arg::Mem(self.mem(&basis.data)?),
+                Arg::uint(Self::len_u32(basis.n())?),
+                Arg::uint(Self::len_u32(ucol)?),
+                Arg::uint(Self::len_u32(ghost.n_rows())?),
+                Arg::Mem(self.mem(pb.buffer())?),
+            ],
+        )
     }
 }
 

@@ -411,6 +411,10 @@ impl KrylovOps for OpenClBackend {
         )
     }
 
+    fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, _ucol: usize) -> bool {
+        a.plain_csr().is_some()
+    }
+
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,

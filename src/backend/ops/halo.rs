@@ -226,6 +226,50 @@ pub trait HaloOps: VectorOps {
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
     ) -> Result<()>;
+
+    /// Kernel `halo_dcgs2_add_dots`: the ghost half of a distributed
+    /// [`KrylovOps::gmres_dcgs2_spmv_dots`](super::krylov::KrylovOps::gmres_dcgs2_spmv_dots),
+    /// whose local half (the fused kernel on the local block, with the same `pb`) ran before:
+    /// w = column `ucol + 1` gets the ghost block's product on the boundary rows, and slots
+    /// 0..ucol of `pb` (<v_{j+1}, w>: the c_j and d = <u, w>) the changes' contributions, each
+    /// group to its own partial. The partials of u (`pa`) do not involve w.
+    fn halo_dcgs2_add_dots<T: Scalar>(
+        &self,
+        ghost: &GhostBlock<T>,
+        xg: &Buffer<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pb: &mut Partials<T>,
+    ) -> Result<()>;
+}
+
+/// Check the shapes of `halo_dcgs2_add_dots`: columns 1..=ucol + 1 of a basis of the local
+/// length, the ghost vector, and slots 0..ucol of `pb`.
+pub(crate) fn check_ghost_dcgs2<T: Scalar>(
+    ghost: &GhostBlock<T>,
+    xg: &Buffer<T>,
+    basis: &Basis<T>,
+    ucol: usize,
+    pb: &Partials<T>,
+) -> Result<()> {
+    if ucol == 0 {
+        return Err(Error::param("ucol", "halo_dcgs2_add_dots needs ucol >= 1"));
+    }
+    basis.check_col(ucol + 1)?;
+    check_len(
+        "halo_dcgs2_add_dots: ghost vector length",
+        xg,
+        ghost.n_ghost,
+    )?;
+    if basis.n() != ghost.n_local {
+        return Err(Error::dims(
+            "halo_dcgs2_add_dots: basis length vs local rows",
+            ghost.n_local,
+            basis.n(),
+        ));
+    }
+    let on: Vec<Slot> = (0..ucol).map(Slot).collect();
+    super::checks::slots("halo_dcgs2_add_dots", pb, ghost.n_local, &on)
 }
 
 /// Check the shapes of `halo_gather`.

@@ -260,6 +260,12 @@ pub trait KrylovOps: SpmvOps {
         Ok(false)
     }
 
+    /// Whether [`KrylovOps::gmres_dcgs2_spmv_dots`] does the fused product and dots for `a` at
+    /// `ucol` (it returns true exactly then; false where the backend has no fused kernel).
+    fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, _a: &DeviceMatrix<T>, _ucol: usize) -> bool {
+        false
+    }
+
     /// Kernel `gmres_dcgs2_update` (one Arnoldi step with delayed CGS2; see `gmres.cl`):
     /// u = column `ucol` (once orthogonalized, unnormalized) and w = column `ucol + 1`
     /// (= A M^-1 u); `pa` holds the partials of <v_k, u> (slots 0..ucol-2, columns 1..ucol-1)

@@ -93,7 +93,12 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     (
         "halo",
-        &["halo_gather", "halo_spmv_add", "halo_spmv_add_dots"],
+        &[
+            "halo_gather",
+            "halo_spmv_add",
+            "halo_spmv_add_dots",
+            "halo_dcgs2_add_dots",
+        ],
     ),
     (
         "resident",
