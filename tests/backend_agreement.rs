@@ -1313,6 +1313,41 @@ mod opencl {
     fn opencl_kernels_agree_with_host() {
         agree_with_host(&backend());
     }
+
+    /// The bench's traffic model follows the layout that runs: the stream kernel with 16-bit
+    /// column offsets moves fewer bytes than the CSR floor, with 32-bit indices a little more.
+    #[test]
+    fn moved_bytes_of_the_stream_layouts() {
+        use pipekrylov::backend::SpmvOps;
+        use pipekrylov::bench::floor::{moved_spmv_bytes, spmv_bytes};
+        let be = backend();
+        let a = Generator::Stencil27
+            .generate::<f64>(1 << 15)
+            .unwrap()
+            .matrix;
+        let (n, nnz) = (a.n_rows(), a.nnz());
+        let csr_floor = spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, 8);
+        let moved = |kernel| {
+            let m = be
+                .upload_matrix_with(&a, MatrixFormat::Csr, kernel)
+                .unwrap();
+            (m.spmv_kernel().to_string(), moved_spmv_bytes(&m, nnz, 8))
+        };
+        let (k16, b16) = moved(CsrKernel::StreamCompact);
+        let (k32, b32) = moved(CsrKernel::Stream);
+        let (kv, bv) = moved(CsrKernel::Vector);
+        assert!(k16.ends_with(":u16"), "{k16}");
+        assert!(!k32.ends_with(":u16"), "{k32}");
+        assert_eq!(bv, csr_floor, "{kv}");
+        assert!(
+            b16 < csr_floor && b16 > csr_floor - 2.0 * nnz as f64 - 1.0,
+            "{b16} vs {csr_floor}"
+        );
+        assert!(
+            b32 > csr_floor && b32 < csr_floor + 0.01 * csr_floor,
+            "{b32} vs {csr_floor}"
+        );
+    }
     #[test]
     fn opencl_solves_agree_with_host() {
         solves_agree_with_host(&backend());

@@ -19,10 +19,14 @@ use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
 
-/// The CSV header (scripts depend on the first 15 columns). `achieved_gb_per_s` is the traffic
-/// model's bytes per iteration over the median time: the bandwidth the iteration (or, for the
-/// `spmv` pseudo-solver, the kernel) achieved.
-pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s,kernel";
+/// The CSV header (scripts depend on the first 15 columns). The floor (`floor_bytes_per_iter`,
+/// `floor_s_per_iter`, `floor_ratio`) is the CSR traffic model's for every format, so formats
+/// compete on one yardstick; `moved_bytes_per_iter` is what the iteration (or, for the `spmv`
+/// pseudo-solver, the kernel) moves with the device layout that ran (padding, block fill,
+/// 16-bit offsets; [`floor::moved_spmv_bytes`]), and `achieved_gb_per_s` those bytes over the
+/// median time. Rows written before the `moved_bytes_per_iter` column measured the floor and
+/// the bandwidth with the format's own bytes.
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s,kernel,moved_bytes_per_iter";
 
 /// One measured case.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -55,8 +59,10 @@ pub struct BenchRow {
     pub transfers: f64,
     /// Floor: bytes per iteration / measured copy bandwidth.
     pub floor: f64,
-    /// Bytes per iteration of the traffic model.
+    /// Bytes per iteration of the traffic model with CSR's SpMV (the yardstick of every format).
     pub floor_bytes: f64,
+    /// Bytes per iteration the device layout that ran moves (see [`floor::moved_spmv_bytes`]).
+    pub moved_bytes: f64,
     /// Measured copy bandwidth (bytes/s).
     pub copy_bandwidth: f64,
     /// Storage format.
@@ -74,7 +80,7 @@ impl BenchRow {
     /// One CSV line matching [`CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1},{}",
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1},{},{:.0}",
             self.backend,
             self.device.replace('"', "'"),
             self.solver,
@@ -96,11 +102,12 @@ impl BenchRow {
             self.copy_bandwidth / 1e9,
             self.execution,
             if self.median > 0.0 {
-                self.floor_bytes / self.median / 1e9
+                self.moved_bytes / self.median / 1e9
             } else {
                 0.0
             },
-            self.kernel
+            self.kernel,
+            self.moved_bytes
         )
     }
 }
@@ -273,8 +280,15 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         ));
     }
     let scalar = std::mem::size_of::<T>();
-    let spmv = floor::spmv_bytes(spec.format, n, nnz, stored_entries(m, nnz), scalar);
+    let spmv = floor::spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, scalar);
     let bytes = floor::iteration_bytes(solver_name, spec.restart, spmv, n, scalar);
+    let moved = floor::iteration_bytes(
+        solver_name,
+        spec.restart,
+        floor::moved_spmv_bytes(m, nnz, scalar),
+        n,
+        scalar,
+    );
     Ok(BenchRow {
         backend: backend.name().into(),
         device: backend.device_name(),
@@ -291,6 +305,7 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         transfers: r.transfers_per_iteration,
         floor: bytes / copy_bandwidth,
         floor_bytes: bytes,
+        moved_bytes: moved,
         copy_bandwidth,
         format: spec.format.to_string(),
         restart: spec.restart,
@@ -298,15 +313,6 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         kernel: m.spmv_kernel().into(),
     }
     .with_samples(samples))
-}
-
-/// Entries the format stores (padding and block fill included; `nnz` for CSR).
-fn stored_entries<T: Scalar>(m: &crate::backend::DeviceMatrix<T>, nnz: usize) -> usize {
-    match m.format() {
-        crate::backend::DeviceFormat::Csr { .. } => nnz,
-        crate::backend::DeviceFormat::Sell { values, .. }
-        | crate::backend::DeviceFormat::Bsr { values, .. } => values.len(),
-    }
 }
 
 /// The pseudo-solver `spmv`: one product y = A x per "iteration" (`iterations` back to back
@@ -340,13 +346,9 @@ fn run_spmv<B: Backend, T: Scalar>(
     }
     let counted = backend.counters() - before;
     let products = (spec.repeats.max(1) * per_sample) as f64;
-    let bytes = floor::spmv_bytes(
-        spec.format,
-        n,
-        nnz,
-        stored_entries(m, nnz),
-        std::mem::size_of::<T>(),
-    );
+    let scalar = std::mem::size_of::<T>();
+    let bytes = floor::spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, scalar);
+    let moved = floor::moved_spmv_bytes(m, nnz, scalar);
     Ok(BenchRow {
         backend: backend.name().into(),
         device: backend.device_name(),
@@ -363,6 +365,7 @@ fn run_spmv<B: Backend, T: Scalar>(
         transfers: counted.transfers as f64 / products,
         floor: bytes / copy_bandwidth,
         floor_bytes: bytes,
+        moved_bytes: moved,
         copy_bandwidth,
         format: spec.format.to_string(),
         restart: spec.restart,
@@ -489,6 +492,7 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
             transfers: num(12)?,
             floor: num(13)?,
             floor_bytes: 0.0,
+            moved_bytes: optional("moved_bytes_per_iter").parse().unwrap_or(0.0),
             copy_bandwidth: 0.0,
             format: String::new(),
             restart: 0,
@@ -521,6 +525,7 @@ mod tests {
             transfers: 1.0,
             floor: 1e-7,
             floor_bytes: 1e4,
+            moved_bytes: 9e3,
             copy_bandwidth: 4e12,
             format: "csr".into(),
             restart: 30,
@@ -535,6 +540,7 @@ mod tests {
         assert!((back[0].median - row.median).abs() < 1e-12);
         assert_eq!(back[0].execution, "resident");
         assert_eq!(back[0].kernel, "spmv_dots_csr");
+        assert_eq!(back[0].moved_bytes, 9e3);
         assert!(read_csv("backend,n\ncuda,1\n").is_err());
     }
 }
