@@ -1301,6 +1301,62 @@ fn host_declines_the_fused_dcgs2_product() {
     dcgs2_spmv_dots_matches_two_kernels(&HostBackend::new());
 }
 
+/// `basis_dots2` (both targets against the same columns in one pass) against `basis_dots` of
+/// each target, with more columns than one pass of the GPU kernels takes (32) and awkward
+/// sizes: the finished dots agree to rounding.
+fn basis_dots2_matches_basis_dots<B: Backend>(b: &B) {
+    for n in [1usize, 33, 1000, 4099] {
+        for count_a in [1usize, 7, 33, 40] {
+            let count_b = count_a - 1;
+            let cols = count_a + 3;
+            let (wa, wb) = (count_a + 1, count_a + 2);
+            let data: Vec<f64> = rand_vec(n * cols, 17 + count_a as u64);
+            let basis = Basis::from_buffer(b.upload(&data).unwrap(), n, cols).unwrap();
+            let (mut pa, mut pb) = (
+                b.partials::<f64>(n, count_a).unwrap(),
+                b.partials::<f64>(n, count_a).unwrap(),
+            );
+            b.basis_dots2(&basis, wa, wb, 1..count_a + 1, count_b, &mut pa, &mut pb)
+                .unwrap();
+            let (mut ra, mut rb) = (
+                b.partials::<f64>(n, count_a).unwrap(),
+                b.partials::<f64>(n, count_a).unwrap(),
+            );
+            b.basis_dots(&basis, wa, 1..count_a + 1, &mut ra, Slot(0))
+                .unwrap();
+            if count_b > 0 {
+                b.basis_dots(&basis, wb, 1..count_b + 1, &mut rb, Slot(0))
+                    .unwrap();
+            }
+            let (sa, sb) = (b.finish(&pa).unwrap(), b.finish(&pb).unwrap());
+            let (qa, qb) = (b.finish(&ra).unwrap(), b.finish(&rb).unwrap());
+            let label = format!("{} n={n} columns={count_a}", b.name());
+            for k in 0..count_a {
+                let tol = 1e-12 * n as f64;
+                assert_scalar_close(
+                    &format!("{label}: a {k}"),
+                    sa.get(Slot(k)),
+                    qa.get(Slot(k)),
+                    tol,
+                );
+                if k < count_b {
+                    assert_scalar_close(
+                        &format!("{label}: b {k}"),
+                        sb.get(Slot(k)),
+                        qb.get(Slot(k)),
+                        tol,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn host_basis_dots2_matches_basis_dots() {
+    basis_dots2_matches_basis_dots(&HostBackend::new());
+}
+
 #[cfg(feature = "opencl")]
 mod opencl {
     use super::*;
@@ -1360,6 +1416,10 @@ mod opencl {
     fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
         dcgs2_spmv_dots_matches_two_kernels(&backend());
     }
+    #[test]
+    fn opencl_basis_dots2_matches_basis_dots() {
+        basis_dots2_matches_basis_dots(&backend());
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -1389,6 +1449,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_dcgs2_spmv_dots_matches_two_kernels() {
         dcgs2_spmv_dots_matches_two_kernels(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_basis_dots2_matches_basis_dots() {
+        basis_dots2_matches_basis_dots(&backend());
     }
 }
 

@@ -181,8 +181,39 @@ fn main() {
                 )
                 .unwrap()
             }));
+            let off = (s - 1) * (2 * m + 2);
+            let t_sums = split(time_split(5, reps, &be, || {
+                be.gmres_dcgs2_sums(&basis, s, &partials, &pc, &mut coef, off)
+                    .unwrap()
+            }));
+            let t_apply = split(time_split(5, reps, &be, || {
+                be.gmres_dcgs2_apply(&mut basis, s, &mut coef, off).unwrap()
+            }));
+            // The product w = A u with d = <u, w>, and the fused product + dots (CSR, GPUs).
+            let t_spmv_w = split(time_split(5, reps, &be, || {
+                be.basis_spmv_dots(
+                    &a,
+                    None,
+                    &mut basis,
+                    s + 1,
+                    &mut pc,
+                    Some(Slot(s - 1)),
+                    None,
+                )
+                .unwrap()
+            }));
+            let fused = be.fuses_dcgs2_spmv_dots(&a, s);
+            let t_fused = if fused {
+                split(time_split(5, reps, &be, || {
+                    be.gmres_dcgs2_spmv_dots(&a, &mut basis, s, &mut partials, &mut pc)
+                        .unwrap();
+                }))
+            } else {
+                "-".into()
+            };
             println!(
-                "{}: DCGS2 step {s}: basis_dots2 {t_dots2} | finish + update {t_update}",
+                "{}: DCGS2 step {s}: basis_dots2 {t_dots2} | finish + update {t_update} \
+                 (sums {t_sums}, apply {t_apply}) | product w {t_spmv_w} | fused product + dots {t_fused}",
                 be.name()
             );
         }
