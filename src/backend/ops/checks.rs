@@ -305,8 +305,9 @@ pub(crate) fn gmres_dcgs2_spmv_dots<T: Scalar>(
     Ok(n)
 }
 
-/// `gmres_dcgs2_apply`: columns ucol and ucol + 1 exist (ucol >= 1) and `coef` holds the
-/// step's 2 (ucol - 1) + 4 values at `coef_off`.
+/// `gmres_dcgs2_apply` (and the first checks of `gmres_dcgs2_update`): columns ucol and
+/// ucol + 1 exist (ucol >= 1) and `coef` holds the step's 2 (ucol - 1) + 4 values at
+/// `coef_off`.
 pub(crate) fn gmres_dcgs2_apply<T: Scalar>(
     basis: &Basis<T>,
     ucol: usize,
@@ -314,20 +315,13 @@ pub(crate) fn gmres_dcgs2_apply<T: Scalar>(
     coef_off: usize,
 ) -> Result<()> {
     if ucol == 0 {
-        return Err(Error::param(
-            "ucol",
-            "gmres_dcgs2_apply: ucol must be at least 1",
-        ));
+        return Err(Error::param("ucol", "DCGS2 step: ucol must be at least 1"));
     }
     basis.check_col(ucol)?;
     basis.check_col(ucol + 1)?;
     let need = coef_off + 2 * (ucol - 1) + 4;
     if coef.len() < need {
-        return Err(Error::dims(
-            "gmres_dcgs2_apply: coefficients",
-            need,
-            coef.len(),
-        ));
+        return Err(Error::dims("DCGS2 step: coefficients", need, coef.len()));
     }
     Ok(())
 }
@@ -343,28 +337,13 @@ pub(crate) fn gmres_dcgs2_update<T: Scalar>(
     coef: &Buffer<T>,
     coef_off: usize,
 ) -> Result<()> {
-    if ucol == 0 {
-        return Err(Error::param(
-            "ucol",
-            "gmres_dcgs2_update: ucol must be at least 1",
-        ));
-    }
-    basis.check_col(ucol)?;
-    basis.check_col(ucol + 1)?;
+    gmres_dcgs2_apply(basis, ucol, coef, coef_off)?;
     pa.check(Slot(ucol - 1), basis.n())?;
     pc.check(Slot(ucol - 1), basis.n())?;
     if pa.groups() != pc.groups() {
         return Err(Error::param(
             "partials",
             "gmres_dcgs2_update: both partials must have the same group count",
-        ));
-    }
-    let need = coef_off + 2 * (ucol - 1) + 4;
-    if coef.len() < need {
-        return Err(Error::dims(
-            "gmres_dcgs2_update: coefficients",
-            need,
-            coef.len(),
         ));
     }
     Ok(())
