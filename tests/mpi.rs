@@ -502,11 +502,13 @@ fn fused_dcgs2_step<B: Backend>(
         &mut pa_l,
         &mut pb_l,
     )?;
+    // Every rank must take the same branch before the collective finishes below.
+    let all_fused = comm.sum_slots(&[f64::from(u8::from(fused_l))])[0] as usize == comm.size();
     c.check(
-        fused && fused_l,
+        fused && all_fused,
         format!("{label}: fused DCGS2 step taken: one process {fused}, distributed {fused_l}"),
     );
-    if !fused_l {
+    if !all_fused {
         return Ok(());
     }
     let (got_a, got_b) = (comm_be.finish(&pa_l)?, comm_be.finish(&pb_l)?);

@@ -316,8 +316,8 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
 }
 
 /// The pseudo-solver `spmv`: one product y = A x per "iteration" (`iterations` back to back
-/// per sample, the device synchronized before and after), against the floor of one SpMV, so
-/// the kernel's achieved bandwidth is `floor_bytes / median`.
+/// per sample, the device synchronized before and after), against the floor of one CSR SpMV;
+/// the kernel's achieved bandwidth is `moved_bytes / median`.
 fn run_spmv<B: Backend, T: Scalar>(
     backend: &B,
     m: &crate::backend::DeviceMatrix<T>,

@@ -695,9 +695,11 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
             Ok(())
         })?;
         if !fused {
-            // Not expected (the inner backend said it fuses): the solver takes the unfused
-            // path, whose product exchanges again.
-            return Ok(false);
+            // The inner backend said it fuses: declining now would make this rank exchange
+            // twice in this step while others exchange once (mismatched messages).
+            return Err(Error::Distributed(
+                "the inner backend declined the fused DCGS2 step after saying it fuses".into(),
+            ));
         }
         self.inner
             .halo_dcgs2_add_dots(&h.ghost, &ex.ghost_x, basis, ucol, pb)?;
