@@ -87,15 +87,6 @@ impl OpenClBackend {
         pow.min(32).min(self.work_group_size()) as u32
     }
 
-    /// Work-groups of a product with `a` that writes no partials: the grid of its fused
-    /// products ([`SpmvOps::spmv_reduction_groups`]: element-wise over the row blocks of the
-    /// CSR stream kernel and over the rows of SELL, the reduction plan otherwise). SELL's plain
-    /// product ran on the reduction plan until 2026-11-24 (i): on the H200 its SpMV alone took
-    /// 534 us on the 27-point stencil at n = 4.1M, 366 on this grid (CUDA: 342).
-    fn plain_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
-        self.spmv_reduction_groups(a)
-    }
-
     /// The `compact, col_off, base` arguments of the stream and SELL kernels: the 16-bit column
     /// offsets when the matrix has them, else 0 and `stand_in` twice (never read).
     fn compact_args<'a>(
@@ -298,6 +289,10 @@ impl SpmvOps for OpenClBackend {
     /// The CSR stream kernel gets the element-wise grid over its row blocks too (as on CUDA;
     /// NVIDIA OpenCL on the H200, `bench/results/stream-grid-h200.csv`: CG on the 27-point
     /// stencil 468 against 631 us per iteration, power-law 808 against 837).
+    ///
+    /// Products that write no partials (the plain SpMV, the residual) use the same grid. SELL's
+    /// plain product ran on the reduction plan until 2026-11-24 (i): on the H200 its SpMV alone
+    /// took 534 us on the 27-point stencil at n = 4.1M, 366 on this grid (CUDA: 342).
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
             DeviceFormat::Sell { .. } => self.elementwise_groups(a.n_rows()),
@@ -318,7 +313,14 @@ impl SpmvOps for OpenClBackend {
             w0: (yv, -1),
             w1: (yv, -1),
         };
-        self.launch_spmv_dots(a, View::at(xm, 0), yv, dots, ym, self.plain_groups(a))
+        self.launch_spmv_dots(
+            a,
+            View::at(xm, 0),
+            yv,
+            dots,
+            ym,
+            self.spmv_reduction_groups(a),
+        )
     }
 
     fn spmv_dots<T: Scalar>(
@@ -345,7 +347,7 @@ impl SpmvOps for OpenClBackend {
         };
         let no_dots = dots.yy.is_none() && dots.with.iter().all(Option::is_none);
         let groups = if no_dots {
-            self.plain_groups(a)
+            self.spmv_reduction_groups(a)
         } else {
             partials.groups()
         };
@@ -380,7 +382,7 @@ impl SpmvOps for OpenClBackend {
         let groups = if rr.is_some() {
             partials.groups()
         } else {
-            self.plain_groups(a)
+            self.spmv_reduction_groups(a)
         };
         self.launch::<T>(fmt.residual(), groups, &args)
     }
