@@ -16,10 +16,26 @@
  *   ip_stencil_dot (uint nx, uint ny, uint nz, SCALAR wx, SCALAR wy, SCALAR wz,
  *                   const SCALAR* r, SCALAR* z, SCALAR* partials, uint slot)
  *                                                     z = M^-1 r, partial <r, z> into slot
+ *   ip_stencil_quad (uint nx, uint ny, uint nz, SCALAR wx, SCALAR wy, SCALAR wz,
+ *                    const SCALAR* v, SCALAR* partials, uint slot)
+ *                                                     partial <v, M^-1 v> into slot, nothing stored
+ *   ip_pcg_update (uint nx, uint ny, uint nz, SCALAR wx, SCALAR wy, SCALAR wz, SCALAR alpha,
+ *                  SCALAR beta, SCALAR* x, const SCALAR* r, SCALAR* r_next, SCALAR* p,
+ *                  const SCALAR* ap, SCALAR* partials, uint slot_rr, uint slot_rz)
+ *       the pipelined PCG update with z recomputed instead of recurred: x += alpha p;
+ *       r_next = r - alpha Ap; z = M^-1 r_next (each neighbour's r_j - alpha Ap_j formed as
+ *       r_next_j is); p = z + beta p; partials <r_next, r_next>, <r_next, z>. r_next must not
+ *       be r (other rows read r's neighbours).
+ *   ip_stencil_check (uint nx, uint ny, uint nz, SCALAR d, SCALAR ax, SCALAR ay, SCALAR az,
+ *                     const uint* row_ptr, const uint* col_idx, const SCALAR* values,
+ *                     SCALAR* partials, uint slot)
+ *       partial count of the CSR rows that differ from the stencil (diagonal d, neighbour
+ *       coefficients a_x, a_y, a_z; zero coefficients and Dirichlet neighbours absent, columns
+ *       ascending) into slot: 0 exactly when the matrix is the stencil's.
  * Arithmetic order (the host backend and the assembled matrix use the same): the diagonal is
  * ((0 + wz^2) + wy^2) + wx^2 + 1 over the neighbours present (z, y, x order), then
  * z_i = m_i r_i + ... summed from 0 in column order z-1, y-1, x-1, i, x+1, y+1, z+1.
- * ip_stencil uses any number of groups; ip_stencil_dot uses partials.groups().
+ * ip_stencil uses any number of groups; the others use partials.groups().
  */
 
 inline SCALAR ip_row(const uint i, const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
@@ -42,6 +58,30 @@ inline SCALAR ip_row(const uint i, const uint nx, const uint ny, const uint nz, 
     if (xc + 1 < nx) acc += wx * r[i + 1];
     if (yc + 1 < ny) acc += wy * r[i + nx];
     if (zc + 1 < nz) acc += wz * r[i + plane];
+    return acc;
+}
+
+/* ip_row of the vector r - alpha ap, each neighbour's value formed as ip_pcg_update stores it. */
+inline SCALAR ip_row_axpy(const uint i, const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
+                          const SCALAR wz, __global const SCALAR *r, const SCALAR alpha, __global const SCALAR *ap) {
+    const uint plane = nx * ny;
+    const uint zc = i / plane;
+    const uint rem = i - zc * plane;
+    const uint yc = rem / nx;
+    const uint xc = rem - yc * nx;
+    SCALAR m = ZERO;
+    if (zc > 0) m += wz * wz;
+    if (yc > 0) m += wy * wy;
+    if (xc > 0) m += wx * wx;
+    m += (SCALAR)1;
+    SCALAR acc = ZERO;
+    if (zc > 0) acc += wz * (r[i - plane] - alpha * ap[i - plane]);
+    if (yc > 0) acc += wy * (r[i - nx] - alpha * ap[i - nx]);
+    if (xc > 0) acc += wx * (r[i - 1] - alpha * ap[i - 1]);
+    acc += m * (r[i] - alpha * ap[i]);
+    if (xc + 1 < nx) acc += wx * (r[i + 1] - alpha * ap[i + 1]);
+    if (yc + 1 < ny) acc += wy * (r[i + nx] - alpha * ap[i + nx]);
+    if (zc + 1 < nz) acc += wz * (r[i + plane] - alpha * ap[i + plane]);
     return acc;
 }
 
@@ -68,6 +108,91 @@ pk_kernel void ip_stencil_dot(const uint nx, const uint ny, const uint nz, const
         const SCALAR zi = ip_row(i, nx, ny, nz, wx, wy, wz, r);
         z[i] = zi;
         acc += r[i] * zi;
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot, acc);
+}
+
+pk_kernel void ip_stencil_quad(const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
+                               const SCALAR wz, PK_GLOBAL(const SCALAR, v), PK_GLOBAL(SCALAR, partials),
+                               const uint slot) {
+    PK_BIND(const SCALAR, v);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    const uint n = nx * ny * nz;
+    SCALAR acc = ZERO;
+    FOR_EACH(i, n) {
+        acc += v[i] * ip_row(i, nx, ny, nz, wx, wy, wz, v);
+    }
+    acc = group_sum(scratch, acc);
+    write_partial(partials, slot, acc);
+}
+
+pk_kernel void ip_pcg_update(const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
+                             const SCALAR wz, const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x),
+                             PK_GLOBAL(const SCALAR, r), PK_GLOBAL(SCALAR, r_next), PK_GLOBAL(SCALAR, p),
+                             PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, partials), const uint slot_rr,
+                             const uint slot_rz) {
+    PK_BIND(SCALAR, x);
+    PK_BIND(const SCALAR, r);
+    PK_BIND(SCALAR, r_next);
+    PK_BIND(SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[2 * WG];
+    const uint n = nx * ny * nz;
+    SCALAR acc[2] = {ZERO, ZERO};
+    FOR_EACH(i, n) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        const SCALAR zi = ip_row_axpy(i, nx, ny, nz, wx, wy, wz, r, alpha, ap);
+        r_next[i] = ri;
+        p[i] = zi + beta * pi;
+        acc[0] += ri * ri;
+        acc[1] += ri * zi;
+    }
+    group_sum_multi(scratch, acc, 2);
+    write_partial(partials, slot_rr, acc[0]);
+    write_partial(partials, slot_rz, acc[1]);
+}
+
+/* One expected entry of an ip_stencil_check row: present and nonzero entries must come next. */
+#define IP_EXPECT(present, col, val)                                                                   \
+    if ((present) && (val) != ZERO) {                                                                  \
+        if (k >= end || col_idx[k] != (col) || values[k] != (val)) bad = 1;                            \
+        k++;                                                                                           \
+    }
+
+pk_kernel void ip_stencil_check(const uint nx, const uint ny, const uint nz, const SCALAR d, const SCALAR ax,
+                                const SCALAR ay, const SCALAR az, PK_GLOBAL(const uint, row_ptr),
+                                PK_GLOBAL(const uint, col_idx), PK_GLOBAL(const SCALAR, values),
+                                PK_GLOBAL(SCALAR, partials), const uint slot) {
+    PK_BIND(const uint, row_ptr);
+    PK_BIND(const uint, col_idx);
+    PK_BIND(const SCALAR, values);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[WG];
+    const uint n = nx * ny * nz;
+    const uint plane = nx * ny;
+    SCALAR acc = ZERO;
+    FOR_EACH(i, n) {
+        const uint zc = i / plane;
+        const uint rem = i - zc * plane;
+        const uint yc = rem / nx;
+        const uint xc = rem - yc * nx;
+        uint k = row_ptr[i];
+        const uint end = row_ptr[i + 1];
+        uint bad = 0;
+        IP_EXPECT(zc > 0, i - plane, az)
+        IP_EXPECT(yc > 0, i - nx, ay)
+        IP_EXPECT(xc > 0, i - 1, ax)
+        IP_EXPECT(1, i, d)
+        IP_EXPECT(xc + 1 < nx, i + 1, ax)
+        IP_EXPECT(yc + 1 < ny, i + nx, ay)
+        IP_EXPECT(zc + 1 < nz, i + plane, az)
+        if (k != end) bad = 1;
+        if (bad) acc += (SCALAR)1;
     }
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);

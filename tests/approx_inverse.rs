@@ -15,7 +15,9 @@ mod common;
 
 use common::{rand_vec, random_matrix, rel_diff};
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{Backend, BlockTriangular, InversePattern, MatrixFormat, Slot};
+use pipekrylov::backend::{
+    Backend, BlockTriangular, InversePattern, IpPcgVectors, MatrixFormat, Slot,
+};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::{BsrMatrix, CsrMatrix};
@@ -513,6 +515,115 @@ fn host_matrix_free_ip_equals_assembled() {
     matrix_free_ip_equals_assembled(&HostBackend::new());
 }
 
+/// `r` is [`Error::NotApplicable`] with a reason that mentions `why`.
+fn not_applicable(r: Result<IncompletePoisson<f64>, Error>, why: &str) {
+    match r {
+        Err(Error::NotApplicable { reason, .. }) => {
+            assert!(reason.contains(why), "'{reason}' should mention '{why}'")
+        }
+        other => panic!("expected NotApplicable ({why}), got {other:?}"),
+    }
+}
+
+/// The fused kernels of the matrix-free IP against their definition on the host: `quad_dot`
+/// is <v, M^-1 v> with the assembled M^-1, the fused PCG update is x += alpha p,
+/// r' = r - alpha Ap, z = M^-1 r', p = z + beta p with <r', r'> and <r', z>; and the device
+/// check of the stencil accepts the stencil's CSR matrix and refuses any other (a changed
+/// value, a missing entry, another format).
+fn matrix_free_ip_fused_kernels<B: Backend>(b: &B) {
+    for (g, k) in [
+        (Generator::Poisson2d, 13),
+        (Generator::Poisson3d, 7),
+        (Generator::Aniso2d, 11),
+        (Generator::Poisson3d, 1),
+    ] {
+        let a = g.generate_with_param::<f64>(k).unwrap().matrix;
+        let st = g.grid_stencil(k).unwrap();
+        let n = a.n_rows();
+        let dev = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        let free = IncompletePoisson::<f64>::matrix_free_on(b, &dev, &st).unwrap();
+        assert_eq!(
+            Preconditioner::<B, f64>::built_for(&free),
+            Some(a.fingerprint())
+        );
+        assert!(Preconditioner::<B, f64>::fuses_pcg_update(&free));
+        let m = incomplete_poisson_matrix(&a).unwrap();
+        let mul = |v: &[f64]| {
+            let mut out = vec![0.0; n];
+            m.mul_vec(v, &mut out).unwrap();
+            out
+        };
+        let dot = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+        let close = |got: f64, want: f64, what: &str| {
+            assert!(
+                (got - want).abs() <= 1e-12 * want.abs().max(1e-300),
+                "{}: {g} k={k} {what}: {got} vs {want}",
+                b.name()
+            )
+        };
+        let [x0, r0, p0, ap0] = [5u64, 6, 7, 8].map(|seed| rand_vec::<f64>(n, seed));
+        let (alpha, beta) = (0.37, -0.81);
+        let mut partials = b.partials::<f64>(n, 3).unwrap();
+        let apd = b.upload(&ap0).unwrap();
+        Preconditioner::<B, f64>::quad_dot(&free, b, &apd, &mut partials, Slot(2)).unwrap();
+        let mut x = b.upload(&x0).unwrap();
+        let r = b.upload(&r0).unwrap();
+        let mut r_next = b.alloc(n).unwrap();
+        let mut p = b.upload(&p0).unwrap();
+        let vectors = IpPcgVectors {
+            alpha,
+            beta,
+            x: &mut x,
+            r: &r,
+            r_next: &mut r_next,
+            p: &mut p,
+            ap: &apd,
+        };
+        Preconditioner::<B, f64>::pcg_update(&free, b, vectors, &mut partials, (Slot(0), Slot(1)))
+            .unwrap();
+        let sums = b.finish(&partials).unwrap();
+        close(sums.get(Slot(2)), dot(&ap0, &mul(&ap0)), "<Ap, M^-1 Ap>");
+        let rn: Vec<f64> = r0.iter().zip(&ap0).map(|(r, q)| r - alpha * q).collect();
+        let z = mul(&rn);
+        let pn: Vec<f64> = z.iter().zip(&p0).map(|(z, p)| z + beta * p).collect();
+        let xn: Vec<f64> = x0.iter().zip(&p0).map(|(x, p)| x + alpha * p).collect();
+        assert!(rel_diff(&b.download(&r_next).unwrap(), &rn) < 1e-15);
+        assert!(rel_diff(&b.download(&x).unwrap(), &xn) < 1e-15);
+        assert!(rel_diff(&b.download(&p).unwrap(), &pn) < 1e-13, "{g} k={k} p");
+        close(sums.get(Slot(0)), dot(&rn, &rn), "<r, r>");
+        close(sums.get(Slot(1)), dot(&rn, &z), "<r, z>");
+        // A matrix one value or one entry away from the stencil is refused on the device.
+        if n > 1 {
+            let mut changed = a.clone();
+            let last = changed.values().len() - 1;
+            changed.values_mut()[last] *= 1.5;
+            let dev = b.upload_matrix(&changed, MatrixFormat::Csr).unwrap();
+            not_applicable(IncompletePoisson::matrix_free_on(b, &dev, &st), "differ");
+            let mut trips = Vec::new();
+            for i in 0..n {
+                let (cols, vals) = a.row(i);
+                for (&c, &v) in cols.iter().zip(vals) {
+                    if !(i == n / 2 && c != i) {
+                        trips.push((i, c, v));
+                    }
+                }
+            }
+            let missing = CsrMatrix::from_triplets(n, n, &trips).unwrap();
+            let dev = b.upload_matrix(&missing, MatrixFormat::Csr).unwrap();
+            not_applicable(IncompletePoisson::matrix_free_on(b, &dev, &st), "1 of");
+        }
+        let sell = b
+            .upload_matrix(&a, MatrixFormat::Sell { c: 32, sigma: 1 })
+            .unwrap();
+        not_applicable(IncompletePoisson::matrix_free_on(b, &sell, &st), "CSR");
+    }
+}
+
+#[test]
+fn host_matrix_free_ip_fused_kernels() {
+    matrix_free_ip_fused_kernels(&HostBackend::new());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Convergence, counts.
 
@@ -580,6 +691,7 @@ fn cg_with_ip_converges<B: Backend + 'static>(b: &B) {
         if g.grid_stencil(k).is_some() {
             kinds.push(PrecondKind::IpMatrixFree);
         }
+        let mut assembled_iterations = None;
         for kind in kinds {
             let spec = PrecondSpec {
                 kind,
@@ -589,6 +701,16 @@ fn cg_with_ip_converges<B: Backend + 'static>(b: &B) {
             let pc = build(b, &a, spec).unwrap().unwrap();
             let r = solve(b, &a, "cg", Some(pc.as_ref()), 5000);
             assert_converged(&format!("{}: {g}/cg+{kind}", b.name()), &r);
+            // The matrix-free IP runs the fused update (z recomputed, not recurred): the same
+            // preconditioner, so the same iterations up to rounding.
+            match assembled_iterations {
+                None => assembled_iterations = Some(r.iterations),
+                Some(it) => assert!(
+                    r.iterations.abs_diff(it) <= 1,
+                    "{g}: fused matrix-free {} vs assembled {it} iterations",
+                    r.iterations
+                ),
+            }
             assert!(
                 r.iterations < none.iterations,
                 "{g}/{kind}: {} iterations vs {} without",
@@ -688,12 +810,6 @@ fn host_gmres_with_isai_converges() {
 #[test]
 fn ip_outside_its_domain_is_a_typed_error() {
     let host = HostBackend::new();
-    let not_applicable = |r: Result<IncompletePoisson<f64>, Error>, why: &str| match r {
-        Err(Error::NotApplicable { reason, .. }) => {
-            assert!(reason.contains(why), "'{reason}' should mention '{why}'")
-        }
-        other => panic!("expected NotApplicable ({why}), got {other:?}"),
-    };
     // Nonsymmetric (upwind convection).
     let cd = Generator::ConvDiff3d
         .generate_with_param::<f64>(4)
@@ -841,6 +957,10 @@ mod opencl {
         super::matrix_free_ip_equals_assembled(&backend());
     }
     #[test]
+    fn opencl_matrix_free_ip_fused_kernels() {
+        super::matrix_free_ip_fused_kernels(&backend());
+    }
+    #[test]
     fn opencl_cg_with_ip_converges() {
         super::cg_with_ip_converges(&backend());
     }
@@ -866,6 +986,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_matrix_free_ip_equals_assembled() {
         super::matrix_free_ip_equals_assembled(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_matrix_free_ip_fused_kernels() {
+        super::matrix_free_ip_fused_kernels(&backend());
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

@@ -36,9 +36,9 @@ pub use matrix::{
 };
 pub use ops::{
     AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
-    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
-    PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps,
-    MAX_BLOCK_SIZE,
+    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpPcgVectors, IpStencil,
+    KrylovOps, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,
+    StencilCoefficients, VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use row_blocks::CsrKernel;

@@ -25,8 +25,8 @@ use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::{
     AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
-    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials,
-    PrecondOps, Slot, SpmvDots, SpmvOps, Sums, VectorOps,
+    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpPcgVectors, IpStencil, KrylovOps, Partials,
+    PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -1000,6 +1000,33 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
         slot: Slot,
     ) -> Result<()> {
         self.inner.ip_stencil_dot(st, r, z, partials, slot)
+    }
+    fn ip_stencil_quad<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.ip_stencil_quad(st, v, partials, slot)
+    }
+    fn ip_pcg_update<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()> {
+        self.inner.ip_pcg_update(st, v, partials, slots)
+    }
+    fn ip_stencil_check<T: Scalar>(
+        &self,
+        st: &StencilCoefficients<T>,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.ip_stencil_check(st, a, partials, slot)
     }
 }
 

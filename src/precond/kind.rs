@@ -173,7 +173,16 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
                          (poisson2d, poisson3d or aniso2d); use --precond ip"
                     .into(),
             })?;
-            Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?))
+            // The solver's CSR copy is checked on the device (one pass); otherwise the host
+            // matrix on the host.
+            match device {
+                Some(d) if matches!(d.format(), crate::backend::DeviceFormat::Csr { .. }) => {
+                    Some(Box::new(IncompletePoisson::matrix_free_on(
+                        backend, d, &stencil,
+                    )?))
+                }
+                _ => Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?)),
+            }
         }
         PrecondKind::Fsai => Some(Box::new(Fsai::new_on(backend, a, device, spec.fsai)?)),
         PrecondKind::Afsai => Some(Box::new(Fsai::adaptive_on(backend, a, device, spec.afsai)?)),

@@ -27,7 +27,8 @@ pub use jacobi::Jacobi;
 pub use kind::{build, build_on, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;
 
-use crate::backend::{Backend, Buffer, Partials, Slot};
+use crate::backend::{Backend, Buffer, IpPcgVectors, Partials, Slot};
+use crate::error::Error;
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -77,6 +78,44 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     /// Whether [`Preconditioner::apply_dot`] costs no launch more than `apply`.
     fn fuses_dot(&self) -> bool {
         false
+    }
+    /// Whether the preconditioner provides pipelined PCG's update with z = M^-1 r recomputed
+    /// at every row from r and Ap ([`Preconditioner::pcg_update`]) and <v, M^-1 v> without
+    /// storing M^-1 v ([`Preconditioner::quad_dot`]): a stencil preconditioner can, which saves
+    /// pipelined CG the vectors z and q = M^-1 Ap and their passes over memory.
+    fn fuses_pcg_update(&self) -> bool {
+        false
+    }
+    /// The first stage of <v, M^-1 v> into `slot`, M^-1 v not stored (when
+    /// [`Preconditioner::fuses_pcg_update`]; an error otherwise).
+    fn quad_dot(
+        &self,
+        _backend: &B,
+        _v: &Buffer<T>,
+        _partials: &mut Partials<T>,
+        _slot: Slot,
+    ) -> Result<()> {
+        Err(self.no_fused_step())
+    }
+    /// Pipelined PCG's update x += alpha p, r_next = r - alpha Ap, z = M^-1 r_next,
+    /// p = z + beta p with the first stages of <r_next, r_next> into `slots.0` and
+    /// <r_next, z> into `slots.1` (when [`Preconditioner::fuses_pcg_update`]; an error
+    /// otherwise).
+    fn pcg_update(
+        &self,
+        _backend: &B,
+        _vectors: IpPcgVectors<'_, T>,
+        _partials: &mut Partials<T>,
+        _slots: (Slot, Slot),
+    ) -> Result<()> {
+        Err(self.no_fused_step())
+    }
+    /// The error of the fused PCG methods of a preconditioner that does not fuse.
+    fn no_fused_step(&self) -> Error {
+        Error::NotApplicable {
+            preconditioner: self.name().into(),
+            reason: "it does not fuse the PCG update".into(),
+        }
     }
     /// Setup time, host and device parts.
     fn setup_times(&self) -> SetupTimes;

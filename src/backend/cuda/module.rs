@@ -91,6 +91,9 @@ pub(crate) enum Kernel {
     IsaiSolve,
     IpStencil,
     IpStencilDot,
+    IpStencilQuad,
+    IpPcgUpdate,
+    IpStencilCheck,
     FsaiRows,
     AfsaiGrow,
     AfsaiCompact,
@@ -111,7 +114,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 58] = [
+    pub(crate) const ALL: [Kernel; 61] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -154,6 +157,9 @@ impl Kernel {
         Kernel::IsaiSolve,
         Kernel::IpStencil,
         Kernel::IpStencilDot,
+        Kernel::IpStencilQuad,
+        Kernel::IpPcgUpdate,
+        Kernel::IpStencilCheck,
         Kernel::FsaiRows,
         Kernel::AfsaiGrow,
         Kernel::AfsaiCompact,
@@ -217,6 +223,9 @@ impl Kernel {
             Kernel::IsaiSolve => "isai_solve",
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
+            Kernel::IpStencilQuad => "ip_stencil_quad",
+            Kernel::IpPcgUpdate => "ip_pcg_update",
+            Kernel::IpStencilCheck => "ip_stencil_check",
             Kernel::FsaiRows => "fsai_rows",
             Kernel::AfsaiGrow => "afsai_grow",
             Kernel::AfsaiCompact => "afsai_compact",

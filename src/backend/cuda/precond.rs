@@ -5,12 +5,12 @@ use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PrecondOps,
+    IpPcgVectors, IpStencil, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -408,6 +408,95 @@ impl PrecondOps for CudaBackend {
         // SAFETY: ip_stencil_dot(nx, ny, nz, wx, wy, wz, r, z, partials, slot): r and z hold
         // nx*ny*nz < 2^32 elements, the slot is inside the partials (checked), grid = groups.
         unsafe { self.launch::<T>(Kernel::IpStencilDot, partials.groups(), &args) }
+    }
+
+    fn ip_stencil_quad<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, v, v)?;
+        partials.check(slot, v.len())?;
+        let [nx, ny, nz, wx, wy, wz] = ip_args(st);
+        let args = [
+            nx,
+            ny,
+            nz,
+            wx,
+            wy,
+            wz,
+            self.ptr(v)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slot.0)?,
+        ];
+        // SAFETY: ip_stencil_quad(nx, ny, nz, wx, wy, wz, v, partials, slot): v holds
+        // nx*ny*nz < 2^32 elements, the slot is inside the partials (checked), grid = groups.
+        unsafe { self.launch::<T>(Kernel::IpStencilQuad, partials.groups(), &args) }
+    }
+
+    fn ip_pcg_update<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()> {
+        check_ip_pcg_update(st, &v, partials, slots)?;
+        let [nx, ny, nz, wx, wy, wz] = ip_args(st);
+        let args = [
+            nx,
+            ny,
+            nz,
+            wx,
+            wy,
+            wz,
+            scalar(v.alpha),
+            scalar(v.beta),
+            self.ptr(v.x)?,
+            self.ptr(v.r)?,
+            self.ptr(v.r_next)?,
+            self.ptr(v.p)?,
+            self.ptr(v.ap)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slots.0 .0)?,
+            index_arg("slot", slots.1 .0)?,
+        ];
+        // SAFETY: ip_pcg_update(nx, ny, nz, wx, wy, wz, alpha, beta, x, r, r_next, p, ap,
+        // partials, slot_rr, slot_rz): every vector holds nx*ny*nz < 2^32 elements, r_next is
+        // not r, the slots are distinct and inside the partials (checked), grid = groups.
+        unsafe { self.launch::<T>(Kernel::IpPcgUpdate, partials.groups(), &args) }
+    }
+
+    fn ip_stencil_check<T: Scalar>(
+        &self,
+        st: &StencilCoefficients<T>,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, _) = check_ip_stencil_check(st, a, partials, slot)?;
+        let [nx, ny, nz] = st.dims;
+        let [ax, ay, az] = st.neighbours;
+        let args = [
+            Arg::U32(nx as u32),
+            Arg::U32(ny as u32),
+            Arg::U32(nz as u32),
+            scalar(st.center),
+            scalar(ax),
+            scalar(ay),
+            scalar(az),
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slot.0)?,
+        ];
+        // SAFETY: ip_stencil_check(nx, ny, nz, d, ax, ay, az, row_ptr, col_idx, values,
+        // partials, slot): a is a CSR matrix of nx*ny*nz < 2^32 rows validated at upload (row
+        // pointers ascending inside the arrays), the slot is inside the partials (checked).
+        unsafe { self.launch::<T>(Kernel::IpStencilCheck, partials.groups(), &args) }
     }
 }
 

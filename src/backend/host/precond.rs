@@ -5,12 +5,14 @@ use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check,
+    check_isai, check_level, check_sweep, check_trsv,
 };
+use super::two_slots_mut;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PrecondOps, MAX_BLOCK_SIZE,
+    IpPcgVectors, IpStencil, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -455,6 +457,126 @@ impl PrecondOps for HostBackend {
         });
         Ok(())
     }
+
+    fn ip_stencil_quad<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, v, v)?;
+        let n = v.len();
+        partials.check(slot, n)?;
+        self.counters.launch();
+        let out = slot_mut(partials, slot)?;
+        let v = v.host()?;
+        let items: Vec<_> = out.iter_mut().enumerate().collect();
+        exec(n, items, |(c, o)| {
+            let mut acc = T::zero();
+            for i in (c * CHUNK..(c + 1) * CHUNK).take_while(|&i| i < n) {
+                acc += v[i] * ip_row(st, i, v);
+            }
+            *o = acc;
+        });
+        Ok(())
+    }
+
+    fn ip_pcg_update<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()> {
+        let n = check_ip_pcg_update(st, &v, partials, slots)?;
+        self.counters.launch();
+        let g = partials.groups();
+        let (out_rr, out_rz) = two_slots_mut(partials.buffer.host_mut()?, g, slots.0 .0, slots.1 .0);
+        let (alpha, beta) = (v.alpha, v.beta);
+        let (r, ap) = (v.r.host()?, v.ap.host()?);
+        let items: Vec<_> = chunks_mut(v.x.host_mut()?, g)
+            .zip(chunks_mut(v.r_next.host_mut()?, g))
+            .zip(chunks_mut(v.p.host_mut()?, g))
+            .zip(out_rr.iter_mut().zip(out_rz.iter_mut()))
+            .enumerate()
+            .collect();
+        exec(n, items, |(c, (((x, r_next), p), (o_rr, o_rz)))| {
+            let (mut acc_rr, mut acc_rz) = (T::zero(), T::zero());
+            for k in 0..x.len() {
+                let i = c * CHUNK + k;
+                let pi = p[k];
+                x[k] += alpha * pi;
+                let ri = r[i] - alpha * ap[i];
+                let zi = ip_row_of(st, i, |j| r[j] - alpha * ap[j]);
+                r_next[k] = ri;
+                p[k] = zi + beta * pi;
+                acc_rr += ri * ri;
+                acc_rz += ri * zi;
+            }
+            *o_rr = acc_rr;
+            *o_rz = acc_rz;
+        });
+        Ok(())
+    }
+
+    fn ip_stencil_check<T: Scalar>(
+        &self,
+        st: &StencilCoefficients<T>,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_stencil_check(st, a, partials, slot)?;
+        self.counters.launch();
+        let out = slot_mut(partials, slot)?;
+        let (rp, ci, va) = (row_ptr.host()?, col_idx.host()?, values.host()?);
+        let items: Vec<_> = out.iter_mut().enumerate().collect();
+        exec(n, items, |(c, o)| {
+            let mut acc = T::zero();
+            for i in (c * CHUNK..(c + 1) * CHUNK).take_while(|&i| i < n) {
+                if !stencil_row_matches(st, i, rp, ci, va) {
+                    acc += T::one();
+                }
+            }
+            *o = acc;
+        });
+        Ok(())
+    }
+}
+
+/// Whether CSR row `i` holds exactly the stencil's entries (the `ip_stencil_check` kernel's
+/// test: present nonzero coefficients in ascending column order, nothing else).
+fn stencil_row_matches<T: Scalar>(
+    st: &StencilCoefficients<T>,
+    i: usize,
+    rp: &[u32],
+    ci: &[u32],
+    va: &[T],
+) -> bool {
+    let [nx, ny, nz] = st.dims;
+    let [ax, ay, az] = st.neighbours;
+    let plane = nx * ny;
+    let (zc, rem) = (i / plane, i % plane);
+    let (yc, xc) = (rem / nx, rem % nx);
+    let (mut k, end) = (rp[i] as usize, rp[i + 1] as usize);
+    let mut ok = true;
+    let expected = [
+        (zc > 0, i.wrapping_sub(plane), az),
+        (yc > 0, i.wrapping_sub(nx), ay),
+        (xc > 0, i.wrapping_sub(1), ax),
+        (true, i, st.center),
+        (xc + 1 < nx, i + 1, ax),
+        (yc + 1 < ny, i + nx, ay),
+        (zc + 1 < nz, i + plane, az),
+    ];
+    for (present, col, val) in expected {
+        if present && val != T::zero() {
+            ok &= k < end && ci[k] as usize == col && va[k] == val;
+            k += 1;
+        }
+    }
+    ok && k == end
 }
 
 /// One row of G on the pattern `p` (ascending, diagonal last) in the order of `fsai.cl`: the
@@ -504,6 +626,11 @@ fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> 
 
 /// Row i of the matrix-free Incomplete Poisson product (the order of `ip.cl`).
 fn ip_row<T: Scalar>(st: &IpStencil<T>, i: usize, r: &[T]) -> T {
+    ip_row_of(st, i, |j| r[j])
+}
+
+/// [`ip_row`] of the vector whose entry j is `r(j)` (`ip_pcg_update` passes r_j - alpha Ap_j).
+fn ip_row_of<T: Scalar>(st: &IpStencil<T>, i: usize, r: impl Fn(usize) -> T) -> T {
     let [nx, ny, nz] = st.dims;
     let [wx, wy, wz] = st.weights;
     let plane = nx * ny;
@@ -522,23 +649,23 @@ fn ip_row<T: Scalar>(st: &IpStencil<T>, i: usize, r: &[T]) -> T {
     m += T::one();
     let mut acc = T::zero();
     if zc > 0 {
-        acc += wz * r[i - plane];
+        acc += wz * r(i - plane);
     }
     if yc > 0 {
-        acc += wy * r[i - nx];
+        acc += wy * r(i - nx);
     }
     if xc > 0 {
-        acc += wx * r[i - 1];
+        acc += wx * r(i - 1);
     }
-    acc += m * r[i];
+    acc += m * r(i);
     if xc + 1 < nx {
-        acc += wx * r[i + 1];
+        acc += wx * r(i + 1);
     }
     if yc + 1 < ny {
-        acc += wy * r[i + nx];
+        acc += wy * r(i + nx);
     }
     if zc + 1 < nz {
-        acc += wz * r[i + plane];
+        acc += wz * r(i + plane);
     }
     acc
 }

@@ -5,12 +5,12 @@ use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_stencil, check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PrecondOps,
+    IpPcgVectors, IpStencil, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -378,6 +378,75 @@ impl PrecondOps for OpenClBackend {
             Self::slot_arg(slot)?,
         ]);
         self.launch::<T>("ip_stencil_dot", partials.groups(), &args)
+    }
+
+    fn ip_stencil_quad<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_ip_stencil(st, v, v)?;
+        partials.check(slot, v.len())?;
+        let mut args = Self::ip_args(st);
+        args.extend([
+            Arg::Mem(self.mem(v)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(slot)?,
+        ]);
+        self.launch::<T>("ip_stencil_quad", partials.groups(), &args)
+    }
+
+    fn ip_pcg_update<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()> {
+        check_ip_pcg_update(st, &v, partials, slots)?;
+        let mut args = Self::ip_args(st);
+        args.extend([
+            Arg::scalar(v.alpha),
+            Arg::scalar(v.beta),
+            Arg::Mem(self.mem(v.x)?),
+            Arg::Mem(self.mem(v.r)?),
+            Arg::Mem(self.mem(v.r_next)?),
+            Arg::Mem(self.mem(v.p)?),
+            Arg::Mem(self.mem(v.ap)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(slots.0)?,
+            Self::slot_arg(slots.1)?,
+        ]);
+        self.launch::<T>("ip_pcg_update", partials.groups(), &args)
+    }
+
+    fn ip_stencil_check<T: Scalar>(
+        &self,
+        st: &StencilCoefficients<T>,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, _) = check_ip_stencil_check(st, a, partials, slot)?;
+        let [nx, ny, nz] = st.dims;
+        let [ax, ay, az] = st.neighbours;
+        let args = [
+            Arg::uint(nx as u32),
+            Arg::uint(ny as u32),
+            Arg::uint(nz as u32),
+            Arg::scalar(st.center),
+            Arg::scalar(ax),
+            Arg::scalar(ay),
+            Arg::scalar(az),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Self::slot_arg(slot)?,
+        ];
+        self.launch::<T>("ip_stencil_check", partials.groups(), &args)
     }
 }
 

@@ -14,8 +14,8 @@ pub mod vector;
 pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil, PrecondOps,
-    MAX_BLOCK_SIZE,
+    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpPcgVectors, IpStencil,
+    PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};
@@ -79,7 +79,16 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         &["block_diag_scale", "bsr_trsv_sweep", "bsr_trsv_level"],
     ),
     ("isai", &["isai_solve"]),
-    ("ip", &["ip_stencil", "ip_stencil_dot"]),
+    (
+        "ip",
+        &[
+            "ip_stencil",
+            "ip_stencil_dot",
+            "ip_stencil_quad",
+            "ip_pcg_update",
+            "ip_stencil_check",
+        ],
+    ),
     (
         "fsai",
         &[

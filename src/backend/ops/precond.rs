@@ -3,6 +3,7 @@
 use super::krylov::KrylovOps;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::partials::{Partials, Slot};
+use crate::backend::{DeviceFormat, DeviceMatrix};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
@@ -229,6 +230,39 @@ impl<T> IpStencil<T> {
     pub fn n(&self) -> usize {
         self.dims.iter().product()
     }
+}
+
+/// The coefficients of a constant-coefficient 5/7-point stencil matrix on an `nx x ny x nz`
+/// grid (Dirichlet neighbours eliminated, zero coefficients not stored), which the
+/// `ip_stencil_check` kernel compares a CSR matrix with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StencilCoefficients<T> {
+    /// Grid points per axis (x fastest).
+    pub dims: [usize; 3],
+    /// The diagonal entry.
+    pub center: T,
+    /// The x, y and z neighbour coefficients.
+    pub neighbours: [T; 3],
+}
+
+/// The PCG coefficients and vectors of [`PrecondOps::ip_pcg_update`]: x += alpha p,
+/// r_next = r - alpha Ap, z = M^-1 r_next, p = z + beta p.
+#[derive(Debug)]
+pub struct IpPcgVectors<'a, T> {
+    /// Step length alpha.
+    pub alpha: T,
+    /// Direction coefficient beta.
+    pub beta: T,
+    /// The iterate, updated in place.
+    pub x: &'a mut Buffer<T>,
+    /// The residual before the step (read at the neighbours of every row).
+    pub r: &'a Buffer<T>,
+    /// The residual after the step (a buffer other than `r`).
+    pub r_next: &'a mut Buffer<T>,
+    /// The search direction, updated in place.
+    pub p: &'a mut Buffer<T>,
+    /// A p.
+    pub ap: &'a Buffer<T>,
 }
 
 /// The pattern of a lower triangular FSAI factor G as the `fsai_rows` kernel takes it,
@@ -709,22 +743,81 @@ pub(crate) fn check_ip_stencil<T: Scalar>(
     r: &Buffer<T>,
     z: &Buffer<T>,
 ) -> Result<()> {
-    let n = st
-        .dims
-        .iter()
+    let n = check_ip_grid(st.dims)?;
+    check_len("ip_stencil: r length", r, n)?;
+    check_len("ip_stencil: z length", z, n)
+}
+
+/// The number of points of an `ip_stencil` grid, checked to be positive and below 2^32.
+pub(crate) fn check_ip_grid(dims: [usize; 3]) -> Result<usize> {
+    dims.iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= u32::MAX as usize && st.dims.iter().all(|&d| d > 0))
+        .filter(|&n| n <= u32::MAX as usize && dims.iter().all(|&d| d > 0))
         .ok_or_else(|| {
             Error::param(
                 "grid",
-                format!(
-                    "ip stencil grid {:?} is empty or has 2^32 points or more",
-                    st.dims
-                ),
+                format!("ip stencil grid {dims:?} is empty or has 2^32 points or more"),
             )
-        })?;
-    check_len("ip_stencil: r length", r, n)?;
-    check_len("ip_stencil: z length", z, n)
+        })
+}
+
+/// Check `ip_pcg_update`: the grid, every vector of its length, the slots.
+pub(crate) fn check_ip_pcg_update<T: Scalar>(
+    st: &IpStencil<T>,
+    v: &IpPcgVectors<'_, T>,
+    partials: &Partials<T>,
+    slots: (Slot, Slot),
+) -> Result<usize> {
+    let n = check_ip_grid(st.dims)?;
+    check_len("ip_pcg_update: x length", v.x, n)?;
+    check_len("ip_pcg_update: r length", v.r, n)?;
+    check_len("ip_pcg_update: r_next length", v.r_next, n)?;
+    check_len("ip_pcg_update: p length", v.p, n)?;
+    check_len("ip_pcg_update: ap length", v.ap, n)?;
+    if slots.0 == slots.1 {
+        return Err(Error::param(
+            "ip_pcg_update",
+            "the <r, r> and <r, z> slots must differ",
+        ));
+    }
+    partials.check(slots.0, n)?;
+    partials.check(slots.1, n)?;
+    Ok(n)
+}
+
+/// Check `ip_stencil_check`: a CSR matrix of the grid's size, the slot. Returns the CSR arrays
+/// (row pointers, column indices, values) and n.
+#[allow(clippy::type_complexity)]
+pub(crate) fn check_ip_stencil_check<'a, T: Scalar>(
+    st: &StencilCoefficients<T>,
+    a: &'a DeviceMatrix<T>,
+    partials: &Partials<T>,
+    slot: Slot,
+) -> Result<(&'a Buffer<u32>, &'a Buffer<u32>, &'a Buffer<T>, usize)> {
+    let n = check_ip_grid(st.dims)?;
+    if a.n_rows() != n || a.n_cols() != n {
+        return Err(Error::param(
+            "ip_stencil_check",
+            format!(
+                "the matrix is {} x {}, the grid has {n} points",
+                a.n_rows(),
+                a.n_cols()
+            ),
+        ));
+    }
+    partials.check(slot, n)?;
+    match a.format() {
+        DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            ..
+        } => Ok((row_ptr, col_idx, values, n)),
+        _ => Err(Error::param(
+            "ip_stencil_check",
+            "the stencil check reads CSR matrices only",
+        )),
+    }
 }
 
 /// Block sizes the kernels support: 1..=[`MAX_BLOCK_SIZE`].
@@ -905,6 +998,38 @@ pub trait PrecondOps: KrylovOps {
         self.ip_stencil(st, r, z)?;
         self.dot_partials(r, z, partials, slot)
     }
+
+    /// Kernel `ip_stencil_quad`: the first stage of <v, M^-1 v> into `slot`, nothing stored.
+    fn ip_stencil_quad<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()>;
+
+    /// Kernel `ip_pcg_update`: pipelined PCG's update with z = M^-1 r recomputed from r and Ap
+    /// at the neighbours instead of recurred (z and M^-1 Ap are never stored):
+    /// x += alpha p; r_next = r - alpha Ap; z = M^-1 r_next; p = z + beta p, with the first
+    /// stages of <r_next, r_next> into `slots.0` and <r_next, z> into `slots.1`.
+    fn ip_pcg_update<T: Scalar>(
+        &self,
+        st: &IpStencil<T>,
+        v: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()>;
+
+    /// Kernel `ip_stencil_check`: the first stage of the number of rows of the CSR matrix `a`
+    /// that differ from the stencil `st` into `slot` (0 exactly when `a` is the stencil's
+    /// matrix). Errors for another format or size.
+    fn ip_stencil_check<T: Scalar>(
+        &self,
+        st: &StencilCoefficients<T>,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()>;
 }
 
 /// Check the shapes of the `trsv` kernels.

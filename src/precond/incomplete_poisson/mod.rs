@@ -13,7 +13,8 @@ mod assemble;
 
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    Backend, Buffer, DeviceMatrix, IpStencil, MatrixFormat, Partials, Slot, SpmvDots,
+    Backend, Buffer, DeviceFormat, DeviceMatrix, IpPcgVectors, IpStencil, MatrixFormat, Partials,
+    Slot, SpmvDots, StencilCoefficients,
 };
 use crate::error::{Error, Result};
 use crate::matrix::generate::GridStencil;
@@ -145,6 +146,60 @@ impl<T: Scalar> IncompletePoisson<T> {
         Ok(m)
     }
 
+    /// [`IncompletePoisson::matrix_free`] after checking on the device that the solver's CSR
+    /// matrix `a` is the matrix of `stencil` (kernel `ip_stencil_check`: one pass over the
+    /// matrix, one reduction); the result is tied to `a`'s fingerprint, so a solver refuses any
+    /// other matrix. [`Error::NotApplicable`] when `a` differs from the stencil (the count of
+    /// differing rows is given) or is not held in CSR ([`IncompletePoisson::matrix_free_for`]
+    /// checks a host matrix instead).
+    pub fn matrix_free_on<B: Backend>(
+        backend: &B,
+        a: &DeviceMatrix<T>,
+        stencil: &GridStencil,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let mut m = Self::matrix_free(stencil)?;
+        let not = |reason: String| Error::NotApplicable {
+            preconditioner: "ip-matrix-free".into(),
+            reason,
+        };
+        if a.n_rows() != m.n || a.n_cols() != m.n {
+            return Err(not(format!(
+                "the matrix is {} x {}, the grid has {} points",
+                a.n_rows(),
+                a.n_cols(),
+                m.n
+            )));
+        }
+        if !matches!(a.format(), DeviceFormat::Csr { .. }) {
+            return Err(not(
+                "the device check of the stencil reads a CSR matrix; check the host matrix \
+                 (IncompletePoisson::matrix_free_for) instead"
+                    .into(),
+            ));
+        }
+        let coefficients = StencilCoefficients {
+            dims: stencil.dims,
+            center: T::from_f64(stencil.center),
+            neighbours: stencil.neighbours.map(T::from_f64),
+        };
+        let mut partials = backend.partials::<T>(m.n, 1)?;
+        backend.ip_stencil_check(&coefficients, a, &mut partials, Slot(0))?;
+        let differing = backend.finish(&partials)?.get(Slot(0));
+        if differing != 0.0 {
+            return Err(not(format!(
+                "{differing} of the matrix's {} rows differ from the stencil",
+                m.n
+            )));
+        }
+        m.fingerprint = Some(a.fingerprint());
+        m.times = SetupTimes {
+            host_seconds: 0.0,
+            device_seconds: t0.elapsed().as_secs_f64(),
+        };
+        Ok(m)
+    }
+
     /// Whether no matrix is stored.
     pub fn is_matrix_free(&self) -> bool {
         matches!(self.storage, Storage::MatrixFree(_))
@@ -239,6 +294,33 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
     }
     fn fuses_dot(&self) -> bool {
         true
+    }
+    fn fuses_pcg_update(&self) -> bool {
+        self.is_matrix_free()
+    }
+    fn quad_dot(
+        &self,
+        backend: &B,
+        v: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        match &self.storage {
+            Storage::MatrixFree(st) => backend.ip_stencil_quad(st, v, partials, slot),
+            Storage::Assembled(_) => Err(Preconditioner::<B, T>::no_fused_step(self)),
+        }
+    }
+    fn pcg_update(
+        &self,
+        backend: &B,
+        vectors: IpPcgVectors<'_, T>,
+        partials: &mut Partials<T>,
+        slots: (Slot, Slot),
+    ) -> Result<()> {
+        match &self.storage {
+            Storage::MatrixFree(st) => backend.ip_pcg_update(st, vectors, partials, slots),
+            Storage::Assembled(_) => Err(Preconditioner::<B, T>::no_fused_step(self)),
+        }
     }
     fn setup_times(&self) -> SetupTimes {
         self.times

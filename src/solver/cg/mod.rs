@@ -24,7 +24,7 @@ use super::common::{check_operator, start_solve, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
-use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, Slot, SpmvDots};
+use crate::backend::{Backend, Buffer, DeviceMatrix, IpPcgVectors, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
@@ -82,6 +82,12 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     ap: Buffer<T>,
     z: Buffer<T>,
     q: Buffer<T>,
+    /// The next residual of a preconditioner that fuses the update
+    /// ([`Preconditioner::fuses_pcg_update`]; empty otherwise): its update reads r at the
+    /// neighbours of every row, so it writes the new r here and the two swap.
+    r_next: Buffer<T>,
+    /// Whether this solve runs the preconditioner's fused update (pipelined, host-driven).
+    fused_step: bool,
     partials: Partials<T>,
     scratch: Partials<T>,
     /// State of the device-resident mode (allocated when it may run).
@@ -114,7 +120,12 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             ap: backend.alloc(n)?,
             z: backend.alloc(if with_m { n } else { 0 })?,
             q: backend.alloc(if with_m { n } else { 0 })?,
-            partials: backend.spmv_partials(a, slot::COUNT)?,
+            r_next: backend.alloc(if precond.is_some_and(|m| m.fuses_pcg_update()) {
+                n
+            } else {
+                0
+            })?,
+            fused_step: false,            partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
             resident: state_for(backend, "cg", n, &params)?,
             recordings: Recordings::default(),
@@ -163,6 +174,11 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             &mut tracker,
             &mut self.resident,
         )?;
+        // The fused update keeps neither z nor q as recurrences; the device-resident kernels
+        // need both, so it runs only when the host drives the iterations.
+        self.fused_step = self.params.variant == Variant::Pipelined
+            && tracker.execution != Execution::DeviceResident
+            && self.precond.is_some_and(|m| m.fuses_pcg_update());
         let (iterations, reason) = match self.params.variant {
             Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,
@@ -306,9 +322,24 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
 
     /// One iteration's two kernels with host scalars: lines 10-12 and the first stage of line
     /// 15 (one kernel), then lines 13-14, Ap with the first stage of <Ap, Ap> and <p, Ap>.
+    /// A preconditioner that fuses the update recomputes z = M^-1 r in it (the new r goes to
+    /// `r_next`, then the two swap).
     fn host_step(&mut self, alpha: f64, beta: f64, x: &mut Buffer<T>) -> Result<()> {
         let be = self.backend;
         match self.precond {
+            Some(m) if self.fused_step => {
+                let vectors = IpPcgVectors {
+                    alpha: t(alpha),
+                    beta: t(beta),
+                    x,
+                    r: &self.r,
+                    r_next: &mut self.r_next,
+                    p: &mut self.p,
+                    ap: &self.ap,
+                };
+                m.pcg_update(be, vectors, &mut self.partials, (slot::RR, slot::RZ))?;
+                std::mem::swap(&mut self.r, &mut self.r_next);
+            }
             None => be.cg_update(
                 t(alpha),
                 t(beta),
@@ -366,7 +397,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         be.finish(&self.partials)
     }
 
-    /// Ap = A p with its first-stage products; with a preconditioner also q = M^-1 Ap.
+    /// Ap = A p with its first-stage products; with a preconditioner also q = M^-1 Ap (only
+    /// <Ap, M^-1 Ap> when the preconditioner fuses the update, which never reads q).
     fn product(&mut self) -> Result<()> {
         let be = self.backend;
         match self.precond {
@@ -391,7 +423,11 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                     },
                     &mut self.partials,
                 )?;
-                m.apply_dot(be, &self.ap, &mut self.q, &mut self.partials, slot::AP_Q)
+                if self.fused_step {
+                    m.quad_dot(be, &self.ap, &mut self.partials, slot::AP_Q)
+                } else {
+                    m.apply_dot(be, &self.ap, &mut self.q, &mut self.partials, slot::AP_Q)
+                }
             }
         }
     }
