@@ -11,6 +11,7 @@
 #   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
 #   GEN: the problem (default poisson3d:16777216; a host smoke test: poisson3d:32768)
 #   TOL, MAXIT, FORMAT: tolerance (1e-6), iteration cap (20000), device format (csr)
+#   REPEAT: solves per configuration, one row each (default 1)
 set -euo pipefail
 out=${1:?output CSV}
 backends=${2:-cuda opencl}
@@ -20,6 +21,7 @@ gen=${GEN:-poisson3d:16777216}
 echo "problem,n,tol,backend,format,precond,iterations,converged,relative_residual,precond_setup_s,precond_memory_bytes,solve_s,total_s,s_per_iteration,launches_per_iteration" > "$out"
 for be in $backends; do
   for pc in $precs; do
+   for _ in $(seq "${REPEAT:-1}"); do
     json=$($pk solve --generate "$gen" --solver cg --tol "${TOL:-1e-6}" --maxit "${MAXIT:-20000}" \
       --precond "$pc" --format "${FORMAT:-csr}" --backend "$be" --json 2>/dev/null || true)
     if [ -z "$json" ]; then echo "$be $pc: no result" >&2; continue; fi
@@ -34,5 +36,6 @@ row = [sys.argv[1], d["n"], sys.argv[2], d["backend"], sys.argv[3], d["precond"]
        d["launches_per_iteration"]]
 print(",".join(str(x) for x in row))' "${gen%%:*}" "${TOL:-1e-6}" "${FORMAT:-csr}" >> "$out"
     tail -1 "$out"
+   done
   done
 done

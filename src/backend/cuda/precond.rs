@@ -377,7 +377,7 @@ impl PrecondOps for CudaBackend {
         check_ip_stencil(st, r, z)?;
         let [nx, ny, nz, wx, wy, wz] = ip_args(st);
         let args = [nx, ny, nz, wx, wy, wz, self.ptr(r)?, self.ptr(z)?];
-        // SAFETY: ip_stencil(nx, ny, nz, wx, wy, wz, r, z): r and z hold nx*ny*nz < 2^32
+        // SAFETY: ip_stencil(nx, ny, nz, wx, wy, wz, r, z): r and z hold nx*ny*nz < 2^31
         // elements (checked).
         unsafe { self.launch::<T>(Kernel::IpStencil, self.grid(r.len()), &args) }
     }
@@ -406,7 +406,7 @@ impl PrecondOps for CudaBackend {
             index_arg("slot", slot.0)?,
         ];
         // SAFETY: ip_stencil_dot(nx, ny, nz, wx, wy, wz, r, z, partials, slot): r and z hold
-        // nx*ny*nz < 2^32 elements, the slot is inside the partials (checked), grid = groups.
+        // nx*ny*nz < 2^31 elements, the slot is inside the partials (checked), grid = groups.
         unsafe { self.launch::<T>(Kernel::IpStencilDot, partials.groups(), &args) }
     }
 
@@ -432,7 +432,7 @@ impl PrecondOps for CudaBackend {
             index_arg("slot", slot.0)?,
         ];
         // SAFETY: ip_stencil_quad(nx, ny, nz, wx, wy, wz, v, partials, slot): v holds
-        // nx*ny*nz < 2^32 elements, the slot is inside the partials (checked), grid = groups.
+        // nx*ny*nz < 2^31 elements, the slot is inside the partials (checked), grid = groups.
         unsafe { self.launch::<T>(Kernel::IpStencilQuad, partials.groups(), &args) }
     }
 
@@ -464,7 +464,7 @@ impl PrecondOps for CudaBackend {
             index_arg("slot", slots.1 .0)?,
         ];
         // SAFETY: ip_pcg_update(nx, ny, nz, wx, wy, wz, alpha, beta, x, r, r_next, p, ap,
-        // partials, slot_rr, slot_rz): every vector holds nx*ny*nz < 2^32 elements, r_next is
+        // partials, slot_rr, slot_rz): every vector holds nx*ny*nz < 2^31 elements, r_next is
         // not r, the slots are distinct and inside the partials (checked), grid = groups.
         unsafe { self.launch::<T>(Kernel::IpPcgUpdate, partials.groups(), &args) }
     }
@@ -494,7 +494,7 @@ impl PrecondOps for CudaBackend {
             index_arg("slot", slot.0)?,
         ];
         // SAFETY: ip_stencil_check(nx, ny, nz, d, ax, ay, az, row_ptr, col_idx, values,
-        // partials, slot): a is a CSR matrix of nx*ny*nz < 2^32 rows validated at upload (row
+        // partials, slot): a is a CSR matrix of nx*ny*nz < 2^31 rows validated at upload (row
         // pointers ascending inside the arrays), the slot is inside the partials (checked).
         unsafe { self.launch::<T>(Kernel::IpStencilCheck, partials.groups(), &args) }
     }

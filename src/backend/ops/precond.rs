@@ -748,15 +748,16 @@ pub(crate) fn check_ip_stencil<T: Scalar>(
     check_len("ip_stencil: z length", z, n)
 }
 
-/// The number of points of an `ip_stencil` grid, checked to be positive and below 2^32.
+/// The number of points of an `ip_stencil` grid, checked to be positive and below 2^31 (the
+/// kernels' chunk bounds, up to n plus the number of groups, stay below 2^32).
 pub(crate) fn check_ip_grid(dims: [usize; 3]) -> Result<usize> {
     dims.iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= u32::MAX as usize && dims.iter().all(|&d| d > 0))
+        .filter(|&n| n < 1 << 31 && dims.iter().all(|&d| d > 0))
         .ok_or_else(|| {
             Error::param(
                 "grid",
-                format!("ip stencil grid {dims:?} is empty or has 2^32 points or more"),
+                format!("ip stencil grid {dims:?} is empty or has 2^31 points or more"),
             )
         })
 }

@@ -86,7 +86,7 @@ impl<T: Scalar> IncompletePoisson<T> {
     /// built for theirs; [`IncompletePoisson::matrix_free_for`] checks the stencil against one.
     ///
     /// Errors: [`Error::NotApplicable`] for a non-positive diagonal or a positive neighbour
-    /// coefficient; [`Error::InvalidParameter`] for an empty grid or one of 2^32 points or more.
+    /// coefficient; [`Error::InvalidParameter`] for an empty grid or one of 2^31 points or more.
     pub fn matrix_free(stencil: &GridStencil) -> Result<Self> {
         let t0 = Instant::now();
         let not = |reason: String| Error::NotApplicable {
@@ -111,7 +111,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             .dims
             .iter()
             .try_fold(1usize, |p, &d| p.checked_mul(d))
-            .filter(|&n| n > 0 && n <= u32::MAX as usize)
+            .filter(|&n| n > 0 && n < 1 << 31)
             .ok_or_else(|| {
                 Error::param(
                     "grid",
