@@ -61,6 +61,11 @@ inline SCALAR ip_row(const uint i, const uint nx, const uint ny, const uint nz, 
     return acc;
 }
 
+/* Elements per work-item and loop step of ip_stencil_dot and ip_stencil_quad on GPUs: they read
+ * one vector (a work-item with one element in flight leaves the memory system idle; 4
+ * independent rows keep enough loads in flight at the partials' number of groups). */
+#define IP_ILP 4u
+
 /* ip_row of the vector r - alpha ap, each neighbour's value formed as ip_pcg_update stores it. */
 inline SCALAR ip_row_axpy(const uint i, const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
                           const SCALAR wz, __global const SCALAR *r, const SCALAR alpha, __global const SCALAR *ap) {
@@ -104,11 +109,31 @@ pk_kernel void ip_stencil_dot(const uint nx, const uint ny, const uint nz, const
     __local SCALAR scratch[WG];
     const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
+#ifdef BLOCKED_LOOPS
     FOR_EACH(i, n) {
         const SCALAR zi = ip_row(i, nx, ny, nz, wx, wy, wz, r);
         z[i] = zi;
         acc += r[i] * zi;
     }
+#else
+    const uint stride = (uint)get_global_size(0);
+    for (uint i0 = (uint)get_global_id(0); i0 < n; i0 += IP_ILP * stride) {
+        SCALAR zi[IP_ILP];
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * stride;
+            zi[u] = i < n ? ip_row(i, nx, ny, nz, wx, wy, wz, r) : ZERO;
+        }
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * stride;
+            if (i < n) {
+                z[i] = zi[u];
+                acc += r[i] * zi[u];
+            }
+        }
+    }
+#endif
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);
 }
@@ -121,9 +146,23 @@ pk_kernel void ip_stencil_quad(const uint nx, const uint ny, const uint nz, cons
     __local SCALAR scratch[WG];
     const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
+#ifdef BLOCKED_LOOPS
     FOR_EACH(i, n) {
         acc += v[i] * ip_row(i, nx, ny, nz, wx, wy, wz, v);
     }
+#else
+    const uint stride = (uint)get_global_size(0);
+    for (uint i0 = (uint)get_global_id(0); i0 < n; i0 += IP_ILP * stride) {
+        SCALAR part[IP_ILP];
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * stride;
+            part[u] = i < n ? v[i] * ip_row(i, nx, ny, nz, wx, wy, wz, v) : ZERO;
+        }
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) acc += part[u];
+    }
+#endif
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);
 }

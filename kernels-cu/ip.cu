@@ -41,6 +41,11 @@ __device__ __forceinline__ SCALAR ip_row(const uint i, const uint nx, const uint
     return acc;
 }
 
+/* Elements per thread and loop step of ip_stencil_dot and ip_stencil_quad: they read one vector
+ * (a thread with one element in flight leaves the memory system idle; 4 independent rows keep
+ * enough loads in flight at the partials' number of blocks). */
+#define IP_ILP 4u
+
 /* ip_row of the vector r - alpha ap, each neighbour's value formed as ip_pcg_update stores it. */
 __device__ __forceinline__ SCALAR ip_row_axpy(const uint i, const uint nx, const uint ny, const uint nz,
                                               const SCALAR wx, const SCALAR wy, const SCALAR wz,
@@ -82,10 +87,21 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_dot(const uint nx, c
                                                                 SCALAR *partials, const uint slot) {
     const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
-    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        const SCALAR zi = ip_row(i, nx, ny, nz, wx, wy, wz, r);
-        z[i] = zi;
-        acc += r[i] * zi;
+    for (uint i0 = GRID_START; i0 < n; i0 += IP_ILP * GRID_STRIDE) {
+        SCALAR zi[IP_ILP];
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * GRID_STRIDE;
+            zi[u] = i < n ? ip_row(i, nx, ny, nz, wx, wy, wz, r) : ZERO;
+        }
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * GRID_STRIDE;
+            if (i < n) {
+                z[i] = zi[u];
+                acc += r[i] * zi[u];
+            }
+        }
     }
     write_partial(partials, slot, block_sum1(acc));
 }
@@ -96,8 +112,15 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_quad(const uint nx, 
                                                                  const uint slot) {
     const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
-    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        acc += v[i] * ip_row(i, nx, ny, nz, wx, wy, wz, v);
+    for (uint i0 = GRID_START; i0 < n; i0 += IP_ILP * GRID_STRIDE) {
+        SCALAR part[IP_ILP];
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) {
+            const uint i = i0 + u * GRID_STRIDE;
+            part[u] = i < n ? v[i] * ip_row(i, nx, ny, nz, wx, wy, wz, v) : ZERO;
+        }
+#pragma unroll
+        for (uint u = 0; u < IP_ILP; u++) acc += part[u];
     }
     write_partial(partials, slot, block_sum1(acc));
 }
