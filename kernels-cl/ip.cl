@@ -38,95 +38,73 @@
  * ip_stencil uses any number of groups; the others use partials.groups().
  */
 
-/* The grid point of an element loop without a division per step: the coordinates (x, y, z) of
- * i and those of the loop's stride, added with carries (each carry at most 1 since the
- * stride's x and y parts are below nx and ny). Two 32-bit divisions per point made the
- * stencil kernels instruction-bound (H200: 104-128 us for <v, M^-1 v> at n = 16.8M). */
-typedef struct {
-    uint x, y, z;
-    uint sx, sy, sz;
-} IpWalk;
+#define IP_GROUP ((uint)get_group_id(0))
+#define IP_GROUPS ((uint)get_num_groups(0))
+#define IP_LOCAL ((uint)get_local_id(0))
+/* The element loop of the stencil kernels, a march along z: a work item is one segment of WG
+ * consecutive points of a plane (one group's work-items) over IP_LZ consecutive planes, the
+ * groups striding over the items (segments fastest). Each work-item keeps its column's values at
+ * z-1, z and z+1 in registers (`prev`, `cur`, `next`), so a point loads one new value and only
+ * its x and y neighbours come from the caches. (A grid-stride loop loads all six neighbours of
+ * every point through L2, and two divisions per point find its coordinates: the H200 spent
+ * ~100-128 us on one <v, M^-1 v> at n = 16.8M, 1 TB/s.) Inside: i, xc, yc, zc, prev, cur, next,
+ * plane; V(j) is the value of the vector at point j. */
+#define IP_LZ 16u
+#define IP_MARCH_BEGIN(V)                                                                          \
+    const uint plane = nx * ny;                                                                    \
+    const uint segs_ = (plane + (uint)WG - 1) / (uint)WG;                                          \
+    const uint items_ = segs_ * ((nz + IP_LZ - 1) / IP_LZ);                                        \
+    for (uint item_ = IP_GROUP; item_ < items_; item_ += IP_GROUPS) {                              \
+        const uint q_ = (item_ % segs_) * (uint)WG + IP_LOCAL;                                     \
+        if (q_ >= plane) continue;                                                                 \
+        const uint yc = q_ / nx;                                                                   \
+        const uint xc = q_ - yc * nx;                                                              \
+        const uint z0_ = (item_ / segs_) * IP_LZ;                                                  \
+        const uint z1_ = min(z0_ + IP_LZ, nz);                                                     \
+        uint i = q_ + z0_ * plane;                                                                 \
+        SCALAR prev = z0_ > 0 ? V(i - plane) : ZERO;                                               \
+        SCALAR cur = V(i);                                                                         \
+        for (uint zc = z0_; zc < z1_; zc++, i += plane) {                                          \
+            const SCALAR next = zc + 1 < nz ? V(i + plane) : ZERO;
+#define IP_MARCH_END                                                                               \
+            prev = cur;                                                                            \
+            cur = next;                                                                            \
+        }                                                                                          \
+    }
 
-inline IpWalk ip_walk(const uint start, const uint stride, const uint nx, const uint ny) {
-    IpWalk w;
-    const uint plane = nx * ny;
-    w.z = start / plane;
-    w.y = (start - w.z * plane) / nx;
-    w.x = start - w.z * plane - w.y * nx;
-    w.sz = stride / plane;
-    w.sy = (stride - w.sz * plane) / nx;
-    w.sx = stride - w.sz * plane - w.sy * nx;
-    return w;
-}
+/* (M^-1 v)_i at the march's point into `out`, in the order of the header (z-1 is prev, i cur,
+ * z+1 next). */
+#define IP_MARCH_ROW(V, out)                                                                       \
+    SCALAR out;                                                                                    \
+    {                                                                                              \
+        SCALAR m_ = ZERO;                                                                          \
+        if (zc > 0) m_ += wz * wz;                                                                 \
+        if (yc > 0) m_ += wy * wy;                                                                 \
+        if (xc > 0) m_ += wx * wx;                                                                 \
+        m_ += (SCALAR)1;                                                                           \
+        SCALAR a_ = ZERO;                                                                          \
+        if (zc > 0) a_ += wz * prev;                                                               \
+        if (yc > 0) a_ += wy * V(i - nx);                                                          \
+        if (xc > 0) a_ += wx * V(i - 1);                                                           \
+        a_ += m_ * cur;                                                                            \
+        if (xc + 1 < nx) a_ += wx * V(i + 1);                                                      \
+        if (yc + 1 < ny) a_ += wy * V(i + nx);                                                     \
+        if (zc + 1 < nz) a_ += wz * next;                                                          \
+        out = a_;                                                                                  \
+    }
 
-inline void ip_walk_step(IpWalk *w, const uint nx, const uint ny) {
-    w->x += w->sx;
-    const uint cx = w->x >= nx ? 1u : 0u;
-    w->x -= cx ? nx : 0u;
-    w->y += w->sy + cx;
-    const uint cy = w->y >= ny ? 1u : 0u;
-    w->y -= cy ? ny : 0u;
-    w->z += w->sz + cy;
-}
-
-/* (M^-1 v)_i at grid point (xc, yc, zc) of the vector v given by V(j), in the order above. */
-#define IP_ROW(V)                                                                                  \
-    SCALAR m = ZERO;                                                                               \
-    if (zc > 0) m += wz * wz;                                                                      \
-    if (yc > 0) m += wy * wy;                                                                      \
-    if (xc > 0) m += wx * wx;                                                                      \
-    m += (SCALAR)1;                                                                                \
-    SCALAR acc = ZERO;                                                                             \
-    if (zc > 0) acc += wz * V(i - plane);                                                          \
-    if (yc > 0) acc += wy * V(i - nx);                                                             \
-    if (xc > 0) acc += wx * V(i - 1);                                                              \
-    acc += m * V(i);                                                                               \
-    if (xc + 1 < nx) acc += wx * V(i + 1);                                                         \
-    if (yc + 1 < ny) acc += wy * V(i + nx);                                                        \
-    if (zc + 1 < nz) acc += wz * V(i + plane);                                                     \
-    return acc;
-
-inline SCALAR ip_row_at(const uint i, const uint xc, const uint yc, const uint zc, const uint nx, const uint ny,
-                        const uint nz, const SCALAR wx, const SCALAR wy, const SCALAR wz, __global const SCALAR *r) {
-    const uint plane = nx * ny;
 #define IP_R(j) r[j]
-    IP_ROW(IP_R)
-#undef IP_R
-}
-
-/* ip_row_at of the vector r - alpha ap, each neighbour's value formed as ip_pcg_update stores it. */
-inline SCALAR ip_row_axpy_at(const uint i, const uint xc, const uint yc, const uint zc, const uint nx, const uint ny,
-                             const uint nz, const SCALAR wx, const SCALAR wy, const SCALAR wz,
-                             __global const SCALAR *r, const SCALAR alpha, __global const SCALAR *ap) {
-    const uint plane = nx * ny;
-#define IP_R(j) (r[j] - alpha * ap[j])
-    IP_ROW(IP_R)
-#undef IP_R
-}
-
-/* The element loop of the stencil kernels with the point's coordinates w_.x, w_.y, w_.z: FOR_EACH's
- * order (grid-stride on GPUs, a contiguous block per work-item on CPUs). */
-#ifdef BLOCKED_LOOPS
-#define IP_FOR_EACH(i, n)                                                                          \
-    const uint blk_ = ((uint)(n) + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);        \
-    const uint start_ = min((uint)get_global_id(0) * blk_, (uint)(n));                             \
-    const uint end_ = min(start_ + blk_, (uint)(n));                                               \
-    IpWalk w_ = ip_walk(start_, 1u, nx, ny);                                                       \
-    for (uint i = start_; i < end_; ++i, ip_walk_step(&w_, nx, ny))
-#else
-#define IP_FOR_EACH(i, n)                                                                          \
-    IpWalk w_ = ip_walk((uint)get_global_id(0), (uint)get_global_size(0), nx, ny);                 \
-    for (uint i = (uint)get_global_id(0); i < (uint)(n); i += (uint)get_global_size(0), ip_walk_step(&w_, nx, ny))
-#endif
+#define IP_V(j) v[j]
+#define IP_RA(j) (r[j] - alpha * ap[j])
 
 pk_kernel void ip_stencil(const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
                           const SCALAR wz, PK_GLOBAL(const SCALAR, r), PK_GLOBAL(SCALAR, z)) {
     PK_BIND(const SCALAR, r);
     PK_BIND(SCALAR, z);
-    const uint n = nx * ny * nz;
-    IP_FOR_EACH(i, n) {
-        z[i] = ip_row_at(i, w_.x, w_.y, w_.z, nx, ny, nz, wx, wy, wz, r);
-    }
+    IP_MARCH_BEGIN(IP_R)
+    IP_MARCH_ROW(IP_R, zi)
+    z[i] = zi;
+    IP_MARCH_END
 }
 
 pk_kernel void ip_stencil_dot(const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
@@ -136,13 +114,12 @@ pk_kernel void ip_stencil_dot(const uint nx, const uint ny, const uint nz, const
     PK_BIND(SCALAR, z);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
-    IP_FOR_EACH(i, n) {
-        const SCALAR zi = ip_row_at(i, w_.x, w_.y, w_.z, nx, ny, nz, wx, wy, wz, r);
-        z[i] = zi;
-        acc += r[i] * zi;
-    }
+    IP_MARCH_BEGIN(IP_R)
+    IP_MARCH_ROW(IP_R, zi)
+    z[i] = zi;
+    acc += cur * zi;
+    IP_MARCH_END
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);
 }
@@ -153,11 +130,11 @@ pk_kernel void ip_stencil_quad(const uint nx, const uint ny, const uint nz, cons
     PK_BIND(const SCALAR, v);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    const uint n = nx * ny * nz;
     SCALAR acc = ZERO;
-    IP_FOR_EACH(i, n) {
-        acc += v[i] * ip_row_at(i, w_.x, w_.y, w_.z, nx, ny, nz, wx, wy, wz, v);
-    }
+    IP_MARCH_BEGIN(IP_V)
+    IP_MARCH_ROW(IP_V, mv)
+    acc += cur * mv;
+    IP_MARCH_END
     acc = group_sum(scratch, acc);
     write_partial(partials, slot, acc);
 }
@@ -174,18 +151,16 @@ pk_kernel void ip_pcg_update(const uint nx, const uint ny, const uint nz, const 
     PK_BIND(const SCALAR, ap);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
-    const uint n = nx * ny * nz;
     SCALAR acc[2] = {ZERO, ZERO};
-    IP_FOR_EACH(i, n) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        const SCALAR zi = ip_row_axpy_at(i, w_.x, w_.y, w_.z, nx, ny, nz, wx, wy, wz, r, alpha, ap);
-        r_next[i] = ri;
-        p[i] = zi + beta * pi;
-        acc[0] += ri * ri;
-        acc[1] += ri * zi;
-    }
+    IP_MARCH_BEGIN(IP_RA)
+    IP_MARCH_ROW(IP_RA, zi)
+    const SCALAR pi = p[i];
+    x[i] += alpha * pi;
+    r_next[i] = cur;
+    p[i] = zi + beta * pi;
+    acc[0] += cur * cur;
+    acc[1] += cur * zi;
+    IP_MARCH_END
     group_sum_multi(scratch, acc, 2);
     write_partial(partials, slot_rr, acc[0]);
     write_partial(partials, slot_rz, acc[1]);
