@@ -25,7 +25,9 @@
  * consecutive points of a plane (one group's work-items) over IP_LZ consecutive planes, the
  * groups striding over the items (segments fastest). Each work-item keeps its column's values at
  * z-1, z and z+1 in registers (`prev`, `cur`, `next`), so a point loads one new value and only
- * its x and y neighbours come from the caches. (A grid-stride loop loads all six neighbours of
+ * its x and y neighbours come from the caches; the new values are loaded four planes ahead
+ * (`a0_`..`a3_`), so that four loads are in flight per work-item (with one, the march was
+ * latency-bound at the partials' group count: 1.6 TB/s). (A grid-stride loop loads all six neighbours of
  * every point through L2, and two divisions per point find its coordinates: the H200 spent
  * ~100-128 us on one <v, M^-1 v> at n = 16.8M, 1 TB/s.) Inside: i, xc, yc, zc, prev, cur, next,
  * plane; V(j) is the value of the vector at point j. */
@@ -41,11 +43,20 @@
         const uint xc = q_ - yc * nx;                                                              \
         const uint z0_ = (item_ / segs_) * IP_LZ;                                                  \
         const uint z1_ = min(z0_ + IP_LZ, nz);                                                     \
+        const uint zlast_ = min(z1_, nz - 1);                                                      \
         uint i = q_ + z0_ * plane;                                                                 \
         SCALAR prev = z0_ > 0 ? V(i - plane) : ZERO;                                               \
         SCALAR cur = V(i);                                                                         \
+        SCALAR a0_ = z0_ + 1 <= zlast_ ? V(i + plane) : ZERO;                                      \
+        SCALAR a1_ = z0_ + 2 <= zlast_ ? V(i + 2 * plane) : ZERO;                                  \
+        SCALAR a2_ = z0_ + 3 <= zlast_ ? V(i + 3 * plane) : ZERO;                                  \
+        SCALAR a3_ = z0_ + 4 <= zlast_ ? V(i + 4 * plane) : ZERO;                                  \
         for (uint zc = z0_; zc < z1_; zc++, i += plane) {                                          \
-            const SCALAR next = zc + 1 < nz ? V(i + plane) : ZERO;
+            const SCALAR next = a0_;                                                               \
+            a0_ = a1_;                                                                             \
+            a1_ = a2_;                                                                             \
+            a2_ = a3_;                                                                             \
+            a3_ = zc + 5 <= zlast_ ? V(i + 5 * plane) : ZERO;
 #define IP_MARCH_END                                                                               \
             prev = cur;                                                                            \
             cur = next;                                                                            \
