@@ -150,6 +150,26 @@ pk_kernel void ip_stencil_quad(const uint nx, const uint ny, const uint nz, cons
     write_partial(partials, slot, acc);
 }
 
+/* floor(i / d) for i < 2^31 by one multiplication and a shift (Granlund and Montgomery 1994):
+ * with l = ceil(log2 d) and m = ceil(2^(31+l) / d) < 2^32, i m / 2^(31+l) is below i / d + 1/d. */
+typedef struct {
+    ulong m;
+    uint s;
+} IpDiv;
+
+inline IpDiv ip_div(const uint d) {
+    const uint l = d > 1 ? 32u - (uint)clz(d - 1) : 0u;
+    IpDiv v;
+    v.m = (((ulong)1 << (31 + l)) + d - 1) / d;
+    v.s = 31 + l;
+    return v;
+}
+
+inline uint ip_quot(const uint i, const IpDiv v) { return (uint)(((ulong)i * v.m) >> v.s); }
+
+/* The update is an element loop in FOR_EACH's order (its five vectors stream through the GPU in
+ * one sweep; the z-march measured 294-336 us against 276 us on the H200 at n = 16.8M), the
+ * point's coordinates by ip_quot. */
 pk_kernel void ip_pcg_update(const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy,
                              const SCALAR wz, const SCALAR alpha, const SCALAR beta, PK_GLOBAL(SCALAR, x),
                              PK_GLOBAL(const SCALAR, r), PK_GLOBAL(SCALAR, r_next), PK_GLOBAL(SCALAR, p),
@@ -162,16 +182,27 @@ pk_kernel void ip_pcg_update(const uint nx, const uint ny, const uint nz, const 
     PK_BIND(const SCALAR, ap);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
+    const uint plane = nx * ny;
+    const uint n = plane * nz;
+    const IpDiv by_plane = ip_div(plane);
+    const IpDiv by_nx = ip_div(nx);
     SCALAR acc[2] = {ZERO, ZERO};
-    IP_MARCH_BEGIN(IP_RA)
-    IP_MARCH_ROW(IP_RA, zi)
-    const SCALAR pi = p[i];
-    x[i] += alpha * pi;
-    r_next[i] = cur;
-    p[i] = zi + beta * pi;
-    acc[0] += cur * cur;
-    acc[1] += cur * zi;
-    IP_MARCH_END
+    FOR_EACH(i, n) {
+        const uint zc = ip_quot(i, by_plane);
+        const uint rem = i - zc * plane;
+        const uint yc = ip_quot(rem, by_nx);
+        const uint xc = rem - yc * nx;
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR prev = zc > 0 ? IP_RA(i - plane) : ZERO;
+        const SCALAR cur = IP_RA(i);
+        const SCALAR next = zc + 1 < nz ? IP_RA(i + plane) : ZERO;
+        IP_MARCH_ROW(IP_RA, zi)
+        r_next[i] = cur;
+        p[i] = zi + beta * pi;
+        acc[0] += cur * cur;
+        acc[1] += cur * zi;
+    }
     group_sum_multi(scratch, acc, 2);
     write_partial(partials, slot_rr, acc[0]);
     write_partial(partials, slot_rz, acc[1]);

@@ -36,6 +36,8 @@ fn main() {
         ("ip_stencil_dot", 2.0 * vec_bytes),
         ("ip_stencil_quad", vec_bytes),
         ("ip_pcg_update", 7.0 * vec_bytes),
+        ("CG iteration", matrix_bytes + 9.0 * vec_bytes),
+        ("IP-PCG iteration", matrix_bytes + 10.0 * vec_bytes),
     ];
     let names: Vec<&str> = kernels.iter().map(|k| k.0).collect();
     println!("backend | {}", names.join(" | "));
@@ -88,6 +90,38 @@ fn main() {
                 "ip_stencil_quad" => be
                     .ip_stencil_quad(&st, &ap, &mut partials, Slot(2))
                     .unwrap(),
+                "CG iteration" => {
+                    be.cg_update(1e-9, 1e-9, &mut x, &mut r, &mut pv, &ap, &mut partials, Slot(0))
+                        .unwrap();
+                    let dots = SpmvDots {
+                        yy: Some(Slot(1)),
+                        with: [Some((&pv, Slot(2))), None],
+                    };
+                    be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap();
+                    be.finish(&partials).unwrap();
+                }
+                "IP-PCG iteration" => {
+                    let v = IpPcgVectors {
+                        alpha: 1e-9,
+                        beta: 1e-9,
+                        x: &mut x,
+                        r: &r,
+                        r_next: &mut r_next,
+                        p: &mut pv,
+                        ap: &ap,
+                    };
+                    be.ip_pcg_update(&st, v, &mut partials, (Slot(0), Slot(1)))
+                        .unwrap();
+                    std::mem::swap(&mut r, &mut r_next);
+                    let dots = SpmvDots {
+                        yy: None,
+                        with: [Some((&pv, Slot(2))), None],
+                    };
+                    be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap();
+                    be.ip_stencil_quad(&st, &ap, &mut partials, Slot(3))
+                        .unwrap();
+                    be.finish(&partials).unwrap();
+                }
                 _ => {
                     let v = IpPcgVectors {
                         alpha: 1e-9,
