@@ -122,52 +122,51 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_quad(const uint nx, 
     write_partial(partials, slot, block_sum1(acc));
 }
 
-/* floor(i / d) for i < 2^31 by one multiplication and a shift (Granlund and Montgomery 1994):
- * with l = ceil(log2 d) and m = ceil(2^(31+l) / d) < 2^32, i m / 2^(31+l) is below i / d + 1/d. */
-struct IpDiv {
-    unsigned long long m;
-    uint s;
-};
+/* (M^-1 v)_i at point i with coordinates (xc, yc, zc), every neighbour loaded where the sum
+ * needs it (the order of the header). */
+#define IP_POINT_ROW(V, out)                                                                       \
+    SCALAR out;                                                                                    \
+    {                                                                                              \
+        SCALAR m_ = ZERO;                                                                          \
+        if (zc > 0) m_ += wz * wz;                                                                 \
+        if (yc > 0) m_ += wy * wy;                                                                 \
+        if (xc > 0) m_ += wx * wx;                                                                 \
+        m_ += (SCALAR)1;                                                                           \
+        SCALAR a_ = ZERO;                                                                          \
+        if (zc > 0) a_ += wz * V(i - plane);                                                       \
+        if (yc > 0) a_ += wy * V(i - nx);                                                          \
+        if (xc > 0) a_ += wx * V(i - 1);                                                           \
+        a_ += m_ * V(i);                                                                           \
+        if (xc + 1 < nx) a_ += wx * V(i + 1);                                                      \
+        if (yc + 1 < ny) a_ += wy * V(i + nx);                                                     \
+        if (zc + 1 < nz) a_ += wz * V(i + plane);                                                  \
+        out = a_;                                                                                  \
+    }
 
-__device__ __forceinline__ IpDiv ip_div(const uint d) {
-    const uint l = d > 1 ? 32u - (uint)__clz(d - 1) : 0u;
-    IpDiv v;
-    v.m = ((1ull << (31 + l)) + d - 1) / d;
-    v.s = 31 + l;
-    return v;
-}
-
-__device__ __forceinline__ uint ip_quot(const uint i, const IpDiv v) {
-    return (uint)(((unsigned long long)i * v.m) >> v.s);
-}
-
-/* The update is a grid-stride loop (its five vectors stream through the GPU in one sweep; the
- * z-march measured 277-342 us against 254 us here on the H200 at n = 16.8M), the point's
- * coordinates by ip_quot. */
+/* The update is a grid-stride loop with the point's coordinates by division (its five vectors
+ * stream through the GPU in one sweep). Measured on the H200 at n = 16.8M against the other
+ * layouts: 254 us here, the z-march 277 us (342 with loads ahead), coordinates walked with
+ * carries 283 us, multiply-shift division 279 us (kernels-cl/ip.cl walks: 276 us there). */
 extern "C" __launch_bounds__(WG) __global__ void ip_pcg_update(
     const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy, const SCALAR wz, const SCALAR alpha,
     const SCALAR beta, SCALAR *__restrict__ x, const SCALAR *__restrict__ r, SCALAR *__restrict__ r_next,
     SCALAR *__restrict__ p, const SCALAR *__restrict__ ap, SCALAR *partials, const uint slot_rr, const uint slot_rz) {
     const uint plane = nx * ny;
     const uint n = plane * nz;
-    const IpDiv by_plane = ip_div(plane);
-    const IpDiv by_nx = ip_div(nx);
     SCALAR acc[2] = {ZERO, ZERO};
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
-        const uint zc = ip_quot(i, by_plane);
+        const uint zc = i / plane;
         const uint rem = i - zc * plane;
-        const uint yc = ip_quot(rem, by_nx);
+        const uint yc = rem / nx;
         const uint xc = rem - yc * nx;
         const SCALAR pi = p[i];
         x[i] += alpha * pi;
-        const SCALAR prev = zc > 0 ? IP_RA(i - plane) : ZERO;
-        const SCALAR cur = IP_RA(i);
-        const SCALAR next = zc + 1 < nz ? IP_RA(i + plane) : ZERO;
-        IP_MARCH_ROW(IP_RA, zi)
-        r_next[i] = cur;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        IP_POINT_ROW(IP_RA, zi)
+        r_next[i] = ri;
         p[i] = zi + beta * pi;
-        acc[0] += cur * cur;
-        acc[1] += cur * zi;
+        acc[0] += ri * ri;
+        acc[1] += ri * zi;
     }
     block_sum<2>(acc);
     write_partial(partials, slot_rr, acc[0]);
