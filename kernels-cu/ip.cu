@@ -23,7 +23,8 @@
 #define IP_LOCAL threadIdx.x
 /* The element loop of the stencil kernels, a march along z: a work item is one segment of WG
  * consecutive points of a plane (one group's work-items) over IP_LZ consecutive planes, the
- * groups striding over the items (segments fastest). Each work-item keeps its column's values at
+ * groups striding over the items from the last plane back (segments fastest; the product
+ * before <Ap, M^-1 Ap> wrote A p from the first row on, so its last planes may still be in L2). Each work-item keeps its column's values at
  * z-1, z and z+1 in registers (`prev`, `cur`, `next`), so a point loads one new value and only
  * its x and y neighbours come from the caches; the new values are loaded four planes ahead
  * (`a0_`..`a3_`), so that four loads are in flight per work-item (with one, the march was
@@ -36,7 +37,8 @@
     const uint plane = nx * ny;                                                                    \
     const uint segs_ = (plane + (uint)WG - 1) / (uint)WG;                                          \
     const uint items_ = segs_ * ((nz + IP_LZ - 1) / IP_LZ);                                        \
-    for (uint item_ = IP_GROUP; item_ < items_; item_ += IP_GROUPS) {                              \
+    for (uint k_ = IP_GROUP; k_ < items_; k_ += IP_GROUPS) {                                       \
+        const uint item_ = items_ - 1 - k_;                                                        \
         const uint q_ = (item_ % segs_) * (uint)WG + IP_LOCAL;                                     \
         if (q_ >= plane) continue;                                                                 \
         const uint yc = q_ / nx;                                                                   \
