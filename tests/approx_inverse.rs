@@ -589,7 +589,10 @@ fn matrix_free_ip_fused_kernels<B: Backend>(b: &B) {
         let xn: Vec<f64> = x0.iter().zip(&p0).map(|(x, p)| x + alpha * p).collect();
         assert!(rel_diff(&b.download(&r_next).unwrap(), &rn) < 1e-15);
         assert!(rel_diff(&b.download(&x).unwrap(), &xn) < 1e-15);
-        assert!(rel_diff(&b.download(&p).unwrap(), &pn) < 1e-13, "{g} k={k} p");
+        assert!(
+            rel_diff(&b.download(&p).unwrap(), &pn) < 1e-13,
+            "{g} k={k} p"
+        );
         close(sums.get(Slot(0)), dot(&rn, &rn), "<r, r>");
         close(sums.get(Slot(1)), dot(&rn, &z), "<r, z>");
         // A matrix one value or one entry away from the stencil is refused on the device.

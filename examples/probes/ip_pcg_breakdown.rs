@@ -67,7 +67,16 @@ fn main() {
                     be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap()
                 }
                 "cg_update" => be
-                    .cg_update(1e-9, 1e-9, &mut x, &mut r, &mut pv, &ap, &mut partials, Slot(0))
+                    .cg_update(
+                        1e-9,
+                        1e-9,
+                        &mut x,
+                        &mut r,
+                        &mut pv,
+                        &ap,
+                        &mut partials,
+                        Slot(0),
+                    )
                     .unwrap(),
                 "pcg_update" => be
                     .pcg_update(
@@ -91,8 +100,17 @@ fn main() {
                     .ip_stencil_quad(&st, &ap, &mut partials, Slot(2))
                     .unwrap(),
                 "CG iteration" => {
-                    be.cg_update(1e-9, 1e-9, &mut x, &mut r, &mut pv, &ap, &mut partials, Slot(0))
-                        .unwrap();
+                    be.cg_update(
+                        1e-9,
+                        1e-9,
+                        &mut x,
+                        &mut r,
+                        &mut pv,
+                        &ap,
+                        &mut partials,
+                        Slot(0),
+                    )
+                    .unwrap();
                     let dots = SpmvDots {
                         yy: Some(Slot(1)),
                         with: [Some((&pv, Slot(2))), None],

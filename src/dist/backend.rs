@@ -25,8 +25,8 @@ use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::{
     AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
-    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpPcgVectors, IpStencil, KrylovOps, Partials,
-    PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
+    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpPcgVectors, IpStencil,
+    KrylovOps, Partials, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};

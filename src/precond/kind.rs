@@ -176,11 +176,9 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             // The solver's CSR copy is checked on the device (one pass); otherwise the host
             // matrix on the host.
             match device {
-                Some(d) if matches!(d.format(), crate::backend::DeviceFormat::Csr { .. }) => {
-                    Some(Box::new(IncompletePoisson::matrix_free_on(
-                        backend, d, &stencil,
-                    )?))
-                }
+                Some(d) if matches!(d.format(), crate::backend::DeviceFormat::Csr { .. }) => Some(
+                    Box::new(IncompletePoisson::matrix_free_on(backend, d, &stencil)?),
+                ),
                 _ => Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?)),
             }
         }

@@ -5,7 +5,8 @@ use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check,
+    check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{

@@ -1,5 +1,6 @@
 //! Host implementation of [`PrecondOps`].
 
+use super::two_slots_mut;
 use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
@@ -8,7 +9,6 @@ use crate::backend::ops::precond::{
     check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check,
     check_isai, check_level, check_sweep, check_trsv,
 };
-use super::two_slots_mut;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
@@ -492,7 +492,8 @@ impl PrecondOps for HostBackend {
         let n = check_ip_pcg_update(st, &v, partials, slots)?;
         self.counters.launch();
         let g = partials.groups();
-        let (out_rr, out_rz) = two_slots_mut(partials.buffer.host_mut()?, g, slots.0 .0, slots.1 .0);
+        let (out_rr, out_rz) =
+            two_slots_mut(partials.buffer.host_mut()?, g, slots.0 .0, slots.1 .0);
         let (alpha, beta) = (v.alpha, v.beta);
         let (r, ap) = (v.r.host()?, v.ap.host()?);
         let items: Vec<_> = chunks_mut(v.x.host_mut()?, g)

@@ -125,7 +125,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             } else {
                 0
             })?,
-            fused_step: false,            partials: backend.spmv_partials(a, slot::COUNT)?,
+            fused_step: false,
+            partials: backend.spmv_partials(a, slot::COUNT)?,
             scratch: backend.partials(n, 1)?,
             resident: state_for(backend, "cg", n, &params)?,
             recordings: Recordings::default(),
