@@ -95,8 +95,13 @@ impl<T: Scalar> BlockIsai<T> {
         let t_factor = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        let lay_l = power_pattern(&f.l_row_ptr, &f.l_col_idx, level)?;
-        let lay_u = power_pattern(&f.u_row_ptr, &f.u_col_idx, level)?;
+        // The two patterns are independent: built side by side (each is parallel inside, but
+        // its CSC transpose is one pass).
+        let (lay_l, lay_u) = rayon::join(
+            || power_pattern(&f.l_row_ptr, &f.l_col_idx, level),
+            || power_pattern(&f.u_row_ptr, &f.u_col_idx, level),
+        );
+        let (lay_l, lay_u) = (lay_l?, lay_u?);
         let t_pattern = t1.elapsed().as_secs_f64();
 
         let t2 = Instant::now();

@@ -54,9 +54,17 @@ pub(crate) fn power_rows(
             row
         })
         .collect();
-    let mut power = base.clone();
-    for _ in 1..k {
-        power = (0..n)
+    if k <= 1 {
+        return base
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, row)| row.into_iter().filter(|&j| keep(i, j as usize)).collect())
+            .collect();
+    }
+    // Row i of the power is the union of the previous power's rows p in base row i; the last
+    // step applies `keep` as it forms the rows (no second pass over the result).
+    let step = |power: &[Vec<u32>], last: bool| -> Vec<Vec<u32>> {
+        (0..n)
             .into_par_iter()
             .map(|i| {
                 let mut row: Vec<u32> = base[i]
@@ -65,15 +73,18 @@ pub(crate) fn power_rows(
                     .collect();
                 row.sort_unstable();
                 row.dedup();
+                if last {
+                    row.retain(|&j| keep(i, j as usize));
+                }
                 row
             })
-            .collect();
+            .collect()
+    };
+    let mut power = step(&base, k == 2);
+    for s in 3..=k {
+        power = step(&power, s == k);
     }
     power
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, row)| row.into_iter().filter(|&j| keep(i, j as usize)).collect())
-        .collect()
 }
 
 /// Both layouts of the pattern given by its sorted rows.
