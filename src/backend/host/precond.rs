@@ -475,7 +475,7 @@ impl PrecondOps for HostBackend {
         exec(n, items, |(c, o)| {
             let mut acc = T::zero();
             for i in (c * CHUNK..(c + 1) * CHUNK).take_while(|&i| i < n) {
-                acc += v[i] * ip_row(st, i, v);
+                acc += ip_quad_term(st, i, v);
             }
             *o = acc;
         });
@@ -628,6 +628,37 @@ fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> 
 /// Row i of the matrix-free Incomplete Poisson product (the order of `ip.cl`).
 fn ip_row<T: Scalar>(st: &IpStencil<T>, i: usize, r: &[T]) -> T {
     ip_row_of(st, i, |j| r[j])
+}
+
+/// Point i's term of <v, M^-1 v> as the `ip_stencil_quad` kernel forms it (M^-1 symmetric):
+/// v_i (m_i v_i + 2 sum over the lower neighbours j of w v_j).
+fn ip_quad_term<T: Scalar>(st: &IpStencil<T>, i: usize, v: &[T]) -> T {
+    let [nx, ny, _] = st.dims;
+    let [wx, wy, wz] = st.weights;
+    let plane = nx * ny;
+    let (zc, rem) = (i / plane, i % plane);
+    let (yc, xc) = (rem / nx, rem % nx);
+    let (mut m, mut lower) = (T::zero(), T::zero());
+    if zc > 0 {
+        m += wz * wz;
+    }
+    if yc > 0 {
+        m += wy * wy;
+    }
+    if xc > 0 {
+        m += wx * wx;
+    }
+    m += T::one();
+    if zc > 0 {
+        lower += wz * v[i - plane];
+    }
+    if yc > 0 {
+        lower += wy * v[i - nx];
+    }
+    if xc > 0 {
+        lower += wx * v[i - 1];
+    }
+    v[i] * (m * v[i] + T::from_f64(2.0) * lower)
 }
 
 /// [`ip_row`] of the vector whose entry j is `r(j)` (`ip_pcg_update` passes r_j - alpha Ap_j).
