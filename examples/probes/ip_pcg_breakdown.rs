@@ -56,105 +56,76 @@ fn main() {
         let mut ap = be.upload(&small).unwrap();
         let mut partials = be.partials::<f64>(n, 4).unwrap();
         let reps = 50;
+        let mut run = |step: &str| match step {
+            "spmv_dots(p)" | "spmv_dots(p, Ap)" => {
+                let dots = SpmvDots {
+                    yy: (step == "spmv_dots(p, Ap)").then_some(Slot(1)),
+                    with: [Some((&pv, Slot(2))), None],
+                };
+                be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap()
+            }
+            "cg_update" => be
+                .cg_update(
+                    1e-9,
+                    1e-9,
+                    &mut x,
+                    &mut r,
+                    &mut pv,
+                    &ap,
+                    &mut partials,
+                    Slot(0),
+                )
+                .unwrap(),
+            "pcg_update" => be
+                .pcg_update(
+                    1e-9,
+                    1e-9,
+                    &mut x,
+                    &mut r,
+                    &mut z,
+                    &mut pv,
+                    &ap,
+                    &q,
+                    &mut partials,
+                    Slot(0),
+                    Slot(1),
+                )
+                .unwrap(),
+            "ip_stencil_dot" => be
+                .ip_stencil_dot(&st, &ap, &mut q, &mut partials, Slot(2))
+                .unwrap(),
+            "ip_stencil_quad" => be
+                .ip_stencil_quad(&st, &ap, &mut partials, Slot(3))
+                .unwrap(),
+            "ip_pcg_update" => {
+                let v = IpPcgVectors {
+                    alpha: 1e-9,
+                    beta: 1e-9,
+                    x: &mut x,
+                    r: &r,
+                    r_next: &mut r_next,
+                    p: &mut pv,
+                    ap: &ap,
+                };
+                be.ip_pcg_update(&st, v, &mut partials, (Slot(0), Slot(1)))
+                    .unwrap();
+                std::mem::swap(&mut r, &mut r_next);
+            }
+            _ => {
+                be.finish(&partials).unwrap();
+            }
+        };
         let mut cells = Vec::new();
         for (name, bytes) in kernels {
-            let us = time(5, reps, &be, || match name {
-                "spmv_dots(p)" => {
-                    let dots = SpmvDots {
-                        yy: None,
-                        with: [Some((&pv, Slot(0))), None],
-                    };
-                    be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap()
-                }
-                "cg_update" => be
-                    .cg_update(
-                        1e-9,
-                        1e-9,
-                        &mut x,
-                        &mut r,
-                        &mut pv,
-                        &ap,
-                        &mut partials,
-                        Slot(0),
-                    )
-                    .unwrap(),
-                "pcg_update" => be
-                    .pcg_update(
-                        1e-9,
-                        1e-9,
-                        &mut x,
-                        &mut r,
-                        &mut z,
-                        &mut pv,
-                        &ap,
-                        &q,
-                        &mut partials,
-                        Slot(0),
-                        Slot(1),
-                    )
-                    .unwrap(),
-                "ip_stencil_dot" => be
-                    .ip_stencil_dot(&st, &ap, &mut q, &mut partials, Slot(2))
-                    .unwrap(),
-                "ip_stencil_quad" => be
-                    .ip_stencil_quad(&st, &ap, &mut partials, Slot(2))
-                    .unwrap(),
-                "CG iteration" => {
-                    be.cg_update(
-                        1e-9,
-                        1e-9,
-                        &mut x,
-                        &mut r,
-                        &mut pv,
-                        &ap,
-                        &mut partials,
-                        Slot(0),
-                    )
-                    .unwrap();
-                    let dots = SpmvDots {
-                        yy: Some(Slot(1)),
-                        with: [Some((&pv, Slot(2))), None],
-                    };
-                    be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap();
-                    be.finish(&partials).unwrap();
-                }
+            // An iteration is its kernels in the solver's order and the one transfer.
+            let steps: Vec<&str> = match name {
+                "CG iteration" => vec!["cg_update", "spmv_dots(p, Ap)", "finish"],
                 "IP-PCG iteration" => {
-                    let v = IpPcgVectors {
-                        alpha: 1e-9,
-                        beta: 1e-9,
-                        x: &mut x,
-                        r: &r,
-                        r_next: &mut r_next,
-                        p: &mut pv,
-                        ap: &ap,
-                    };
-                    be.ip_pcg_update(&st, v, &mut partials, (Slot(0), Slot(1)))
-                        .unwrap();
-                    std::mem::swap(&mut r, &mut r_next);
-                    let dots = SpmvDots {
-                        yy: None,
-                        with: [Some((&pv, Slot(2))), None],
-                    };
-                    be.spmv_dots(&a, &pv, &mut ap, dots, &mut partials).unwrap();
-                    be.ip_stencil_quad(&st, &ap, &mut partials, Slot(3))
-                        .unwrap();
-                    be.finish(&partials).unwrap();
+                    vec!["ip_pcg_update", "spmv_dots(p)", "ip_stencil_quad", "finish"]
                 }
-                _ => {
-                    let v = IpPcgVectors {
-                        alpha: 1e-9,
-                        beta: 1e-9,
-                        x: &mut x,
-                        r: &r,
-                        r_next: &mut r_next,
-                        p: &mut pv,
-                        ap: &ap,
-                    };
-                    be.ip_pcg_update(&st, v, &mut partials, (Slot(0), Slot(1)))
-                        .unwrap();
-                    std::mem::swap(&mut r, &mut r_next);
-                }
-            });
+                kernel => vec![kernel],
+            };
+            let us = time(5, reps, &be, || steps.iter().for_each(|s| run(s)));
             cells.push(format!("{us:.1} ({:.0})", bytes / us / 1e3));
         }
         println!("{} | {}", be.name(), cells.join(" | "));
