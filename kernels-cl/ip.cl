@@ -85,9 +85,10 @@
         }                                                                                          \
     }
 
-/* (M^-1 v)_i at the march's point into `out`, in the order of the header (z-1 is prev, i cur,
- * z+1 next). */
-#define IP_MARCH_ROW(V, out)                                                                       \
+/* (M^-1 v)_i at point i with coordinates (xc, yc, zc) into `out`, in the order of the header: V(j)
+ * gives the x and y neighbours, ZM, C and ZP the values at z-1, i and z+1 (expressions, evaluated
+ * only where the sum needs them). */
+#define IP_ROW_OF(V, ZM, C, ZP, out)                                                               \
     SCALAR out;                                                                                    \
     {                                                                                              \
         SCALAR m_ = ZERO;                                                                          \
@@ -96,15 +97,18 @@
         if (xc > 0) m_ += wx * wx;                                                                 \
         m_ += (SCALAR)1;                                                                           \
         SCALAR a_ = ZERO;                                                                          \
-        if (zc > 0) a_ += wz * prev;                                                               \
+        if (zc > 0) a_ += wz * (ZM);                                                               \
         if (yc > 0) a_ += wy * V(i - nx);                                                          \
         if (xc > 0) a_ += wx * V(i - 1);                                                           \
-        a_ += m_ * cur;                                                                            \
+        a_ += m_ * (C);                                                                            \
         if (xc + 1 < nx) a_ += wx * V(i + 1);                                                      \
         if (yc + 1 < ny) a_ += wy * V(i + nx);                                                     \
-        if (zc + 1 < nz) a_ += wz * next;                                                          \
+        if (zc + 1 < nz) a_ += wz * (ZP);                                                          \
         out = a_;                                                                                  \
     }
+
+/* The row at the march's point (z-1 is prev, i cur, z+1 next). */
+#define IP_MARCH_ROW(V, out) IP_ROW_OF(V, prev, cur, next, out)
 
 #define IP_R(j) r[j]
 #define IP_V(j) v[j]
@@ -163,26 +167,8 @@ pk_kernel void ip_stencil_quad(const uint nx, const uint ny, const uint nz, cons
     write_partial(partials, slot, acc);
 }
 
-/* (M^-1 v)_i at point i with coordinates (xc, yc, zc), every neighbour loaded where the sum
- * needs it (the order of the header). */
-#define IP_POINT_ROW(V, out)                                                                       \
-    SCALAR out;                                                                                    \
-    {                                                                                              \
-        SCALAR m_ = ZERO;                                                                          \
-        if (zc > 0) m_ += wz * wz;                                                                 \
-        if (yc > 0) m_ += wy * wy;                                                                 \
-        if (xc > 0) m_ += wx * wx;                                                                 \
-        m_ += (SCALAR)1;                                                                           \
-        SCALAR a_ = ZERO;                                                                          \
-        if (zc > 0) a_ += wz * V(i - plane);                                                       \
-        if (yc > 0) a_ += wy * V(i - nx);                                                          \
-        if (xc > 0) a_ += wx * V(i - 1);                                                           \
-        a_ += m_ * V(i);                                                                           \
-        if (xc + 1 < nx) a_ += wx * V(i + 1);                                                      \
-        if (yc + 1 < ny) a_ += wy * V(i + nx);                                                     \
-        if (zc + 1 < nz) a_ += wz * V(i + plane);                                                  \
-        out = a_;                                                                                  \
-    }
+/* The row at point i, every neighbour loaded where the sum needs it. */
+#define IP_POINT_ROW(V, out) IP_ROW_OF(V, V(i - plane), V(i), V(i + plane), out)
 
 /* The point of an element loop in FOR_EACH's order without a division per step: the
  * coordinates of i and of the loop's stride, added with carries (each at most 1, the stride's x

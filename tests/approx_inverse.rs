@@ -458,14 +458,17 @@ fn ip_equals_eq15_cut_to_the_pattern_elsewhere() {
     }
 }
 
+/// The stencil problems and sizes of the matrix-free IP tests: awkward sizes, a 1-point grid.
+const IP_GRIDS: [(Generator, usize); 4] = [
+    (Generator::Poisson2d, 13),
+    (Generator::Poisson3d, 7),
+    (Generator::Aniso2d, 11),
+    (Generator::Poisson3d, 1),
+];
+
 /// The matrix-free IP equals the assembled one on `b` (apply and apply_dot).
 fn matrix_free_ip_equals_assembled<B: Backend>(b: &B) {
-    for (g, k) in [
-        (Generator::Poisson2d, 13),
-        (Generator::Poisson3d, 7),
-        (Generator::Aniso2d, 11),
-        (Generator::Poisson3d, 1),
-    ] {
+    for (g, k) in IP_GRIDS {
         let a = g.generate_with_param::<f64>(k).unwrap().matrix;
         let st = g.grid_stencil(k).unwrap();
         let n = a.n_rows();
@@ -531,12 +534,7 @@ fn not_applicable(r: Result<IncompletePoisson<f64>, Error>, why: &str) {
 /// check of the stencil accepts the stencil's CSR matrix and refuses any other (a changed
 /// value, a missing entry, another format).
 fn matrix_free_ip_fused_kernels<B: Backend>(b: &B) {
-    for (g, k) in [
-        (Generator::Poisson2d, 13),
-        (Generator::Poisson3d, 7),
-        (Generator::Aniso2d, 11),
-        (Generator::Poisson3d, 1),
-    ] {
+    for (g, k) in IP_GRIDS {
         let a = g.generate_with_param::<f64>(k).unwrap().matrix;
         let st = g.grid_stencil(k).unwrap();
         let n = a.n_rows();

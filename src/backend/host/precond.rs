@@ -633,24 +633,12 @@ fn ip_row<T: Scalar>(st: &IpStencil<T>, i: usize, r: &[T]) -> T {
 /// Point i's term of <v, M^-1 v> as the `ip_stencil_quad` kernel forms it (M^-1 symmetric):
 /// v_i (m_i v_i + 2 sum over the lower neighbours j of w v_j).
 fn ip_quad_term<T: Scalar>(st: &IpStencil<T>, i: usize, v: &[T]) -> T {
+    let ([xc, yc, zc], m) = ip_point(st, i);
     let [nx, ny, _] = st.dims;
     let [wx, wy, wz] = st.weights;
-    let plane = nx * ny;
-    let (zc, rem) = (i / plane, i % plane);
-    let (yc, xc) = (rem / nx, rem % nx);
-    let (mut m, mut lower) = (T::zero(), T::zero());
+    let mut lower = T::zero();
     if zc > 0 {
-        m += wz * wz;
-    }
-    if yc > 0 {
-        m += wy * wy;
-    }
-    if xc > 0 {
-        m += wx * wx;
-    }
-    m += T::one();
-    if zc > 0 {
-        lower += wz * v[i - plane];
+        lower += wz * v[i - nx * ny];
     }
     if yc > 0 {
         lower += wy * v[i - nx];
@@ -661,9 +649,10 @@ fn ip_quad_term<T: Scalar>(st: &IpStencil<T>, i: usize, v: &[T]) -> T {
     v[i] * (m * v[i] + T::from_f64(2.0) * lower)
 }
 
-/// [`ip_row`] of the vector whose entry j is `r(j)` (`ip_pcg_update` passes r_j - alpha Ap_j).
-fn ip_row_of<T: Scalar>(st: &IpStencil<T>, i: usize, r: impl Fn(usize) -> T) -> T {
-    let [nx, ny, nz] = st.dims;
+/// The coordinates (x, y, z) of point i of the grid and the diagonal m_i of M^-1 there,
+/// ((0 + w_z^2) + w_y^2) + w_x^2 + 1 over the lower neighbours present.
+fn ip_point<T: Scalar>(st: &IpStencil<T>, i: usize) -> ([usize; 3], T) {
+    let [nx, ny, _] = st.dims;
     let [wx, wy, wz] = st.weights;
     let plane = nx * ny;
     let (zc, rem) = (i / plane, i % plane);
@@ -679,6 +668,15 @@ fn ip_row_of<T: Scalar>(st: &IpStencil<T>, i: usize, r: impl Fn(usize) -> T) -> 
         m += wx * wx;
     }
     m += T::one();
+    ([xc, yc, zc], m)
+}
+
+/// [`ip_row`] of the vector whose entry j is `r(j)` (`ip_pcg_update` passes r_j - alpha Ap_j).
+fn ip_row_of<T: Scalar>(st: &IpStencil<T>, i: usize, r: impl Fn(usize) -> T) -> T {
+    let ([xc, yc, zc], m) = ip_point(st, i);
+    let [nx, ny, nz] = st.dims;
+    let [wx, wy, wz] = st.weights;
+    let plane = nx * ny;
     let mut acc = T::zero();
     if zc > 0 {
         acc += wz * r(i - plane);
