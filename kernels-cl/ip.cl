@@ -18,7 +18,8 @@
  *                                                     z = M^-1 r, partial <r, z> into slot
  *   ip_stencil_quad (uint nx, uint ny, uint nz, SCALAR wx, SCALAR wy, SCALAR wz,
  *                    const SCALAR* v, SCALAR* partials, uint slot)
- *                                                     partial <v, M^-1 v> into slot, nothing stored
+ *                     partial <v, M^-1 v> into slot, nothing stored (as sum_i v_i (m_i v_i +
+ *                     2 sum over the lower neighbours j of w v_j): M^-1 is symmetric)
  *   ip_pcg_update (uint nx, uint ny, uint nz, SCALAR wx, SCALAR wy, SCALAR wz, SCALAR alpha,
  *                  SCALAR beta, SCALAR* x, const SCALAR* r, SCALAR* r_next, SCALAR* p,
  *                  const SCALAR* ap, SCALAR* partials, uint slot_rr, uint slot_rz)
