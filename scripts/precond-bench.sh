@@ -15,6 +15,8 @@
 #   CONFIGS: the whole list instead (precond:trisolve or isai:k, e.g. "bilu0:exact isai:2")
 #   TOL, MAXIT: the relative tolerance and iteration cap (default 1e-5 and 20000)
 #   CONVDIFF_N, THERMAL_N: other sizes (a smoke test on the host: 13824 and 10000)
+#   RHS: the right-hand side (default ones; a-ones is b = A 1: on thermal2d with n = 250K, b = 1
+#   makes GMRES(30) + BILU(0) stall near a relative residual of 0.98, b = A 1 converges)
 set -euo pipefail
 out=${1:?output CSV}
 backends=${2:-cuda opencl}
@@ -37,7 +39,7 @@ for prob in $problems; do
       pc=${cfg%%:*}; ts=${cfg#*:}
       if [ "$pc" = isai ]; then pcargs="--isai-level $ts"; else pcargs="--trisolve $ts"; fi
       json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol "${TOL:-1e-5}" --maxit "${MAXIT:-20000}" \
-        --precond "$pc" $pcargs --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
+        --rhs "${RHS:-ones}" --precond "$pc" $pcargs --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
       echo "$json" | python3 -c '
 import json, sys
