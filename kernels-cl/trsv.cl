@@ -32,44 +32,80 @@
 
 #define PK_MAX_BLOCK 8
 
-/* x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for one block row; x_in may alias x_out. */
+/* x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for one block row of BS x BS blocks; x_in may alias x_out.
+ * One function per block size (PK_BLOCK_ROW_SOLVE(BS) below) so that the row's sums stay in
+ * registers (with a run-time size they live in private memory). */
+#define PK_BLOCK_ROW_SOLVE(BS)                                                                        \
+    inline void block_row_solve_##BS(const uint br, __global const uint *row_ptr,                     \
+                                     __global const uint *col_idx, __global const SCALAR *values,      \
+                                     __global const SCALAR *inv_diag, const uint unit_diag,            \
+                                     __global const SCALAR *b, __global const SCALAR *x_in,            \
+                                     const uint from_zero, __global SCALAR *x_out) {                   \
+        SCALAR t[BS];                                                                                 \
+        const uint bb = BS * BS;                                                                      \
+        for (uint i = 0; i < BS; ++i) {                                                               \
+            t[i] = b[br * BS + i];                                                                    \
+        }                                                                                             \
+        if (!from_zero) {                                                                             \
+            const uint end = row_ptr[br + 1];                                                         \
+            for (uint k = row_ptr[br]; k < end; ++k) {                                                \
+                const uint c0 = col_idx[k] * BS;                                                      \
+                __global const SCALAR *blk = values + (ulong)k * bb;                                  \
+                for (uint j = 0; j < BS; ++j) {                                                       \
+                    const SCALAR xj = x_in[c0 + j];                                                   \
+                    for (uint i = 0; i < BS; ++i) {                                                   \
+                        t[i] -= blk[j * BS + i] * xj;                                                 \
+                    }                                                                                 \
+                }                                                                                     \
+            }                                                                                         \
+        }                                                                                             \
+        if (unit_diag) {                                                                              \
+            for (uint i = 0; i < BS; ++i) {                                                           \
+                x_out[br * BS + i] = t[i];                                                            \
+            }                                                                                         \
+        } else {                                                                                      \
+            __global const SCALAR *d = inv_diag + (ulong)br * bb;                                     \
+            for (uint i = 0; i < BS; ++i) {                                                           \
+                SCALAR acc = ZERO;                                                                    \
+                for (uint j = 0; j < BS; ++j) {                                                       \
+                    acc += d[j * BS + i] * t[j];                                                      \
+                }                                                                                     \
+                x_out[br * BS + i] = acc;                                                             \
+            }                                                                                         \
+        }                                                                                             \
+    }
+PK_BLOCK_ROW_SOLVE(1)
+PK_BLOCK_ROW_SOLVE(2)
+PK_BLOCK_ROW_SOLVE(3)
+PK_BLOCK_ROW_SOLVE(4)
+PK_BLOCK_ROW_SOLVE(5)
+PK_BLOCK_ROW_SOLVE(6)
+PK_BLOCK_ROW_SOLVE(7)
+PK_BLOCK_ROW_SOLVE(8)
+
+/* block_row_solve_BS for the run-time block size bs (1..PK_MAX_BLOCK, checked by the host). */
 inline void block_row_solve(const uint bs, const uint br, __global const uint *row_ptr,
                             __global const uint *col_idx, __global const SCALAR *values,
                             __global const SCALAR *inv_diag, const uint unit_diag,
                             __global const SCALAR *b, __global const SCALAR *x_in, const uint from_zero,
                             __global SCALAR *x_out) {
-    SCALAR t[PK_MAX_BLOCK];
-    const uint bb = bs * bs;
-    for (uint i = 0; i < bs; ++i) {
-        t[i] = b[br * bs + i];
+#define PK_ROW_CASE(BS)                                                                                \
+    case BS:                                                                                           \
+        block_row_solve_##BS(br, row_ptr, col_idx, values, inv_diag, unit_diag, b, x_in, from_zero, x_out); \
+        break;
+    switch (bs) {
+        PK_ROW_CASE(1)
+        PK_ROW_CASE(2)
+        PK_ROW_CASE(3)
+        PK_ROW_CASE(4)
+        PK_ROW_CASE(5)
+        PK_ROW_CASE(6)
+        PK_ROW_CASE(7)
+        PK_ROW_CASE(8)
+        default:
+            break;
     }
-    if (!from_zero) {
-        const uint end = row_ptr[br + 1];
-        for (uint k = row_ptr[br]; k < end; ++k) {
-            const uint c0 = col_idx[k] * bs;
-            __global const SCALAR *blk = values + (ulong)k * bb;
-            for (uint j = 0; j < bs; ++j) {
-                const SCALAR xj = x_in[c0 + j];
-                for (uint i = 0; i < bs; ++i) {
-                    t[i] -= blk[j * bs + i] * xj;
-                }
-            }
-        }
-    }
-    if (unit_diag) {
-        for (uint i = 0; i < bs; ++i) {
-            x_out[br * bs + i] = t[i];
-        }
-    } else {
-        __global const SCALAR *d = inv_diag + (ulong)br * bb;
-        for (uint i = 0; i < bs; ++i) {
-            SCALAR acc = ZERO;
-            for (uint j = 0; j < bs; ++j) {
-                acc += d[j * bs + i] * t[j];
-            }
-            x_out[br * bs + i] = acc;
-        }
-    }
+#undef PK_ROW_CASE
 }
 
 pk_kernel void block_diag_scale(const uint bs, const uint n_block_rows, PK_GLOBAL(const SCALAR, inv_blocks),

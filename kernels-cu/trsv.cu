@@ -16,43 +16,76 @@
 
 #define PK_MAX_BLOCK 8
 
-/* x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for one block row; x_in may alias x_out. */
-__device__ __forceinline__ void block_row_solve(const uint bs, const uint br, const uint *row_ptr, const uint *col_idx,
-                                                const SCALAR *values, const SCALAR *inv_diag, const uint unit_diag,
-                                                const SCALAR *b, const SCALAR *x_in, const uint from_zero,
-                                                SCALAR *x_out) {
-    SCALAR t[PK_MAX_BLOCK];
-    const uint bb = bs * bs;
-    for (uint i = 0; i < bs; ++i) {
-        t[i] = b[br * bs + i];
+/* x_I = D_I^-1 (b_I - sum_J T_IJ x_J) for one block row of BS x BS blocks; x_in may alias x_out.
+ * The block size is a template parameter so that the row's sums stay in registers (with a
+ * run-time size they live in local memory). */
+template <uint BS>
+__device__ __forceinline__ void block_row_solve_bs(const uint br, const uint *row_ptr, const uint *col_idx,
+                                                   const SCALAR *values, const SCALAR *inv_diag, const uint unit_diag,
+                                                   const SCALAR *b, const SCALAR *x_in, const uint from_zero,
+                                                   SCALAR *x_out) {
+    SCALAR t[BS];
+    const uint bb = BS * BS;
+#pragma unroll
+    for (uint i = 0; i < BS; ++i) {
+        t[i] = b[br * BS + i];
     }
     if (!from_zero) {
         const uint end = row_ptr[br + 1];
         for (uint k = row_ptr[br]; k < end; ++k) {
-            const uint c0 = col_idx[k] * bs;
+            const uint c0 = col_idx[k] * BS;
             const SCALAR *blk = values + (unsigned long long)k * bb;
-            for (uint j = 0; j < bs; ++j) {
+#pragma unroll
+            for (uint j = 0; j < BS; ++j) {
                 const SCALAR xj = x_in[c0 + j];
-                for (uint i = 0; i < bs; ++i) {
-                    t[i] -= blk[j * bs + i] * xj;
+#pragma unroll
+                for (uint i = 0; i < BS; ++i) {
+                    t[i] -= blk[j * BS + i] * xj;
                 }
             }
         }
     }
     if (unit_diag) {
-        for (uint i = 0; i < bs; ++i) {
-            x_out[br * bs + i] = t[i];
+#pragma unroll
+        for (uint i = 0; i < BS; ++i) {
+            x_out[br * BS + i] = t[i];
         }
     } else {
         const SCALAR *d = inv_diag + (unsigned long long)br * bb;
-        for (uint i = 0; i < bs; ++i) {
+#pragma unroll
+        for (uint i = 0; i < BS; ++i) {
             SCALAR acc = ZERO;
-            for (uint j = 0; j < bs; ++j) {
-                acc += d[j * bs + i] * t[j];
+#pragma unroll
+            for (uint j = 0; j < BS; ++j) {
+                acc += d[j * BS + i] * t[j];
             }
-            x_out[br * bs + i] = acc;
+            x_out[br * BS + i] = acc;
         }
     }
+}
+
+/* block_row_solve_bs for the run-time block size bs (1..PK_MAX_BLOCK, checked by the host). */
+__device__ __forceinline__ void block_row_solve(const uint bs, const uint br, const uint *row_ptr, const uint *col_idx,
+                                                const SCALAR *values, const SCALAR *inv_diag, const uint unit_diag,
+                                                const SCALAR *b, const SCALAR *x_in, const uint from_zero,
+                                                SCALAR *x_out) {
+#define PK_ROW_CASE(BS)                                                                                  \
+    case BS:                                                                                             \
+        block_row_solve_bs<BS>(br, row_ptr, col_idx, values, inv_diag, unit_diag, b, x_in, from_zero, x_out); \
+        break;
+    switch (bs) {
+        PK_ROW_CASE(1)
+        PK_ROW_CASE(2)
+        PK_ROW_CASE(3)
+        PK_ROW_CASE(4)
+        PK_ROW_CASE(5)
+        PK_ROW_CASE(6)
+        PK_ROW_CASE(7)
+        PK_ROW_CASE(8)
+        default:
+            break;
+    }
+#undef PK_ROW_CASE
 }
 
 extern "C" __launch_bounds__(WG) __global__ void block_diag_scale(const uint bs, const uint n_block_rows,
