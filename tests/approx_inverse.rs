@@ -16,7 +16,7 @@ mod common;
 use common::{rand_vec, random_matrix, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
-    Backend, BlockTriangular, InversePattern, IpPcgVectors, MatrixFormat, Slot,
+    Backend, BlockTriangular, InversePattern, MatrixFormat, PcgStepVectors, Slot,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
@@ -568,7 +568,7 @@ fn matrix_free_ip_fused_kernels<B: Backend>(b: &B) {
         let r = b.upload(&r0).unwrap();
         let mut r_next = b.alloc(n).unwrap();
         let mut p = b.upload(&p0).unwrap();
-        let vectors = IpPcgVectors {
+        let vectors = PcgStepVectors {
             alpha,
             beta,
             x: &mut x,

@@ -4,7 +4,7 @@
 //! DRAM traffic floor, on each available GPU backend.
 //! `cargo run --release --features "cuda opencl" --example ip_pcg_breakdown [n]`
 
-use pipekrylov::backend::{IpPcgVectors, IpStencil, Slot, SpmvDots};
+use pipekrylov::backend::{IpStencil, PcgStepVectors, Slot, SpmvDots};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::prelude::*;
 
@@ -98,7 +98,7 @@ fn main() {
                 .ip_stencil_quad(&st, &ap, &mut partials, Slot(3))
                 .unwrap(),
             "ip_pcg_update" => {
-                let v = IpPcgVectors {
+                let v = PcgStepVectors {
                     alpha: 1e-9,
                     beta: 1e-9,
                     x: &mut x,

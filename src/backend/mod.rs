@@ -36,8 +36,8 @@ pub use matrix::{
 };
 pub use ops::{
     AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
-    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpPcgVectors, IpStencil,
-    KrylovOps, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,
+    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
+    PcgStepVectors, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,
     StencilCoefficients, VectorOps, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};

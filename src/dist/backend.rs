@@ -25,8 +25,8 @@ use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::{
     AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
-    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpPcgVectors, IpStencil,
-    KrylovOps, Partials, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
+    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials,
+    PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -1013,7 +1013,7 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     fn ip_pcg_update<T: Scalar>(
         &self,
         st: &IpStencil<T>,
-        v: IpPcgVectors<'_, T>,
+        v: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
     ) -> Result<()> {

@@ -27,7 +27,7 @@ pub use jacobi::Jacobi;
 pub use kind::{build, build_on, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;
 
-use crate::backend::{Backend, Buffer, IpPcgVectors, Partials, Slot};
+use crate::backend::{Backend, Buffer, Partials, PcgStepVectors, Slot};
 use crate::error::Error;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -95,7 +95,7 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
         _partials: &mut Partials<T>,
         _slot: Slot,
     ) -> Result<()> {
-        Err(self.no_fused_step())
+        Err(no_fused_step(self.name()))
     }
     /// Pipelined PCG's update x += alpha p, r_next = r - alpha Ap, z = M^-1 r_next,
     /// p = z + beta p with the first stages of <r_next, r_next> into `slots.0` and
@@ -104,18 +104,11 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn pcg_update(
         &self,
         _backend: &B,
-        _vectors: IpPcgVectors<'_, T>,
+        _vectors: PcgStepVectors<'_, T>,
         _partials: &mut Partials<T>,
         _slots: (Slot, Slot),
     ) -> Result<()> {
-        Err(self.no_fused_step())
-    }
-    /// The error of the fused PCG methods of a preconditioner that does not fuse.
-    fn no_fused_step(&self) -> Error {
-        Error::NotApplicable {
-            preconditioner: self.name().into(),
-            reason: "it does not fuse the PCG update".into(),
-        }
+        Err(no_fused_step(self.name()))
     }
     /// Setup time, host and device parts.
     fn setup_times(&self) -> SetupTimes;
@@ -133,6 +126,14 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     /// depends on the values; the solvers refuse a device matrix with another fingerprint.
     fn built_for(&self) -> Option<u64> {
         None
+    }
+}
+
+/// The error of the fused PCG methods of a preconditioner (named `name`) that does not fuse.
+pub(crate) fn no_fused_step(name: &str) -> Error {
+    Error::NotApplicable {
+        preconditioner: name.into(),
+        reason: "it does not fuse the PCG update".into(),
     }
 }
 

@@ -5,13 +5,13 @@ use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check,
-    check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
+    check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpPcgVectors, IpStencil, PrecondOps, StencilCoefficients,
+    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -418,7 +418,7 @@ impl PrecondOps for CudaBackend {
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        check_ip_stencil(st, v, v)?;
+        check_ip_quad(st, v)?;
         partials.check(slot, v.len())?;
         let [nx, ny, nz, wx, wy, wz] = ip_args(st);
         let args = [
@@ -440,7 +440,7 @@ impl PrecondOps for CudaBackend {
     fn ip_pcg_update<T: Scalar>(
         &self,
         st: &IpStencil<T>,
-        v: IpPcgVectors<'_, T>,
+        v: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
     ) -> Result<()> {

@@ -6,13 +6,13 @@ use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_stencil, check_ip_stencil_check,
-    check_isai, check_level, check_sweep, check_trsv,
+    check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
+    check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpPcgVectors, IpStencil, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
+    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -465,7 +465,7 @@ impl PrecondOps for HostBackend {
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        check_ip_stencil(st, v, v)?;
+        check_ip_quad(st, v)?;
         let n = v.len();
         partials.check(slot, n)?;
         self.counters.launch();
@@ -485,7 +485,7 @@ impl PrecondOps for HostBackend {
     fn ip_pcg_update<T: Scalar>(
         &self,
         st: &IpStencil<T>,
-        v: IpPcgVectors<'_, T>,
+        v: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
     ) -> Result<()> {

@@ -14,8 +14,8 @@ pub mod vector;
 pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpPcgVectors, IpStencil,
-    PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
+    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil,
+    PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{SpmvDots, SpmvOps};

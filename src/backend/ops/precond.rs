@@ -248,7 +248,7 @@ pub struct StencilCoefficients<T> {
 /// The PCG coefficients and vectors of [`PrecondOps::ip_pcg_update`]: x += alpha p,
 /// r_next = r - alpha Ap, z = M^-1 r_next, p = z + beta p.
 #[derive(Debug)]
-pub struct IpPcgVectors<'a, T> {
+pub struct PcgStepVectors<'a, T> {
     /// Step length alpha.
     pub alpha: T,
     /// Direction coefficient beta.
@@ -748,6 +748,11 @@ pub(crate) fn check_ip_stencil<T: Scalar>(
     check_len("ip_stencil: z length", z, n)
 }
 
+/// Check `ip_stencil_quad`: the grid, v of its length.
+pub(crate) fn check_ip_quad<T: Scalar>(st: &IpStencil<T>, v: &Buffer<T>) -> Result<()> {
+    check_len("ip_stencil_quad: v length", v, check_ip_grid(st.dims)?)
+}
+
 /// The number of points of an `ip_stencil` grid, checked to be positive and below 2^31 (the
 /// kernels' chunk bounds, up to n plus the number of groups, stay below 2^32).
 pub(crate) fn check_ip_grid(dims: [usize; 3]) -> Result<usize> {
@@ -765,7 +770,7 @@ pub(crate) fn check_ip_grid(dims: [usize; 3]) -> Result<usize> {
 /// Check `ip_pcg_update`: the grid, every vector of its length, the slots.
 pub(crate) fn check_ip_pcg_update<T: Scalar>(
     st: &IpStencil<T>,
-    v: &IpPcgVectors<'_, T>,
+    v: &PcgStepVectors<'_, T>,
     partials: &Partials<T>,
     slots: (Slot, Slot),
 ) -> Result<usize> {
@@ -1016,7 +1021,7 @@ pub trait PrecondOps: KrylovOps {
     fn ip_pcg_update<T: Scalar>(
         &self,
         st: &IpStencil<T>,
-        v: IpPcgVectors<'_, T>,
+        v: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
     ) -> Result<()>;

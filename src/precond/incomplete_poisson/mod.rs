@@ -11,9 +11,9 @@
 
 mod assemble;
 
-use super::{Preconditioner, SetupTimes};
+use super::{no_fused_step, Preconditioner, SetupTimes};
 use crate::backend::{
-    Backend, Buffer, DeviceFormat, DeviceMatrix, IpPcgVectors, IpStencil, MatrixFormat, Partials,
+    Backend, Buffer, DeviceFormat, DeviceMatrix, IpStencil, MatrixFormat, Partials, PcgStepVectors,
     Slot, SpmvDots, StencilCoefficients,
 };
 use crate::error::{Error, Result};
@@ -307,19 +307,19 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
     ) -> Result<()> {
         match &self.storage {
             Storage::MatrixFree(st) => backend.ip_stencil_quad(st, v, partials, slot),
-            Storage::Assembled(_) => Err(Preconditioner::<B, T>::no_fused_step(self)),
+            Storage::Assembled(_) => Err(no_fused_step("ip")),
         }
     }
     fn pcg_update(
         &self,
         backend: &B,
-        vectors: IpPcgVectors<'_, T>,
+        vectors: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
     ) -> Result<()> {
         match &self.storage {
             Storage::MatrixFree(st) => backend.ip_pcg_update(st, vectors, partials, slots),
-            Storage::Assembled(_) => Err(Preconditioner::<B, T>::no_fused_step(self)),
+            Storage::Assembled(_) => Err(no_fused_step("ip")),
         }
     }
     fn setup_times(&self) -> SetupTimes {

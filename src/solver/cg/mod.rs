@@ -24,7 +24,7 @@ use super::common::{check_operator, start_solve, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
-use crate::backend::{Backend, Buffer, DeviceMatrix, IpPcgVectors, Partials, Slot, SpmvDots};
+use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, PcgStepVectors, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
@@ -329,7 +329,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         let be = self.backend;
         match self.precond {
             Some(m) if self.fused_step => {
-                let vectors = IpPcgVectors {
+                let vectors = PcgStepVectors {
                     alpha: t(alpha),
                     beta: t(beta),
                     x,
