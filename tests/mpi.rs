@@ -264,6 +264,7 @@ fn compare_block_jacobi<B: Backend>(
             block_size: 1,
             solve: solve_kind,
             subdomains: 1,
+            ..Bilu0Options::default()
         };
         let local = Bilu0::new(be, &a.local, opts)?;
         let whole = Bilu0::new(

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{rand_vec, rel_diff};
+use common::{block_matrix, rand_vec, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
     Backend, BlockTriangular, MatrixFormat, Slot, SpmvDots, SpmvOps, VectorOps,
@@ -24,50 +24,6 @@ use pipekrylov::precond::{
 };
 use pipekrylov::solver::{BiCgStab, Cg, Execution, Gmres, Params, SolveReport, Variant};
 use pipekrylov::Error;
-
-/// A random matrix of `nb` block rows of size `s`: dominant diagonal blocks, a few random
-/// blocks per block row, every 7th block row without off-diagonal blocks (entirely empty when
-/// `empty_rows`), and one dense block row (every block column) in the middle.
-fn block_matrix(nb: usize, s: usize, empty_rows: bool, seed: u64) -> CsrMatrix<f64> {
-    let mut r = common::Rng(seed | 1);
-    let mut t = Vec::new();
-    let dense_row = nb / 2;
-    for bi in 0..nb {
-        let mut cols: Vec<usize> = if bi % 7 == 3 {
-            vec![]
-        } else if bi == dense_row {
-            (0..nb).collect()
-        } else {
-            (0..1 + r.below(3)).map(|_| r.below(nb)).collect()
-        };
-        if !(empty_rows && bi % 7 == 3) {
-            cols.push(bi);
-        }
-        cols.sort_unstable();
-        cols.dedup();
-        for bj in cols {
-            for i in 0..s {
-                for j in 0..s {
-                    // Leave some entries of a touched block out: BSR stores them as zeros.
-                    if bi != bj && r.below(5) == 0 {
-                        continue;
-                    }
-                    let v = if bi == bj && i == j {
-                        4.0 * s as f64 + r.next_f64()
-                    } else {
-                        r.next_f64() - 0.5
-                    };
-                    t.push((bi * s + i, bj * s + j, v));
-                }
-            }
-        }
-    }
-    // The dense block row's diagonal must dominate its many off-diagonal blocks.
-    for i in 0..s {
-        t.push((dense_row * s + i, dense_row * s + i, nb as f64 * s as f64));
-    }
-    CsrMatrix::from_triplets(nb * s, nb * s, &t).unwrap()
-}
 
 fn dl<B: Backend>(b: &B, v: &pipekrylov::backend::Buffer<f64>) -> Vec<f64> {
     b.download(v).unwrap()
@@ -426,6 +382,7 @@ fn apply_bilu(
         block_size: s,
         solve,
         subdomains: 1,
+        ..Bilu0Options::default()
     };
     let m = Bilu0::new(b, a, opts).unwrap();
     let rb = b.upload(r).unwrap();
@@ -483,6 +440,7 @@ fn sweeps_approach_the_exact_solve_monotonically() {
             block_size: s,
             solve: TriangularSolve::Exact,
             subdomains: 1,
+            ..Bilu0Options::default()
         },
     )
     .unwrap();

@@ -7,7 +7,8 @@
 //!
 //! Input: newline-separated fields: format, precond, trisolve, execution, variant, ortho, method,
 //! backend, then the numbers block size, subdomains, isai level, fsai level, fsai tau, afsai max
-//! steps, afsai step size, afsai eps, afsai stop (ratio|step).
+//! steps, afsai step size, afsai eps, afsai stop (ratio|step), then the BILU(0) factorization
+//! (host|sweeps:F, F capped at 64).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -38,6 +39,10 @@ fuzz_target!(|data: &[u8]| {
         (int(8, 64), int(9, 64), int(10, 8), int(11, 8));
     let (fsai_tau, afsai_steps, afsai_size, afsai_eps) =
         (real(12), int(13, 64), int(14, 16), real(15));
+    let factorization = match field(17).parse::<precond::Factorization>() {
+        Ok(precond::Factorization::Sweeps(f)) => precond::Factorization::Sweeps(f.min(64)),
+        _ => precond::Factorization::Host,
+    };
     let stop = if field(16).trim() == "step" {
         AfsaiStop::StepReduction
     } else {
@@ -61,6 +66,7 @@ fuzz_target!(|data: &[u8]| {
         block_size: block_size.unwrap_or(1),
         solve: solve.unwrap_or(precond::TriangularSolve::Exact),
         subdomains: subdomains.unwrap_or(1),
+        factorization,
         isai_level: isai_level.unwrap_or(1),
         format: format.unwrap_or(MatrixFormat::Csr),
         stencil: None,

@@ -35,7 +35,7 @@ pub use matrix::{
     CompactColumnBuffers, DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks,
 };
 pub use ops::{
-    AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BlockTriangular, CgSlots, FsaiPattern,
+    AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BiluParts, BlockTriangular, CgSlots, FsaiPattern,
     GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
     PcgStepVectors, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots, SpmvOps,
     StencilCoefficients, VectorOps, MAX_BLOCK_SIZE,

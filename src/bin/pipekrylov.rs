@@ -8,7 +8,7 @@ use pipekrylov::backend::format_choice::FormatRequest;
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
 use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
-use pipekrylov::precond::{PrecondKind, TriangularSolve};
+use pipekrylov::precond::{Factorization, PrecondKind, TriangularSolve};
 use pipekrylov::solver::{GmresOrthogonalization, Variant};
 use pipekrylov::{Error, Precision};
 
@@ -71,6 +71,11 @@ enum Command {
         /// Contiguous subdomains P of block-jacobi (couplings between them are dropped).
         #[arg(long, default_value_t = 1)]
         subdomains: usize,
+        /// Where the factors of bilu0 / block-jacobi are computed: host (exact, rayon) or
+        /// sweeps:F (on the backend: the initial guess and F fixed-point sweeps of Chow and
+        /// Patel's parallel ILU, one launch each; F >= the dependency depth is exact).
+        #[arg(long, default_value = "host")]
+        factorization: String,
         /// Pattern level k of isai: the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
         #[arg(long, default_value_t = 1)]
         isai_level: usize,
@@ -262,6 +267,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             trisolve,
             block_size,
             subdomains,
+            factorization,
             isai_level,
             fsai_level,
             fsai_tau,
@@ -295,6 +301,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 trisolve: trisolve.parse::<TriangularSolve>()?,
                 block_size,
                 subdomains,
+                factorization: factorization.parse::<Factorization>()?,
                 isai_level,
                 fsai: pipekrylov::precond::FsaiOptions {
                     level: fsai_level,

@@ -9,7 +9,9 @@ use crate::backend::{
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::{self, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve};
+use crate::precond::{
+    self, Factorization, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve,
+};
 use crate::scalar::{Precision, Scalar};
 use crate::solver::{
     BiCgStab, Cg, Gmres, GmresOrthogonalization, Monitor, Params, SolveReport, Variant,
@@ -41,6 +43,8 @@ pub struct SolveArgs {
     pub block_size: Option<usize>,
     /// `--subdomains P`
     pub subdomains: usize,
+    /// `--factorization host|sweeps:F`
+    pub factorization: Factorization,
     /// `--isai-level k`
     pub isai_level: usize,
     /// `--fsai-level k`, `--fsai-tau t`
@@ -287,6 +291,7 @@ pub(crate) fn precond_spec<T>(
         block_size,
         solve: args.trisolve,
         subdomains: args.subdomains,
+        factorization: args.factorization,
         isai_level: args.isai_level,
         format,
         stencil: system.stencil,
@@ -371,6 +376,7 @@ fn json<B: Backend, T: Scalar>(
         v["block_size"] = spec.block_size.into();
         v["trisolve"] = spec.solve.to_string().into();
         v["subdomains"] = spec.subdomains.into();
+        v["factorization"] = spec.factorization.to_string().into();
         v["isai_level"] = spec.isai_level.into();
     }
     v.to_string()

@@ -24,9 +24,10 @@
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::{
-    AfsaiGrowth, BackendInfo, Basis, BlockTriangular, Buffer, CounterSnapshot, DeviceMatrix,
-    FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil, KrylovOps, Partials,
-    PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
+    AfsaiGrowth, BackendInfo, Basis, BiluParts, BlockTriangular, Buffer, CounterSnapshot,
+    DeviceMatrix, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil,
+    KrylovOps, Partials, PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients,
+    Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -911,6 +912,26 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
         x: &mut Buffer<T>,
     ) -> Result<()> {
         self.inner.bsr_trsv_level(t, level_rows, level, b, x)
+    }
+    fn bilu0_scatter<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        diag: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner.bilu0_scatter(a, l, u, diag)
+    }
+    fn bilu0_sweep<T: Scalar>(
+        &self,
+        a: &BiluParts<'_, T>,
+        old: Option<&BiluParts<'_, T>>,
+        report: bool,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        bad_row: &mut Buffer<u32>,
+    ) -> Result<()> {
+        self.inner.bilu0_sweep(a, old, report, l, u, bad_row)
     }
     fn isai_solve<T: Scalar>(
         &self,

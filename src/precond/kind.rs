@@ -2,8 +2,8 @@
 //! `--subdomains`, `--isai-level`).
 
 use super::{
-    AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Fsai, FsaiOptions, IncompletePoisson, Jacobi,
-    PointBlockJacobi, Preconditioner, TriangularSolve,
+    AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai, FsaiOptions,
+    IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve,
 };
 use crate::backend::{Backend, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
@@ -97,6 +97,8 @@ pub struct PrecondSpec {
     pub solve: TriangularSolve,
     /// Subdomains P (block-Jacobi).
     pub subdomains: usize,
+    /// Where the BILU(0) / block-Jacobi factors are computed.
+    pub factorization: Factorization,
     /// Pattern level k of block-ISAI (1..=3).
     pub isai_level: usize,
     /// Device format of an assembled IP matrix.
@@ -116,6 +118,7 @@ impl Default for PrecondSpec {
             block_size: 1,
             solve: TriangularSolve::Exact,
             subdomains: 1,
+            factorization: Factorization::Host,
             isai_level: 1,
             format: MatrixFormat::Csr,
             stencil: None,
@@ -148,6 +151,7 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
         block_size: spec.block_size,
         solve: spec.solve,
         subdomains: spec.subdomains,
+        factorization: spec.factorization,
     };
     Ok(match spec.kind {
         PrecondKind::None => None,
@@ -157,8 +161,10 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             a,
             spec.block_size,
         )?)),
-        PrecondKind::BlockJacobi => Some(Box::new(Bilu0::block_jacobi(backend, a, opts)?)),
-        PrecondKind::Bilu0 => Some(Box::new(Bilu0::new(backend, a, opts)?)),
+        PrecondKind::BlockJacobi => {
+            Some(Box::new(Bilu0::block_jacobi_on(backend, a, device, opts)?))
+        }
+        PrecondKind::Bilu0 => Some(Box::new(Bilu0::new_on(backend, a, device, opts)?)),
         PrecondKind::Isai => Some(Box::new(BlockIsai::new(
             backend,
             a,

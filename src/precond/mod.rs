@@ -6,7 +6,8 @@
 //! never know which one they hold.
 
 mod bilu0;
-mod block_dense;
+pub(crate) mod block_dense;
+mod device_a;
 mod domain;
 pub(crate) mod fsai;
 mod identity;
@@ -17,7 +18,8 @@ mod kind;
 mod point_block_jacobi;
 
 pub use bilu0::{
-    bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Levels, TriangularSolve,
+    bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Factorization, Levels,
+    TriangularSolve,
 };
 pub use fsai::{AfsaiOptions, Fsai, FsaiOptions, FsaiSetupSplit, FsaiVariant, MAX_FSAI_LEVEL};
 pub use identity::Identity;

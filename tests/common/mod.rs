@@ -268,3 +268,47 @@ pub fn pcg_a_ones<B: pipekrylov::backend::Backend>(
         .solve(&rhs, &mut x)
         .unwrap()
 }
+
+/// A random matrix of `nb` block rows of size `s`: dominant diagonal blocks, a few random
+/// blocks per block row, every 7th block row without off-diagonal blocks (entirely empty when
+/// `empty_rows`), and one dense block row (every block column) in the middle.
+pub fn block_matrix(nb: usize, s: usize, empty_rows: bool, seed: u64) -> CsrMatrix<f64> {
+    let mut r = Rng(seed | 1);
+    let mut t = Vec::new();
+    let dense_row = nb / 2;
+    for bi in 0..nb {
+        let mut cols: Vec<usize> = if bi % 7 == 3 {
+            vec![]
+        } else if bi == dense_row {
+            (0..nb).collect()
+        } else {
+            (0..1 + r.below(3)).map(|_| r.below(nb)).collect()
+        };
+        if !(empty_rows && bi % 7 == 3) {
+            cols.push(bi);
+        }
+        cols.sort_unstable();
+        cols.dedup();
+        for bj in cols {
+            for i in 0..s {
+                for j in 0..s {
+                    // Leave some entries of a touched block out: BSR stores them as zeros.
+                    if bi != bj && r.below(5) == 0 {
+                        continue;
+                    }
+                    let v = if bi == bj && i == j {
+                        4.0 * s as f64 + r.next_f64()
+                    } else {
+                        r.next_f64() - 0.5
+                    };
+                    t.push((bi * s + i, bj * s + j, v));
+                }
+            }
+        }
+    }
+    // The dense block row's diagonal must dominate its many off-diagonal blocks.
+    for i in 0..s {
+        t.push((dense_row * s + i, dense_row * s + i, nb as f64 * s as f64));
+    }
+    CsrMatrix::from_triplets(nb * s, nb * s, &t).unwrap()
+}

@@ -32,6 +32,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("precond.cu", include_str!("../../../kernels-cu/precond.cu")),
     ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
     ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
+    ("bilu.cu", include_str!("../../../kernels-cu/bilu.cu")),
     ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
     ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
     ("halo.cu", include_str!("../../../kernels-cu/halo.cu")),
@@ -89,6 +90,8 @@ pub(crate) enum Kernel {
     BsrTrsvSweep,
     BsrTrsvLevel,
     IsaiSolve,
+    Bilu0Scatter,
+    Bilu0Sweep,
     IpStencil,
     IpStencilDot,
     IpStencilQuad,
@@ -114,7 +117,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 61] = [
+    pub(crate) const ALL: [Kernel; 63] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -155,6 +158,8 @@ impl Kernel {
         Kernel::BsrTrsvSweep,
         Kernel::BsrTrsvLevel,
         Kernel::IsaiSolve,
+        Kernel::Bilu0Scatter,
+        Kernel::Bilu0Sweep,
         Kernel::IpStencil,
         Kernel::IpStencilDot,
         Kernel::IpStencilQuad,
@@ -221,6 +226,8 @@ impl Kernel {
             Kernel::BsrTrsvSweep => "bsr_trsv_sweep",
             Kernel::BsrTrsvLevel => "bsr_trsv_level",
             Kernel::IsaiSolve => "isai_solve",
+            Kernel::Bilu0Scatter => "bilu0_scatter",
+            Kernel::Bilu0Sweep => "bilu0_sweep",
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::IpStencilQuad => "ip_stencil_quad",

@@ -3,6 +3,7 @@
 use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
@@ -10,8 +11,8 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
+    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -143,6 +144,82 @@ impl PrecondOps for CudaBackend {
         // whose entries are block rows of the factor (built by the preconditioner setup); the
         // factor was validated at upload; b and x hold n_block_rows * bs (checked).
         unsafe { self.launch::<T>(Kernel::BsrTrsvLevel, self.grid(len.max(1)), &args) }
+    }
+
+    fn bilu0_scatter<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        diag: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (a_rp, a_ci, a_v) = check_bilu0_scatter(a, l, u, diag)?;
+        let n = l.n();
+        let args = [
+            index_arg("block size", l.block_size)?,
+            len_arg(n)?,
+            self.ptr(a_rp)?,
+            self.ptr(a_ci)?,
+            self.ptr(a_v)?,
+            self.ptr(&l.row_ptr)?,
+            self.ptr(&l.col_idx)?,
+            self.ptr(&u.row_ptr)?,
+            self.ptr(&u.col_idx)?,
+            self.ptr(&l.values)?,
+            self.ptr(&u.values)?,
+            self.ptr(diag)?,
+        ];
+        // SAFETY: bilu0_scatter(bs, n_rows, a_row_ptr, a_col_idx, a_values, l_row_ptr,
+        // l_col_idx, u_row_ptr, u_col_idx, l_values, u_values, d_values): A is a validated CSR
+        // upload with n_rows rows and columns; both factors were validated at creation (indices
+        // in range, values sized for their blocks) and have n_rows / bs block rows, diag holds
+        // s*s per block row (checked).
+        unsafe { self.launch::<T>(Kernel::Bilu0Scatter, self.grid(n.max(1)), &args) }
+    }
+
+    fn bilu0_sweep<T: Scalar>(
+        &self,
+        a: &BiluParts<'_, T>,
+        old: Option<&BiluParts<'_, T>>,
+        report: bool,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        bad_row: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_bilu0_sweep(a, old, l, u, bad_row)?;
+        // With no previous sweep the old factors are not read: A's parts stand in.
+        let prev = old.unwrap_or(a);
+        let inv_new = u
+            .inv_diag
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::param("bilu0", "U without a diagonal"))?;
+        let args = [
+            index_arg("block size", l.block_size)?,
+            len_arg(l.n_block_rows)?,
+            self.ptr(&l.row_ptr)?,
+            self.ptr(&l.col_idx)?,
+            self.ptr(&u.row_ptr)?,
+            self.ptr(&u.col_idx)?,
+            self.ptr(a.lower)?,
+            self.ptr(a.upper)?,
+            self.ptr(a.diag)?,
+            self.ptr(prev.lower)?,
+            self.ptr(prev.upper)?,
+            self.ptr(prev.diag)?,
+            Arg::U32(u32::from(old.is_none())),
+            Arg::U32(u32::from(report)),
+            self.ptr(&l.values)?,
+            self.ptr(&u.values)?,
+            self.ptr(inv_new)?,
+            self.ptr(bad_row)?,
+        ];
+        // SAFETY: bilu0_sweep(bs, n_block_rows, l_row_ptr, l_col_idx, u_row_ptr, u_col_idx,
+        // a_l, a_u, a_d, l_old, u_old, inv_old, first, report, l_new, u_new, inv_new,
+        // bad_row): the factors were validated at creation (indices below n_block_rows, values
+        // sized for their blocks, U's inverted diagonal present); every part is sized like the
+        // factor it belongs to and bad_row holds at least one entry (checked). The outputs are
+        // the factors' own buffers, distinct from the inputs (Rust borrows).
+        unsafe { self.launch::<T>(Kernel::Bilu0Sweep, self.grid(l.n_block_rows.max(1)), &args) }
     }
 
     fn isai_solve<T: Scalar>(

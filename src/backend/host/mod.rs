@@ -6,6 +6,7 @@
 //! are bit-for-bit reproducible whatever the thread count. Vectors shorter than
 //! [`PARALLEL_MIN`] are processed on the calling thread to keep small-system latency low.
 
+mod bilu;
 mod halo;
 mod krylov;
 mod precond;

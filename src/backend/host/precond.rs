@@ -1,9 +1,11 @@
 //! Host implementation of [`PrecondOps`].
 
+use super::bilu;
 use super::two_slots_mut;
 use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
@@ -11,8 +13,8 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
+    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
+    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -156,6 +158,77 @@ impl PrecondOps for HostBackend {
             }
             ht.row_solve(br, b, Some(x), &mut out);
             x[br * s..(br + 1) * s].copy_from_slice(&out[..s]);
+        }
+        Ok(())
+    }
+
+    fn bilu0_scatter<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        diag: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (a_rp, a_ci, a_v) = check_bilu0_scatter(a, l, u, diag)?;
+        self.counters.launch();
+        let lp = bilu::Pattern {
+            row_ptr: l.row_ptr.host()?,
+            col_idx: l.col_idx.host()?,
+        };
+        let up = bilu::Pattern {
+            row_ptr: u.row_ptr.host()?,
+            col_idx: u.col_idx.host()?,
+        };
+        bilu::scatter(
+            l.block_size,
+            (a_rp.host()?, a_ci.host()?, a_v.host()?),
+            lp,
+            up,
+            l.values.host_mut()?,
+            u.values.host_mut()?,
+            diag.host_mut()?,
+        );
+        Ok(())
+    }
+
+    fn bilu0_sweep<T: Scalar>(
+        &self,
+        a: &BiluParts<'_, T>,
+        old: Option<&BiluParts<'_, T>>,
+        report: bool,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        bad_row: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_bilu0_sweep(a, old, l, u, bad_row)?;
+        self.counters.launch();
+        let inputs = bilu::SweepInputs {
+            s: l.block_size,
+            l: bilu::Pattern {
+                row_ptr: l.row_ptr.host()?,
+                col_idx: l.col_idx.host()?,
+            },
+            u: bilu::Pattern {
+                row_ptr: u.row_ptr.host()?,
+                col_idx: u.col_idx.host()?,
+            },
+            a: host_parts(a)?,
+            old: old.map(host_parts).transpose()?,
+        };
+        let inv_new = u
+            .inv_diag
+            .as_mut()
+            .ok_or_else(|| Error::param("bilu0", "U without a diagonal"))?;
+        let bad = bilu::sweep(
+            &inputs,
+            report,
+            l.values.host_mut()?,
+            u.values.host_mut()?,
+            inv_new.host_mut()?,
+        );
+        if let Some(bi) = bad {
+            let flag = &mut bad_row.host_mut()?[0];
+            *flag = (*flag).min(bi as u32);
         }
         Ok(())
     }
@@ -544,6 +617,11 @@ impl PrecondOps for HostBackend {
         });
         Ok(())
     }
+}
+
+/// The host slices of a BILU(0) part triple.
+fn host_parts<'a, T: Scalar>(p: &BiluParts<'a, T>) -> Result<(&'a [T], &'a [T], &'a [T])> {
+    Ok((p.lower.host()?, p.upper.host()?, p.diag.host()?))
 }
 
 /// Whether CSR row `i` holds exactly the stencil's entries (the `ip_stencil_check` kernel's

@@ -3,6 +3,7 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
     check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
@@ -10,8 +11,8 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern, InversePattern,
-    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
+    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -133,6 +134,75 @@ impl PrecondOps for OpenClBackend {
         args.extend(self.triangular_args(t)?);
         args.extend([Arg::Mem(self.mem(b)?), Arg::Mem(self.mem(x)?)]);
         self.launch::<T>("bsr_trsv_level", self.elementwise_groups(len), &args)
+    }
+
+    fn bilu0_scatter<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        diag: &mut Buffer<T>,
+    ) -> Result<()> {
+        let (a_rp, a_ci, a_v) = check_bilu0_scatter(a, l, u, diag)?;
+        let n = l.n();
+        let args = [
+            Arg::uint(l.block_size as u32),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::Mem(self.mem(a_rp)?),
+            Arg::Mem(self.mem(a_ci)?),
+            Arg::Mem(self.mem(a_v)?),
+            Arg::Mem(self.mem(&l.row_ptr)?),
+            Arg::Mem(self.mem(&l.col_idx)?),
+            Arg::Mem(self.mem(&u.row_ptr)?),
+            Arg::Mem(self.mem(&u.col_idx)?),
+            Arg::Mem(self.mem(&l.values)?),
+            Arg::Mem(self.mem(&u.values)?),
+            Arg::Mem(self.mem(diag)?),
+        ];
+        self.launch::<T>("bilu0_scatter", self.elementwise_groups(n), &args)
+    }
+
+    fn bilu0_sweep<T: Scalar>(
+        &self,
+        a: &BiluParts<'_, T>,
+        old: Option<&BiluParts<'_, T>>,
+        report: bool,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        bad_row: &mut Buffer<u32>,
+    ) -> Result<()> {
+        check_bilu0_sweep(a, old, l, u, bad_row)?;
+        // With no previous sweep the old factors are not read: A's parts stand in.
+        let prev = old.unwrap_or(a);
+        let inv_new = u
+            .inv_diag
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::param("bilu0", "U without a diagonal"))?;
+        let args = [
+            Arg::uint(l.block_size as u32),
+            Arg::uint(Self::len_u32(l.n_block_rows)?),
+            Arg::Mem(self.mem(&l.row_ptr)?),
+            Arg::Mem(self.mem(&l.col_idx)?),
+            Arg::Mem(self.mem(&u.row_ptr)?),
+            Arg::Mem(self.mem(&u.col_idx)?),
+            Arg::Mem(self.mem(a.lower)?),
+            Arg::Mem(self.mem(a.upper)?),
+            Arg::Mem(self.mem(a.diag)?),
+            Arg::Mem(self.mem(prev.lower)?),
+            Arg::Mem(self.mem(prev.upper)?),
+            Arg::Mem(self.mem(prev.diag)?),
+            Arg::uint(u32::from(old.is_none())),
+            Arg::uint(u32::from(report)),
+            Arg::Mem(self.mem(&l.values)?),
+            Arg::Mem(self.mem(&u.values)?),
+            Arg::Mem(self.mem(inv_new)?),
+            Arg::Mem(self.mem(bad_row)?),
+        ];
+        self.launch::<T>(
+            "bilu0_sweep",
+            self.elementwise_groups(l.n_block_rows),
+            &args,
+        )
     }
 
     fn isai_solve<T: Scalar>(

@@ -22,6 +22,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("precond", include_str!("../../../kernels-cl/precond.cl")),
     ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
     ("isai", include_str!("../../../kernels-cl/isai.cl")),
+    ("bilu", include_str!("../../../kernels-cl/bilu.cl")),
     ("ip", include_str!("../../../kernels-cl/ip.cl")),
     ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
     ("halo", include_str!("../../../kernels-cl/halo.cl")),

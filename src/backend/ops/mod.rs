@@ -3,6 +3,7 @@
 //! have a default body composed of primitives, kept as a free function in `reference` modules:
 //! it is the executable specification every backend is tested against.
 
+pub mod bilu;
 pub(crate) mod checks;
 pub mod halo;
 pub mod krylov;
@@ -11,6 +12,7 @@ pub mod resident;
 pub mod spmv;
 pub mod vector;
 
+pub use bilu::BiluParts;
 pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
@@ -79,6 +81,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         &["block_diag_scale", "bsr_trsv_sweep", "bsr_trsv_level"],
     ),
     ("isai", &["isai_solve"]),
+    ("bilu", &["bilu0_scatter", "bilu0_sweep"]),
     (
         "ip",
         &[

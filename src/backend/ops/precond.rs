@@ -1,5 +1,6 @@
 //! Preconditioner kernels.
 
+use super::bilu::BiluParts;
 use super::krylov::KrylovOps;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::partials::{Partials, Slot};
@@ -46,25 +47,8 @@ impl<T: Scalar> BlockTriangular<T> {
         values: &[T],
         inv_diag: Option<&[T]>,
     ) -> Result<Self> {
-        check_block_size(block_size)?;
+        let n_block_rows = check_pattern(block_size, row_ptr, col_idx)?;
         let ss = block_size * block_size;
-        let n_block_rows = row_ptr.len().checked_sub(1).ok_or_else(|| {
-            Error::InvalidMatrix("block triangular: empty row pointer array".into())
-        })?;
-        let bad = |m: String| Error::InvalidMatrix(format!("block triangular: {m}"));
-        if row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[0] > w[1]) {
-            return Err(bad("row pointers must start at 0 and never decrease".into()));
-        }
-        if row_ptr[n_block_rows] as usize != col_idx.len() {
-            return Err(bad(format!(
-                "last row pointer {} vs {} blocks",
-                row_ptr[n_block_rows],
-                col_idx.len()
-            )));
-        }
-        if let Some(&c) = col_idx.iter().find(|&&c| c as usize >= n_block_rows) {
-            return Err(bad(format!("block column {c} outside 0..{n_block_rows}")));
-        }
         if values.len() != col_idx.len() * ss {
             return Err(Error::dims(
                 "block triangular: values (blocks * s * s)",
@@ -88,6 +72,32 @@ impl<T: Scalar> BlockTriangular<T> {
             col_idx: backend.upload(col_idx)?,
             values: backend.upload(values)?,
             inv_diag: inv_diag.map(|d| backend.upload(d)).transpose()?,
+        })
+    }
+
+    /// A factor with the pattern `row_ptr`, `col_idx` (checked as in [`Self::upload`]) and
+    /// zero blocks, with zero inverted diagonal blocks when `with_inv_diag`: the output of a
+    /// factorization on the device.
+    pub fn with_pattern<B: super::VectorOps + ?Sized>(
+        backend: &B,
+        block_size: usize,
+        row_ptr: &[u32],
+        col_idx: &[u32],
+        with_inv_diag: bool,
+    ) -> Result<Self> {
+        let n_block_rows = check_pattern(block_size, row_ptr, col_idx)?;
+        let ss = block_size * block_size;
+        Ok(Self {
+            block_size,
+            n_block_rows,
+            row_ptr: backend.upload(row_ptr)?,
+            col_idx: backend.upload(col_idx)?,
+            values: backend.alloc(col_idx.len() * ss)?,
+            inv_diag: if with_inv_diag {
+                Some(backend.alloc(n_block_rows * ss)?)
+            } else {
+                None
+            },
         })
     }
     /// Block size s.
@@ -826,6 +836,31 @@ pub(crate) fn check_ip_stencil_check<'a, T: Scalar>(
     }
 }
 
+/// Check a block triangular pattern (block size, row pointers from 0 never decreasing and
+/// ending at the block count, block columns below the block rows); the number of block rows.
+fn check_pattern(block_size: usize, row_ptr: &[u32], col_idx: &[u32]) -> Result<usize> {
+    check_block_size(block_size)?;
+    let n_block_rows = row_ptr
+        .len()
+        .checked_sub(1)
+        .ok_or_else(|| Error::InvalidMatrix("block triangular: empty row pointer array".into()))?;
+    let bad = |m: String| Error::InvalidMatrix(format!("block triangular: {m}"));
+    if row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[0] > w[1]) {
+        return Err(bad("row pointers must start at 0 and never decrease".into()));
+    }
+    if row_ptr[n_block_rows] as usize != col_idx.len() {
+        return Err(bad(format!(
+            "last row pointer {} vs {} blocks",
+            row_ptr[n_block_rows],
+            col_idx.len()
+        )));
+    }
+    if let Some(&c) = col_idx.iter().find(|&&c| c as usize >= n_block_rows) {
+        return Err(bad(format!("block column {c} outside 0..{n_block_rows}")));
+    }
+    Ok(n_block_rows)
+}
+
 /// Block sizes the kernels support: 1..=[`MAX_BLOCK_SIZE`].
 pub(crate) fn check_block_size(s: usize) -> Result<()> {
     if s == 0 || s > MAX_BLOCK_SIZE {
@@ -887,6 +922,34 @@ pub trait PrecondOps: KrylovOps {
         level: Range<usize>,
         b: &Buffer<T>,
         x: &mut Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `bilu0_scatter` (BILU(0) factored on the device, `kernels-cl/bilu.cl`): A, in
+    /// CSR, written into the blocks of `l`'s strict lower and `u`'s strict upper patterns
+    /// (their `values`) and the diagonal blocks `diag` (s*s per block row); an entry whose
+    /// block is in neither pattern is dropped (block-Jacobi's couplings). The patterns' block
+    /// columns must ascend within each row.
+    fn bilu0_scatter<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        diag: &mut Buffer<T>,
+    ) -> Result<()>;
+
+    /// Kernel `bilu0_sweep`: one fixed-point sweep of the BILU(0) factorization (Chow and
+    /// Patel, block form; equations in `kernels-cl/bilu.cl`): `l`'s blocks, `u`'s blocks and
+    /// its inverted diagonal from A's parts `a` and the previous sweep's factors `old` (`None`:
+    /// the first sweep, from L = 0). With `report`, `bad_row[0]` = min(`bad_row[0]`, I) for
+    /// every block row I whose U_II is singular or whose new blocks are not finite.
+    fn bilu0_sweep<T: Scalar>(
+        &self,
+        a: &BiluParts<'_, T>,
+        old: Option<&BiluParts<'_, T>>,
+        report: bool,
+        l: &mut BlockTriangular<T>,
+        u: &mut BlockTriangular<T>,
+        bad_row: &mut Buffer<u32>,
     ) -> Result<()>;
 
     /// Kernel `isai_solve` (block-ISAI setup, seed 002 Algorithm 1): the blocks of N ~ T^-1 on

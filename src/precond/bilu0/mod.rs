@@ -2,15 +2,18 @@
 //! solves, and block-Jacobi over P subdomains with BILU(0) on each diagonal block (seed 000,
 //! Sections 3.3-3.4, equations (10)-(11), Algorithms 6-7).
 
+mod device;
 pub(crate) mod factor;
 mod levels;
 
+pub use device::Factorization;
 pub(crate) use factor::singular as factor_singular;
 pub use factor::{bilu0, drop_couplings, subdomain_of, BiluFactors};
 pub use levels::Levels;
 
+use super::device_a::DeviceA;
 use super::{Preconditioner, SetupTimes};
-use crate::backend::{Backend, BlockTriangular, Buffer, MAX_BLOCK_SIZE};
+use crate::backend::{Backend, BlockTriangular, Buffer, DeviceMatrix, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix};
 use crate::scalar::Scalar;
@@ -68,6 +71,8 @@ pub struct Bilu0Options {
     pub solve: TriangularSolve,
     /// Number of contiguous subdomains P whose couplings are dropped (1 = plain BILU(0)).
     pub subdomains: usize,
+    /// Where and how the factors are computed.
+    pub factorization: Factorization,
 }
 
 impl Default for Bilu0Options {
@@ -76,6 +81,7 @@ impl Default for Bilu0Options {
             block_size: 1,
             solve: TriangularSolve::Exact,
             subdomains: 1,
+            factorization: Factorization::Host,
         }
     }
 }
@@ -97,7 +103,11 @@ struct Work<T> {
 /// use pipekrylov::precond::{Bilu0, Bilu0Options, Preconditioner, TriangularSolve};
 /// let a = Generator::Poisson2d.generate_with_param::<f64>(8).unwrap().matrix;
 /// let host = HostBackend::new();
-/// let opts = Bilu0Options { block_size: 2, solve: TriangularSolve::Sweeps(3), subdomains: 1 };
+/// let opts = Bilu0Options {
+///     block_size: 2,
+///     solve: TriangularSolve::Sweeps(3),
+///     ..Bilu0Options::default()
+/// };
 /// let m = Bilu0::new(&host, &a, opts).unwrap();
 /// // Two factors, three sweeps each.
 /// assert_eq!(Preconditioner::<HostBackend, f64>::launches_per_apply(&m), 6);
@@ -118,18 +128,30 @@ pub struct Bilu0<T> {
 }
 
 impl<T: Scalar> Bilu0<T> {
-    /// Factor `a` on the host and upload the factors (and, for the exact solve, the levels).
+    /// Factor `a` (on the host, or on the backend with [`Factorization::Sweeps`]) and keep
+    /// the factors on the backend (with the levels for the exact solve).
     ///
     /// Errors: [`Error::InvalidParameter`] for a block size outside 1..=8, one that does not
     /// divide n, K = 0 sweeps or P = 0 subdomains; [`Error::SingularPivot`] naming the block
     /// row of a missing or singular pivot block; device errors from the uploads.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: Bilu0Options) -> Result<Self> {
+        Self::new_on(backend, a, None, opts)
+    }
+
+    /// [`Self::new`] with the solver's device copy of `a`: the device factorization reads A
+    /// there when it is a CSR upload of `a` (else it uploads its own CSR copy for the setup).
+    pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: Bilu0Options,
+    ) -> Result<Self> {
         let name = if opts.subdomains > 1 {
             "block-jacobi"
         } else {
             "bilu0"
         };
-        Self::build(backend, a, opts, name)
+        Self::build(backend, a, device, opts, name)
     }
 
     /// Block-Jacobi over `opts.subdomains` contiguous parts with BILU(0) on each diagonal
@@ -139,56 +161,47 @@ impl<T: Scalar> Bilu0<T> {
         a: &CsrMatrix<T>,
         opts: Bilu0Options,
     ) -> Result<Self> {
-        Self::build(backend, a, opts, "block-jacobi")
+        Self::block_jacobi_on(backend, a, None, opts)
+    }
+
+    /// [`Self::block_jacobi`] with the solver's device copy of `a` (see [`Self::new_on`]).
+    pub fn block_jacobi_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: Bilu0Options,
+    ) -> Result<Self> {
+        Self::build(backend, a, device, opts, "block-jacobi")
     }
 
     fn build<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
         opts: Bilu0Options,
         name: &'static str,
     ) -> Result<Self> {
-        let t0 = Instant::now();
         check_options(a, &opts)?;
-        let s = opts.block_size;
-        let bsr = BsrMatrix::from_csr(a, s)?;
-        let bsr = if opts.subdomains > 1 {
-            drop_couplings(&bsr, opts.subdomains)
-        } else {
-            bsr
-        };
-        let f = factor::bilu0_owned(bsr, name)?;
-        let levels = match opts.solve {
-            TriangularSolve::Exact => Some((
-                Levels::of(&f.l_row_ptr, &f.l_col_idx, true),
-                Levels::of(&f.u_row_ptr, &f.u_col_idx, false),
-            )),
-            TriangularSolve::Sweeps(_) => None,
-        };
         let fingerprint = a.fingerprint();
-        let host_seconds = t0.elapsed().as_secs_f64();
-
-        let t1 = Instant::now();
-        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
-        let u = BlockTriangular::upload(
-            backend,
-            s,
-            &f.u_row_ptr,
-            &f.u_col_idx,
-            &f.u_values,
-            Some(&f.u_inv_diag),
-        )?;
+        let (l, u, levels, times) = match opts.factorization {
+            Factorization::Host => Self::factor_host(backend, a, &opts, name)?,
+            Factorization::Sweeps(f) => Self::factor_device(backend, a, device, &opts, f, name)?,
+        };
         let levels = match levels {
             Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
             None => None,
         };
         let n = a.n_rows();
+        let t1 = Instant::now();
         let work = Work {
             f: backend.alloc(n)?,
             other: backend.alloc(n)?,
         };
         backend.synchronize()?;
-        let device_seconds = t1.elapsed().as_secs_f64();
+        let times = SetupTimes {
+            host_seconds: times.host_seconds,
+            device_seconds: times.device_seconds + t1.elapsed().as_secs_f64(),
+        };
         let memory = l.bytes()
             + u.bytes()
             + work.f.bytes()
@@ -204,18 +217,125 @@ impl<T: Scalar> Bilu0<T> {
             u,
             levels,
             work: Mutex::new(work),
-            times: SetupTimes {
-                host_seconds,
-                device_seconds,
-            },
+            times,
             fingerprint,
             memory,
         })
     }
 
+    /// The factors from the host factorization, uploaded.
+    #[allow(clippy::type_complexity)]
+    fn factor_host<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        opts: &Bilu0Options,
+        name: &'static str,
+    ) -> Result<(
+        BlockTriangular<T>,
+        BlockTriangular<T>,
+        Option<(Levels, Levels)>,
+        SetupTimes,
+    )> {
+        let t0 = Instant::now();
+        let s = opts.block_size;
+        let bsr = BsrMatrix::from_csr(a, s)?;
+        let bsr = if opts.subdomains > 1 {
+            drop_couplings(&bsr, opts.subdomains)
+        } else {
+            bsr
+        };
+        let f = factor::bilu0_owned(bsr, name)?;
+        let levels = Self::levels_of(opts, &f.l_row_ptr, &f.l_col_idx, &f.u_row_ptr, &f.u_col_idx);
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
+        let u = BlockTriangular::upload(
+            backend,
+            s,
+            &f.u_row_ptr,
+            &f.u_col_idx,
+            &f.u_values,
+            Some(&f.u_inv_diag),
+        )?;
+        backend.synchronize()?;
+        let times = SetupTimes {
+            host_seconds,
+            device_seconds: t1.elapsed().as_secs_f64(),
+        };
+        Ok((l, u, levels, times))
+    }
+
+    /// The factors computed on the backend by `sweeps` fixed-point sweeps.
+    #[allow(clippy::type_complexity)]
+    fn factor_device<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: &Bilu0Options,
+        sweeps: usize,
+        name: &'static str,
+    ) -> Result<(
+        BlockTriangular<T>,
+        BlockTriangular<T>,
+        Option<(Levels, Levels)>,
+        SetupTimes,
+    )> {
+        let t0 = Instant::now();
+        let s = opts.block_size;
+        let p = device::split_pattern(a, s, opts.subdomains, name)?;
+        let levels = Self::levels_of(opts, &p.l_row_ptr, &p.l_col_idx, &p.u_row_ptr, &p.u_col_idx);
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let a_dev = DeviceA::of(backend, a, device, a.fingerprint())?;
+        let (l, u) = device::factor_on(backend, a_dev.get(), &p, s, sweeps, name)?;
+        backend.synchronize()?;
+        let times = SetupTimes {
+            host_seconds,
+            device_seconds: t1.elapsed().as_secs_f64(),
+        };
+        Ok((l, u, levels, times))
+    }
+
+    /// The levels of both factors for the exact solve, `None` for sweeps.
+    fn levels_of(
+        opts: &Bilu0Options,
+        l_row_ptr: &[u32],
+        l_col_idx: &[u32],
+        u_row_ptr: &[u32],
+        u_col_idx: &[u32],
+    ) -> Option<(Levels, Levels)> {
+        match opts.solve {
+            TriangularSolve::Exact => Some((
+                Levels::of(l_row_ptr, l_col_idx, true),
+                Levels::of(u_row_ptr, u_col_idx, false),
+            )),
+            TriangularSolve::Sweeps(_) => None,
+        }
+    }
+
     /// The options it was built with.
     pub fn options(&self) -> Bilu0Options {
         self.opts
+    }
+
+    /// The factors as they are on the backend (L's and U's strict parts, U's inverted
+    /// diagonal blocks), downloaded: for inspection and for comparing the factorizations.
+    pub fn download_factors<B: Backend>(&self, backend: &B) -> Result<BiluFactors<T>> {
+        let inv =
+            self.u.inv_diag.as_ref().ok_or_else(|| {
+                Error::PreconditionerSetup("BILU(0): U without a diagonal".into())
+            })?;
+        Ok(BiluFactors {
+            block_size: self.opts.block_size,
+            n_block_rows: self.l.n_block_rows(),
+            l_row_ptr: backend.download(&self.l.row_ptr)?,
+            l_col_idx: backend.download(&self.l.col_idx)?,
+            l_values: backend.download(&self.l.values)?,
+            u_row_ptr: backend.download(&self.u.row_ptr)?,
+            u_col_idx: backend.download(&self.u.col_idx)?,
+            u_values: backend.download(&self.u.values)?,
+            u_inv_diag: backend.download(inv)?,
+        })
     }
 
     /// Levels of the L and U solves (exact solve only).
@@ -347,6 +467,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
             "block_size": self.opts.block_size,
             "trisolve": self.opts.solve.to_string(),
             "subdomains": self.opts.subdomains,
+            "factorization": self.opts.factorization.to_string(),
             "factor_blocks_l": self.l.n_blocks(),
             "factor_blocks_u": self.u.n_blocks(),
         });

@@ -14,11 +14,11 @@
 mod batches;
 pub(crate) mod growth;
 
+use super::device_a::DeviceA;
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    AfsaiGrowth, Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, MatrixFormat, Partials,
-    Slot, SpmvDots,
+    AfsaiGrowth, Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -609,52 +609,6 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
         row_ptr.push(col_idx.len() as u32);
     }
     Ok((row_ptr, col_idx))
-}
-
-/// A on the device for the setup: the solver's CSR copy when it fits, else an upload of its own.
-enum DeviceA<'d, T> {
-    Borrowed(&'d DeviceMatrix<T>),
-    Owned(Box<DeviceMatrix<T>>),
-}
-
-impl<'d, T: Scalar> DeviceA<'d, T> {
-    /// `device` when it is a CSR upload of `a` (same size, `a`'s `fingerprint`, no halo), else an
-    /// upload of `a` in CSR.
-    fn of<B: Backend>(
-        backend: &B,
-        a: &CsrMatrix<T>,
-        device: Option<&'d DeviceMatrix<T>>,
-        fingerprint: u64,
-    ) -> Result<Self> {
-        match device {
-            Some(d)
-                if matches!(d.format(), DeviceFormat::Csr { .. })
-                    && d.n_rows() == a.n_rows()
-                    && d.n_cols() == a.n_cols()
-                    && d.nnz() == a.nnz()
-                    && d.ranks() == 1
-                    && d.fingerprint() == fingerprint =>
-            {
-                Ok(Self::Borrowed(d))
-            }
-            _ => Ok(Self::Owned(Box::new(
-                backend.upload_matrix(a, MatrixFormat::Csr)?,
-            ))),
-        }
-    }
-    fn get(&self) -> &DeviceMatrix<T> {
-        match self {
-            Self::Borrowed(d) => d,
-            Self::Owned(d) => d,
-        }
-    }
-    /// Device bytes the setup itself holds for A (0 when it reads the solver's copy).
-    fn own_bytes(&self) -> usize {
-        match self {
-            Self::Borrowed(_) => 0,
-            Self::Owned(d) => d.device_bytes(),
-        }
-    }
 }
 
 /// A CSR device matrix from its arrays, already on the device.

@@ -80,7 +80,7 @@ impl<T: Scalar> BlockIsai<T> {
         let opts = Bilu0Options {
             block_size,
             solve: TriangularSolve::Exact,
-            subdomains: 1,
+            ..Bilu0Options::default()
         };
         check_options(a, &opts)?;
         if !(1..=MAX_ISAI_LEVEL).contains(&level) {
