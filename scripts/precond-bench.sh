@@ -12,7 +12,9 @@
 #     backends: space-separated (default "cuda opencl"); problems: "convdiff3d thermal2d"
 #   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
 #   SWEEPS: the K values (default "1 2 3 4 5 6"); ISAI: the k values (default "1 2 3")
-#   CONFIGS: the whole list instead (precond:trisolve or isai:k, e.g. "bilu0:exact isai:2")
+#   CONFIGS: the whole list instead (precond:trisolve or isai:k, e.g. "bilu0:exact isai:2"); a
+#     suffix @F on a bilu0 / block-jacobi entry picks its factorization (host, the default, or
+#     sweeps:F on the device, e.g. "bilu0:sweeps:1@sweeps:2")
 #   TOL, MAXIT: the relative tolerance and iteration cap (default 1e-5 and 20000)
 #   CONVDIFF_N, THERMAL_N: other sizes (a smoke test on the host: 13824 and 10000)
 #   RHS: the right-hand side (default ones; a-ones is b = A 1: on thermal2d with n = 250K, b = 1
@@ -23,7 +25,7 @@ backends=${2:-cuda opencl}
 problems=${3:-convdiff3d thermal2d}
 pk=${PK:-bash .device/run pipekrylov}
 sweeps=${SWEEPS:-1 2 3 4 5 6}
-echo "problem,n,tol,backend,precond,trisolve,block_size,iterations,converged,relative_residual,precond_setup_s,precond_setup_host_s,precond_setup_device_s,precond_apply_s,precond_launches_per_apply,precond_memory_bytes,solve_s,total_s,s_per_iteration,isai_level,isai_factor_s,isai_pattern_s,isai_upload_s,isai_solve_s" > "$out"
+echo "problem,n,tol,backend,precond,trisolve,block_size,iterations,converged,relative_residual,precond_setup_s,precond_setup_host_s,precond_setup_device_s,precond_apply_s,precond_launches_per_apply,precond_memory_bytes,solve_s,total_s,s_per_iteration,isai_level,isai_factor_s,isai_pattern_s,isai_upload_s,isai_solve_s,factorization,format" > "$out"
 for prob in $problems; do
   case $prob in
     convdiff3d) gen=convdiff3d:${CONVDIFF_N:-1259712}; bs=4 ;;
@@ -36,8 +38,10 @@ for prob in $problems; do
     for k in ${ISAI:-1 2 3}; do configs="$configs isai:$k"; done
     configs=${CONFIGS:-$configs}
     for cfg in $configs; do
+      fz=host
+      if [[ $cfg == *@* ]]; then fz=${cfg#*@}; cfg=${cfg%@*}; fi
       pc=${cfg%%:*}; ts=${cfg#*:}
-      if [ "$pc" = isai ]; then pcargs="--isai-level $ts"; else pcargs="--trisolve $ts"; fi
+      if [ "$pc" = isai ]; then pcargs="--isai-level $ts"; else pcargs="--trisolve $ts --factorization $fz"; fi
       json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol "${TOL:-1e-5}" --maxit "${MAXIT:-20000}" \
         --rhs "${RHS:-ones}" --precond "$pc" $pcargs --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
@@ -55,6 +59,7 @@ row = [sys.argv[1], d["n"], sys.argv[2], d["backend"], pc, d.get("trisolve", "-"
        "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"]]
 split = (d.get("precond_params") or {}).get("setup_split_seconds") or {}
 row += [d.get("isai_level", "-") if pc == "isai" else "-"] + ["%.6f" % split[k] if k in split else "-" for k in ("factor", "pattern", "upload", "solve")]
+row += [d.get("factorization", "-") if pc in ("bilu0", "block-jacobi") else "-", d.get("format", "-")]
 print(",".join(str(x) for x in row))' "$prob" "${TOL:-1e-5}" >> "$out"
       tail -1 "$out"
     done

@@ -269,6 +269,15 @@ fn operator_format<T: Scalar>(
             backend,
             "the FSAI setup reads the solver's CSR copy of A",
         ),
+        PrecondKind::Bilu0 | PrecondKind::BlockJacobi
+            if matches!(args.factorization, Factorization::Sweeps(_)) =>
+        {
+            args.format.resolve_keeping_csr(
+                a,
+                backend,
+                "the device BILU(0) factorization reads the solver's CSR copy of A",
+            )
+        }
         _ => args.format.resolve(a, backend),
     }
 }
