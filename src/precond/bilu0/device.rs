@@ -81,50 +81,85 @@ pub(crate) fn split_pattern<T: Scalar>(
     to_u32(nb, "block rows")?;
     let part = subdomain_of(nb, subdomains.clamp(1, nb.max(1)));
     let (rp, ci) = (a.row_ptr(), a.col_idx());
-    // Every block row's block columns, ascending; whether the diagonal block is present.
-    let rows: Vec<(Vec<u32>, bool)> = (0..nb)
+    let whole = subdomains <= 1;
+    // Pass 1 (parallel): every block row's ascending block columns inside its subdomain, in
+    // its own stretch of `cols` (at most its scalar entries: A's row pointers bound it), with
+    // the lower and upper counts and whether the diagonal block is there.
+    let mut cols = vec![0u32; ci.len()];
+    let mut stretches: Vec<&mut [u32]> = Vec::with_capacity(nb);
+    let mut rest = &mut cols[..];
+    for bi in 0..nb {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(rp[(bi + 1) * s] - rp[bi * s]);
+        stretches.push(head);
+        rest = tail;
+    }
+    let counts: Vec<(usize, usize, bool)> = stretches
         .into_par_iter()
-        .map(|bi| {
-            let mut cols: Vec<u32> = (rp[bi * s]..rp[(bi + 1) * s])
-                .map(|k| ci[k] / s)
-                .filter(|&bj| part(bj) == part(bi))
-                .map(|bj| bj as u32)
-                .collect();
-            cols.sort_unstable();
-            cols.dedup();
-            let has_diag = cols.binary_search(&(bi as u32)).is_ok();
-            (cols, has_diag)
+        .enumerate()
+        .map(|(bi, out)| {
+            let mut len = 0;
+            for &c in &ci[rp[bi * s]..rp[(bi + 1) * s]] {
+                let bj = c / s;
+                if whole || part(bj) == part(bi) {
+                    out[len] = bj as u32;
+                    len += 1;
+                }
+            }
+            let row = &mut out[..len];
+            row.sort_unstable();
+            let mut k = 0;
+            for q in 0..row.len() {
+                if q == 0 || row[q] != row[k - 1] {
+                    row[k] = row[q];
+                    k += 1;
+                }
+            }
+            let row = &row[..k];
+            let d = row.partition_point(|&c| (c as usize) < bi);
+            let has_diag = row.get(d) == Some(&(bi as u32));
+            (d, k - d - usize::from(has_diag), has_diag)
         })
         .collect();
-    if let Some(bi) = rows.iter().position(|(_, d)| !d) {
+    if let Some(bi) = counts.iter().position(|&(_, _, d)| !d) {
         return Err(Error::SingularPivot {
             preconditioner: name.into(),
             block_row: bi,
             detail: "no diagonal block is stored (structurally zero pivot)".into(),
         });
     }
-    let (mut p, mut l_row_ptr, mut u_row_ptr) = (
-        SplitPattern {
-            l_row_ptr: Vec::new(),
-            l_col_idx: Vec::new(),
-            u_row_ptr: Vec::new(),
-            u_col_idx: Vec::new(),
-        },
-        Vec::with_capacity(nb + 1),
-        Vec::with_capacity(nb + 1),
-    );
+    let mut l_row_ptr = Vec::with_capacity(nb + 1);
+    let mut u_row_ptr = Vec::with_capacity(nb + 1);
+    let (mut nl, mut nu) = (0usize, 0usize);
     l_row_ptr.push(0u32);
     u_row_ptr.push(0u32);
-    for (bi, (cols, _)) in rows.iter().enumerate() {
-        let d = cols.partition_point(|&c| (c as usize) < bi);
-        p.l_col_idx.extend_from_slice(&cols[..d]);
-        p.u_col_idx.extend_from_slice(&cols[d + 1..]);
-        l_row_ptr.push(to_u32(p.l_col_idx.len(), "block count")?);
-        u_row_ptr.push(to_u32(p.u_col_idx.len(), "block count")?);
+    for &(l, u, _) in &counts {
+        nl += l;
+        nu += u;
+        l_row_ptr.push(to_u32(nl, "block count")?);
+        u_row_ptr.push(to_u32(nu, "block count")?);
     }
-    p.l_row_ptr = l_row_ptr;
-    p.u_row_ptr = u_row_ptr;
-    Ok(p)
+    // Pass 2 (parallel): every row copies its stretch into both column arrays.
+    let mut l_col_idx = vec![0u32; nl];
+    let mut u_col_idx = vec![0u32; nu];
+    let mut rows: Vec<(&mut [u32], &mut [u32])> = Vec::with_capacity(nb);
+    let (mut l_rest, mut u_rest) = (&mut l_col_idx[..], &mut u_col_idx[..]);
+    for &(l, u, _) in &counts {
+        let (lh, lt) = std::mem::take(&mut l_rest).split_at_mut(l);
+        let (uh, ut) = std::mem::take(&mut u_rest).split_at_mut(u);
+        rows.push((lh, uh));
+        (l_rest, u_rest) = (lt, ut);
+    }
+    rows.into_par_iter().enumerate().for_each(|(bi, (lo, up))| {
+        let row = &cols[rp[bi * s]..];
+        lo.copy_from_slice(&row[..lo.len()]);
+        up.copy_from_slice(&row[lo.len() + 1..lo.len() + 1 + up.len()]);
+    });
+    Ok(SplitPattern {
+        l_row_ptr,
+        l_col_idx,
+        u_row_ptr,
+        u_col_idx,
+    })
 }
 
 /// The factors of BILU(0) computed on `backend` from A in CSR on it (`a`), with `sweeps`

@@ -181,11 +181,15 @@ impl<T: Scalar> Bilu0<T> {
         opts: Bilu0Options,
         name: &'static str,
     ) -> Result<Self> {
+        let t0 = Instant::now();
         check_options(a, &opts)?;
         let fingerprint = a.fingerprint();
+        let checks_seconds = t0.elapsed().as_secs_f64();
         let (l, u, levels, times) = match opts.factorization {
             Factorization::Host => Self::factor_host(backend, a, &opts, name)?,
-            Factorization::Sweeps(f) => Self::factor_device(backend, a, device, &opts, f, name)?,
+            Factorization::Sweeps(f) => {
+                Self::factor_device(backend, a, device, fingerprint, &opts, f, name)?
+            }
         };
         let levels = match levels {
             Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
@@ -199,7 +203,7 @@ impl<T: Scalar> Bilu0<T> {
         };
         backend.synchronize()?;
         let times = SetupTimes {
-            host_seconds: times.host_seconds,
+            host_seconds: checks_seconds + times.host_seconds,
             device_seconds: times.device_seconds + t1.elapsed().as_secs_f64(),
         };
         let memory = l.bytes()
@@ -271,6 +275,7 @@ impl<T: Scalar> Bilu0<T> {
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
+        fingerprint: u64,
         opts: &Bilu0Options,
         sweeps: usize,
         name: &'static str,
@@ -286,7 +291,7 @@ impl<T: Scalar> Bilu0<T> {
         let levels = Self::levels_of(opts, &p.l_row_ptr, &p.l_col_idx, &p.u_row_ptr, &p.u_col_idx);
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let a_dev = DeviceA::of(backend, a, device, a.fingerprint())?;
+        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
         let (l, u) = device::factor_on(backend, a_dev.get(), &p, s, sweeps, name)?;
         backend.synchronize()?;
         let times = SetupTimes {
