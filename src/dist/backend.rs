@@ -933,6 +933,23 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     ) -> Result<()> {
         self.inner.bilu0_sweep(a, old, report, l, u, bad_row)
     }
+    fn ip_domain_check<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.ip_domain_check(a, partials, slot)
+    }
+    fn ip_assemble<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        m_values: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        self.inner.ip_assemble(a, m_values, partials, slot)
+    }
     fn isai_solve<T: Scalar>(
         &self,
         t: &BlockTriangular<T>,

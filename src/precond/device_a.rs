@@ -1,7 +1,7 @@
 //! A on the device for a preconditioner's setup: the solver's CSR copy when it is one of `a`,
 //! else an upload of its own (FSAI, aFSAI and the device BILU(0) factorization read A there).
 
-use crate::backend::{Backend, DeviceFormat, DeviceMatrix, MatrixFormat};
+use crate::backend::{Backend, Buffer, DeviceFormat, DeviceMatrix, MatrixFormat};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -49,5 +49,28 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
             Self::Borrowed(_) => 0,
             Self::Owned(d) => d.device_bytes(),
         }
+    }
+}
+
+/// A CSR device matrix from its arrays, already on the device.
+pub(crate) fn csr_matrix<T: Scalar>(
+    n: usize,
+    row_ptr: Buffer<u32>,
+    col_idx: Buffer<u32>,
+    values: Buffer<T>,
+) -> DeviceMatrix<T> {
+    DeviceMatrix {
+        n_rows: n,
+        n_cols: n,
+        nnz: col_idx.len(),
+        format: DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+            row_blocks: None,
+        },
+        fingerprint: 0,
+        halo: Default::default(),
     }
 }

@@ -171,7 +171,12 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             spec.block_size,
             spec.isai_level,
         )?)),
-        PrecondKind::Ip => Some(Box::new(IncompletePoisson::new(backend, a, spec.format)?)),
+        PrecondKind::Ip => Some(Box::new(IncompletePoisson::new_on(
+            backend,
+            a,
+            device,
+            spec.format,
+        )?)),
         PrecondKind::IpMatrixFree => {
             let stencil = spec.stencil.ok_or_else(|| Error::NotApplicable {
                 preconditioner: "ip-matrix-free".into(),

@@ -33,6 +33,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
     ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
     ("bilu.cu", include_str!("../../../kernels-cu/bilu.cu")),
+    (
+        "ip_assemble.cu",
+        include_str!("../../../kernels-cu/ip_assemble.cu"),
+    ),
     ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
     ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
     ("halo.cu", include_str!("../../../kernels-cu/halo.cu")),
@@ -92,6 +96,8 @@ pub(crate) enum Kernel {
     IsaiSolve,
     Bilu0Scatter,
     Bilu0Sweep,
+    IpDomainCheck,
+    IpAssemble,
     IpStencil,
     IpStencilDot,
     IpStencilQuad,
@@ -117,7 +123,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 63] = [
+    pub(crate) const ALL: [Kernel; 65] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -160,6 +166,8 @@ impl Kernel {
         Kernel::IsaiSolve,
         Kernel::Bilu0Scatter,
         Kernel::Bilu0Sweep,
+        Kernel::IpDomainCheck,
+        Kernel::IpAssemble,
         Kernel::IpStencil,
         Kernel::IpStencilDot,
         Kernel::IpStencilQuad,
@@ -228,6 +236,8 @@ impl Kernel {
             Kernel::IsaiSolve => "isai_solve",
             Kernel::Bilu0Scatter => "bilu0_scatter",
             Kernel::Bilu0Sweep => "bilu0_sweep",
+            Kernel::IpDomainCheck => "ip_domain_check",
+            Kernel::IpAssemble => "ip_assemble",
             Kernel::IpStencil => "ip_stencil",
             Kernel::IpStencilDot => "ip_stencil_dot",
             Kernel::IpStencilQuad => "ip_stencil_quad",

@@ -6,7 +6,7 @@ use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
+    check_fsai_transpose, check_ip_assemble, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
     check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -220,6 +220,52 @@ impl PrecondOps for CudaBackend {
         // factor it belongs to and bad_row holds at least one entry (checked). The outputs are
         // the factors' own buffers, distinct from the inputs (Rust borrows).
         unsafe { self.launch::<T>(Kernel::Bilu0Sweep, self.grid(l.n_block_rows.max(1)), &args) }
+    }
+
+    fn ip_domain_check<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, None, partials, slot)?;
+        let args = [
+            len_arg(n)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slot.0)?,
+        ];
+        // SAFETY: ip_domain_check(n, row_ptr, col_idx, values, partials, slot): a is a square
+        // CSR matrix validated at upload (row pointers ascending inside the arrays, columns
+        // below n), the slot is inside the partials (checked).
+        unsafe { self.launch::<T>(Kernel::IpDomainCheck, partials.groups(), &args) }
+    }
+
+    fn ip_assemble<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        m_values: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, Some(m_values), partials, slot)?;
+        let args = [
+            len_arg(n)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            self.ptr(m_values)?,
+            self.ptr(partials.buffer())?,
+            index_arg("slot", slot.0)?,
+        ];
+        // SAFETY: ip_assemble(n, row_ptr, col_idx, values, m_values, partials, slot): as
+        // ip_domain_check, and m_values holds one value per entry of A (checked). A row without
+        // its diagonal only gives a wrong value (the search returns the row's end, inside the
+        // arrays for every row but the last, where it is the array's end: the caller runs
+        // ip_domain_check first).
+        unsafe { self.launch::<T>(Kernel::IpAssemble, partials.groups(), &args) }
     }
 
     fn isai_solve<T: Scalar>(

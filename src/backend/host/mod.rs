@@ -8,6 +8,7 @@
 
 mod bilu;
 mod halo;
+mod ip_assemble;
 mod krylov;
 mod precond;
 mod resident;

@@ -1,6 +1,7 @@
 //! Host implementation of [`PrecondOps`].
 
 use super::bilu;
+use super::ip_assemble;
 use super::two_slots_mut;
 use super::vector::slot_mut;
 use super::{chunks, chunks_mut, exec, groups_for, HostBackend, CHUNK};
@@ -8,7 +9,7 @@ use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
+    check_fsai_transpose, check_ip_assemble, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
     check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -230,6 +231,64 @@ impl PrecondOps for HostBackend {
             let flag = &mut bad_row.host_mut()?[0];
             *flag = (*flag).min(bi as u32);
         }
+        Ok(())
+    }
+
+    fn ip_domain_check<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, None, partials, slot)?;
+        self.counters.launch();
+        let (rp, ci, va) = (row_ptr.host()?, col_idx.host()?, values.host()?);
+        let out = slot_mut(partials, slot)?;
+        let items: Vec<_> = out.iter_mut().enumerate().collect();
+        exec(n, items, |(c, o)| {
+            let rows = c * CHUNK..((c + 1) * CHUNK).min(n);
+            *o = T::from_f64(
+                rows.filter(|&i| !ip_assemble::row_in_domain(i, rp, ci, va))
+                    .count() as f64,
+            );
+        });
+        Ok(())
+    }
+
+    fn ip_assemble<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        m_values: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, Some(m_values), partials, slot)?;
+        self.counters.launch();
+        let (rp, ci, va) = (row_ptr.host()?, col_idx.host()?, values.host()?);
+        let out = slot_mut(partials, slot)?;
+        // Each group's rows own the entries rp[first row] .. rp[last row + 1] of M.
+        let mut pieces = Vec::with_capacity(out.len());
+        let mut rest = m_values.host_mut()?;
+        for c in 0..out.len() {
+            let rows = (c * CHUNK).min(n)..((c + 1) * CHUNK).min(n);
+            let len = (rp[rows.end] - rp[rows.start]) as usize;
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            pieces.push((rows, head));
+            rest = tail;
+        }
+        let items: Vec<_> = out.iter_mut().zip(pieces).collect();
+        exec(n, items, |(o, (rows, m))| {
+            let base = rp[rows.start] as usize;
+            let mut bad = 0usize;
+            for i in rows {
+                let entries = rp[i] as usize..rp[i + 1] as usize;
+                let row = &mut m[entries.start - base..entries.end - base];
+                if !ip_assemble::row(i, rp, ci, va, row) {
+                    bad += 1;
+                }
+            }
+            *o = T::from_f64(bad as f64);
+        });
         Ok(())
     }
 

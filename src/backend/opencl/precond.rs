@@ -6,7 +6,7 @@ use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
 use crate::backend::ops::precond::{
     check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
+    check_fsai_transpose, check_ip_assemble, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
     check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
 };
 use crate::backend::partials::{Partials, Slot};
@@ -203,6 +203,44 @@ impl PrecondOps for OpenClBackend {
             self.elementwise_groups(l.n_block_rows),
             &args,
         )
+    }
+
+    fn ip_domain_check<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, None, partials, slot)?;
+        let args = [
+            Arg::uint(Self::len_u32(n)?),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Arg::uint(slot.0 as u32),
+        ];
+        self.launch::<T>("ip_domain_check", partials.groups(), &args)
+    }
+
+    fn ip_assemble<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        m_values: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        let (row_ptr, col_idx, values, n) = check_ip_assemble(a, Some(m_values), partials, slot)?;
+        let args = [
+            Arg::uint(Self::len_u32(n)?),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::Mem(self.mem(m_values)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+            Arg::uint(slot.0 as u32),
+        ];
+        self.launch::<T>("ip_assemble", partials.groups(), &args)
     }
 
     fn isai_solve<T: Scalar>(

@@ -23,6 +23,10 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
     ("isai", include_str!("../../../kernels-cl/isai.cl")),
     ("bilu", include_str!("../../../kernels-cl/bilu.cl")),
+    (
+        "ip_assemble",
+        include_str!("../../../kernels-cl/ip_assemble.cl"),
+    ),
     ("ip", include_str!("../../../kernels-cl/ip.cl")),
     ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
     ("halo", include_str!("../../../kernels-cl/halo.cl")),

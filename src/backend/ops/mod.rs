@@ -82,6 +82,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("isai", &["isai_solve"]),
     ("bilu", &["bilu0_scatter", "bilu0_sweep"]),
+    ("ip_assemble", &["ip_domain_check", "ip_assemble"]),
     (
         "ip",
         &[

@@ -861,6 +861,37 @@ fn check_pattern(block_size: usize, row_ptr: &[u32], col_idx: &[u32]) -> Result<
     Ok(n_block_rows)
 }
 
+/// Check the operands of `ip_domain_check` / `ip_assemble` (`m_values`: one per entry of A);
+/// A's CSR arrays and n.
+#[allow(clippy::type_complexity)]
+pub(crate) fn check_ip_assemble<'a, T: Scalar>(
+    a: &'a DeviceMatrix<T>,
+    m_values: Option<&Buffer<T>>,
+    partials: &Partials<T>,
+    slot: Slot,
+) -> Result<(&'a Buffer<u32>, &'a Buffer<u32>, &'a Buffer<T>, usize)> {
+    let n = a.n_rows();
+    if a.n_cols() != n {
+        return Err(Error::dims("ip_assemble: square matrix", n, a.n_cols()));
+    }
+    partials.check(slot, n)?;
+    if let Some(m) = m_values {
+        check_len("ip_assemble: M values (one per entry of A)", m, a.nnz())?;
+    }
+    match a.format() {
+        DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            ..
+        } if a.ranks() == 1 => Ok((row_ptr, col_idx, values, n)),
+        _ => Err(Error::param(
+            "ip_assemble",
+            "the IP assembly reads A in CSR on one rank",
+        )),
+    }
+}
+
 /// Block sizes the kernels support: 1..=[`MAX_BLOCK_SIZE`].
 pub(crate) fn check_block_size(s: usize) -> Result<()> {
     if s == 0 || s > MAX_BLOCK_SIZE {
@@ -950,6 +981,29 @@ pub trait PrecondOps: KrylovOps {
         l: &mut BlockTriangular<T>,
         u: &mut BlockTriangular<T>,
         bad_row: &mut Buffer<u32>,
+    ) -> Result<()>;
+
+    /// Kernel `ip_domain_check` (Incomplete Poisson assembled on the device,
+    /// `kernels-cl/ip_assemble.cl`): the count of A's rows outside IP's domain (no positive
+    /// finite diagonal, a positive or non-finite off-diagonal entry, a transpose entry missing
+    /// or more than 64 ulps away) as partials into `slot`. A must be in CSR on one rank.
+    fn ip_domain_check<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()>;
+
+    /// Kernel `ip_assemble`: the IP matrix K K^T (K = I - L D^-1) on A's pattern into
+    /// `m_values` (one value per stored entry of A, the host assembly's bits), and the count
+    /// of rows with a non-finite entry as partials into `slot`. A must be in CSR on one rank
+    /// and pass [`PrecondOps::ip_domain_check`].
+    fn ip_assemble<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        m_values: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
     ) -> Result<()>;
 
     /// Kernel `isai_solve` (block-ISAI setup, seed 002 Algorithm 1): the blocks of N ~ T^-1 on

@@ -14,7 +14,7 @@
 mod batches;
 pub(crate) mod growth;
 
-use super::device_a::DeviceA;
+use super::device_a::{csr_matrix, DeviceA};
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
@@ -609,29 +609,6 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
         row_ptr.push(col_idx.len() as u32);
     }
     Ok((row_ptr, col_idx))
-}
-
-/// A CSR device matrix from its arrays, already on the device.
-fn csr_matrix<T: Scalar>(
-    n: usize,
-    row_ptr: Buffer<u32>,
-    col_idx: Buffer<u32>,
-    values: Buffer<T>,
-) -> DeviceMatrix<T> {
-    DeviceMatrix {
-        n_rows: n,
-        n_cols: n,
-        nnz: col_idx.len(),
-        format: DeviceFormat::Csr {
-            row_ptr,
-            col_idx,
-            values,
-            long_rows: None,
-            row_blocks: None,
-        },
-        fingerprint: 0,
-        halo: Default::default(),
-    }
 }
 
 /// The prefix sum 0, v0, v0 + v1, .. of `values`, or [`Error::IndexOverflow`] past u32.

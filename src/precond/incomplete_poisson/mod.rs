@@ -11,6 +11,7 @@
 
 mod assemble;
 
+use super::device_a::{csr_matrix, DeviceA};
 use super::{no_fused_step, Preconditioner, SetupTimes};
 use crate::backend::{
     Backend, Buffer, DeviceFormat, DeviceMatrix, IpStencil, MatrixFormat, Partials, PcgStepVectors,
@@ -72,6 +73,81 @@ impl<T: Scalar> IncompletePoisson<T> {
         backend.synchronize()?;
         Ok(Self {
             n: a.n_rows(),
+            storage: Storage::Assembled(Box::new(dm)),
+            times: SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            fingerprint: Some(fingerprint),
+        })
+    }
+
+    /// [`IncompletePoisson::new`] with the solver's device copy of `a`: with `format` CSR the
+    /// domain check and the assembly run on the device (kernels `ip_domain_check` and
+    /// `ip_assemble`, one pass each; the same bits as the host assembly) from that copy, or
+    /// from an upload of `a` when `device` is not a CSR upload of it; M^-1 gets a copy of A's
+    /// pattern made on the device. Other formats, and CSR matrices whose product needs long
+    /// rows or row blocks, are assembled on the host as by [`IncompletePoisson::new`].
+    ///
+    /// Errors: as [`IncompletePoisson::new`] (the host check names the first offending entry
+    /// when the device check counts any).
+    pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        if format != MatrixFormat::Csr || !a.is_square() {
+            return Self::new(backend, a, format);
+        }
+        let t0 = Instant::now();
+        let fingerprint = a.fingerprint();
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
+        let ad = a_dev.get();
+        let (row_ptr, col_idx) = match ad.format() {
+            DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                long_rows: None,
+                row_blocks: None,
+                ..
+            } => (row_ptr, col_idx),
+            _ => return Self::new(backend, a, format),
+        };
+        let n = a.n_rows();
+        let not = |reason: String| Error::NotApplicable {
+            preconditioner: "ip".into(),
+            reason,
+        };
+        let mut partials = backend.partials::<T>(n, 1)?;
+        backend.ip_domain_check(ad, &mut partials, Slot(0))?;
+        let outside = backend.finish(&partials)?.get(Slot(0));
+        if outside != 0.0 {
+            return Err(not(assemble::outside_domain(a).unwrap_or_else(|| {
+                format!(
+                    "{outside} rows are outside IP's domain (a symmetric matrix with a positive \
+                     diagonal and nonpositive off-diagonal entries)"
+                )
+            })));
+        }
+        let mut m_values = backend.alloc::<T>(a.nnz())?;
+        backend.ip_assemble(ad, &mut m_values, &mut partials, Slot(0))?;
+        let overflowing = backend.finish(&partials)?.get(Slot(0));
+        if overflowing != 0.0 {
+            return Err(not(format!(
+                "the IP entries of {overflowing} rows overflow"
+            )));
+        }
+        let mut m_row_ptr = backend.alloc::<u32>(n + 1)?;
+        backend.afsai_place::<T>(row_ptr, n + 1, &mut m_row_ptr, 0)?;
+        let mut m_col_idx = backend.alloc::<u32>(a.nnz())?;
+        backend.afsai_place::<T>(col_idx, a.nnz(), &mut m_col_idx, 0)?;
+        let dm = csr_matrix(n, m_row_ptr, m_col_idx, m_values);
+        backend.synchronize()?;
+        Ok(Self {
+            n,
             storage: Storage::Assembled(Box::new(dm)),
             times: SetupTimes {
                 host_seconds,
