@@ -3,7 +3,8 @@
 //! exact factorization to rounding on every backend (block sizes 1..8, awkward sizes, empty and
 //! dense block rows, subdomains), every backend's sweeps equal the host backend's, the distance
 //! to the exact factors vanishes as F grows, few sweeps already precondition (true residual
-//! checked), and missing or singular pivots are typed errors naming the block row.
+//! checked), block-ISAI of the device factors applies like that of the host factors, and missing
+//! or singular pivots are typed errors naming the block row.
 //!
 //! OpenCL runs in CI on PoCL; the CUDA tests need an NVIDIA GPU and are `#[ignore]`d.
 
@@ -15,7 +16,7 @@ use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
-    Bilu0, Bilu0Options, BiluFactors, Factorization, Preconditioner, TriangularSolve,
+    Bilu0, Bilu0Options, BiluFactors, BlockIsai, Factorization, Preconditioner, TriangularSolve,
 };
 use pipekrylov::solver::{Gmres, Params};
 use pipekrylov::Error;
@@ -200,6 +201,35 @@ fn pivots_are_typed_errors<B: Backend>(b: &B) {
     assert!(Bilu0::new(b, &good, opts(2, Factorization::Sweeps(2), 1)).is_ok());
 }
 
+/// Block-ISAI of the device factors: with enough sweeps it applies like block-ISAI of the host
+/// factors (k = 1..3, block sizes 1, 3, 4).
+fn isai_of_device_factors<B: Backend>(b: &B) {
+    for s in [1, 3, 4] {
+        let nb = 33;
+        let a = block_matrix(nb, s, false, 41 + s as u64);
+        let n = a.n_rows();
+        let r = b.upload(&common::rand_vec::<f64>(n, 5)).unwrap();
+        for level in 1..=3 {
+            let mut z = Vec::new();
+            for f in [Factorization::Host, Factorization::Sweeps(exact_sweeps(nb))] {
+                let m = BlockIsai::new_on(b, &a, None, s, level, f).unwrap();
+                assert_eq!(
+                    Preconditioner::<B, f64>::params(&m)["factorization"],
+                    f.to_string()
+                );
+                let mut out = b.alloc(n).unwrap();
+                m.apply(b, &r, &mut out).unwrap();
+                z.push(b.download(&out).unwrap());
+            }
+            let d = rel_diff(&z[1], &z[0]);
+            assert!(
+                d < 1e-11,
+                "s={s} k={level}: ISAI of device vs host factors {d:e}"
+            );
+        }
+    }
+}
+
 #[test]
 fn factorization_parses() {
     assert_eq!(
@@ -234,6 +264,10 @@ fn host_few_sweeps_precondition() {
 fn host_pivots_are_typed_errors() {
     pivots_are_typed_errors(&HostBackend::new());
 }
+#[test]
+fn host_isai_of_device_factors() {
+    isai_of_device_factors(&HostBackend::new());
+}
 
 #[cfg(feature = "opencl")]
 mod opencl {
@@ -257,6 +291,10 @@ mod opencl {
     #[test]
     fn opencl_pivots_are_typed_errors() {
         super::pivots_are_typed_errors(&backend());
+    }
+    #[test]
+    fn opencl_isai_of_device_factors() {
+        super::isai_of_device_factors(&backend());
     }
 }
 
@@ -286,5 +324,10 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_pivots_are_typed_errors() {
         super::pivots_are_typed_errors(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_isai_of_device_factors() {
+        super::isai_of_device_factors(&backend());
     }
 }

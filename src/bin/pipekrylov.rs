@@ -71,7 +71,7 @@ enum Command {
         /// Contiguous subdomains P of block-jacobi (couplings between them are dropped).
         #[arg(long, default_value_t = 1)]
         subdomains: usize,
-        /// Where the factors of bilu0 / block-jacobi are computed: host (exact, rayon) or
+        /// Where the factors of bilu0 / block-jacobi / isai are computed: host (exact, rayon) or
         /// sweeps:F (on the backend: the initial guess and F fixed-point sweeps of Chow and
         /// Patel's parallel ILU, one launch each; F >= the dependency depth is exact).
         #[arg(long, default_value = "host")]

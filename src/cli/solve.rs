@@ -269,7 +269,7 @@ fn operator_format<T: Scalar>(
             backend,
             "the FSAI setup reads the solver's CSR copy of A",
         ),
-        PrecondKind::Bilu0 | PrecondKind::BlockJacobi
+        PrecondKind::Bilu0 | PrecondKind::BlockJacobi | PrecondKind::Isai
             if matches!(args.factorization, Factorization::Sweeps(_)) =>
         {
             args.format.resolve_keeping_csr(

@@ -165,11 +165,13 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             Some(Box::new(Bilu0::block_jacobi_on(backend, a, device, opts)?))
         }
         PrecondKind::Bilu0 => Some(Box::new(Bilu0::new_on(backend, a, device, opts)?)),
-        PrecondKind::Isai => Some(Box::new(BlockIsai::new(
+        PrecondKind::Isai => Some(Box::new(BlockIsai::new_on(
             backend,
             a,
+            device,
             spec.block_size,
             spec.isai_level,
+            spec.factorization,
         )?)),
         PrecondKind::Ip => Some(Box::new(IncompletePoisson::new_on(
             backend,

@@ -7,6 +7,7 @@ pub(crate) mod factor;
 mod levels;
 
 pub use device::Factorization;
+pub(crate) use device::{factor_on, split_pattern, SplitPattern};
 pub(crate) use factor::singular as factor_singular;
 pub use factor::{bilu0, drop_couplings, subdomain_of, BiluFactors};
 pub use levels::Levels;

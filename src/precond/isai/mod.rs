@@ -8,8 +8,9 @@ mod pattern;
 pub(crate) use pattern::{layout_of, power_rows};
 pub use pattern::{power_pattern, InverseLayout};
 
-use super::bilu0::{check_options, factor};
-use super::{Bilu0Options, Preconditioner, SetupTimes, TriangularSolve};
+use super::bilu0::{check_options, factor, factor_on, split_pattern, SplitPattern};
+use super::device_a::DeviceA;
+use super::{Bilu0Options, Factorization, Preconditioner, SetupTimes, TriangularSolve};
 use crate::backend::{
     Backend, BlockTriangular, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot,
     SpmvDots,
@@ -53,6 +54,7 @@ pub struct IsaiSetupSplit {
 pub struct BlockIsai<T> {
     block_size: usize,
     level: usize,
+    factorization: Factorization,
     n: usize,
     n_l: DeviceMatrix<T>,
     n_u: DeviceMatrix<T>,
@@ -63,7 +65,7 @@ pub struct BlockIsai<T> {
 }
 
 impl<T: Scalar> BlockIsai<T> {
-    /// Factor `a` by BILU(0) with blocks of `block_size` (host), build the patterns of level
+    /// Factor `a` by BILU(0) with blocks of `block_size` (on the host), build the patterns of level
     /// `level` (1..=3, host) and solve the gathered systems on `backend`.
     ///
     /// Errors: [`Error::InvalidParameter`] for a block size outside 1..=8 or not dividing n,
@@ -75,6 +77,20 @@ impl<T: Scalar> BlockIsai<T> {
         a: &CsrMatrix<T>,
         block_size: usize,
         level: usize,
+    ) -> Result<Self> {
+        Self::new_on(backend, a, None, block_size, level, Factorization::Host)
+    }
+
+    /// [`BlockIsai::new`] with the BILU(0) factors computed as `factorization` says: on the
+    /// host, or on the backend by fixed-point sweeps ([`Factorization::Sweeps`]) from the
+    /// solver's CSR copy of A (`device`, when it is one of `a`; else an upload of its own).
+    pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        block_size: usize,
+        level: usize,
+        factorization: Factorization,
     ) -> Result<Self> {
         let t0 = Instant::now();
         let opts = Bilu0Options {
@@ -90,30 +106,56 @@ impl<T: Scalar> BlockIsai<T> {
             ));
         }
         let s = block_size;
-        let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
         let fingerprint = a.fingerprint();
+        let (l, u, pattern, t_factor_device) = match factorization {
+            Factorization::Host => {
+                let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
+                let l = BlockTriangular::upload(
+                    backend,
+                    s,
+                    &f.l_row_ptr,
+                    &f.l_col_idx,
+                    &f.l_values,
+                    None,
+                )?;
+                let u = BlockTriangular::upload(
+                    backend,
+                    s,
+                    &f.u_row_ptr,
+                    &f.u_col_idx,
+                    &f.u_values,
+                    Some(&f.u_inv_diag),
+                )?;
+                let pattern = SplitPattern {
+                    l_row_ptr: f.l_row_ptr,
+                    l_col_idx: f.l_col_idx,
+                    u_row_ptr: f.u_row_ptr,
+                    u_col_idx: f.u_col_idx,
+                };
+                (l, u, pattern, 0.0)
+            }
+            Factorization::Sweeps(sweeps) => {
+                let pattern = split_pattern(a, s, 1, "isai")?;
+                let t = Instant::now();
+                let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
+                let (l, u) = factor_on(backend, a_dev.get(), &pattern, s, sweeps, "isai")?;
+                backend.synchronize()?;
+                (l, u, pattern, t.elapsed().as_secs_f64())
+            }
+        };
         let t_factor = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         // The two patterns are independent: built side by side (each is parallel inside, but
         // its CSC transpose is one pass).
         let (lay_l, lay_u) = rayon::join(
-            || power_pattern(&f.l_row_ptr, &f.l_col_idx, level),
-            || power_pattern(&f.u_row_ptr, &f.u_col_idx, level),
+            || power_pattern(&pattern.l_row_ptr, &pattern.l_col_idx, level),
+            || power_pattern(&pattern.u_row_ptr, &pattern.u_col_idx, level),
         );
         let (lay_l, lay_u) = (lay_l?, lay_u?);
         let t_pattern = t1.elapsed().as_secs_f64();
 
         let t2 = Instant::now();
-        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
-        let u = BlockTriangular::upload(
-            backend,
-            s,
-            &f.u_row_ptr,
-            &f.u_col_idx,
-            &f.u_values,
-            Some(&f.u_inv_diag),
-        )?;
         let pat_l = InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?;
         let pat_u = InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?;
         let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
@@ -136,13 +178,14 @@ impl<T: Scalar> BlockIsai<T> {
         Ok(Self {
             block_size: s,
             level,
+            factorization,
             n,
             n_l,
             n_u,
             work: Mutex::new(work),
             times: SetupTimes {
-                host_seconds: t_factor + t_pattern,
-                device_seconds: t_upload + t_solve,
+                host_seconds: t_factor - t_factor_device + t_pattern,
+                device_seconds: t_factor_device + t_upload + t_solve,
             },
             split: IsaiSetupSplit {
                 factor: t_factor,
@@ -273,6 +316,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
         serde_json::json!({
             "block_size": self.block_size,
             "level": self.level,
+            "factorization": self.factorization.to_string(),
             "blocks_l": bl,
             "blocks_u": bu,
             "setup_split_seconds": self.split,
