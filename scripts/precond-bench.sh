@@ -13,7 +13,7 @@
 #   PK: the command that runs the CLI (default: bash .device/run pipekrylov)
 #   SWEEPS: the K values (default "1 2 3 4 5 6"); ISAI: the k values (default "1 2 3")
 #   CONFIGS: the whole list instead (precond:trisolve or isai:k, e.g. "bilu0:exact isai:2"); a
-#     suffix @F on a bilu0 / block-jacobi entry picks its factorization (host, the default, or
+#     suffix @F on a bilu0 / block-jacobi / isai entry picks its factorization (host, the default, or
 #     sweeps:F on the device, e.g. "bilu0:sweeps:1@sweeps:2")
 #   TOL, MAXIT: the relative tolerance and iteration cap (default 1e-5 and 20000)
 #   CONVDIFF_N, THERMAL_N: other sizes (a smoke test on the host: 13824 and 10000)
@@ -41,7 +41,7 @@ for prob in $problems; do
       fz=host
       if [[ $cfg == *@* ]]; then fz=${cfg#*@}; cfg=${cfg%@*}; fi
       pc=${cfg%%:*}; ts=${cfg#*:}
-      if [ "$pc" = isai ]; then pcargs="--isai-level $ts"; else pcargs="--trisolve $ts --factorization $fz"; fi
+      if [ "$pc" = isai ]; then pcargs="--isai-level $ts --factorization $fz"; else pcargs="--trisolve $ts --factorization $fz"; fi
       json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol "${TOL:-1e-5}" --maxit "${MAXIT:-20000}" \
         --rhs "${RHS:-ones}" --precond "$pc" $pcargs --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
@@ -59,7 +59,7 @@ row = [sys.argv[1], d["n"], sys.argv[2], d["backend"], pc, d.get("trisolve", "-"
        "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"]]
 split = (d.get("precond_params") or {}).get("setup_split_seconds") or {}
 row += [d.get("isai_level", "-") if pc == "isai" else "-"] + ["%.6f" % split[k] if k in split else "-" for k in ("factor", "pattern", "upload", "solve")]
-row += [d.get("factorization", "-") if pc in ("bilu0", "block-jacobi") else "-", d.get("format", "-")]
+row += [d.get("factorization", "-") if pc in ("bilu0", "block-jacobi", "isai") else "-", d.get("format", "-")]
 print(",".join(str(x) for x in row))' "$prob" "${TOL:-1e-5}" >> "$out"
       tail -1 "$out"
     done
