@@ -35,6 +35,73 @@ pub fn power_pattern(row_ptr: &[u32], col_idx: &[u32], k: usize) -> Result<Inver
     layout_of(&rows, "block-ISAI pattern blocks")
 }
 
+/// Sorted rows of a pattern, flat: row i is `cols[ptr[i]..ptr[i + 1]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct FlatRows {
+    pub(crate) ptr: Vec<usize>,
+    pub(crate) cols: Vec<u32>,
+}
+
+impl FlatRows {
+    /// Row i.
+    pub(crate) fn row(&self, i: usize) -> &[u32] {
+        &self.cols[self.ptr[i]..self.ptr[i + 1]]
+    }
+    /// Number of rows.
+    pub(crate) fn n_rows(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+}
+
+/// `n` rows built in parallel without an allocation per row: row i has at most `bound(i)`
+/// entries, and `fill(i, out, scratch)` writes it into `out` (sorted, without duplicates; the
+/// reused `scratch` is the task's own) and returns its length.
+fn build_rows(
+    n: usize,
+    bound: impl Fn(usize) -> usize + Sync,
+    fill: impl Fn(usize, &mut [u32], &mut Vec<u32>) -> usize + Sync,
+) -> FlatRows {
+    let bounds: Vec<usize> = (0..n).into_par_iter().map(&bound).collect();
+    let mut wide = vec![0u32; bounds.iter().sum()];
+    let mut slots: Vec<&mut [u32]> = Vec::with_capacity(n);
+    let mut rest = &mut wide[..];
+    for &b in &bounds {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(b);
+        slots.push(head);
+        rest = tail;
+    }
+    let lens: Vec<usize> = slots
+        .into_par_iter()
+        .enumerate()
+        .map_init(Vec::new, |scratch, (i, out)| fill(i, out, scratch))
+        .collect();
+    let mut ptr = Vec::with_capacity(n + 1);
+    ptr.push(0usize);
+    for &l in &lens {
+        ptr.push(ptr[ptr.len() - 1] + l);
+    }
+    let mut cols = vec![0u32; ptr[n]];
+    let mut pieces: Vec<&mut [u32]> = Vec::with_capacity(n);
+    let mut rest = &mut cols[..];
+    for &l in &lens {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(l);
+        pieces.push(head);
+        rest = tail;
+    }
+    let starts: Vec<usize> = bounds
+        .iter()
+        .scan(0usize, |acc, &b| {
+            let s = *acc;
+            *acc += b;
+            Some(s)
+        })
+        .collect();
+    pieces.into_par_iter().enumerate().for_each(|(i, out)| {
+        out.copy_from_slice(&wide[starts[i]..starts[i] + out.len()]);
+    });
+    FlatRows { ptr, cols }
+}
+
 /// Rows of the pattern of (I + |T|)^k for any square pattern T (row_ptr, col_idx), sorted,
 /// keeping only the entries (i, j) for which `keep(i, j)` holds in the result.
 pub(crate) fn power_rows(
@@ -42,44 +109,52 @@ pub(crate) fn power_rows(
     col_idx: &[u32],
     k: usize,
     keep: impl Fn(usize, usize) -> bool + Sync,
-) -> Vec<Vec<u32>> {
+) -> FlatRows {
     let n = row_ptr.len().saturating_sub(1);
-    let base: Vec<Vec<u32>> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let mut row: Vec<u32> = col_idx[row_ptr[i] as usize..row_ptr[i + 1] as usize].to_vec();
-            row.push(i as u32);
-            row.sort_unstable();
-            row.dedup();
-            row
-        })
-        .collect();
-    if k <= 1 {
-        return base
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, row)| row.into_iter().filter(|&j| keep(i, j as usize)).collect())
-            .collect();
-    }
+    let t_row = |i: usize| &col_idx[row_ptr[i] as usize..row_ptr[i + 1] as usize];
+    // Write the sorted, deduplicated `scratch` (filtered by `keep` when `last`) into `out`.
+    let emit = |i: usize, last: bool, out: &mut [u32], scratch: &mut Vec<u32>| {
+        scratch.sort_unstable();
+        scratch.dedup();
+        if last {
+            scratch.retain(|&j| keep(i, j as usize));
+        }
+        out[..scratch.len()].copy_from_slice(scratch);
+        scratch.len()
+    };
+    let base = build_rows(
+        n,
+        |i| t_row(i).len() + 1,
+        |i, out, scratch| {
+            scratch.clear();
+            scratch.extend_from_slice(t_row(i));
+            scratch.push(i as u32);
+            emit(i, k <= 1, out, scratch)
+        },
+    );
     // Row i of the power is the union of the previous power's rows p in base row i; the last
     // step applies `keep` as it forms the rows (no second pass over the result).
-    let step = |power: &[Vec<u32>], last: bool| -> Vec<Vec<u32>> {
-        (0..n)
-            .into_par_iter()
-            .map(|i| {
-                let mut row: Vec<u32> = base[i]
+    let step = |power: &FlatRows, last: bool| -> FlatRows {
+        build_rows(
+            n,
+            |i| {
+                base.row(i)
                     .iter()
-                    .flat_map(|&p| power[p as usize].iter().copied())
-                    .collect();
-                row.sort_unstable();
-                row.dedup();
-                if last {
-                    row.retain(|&j| keep(i, j as usize));
+                    .map(|&p| power.row(p as usize).len())
+                    .sum()
+            },
+            |i, out, scratch| {
+                scratch.clear();
+                for &p in base.row(i) {
+                    scratch.extend_from_slice(power.row(p as usize));
                 }
-                row
-            })
-            .collect()
+                emit(i, last, out, scratch)
+            },
+        )
     };
+    if k <= 1 {
+        return base;
+    }
     let mut power = step(&base, k == 2);
     for s in 3..=k {
         power = step(&power, s == k);
@@ -88,21 +163,17 @@ pub(crate) fn power_rows(
 }
 
 /// Both layouts of the pattern given by its sorted rows.
-pub(crate) fn layout_of(rows: &[Vec<u32>], what: &str) -> Result<InverseLayout> {
-    let n = rows.len();
-    let total: usize = rows.iter().map(Vec::len).sum();
+pub(crate) fn layout_of(rows: &FlatRows, what: &str) -> Result<InverseLayout> {
+    let n = rows.n_rows();
+    let total = rows.cols.len();
     u32::try_from(total).map_err(|_| Error::IndexOverflow {
         what: what.into(),
         value: total,
         max: u32::MAX as usize,
     })?;
-    let mut row_ptr_out = Vec::with_capacity(n + 1);
-    row_ptr_out.push(0u32);
-    let mut col_idx_out = Vec::with_capacity(total);
-    for row in rows {
-        col_idx_out.extend_from_slice(row);
-        row_ptr_out.push(col_idx_out.len() as u32);
-    }
+    // Every pointer is at most `total`, which fits.
+    let row_ptr_out: Vec<u32> = rows.ptr.iter().map(|&p| p as u32).collect();
+    let col_idx_out = rows.cols.clone();
     // The CSC by a counting transpose (rows come out ascending in every column).
     let mut col_ptr = vec![0u32; n + 1];
     for &c in &col_idx_out {
