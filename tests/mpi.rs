@@ -22,7 +22,7 @@ use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartiti
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
-    subdomain_of, Bilu0, Bilu0Options, Jacobi, Preconditioner, TriangularSolve,
+    subdomain_of, Bilu0, Bilu0Options, Factorization, Jacobi, Preconditioner, TriangularSolve,
 };
 use pipekrylov::solver::{
     BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant,
@@ -259,12 +259,18 @@ fn compare_block_jacobi<B: Backend>(
         partition,
         MatrixFormat::Csr,
     )?;
-    for solve_kind in [TriangularSolve::Exact, TriangularSolve::Sweeps(3)] {
+    // The device factorization runs on each rank's block alone (its setup reads no other
+    // rank): the same factors as one process with as many subdomains.
+    for (solve_kind, factorization) in [
+        (TriangularSolve::Exact, Factorization::Host),
+        (TriangularSolve::Sweeps(3), Factorization::Host),
+        (TriangularSolve::Sweeps(3), Factorization::Sweeps(2)),
+    ] {
         let opts = Bilu0Options {
             block_size: 1,
             solve: solve_kind,
             subdomains: 1,
-            ..Bilu0Options::default()
+            factorization,
         };
         let local = Bilu0::new(be, &a.local, opts)?;
         let whole = Bilu0::new(
@@ -290,7 +296,7 @@ fn compare_block_jacobi<B: Backend>(
             params,
             &rows_of(&b, rows.clone()),
         )?;
-        let case = format!("{label} gmres bilu0 {solve_kind:?} block-Jacobi");
+        let case = format!("{label} gmres bilu0 {solve_kind:?} {factorization} block-Jacobi");
         c.check(
             rep.stop_reason.converged(),
             format!("{case}: {:?}", rep.stop_reason),
