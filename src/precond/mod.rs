@@ -9,6 +9,7 @@ mod bilu0;
 pub(crate) mod block_dense;
 mod device_a;
 mod domain;
+pub(crate) mod flat_rows;
 pub(crate) mod fsai;
 mod identity;
 mod incomplete_poisson;

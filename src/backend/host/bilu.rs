@@ -2,6 +2,7 @@
 //! arithmetic in the same order, one rayon task per block row.
 
 use crate::precond::block_dense::{invert, mul, mul_sub};
+use crate::precond::flat_rows::split_by_lengths;
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -19,14 +20,11 @@ impl Pattern<'_> {
 }
 
 /// `values` cut into the blocks of every row of `p` (s*s scalars per block).
-fn rows_mut<'a, T>(mut values: &'a mut [T], p: Pattern<'_>, ss: usize) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(p.row_ptr.len().saturating_sub(1));
-    for w in p.row_ptr.windows(2) {
-        let (head, tail) = std::mem::take(&mut values).split_at_mut((w[1] - w[0]) as usize * ss);
-        out.push(head);
-        values = tail;
-    }
-    out
+fn rows_mut<'a, T>(values: &'a mut [T], p: Pattern<'_>, ss: usize) -> Vec<&'a mut [T]> {
+    split_by_lengths(
+        values,
+        p.row_ptr.windows(2).map(|w| (w[1] - w[0]) as usize * ss),
+    )
 }
 
 /// A's CSR rows written into the L and U patterns' blocks and the diagonal blocks (the

@@ -18,6 +18,7 @@ use crate::backend::{
     InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
+use crate::precond::flat_rows::split_by_lengths;
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -267,15 +268,15 @@ impl PrecondOps for HostBackend {
         let (rp, ci, va) = (row_ptr.host()?, col_idx.host()?, values.host()?);
         let out = slot_mut(partials, slot)?;
         // Each group's rows own the entries rp[first row] .. rp[last row + 1] of M.
-        let mut pieces = Vec::with_capacity(out.len());
-        let mut rest = m_values.host_mut()?;
-        for c in 0..out.len() {
-            let rows = (c * CHUNK).min(n)..((c + 1) * CHUNK).min(n);
-            let len = (rp[rows.end] - rp[rows.start]) as usize;
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            pieces.push((rows, head));
-            rest = tail;
-        }
+        let groups: Vec<Range<usize>> = (0..out.len())
+            .map(|c| (c * CHUNK).min(n)..((c + 1) * CHUNK).min(n))
+            .collect();
+        let lengths = groups.iter().map(|r| (rp[r.end] - rp[r.start]) as usize);
+        let pieces: Vec<_> = groups
+            .iter()
+            .cloned()
+            .zip(split_by_lengths(m_values.host_mut()?, lengths))
+            .collect();
         let items: Vec<_> = out.iter_mut().zip(pieces).collect();
         exec(n, items, |(o, (rows, m))| {
             let base = rp[rows.start] as usize;

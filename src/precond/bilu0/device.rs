@@ -4,12 +4,12 @@
 //! factors' layout on the device, then one launch per sweep. Equations and the initial guess in
 //! `kernels-cl/bilu.cl`.
 
-use super::factor::subdomain_of;
+use super::factor::{subdomain_of, to_u32};
 use crate::backend::{Backend, BiluParts, BlockTriangular, Buffer, DeviceMatrix};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
+use crate::precond::flat_rows::build_rows;
 use crate::scalar::Scalar;
-use rayon::prelude::*;
 
 /// How the BILU(0) factors are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,14 +59,6 @@ pub(crate) struct SplitPattern {
     pub(crate) u_col_idx: Vec<u32>,
 }
 
-fn to_u32(v: usize, what: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::IndexOverflow {
-        what: format!("BILU(0) {what}"),
-        value: v,
-        max: u32::MAX as usize,
-    })
-}
-
 /// The block pattern of `a` (square, n a multiple of `s`) with blocks coupling different of
 /// `subdomains` contiguous parts dropped, split at the diagonal. A block row without a
 /// diagonal block is [`Error::SingularPivot`] naming the first one (as the host
@@ -82,84 +74,52 @@ pub(crate) fn split_pattern<T: Scalar>(
     let part = subdomain_of(nb, subdomains.clamp(1, nb.max(1)));
     let (rp, ci) = (a.row_ptr(), a.col_idx());
     let whole = subdomains <= 1;
-    // Pass 1 (parallel): every block row's ascending block columns inside its subdomain, in
-    // its own stretch of `cols` (at most its scalar entries: A's row pointers bound it), with
-    // the lower and upper counts and whether the diagonal block is there.
-    let mut cols = vec![0u32; ci.len()];
-    let mut stretches: Vec<&mut [u32]> = Vec::with_capacity(nb);
-    let mut rest = &mut cols[..];
+    // Every block row's ascending block columns inside its subdomain (at most its scalar
+    // entries).
+    let entries = |bi: usize| rp[bi * s]..rp[(bi + 1) * s];
+    let rows = build_rows(
+        nb,
+        |bi| entries(bi).len(),
+        |bi, out, scratch| {
+            scratch.clear();
+            scratch.extend(
+                ci[entries(bi)]
+                    .iter()
+                    .map(|&c| c / s)
+                    .filter(|&bj| whole || part(bj) == part(bi))
+                    .map(|bj| bj as u32),
+            );
+            scratch.sort_unstable();
+            scratch.dedup();
+            out[..scratch.len()].copy_from_slice(scratch);
+            scratch.len()
+        },
+    );
+    // Split at the diagonal block, which every row must hold.
+    let mut p = SplitPattern {
+        l_row_ptr: Vec::with_capacity(nb + 1),
+        l_col_idx: Vec::new(),
+        u_row_ptr: Vec::with_capacity(nb + 1),
+        u_col_idx: Vec::new(),
+    };
+    p.l_row_ptr.push(0);
+    p.u_row_ptr.push(0);
     for bi in 0..nb {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(rp[(bi + 1) * s] - rp[bi * s]);
-        stretches.push(head);
-        rest = tail;
+        let row = rows.row(bi);
+        let d = row.partition_point(|&c| (c as usize) < bi);
+        if row.get(d) != Some(&(bi as u32)) {
+            return Err(Error::SingularPivot {
+                preconditioner: name.into(),
+                block_row: bi,
+                detail: "no diagonal block is stored (structurally zero pivot)".into(),
+            });
+        }
+        p.l_col_idx.extend_from_slice(&row[..d]);
+        p.u_col_idx.extend_from_slice(&row[d + 1..]);
+        p.l_row_ptr.push(to_u32(p.l_col_idx.len(), "block count")?);
+        p.u_row_ptr.push(to_u32(p.u_col_idx.len(), "block count")?);
     }
-    let counts: Vec<(usize, usize, bool)> = stretches
-        .into_par_iter()
-        .enumerate()
-        .map(|(bi, out)| {
-            let mut len = 0;
-            for &c in &ci[rp[bi * s]..rp[(bi + 1) * s]] {
-                let bj = c / s;
-                if whole || part(bj) == part(bi) {
-                    out[len] = bj as u32;
-                    len += 1;
-                }
-            }
-            let row = &mut out[..len];
-            row.sort_unstable();
-            let mut k = 0;
-            for q in 0..row.len() {
-                if q == 0 || row[q] != row[k - 1] {
-                    row[k] = row[q];
-                    k += 1;
-                }
-            }
-            let row = &row[..k];
-            let d = row.partition_point(|&c| (c as usize) < bi);
-            let has_diag = row.get(d) == Some(&(bi as u32));
-            (d, k - d - usize::from(has_diag), has_diag)
-        })
-        .collect();
-    if let Some(bi) = counts.iter().position(|&(_, _, d)| !d) {
-        return Err(Error::SingularPivot {
-            preconditioner: name.into(),
-            block_row: bi,
-            detail: "no diagonal block is stored (structurally zero pivot)".into(),
-        });
-    }
-    let mut l_row_ptr = Vec::with_capacity(nb + 1);
-    let mut u_row_ptr = Vec::with_capacity(nb + 1);
-    let (mut nl, mut nu) = (0usize, 0usize);
-    l_row_ptr.push(0u32);
-    u_row_ptr.push(0u32);
-    for &(l, u, _) in &counts {
-        nl += l;
-        nu += u;
-        l_row_ptr.push(to_u32(nl, "block count")?);
-        u_row_ptr.push(to_u32(nu, "block count")?);
-    }
-    // Pass 2 (parallel): every row copies its stretch into both column arrays.
-    let mut l_col_idx = vec![0u32; nl];
-    let mut u_col_idx = vec![0u32; nu];
-    let mut rows: Vec<(&mut [u32], &mut [u32])> = Vec::with_capacity(nb);
-    let (mut l_rest, mut u_rest) = (&mut l_col_idx[..], &mut u_col_idx[..]);
-    for &(l, u, _) in &counts {
-        let (lh, lt) = std::mem::take(&mut l_rest).split_at_mut(l);
-        let (uh, ut) = std::mem::take(&mut u_rest).split_at_mut(u);
-        rows.push((lh, uh));
-        (l_rest, u_rest) = (lt, ut);
-    }
-    rows.into_par_iter().enumerate().for_each(|(bi, (lo, up))| {
-        let row = &cols[rp[bi * s]..];
-        lo.copy_from_slice(&row[..lo.len()]);
-        up.copy_from_slice(&row[lo.len() + 1..lo.len() + 1 + up.len()]);
-    });
-    Ok(SplitPattern {
-        l_row_ptr,
-        l_col_idx,
-        u_row_ptr,
-        u_col_idx,
-    })
+    Ok(p)
 }
 
 /// The factors of BILU(0) computed on `backend` from A in CSR on it (`a`), with `sweeps`

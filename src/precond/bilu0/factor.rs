@@ -33,7 +33,7 @@ pub struct BiluFactors<T> {
     pub u_inv_diag: Vec<T>,
 }
 
-fn to_u32(v: usize, what: &str) -> Result<u32> {
+pub(super) fn to_u32(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| Error::IndexOverflow {
         what: format!("BILU(0) {what}"),
         value: v,

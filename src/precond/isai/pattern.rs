@@ -3,7 +3,7 @@
 //! block CSC (one gathered system per column) with the map between the two.
 
 use crate::error::{Error, Result};
-use rayon::prelude::*;
+use crate::precond::flat_rows::{build_rows, FlatRows};
 
 /// The pattern of an approximate inverse N ~ (D + T)^-1 in both layouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,73 +33,6 @@ impl InverseLayout {
 pub fn power_pattern(row_ptr: &[u32], col_idx: &[u32], k: usize) -> Result<InverseLayout> {
     let rows = power_rows(row_ptr, col_idx, k, |_, _| true);
     layout_of(&rows, "block-ISAI pattern blocks")
-}
-
-/// Sorted rows of a pattern, flat: row i is `cols[ptr[i]..ptr[i + 1]]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct FlatRows {
-    pub(crate) ptr: Vec<usize>,
-    pub(crate) cols: Vec<u32>,
-}
-
-impl FlatRows {
-    /// Row i.
-    pub(crate) fn row(&self, i: usize) -> &[u32] {
-        &self.cols[self.ptr[i]..self.ptr[i + 1]]
-    }
-    /// Number of rows.
-    pub(crate) fn n_rows(&self) -> usize {
-        self.ptr.len().saturating_sub(1)
-    }
-}
-
-/// `n` rows built in parallel without an allocation per row: row i has at most `bound(i)`
-/// entries, and `fill(i, out, scratch)` writes it into `out` (sorted, without duplicates; the
-/// reused `scratch` is the task's own) and returns its length.
-fn build_rows(
-    n: usize,
-    bound: impl Fn(usize) -> usize + Sync,
-    fill: impl Fn(usize, &mut [u32], &mut Vec<u32>) -> usize + Sync,
-) -> FlatRows {
-    let bounds: Vec<usize> = (0..n).into_par_iter().map(&bound).collect();
-    let mut wide = vec![0u32; bounds.iter().sum()];
-    let mut slots: Vec<&mut [u32]> = Vec::with_capacity(n);
-    let mut rest = &mut wide[..];
-    for &b in &bounds {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(b);
-        slots.push(head);
-        rest = tail;
-    }
-    let lens: Vec<usize> = slots
-        .into_par_iter()
-        .enumerate()
-        .map_init(Vec::new, |scratch, (i, out)| fill(i, out, scratch))
-        .collect();
-    let mut ptr = Vec::with_capacity(n + 1);
-    ptr.push(0usize);
-    for &l in &lens {
-        ptr.push(ptr[ptr.len() - 1] + l);
-    }
-    let mut cols = vec![0u32; ptr[n]];
-    let mut pieces: Vec<&mut [u32]> = Vec::with_capacity(n);
-    let mut rest = &mut cols[..];
-    for &l in &lens {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(l);
-        pieces.push(head);
-        rest = tail;
-    }
-    let starts: Vec<usize> = bounds
-        .iter()
-        .scan(0usize, |acc, &b| {
-            let s = *acc;
-            *acc += b;
-            Some(s)
-        })
-        .collect();
-    pieces.into_par_iter().enumerate().for_each(|(i, out)| {
-        out.copy_from_slice(&wide[starts[i]..starts[i] + out.len()]);
-    });
-    FlatRows { ptr, cols }
 }
 
 /// Rows of the pattern of (I + |T|)^k for any square pattern T (row_ptr, col_idx), sorted,
