@@ -16,7 +16,7 @@ out=${1:?output CSV}
 backends=${2:-cuda opencl}
 problems=${3:-elasticity3d:1000000 aniso2d:2700000 jump3d:1000000}
 pk=${PK:-bash .device/run pipekrylov}
-echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps,stop,setup_precision,layout_s,cast_s,growth_batches,apply_s" > "$out"
+echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps,stop,setup_precision,layout_s,cast_s,growth_batches,apply_s,kernel_layout_s,g_kernel,gt_kernel" > "$out"
 for prob in $problems; do
   for be in $backends; do
     for cfg in ${PRECS:-jacobi fsai:1 fsai:2 fsai:3 afsai}; do
@@ -45,7 +45,8 @@ row = [sys.argv[1].split(":")[0], d["n"], d["nnz"], d["backend"], d["precond"], 
        "%.6f" % d["solve_seconds"], "%.6f" % (setup + d["solve_seconds"]), "%.3e" % d["seconds_per_iteration"],
        "%.3f" % p.get("density", 0), d.get("precond_memory_bytes", 0), p.get("peak_setup_bytes", 0),
        "%.6f" % sp.get("growth", 0), p.get("max_steps", "-"), p.get("step_size", "-"), p.get("eps", "-"),
-       p.get("stop", "-"), p.get("setup_precision", "-"), "%.6f" % sp.get("layout", 0), "%.6f" % sp.get("cast", 0), p.get("growth_batches", 0), "%.6e" % g("precond_apply_seconds")]
+       p.get("stop", "-"), p.get("setup_precision", "-"), "%.6f" % sp.get("layout", 0), "%.6f" % sp.get("cast", 0), p.get("growth_batches", 0), "%.6e" % g("precond_apply_seconds"),
+       "%.6f" % sp.get("kernel_layout", 0), p.get("g_kernel", "-"), p.get("gt_kernel", "-")]
 print(",".join(str(x) for x in row))' "$prob" >> "$out"
       tail -1 "$out"
     done

@@ -9,7 +9,7 @@ mod common;
 use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
-    AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat,
+    AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat, VectorOps,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
@@ -708,6 +708,96 @@ fn afsai_bad_input_is_a_typed_error() {
     }
 }
 
+/// An SPD arrow matrix: `spd_matrix` plus row and column 0 linked to every row, so G^T's row 0
+/// (G's column 0) is as long as the matrix and longer than a stream row block.
+fn arrow_spd(n: usize, seed: u64) -> CsrMatrix<f64> {
+    let base = spd_matrix(n, 2, seed);
+    let mut t = Vec::new();
+    let mut diag0 = 0.0;
+    for i in 0..n {
+        for e in base.row_ptr()[i] as usize..base.row_ptr()[i + 1] as usize {
+            let j = base.col_idx()[e] as usize;
+            let mut v = base.values()[e];
+            if i == j {
+                v += 0.01;
+            }
+            if (i == 0) != (j == 0) {
+                continue;
+            }
+            t.push((i, j, v));
+        }
+        if i > 0 {
+            t.push((i, 0, -0.01));
+            t.push((0, i, -0.01));
+            diag0 += 0.01;
+        }
+    }
+    t.push((0, 0, 1.0 + diag0));
+    CsrMatrix::from_triplets(n, n, &t).unwrap()
+}
+
+/// G and G^T run by every CSR kernel (vector, stream, stream with 16-bit columns) apply the
+/// same preconditioner as the host to rounding, G^T's row longer than a row block included,
+/// and PCG takes the same iterations; the kernel each factor runs is the one requested where
+/// the backend has the GPU layouts.
+fn factor_kernels_agree<B: Backend + 'static>(b: &B) {
+    use pipekrylov::backend::CsrKernel;
+    let host = HostBackend::new();
+    for (name, a) in [
+        ("arrow 5000", arrow_spd(5000, 3)),
+        ("random 3001", spd_matrix(3001, 4, 11)),
+    ] {
+        let opts = AfsaiOptions {
+            growth: step_growth(12, 2, 1e-2),
+            ..AfsaiOptions::default()
+        };
+        let reference = Fsai::adaptive(&host, &a, opts).unwrap();
+        let r: Vec<f64> = common::rand_vec(a.n_rows(), 5);
+        let mut z_host = host.alloc::<f64>(a.n_rows()).unwrap();
+        reference
+            .apply(&host, &host.upload(&r).unwrap(), &mut z_host)
+            .unwrap();
+        let z_host = host.download(&z_host).unwrap();
+        let ref_its = common::pcg_a_ones(&host, &a, Some(&reference)).iterations;
+        for kernel in [
+            CsrKernel::Vector,
+            CsrKernel::Stream,
+            CsrKernel::StreamCompact,
+        ] {
+            let m = Fsai::adaptive(b, &a, opts)
+                .unwrap()
+                .with_factor_kernel(b, kernel)
+                .unwrap();
+            let what = format!("{}: {name}: {kernel}", b.name());
+            let (g, gt) = m.factors();
+            let (gt_rows, _, _) = csr_of(b, gt);
+            let longest = gt_rows.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+            assert_eq!(longest > 2048, name.starts_with("arrow"), "{what}: {longest}");
+            if b.uses_device_layouts() {
+                assert_eq!(g.csr_kernel(), Some(kernel), "{what}: G");
+                assert_eq!(gt.csr_kernel(), Some(kernel), "{what}: G^T");
+            } else {
+                assert_eq!(g.csr_kernel(), Some(CsrKernel::Vector), "{what}");
+            }
+            let mut z = b.alloc::<f64>(a.n_rows()).unwrap();
+            m.apply(b, &b.upload(&r).unwrap(), &mut z).unwrap();
+            let z = b.download(&z).unwrap();
+            let d = rel_diff(&z, &z_host);
+            assert!(d <= 1e-12, "{what}: apply differs from the host by {d:e}");
+            let its = common::pcg_a_ones(b, &a, Some(&m)).iterations;
+            assert!(
+                its.abs_diff(ref_its) <= 1,
+                "{what}: {its} its, host {ref_its}"
+            );
+        }
+    }
+}
+
+#[test]
+fn host_factor_kernels_agree() {
+    factor_kernels_agree(&HostBackend::new());
+}
+
 #[cfg(feature = "opencl")]
 mod opencl {
     use pipekrylov::backend::opencl::OpenClBackend;
@@ -734,6 +824,10 @@ mod opencl {
     #[test]
     fn opencl_layout_kernels_match_host() {
         super::layout_kernels_match_host(&backend());
+    }
+    #[test]
+    fn opencl_factor_kernels_agree() {
+        super::factor_kernels_agree(&backend());
     }
 }
 
@@ -768,5 +862,10 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_layout_kernels_match_host() {
         super::layout_kernels_match_host(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_factor_kernels_agree() {
+        super::factor_kernels_agree(&backend());
     }
 }

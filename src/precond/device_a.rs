@@ -1,8 +1,9 @@
 //! A on the device for a preconditioner's setup: the solver's CSR copy when it is one of `a`,
 //! else an upload of its own (FSAI, aFSAI and the device BILU(0) factorization read A there).
 
+use crate::backend::CsrKernel;
 use crate::backend::{Backend, Buffer, DeviceFormat, DeviceMatrix, MatrixFormat};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 
@@ -73,4 +74,60 @@ pub(crate) fn csr_matrix<T: Scalar>(
         fingerprint: 0,
         halo: Default::default(),
     }
+}
+
+/// `m`, a CSR matrix on the device, laid out anew for the CSR kernel `requested` as `backend`
+/// resolves it from the row lengths ([`CsrKernel::Auto`]: the automatic choice, which the
+/// `PIPEKRYLOV_CSR_KERNEL` environment variable overrides): the long-row plan and, for the
+/// stream kernels, the row blocks and 16-bit column offsets (any layout `m` had is dropped).
+/// Reads the row pointers back (n + 1 entries), and the column indices when 16-bit offsets are
+/// chosen. Backends without the GPU layouts get `m` unchanged.
+pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
+    backend: &B,
+    m: DeviceMatrix<T>,
+    requested: CsrKernel,
+) -> Result<DeviceMatrix<T>> {
+    if !backend.uses_device_layouts() {
+        return Ok(m);
+    }
+    let DeviceMatrix {
+        n_rows,
+        n_cols,
+        nnz,
+        format,
+        fingerprint,
+        halo,
+    } = m;
+    let DeviceFormat::Csr {
+        row_ptr,
+        col_idx,
+        values,
+        ..
+    } = format
+    else {
+        return Err(Error::PreconditionerSetup(
+            "a factor to lay out must be a CSR matrix".into(),
+        ));
+    };
+    let rp = backend.download(&row_ptr)?;
+    let kernel = backend.resolve_csr_kernel(&rp, requested);
+    let ci = match kernel {
+        CsrKernel::StreamCompact => Some(backend.download(&col_idx)?),
+        _ => None,
+    };
+    let (long_rows, row_blocks) = backend.csr_layouts::<T>(&rp, ci.as_deref(), kernel)?;
+    Ok(DeviceMatrix {
+        n_rows,
+        n_cols,
+        nnz,
+        format: DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows,
+            row_blocks,
+        },
+        fingerprint,
+        halo,
+    })
 }

@@ -69,6 +69,72 @@ pub trait SpmvOps: VectorOps {
         })
     }
 
+    /// The CSR kernel this backend runs for rows `rp` when `requested` (the automatic choice of
+    /// [`row_blocks::choose`] on GPUs; always [`CsrKernel::Vector`] on backends without the GPU
+    /// layouts).
+    fn resolve_csr_kernel(&self, rp: &[u32], requested: CsrKernel) -> CsrKernel {
+        if !self.uses_device_layouts() {
+            return CsrKernel::Vector;
+        }
+        let long_len = LongRowPlan::plan(rp).map_or(u32::MAX, |p| p.min_len);
+        match requested {
+            CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
+            requested => row_blocks::choose(rp, long_len, requested),
+        }
+    }
+
+    /// The GPU layouts of CSR rows `rp` for `requested` (resolved by
+    /// [`SpmvOps::resolve_csr_kernel`]): the long-row plan and, for the stream kernels, the row
+    /// blocks. The 16-bit column offsets of [`CsrKernel::StreamCompact`] need the column
+    /// indices `ci`; without them (or when they do not fit) the stream kernel reads the 32-bit
+    /// indices.
+    #[doc(hidden)]
+    fn csr_layouts<T: Scalar>(
+        &self,
+        rp: &[u32],
+        ci: Option<&[u32]>,
+        requested: CsrKernel,
+    ) -> Result<(Option<Box<LongRows<T>>>, Option<RowBlocks>)> {
+        let kernel = self.resolve_csr_kernel(rp, requested);
+        let vector_plan = LongRowPlan::plan(rp);
+        let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
+        let long_plan = if stream {
+            LongRowPlan::plan_for_stream(rp)
+        } else {
+            vector_plan
+        };
+        let row_blocks = if stream {
+            let starts = row_blocks::row_blocks(rp);
+            let compact = match (kernel, ci) {
+                (CsrKernel::StreamCompact, Some(ci)) => {
+                    row_blocks::compact_columns(rp, ci, &starts)
+                }
+                _ => None,
+            };
+            Some(RowBlocks {
+                n_blocks: starts.len().saturating_sub(1),
+                block_row: self.upload(&starts)?,
+                compact: self.upload_compact(compact)?,
+            })
+        } else {
+            None
+        };
+        let long_rows = match long_plan {
+            Some(plan) => Some(Box::new(LongRows {
+                min_len: plan.min_len,
+                rows: self.upload(&plan.rows)?,
+                chunk_ptr: self.upload(&plan.chunk_ptr)?,
+                chunk_begin: self.upload(&plan.chunk_begin)?,
+                chunk_end: self.upload(&plan.chunk_end)?,
+                chunk_sums: self.alloc(plan.n_chunks())?,
+                n_rows: plan.rows.len(),
+                n_chunks: plan.n_chunks(),
+            })),
+            None => None,
+        };
+        Ok((long_rows, row_blocks))
+    }
+
     /// Convert `a` to `format` and upload it (setup; not counted per iteration). A CSR matrix
     /// gets the CSR kernel chosen from its row lengths ([`CsrKernel::Auto`]).
     fn upload_matrix<T: Scalar>(
@@ -89,47 +155,10 @@ pub trait SpmvOps: VectorOps {
     ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
             HostArrays::Csr(rp, ci, v) => {
-                let vector_plan = LongRowPlan::plan(&rp);
-                let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
-                let kernel = match csr_kernel {
-                    CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
-                    requested => row_blocks::choose(&rp, long_len, requested),
-                };
-                let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
-                let long_plan = if stream {
-                    LongRowPlan::plan_for_stream(&rp)
-                } else {
-                    vector_plan
-                };
-                let row_blocks = if stream {
-                    let starts = row_blocks::row_blocks(&rp);
-                    let compact = match kernel {
-                        CsrKernel::StreamCompact => row_blocks::compact_columns(&rp, &ci, &starts),
-                        _ => None,
-                    };
-                    Some(RowBlocks {
-                        n_blocks: starts.len().saturating_sub(1),
-                        block_row: self.upload(&starts)?,
-                        compact: self.upload_compact(compact)?,
-                    })
-                } else {
-                    None
-                };
+                let (long_rows, row_blocks) = self.csr_layouts::<T>(&rp, Some(&ci), csr_kernel)?;
                 DeviceFormat::Csr {
                     row_blocks,
-                    long_rows: match long_plan {
-                        Some(plan) => Some(Box::new(LongRows {
-                            min_len: plan.min_len,
-                            rows: self.upload(&plan.rows)?,
-                            chunk_ptr: self.upload(&plan.chunk_ptr)?,
-                            chunk_begin: self.upload(&plan.chunk_begin)?,
-                            chunk_end: self.upload(&plan.chunk_end)?,
-                            chunk_sums: self.alloc(plan.n_chunks())?,
-                            n_rows: plan.rows.len(),
-                            n_chunks: plan.n_chunks(),
-                        })),
-                        None => None,
-                    },
+                    long_rows,
                     row_ptr: self.upload(&rp)?,
                     col_idx: self.upload(&ci)?,
                     values: self.upload(&v)?,

@@ -14,11 +14,12 @@
 mod batches;
 pub(crate) mod growth;
 
-use super::device_a::{csr_matrix, DeviceA};
+use super::device_a::{csr_matrix, with_kernel_layout, DeviceA};
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    AfsaiGrowth, Backend, Buffer, DeviceFormat, DeviceMatrix, FsaiPattern, Partials, Slot, SpmvDots,
+    AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, FsaiPattern, Partials,
+    Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -115,6 +116,10 @@ pub struct FsaiSetupSplit {
     /// Single-precision setup: G and G^T cast to the solve precision (device, synchronized;
     /// 0 otherwise). Rounding A to f32 counts in `pattern`.
     pub cast: f64,
+    /// G and G^T laid out for their SpMV kernels: row pointers read back, the stream kernel's
+    /// row blocks and 16-bit column offsets (column indices read back) where chosen (host and
+    /// uploads, synchronized; 0 on the host backend).
+    pub kernel_layout: f64,
 }
 
 /// Factored sparse approximate inverse preconditioner M^-1 = G^T G for symmetric positive
@@ -182,6 +187,16 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: FsaiOptions,
     ) -> Result<Self> {
+        Self::static_factors(backend, a, device, opts)?.laid_out(backend)
+    }
+
+    /// [`Fsai::new_on`] with G and G^T in plain CSR (before [`Fsai::laid_out`]).
+    fn static_factors<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: FsaiOptions,
+    ) -> Result<Self> {
         let t0 = Instant::now();
         if !(1..=MAX_FSAI_LEVEL).contains(&opts.level) {
             return Err(Error::param(
@@ -198,7 +213,8 @@ impl<T: Scalar> Fsai<T> {
         if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
             let a32 = a.cast::<f32>();
             let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::new(backend, &a32, opts)?.widen(backend, a, t_round);
+            return Fsai::<f32>::static_factors(backend, &a32, None, opts)?
+                .widen(backend, a, t_round);
         }
         check_domain(a)?;
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
@@ -263,6 +279,16 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: AfsaiOptions,
     ) -> Result<Self> {
+        Self::adaptive_factors(backend, a, device, opts)?.laid_out(backend)
+    }
+
+    /// [`Fsai::adaptive_on`] with G and G^T in plain CSR (before [`Fsai::laid_out`]).
+    fn adaptive_factors<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: AfsaiOptions,
+    ) -> Result<Self> {
         let t0 = Instant::now();
         let growth = opts.growth;
         growth.validate()?;
@@ -272,7 +298,8 @@ impl<T: Scalar> Fsai<T> {
         if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
             let a32 = a.cast::<f32>();
             let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::adaptive(backend, &a32, opts)?.widen(backend, a, t_round);
+            return Fsai::<f32>::adaptive_factors(backend, &a32, None, opts)?
+                .widen(backend, a, t_round);
         }
         check_domain(a)?;
         let n = a.n_rows();
@@ -454,6 +481,42 @@ impl<T: Scalar> Fsai<T> {
         })
     }
 
+    /// G and G^T laid out for the CSR kernels the backend picks from their row lengths
+    /// (the rows of G^T are far less equal than those of G), the time in
+    /// [`FsaiSetupSplit::kernel_layout`].
+    fn laid_out<B: Backend>(self, backend: &B) -> Result<Self> {
+        self.with_factor_kernel(backend, CsrKernel::Auto)
+    }
+
+    /// This preconditioner with G and G^T run by the CSR kernel `kernel` (resolved per factor
+    /// from its row lengths, as [`crate::backend::SpmvOps::upload_matrix_with`] does; the setup
+    /// uses [`CsrKernel::Auto`]). The values are untouched: a different kernel only sums
+    /// each row in another order. No effect on backends without the GPU layouts.
+    ///
+    /// Errors: device errors (out of memory included).
+    pub fn with_factor_kernel<B: Backend>(
+        mut self,
+        backend: &B,
+        kernel: CsrKernel,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        self.g = with_kernel_layout(backend, self.g, kernel)?;
+        self.gt = with_kernel_layout(backend, self.gt, kernel)?;
+        backend.synchronize()?;
+        self.split.kernel_layout = t0.elapsed().as_secs_f64();
+        let work = self.work.get_mut().map_or(0, |w| w.bytes());
+        self.peak_bytes = self
+            .peak_bytes
+            .max(self.g.device_bytes() + self.gt.device_bytes() + work);
+        self.times.device_seconds = self.split.growth
+            + self.split.layout
+            + self.split.upload
+            + self.split.rows
+            + self.split.cast
+            + self.split.kernel_layout;
+        Ok(self)
+    }
+
     /// The setup time split into pattern, growth, layout, uploads, the batched row solves and
     /// the cast of a single-precision setup.
     pub fn setup_split(&self) -> FsaiSetupSplit {
@@ -465,7 +528,8 @@ impl<T: Scalar> Fsai<T> {
         self.variant
     }
 
-    /// G and G^T as resident on the backend (CSR).
+    /// G and G^T as resident on the backend (CSR, each with the kernel layout the backend
+    /// chose from its row lengths: [`DeviceMatrix::csr_kernel`]).
     pub fn factors(&self) -> (&DeviceMatrix<T>, &DeviceMatrix<T>) {
         (&self.g, &self.gt)
     }
@@ -715,6 +779,8 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
             "peak_setup_bytes": self.peak_bytes,
             "growth_batches": self.growth_batches,
             "setup_split_seconds": self.split,
+            "g_kernel": self.g.spmv_kernel(),
+            "gt_kernel": self.gt.spmv_kernel(),
         });
         if let (Some(obj), serde_json::Value::Object(extra)) = (v.as_object_mut(), variant) {
             obj.extend(extra);
