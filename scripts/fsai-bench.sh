@@ -11,6 +11,7 @@
 #          prefiltration; afsai:KMAX:S:EPS[:STOP[:PREC]], default 30:1:1e-3:ratio:f64 as in the
 #          paper; STOP ratio (eq. 17) or step; PREC the setup precision, f64 or f32)
 #   TOL, MAXIT: tolerance (1e-6) and iteration cap (20000)
+#   FSAI_KERNEL: the CSR kernel of G and G^T (--fsai-kernel; default: the automatic choice)
 set -euo pipefail
 out=${1:?output CSV}
 backends=${2:-cuda opencl}
@@ -24,6 +25,9 @@ for prob in $problems; do
       args=(--precond "$pc")
       if [ "$pc" = fsai ]; then
         args+=(--fsai-level "${level:-1}" --fsai-tau "${tau:-0}" --fsai-setup-precision "${eps:-f64}")
+      fi
+      if [ -n "${FSAI_KERNEL:-}" ] && [ "$pc" != jacobi ]; then
+        args+=(--fsai-kernel "$FSAI_KERNEL")
       fi
       if [ "$pc" = afsai ]; then
         args+=(--afsai-max-steps "${level:-30}" --afsai-step-size "${tau:-1}" --afsai-eps "${eps:-1e-3}" \

@@ -81,12 +81,29 @@ impl std::fmt::Display for CsrKernel {
 /// The kernel forced by [`CSR_KERNEL_ENV`], if any.
 fn forced_kernel() -> Option<CsrKernel> {
     static KERNEL: OnceLock<Option<CsrKernel>> = OnceLock::new();
-    *KERNEL.get_or_init(|| match std::env::var(CSR_KERNEL_ENV).ok()?.trim() {
-        "vector" => Some(CsrKernel::Vector),
-        "stream" => Some(CsrKernel::Stream),
-        "stream-compact" => Some(CsrKernel::StreamCompact),
-        _ => None,
+    *KERNEL.get_or_init(|| {
+        match std::env::var(CSR_KERNEL_ENV).ok()?.trim().parse() {
+            Ok(CsrKernel::Auto) | Err(_) => None,
+            Ok(k) => Some(k),
+        }
     })
+}
+
+impl std::str::FromStr for CsrKernel {
+    type Err = crate::error::Error;
+    /// `auto`, `vector`, `stream` or `stream-compact` (the names [`CsrKernel`] displays).
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s {
+            "auto" => Ok(CsrKernel::Auto),
+            "vector" => Ok(CsrKernel::Vector),
+            "stream" => Ok(CsrKernel::Stream),
+            "stream-compact" => Ok(CsrKernel::StreamCompact),
+            other => Err(crate::error::Error::param(
+                "csr_kernel",
+                format!("{other:?} is not auto, vector, stream or stream-compact"),
+            )),
+        }
+    }
 }
 
 /// How much longer the rows' lanes are busy than the entries need when rows run side by side
@@ -177,24 +194,34 @@ pub struct CompactColumns {
 /// The [`CompactColumns`] of rows `row_ptr`, columns `col_idx` cut into the blocks `starts`
 /// ([`row_blocks`]), or `None` when a staged block's columns do not fit 16-bit offsets.
 pub fn compact_columns(row_ptr: &[u32], col_idx: &[u32], starts: &[u32]) -> Option<CompactColumns> {
+    use rayon::prelude::*;
+    // Blocks in parallel (the FSAI factors lay out tens of millions of entries at setup): each
+    // block's entries are a slice of their own.
+    let ranges: Vec<(usize, usize)> = starts
+        .windows(2)
+        .map(|w| (row_ptr[w[0] as usize] as usize, row_ptr[w[1] as usize] as usize))
+        .collect();
+    let first = ranges.first().map_or(0, |r| r.0);
     let mut offsets = vec![0u16; col_idx.len()];
-    let mut base = Vec::with_capacity(starts.len().saturating_sub(1));
-    for w in starts.windows(2) {
-        let (e0, e1) = (
-            row_ptr[w[0] as usize] as usize,
-            row_ptr[w[1] as usize] as usize,
-        );
-        let cols = &col_idx[e0..e1];
-        if e1 - e0 > STREAM_CAP || cols.is_empty() {
-            base.push(0);
-            continue;
-        }
-        let lo = *cols.iter().min()?;
-        for (o, &c) in offsets[e0..e1].iter_mut().zip(cols) {
-            *o = u16::try_from(c - lo).ok()?;
-        }
-        base.push(lo);
-    }
+    let slices = crate::precond::flat_rows::split_by_lengths(
+        &mut offsets[first..],
+        ranges.iter().map(|&(e0, e1)| e1 - e0),
+    );
+    let base = slices
+        .into_par_iter()
+        .zip(ranges.par_iter())
+        .map(|(out, &(e0, e1))| {
+            let cols = &col_idx[e0..e1];
+            if e1 - e0 > STREAM_CAP || cols.is_empty() {
+                return Some(0);
+            }
+            let lo = *cols.iter().min()?;
+            for (o, &c) in out.iter_mut().zip(cols) {
+                *o = u16::try_from(c - lo).ok()?;
+            }
+            Some(lo)
+        })
+        .collect::<Option<Vec<u32>>>()?;
     Some(CompactColumns { offsets, base })
 }
 

@@ -106,6 +106,10 @@ enum Command {
         /// is set up in single precision and cast to the solve precision on the device).
         #[arg(long, default_value = "f64")]
         fsai_setup_precision: String,
+        /// CSR kernel of the fsai/afsai factors G and G^T: auto (chosen from their row
+        /// lengths), vector, stream or stream-compact.
+        #[arg(long, default_value = "auto")]
+        fsai_kernel: String,
         /// auto, host, opencl or cuda (auto: CUDA, then an OpenCL GPU, then the host; the host
         /// for systems of at most 500 unknowns).
         #[arg(long, default_value = "auto")]
@@ -277,6 +281,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             afsai_stop,
             afsai_batch_rows,
             fsai_setup_precision,
+            fsai_kernel,
             backend,
             execution,
             precision: prec,
@@ -327,6 +332,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     setup_in_f32,
                     max_batch_rows: afsai_batch_rows,
                 },
+                fsai_kernel: fsai_kernel.parse()?,
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
                 precision: precision(&prec)?,

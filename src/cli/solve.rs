@@ -51,6 +51,8 @@ pub struct SolveArgs {
     pub fsai: crate::precond::FsaiOptions,
     /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`, `--afsai-stop ratio|step`
     pub afsai: crate::precond::AfsaiOptions,
+    /// The CSR kernel of the FSAI factors (`auto`: chosen from their row lengths).
+    pub fsai_kernel: crate::backend::CsrKernel,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--execution auto|sync|resident`
@@ -306,6 +308,7 @@ pub(crate) fn precond_spec<T>(
         stencil: system.stencil,
         fsai: args.fsai,
         afsai: args.afsai,
+        fsai_kernel: args.fsai_kernel,
     }
 }
 

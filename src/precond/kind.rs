@@ -5,7 +5,7 @@ use super::{
     AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai, FsaiOptions,
     IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve,
 };
-use crate::backend::{Backend, DeviceMatrix, MatrixFormat};
+use crate::backend::{Backend, CsrKernel, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::generate::GridStencil;
 use crate::matrix::CsrMatrix;
@@ -109,6 +109,9 @@ pub struct PrecondSpec {
     pub fsai: FsaiOptions,
     /// Adaptive FSAI growth parameters.
     pub afsai: AfsaiOptions,
+    /// The CSR kernel of the FSAI factors G and G^T ([`Fsai::with_factor_kernel`]; `Auto`:
+    /// chosen from their row lengths by the setup).
+    pub fsai_kernel: CsrKernel,
 }
 
 impl Default for PrecondSpec {
@@ -124,6 +127,7 @@ impl Default for PrecondSpec {
             stencil: None,
             fsai: FsaiOptions::default(),
             afsai: AfsaiOptions::default(),
+            fsai_kernel: CsrKernel::Auto,
         }
     }
 }
@@ -195,7 +199,28 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
                 _ => Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?)),
             }
         }
-        PrecondKind::Fsai => Some(Box::new(Fsai::new_on(backend, a, device, spec.fsai)?)),
-        PrecondKind::Afsai => Some(Box::new(Fsai::adaptive_on(backend, a, device, spec.afsai)?)),
+        PrecondKind::Fsai => Some(Box::new(with_fsai_kernel(
+            backend,
+            Fsai::new_on(backend, a, device, spec.fsai)?,
+            spec.fsai_kernel,
+        )?)),
+        PrecondKind::Afsai => Some(Box::new(with_fsai_kernel(
+            backend,
+            Fsai::adaptive_on(backend, a, device, spec.afsai)?,
+            spec.fsai_kernel,
+        )?)),
     })
+}
+
+/// `m` with its factors run by `kernel` when one is forced (the setup laid them out for the
+/// automatic choice already).
+fn with_fsai_kernel<B: Backend, T: Scalar>(
+    backend: &B,
+    m: Fsai<T>,
+    kernel: CsrKernel,
+) -> Result<Fsai<T>> {
+    match kernel {
+        CsrKernel::Auto => Ok(m),
+        forced => m.with_factor_kernel(backend, forced),
+    }
 }

@@ -82,6 +82,13 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn fuses_dot(&self) -> bool {
         false
     }
+    /// The groups of partials on which the product [`Preconditioner::apply_dot`] fuses the dot
+    /// into runs best ([`crate::backend::SpmvOps::spmv_reduction_groups`] of that matrix; 0:
+    /// no product of its own). A solver sizes its partials for the larger of this and its
+    /// operator's groups, since every kernel writing them runs on their grid.
+    fn fused_reduction_groups(&self, _backend: &B) -> usize {
+        0
+    }
     /// Whether the preconditioner provides pipelined PCG's update with z = M^-1 r recomputed
     /// at every row from r and Ap ([`Preconditioner::pcg_update`]) and <v, M^-1 v> without
     /// storing M^-1 v ([`Preconditioner::quad_dot`]): a stencil preconditioner can, which saves

@@ -206,7 +206,18 @@ pub trait SpmvOps: VectorOps {
     /// A partials buffer with `slots` slots for the reductions fused into products with `a`
     /// ([`SpmvOps::spmv_reduction_groups`] groups).
     fn spmv_partials<T: Scalar>(&self, a: &DeviceMatrix<T>, slots: usize) -> Result<Partials<T>> {
-        let groups = self.spmv_reduction_groups(a);
+        self.spmv_partials_at_least(a, slots, 0)
+    }
+
+    /// [`SpmvOps::spmv_partials`] with at least `min_groups` groups (for the products a
+    /// preconditioner fuses a reduction into: [`crate::precond::Preconditioner::fused_reduction_groups`]).
+    fn spmv_partials_at_least<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        slots: usize,
+        min_groups: usize,
+    ) -> Result<Partials<T>> {
+        let groups = self.spmv_reduction_groups(a).max(min_groups);
         let buffer = self.alloc::<T>(groups.saturating_mul(slots.max(1)))?;
         Ok(Partials::from_buffer(buffer, a.n_rows(), groups, slots))
     }

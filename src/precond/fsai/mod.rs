@@ -747,6 +747,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
     fn fuses_dot(&self) -> bool {
         true
     }
+    fn fused_reduction_groups(&self, backend: &B) -> usize {
+        backend.spmv_reduction_groups(&self.gt)
+    }
     fn setup_times(&self) -> SetupTimes {
         self.times
     }

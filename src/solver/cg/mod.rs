@@ -126,7 +126,11 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                 0
             })?,
             fused_step: false,
-            partials: backend.spmv_partials(a, slot::COUNT)?,
+            partials: backend.spmv_partials_at_least(
+                a,
+                slot::COUNT,
+                precond.map_or(0, |m| m.fused_reduction_groups(backend)),
+            )?,
             scratch: backend.partials(n, 1)?,
             resident: state_for(backend, "cg", n, &params)?,
             recordings: Recordings::default(),
