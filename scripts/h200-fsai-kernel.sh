@@ -20,7 +20,7 @@ backends=${BACKENDS:-cuda opencl}
 csv="$OUT/fsai-kernel-h200.csv"
 rm -f "$csv"
 for k in ${KERNELS:-auto vector stream stream-compact}; do
-  precs="afsai:30:1:1e-2:step afsai:30:1:5e-2:step afsai:30:1:1e-2:step afsai:30:1:5e-2:step"
+  precs="${KPRECS:-afsai:30:1:1e-2:step afsai:30:1:5e-2:step afsai:30:1:1e-2:step afsai:30:1:5e-2:step}"
   [ "$k" = auto ] && precs="jacobi jacobi $precs afsai afsai"
   FSAI_KERNEL=$k PRECS="$precs" timeout "${BENCH_TIMEOUT:-150}" bash scripts/fsai-bench.sh "$OUT/k-$k.csv" "$backends" "$problems" > /dev/null
   echo "bench $k: status $?"

@@ -81,12 +81,12 @@ impl std::fmt::Display for CsrKernel {
 /// The kernel forced by [`CSR_KERNEL_ENV`], if any.
 fn forced_kernel() -> Option<CsrKernel> {
     static KERNEL: OnceLock<Option<CsrKernel>> = OnceLock::new();
-    *KERNEL.get_or_init(|| {
-        match std::env::var(CSR_KERNEL_ENV).ok()?.trim().parse() {
+    *KERNEL.get_or_init(
+        || match std::env::var(CSR_KERNEL_ENV).ok()?.trim().parse() {
             Ok(CsrKernel::Auto) | Err(_) => None,
             Ok(k) => Some(k),
-        }
-    })
+        },
+    )
 }
 
 impl std::str::FromStr for CsrKernel {
@@ -199,7 +199,12 @@ pub fn compact_columns(row_ptr: &[u32], col_idx: &[u32], starts: &[u32]) -> Opti
     // block's entries are a slice of their own.
     let ranges: Vec<(usize, usize)> = starts
         .windows(2)
-        .map(|w| (row_ptr[w[0] as usize] as usize, row_ptr[w[1] as usize] as usize))
+        .map(|w| {
+            (
+                row_ptr[w[0] as usize] as usize,
+                row_ptr[w[1] as usize] as usize,
+            )
+        })
         .collect();
     let first = ranges.first().map_or(0, |r| r.0);
     let mut offsets = vec![0u16; col_idx.len()];

@@ -77,15 +77,20 @@ pub(crate) fn csr_matrix<T: Scalar>(
 }
 
 /// `m`, a CSR matrix on the device, laid out anew for the CSR kernel `requested` as `backend`
-/// resolves it from the row lengths ([`CsrKernel::Auto`]: the automatic choice, which the
-/// `PIPEKRYLOV_CSR_KERNEL` environment variable overrides): the long-row plan and, for the
-/// stream kernels, the row blocks and 16-bit column offsets (any layout `m` had is dropped).
-/// Reads the row pointers back (n + 1 entries), and the column indices when 16-bit offsets are
-/// chosen. Backends without the GPU layouts get `m` unchanged.
+/// resolves it from the row lengths (any layout `m` had is dropped): the long-row plan and, for
+/// the stream kernels, the row blocks, plus 16-bit column offsets when
+/// [`CsrKernel::StreamCompact`] is asked for by name (the column indices are read back for
+/// them). [`CsrKernel::Auto`] (which the `PIPEKRYLOV_CSR_KERNEL` environment variable
+/// overrides) takes the automatic choice of an upload but without 16-bit offsets: on the H200
+/// reading back and compacting an aFSAI factor's columns cost more setup than the offsets
+/// saved in the solve (`bench/results/fsai-kernel-h200.csv`). The row pointers come from
+/// `host_row_ptr` when given, else they are read back (n + 1 entries). Backends without the GPU
+/// layouts get `m` unchanged.
 pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
     backend: &B,
     m: DeviceMatrix<T>,
     requested: CsrKernel,
+    host_row_ptr: Option<&[u32]>,
 ) -> Result<DeviceMatrix<T>> {
     if !backend.uses_device_layouts() {
         return Ok(m);
@@ -109,13 +114,23 @@ pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
             "a factor to lay out must be a CSR matrix".into(),
         ));
     };
-    let rp = backend.download(&row_ptr)?;
-    let kernel = backend.resolve_csr_kernel(&rp, requested);
+    let downloaded;
+    let rp = match host_row_ptr {
+        Some(rp) if rp.len() == n_rows + 1 => rp,
+        _ => {
+            downloaded = backend.download(&row_ptr)?;
+            &downloaded[..]
+        }
+    };
+    let kernel = match (requested, backend.resolve_csr_kernel(rp, requested)) {
+        (CsrKernel::Auto, CsrKernel::StreamCompact) => CsrKernel::Stream,
+        (_, resolved) => resolved,
+    };
     let ci = match kernel {
         CsrKernel::StreamCompact => Some(backend.download(&col_idx)?),
         _ => None,
     };
-    let (long_rows, row_blocks) = backend.csr_layouts::<T>(&rp, ci.as_deref(), kernel)?;
+    let (long_rows, row_blocks) = backend.csr_layouts::<T>(rp, ci.as_deref(), kernel)?;
     Ok(DeviceMatrix {
         n_rows,
         n_cols,

@@ -18,8 +18,8 @@ use super::device_a::{csr_matrix, with_kernel_layout, DeviceA};
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, FsaiPattern, Partials,
-    Slot, SpmvDots,
+    AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, FsaiPattern, LongRows,
+    Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -116,10 +116,18 @@ pub struct FsaiSetupSplit {
     /// Single-precision setup: G and G^T cast to the solve precision (device, synchronized;
     /// 0 otherwise). Rounding A to f32 counts in `pattern`.
     pub cast: f64,
-    /// G and G^T laid out for their SpMV kernels: row pointers read back, the stream kernel's
-    /// row blocks and 16-bit column offsets (column indices read back) where chosen (host and
-    /// uploads, synchronized; 0 on the host backend).
+    /// G and G^T laid out for the CSR kernels chosen from their row lengths: the long-row
+    /// plans and the stream kernel's row blocks from the host's row pointers, uploaded (and,
+    /// only when [`Fsai::with_factor_kernel`] asks for 16-bit column offsets, the column
+    /// indices read back and compacted); synchronized, 0 on the host backend.
     pub kernel_layout: f64,
+}
+
+impl FsaiSetupSplit {
+    /// The device part: growth, layout, uploads, rows, cast and kernel layout.
+    fn device_seconds(&self) -> f64 {
+        self.growth + self.layout + self.upload + self.rows + self.cast + self.kernel_layout
+    }
 }
 
 /// Factored sparse approximate inverse preconditioner M^-1 = G^T G for symmetric positive
@@ -162,6 +170,8 @@ struct FactorStage<'d, T> {
     gt_col_ptr: Buffer<u32>,
     gt_row_idx: Buffer<u32>,
     row_ptr: Vec<u32>,
+    /// G^T's row pointers on the host (for its kernel layout).
+    gt_row_ptr: Vec<u32>,
     split: FsaiSetupSplit,
     peak_bytes: usize,
     growth_batches: usize,
@@ -187,16 +197,6 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: FsaiOptions,
     ) -> Result<Self> {
-        Self::static_factors(backend, a, device, opts)?.laid_out(backend)
-    }
-
-    /// [`Fsai::new_on`] with G and G^T in plain CSR (before [`Fsai::laid_out`]).
-    fn static_factors<B: Backend>(
-        backend: &B,
-        a: &CsrMatrix<T>,
-        device: Option<&DeviceMatrix<T>>,
-        opts: FsaiOptions,
-    ) -> Result<Self> {
         let t0 = Instant::now();
         if !(1..=MAX_FSAI_LEVEL).contains(&opts.level) {
             return Err(Error::param(
@@ -213,8 +213,7 @@ impl<T: Scalar> Fsai<T> {
         if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
             let a32 = a.cast::<f32>();
             let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::static_factors(backend, &a32, None, opts)?
-                .widen(backend, a, t_round);
+            return Fsai::<f32>::new(backend, &a32, opts)?.widen(backend, a, t_round);
         }
         check_domain(a)?;
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
@@ -246,6 +245,7 @@ impl<T: Scalar> Fsai<T> {
             gt_row_idx,
             growth_batches: 0,
             row_ptr: lay.row_ptr,
+            gt_row_ptr: lay.col_ptr,
             split: FsaiSetupSplit {
                 pattern: t_pattern,
                 upload: t1.elapsed().as_secs_f64(),
@@ -279,16 +279,6 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: AfsaiOptions,
     ) -> Result<Self> {
-        Self::adaptive_factors(backend, a, device, opts)?.laid_out(backend)
-    }
-
-    /// [`Fsai::adaptive_on`] with G and G^T in plain CSR (before [`Fsai::laid_out`]).
-    fn adaptive_factors<B: Backend>(
-        backend: &B,
-        a: &CsrMatrix<T>,
-        device: Option<&DeviceMatrix<T>>,
-        opts: AfsaiOptions,
-    ) -> Result<Self> {
         let t0 = Instant::now();
         let growth = opts.growth;
         growth.validate()?;
@@ -298,8 +288,7 @@ impl<T: Scalar> Fsai<T> {
         if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
             let a32 = a.cast::<f32>();
             let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::adaptive_factors(backend, &a32, None, opts)?
-                .widen(backend, a, t_round);
+            return Fsai::<f32>::adaptive(backend, &a32, opts)?.widen(backend, a, t_round);
         }
         check_domain(a)?;
         let n = a.n_rows();
@@ -359,7 +348,6 @@ impl<T: Scalar> Fsai<T> {
         let t6 = Instant::now();
         let gt_col_ptr = backend.upload(&col_ptr)?;
         let mut cursor = backend.upload(&col_ptr[..n])?;
-        drop(col_ptr);
         let mut gt_row_idx = backend.alloc::<u32>(nnz_g)?;
         let mut gt_entry = backend.alloc::<u32>(nnz_g)?;
         let mut gt_pos = backend.alloc::<u32>(nnz_g)?;
@@ -393,6 +381,7 @@ impl<T: Scalar> Fsai<T> {
             gt_col_ptr,
             gt_row_idx,
             row_ptr,
+            gt_row_ptr: col_ptr,
             split: FsaiSetupSplit {
                 pattern: t_pattern,
                 growth: t_growth,
@@ -420,6 +409,7 @@ impl<T: Scalar> Fsai<T> {
             gt_col_ptr,
             gt_row_idx,
             row_ptr,
+            gt_row_ptr,
             mut split,
             peak_bytes: peak_before,
             growth_batches,
@@ -461,8 +451,21 @@ impl<T: Scalar> Fsai<T> {
         drop((a_dev, scratch));
 
         let (g_row_ptr, g_col_idx) = pattern.into_g_pattern();
-        let g = csr_matrix(n, g_row_ptr, g_col_idx, g_vals);
-        let gt = csr_matrix(n, gt_col_ptr, gt_row_idx, gt_vals);
+        let t3 = Instant::now();
+        let g = with_kernel_layout(
+            backend,
+            csr_matrix(n, g_row_ptr, g_col_idx, g_vals),
+            CsrKernel::Auto,
+            Some(&row_ptr),
+        )?;
+        let gt = with_kernel_layout(
+            backend,
+            csr_matrix(n, gt_col_ptr, gt_row_idx, gt_vals),
+            CsrKernel::Auto,
+            Some(&gt_row_ptr),
+        )?;
+        backend.synchronize()?;
+        split.kernel_layout = t3.elapsed().as_secs_f64();
         Ok(Self {
             variant,
             n,
@@ -472,7 +475,7 @@ impl<T: Scalar> Fsai<T> {
             work: Mutex::new(work),
             times: SetupTimes {
                 host_seconds: split.pattern,
-                device_seconds: split.growth + split.layout + split.upload + split.rows,
+                device_seconds: split.device_seconds(),
             },
             split,
             peak_bytes,
@@ -481,17 +484,12 @@ impl<T: Scalar> Fsai<T> {
         })
     }
 
-    /// G and G^T laid out for the CSR kernels the backend picks from their row lengths
-    /// (the rows of G^T are far less equal than those of G), the time in
-    /// [`FsaiSetupSplit::kernel_layout`].
-    fn laid_out<B: Backend>(self, backend: &B) -> Result<Self> {
-        self.with_factor_kernel(backend, CsrKernel::Auto)
-    }
-
-    /// This preconditioner with G and G^T run by the CSR kernel `kernel` (resolved per factor
-    /// from its row lengths, as [`crate::backend::SpmvOps::upload_matrix_with`] does; the setup
-    /// uses [`CsrKernel::Auto`]). The values are untouched: a different kernel only sums
-    /// each row in another order. No effect on backends without the GPU layouts.
+    /// This preconditioner with G and G^T run by the CSR kernel `kernel`, resolved per factor
+    /// from its row lengths (the setup lays them out for [`CsrKernel::Auto`]: an upload's
+    /// automatic choice without 16-bit column offsets; name [`CsrKernel::StreamCompact`] to
+    /// have them, at the price of reading the column indices back). The values are untouched:
+    /// a different kernel only sums each row in another order. No effect on backends without
+    /// the GPU layouts.
     ///
     /// Errors: device errors (out of memory included).
     pub fn with_factor_kernel<B: Backend>(
@@ -500,20 +498,15 @@ impl<T: Scalar> Fsai<T> {
         kernel: CsrKernel,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        self.g = with_kernel_layout(backend, self.g, kernel)?;
-        self.gt = with_kernel_layout(backend, self.gt, kernel)?;
+        self.g = with_kernel_layout(backend, self.g, kernel, None)?;
+        self.gt = with_kernel_layout(backend, self.gt, kernel, None)?;
         backend.synchronize()?;
         self.split.kernel_layout = t0.elapsed().as_secs_f64();
         let work = self.work.get_mut().map_or(0, |w| w.bytes());
         self.peak_bytes = self
             .peak_bytes
             .max(self.g.device_bytes() + self.gt.device_bytes() + work);
-        self.times.device_seconds = self.split.growth
-            + self.split.layout
-            + self.split.upload
-            + self.split.rows
-            + self.split.cast
-            + self.split.kernel_layout;
+        self.times.device_seconds = self.split.device_seconds();
         Ok(self)
     }
 
@@ -585,11 +578,7 @@ impl Fsai<f32> {
             work: Mutex::new(work),
             times: SetupTimes {
                 host_seconds: split.pattern,
-                device_seconds: split.growth
-                    + split.layout
-                    + split.upload
-                    + split.rows
-                    + split.cast,
+                device_seconds: split.device_seconds(),
             },
             split,
             density: self.density,
@@ -600,14 +589,16 @@ impl Fsai<f32> {
     }
 }
 
-/// A single-precision CSR factor in precision U on the device (pattern moved, values cast).
+/// A single-precision CSR factor in precision U on the device (pattern and kernel layout
+/// moved, values cast; the long rows' scratch sums allocated in U).
 fn widen_csr<B: Backend, U: Scalar>(backend: &B, m: DeviceMatrix<f32>) -> Result<DeviceMatrix<U>> {
     let n = m.n_rows;
     let DeviceFormat::Csr {
         row_ptr,
         col_idx,
         values,
-        ..
+        long_rows,
+        row_blocks,
     } = m.format
     else {
         return Err(Error::PreconditionerSetup("FSAI factors are CSR".into()));
@@ -615,7 +606,33 @@ fn widen_csr<B: Backend, U: Scalar>(backend: &B, m: DeviceMatrix<f32>) -> Result
     let mut wide = backend.alloc::<U>(values.len())?;
     backend.copy_from_f32(&values, &mut wide)?;
     drop(values);
-    Ok(csr_matrix(n, row_ptr, col_idx, wide))
+    let long_rows = match long_rows {
+        Some(l) => {
+            let l = *l;
+            Some(Box::new(LongRows {
+                chunk_sums: backend.alloc::<U>(l.n_chunks)?,
+                min_len: l.min_len,
+                rows: l.rows,
+                chunk_ptr: l.chunk_ptr,
+                chunk_begin: l.chunk_begin,
+                chunk_end: l.chunk_end,
+                n_rows: l.n_rows,
+                n_chunks: l.n_chunks,
+            }))
+        }
+        None => None,
+    };
+    let mut widened = csr_matrix(n, row_ptr, col_idx, wide);
+    if let DeviceFormat::Csr {
+        long_rows: lr,
+        row_blocks: rb,
+        ..
+    } = &mut widened.format
+    {
+        *lr = long_rows;
+        *rb = row_blocks;
+    }
+    Ok(widened)
 }
 
 /// [`Error::NotApplicable`] unless `a` can be symmetric positive definite.
