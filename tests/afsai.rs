@@ -715,8 +715,8 @@ fn arrow_spd(n: usize, seed: u64) -> CsrMatrix<f64> {
     let mut t = Vec::new();
     let mut diag0 = 0.0;
     for i in 0..n {
-        for e in base.row_ptr()[i] as usize..base.row_ptr()[i + 1] as usize {
-            let j = base.col_idx()[e] as usize;
+        for e in base.row_ptr()[i]..base.row_ptr()[i + 1] {
+            let j = base.col_idx()[e];
             let mut v = base.values()[e];
             if i == j {
                 v += 0.01;

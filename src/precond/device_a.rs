@@ -122,15 +122,13 @@ pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
             &downloaded[..]
         }
     };
-    let kernel = match (requested, backend.resolve_csr_kernel(rp, requested)) {
-        (CsrKernel::Auto, CsrKernel::StreamCompact) => CsrKernel::Stream,
-        (_, resolved) => resolved,
-    };
-    let ci = match kernel {
+    // Only a named StreamCompact reads the columns back: an automatic StreamCompact without
+    // them lays out the stream kernel with 32-bit indices.
+    let ci = match requested {
         CsrKernel::StreamCompact => Some(backend.download(&col_idx)?),
         _ => None,
     };
-    let (long_rows, row_blocks) = backend.csr_layouts::<T>(rp, ci.as_deref(), kernel)?;
+    let (long_rows, row_blocks) = backend.csr_layouts::<T>(rp, ci.as_deref(), requested)?;
     Ok(DeviceMatrix {
         n_rows,
         n_cols,

@@ -20,7 +20,7 @@ pub use precond::{
     PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
-pub use spmv::{SpmvDots, SpmvOps};
+pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
 /// Every device kernel of the library, by family (file name in `kernels-cl/` and `kernels-cu/`).

@@ -14,6 +14,10 @@ use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
 
+/// The GPU layouts of a CSR matrix ([`SpmvOps::csr_layouts`]): its long rows and the stream
+/// kernel's row blocks.
+pub type CsrLayouts<T> = (Option<Box<LongRows<T>>>, Option<RowBlocks>);
+
 /// Which first-stage inner products a fused SpMV computes on its result `y = A x`.
 ///
 /// `yy` asks for <y, y>; each `with` entry asks for <y, v> with another vector `v` (which may
@@ -73,19 +77,28 @@ pub trait SpmvOps: VectorOps {
     /// [`row_blocks::choose`] on GPUs; always [`CsrKernel::Vector`] on backends without the GPU
     /// layouts).
     fn resolve_csr_kernel(&self, rp: &[u32], requested: CsrKernel) -> CsrKernel {
-        if !self.uses_device_layouts() {
-            return CsrKernel::Vector;
-        }
         let long_len = LongRowPlan::plan(rp).map_or(u32::MAX, |p| p.min_len);
+        self.resolve_csr_kernel_with(rp, long_len, requested)
+    }
+
+    /// [`SpmvOps::resolve_csr_kernel`] with the vector kernel's long-row threshold known.
+    #[doc(hidden)]
+    fn resolve_csr_kernel_with(
+        &self,
+        rp: &[u32],
+        long_len: u32,
+        requested: CsrKernel,
+    ) -> CsrKernel {
         match requested {
+            _ if !self.uses_device_layouts() => CsrKernel::Vector,
             CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
             requested => row_blocks::choose(rp, long_len, requested),
         }
     }
 
-    /// The GPU layouts of CSR rows `rp` for `requested` (resolved by
-    /// [`SpmvOps::resolve_csr_kernel`]): the long-row plan and, for the stream kernels, the row
-    /// blocks. The 16-bit column offsets of [`CsrKernel::StreamCompact`] need the column
+    /// The GPU layouts of CSR rows `rp` for `requested` (resolved as by
+    /// [`SpmvOps::resolve_csr_kernel`]): the long-row plan and, for the stream kernels, the
+    /// row blocks. The 16-bit column offsets of [`CsrKernel::StreamCompact`] need the column
     /// indices `ci`; without them (or when they do not fit) the stream kernel reads the 32-bit
     /// indices.
     #[doc(hidden)]
@@ -94,9 +107,10 @@ pub trait SpmvOps: VectorOps {
         rp: &[u32],
         ci: Option<&[u32]>,
         requested: CsrKernel,
-    ) -> Result<(Option<Box<LongRows<T>>>, Option<RowBlocks>)> {
-        let kernel = self.resolve_csr_kernel(rp, requested);
+    ) -> Result<CsrLayouts<T>> {
         let vector_plan = LongRowPlan::plan(rp);
+        let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
+        let kernel = self.resolve_csr_kernel_with(rp, long_len, requested);
         let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
         let long_plan = if stream {
             LongRowPlan::plan_for_stream(rp)
