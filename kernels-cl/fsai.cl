@@ -54,32 +54,36 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
         const uint gb = g_row_ptr[i];
         const uint m = g_row_ptr[i + 1] - gb;
         __global const uint *p = g_col_idx + gb;
-        __global SCALAR *M = scratch + scratch_off[i];
+        const ulong so = scratch_off[i];
+        /* the row's system: entry e at M[e * ms] (interleaved with its warp's rows,
+         * see FSAI_LANES in src/backend/ops/precond.rs) */
+        const ulong ms = so >> 58;
+        __global SCALAR *M = scratch + (so & ((1ul << 58) - 1ul));
         for (uint e = 0; e < m * m; ++e) {
-            M[e] = ZERO;
+            M[(e) * ms] = ZERO;
         }
         for (uint a = 0; a < m; ++a) {
             const uint r = p[a];
             for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
                 const int b = fsai_find(p, m, a_col_idx[k]);
-                if (b >= 0) M[a * m + (uint)b] = a_values[k];
+                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
             }
         }
-        /* Cholesky, lower factor in place (row-major: L(r, j) at M[r*m + j]). */
+        /* Cholesky, lower factor in place (row-major: L(r, j) is entry r*m + j). */
         int ok = 1;
         for (uint j = 0; j < m && ok; ++j) {
-            SCALAR d = M[j * m + j];
-            for (uint k = 0; k < j; ++k) d -= M[j * m + k] * M[j * m + k];
+            SCALAR d = M[(j * m + j) * ms];
+            for (uint k = 0; k < j; ++k) d -= M[(j * m + k) * ms] * M[(j * m + k) * ms];
             if (!(d > ZERO) || isinf(d)) {
                 ok = 0;
                 break;
             }
             const SCALAR ljj = sqrt(d);
-            M[j * m + j] = ljj;
+            M[(j * m + j) * ms] = ljj;
             for (uint r = j + 1; r < m; ++r) {
-                SCALAR v = M[r * m + j];
-                for (uint k = 0; k < j; ++k) v -= M[r * m + k] * M[j * m + k];
-                M[r * m + j] = v / ljj;
+                SCALAR v = M[(r * m + j) * ms];
+                for (uint k = 0; k < j; ++k) v -= M[(r * m + k) * ms] * M[(j * m + k) * ms];
+                M[(r * m + j) * ms] = v / ljj;
             }
         }
         if (!ok) {
@@ -93,11 +97,11 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
          * row of G and scaled there. */
         const uint l = m - 1;
         __global SCALAR *y = g_values + gb;
-        y[l] = ((SCALAR)1 / M[l * m + l]) / M[l * m + l];
+        y[l] = ((SCALAR)1 / M[(l * m + l) * ms]) / M[(l * m + l) * ms];
         for (uint r = l; r-- > 0;) {
             SCALAR v = ZERO;
-            for (uint k = r + 1; k < m; ++k) v -= M[k * m + r] * y[k];
-            y[r] = v / M[r * m + r];
+            for (uint k = r + 1; k < m; ++k) v -= M[(k * m + r) * ms] * y[k];
+            y[r] = v / M[(r * m + r) * ms];
         }
         const SCALAR scale = (SCALAR)1 / sqrt(y[l]);
         for (uint a = 0; a < m; ++a) {

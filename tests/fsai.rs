@@ -259,14 +259,29 @@ fn fsai_pattern_upload_checks_and_batches() {
         vec![0u32, 0, 1, 1, 2],
         vec![0u32, 1, 3, 2, 4],
     );
+    // One group of three rows, interleaved: 3 lanes x 4 scalars.
     let p = FsaiPattern::upload(&h, &rp, &ci, &gt, 5).unwrap();
-    assert_eq!((p.batches(), p.max_scratch(), p.nnz()), (2, 5, 5));
-    let p = FsaiPattern::upload(&h, &rp, &ci, &gt, 1).unwrap();
-    assert_eq!(
-        p.batches(),
-        3,
-        "a row larger than the budget gets a batch of its own"
-    );
+    assert_eq!((p.batches(), p.max_scratch(), p.nnz()), (1, 12, 5));
+    // Batches start on groups of 32 rows: 40 diagonal rows are a group of 32 and one of 8.
+    let diag = |n: u32| ((0..=n).collect::<Vec<u32>>(), (0..n).collect::<Vec<u32>>());
+    let (rp40, ci40) = diag(40);
+    for (budget, want) in [(32, vec![32, 8]), (40, vec![40]), (1, vec![32, 8])] {
+        let p = FsaiPattern::upload(&h, &rp40, &ci40, &ci40, budget).unwrap();
+        assert_eq!(p.batches(), want.len(), "budget {budget}");
+        assert_eq!(p.max_scratch(), want[0], "budget {budget}");
+    }
+    // One long row among short ones: its group keeps every system contiguous (1 x 31 + 10 x
+    // 10 scalars, not 32 lanes x 100).
+    let mut rp = vec![0u32];
+    let mut ci = Vec::new();
+    for i in 0..32u32 {
+        let first = if i == 31 { 22 } else { i };
+        ci.extend(first..=i);
+        rp.push(ci.len() as u32);
+    }
+    let gt: Vec<u32> = (0..ci.len() as u32).collect();
+    let p = FsaiPattern::upload(&h, &rp, &ci, &gt, 1 << 20).unwrap();
+    assert_eq!((p.batches(), p.max_scratch()), (1, 131));
     for (rp, ci, gt) in [
         (vec![0u32, 1, 3, 5], vec![0u32, 1, 0, 1, 2], gt.clone()), // row 1 not ascending
         (vec![0, 1, 3, 5], vec![0, 0, 1, 2, 1], gt.clone()),       // row 2 not ending on 2
