@@ -6,6 +6,8 @@
  *   fill         (SCALAR* x, uint n, SCALAR value)                        x_i = value
  *   copy         (const SCALAR* x, SCALAR* y, uint n)                     y = x
  *   copy_from_f32 (const float* x, SCALAR* y, uint n)                     y = (SCALAR)x
+ *   copy_to_f32  (const SCALAR* x, float* y, uint n)                      y = (float)x
+ *   copy_u32     (const uint* x, uint* y, uint n)                         y = x (indices)
  *   axpby        (SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n)
  *                                                                         y = alpha x + beta y
  *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
@@ -14,7 +16,7 @@
  *   buffer_address (const uchar* buffer, ulong* address)                 address[0] = (ulong)buffer
  *                (always plain __global parameters: it reads the device address that
  *                PK_ADDRESS_ARGS passes by value; launch with one group)
- * fill/copy/copy_from_f32/axpby/scale may use any number of groups; dot_partials uses partials.groups().
+ * fill/copy/copy_from_f32/copy_to_f32/copy_u32/axpby/scale may use any number of groups; dot_partials uses partials.groups().
  */
 
 pk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n, const SCALAR value) {
@@ -37,6 +39,22 @@ pk_kernel void copy_from_f32(PK_GLOBAL(const float, x), PK_GLOBAL(SCALAR, y), co
     PK_BIND(SCALAR, y);
     FOR_EACH(i, n) {
         y[i] = (SCALAR)x[i];
+    }
+}
+
+pk_kernel void copy_to_f32(PK_GLOBAL(const SCALAR, x), PK_GLOBAL(float, y), const uint n) {
+    PK_BIND(const SCALAR, x);
+    PK_BIND(float, y);
+    FOR_EACH(i, n) {
+        y[i] = (float)x[i];
+    }
+}
+
+pk_kernel void copy_u32(PK_GLOBAL(const uint, x), PK_GLOBAL(uint, y), const uint n) {
+    PK_BIND(const uint, x);
+    PK_BIND(uint, y);
+    FOR_EACH(i, n) {
+        y[i] = x[i];
     }
 }
 

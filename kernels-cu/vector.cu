@@ -5,6 +5,8 @@
  *   fill         (SCALAR* x, uint n, SCALAR value)                        x_i = value
  *   copy         (const SCALAR* x, SCALAR* y, uint n)                     y = x
  *   copy_from_f32 (const float* x, SCALAR* y, uint n)                     y = (SCALAR)x
+ *   copy_to_f32  (const SCALAR* x, float* y, uint n)                      y = (float)x
+ *   copy_u32     (const uint* x, uint* y, uint n)                         y = x (indices)
  *   axpby        (SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n)
  *                                                                         y = alpha x + beta y
  *   scale        (SCALAR alpha, SCALAR* x, uint n)                        x = alpha x
@@ -13,7 +15,7 @@
  *   buffer_address (const uchar* buffer, ulong* address)                 address[0] = (ulong)buffer
  *                (the OpenCL backend reads device addresses with it; here it returns the
  *                CUdeviceptr, launch with one block)
- * fill/copy/copy_from_f32/axpby/scale use any grid; dot_partials uses partials.groups() blocks.
+ * fill/copy/copy_from_f32/copy_to_f32/copy_u32/axpby/scale use any grid; dot_partials uses partials.groups() blocks.
  */
 
 extern "C" __launch_bounds__(WG) __global__ void fill(SCALAR *x, const uint n, const SCALAR value) {
@@ -31,6 +33,18 @@ extern "C" __launch_bounds__(WG) __global__ void copy(const SCALAR *x, SCALAR *y
 extern "C" __launch_bounds__(WG) __global__ void copy_from_f32(const float *x, SCALAR *y, const uint n) {
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = (SCALAR)x[i];
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void copy_to_f32(const SCALAR *x, float *y, const uint n) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        y[i] = (float)x[i];
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void copy_u32(const uint *x, uint *y, const uint n) {
+    for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
+        y[i] = x[i];
     }
 }
 

@@ -587,6 +587,42 @@ fn setup_on_the_solvers_matrix<B: Backend>(b: &B) {
             csr_of(b, st.factors().0),
             "{label}"
         );
+        // A single-precision setup rounds the solver's copy on the device (or A on the host):
+        // the same f32 matrix, so the same factors bit for bit.
+        let f32_opts = AfsaiOptions {
+            setup_in_f32: true,
+            ..opts
+        };
+        let narrowed = Fsai::adaptive_on(b, &a, Some(device), f32_opts).unwrap();
+        let rounded = Fsai::adaptive(b, &a, f32_opts).unwrap();
+        assert_eq!(
+            csr_of(b, narrowed.factors().0),
+            csr_of(b, rounded.factors().0),
+            "{}: {label}: f32 setup",
+            b.name()
+        );
+        assert_eq!(
+            csr_of(b, narrowed.factors().1),
+            csr_of(b, rounded.factors().1),
+            "{}: {label}: f32 setup, G^T",
+            b.name()
+        );
+        let static_f32 = FsaiOptions {
+            setup_in_f32: true,
+            ..FsaiOptions::default()
+        };
+        assert_eq!(
+            csr_of(
+                b,
+                Fsai::new_on(b, &a, Some(device), static_f32)
+                    .unwrap()
+                    .factors()
+                    .0
+            ),
+            csr_of(b, Fsai::new(b, &a, static_f32).unwrap().factors().0),
+            "{}: {label}: static f32 setup",
+            b.name()
+        );
     }
 }
 

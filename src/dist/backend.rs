@@ -364,6 +364,12 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
         self.inner.copy_from_f32(x, y)
     }
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
+        self.inner.copy_to_f32(x, y)
+    }
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
+        self.inner.copy_u32(x, y)
+    }
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         self.inner.axpby(alpha, x, beta, y)
     }

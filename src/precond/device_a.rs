@@ -38,6 +38,45 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
             ))),
         }
     }
+    /// A in single precision for a single-precision setup of `a`: the solver's CSR copy
+    /// `device` (when it is one of `a`, as in [`DeviceA::of`]) rounded on the device (kernels
+    /// `copy_u32`, `copy_to_f32`), else `a` rounded on the host and uploaded.
+    pub(crate) fn narrowed<B: Backend, S: Scalar>(
+        backend: &B,
+        a: &CsrMatrix<S>,
+        device: Option<&DeviceMatrix<S>>,
+        fingerprint: u64,
+    ) -> Result<DeviceA<'static, f32>> {
+        match device.map(|d| (d, d.format())) {
+            Some((
+                d,
+                DeviceFormat::Csr {
+                    row_ptr,
+                    col_idx,
+                    values,
+                    ..
+                },
+            )) if d.n_rows() == a.n_rows()
+                && d.n_cols() == a.n_cols()
+                && d.nnz() == a.nnz()
+                && d.ranks() == 1
+                && d.fingerprint() == fingerprint =>
+            {
+                let mut rp = backend.alloc::<u32>(row_ptr.len())?;
+                backend.copy_u32(row_ptr, &mut rp)?;
+                let mut ci = backend.alloc::<u32>(col_idx.len())?;
+                backend.copy_u32(col_idx, &mut ci)?;
+                let mut v = backend.alloc::<f32>(values.len())?;
+                backend.copy_to_f32(values, &mut v)?;
+                let mut m = csr_matrix(a.n_rows(), rp, ci, v);
+                m.fingerprint = fingerprint;
+                Ok(DeviceA::Owned(Box::new(m)))
+            }
+            _ => Ok(DeviceA::Owned(Box::new(
+                backend.upload_matrix(&a.cast::<f32>(), MatrixFormat::Csr)?,
+            ))),
+        }
+    }
     pub(crate) fn get(&self) -> &DeviceMatrix<T> {
         match self {
             Self::Borrowed(d) => d,

@@ -57,6 +57,8 @@ pub(crate) enum Kernel {
     Fill,
     Copy,
     CopyFromF32,
+    CopyToF32,
+    CopyU32,
     Axpby,
     Scale,
     DotPartials,
@@ -123,10 +125,12 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 65] = [
+    pub(crate) const ALL: [Kernel; 67] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
+        Kernel::CopyToF32,
+        Kernel::CopyU32,
         Kernel::Axpby,
         Kernel::Scale,
         Kernel::DotPartials,
@@ -197,6 +201,8 @@ impl Kernel {
             Kernel::Fill => "fill",
             Kernel::Copy => "copy",
             Kernel::CopyFromF32 => "copy_from_f32",
+            Kernel::CopyToF32 => "copy_to_f32",
+            Kernel::CopyU32 => "copy_u32",
             Kernel::Axpby => "axpby",
             Kernel::Scale => "scale",
             Kernel::DotPartials => "dot_partials",

@@ -61,6 +61,23 @@ impl VectorOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::CopyFromF32, self.grid(n), &args) }
     }
 
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
+        check_len("copy_to_f32: destination length", y, x.len())?;
+        let n = x.len();
+        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
+        // SAFETY: copy_to_f32(const SCALAR* x, float* y, uint n); both hold n elements
+        // (checked).
+        unsafe { self.launch::<T>(Kernel::CopyToF32, self.grid(n), &args) }
+    }
+
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
+        check_len("copy_u32: destination length", y, x.len())?;
+        let n = x.len();
+        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
+        // SAFETY: copy_u32(const uint* x, uint* y, uint n); both hold n elements (checked).
+        unsafe { self.launch::<f32>(Kernel::CopyU32, self.grid(n), &args) }
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         let n = x.len();

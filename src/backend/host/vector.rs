@@ -78,6 +78,29 @@ impl VectorOps for HostBackend {
         Ok(())
     }
 
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
+        check_len("copy_to_f32: destination length", y, x.len())?;
+        self.counters.launch();
+        let n = x.len();
+        let g = groups_for(n);
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks_mut(y.host_mut()?, g))
+            .collect();
+        exec(n, items, |(x, y)| {
+            for (yi, &xi) in y.iter_mut().zip(x) {
+                *yi = xi.to_f64() as f32;
+            }
+        });
+        Ok(())
+    }
+
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
+        check_len("copy_u32: destination length", y, x.len())?;
+        self.counters.launch();
+        y.host_mut()?.copy_from_slice(x.host()?);
+        Ok(())
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         self.counters.launch();

@@ -79,6 +79,28 @@ impl VectorOps for OpenClBackend {
         )
     }
 
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
+        check_len("copy_to_f32: destination length", y, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        self.launch::<T>(
+            "copy_to_f32",
+            self.elementwise_groups(x.len()),
+            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
+        )
+    }
+
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
+        check_len("copy_u32: destination length", y, x.len())?;
+        let n = Self::len_u32(x.len())?;
+        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
+        self.launch::<f32>(
+            "copy_u32",
+            self.elementwise_groups(x.len()),
+            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
+        )
+    }
+
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
         check_len("axpby: y length vs x", y, x.len())?;
         let n = Self::len_u32(x.len())?;

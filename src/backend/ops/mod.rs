@@ -33,6 +33,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "fill",
             "copy",
             "copy_from_f32",
+            "copy_to_f32",
+            "copy_u32",
             "axpby",
             "scale",
             "dot_partials",

@@ -35,6 +35,11 @@ pub trait VectorOps: BackendInfo {
     /// Kernel `copy_from_f32`: y = x rounded to T (exact for T = f64), e.g. a factor set up in
     /// single precision for a double-precision solve.
     fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `copy_to_f32`: y = x rounded to single precision (a single-precision setup from
+    /// a double-precision matrix already on the device).
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()>;
+    /// Kernel `copy_u32`: y = x for index arrays.
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()>;
     /// Kernel `axpby`: y = alpha x + beta y.
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()>;
     /// Kernel `scale`: x = alpha x.

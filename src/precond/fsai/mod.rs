@@ -114,7 +114,8 @@ pub struct FsaiSetupSplit {
     /// (device, synchronized; no separate transpose).
     pub rows: f64,
     /// Single-precision setup: G and G^T cast to the solve precision (device, synchronized;
-    /// 0 otherwise). Rounding A to f32 counts in `pattern`.
+    /// 0 otherwise). Rounding A to f32 counts in `upload` (on the device from the solver's
+    /// copy, else on the host before its upload).
     pub cast: f64,
     /// G and G^T laid out for the CSR kernels chosen from their row lengths: the long-row
     /// plans and the stream kernel's row blocks from the host's row pointers, uploaded (and,
@@ -210,12 +211,35 @@ impl<T: Scalar> Fsai<T> {
                 format!("{} must be >= 0", opts.tau),
             ));
         }
-        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
-            let a32 = a.cast::<f32>();
-            let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::new(backend, &a32, opts)?.widen(backend, a, t_round);
-        }
         check_domain(a)?;
+        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
+            return Fsai::<f32>::static_from(
+                backend,
+                a,
+                |fingerprint| DeviceA::<f32>::narrowed(backend, a, device, fingerprint),
+                opts,
+                t0,
+            )?
+            .widen(backend);
+        }
+        Self::static_from(
+            backend,
+            a,
+            |fingerprint| DeviceA::of(backend, a, device, fingerprint),
+            opts,
+            t0,
+        )
+    }
+
+    /// The static FSAI of `a` (checked) with G computed in precision T from the device copy of
+    /// A that `device_a` makes (given `a`'s fingerprint); `t0` is the setup's start.
+    fn static_from<'d, B: Backend, S: Scalar>(
+        backend: &B,
+        a: &CsrMatrix<S>,
+        device_a: impl FnOnce(u64) -> Result<DeviceA<'d, T>>,
+        opts: FsaiOptions,
+        t0: Instant,
+    ) -> Result<Self> {
         let (rp, ci) = filtered_pattern(a, opts.tau)?;
         let rows = power_rows(&rp, &ci, opts.level, |i, j| j <= i);
         let lay = layout_of(&rows, "FSAI pattern entries")?;
@@ -227,7 +251,7 @@ impl<T: Scalar> Fsai<T> {
         let t_pattern = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let fingerprint = a.fingerprint();
-        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
+        let a_dev = device_a(fingerprint)?;
         let budget = (8usize << 20).max(2 * lay.n_blocks());
         let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let gt_col_ptr = backend.upload(&lay.col_ptr)?;
@@ -285,18 +309,42 @@ impl<T: Scalar> Fsai<T> {
         if opts.max_batch_rows == Some(0) {
             return Err(Error::param("afsai_batch_rows", "must be at least 1"));
         }
-        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
-            let a32 = a.cast::<f32>();
-            let t_round = t0.elapsed().as_secs_f64();
-            return Fsai::<f32>::adaptive(backend, &a32, opts)?.widen(backend, a, t_round);
-        }
         check_domain(a)?;
+        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
+            return Fsai::<f32>::adaptive_from(
+                backend,
+                a,
+                |fingerprint| DeviceA::<f32>::narrowed(backend, a, device, fingerprint),
+                opts,
+                t0,
+            )?
+            .widen(backend);
+        }
+        Self::adaptive_from(
+            backend,
+            a,
+            |fingerprint| DeviceA::of(backend, a, device, fingerprint),
+            opts,
+            t0,
+        )
+    }
+
+    /// The adaptive FSAI of `a` (checked) grown and computed in precision T from the device
+    /// copy of A that `device_a` makes (given `a`'s fingerprint); `t0` is the setup's start.
+    fn adaptive_from<'d, B: Backend, S: Scalar>(
+        backend: &B,
+        a: &CsrMatrix<S>,
+        device_a: impl FnOnce(u64) -> Result<DeviceA<'d, T>>,
+        opts: AfsaiOptions,
+        t0: Instant,
+    ) -> Result<Self> {
+        let growth = opts.growth;
         let n = a.n_rows();
         let t_check = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         let fingerprint = a.fingerprint();
-        let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
+        let a_dev = device_a(fingerprint)?;
         // The growth, batch by batch, each batch compacted at once (batches.rs): the peak
         // follows the G being built. The fixed budget factor (the most a batch takes): 2 for
         // eq. (17), whose rows mostly take every step (the wider launches grew 5-35% faster on
@@ -396,9 +444,9 @@ impl<T: Scalar> Fsai<T> {
     }
 
     /// The rows of G on the pattern of `stage` (batched `fsai_rows`), G and G^T resident.
-    fn from_layout<B: Backend>(
+    fn from_layout<B: Backend, S: Scalar>(
         backend: &B,
-        a: &CsrMatrix<T>,
+        a: &CsrMatrix<S>,
         stage: FactorStage<'_, T>,
         variant: FsaiVariant,
     ) -> Result<Self> {
@@ -546,15 +594,10 @@ impl<T: Scalar> Fsai<T> {
 }
 
 impl Fsai<f32> {
-    /// This single-precision setup as the preconditioner of `a` in precision U: G and G^T
-    /// cast on the device (`copy_from_f32`), the f32 values freed. `round_seconds` is the time
-    /// spent rounding A to f32 (host).
-    fn widen<B: Backend, U: Scalar>(
-        self,
-        backend: &B,
-        a: &CsrMatrix<U>,
-        round_seconds: f64,
-    ) -> Result<Fsai<U>> {
+    /// This single-precision setup (of a matrix in precision U, whose fingerprint it holds) as
+    /// the preconditioner in precision U: G and G^T cast on the device (`copy_from_f32`), the
+    /// f32 values freed.
+    fn widen<B: Backend, U: Scalar>(self, backend: &B) -> Result<Fsai<U>> {
         let t0 = Instant::now();
         let factors_f32 = self.g.device_bytes() + self.gt.device_bytes();
         let g = widen_csr(backend, self.g)?;
@@ -562,7 +605,6 @@ impl Fsai<f32> {
         let work = backend.alloc::<U>(self.n)?;
         backend.synchronize()?;
         let mut split = self.split;
-        split.pattern += round_seconds;
         split.cast = t0.elapsed().as_secs_f64();
         // Casting G^T: both f32 patterns, G^T's f32 values and both wide value arrays (G's f32
         // values are freed by then); at the end both wide factors and the work vector.
@@ -584,7 +626,7 @@ impl Fsai<f32> {
             density: self.density,
             peak_bytes,
             growth_batches: self.growth_batches,
-            fingerprint: a.fingerprint(),
+            fingerprint: self.fingerprint,
         })
     }
 }
