@@ -164,6 +164,19 @@ fn both_method<B: Backend, T: Scalar>(
     (sync, res)
 }
 
+/// A 400 x 400 skew-symmetric system (x.Ax = 0 for every x: CG and BiCGStab break down).
+fn skew_system() -> (CsrMatrix<f64>, Vec<f64>) {
+    let mut t = Vec::new();
+    for k in 0..200 {
+        t.push((2 * k, 2 * k + 1, 1.0));
+        t.push((2 * k + 1, 2 * k, -1.0));
+    }
+    (
+        CsrMatrix::from_triplets(400, 400, &t).unwrap(),
+        common::rand_vec(400, 11),
+    )
+}
+
 /// `a` with every value multiplied by `factor`.
 fn scaled(a: &CsrMatrix<f64>, factor: f64) -> CsrMatrix<f64> {
     let mut m = a.clone();
@@ -247,6 +260,15 @@ fn resident_matches_sync<B: Backend>(be: &B) {
     let huge = scaled(&a, 1e200);
     let (s, _) = both(be, "overflow", &huge, &b, None, false, Params::default());
     assert_eq!(s.report.stop_reason, StopReason::NanOrInf);
+    // A breakdown of the recurrence: on a skew-symmetric matrix p.Ap = 0 at once.
+    let (skew, bs) = skew_system();
+    let (s, _) = both(be, "skew", &skew, &bs, None, false, Params::default());
+    assert!(
+        !s.report.stop_reason.converged() && s.report.iterations <= 1,
+        "{:?} after {}",
+        s.report.stop_reason,
+        s.report.iterations
+    );
     // Residual replacements: f32 to a tolerance near its attainable accuracy.
     let a32: CsrMatrix<f32> = a.cast();
     let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
@@ -577,6 +599,40 @@ fn gmres_resident_matches_sync<B: Backend>(be: &B) {
     a.mul_vec(&ones, &mut ab).unwrap();
     let (s, _) = both("exact x0", &a, &ab, Some(&ones), false, restart);
     assert_eq!(s.report.iterations, 0);
+    // Overflow: the first norms are infinite (NaN/Inf stop) in both modes alike.
+    let huge = scaled(&a, 1e200);
+    let (s, _) = both("overflow", &huge, &b, None, false, restart);
+    assert_eq!(s.report.stop_reason, StopReason::NanOrInf);
+    // A lucky breakdown: three distinct eigenvalues, so the Krylov space is exhausted (and
+    // the system solved) at the third step of the first cycle.
+    let diag: Vec<(usize, usize, f64)> = (0..n).map(|i| (i, i, [1.0, 2.0, 5.0][i % 3])).collect();
+    let three = CsrMatrix::from_triplets(n, n, &diag).unwrap();
+    let (s, _) = both("three eigenvalues", &three, &b, None, false, restart);
+    assert!(
+        s.report.stop_reason.converged() && s.report.iterations <= 3,
+        "{:?} after {}",
+        s.report.stop_reason,
+        s.report.iterations
+    );
+    // A singular matrix with b outside its range: GMRES stagnates to the iteration limit.
+    let mut singular = a.clone();
+    let (r0, r1) = (singular.row_ptr()[0], singular.row_ptr()[1]);
+    for v in &mut singular.values_mut()[r0..r1] {
+        *v = 0.0;
+    }
+    let p = Params {
+        max_iter: 25,
+        ..restart
+    };
+    let (s, _) = both("singular", &singular, &b, None, false, p);
+    assert!(
+        !s.report.stop_reason.converged(),
+        "{:?}",
+        s.report.stop_reason
+    );
+    // The skew-symmetric system (no breakdown for GMRES: it converges).
+    let (skew, bs) = skew_system();
+    both("skew", &skew, &bs, None, false, restart);
     gmres_restart_stops_ahead(be);
     // The transfers: device-resident, a cycle is one write (the update's coefficients) and
     // one read (the next cycle's coefficients and restart norm); synchronous, one more read
