@@ -5,7 +5,8 @@
 //! (a NaN/Inf stop), with residual replacements (f32 at a tight tolerance), with Jacobi; a
 //! monitor forces the synchronous mode of CG and BiCGStab; the mode's transfer count; the
 //! BiCGStab update kernel against its host reference on crafted sums (NaN, zero denominators,
-//! every stop test).
+//! every stop test); every preconditioner (block Jacobi, BILU(0), block-ISAI, IP, FSAI, aFSAI)
+//! with CG, BiCGStab and GMRES.
 //!
 //! Host and OpenCL (PoCL in CI) run here; CUDA is `#[ignore]`d (run on the device with
 //! `--include-ignored`).
@@ -113,6 +114,34 @@ fn same<T: Scalar>(label: &str, sync: &Run<T>, res: &Run<T>) {
     }
 }
 
+/// [`same`] to rounding: the same stop, iterations within one, residuals within 1e-9 of the
+/// initial one, x within 1e-9 relative.
+fn close<T: Scalar>(label: &str, sync: &Run<T>, res: &Run<T>) {
+    let (s, r) = (&sync.report, &res.report);
+    assert_eq!(s.execution, Execution::Synchronous, "{label}");
+    assert_eq!(r.execution, Execution::DeviceResident, "{label}");
+    assert_eq!(s.stop_reason, r.stop_reason, "{label}: stop reason");
+    assert!(
+        s.iterations.abs_diff(r.iterations) <= 1,
+        "{label}: {} vs {} iterations",
+        s.iterations,
+        r.iterations
+    );
+    for (k, (a, b)) in s
+        .residual_history
+        .iter()
+        .zip(&r.residual_history)
+        .enumerate()
+    {
+        // Relative to the initial residual: recurrences that differ in rounding drift apart
+        // in their last digits as the residual falls.
+        let d = (a - b).abs() / s.residual_history[0].abs().max(f64::MIN_POSITIVE);
+        assert!(d <= 1e-9, "{label}: residual {k}: {a:e} vs {b:e}");
+    }
+    let d = common::rel_diff(&sync.x, &res.x);
+    assert!(d <= 1e-9, "{label}: x differs by {d:e}");
+}
+
 fn both<B: Backend, T: Scalar>(
     be: &B,
     label: &str,
@@ -175,6 +204,76 @@ fn skew_system() -> (CsrMatrix<f64>, Vec<f64>) {
         CsrMatrix::from_triplets(400, 400, &t).unwrap(),
         common::rand_vec(400, 11),
     )
+}
+
+/// Every preconditioner of `precond::build_on` with CG, BiCGStab and GMRES(10) on 2D Poisson:
+/// the device-resident mode runs (it is not turned synchronous) and equals the synchronous one.
+fn preconditioned_resident_matches_sync<B: Backend + 'static>(be: &B) {
+    use pipekrylov::precond::{build_on, PrecondKind, PrecondSpec};
+    let problem = Generator::Poisson2d.generate::<f64>(1600).unwrap();
+    let a = problem.matrix;
+    let n = a.n_rows();
+    let b: Vec<f64> = common::rand_vec(n, 5);
+    let m = be.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let bb = be.upload(&b).unwrap();
+    for kind in [
+        PrecondKind::PointBlockJacobi,
+        PrecondKind::BlockJacobi,
+        PrecondKind::Bilu0,
+        PrecondKind::Isai,
+        PrecondKind::Ip,
+        PrecondKind::IpMatrixFree,
+        PrecondKind::Fsai,
+        PrecondKind::Afsai,
+    ] {
+        let spec = PrecondSpec {
+            kind,
+            block_size: 4,
+            subdomains: 3,
+            stencil: Generator::Poisson2d.grid_stencil(problem.param),
+            ..PrecondSpec::default()
+        };
+        let pc = build_on(be, &a, Some(&m), spec).unwrap().unwrap();
+        for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+            let solve = |execution| {
+                let params = Params {
+                    execution,
+                    restart: 10,
+                    ..Params::default()
+                };
+                let mut x = be.alloc::<f64>(n).unwrap();
+                let report = match method {
+                    Method::Cg => Cg::new(be, &m, Some(pc.as_ref()), params)
+                        .unwrap()
+                        .solve(&bb, &mut x),
+                    Method::BiCgStab => BiCgStab::new(be, &m, Some(pc.as_ref()), params)
+                        .unwrap()
+                        .solve(&bb, &mut x),
+                    Method::Gmres => Gmres::new(be, &m, Some(pc.as_ref()), params)
+                        .unwrap()
+                        .solve(&bb, &mut x),
+                }
+                .unwrap();
+                Run {
+                    report,
+                    x: be.download(&x).unwrap(),
+                }
+            };
+            let label = format!("{} {method:?} {}", be.name(), kind.name());
+            let (sync, res) = (
+                solve(Execution::Synchronous),
+                solve(Execution::DeviceResident),
+            );
+            assert!(sync.report.stop_reason.converged(), "{label}");
+            if kind == PrecondKind::IpMatrixFree && method == Method::Cg {
+                // The synchronous mode fuses the matrix-free IP into CG's update (z from r and
+                // Ap at every row); the resident mode keeps the recurrences: equal to rounding.
+                close(&label, &sync, &res);
+            } else {
+                same(&label, &sync, &res);
+            }
+        }
+    }
 }
 
 /// `a` with every value multiplied by `factor`.
@@ -925,6 +1024,11 @@ fn host_gmres_resident_matches_sync() {
 }
 
 #[test]
+fn host_preconditioned_resident_matches_sync() {
+    preconditioned_resident_matches_sync(&HostBackend::new());
+}
+
+#[test]
 fn host_bicgstab_update_resident_matches_reference() {
     bicgstab_update_resident_matches_reference(&HostBackend::new());
 }
@@ -960,6 +1064,7 @@ fn opencl_bicgstab_resident_matches_sync() {
     bicgstab_update_resident_matches_reference(&be);
     bicgstab_resident_matches_sync(&be);
     gmres_resident_matches_sync(&be);
+    preconditioned_resident_matches_sync(&be);
 }
 
 #[cfg(feature = "cuda")]
@@ -985,4 +1090,12 @@ fn cuda_bicgstab_resident_matches_sync() {
 fn cuda_gmres_resident_matches_sync() {
     let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     gmres_resident_matches_sync(&be);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+fn cuda_preconditioned_resident_matches_sync() {
+    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    preconditioned_resident_matches_sync(&be);
 }
