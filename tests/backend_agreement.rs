@@ -54,8 +54,12 @@ fn formats(n: usize) -> Vec<MatrixFormat> {
         MatrixFormat::Ell,
         MatrixFormat::Bsr { block_size: 1 },
     ];
-    if n > 0 && n % 3 == 0 {
-        f.push(MatrixFormat::Bsr { block_size: 3 });
+    // Every block size 2..=8 that divides n: n = 1000 puts BSR 2, 4, 5 and 8 on the
+    // pathological matrices (a dense row, all nonzeros in one row, power-law, circuit).
+    for block_size in 2..=8 {
+        if n > 0 && n % block_size == 0 {
+            f.push(MatrixFormat::Bsr { block_size });
+        }
     }
     f
 }
