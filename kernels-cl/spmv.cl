@@ -79,11 +79,8 @@
  *   the row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row
  *   row_perm[p]. compact = 1: the column of entry e is slice_col[slice] + col_off[e] (16-bit
  *   offsets); compact = 0: col_off and slice_col are never read (any buffer).
- * BSR: bs x bs column-major blocks (entry (i, j) of block b at b bs^2 + j bs + i); a team of
- *   BSR_TEAM work-items per block row (group-uniform loop over block rows: the barriers are
- *   reached by the whole group), each of its bs rows summed by the team over the block row's
- *   entries (bsr_team_row: local-memory tree, fixed order); the team's first work-item writes
- *   the rows.
+ * BSR: bs x bs column-major blocks, one work-item per scalar row (block row r / bs, row r % bs
+ *   of the block; entry (i, j) of block b at b bs^2 + j bs + i).
  */
 
 /* Partial row sum of `row` over lanes (lane = local id mod k); the full sum is returned to
@@ -151,55 +148,24 @@ inline SCALAR sell_row(const uint c, __global const uint *restrict slice_ptr,
     return sum;
 }
 
-/* Work-items per block row of the BSR kernels (a warp's width on NVIDIA GPUs). */
-#define BSR_TEAM (WG < 32 ? WG : 32)
-
-/* BSR scalar row i of block row br, summed by a team of BSR_TEAM work-items (issue 16): member
- * l takes the row's entries j = l, l + BSR_TEAM, ... across the block row's blocks (block
- * k = j / bs, column c = j % bs: value k bs^2 + c bs + i of the column-major blocks), the team's
- * sums meet in `sums` and a fixed tree adds them; member 0 returns the row's value (the others
- * garbage). One work-item per scalar row scattered a group's loads over many block rows; a team
- * now reads one block row's values as one contiguous range. Called by every work-item of the
- * group, `active` false for teams without a block row (barriers inside). */
-inline SCALAR bsr_team_row(const uint bs, __global const uint *restrict row_ptr,
-                           __global const uint *restrict col_idx,
-                           __global const SCALAR *restrict values, __global const SCALAR *x,
-                           const ulong x_off, const uint br, const uint i, const bool active,
-                           __local SCALAR *sums) {
-    const uint lid = get_local_id(0);
-    const uint lane = lid % BSR_TEAM;
+/* BSR scalar row r. */
+inline SCALAR bsr_row(const uint bs, __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                      __global const SCALAR *restrict values, __global const SCALAR *x, const ulong x_off,
+                      const uint r) {
+    const uint br = r / bs;
+    const uint i = r - br * bs;
+    const ulong bs2 = (ulong)bs * bs;
     SCALAR sum = ZERO;
-    if (active) {
-        const uint b0 = row_ptr[br];
-        const uint entries = (row_ptr[br + 1] - b0) * bs;
-        const ulong bs2 = (ulong)bs * bs;
-        for (uint j = lane; j < entries; j += BSR_TEAM) {
-            const uint k = j / bs;
-            const uint c = j - k * bs;
-            sum += values[(ulong)(b0 + k) * bs2 + (ulong)c * bs + i] *
-                   x[x_off + (ulong)col_idx[b0 + k] * bs + c];
+    const uint end = row_ptr[br + 1];
+    for (uint blk = row_ptr[br]; blk < end; ++blk) {
+        const ulong col0 = x_off + (ulong)col_idx[blk] * bs;
+        const ulong v0 = (ulong)blk * bs2 + i;
+        for (uint j = 0; j < bs; ++j) {
+            sum += values[v0 + (ulong)j * bs] * x[col0 + j];
         }
     }
-    sums[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = BSR_TEAM / 2; s > 0; s >>= 1) {
-        if (lane < s) {
-            sums[lid] += sums[lid + s];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const SCALAR v = sums[lid];
-    barrier(CLK_LOCAL_MEM_FENCE); /* sums is reused by the next row */
-    return v;
+    return sum;
 }
-
-/* The block rows of the team kernels: team t of group g takes block rows (g + q G) T + t for
- * q = 0, 1, ... (T teams per group, G groups); the trip count is the same for the whole group,
- * as the barriers of bsr_team_row need. */
-#define FOR_EACH_BLOCK_ROW(br, n_brows)                                                           \
-    for (uint br##_base = (uint)get_group_id(0) * (WG / BSR_TEAM), br = br##_base + get_local_id(0) / BSR_TEAM; \
-         br##_base < (n_brows);                                                                   \
-         br##_base += (uint)get_num_groups(0) * (WG / BSR_TEAM), br = br##_base + get_local_id(0) / BSR_TEAM)
 
 /* Accumulate the optional dots of one result entry y_row. */
 inline void row_dots(SCALAR *acc, const SCALAR yv, const uint row,
@@ -702,20 +668,11 @@ pk_kernel void spmv_dots_bsr(const uint bs, PK_GLOBAL_RESTRICT(const uint, row_p
     PK_BIND(const SCALAR, w1);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[3 * WG];
-    __local SCALAR sums[WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    const uint n_brows = n_rows / bs;
-    const bool leader = get_local_id(0) % BSR_TEAM == 0;
-    FOR_EACH_BLOCK_ROW(br, n_brows) {
-        const bool active = br < n_brows;
-        for (uint i = 0; i < bs; ++i) {
-            const SCALAR v = bsr_team_row(bs, row_ptr, col_idx, values, x, x_off, br, i, active, sums);
-            if (active && leader) {
-                const uint row = br * bs + i;
-                y[y_off + row] = v;
-                row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
-            }
-        }
+    FOR_EACH(row, n_rows) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, x_off, row);
+        y[y_off + row] = v;
+        row_dots(acc, v, row, w0, w0_off, w1, w1_off, slot_yy, slot_w0, slot_w1);
     }
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
 }
@@ -732,21 +689,12 @@ pk_kernel void residual_bsr(const uint bs, PK_GLOBAL_RESTRICT(const uint, row_pt
     PK_BIND(SCALAR, r);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR sums[WG];
     SCALAR acc = ZERO;
-    const uint n_brows = n_rows / bs;
-    const bool leader = get_local_id(0) % BSR_TEAM == 0;
-    FOR_EACH_BLOCK_ROW(br, n_brows) {
-        const bool active = br < n_brows;
-        for (uint i = 0; i < bs; ++i) {
-            const SCALAR v = bsr_team_row(bs, row_ptr, col_idx, values, x, 0, br, i, active, sums);
-            if (active && leader) {
-                const uint row = br * bs + i;
-                const SCALAR ri = b[row] - v;
-                r[row] = ri;
-                acc += ri * ri;
-            }
-        }
+    FOR_EACH(row, n_rows) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, 0, row);
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
     }
     if (slot_rr >= 0) {
         acc = group_sum(scratch, acc);

@@ -73,9 +73,8 @@
  *   row at slice_ptr[slice] + j c + lane, row_len[p] entries); the result goes to row_perm[p].
  *   compact = 1: the column of entry e is slice_col[slice] + col_off[e] (16-bit offsets);
  *   compact = 0: col_off and slice_col are never read (any pointer).
- * BSR: bs x bs column-major blocks (entry (i, j) of block b at b bs^2 + j bs + i); a warp per
- *   block row (grid-stride over warps), each of its bs rows summed by all 32 lanes over the
- *   block row's entries (bsr_warp_row: shuffle tree, fixed order); lane i % 32 writes row i.
+ * BSR: bs x bs column-major blocks, one thread per scalar row (block row r / bs, row r % bs of
+ *   the block; entry (i, j) of block b at b bs^2 + j bs + i).
  * The matrix arrays are read-only for the whole kernel (__restrict__); the vectors may share
  * one allocation (GMRES basis columns), so they are not marked __restrict__.
  */
@@ -139,35 +138,25 @@ __device__ __forceinline__ SCALAR sell_row(const uint c, const uint *__restrict_
     return sum;
 }
 
-/* BSR scalar row i of block row br, summed by a whole warp (issue 16): lane l takes the row's
- * entries j = l, l + 32, ... across the block row's blocks (block k = j / bs, column c = j % bs:
- * value k bs^2 + c bs + i of the column-major blocks), then a fixed xor-shuffle tree adds the
- * lanes' sums, so every lane returns the same bits. One thread per scalar row scattered a warp's
- * loads over about ten block rows (2.0 TB/s on elasticity3d with BSR 3); a warp now reads one
- * block row's values as one contiguous range. Called by all 32 lanes of a warp. */
-__device__ __forceinline__ SCALAR bsr_warp_row(const uint bs, const uint *__restrict__ row_ptr,
-                                               const uint *__restrict__ col_idx,
-                                               const SCALAR *__restrict__ values, const SCALAR *x,
-                                               const uint br, const uint i, const uint lane) {
-    const uint b0 = row_ptr[br];
-    const uint entries = (row_ptr[br + 1] - b0) * bs;
+/* BSR scalar row r. */
+__device__ __forceinline__ SCALAR bsr_row(const uint bs, const uint *__restrict__ row_ptr,
+                                          const uint *__restrict__ col_idx,
+                                          const SCALAR *__restrict__ values, const SCALAR *x,
+                                          const uint r) {
+    const uint br = r / bs;
+    const uint i = r - br * bs;
     const ulong bs2 = (ulong)bs * bs;
     SCALAR sum = ZERO;
-    for (uint j = lane; j < entries; j += 32) {
-        const uint k = j / bs;
-        const uint c = j - k * bs;
-        sum += values[(ulong)(b0 + k) * bs2 + (ulong)c * bs + i] * x[(ulong)col_idx[b0 + k] * bs + c];
-    }
-    for (uint off = 16; off > 0; off >>= 1) {
-        sum += __shfl_xor_sync(FULL_MASK, sum, off);
+    const uint end = row_ptr[br + 1];
+    for (uint blk = row_ptr[br]; blk < end; ++blk) {
+        const SCALAR *xb = x + (ulong)col_idx[blk] * bs;
+        const SCALAR *vb = values + (ulong)blk * bs2 + i;
+        for (uint j = 0; j < bs; ++j) {
+            sum += vb[(ulong)j * bs] * xb[j];
+        }
     }
     return sum;
 }
-
-/* The block rows of warp-per-block-row kernels: warp w of the grid takes block rows w, w + warps,
- * ... (warp-uniform loop: every lane of a warp runs the same trips). */
-#define FOR_EACH_BLOCK_ROW(br, n_brows) \
-    for (uint br = GRID_START / 32u; br < (n_brows); br += GRID_STRIDE / 32u)
 
 /* Accumulate the wanted dots of one result entry y_row. */
 __device__ __forceinline__ void row_dots(SCALAR (&acc)[3], const SCALAR yv, const uint row,
@@ -588,16 +577,10 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_bsr(const uint bs, co
     SCALAR *ys = y + y_off;
     const SCALAR *w0s = w0 + w0_off;
     const SCALAR *w1s = w1 + w1_off;
-    const uint lane = threadIdx.x & 31u;
-    FOR_EACH_BLOCK_ROW(br, n_rows / bs) {
-        for (uint i = 0; i < bs; ++i) {
-            const SCALAR v = bsr_warp_row(bs, row_ptr, col_idx, values, xs, br, i, lane);
-            if (lane == (i & 31u)) {
-                const uint row = br * bs + i;
-                ys[row] = v;
-                row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
-            }
-        }
+    for (uint row = GRID_START; row < n_rows; row += GRID_STRIDE) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, xs, row);
+        ys[row] = v;
+        row_dots(acc, v, row, w0s, w1s, slot_yy, slot_w0, slot_w1);
     }
     finish_dots(acc, partials, slot_yy, slot_w0, slot_w1);
 }
@@ -606,17 +589,11 @@ extern "C" __launch_bounds__(WG) __global__ void residual_bsr(const uint bs, con
              const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
              const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
     SCALAR acc = ZERO;
-    const uint lane = threadIdx.x & 31u;
-    FOR_EACH_BLOCK_ROW(br, n_rows / bs) {
-        for (uint i = 0; i < bs; ++i) {
-            const SCALAR v = bsr_warp_row(bs, row_ptr, col_idx, values, x, br, i, lane);
-            if (lane == (i & 31u)) {
-                const uint row = br * bs + i;
-                const SCALAR ri = b[row] - v;
-                r[row] = ri;
-                acc += ri * ri;
-            }
-        }
+    for (uint row = GRID_START; row < n_rows; row += GRID_STRIDE) {
+        const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, row);
+        const SCALAR ri = b[row] - v;
+        r[row] = ri;
+        acc += ri * ri;
     }
     if (slot_rr >= 0) {
         write_partial(partials, (uint)slot_rr, block_sum1(acc));

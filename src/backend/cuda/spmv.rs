@@ -145,8 +145,7 @@ fn matrix_args<T: Scalar>(
                 rows,
             ],
             [Kernel::SpmvDotsBsr, Kernel::ResidualBsr],
-            // A warp per block row.
-            (a.n_rows() / (*block_size).max(1)).saturating_mul(32),
+            a.n_rows(),
         ),
     })
 }
@@ -259,12 +258,9 @@ impl SpmvOps for CudaBackend {
     /// between staging and summing, and 4 blocks per SM leave the loads' latency exposed): on
     /// the H200 (`bench/results/stream-grid-h200.csv`, n = 4.1M) CG took 543 against 825 us
     /// per iteration on the 27-point stencil and 661 against 749 on the power-law matrix.
-    ///
-    /// BSR too: its kernels take a warp per block row (32 threads per `block_size` rows), so
-    /// the reduction plan's 4 blocks per SM would leave most block rows to a few warps.
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
-            DeviceFormat::Sell { .. } | DeviceFormat::Bsr { .. } => self.grid(a.n_rows()),
+            DeviceFormat::Sell { .. } => self.grid(a.n_rows()),
             DeviceFormat::Csr {
                 row_blocks: Some(blocks),
                 ..

@@ -290,19 +290,12 @@ impl SpmvOps for OpenClBackend {
     /// NVIDIA OpenCL on the H200, `bench/results/stream-grid-h200.csv`: CG on the 27-point
     /// stencil 468 against 631 us per iteration, power-law 808 against 837).
     ///
-    /// BSR's team-per-block-row kernels get the element-wise grid over 32 work-items per block
-    /// row.
-    ///
     /// Products that write no partials (the plain SpMV, the residual) use the same grid. SELL's
     /// plain product ran on the reduction plan until 2026-11-24 (i): on the H200 its SpMV alone
     /// took 534 us on the 27-point stencil at n = 4.1M, 366 on this grid (CUDA: 342).
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
             DeviceFormat::Sell { .. } => self.elementwise_groups(a.n_rows()),
-            // A team of 32 work-items per block row (as CUDA's warp).
-            DeviceFormat::Bsr { block_size, .. } => {
-                self.elementwise_groups((a.n_rows() / (*block_size).max(1)).saturating_mul(32))
-            }
             DeviceFormat::Csr {
                 row_blocks: Some(blocks),
                 ..
