@@ -8,12 +8,15 @@
 //! Input: newline-separated fields: format, precond, trisolve, execution, variant, ortho, method,
 //! backend, then the numbers block size, subdomains, isai level, fsai level, fsai tau, afsai max
 //! steps, afsai step size, afsai eps, afsai stop (ratio|step), then the BILU(0) factorization
-//! (host|sweeps:F, F capped at 64).
+//! (host|sweeps:F, F capped at 64) and the FSAI factors' CSR kernel (auto|vector|stream|
+//! stream-compact).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{AfsaiGrowth, AfsaiStop, BackendChoice, MatrixFormat, SpmvOps};
+use pipekrylov::backend::{
+    AfsaiGrowth, AfsaiStop, BackendChoice, CsrKernel, MatrixFormat, SpmvOps,
+};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::{self, AfsaiOptions, FsaiOptions, PrecondKind, PrecondSpec};
 use pipekrylov::solver::{Execution, GmresOrthogonalization, Variant};
@@ -43,6 +46,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(precond::Factorization::Sweeps(f)) => precond::Factorization::Sweeps(f.min(64)),
         _ => precond::Factorization::Host,
     };
+    let fsai_kernel = field(18).parse::<CsrKernel>().unwrap_or(CsrKernel::Auto);
     let stop = if field(16).trim() == "step" {
         AfsaiStop::StepReduction
     } else {
@@ -85,6 +89,7 @@ fuzz_target!(|data: &[u8]| {
             setup_in_f32: false,
             max_batch_rows: None,
         },
+        fsai_kernel,
     };
     let _ = precond::build(&host, &a, spec);
 });
