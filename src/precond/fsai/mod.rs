@@ -212,22 +212,13 @@ impl<T: Scalar> Fsai<T> {
             ));
         }
         check_domain(a)?;
-        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
-            return Fsai::<f32>::static_from(
-                backend,
-                a,
-                |fingerprint| DeviceA::<f32>::narrowed(backend, a, device, fingerprint),
-                opts,
-                t0,
-            )?
-            .widen(backend);
-        }
-        Self::static_from(
+        Self::in_setup_precision(
             backend,
             a,
-            |fingerprint| DeviceA::of(backend, a, device, fingerprint),
-            opts,
-            t0,
+            device,
+            opts.setup_in_f32,
+            |device_a| Fsai::<f32>::static_from(backend, a, device_a, opts, t0),
+            |device_a| Self::static_from(backend, a, device_a, opts, t0),
         )
     }
 
@@ -310,23 +301,34 @@ impl<T: Scalar> Fsai<T> {
             return Err(Error::param("afsai_batch_rows", "must be at least 1"));
         }
         check_domain(a)?;
-        if opts.setup_in_f32 && T::PRECISION == Precision::F64 {
-            return Fsai::<f32>::adaptive_from(
-                backend,
-                a,
-                |fingerprint| DeviceA::<f32>::narrowed(backend, a, device, fingerprint),
-                opts,
-                t0,
-            )?
-            .widen(backend);
-        }
-        Self::adaptive_from(
+        Self::in_setup_precision(
             backend,
             a,
-            |fingerprint| DeviceA::of(backend, a, device, fingerprint),
-            opts,
-            t0,
+            device,
+            opts.setup_in_f32,
+            |device_a| Fsai::<f32>::adaptive_from(backend, a, device_a, opts, t0),
+            |device_a| Self::adaptive_from(backend, a, device_a, opts, t0),
         )
+    }
+
+    /// A setup in the precision its options ask for: `in_f32` with T = f64 runs `build_f32`
+    /// with A rounded on the device from the solver's copy `device` (else on the host) and
+    /// widens the factors; otherwise `build` runs in T with the solver's copy or an upload.
+    /// Each gets a maker of its device copy of A, given `a`'s fingerprint.
+    fn in_setup_precision<'d, B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&'d DeviceMatrix<T>>,
+        in_f32: bool,
+        build_f32: impl FnOnce(&dyn Fn(u64) -> Result<DeviceA<'static, f32>>) -> Result<Fsai<f32>>,
+        build: impl FnOnce(&dyn Fn(u64) -> Result<DeviceA<'d, T>>) -> Result<Self>,
+    ) -> Result<Self> {
+        if in_f32 && T::PRECISION == Precision::F64 {
+            build_f32(&|fingerprint| DeviceA::<f32>::narrowed(backend, a, device, fingerprint))?
+                .widen(backend)
+        } else {
+            build(&|fingerprint| DeviceA::of(backend, a, device, fingerprint))
+        }
     }
 
     /// The adaptive FSAI of `a` (checked) grown and computed in precision T from the device
