@@ -6,8 +6,10 @@
  * Row i of the lower triangular G (G^T G ~ A^-1, A symmetric positive definite) lives on the
  * pattern P_i = g_col_idx[g_row_ptr[i] .. g_row_ptr[i+1]] (ascending, i last). It solves the
  * small dense SPD system A[P_i, P_i] y = e_last by Cholesky and sets G(i, P_i) = y / sqrt(y_last),
- * so that diag(G A G^T) = 1. The dense matrix is gathered into `scratch` (m x m, row-major, at
- * scratch_off[i], relative to the batch's scratch) by binary search of A's columns in P_i. The
+ * so that diag(G A G^T) = 1. The dense matrix is gathered into `scratch` (m x m, row-major;
+ * scratch_off[i] holds its stride in the top 6 bits and the offset of its first entry, relative
+ * to the batch's scratch, below: entry e at offset + e * stride, the rows of a warp interleaved,
+ * see FSAI_LANES in src/backend/ops/precond.rs) by binary search of A's columns in P_i. The
  * values go to G (block of row i) and, through gt_pos, straight into G^T (no transpose kernel).
  * A non-positive or non-finite pivot writes NaN into the row (the host reports the row).
  *
@@ -58,7 +60,7 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
         /* the row's system: entry e at M[e * ms] (interleaved with its warp's rows,
          * see FSAI_LANES in src/backend/ops/precond.rs) */
         const ulong ms = so >> 58;
-        __global SCALAR *M = scratch + (so & ((1ul << 58) - 1ul));
+        __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
         for (uint e = 0; e < m * m; ++e) {
             M[(e) * ms] = ZERO;
         }

@@ -43,7 +43,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
         /* the row's system: entry e at M[e * ms] (interleaved with its warp's rows,
          * see FSAI_LANES in src/backend/ops/precond.rs) */
         const ulong ms = so >> 58;
-        SCALAR *M = scratch + (so & ((1ul << 58) - 1ul));
+        SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
         for (uint e = 0; e < m * m; ++e) {
             M[(e) * ms] = ZERO;
         }

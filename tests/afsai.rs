@@ -593,8 +593,20 @@ fn setup_on_the_solvers_matrix<B: Backend>(b: &B) {
             setup_in_f32: true,
             ..opts
         };
+        let c0 = b.counters();
         let narrowed = Fsai::adaptive_on(b, &a, Some(device), f32_opts).unwrap();
+        let c1 = b.counters();
         let rounded = Fsai::adaptive(b, &a, f32_opts).unwrap();
+        let c2 = b.counters();
+        if shared {
+            // The solver's copy is rounded on the device: A is not uploaded again.
+            let (dev, host) = ((c1 - c0).transfers, (c2 - c1).transfers);
+            assert!(
+                dev < host,
+                "{}: {label}: {dev} / {host} transfers",
+                b.name()
+            );
+        }
         assert_eq!(
             csr_of(b, narrowed.factors().0),
             csr_of(b, rounded.factors().0),
@@ -827,7 +839,10 @@ fn factor_kernels_agree<B: Backend + 'static>(b: &B) {
                 name.starts_with("arrow"),
                 "{what}: {longest}"
             );
-            if b.uses_device_layouts() {
+            // (The automatic choice follows PIPEKRYLOV_CSR_KERNEL when it is set.)
+            let env_forced =
+                forced.is_none() && std::env::var_os("PIPEKRYLOV_CSR_KERNEL").is_some();
+            if b.uses_device_layouts() && !env_forced {
                 assert_eq!(g.csr_kernel(), Some(kernel), "{what}: G");
                 assert_eq!(gt.csr_kernel(), Some(kernel), "{what}: G^T");
                 // The arrow's row of G^T is summed apart (the long-row plan survives the cast

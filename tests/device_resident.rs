@@ -731,7 +731,12 @@ fn gmres_resident_matches_sync<B: Backend>(be: &B) {
     );
     // The skew-symmetric system (no breakdown for GMRES: it converges).
     let (skew, bs) = skew_system();
-    both("skew", &skew, &bs, None, false, restart);
+    let (s, _) = both("skew", &skew, &bs, None, false, restart);
+    assert!(
+        s.report.stop_reason.converged(),
+        "{:?}",
+        s.report.stop_reason
+    );
     gmres_restart_stops_ahead(be);
     // The transfers: device-resident, a cycle is one write (the update's coefficients) and
     // one read (the next cycle's coefficients and restart norm); synchronous, one more read

@@ -295,7 +295,8 @@ impl FsaiPattern {
     /// Check and upload: `row_ptr` has n + 1 non-decreasing entries, every row is non-empty
     /// with strictly ascending columns ending with the diagonal, and `gt_pos` is a permutation
     /// of the entries. Rows are grouped into batches whose dense systems (m^2 scalars per row)
-    /// fit in `scratch_budget` scalars (a row larger than the budget gets a batch of its own).
+    /// fit in `scratch_budget` scalars (a group of [`FSAI_LANES`] rows larger than the budget
+    /// gets a batch of its own; the layout is [`FSAI_LANES`]'s).
     /// Anything else is an [`Error::InvalidMatrix`].
     pub fn upload<B: super::VectorOps + ?Sized>(
         backend: &B,

@@ -39,7 +39,8 @@ pub struct FsaiOptions {
     /// before the power is taken (0 keeps all).
     pub tau: f64,
     /// Set G up in single precision (A rounded to f32, every setup kernel in f32) and cast it
-    /// to the solve precision on the device; no effect on a single-precision solve.
+    /// to the solve precision on the device; no effect on a single-precision solve. The
+    /// symmetry check and the prefiltration see A in its own precision.
     pub setup_in_f32: bool,
 }
 
@@ -62,7 +63,7 @@ pub struct AfsaiOptions {
     pub growth: AfsaiGrowth,
     /// Set G up in single precision (A rounded to f32: the growth, layout and rows in f32)
     /// and cast it to the solve precision on the device; no effect on a single-precision
-    /// solve.
+    /// solve. The symmetry check sees A in its own precision.
     pub setup_in_f32: bool,
     /// At most this many rows per growth launch (`None`: the setup decides from the memory
     /// the G grown so far predicts). Smaller batches hold less scratch and occupy less of a
@@ -191,7 +192,8 @@ impl<T: Scalar> Fsai<T> {
 
     /// [`Fsai::new`] reading A from `device` (the solver's copy of `a`) instead of uploading
     /// its own, when `device` is a CSR upload of `a` on `backend` (same fingerprint); any other
-    /// `device` is ignored. Saves the setup's largest upload and its memory.
+    /// `device` is ignored. Saves the setup's largest upload and its memory (a single-precision
+    /// setup rounds `device` into an f32 copy of its own on the device, without an upload).
     pub fn new_on<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
@@ -287,7 +289,8 @@ impl<T: Scalar> Fsai<T> {
 
     /// [`Fsai::adaptive`] reading A from `device` (the solver's copy of `a`) instead of
     /// uploading its own, when `device` is a CSR upload of `a` on `backend` (same fingerprint);
-    /// any other `device` is ignored.
+    /// any other `device` is ignored (a single-precision setup rounds `device` into an f32 copy
+    /// of its own on the device, without an upload).
     pub fn adaptive_on<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
@@ -356,6 +359,7 @@ impl<T: Scalar> Fsai<T> {
             crate::backend::AfsaiStop::StepReduction => 1,
         });
         let plan = batches::BatchPlan::new::<T>(n, &growth, factor, opts.max_batch_rows);
+        backend.synchronize()?;
         let t_upload = t1.elapsed().as_secs_f64();
         let grown = batches::grow_in_batches(
             backend,
@@ -551,7 +555,8 @@ impl<T: Scalar> Fsai<T> {
         self.g = with_kernel_layout(backend, self.g, kernel, None)?;
         self.gt = with_kernel_layout(backend, self.gt, kernel, None)?;
         backend.synchronize()?;
-        self.split.kernel_layout = t0.elapsed().as_secs_f64();
+        // Added to the setup's own layout: that one ran too.
+        self.split.kernel_layout += t0.elapsed().as_secs_f64();
         let work = self.work.get_mut().map_or(0, |w| w.bytes());
         self.peak_bytes = self
             .peak_bytes
@@ -560,8 +565,8 @@ impl<T: Scalar> Fsai<T> {
         Ok(self)
     }
 
-    /// The setup time split into pattern, growth, layout, uploads, the batched row solves and
-    /// the cast of a single-precision setup.
+    /// The setup time split into pattern, growth, layout, uploads, the batched row solves, the
+    /// cast of a single-precision setup and the factors' kernel layout.
     pub fn setup_split(&self) -> FsaiSetupSplit {
         self.split
     }
