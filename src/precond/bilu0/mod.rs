@@ -253,15 +253,7 @@ impl<T: Scalar> Bilu0<T> {
         let levels = Self::levels_of(opts, &f.l_row_ptr, &f.l_col_idx, &f.u_row_ptr, &f.u_col_idx);
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
-        let u = BlockTriangular::upload(
-            backend,
-            s,
-            &f.u_row_ptr,
-            &f.u_col_idx,
-            &f.u_values,
-            Some(&f.u_inv_diag),
-        )?;
+        let (l, u) = upload_factors(backend, &f)?;
         backend.synchronize()?;
         let times = SetupTimes {
             host_seconds,
@@ -486,4 +478,23 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+}
+
+/// L (unit, strict part) and U (strict part, inverted diagonal blocks) of host factors `f` on
+/// `backend`, as the triangular solves take them.
+pub(crate) fn upload_factors<B: Backend, T: Scalar>(
+    backend: &B,
+    f: &factor::BiluFactors<T>,
+) -> Result<(BlockTriangular<T>, BlockTriangular<T>)> {
+    let s = f.block_size;
+    let l = BlockTriangular::upload(backend, s, &f.l_row_ptr, &f.l_col_idx, &f.l_values, None)?;
+    let u = BlockTriangular::upload(
+        backend,
+        s,
+        &f.u_row_ptr,
+        &f.u_col_idx,
+        &f.u_values,
+        Some(&f.u_inv_diag),
+    )?;
+    Ok((l, u))
 }

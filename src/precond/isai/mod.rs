@@ -8,12 +8,11 @@ mod pattern;
 pub(crate) use pattern::{layout_of, power_rows};
 pub use pattern::{power_pattern, InverseLayout};
 
-use super::bilu0::{check_options, factor, factor_on, split_pattern, SplitPattern};
+use super::bilu0::{check_options, factor, factor_on, split_pattern, upload_factors, SplitPattern};
 use super::device_a::DeviceA;
 use super::{Bilu0Options, Factorization, Preconditioner, SetupTimes, TriangularSolve};
 use crate::backend::{
-    Backend, BlockTriangular, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot,
-    SpmvDots,
+    Backend, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix};
@@ -113,22 +112,7 @@ impl<T: Scalar> BlockIsai<T> {
             Factorization::Host => {
                 let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
                 let t = Instant::now();
-                let l = BlockTriangular::upload(
-                    backend,
-                    s,
-                    &f.l_row_ptr,
-                    &f.l_col_idx,
-                    &f.l_values,
-                    None,
-                )?;
-                let u = BlockTriangular::upload(
-                    backend,
-                    s,
-                    &f.u_row_ptr,
-                    &f.u_col_idx,
-                    &f.u_values,
-                    Some(&f.u_inv_diag),
-                )?;
+                let (l, u) = upload_factors(backend, &f)?;
                 let t_upload = t.elapsed().as_secs_f64();
                 let pattern = SplitPattern {
                     l_row_ptr: f.l_row_ptr,
