@@ -8,6 +8,32 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use bytemuck::Pod;
 
+impl HostBackend {
+    /// y_i = f(x_i) for every element (one counted launch; in parallel chunks from
+    /// `PARALLEL_MIN` elements), the copies' shared loop.
+    fn map_into<S: Pod + Sync, D: Pod + Send>(
+        &self,
+        what: &str,
+        x: &Buffer<S>,
+        y: &mut Buffer<D>,
+        f: impl Fn(S) -> D + Sync + Send,
+    ) -> Result<()> {
+        check_len(what, y, x.len())?;
+        self.counters.launch();
+        let n = x.len();
+        let g = groups_for(n);
+        let items: Vec<_> = chunks(x.host()?, g)
+            .zip(chunks_mut(y.host_mut()?, g))
+            .collect();
+        exec(n, items, |(x, y)| {
+            for (yi, &xi) in y.iter_mut().zip(x) {
+                *yi = f(xi);
+            }
+        });
+        Ok(())
+    }
+}
+
 impl VectorOps for HostBackend {
     fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         self.counters
@@ -51,54 +77,23 @@ impl VectorOps for HostBackend {
     }
 
     fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy: destination length", y, x.len())?;
-        self.counters.launch();
-        let n = x.len();
-        let g = groups_for(n);
-        let items: Vec<_> = chunks(x.host()?, g)
-            .zip(chunks_mut(y.host_mut()?, g))
-            .collect();
-        exec(n, items, |(x, y)| y.copy_from_slice(x));
-        Ok(())
+        self.map_into("copy: destination length", x, y, |v| v)
     }
 
     fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy_from_f32: destination length", y, x.len())?;
-        self.counters.launch();
-        let n = x.len();
-        let g = groups_for(n);
-        let items: Vec<_> = chunks(x.host()?, g)
-            .zip(chunks_mut(y.host_mut()?, g))
-            .collect();
-        exec(n, items, |(x, y)| {
-            for (yi, &xi) in y.iter_mut().zip(x) {
-                *yi = T::from_f64(f64::from(xi));
-            }
-        });
-        Ok(())
+        self.map_into("copy_from_f32: destination length", x, y, |v| {
+            T::from_f64(f64::from(v))
+        })
     }
 
     fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
-        check_len("copy_to_f32: destination length", y, x.len())?;
-        self.counters.launch();
-        let n = x.len();
-        let g = groups_for(n);
-        let items: Vec<_> = chunks(x.host()?, g)
-            .zip(chunks_mut(y.host_mut()?, g))
-            .collect();
-        exec(n, items, |(x, y)| {
-            for (yi, &xi) in y.iter_mut().zip(x) {
-                *yi = xi.to_f64() as f32;
-            }
-        });
-        Ok(())
+        self.map_into("copy_to_f32: destination length", x, y, |v| {
+            v.to_f64() as f32
+        })
     }
 
     fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
-        check_len("copy_u32: destination length", y, x.len())?;
-        self.counters.launch();
-        y.host_mut()?.copy_from_slice(x.host()?);
-        Ok(())
+        self.map_into("copy_u32: destination length", x, y, |v| v)
     }
 
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
