@@ -73,22 +73,11 @@ pub trait SpmvOps: VectorOps {
         })
     }
 
-    /// The CSR kernel this backend runs for rows `rp` when `requested` (the automatic choice of
-    /// [`row_blocks::choose`] on GPUs; always [`CsrKernel::Vector`] on backends without the GPU
-    /// layouts).
-    fn resolve_csr_kernel(&self, rp: &[u32], requested: CsrKernel) -> CsrKernel {
-        let long_len = LongRowPlan::plan(rp).map_or(u32::MAX, |p| p.min_len);
-        self.resolve_csr_kernel_with(rp, long_len, requested)
-    }
-
-    /// [`SpmvOps::resolve_csr_kernel`] with the vector kernel's long-row threshold known.
+    /// The CSR kernel this backend runs for rows `rp` when `requested`, rows above `long_len`
+    /// entries being summed apart (the automatic choice of [`row_blocks::choose`] on GPUs;
+    /// always [`CsrKernel::Vector`] on backends without the GPU layouts).
     #[doc(hidden)]
-    fn resolve_csr_kernel_with(
-        &self,
-        rp: &[u32],
-        long_len: u32,
-        requested: CsrKernel,
-    ) -> CsrKernel {
+    fn resolve_csr_kernel(&self, rp: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel {
         match requested {
             _ if !self.uses_device_layouts() => CsrKernel::Vector,
             CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
@@ -96,7 +85,7 @@ pub trait SpmvOps: VectorOps {
         }
     }
 
-    /// The GPU layouts of CSR rows `rp` for `requested` (resolved as by
+    /// The GPU layouts of CSR rows `rp` for `requested` (resolved by
     /// [`SpmvOps::resolve_csr_kernel`]): the long-row plan and, for the stream kernels, the
     /// row blocks. The 16-bit column offsets of [`CsrKernel::StreamCompact`] need the column
     /// indices `ci`; without them (or when they do not fit) the stream kernel reads the 32-bit
@@ -110,7 +99,7 @@ pub trait SpmvOps: VectorOps {
     ) -> Result<CsrLayouts<T>> {
         let vector_plan = LongRowPlan::plan(rp);
         let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
-        let kernel = self.resolve_csr_kernel_with(rp, long_len, requested);
+        let kernel = self.resolve_csr_kernel(rp, long_len, requested);
         let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
         let long_plan = if stream {
             LongRowPlan::plan_for_stream(rp)
