@@ -1,8 +1,7 @@
 //! A on the device for a preconditioner's setup: the solver's CSR copy when it is one of `a`,
 //! else an upload of its own (FSAI, aFSAI and the device BILU(0) factorization read A there).
 
-use crate::backend::CsrKernel;
-use crate::backend::{Backend, Buffer, DeviceFormat, DeviceMatrix, MatrixFormat};
+use crate::backend::{Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -11,6 +10,16 @@ use crate::scalar::Scalar;
 pub(crate) enum DeviceA<'d, T> {
     Borrowed(&'d DeviceMatrix<T>),
     Owned(Box<DeviceMatrix<T>>),
+}
+
+/// Whether `d` is a CSR upload of `a` on one process: same size, `a`'s `fingerprint`, no halo.
+fn is_csr_copy_of<S: Scalar>(d: &DeviceMatrix<S>, a: &CsrMatrix<S>, fingerprint: u64) -> bool {
+    matches!(d.format(), DeviceFormat::Csr { .. })
+        && d.n_rows() == a.n_rows()
+        && d.n_cols() == a.n_cols()
+        && d.nnz() == a.nnz()
+        && d.ranks() == 1
+        && d.fingerprint() == fingerprint
 }
 
 impl<'d, T: Scalar> DeviceA<'d, T> {
@@ -23,16 +32,7 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
         fingerprint: u64,
     ) -> Result<Self> {
         match device {
-            Some(d)
-                if matches!(d.format(), DeviceFormat::Csr { .. })
-                    && d.n_rows() == a.n_rows()
-                    && d.n_cols() == a.n_cols()
-                    && d.nnz() == a.nnz()
-                    && d.ranks() == 1
-                    && d.fingerprint() == fingerprint =>
-            {
-                Ok(Self::Borrowed(d))
-            }
+            Some(d) if is_csr_copy_of(d, a, fingerprint) => Ok(Self::Borrowed(d)),
             _ => Ok(Self::Owned(Box::new(
                 backend.upload_matrix(a, MatrixFormat::Csr)?,
             ))),
@@ -47,21 +47,16 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
         device: Option<&DeviceMatrix<S>>,
         fingerprint: u64,
     ) -> Result<DeviceA<'static, f32>> {
-        match device.map(|d| (d, d.format())) {
-            Some((
-                d,
-                DeviceFormat::Csr {
-                    row_ptr,
-                    col_idx,
-                    values,
-                    ..
-                },
-            )) if d.n_rows() == a.n_rows()
-                && d.n_cols() == a.n_cols()
-                && d.nnz() == a.nnz()
-                && d.ranks() == 1
-                && d.fingerprint() == fingerprint =>
-            {
+        match device
+            .filter(|d| is_csr_copy_of(d, a, fingerprint))
+            .map(|d| d.format())
+        {
+            Some(DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+                ..
+            }) => {
                 let mut rp = backend.alloc::<u32>(row_ptr.len())?;
                 backend.copy_u32(row_ptr, &mut rp)?;
                 let mut ci = backend.alloc::<u32>(col_idx.len())?;
