@@ -334,6 +334,225 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
 }
 
 /*
+ *   afsai_grow_team (uint row_begin, uint rows, const uint* a_row_ptr, const uint* a_col_idx,
+ *                    const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
+ *                    uint stop_rule, uint* out_cols, uint* out_len)
+ * The same growth as afsai_grow, the same outputs bit for bit, by a team of AFSAI_TEAM = 32
+ * work-items per row (WG / 32 teams per work-group, rows row_begin + t taken by teams in turn)
+ * and without device scratch; the host runs it only for cap = max_steps * per_step <=
+ * AFSAI_TEAM_CAP = 31 and WG a multiple of 32.
+ *   - The merge: work-item l < |P| of the team holds the cursor of list P_l (weight G~(i, P_l)),
+ *     work-item 31 the cursor of row i (weight 1). Each round every work-item posts its current
+ *     column below i (or none) and its term w a_rc in local memory; after the barrier each
+ *     work-item of the team reads the team's 32 posts: the smallest column jmin, and its
+ *     gradient summed over the posting work-items in ascending order (P's insertion order,
+ *     then i: the heap's order in afsai_grow), first term first. The posters of jmin advance.
+ *     Every work-item of a team so holds the same gradient and runs the same selection.
+ *   - The Cholesky factor L (packed rows), y, G~(i, P), P and P sorted live in local memory.
+ *     For each selected column the team looks up a_{j, P_a} (work-item a), a_jj and a_ij in
+ *     parallel; the team's work-item 0 extends L, y and psi and solves G~ = L^-T y in the order
+ *     of afsai_grow.
+ *   - Barriers are work-group wide, so every loop holding one runs the same number of rounds in
+ *     every team of the group: the merge ends one round after no team had a column left (the
+ *     flags of a round are read after the next barrier), the steps end when no team grows.
+ */
+#define AFSAI_TEAM 32
+#define AFSAI_TEAM_CAP 31
+#define AFSAI_TEAM_L (AFSAI_TEAM_CAP * (AFSAI_TEAM_CAP + 1) / 2)
+#define AFSAI_NONE 0xffffffffu
+
+pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
+                               PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
+                               const uint max_steps, const uint per_step, const SCALAR eps, const uint stop_rule,
+                               PK_GLOBAL(uint, out_cols), PK_GLOBAL(uint, out_len)) {
+    PK_BIND(const uint, a_row_ptr);
+    PK_BIND(const uint, a_col_idx);
+    PK_BIND(const SCALAR, a_values);
+    PK_BIND(uint, out_cols);
+    PK_BIND(uint, out_len);
+#if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0
+#define AFSAI_TEAMS (WG / AFSAI_TEAM)
+    __local SCALAR tl[AFSAI_TEAMS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
+    __local SCALAR ty[AFSAI_TEAMS][AFSAI_TEAM];
+    __local SCALAR tg[AFSAI_TEAMS][AFSAI_TEAM];   /* G~(i, P) */
+    __local SCALAR tent[AFSAI_TEAMS][AFSAI_TEAM]; /* a_{j, P_a}; [30] a_jj, [31] -a_ij */
+    __local SCALAR tpsi[AFSAI_TEAMS];
+    __local uint tp[AFSAI_TEAMS][AFSAI_TEAM];     /* P in insertion order */
+    __local uint tps[AFSAI_TEAMS][AFSAI_TEAM];    /* P sorted */
+    __local uint tfail[AFSAI_TEAMS];
+    __local uint tgrow[AFSAI_TEAMS];
+    __local uint tmore[2][AFSAI_TEAMS];
+    __local uint ccol[2][WG];
+    __local SCALAR cterm[2][WG];
+    const uint lid = get_local_id(0);
+    const uint team = lid / AFSAI_TEAM;
+    const uint lane = lid % AFSAI_TEAM;
+    const uint cap = max_steps * per_step;
+    for (uint base = get_group_id(0) * AFSAI_TEAMS; base < rows; base += get_num_groups(0) * AFSAI_TEAMS) {
+        const uint t = base + team;
+        const int live = t < rows;
+        const uint i = row_begin + (live ? t : 0u);
+        const SCALAR psi0 = live ? afsai_entry(a_row_ptr, a_col_idx, a_values, i, i) : ZERO;
+        SCALAR psi = psi0;
+        uint m = 0;
+        int failed = 0;
+        int growing = live;
+        if (lane == 0) tfail[team] = 0;
+        for (uint step = 0; step < max_steps; ++step) {
+            const SCALAR psi_prev = psi;
+            /* 1. the team's lists: P_lane (lane < m) and row i (the last lane) */
+            uint c = 0, c_end = 0, col = AFSAI_NONE;
+            SCALAR w = ZERO, term = ZERO;
+            if (growing && (lane < m || lane == AFSAI_TEAM - 1)) {
+                const uint r = lane < m ? tp[team][lane] : i;
+                w = lane < m ? tg[team][lane] : (SCALAR)1;
+                c = a_row_ptr[r];
+                c_end = a_row_ptr[r + 1];
+                if (c < c_end && a_col_idx[c] < i) {
+                    col = a_col_idx[c];
+                    term = w * a_values[c];
+                }
+            }
+            uint sel_col[AFSAI_MAX_PER_STEP];
+            SCALAR sel_val[AFSAI_MAX_PER_STEP];
+            uint nsel = 0;
+            uint sp = 0;
+            for (uint round = 0;; ++round) {
+                const uint b = round & 1u;
+                ccol[b][lid] = col;
+                cterm[b][lid] = term;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (round > 0) {
+                    uint any = 0;
+                    for (uint k = 0; k < AFSAI_TEAMS; ++k) any |= tmore[b ^ 1u][k];
+                    if (!any) break;
+                }
+                __local const uint *tc = ccol[b] + team * AFSAI_TEAM;
+                __local const SCALAR *tt = cterm[b] + team * AFSAI_TEAM;
+                uint jmin = AFSAI_NONE;
+                for (uint l = 0; l < AFSAI_TEAM; ++l) jmin = min(jmin, tc[l]);
+                if (lane == 0) tmore[b][team] = jmin != AFSAI_NONE;
+                if (jmin == AFSAI_NONE) continue;
+                SCALAR acc = ZERO;
+                int first = 1;
+                for (uint l = 0; l < AFSAI_TEAM; ++l) {
+                    if (tc[l] == jmin) {
+                        acc = first ? tt[l] : acc + tt[l];
+                        first = 0;
+                    }
+                }
+                if (col == jmin) {
+                    ++c;
+                    if (c < c_end && a_col_idx[c] < i) {
+                        col = a_col_idx[c];
+                        term = w * a_values[c];
+                    } else {
+                        col = AFSAI_NONE;
+                        term = ZERO;
+                    }
+                }
+                /* 2. selection (the same in every work-item of the team) */
+                while (sp < m && tps[team][sp] < jmin) ++sp;
+                if (sp < m && tps[team][sp] == jmin) continue;
+                const SCALAR v = fabs(acc);
+                if (!(v > ZERO)) continue;
+                if (nsel == per_step && !(v > sel_val[nsel - 1])) continue;
+                uint pos = nsel < per_step ? nsel : per_step - 1;
+                while (pos > 0 && v > sel_val[pos - 1]) {
+                    sel_val[pos] = sel_val[pos - 1];
+                    sel_col[pos] = sel_col[pos - 1];
+                    --pos;
+                }
+                sel_val[pos] = v;
+                sel_col[pos] = jmin;
+                if (nsel < per_step) ++nsel;
+            }
+            if (growing && nsel == 0) growing = 0; /* the pattern stops growing */
+            /* 3. extend L, y and psi by the selected columns, in rank order */
+            for (uint q = 0; q < per_step; ++q) {
+                const int work = growing && !failed && q < nsel;
+                const uint j = work ? sel_col[q] : 0u;
+                if (work) {
+                    if (lane < m) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, tp[team][lane]);
+                    else if (lane == AFSAI_TEAM - 2) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, j);
+                    else if (lane == AFSAI_TEAM - 1) tent[team][lane] = -afsai_entry(a_row_ptr, a_col_idx, a_values, i, j);
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (work && lane == 0) {
+                    __local SCALAR *L = tl[team];
+                    const uint lm = m * (m + 1) / 2; /* row m of L */
+                    SCALAR d = tent[team][AFSAI_TEAM - 2];
+                    SCALAR yv = tent[team][AFSAI_TEAM - 1];
+                    for (uint a = 0; a < m; ++a) {
+                        SCALAR v = tent[team][a];
+                        const uint la = a * (a + 1) / 2;
+                        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
+                        v = v / L[la + a];
+                        L[lm + a] = v;
+                        d -= v * v;
+                        yv -= v * ty[team][a];
+                    }
+                    if (!(d > ZERO) || isinf(d)) {
+                        tfail[team] = 1;
+                    } else {
+                        const SCALAR dm = sqrt(d);
+                        L[lm + m] = dm;
+                        yv = yv / dm;
+                        ty[team][m] = yv;
+                        tpsi[team] = psi - yv * yv;
+                        tp[team][m] = j;
+                        uint s = m; /* insert j into the sorted copy */
+                        while (s > 0 && tps[team][s - 1] > j) {
+                            tps[team][s] = tps[team][s - 1];
+                            --s;
+                        }
+                        tps[team][s] = j;
+                    }
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (work) {
+                    failed = (int)tfail[team];
+                    if (!failed) {
+                        psi = tpsi[team];
+                        ++m;
+                    }
+                }
+            }
+            if (failed) growing = 0;
+            /* G~(i, P) = L^-T y, backward (by work-item 0 of a growing team) */
+            if (growing && lane == 0) {
+                __local const SCALAR *L = tl[team];
+                for (uint a = m; a-- > 0;) {
+                    SCALAR v = ty[team][a];
+                    for (uint k = a + 1; k < m; ++k) v -= L[k * (k + 1) / 2 + a] * tg[team][k];
+                    tg[team][a] = v / L[a * (a + 1) / 2 + a];
+                }
+            }
+            /* 4. eq. (17) (stop_rule 0) or the step's relative reduction (stop_rule 1) */
+            if (growing && (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev)) growing = 0;
+            if (lane == 0) tgrow[team] = (uint)growing;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint any = 0;
+            for (uint k = 0; k < AFSAI_TEAMS; ++k) any |= tgrow[k];
+            /* (the next write of tgrow comes after the next step's merge barriers) */
+            if (!any) break;
+        }
+        if (live) {
+            if (failed) {
+                if (lane == 0) out_len[t] = 0xffffffffu;
+            } else {
+                if (lane < m) out_cols[(ulong)t * cap + lane] = tp[team][lane];
+                if (lane == 0) out_len[t] = m;
+            }
+        }
+        /* the team's local arrays are rewritten by the next row only after every read */
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#undef AFSAI_TEAMS
+#endif
+}
+
+/*
  * afsai_compact, fsai_transpose_fill, fsai_transpose_sort -- the layout of the adaptive FSAI
  * pattern on the device, so that the grown pattern never travels to the host (only its row
  * lengths and column counts do, for the two prefix sums).

@@ -275,6 +275,173 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
 }
 
 /*
+ *   afsai_grow_team (uint row_begin, uint rows, const uint* a_row_ptr, const uint* a_col_idx,
+ *                    const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
+ *                    uint stop_rule, uint* out_cols, uint* out_len)
+ * One warp per row (see kernels-cl/fsai.cl for the team's algorithm and its order of
+ * arithmetic): the warps of a block are independent, so the team's posts go through warp
+ * shuffles instead of local memory and barriers (__syncwarp orders the shared arrays).
+ * cap <= AFSAI_TEAM_CAP (checked by the host).
+ */
+#define AFSAI_TEAM 32
+#define AFSAI_TEAM_CAP 31
+#define AFSAI_TEAM_L (AFSAI_TEAM_CAP * (AFSAI_TEAM_CAP + 1) / 2)
+#define AFSAI_NONE 0xffffffffu
+
+extern "C" __launch_bounds__(WG) __global__ void afsai_grow_team(const uint row_begin, const uint rows, const uint *a_row_ptr,
+                                                                 const uint *a_col_idx, const SCALAR *a_values,
+                                                                 const uint max_steps, const uint per_step, const SCALAR eps,
+                                                                 const uint stop_rule, uint *out_cols, uint *out_len) {
+    __shared__ SCALAR tl[WARPS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
+    __shared__ SCALAR ty[WARPS][AFSAI_TEAM];
+    __shared__ SCALAR tg[WARPS][AFSAI_TEAM];   /* G~(i, P) */
+    __shared__ SCALAR tent[WARPS][AFSAI_TEAM]; /* a_{j, P_a}; [30] a_jj, [31] -a_ij */
+    __shared__ uint tp[WARPS][AFSAI_TEAM];     /* P in insertion order */
+    __shared__ uint tps[WARPS][AFSAI_TEAM];    /* P sorted */
+    const uint lane = threadIdx.x & 31u;
+    const uint team = threadIdx.x >> 5;
+    const uint cap = max_steps * per_step;
+    for (uint t = blockIdx.x * WARPS + team; t < rows; t += gridDim.x * WARPS) {
+        const uint i = row_begin + t;
+        const SCALAR psi0 = afsai_entry(a_row_ptr, a_col_idx, a_values, i, i);
+        SCALAR psi = psi0;
+        uint m = 0;
+        int failed = 0;
+        for (uint step = 0; step < max_steps && !failed; ++step) {
+            const SCALAR psi_prev = psi;
+            /* 1. the warp's lists: P_lane (lane < m) and row i (lane 31) */
+            uint c = 0, c_end = 0, col = AFSAI_NONE;
+            SCALAR w = ZERO, term = ZERO;
+            if (lane < m || lane == AFSAI_TEAM - 1) {
+                const uint r = lane < m ? tp[team][lane] : i;
+                w = lane < m ? tg[team][lane] : (SCALAR)1;
+                c = a_row_ptr[r];
+                c_end = a_row_ptr[r + 1];
+                if (c < c_end && a_col_idx[c] < i) {
+                    col = a_col_idx[c];
+                    term = w * a_values[c];
+                }
+            }
+            uint sel_col[AFSAI_MAX_PER_STEP];
+            SCALAR sel_val[AFSAI_MAX_PER_STEP];
+            uint nsel = 0;
+            uint sp = 0;
+            for (;;) {
+                uint jmin = col;
+#pragma unroll
+                for (int off = 16; off > 0; off >>= 1) jmin = min(jmin, __shfl_xor_sync(FULL_MASK, jmin, off));
+                if (jmin == AFSAI_NONE) break;
+                /* the gradient: the posters' terms in lane order, first term first */
+                uint posters = __ballot_sync(FULL_MASK, col == jmin);
+                SCALAR acc = ZERO;
+                int first = 1;
+                while (posters != 0u) {
+                    const int l = __ffs(posters) - 1;
+                    posters &= posters - 1u;
+                    const SCALAR tv = __shfl_sync(FULL_MASK, term, l);
+                    acc = first ? tv : acc + tv;
+                    first = 0;
+                }
+                if (col == jmin) {
+                    ++c;
+                    if (c < c_end && a_col_idx[c] < i) {
+                        col = a_col_idx[c];
+                        term = w * a_values[c];
+                    } else {
+                        col = AFSAI_NONE;
+                        term = ZERO;
+                    }
+                }
+                /* 2. selection (the same in every lane) */
+                while (sp < m && tps[team][sp] < jmin) ++sp;
+                if (sp < m && tps[team][sp] == jmin) continue;
+                const SCALAR v = fabs(acc);
+                if (!(v > ZERO)) continue;
+                if (nsel == per_step && !(v > sel_val[nsel - 1])) continue;
+                uint pos = nsel < per_step ? nsel : per_step - 1;
+                while (pos > 0 && v > sel_val[pos - 1]) {
+                    sel_val[pos] = sel_val[pos - 1];
+                    sel_col[pos] = sel_col[pos - 1];
+                    --pos;
+                }
+                sel_val[pos] = v;
+                sel_col[pos] = jmin;
+                if (nsel < per_step) ++nsel;
+            }
+            if (nsel == 0) break; /* the pattern stops growing */
+            /* 3. extend L, y and psi by the selected columns, in rank order */
+            for (uint q = 0; q < nsel && !failed; ++q) {
+                const uint j = sel_col[q];
+                if (lane < m) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, tp[team][lane]);
+                else if (lane == AFSAI_TEAM - 2) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, j);
+                else if (lane == AFSAI_TEAM - 1) tent[team][lane] = -afsai_entry(a_row_ptr, a_col_idx, a_values, i, j);
+                __syncwarp();
+                int bad = 0;
+                SCALAR psi_new = psi;
+                if (lane == 0) {
+                    SCALAR *L = tl[team];
+                    const uint lm = m * (m + 1) / 2; /* row m of L */
+                    SCALAR d = tent[team][AFSAI_TEAM - 2];
+                    SCALAR yv = tent[team][AFSAI_TEAM - 1];
+                    for (uint a = 0; a < m; ++a) {
+                        SCALAR v = tent[team][a];
+                        const uint la = a * (a + 1) / 2;
+                        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
+                        v = v / L[la + a];
+                        L[lm + a] = v;
+                        d -= v * v;
+                        yv -= v * ty[team][a];
+                    }
+                    if (!(d > ZERO) || isinf(d)) {
+                        bad = 1;
+                    } else {
+                        const SCALAR dm = sqrt(d);
+                        L[lm + m] = dm;
+                        yv = yv / dm;
+                        ty[team][m] = yv;
+                        psi_new = psi - yv * yv;
+                        tp[team][m] = j;
+                        uint s = m; /* insert j into the sorted copy */
+                        while (s > 0 && tps[team][s - 1] > j) {
+                            tps[team][s] = tps[team][s - 1];
+                            --s;
+                        }
+                        tps[team][s] = j;
+                    }
+                }
+                __syncwarp();
+                failed = __shfl_sync(FULL_MASK, bad, 0);
+                if (!failed) {
+                    psi = __shfl_sync(FULL_MASK, psi_new, 0);
+                    ++m;
+                }
+            }
+            if (failed) break;
+            /* G~(i, P) = L^-T y, backward (lane 0) */
+            if (lane == 0) {
+                const SCALAR *L = tl[team];
+                for (uint a = m; a-- > 0;) {
+                    SCALAR v = ty[team][a];
+                    for (uint k = a + 1; k < m; ++k) v -= L[k * (k + 1) / 2 + a] * tg[team][k];
+                    tg[team][a] = v / L[a * (a + 1) / 2 + a];
+                }
+            }
+            __syncwarp();
+            /* 4. eq. (17) (stop_rule 0) or the step's relative reduction (stop_rule 1) */
+            if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
+        }
+        if (failed) {
+            if (lane == 0) out_len[t] = 0xffffffffu;
+        } else {
+            if (lane < m) out_cols[(ulong)t * cap + lane] = tp[team][lane];
+            if (lane == 0) out_len[t] = m;
+        }
+        /* the warp's shared arrays are rewritten by its next row only after every read */
+        __syncwarp();
+    }
+}
+
+/*
  *   afsai_compact (uint rows, uint first_row, uint n, uint nnz, uint cap, const uint* out_cols,
  *                  const uint* out_len, const uint* g_row_ptr, uint* g_col_idx, uint* col_count)
  *   afsai_place (uint len, uint offset, const uint* src, uint* dst)

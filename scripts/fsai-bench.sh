@@ -12,12 +12,13 @@
 #          paper; STOP ratio (eq. 17) or step; PREC the setup precision, f64 or f32)
 #   TOL, MAXIT: tolerance (1e-6) and iteration cap (20000)
 #   FSAI_KERNEL: the CSR kernel of G and G^T (--fsai-kernel; default: the automatic choice)
+#   PIPEKRYLOV_AFSAI_GROW_KERNEL (environment, passed on): row or team, the aFSAI growth kernel
 set -euo pipefail
 out=${1:?output CSV}
 backends=${2:-cuda opencl}
 problems=${3:-elasticity3d:1000000 aniso2d:2700000 jump3d:1000000}
 pk=${PK:-bash .device/run pipekrylov}
-echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps,stop,setup_precision,layout_s,cast_s,growth_batches,apply_s,kernel_layout_s,g_kernel,gt_kernel" > "$out"
+echo "problem,n,nnz,backend,precond,level,tau,iterations,converged,relative_residual,setup_s,pattern_s,upload_s,rows_s,solve_s,total_s,s_per_iteration,density,memory_bytes,peak_setup_bytes,growth_s,max_steps,step_size,eps,stop,setup_precision,layout_s,cast_s,growth_batches,apply_s,kernel_layout_s,g_kernel,gt_kernel,growth_kernel" > "$out"
 for prob in $problems; do
   for be in $backends; do
     for cfg in ${PRECS:-jacobi fsai:1 fsai:2 fsai:3 afsai}; do
@@ -50,7 +51,8 @@ row = [sys.argv[1].split(":")[0], d["n"], d["nnz"], d["backend"], d["precond"], 
        "%.3f" % p.get("density", 0), d.get("precond_memory_bytes", 0), p.get("peak_setup_bytes", 0),
        "%.6f" % sp.get("growth", 0), p.get("max_steps", "-"), p.get("step_size", "-"), p.get("eps", "-"),
        p.get("stop", "-"), p.get("setup_precision", "-"), "%.6f" % sp.get("layout", 0), "%.6f" % sp.get("cast", 0), p.get("growth_batches", 0), "%.6e" % g("precond_apply_seconds"),
-       "%.6f" % sp.get("kernel_layout", 0), p.get("g_kernel", "-"), p.get("gt_kernel", "-")]
+       "%.6f" % sp.get("kernel_layout", 0), p.get("g_kernel", "-"), p.get("gt_kernel", "-"),
+       p.get("growth_kernel") or "-"]
 print(",".join(str(x) for x in row))' "$prob" >> "$out"
       tail -1 "$out"
     done

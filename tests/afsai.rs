@@ -9,7 +9,7 @@ mod common;
 use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
-    AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat, VectorOps,
+    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat, VectorOps,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
@@ -105,19 +105,34 @@ fn dense_reference_row(a: &CsrMatrix<f64>, i: usize, g: &AfsaiGrowth) -> Vec<u32
     p.iter().map(|&j| j as u32).collect()
 }
 
-/// The raw grown pattern on `b`: (lengths, columns in insertion order), batch by batch of
-/// `batch` rows.
+/// The raw grown pattern on `b` by the backend's own choice of kernel.
 fn grown<B: Backend>(
     b: &B,
     a: &CsrMatrix<f64>,
     g: AfsaiGrowth,
     batch: usize,
 ) -> Vec<Option<Vec<u32>>> {
+    grown_by(b, a, g, b.afsai_grow_kernel(&g), batch)
+}
+
+/// The raw grown pattern on `b` by `kernel`: (lengths, columns in insertion order), batch by
+/// batch of `batch` rows.
+fn grown_by<B: Backend>(
+    b: &B,
+    a: &CsrMatrix<f64>,
+    g: AfsaiGrowth,
+    kernel: AfsaiGrowKernel,
+    batch: usize,
+) -> Vec<Option<Vec<u32>>> {
     let n = a.n_rows();
     let cap = g.cap();
     let dev = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
-    let mut scratch = b.alloc::<f64>(batch * g.scalars_per_row()).unwrap();
-    let mut iscratch = b.alloc::<u32>(batch * g.indices_per_row()).unwrap();
+    let mut scratch = b
+        .alloc::<f64>((batch * kernel.scalars_per_row(&g)).max(1))
+        .unwrap();
+    let mut iscratch = b
+        .alloc::<u32>((batch * kernel.indices_per_row(&g)).max(1))
+        .unwrap();
     // The outputs are the launch's own (row start + t at t): one batch's worth, reused.
     let mut cols = b.alloc::<u32>(batch * cap).unwrap();
     let mut lens = b.alloc::<u32>(batch).unwrap();
@@ -128,6 +143,7 @@ fn grown<B: Backend>(
         b.afsai_grow(
             &dev,
             g,
+            kernel,
             start..end,
             &mut scratch,
             &mut iscratch,
@@ -231,11 +247,24 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
             growth(30, 1, 1e-3),
             growth(6, 3, 0.0),
             step_growth(30, 1, 1e-2),
+            // 36 entries per row: more than the team kernel grows (the row kernel only).
+            growth(12, 3, 0.0),
         ] {
             let want = grown(&host, a, g, a.n_rows().max(1));
-            // An awkward batch size on the backend: the rows of a launch change.
-            let got = grown(b, a, g, 29);
-            assert_eq!(got, want, "{}: {name} {g:?}", b.name());
+            // An awkward batch size on the backend: the rows of a launch change. Both growth
+            // kernels where the team kernel fits (the backend's choice is one of them).
+            for kernel in [AfsaiGrowKernel::Row, AfsaiGrowKernel::Team] {
+                if !kernel.fits(&g) {
+                    assert!(
+                        b.afsai_grow_kernel(&g) != kernel,
+                        "{}: {g:?} chose {kernel:?}",
+                        b.name()
+                    );
+                    continue;
+                }
+                let got = grown_by(b, a, g, kernel, 29);
+                assert_eq!(got, want, "{}: {name} {g:?} {kernel:?}", b.name());
+            }
             let opts = AfsaiOptions {
                 growth: g,
                 setup_in_f32: false,

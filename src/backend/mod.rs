@@ -35,10 +35,11 @@ pub use matrix::{
     CompactColumnBuffers, DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks,
 };
 pub use ops::{
-    AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BiluParts, BlockTriangular, CgSlots, CsrLayouts,
-    FsaiPattern, GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil,
-    KrylovOps, PcgStepVectors, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots,
-    SpmvOps, StencilCoefficients, VectorOps, MAX_BLOCK_SIZE,
+    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Basis, BicgstabSlots, BiluParts, BlockTriangular,
+    CgSlots, CsrLayouts, FsaiPattern, GatherList, GhostBlock, HaloMessages, HaloOps,
+    InversePattern, IpStencil, KrylovOps, PcgStepVectors, PrecondOps, Recording, ResidentOps,
+    ResidentState, SpmvDots, SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP,
+    MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use row_blocks::CsrKernel;

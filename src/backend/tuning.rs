@@ -30,6 +30,11 @@ pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 /// non-negative integer, 0 for two kernels always.
 pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
 
+/// Environment variable forcing the adaptive FSAI's growth kernel on the GPU backends: `row`
+/// (`afsai_grow`, one work-item per row) or `team` (`afsai_grow_team`, the default where it
+/// fits); anything else is ignored.
+pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -68,4 +73,10 @@ pub(crate) fn afsai_batch_factor() -> Option<usize> {
 pub(crate) fn dcgs2_small_max_groups() -> Option<usize> {
     static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
     *GROUPS.get_or_init(|| parse_env(DCGS2_SMALL_MAX_GROUPS_ENV))
+}
+
+/// The growth kernel forced by [`AFSAI_GROW_KERNEL_ENV`], if valid.
+pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel> {
+    static KERNEL: OnceLock<Option<crate::backend::ops::AfsaiGrowKernel>> = OnceLock::new();
+    *KERNEL.get_or_init(|| std::env::var(AFSAI_GROW_KERNEL_ENV).ok()?.parse().ok())
 }

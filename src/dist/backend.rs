@@ -24,10 +24,10 @@
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
 use crate::backend::{
-    AfsaiGrowth, BackendInfo, Basis, BiluParts, BlockTriangular, Buffer, CounterSnapshot,
-    DeviceMatrix, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern, IpStencil,
-    KrylovOps, Partials, PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps, StencilCoefficients,
-    Sums, VectorOps,
+    AfsaiGrowKernel, AfsaiGrowth, BackendInfo, Basis, BiluParts, BlockTriangular, Buffer,
+    CounterSnapshot, DeviceMatrix, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
+    IpStencil, KrylovOps, Partials, PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps,
+    StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -977,18 +977,23 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
         self.inner
             .fsai_rows(a, pattern, batch, scratch, g_values, gt_values)
     }
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+        self.inner.afsai_grow_kernel(growth)
+    }
     fn afsai_grow<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
         growth: AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         rows: Range<usize>,
         scratch: &mut Buffer<T>,
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
     ) -> Result<()> {
-        self.inner
-            .afsai_grow(a, growth, rows, scratch, iscratch, out_cols, out_len)
+        self.inner.afsai_grow(
+            a, growth, kernel, rows, scratch, iscratch, out_cols, out_len,
+        )
     }
     fn afsai_compact<T: Scalar>(
         &self,

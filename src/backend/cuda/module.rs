@@ -107,6 +107,7 @@ pub(crate) enum Kernel {
     IpStencilCheck,
     FsaiRows,
     AfsaiGrow,
+    AfsaiGrowTeam,
     AfsaiCompact,
     AfsaiPlace,
     FsaiTransposeFill,
@@ -125,7 +126,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 67] = [
+    pub(crate) const ALL: [Kernel; 68] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -179,6 +180,7 @@ impl Kernel {
         Kernel::IpStencilCheck,
         Kernel::FsaiRows,
         Kernel::AfsaiGrow,
+        Kernel::AfsaiGrowTeam,
         Kernel::AfsaiCompact,
         Kernel::AfsaiPlace,
         Kernel::FsaiTransposeFill,
@@ -251,6 +253,7 @@ impl Kernel {
             Kernel::IpStencilCheck => "ip_stencil_check",
             Kernel::FsaiRows => "fsai_rows",
             Kernel::AfsaiGrow => "afsai_grow",
+            Kernel::AfsaiGrowTeam => "afsai_grow_team",
             Kernel::AfsaiCompact => "afsai_compact",
             Kernel::AfsaiPlace => "afsai_place",
             Kernel::FsaiTransposeFill => "fsai_transpose_fill",

@@ -11,8 +11,8 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
-    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
+    FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -345,17 +345,26 @@ impl PrecondOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args) }
     }
 
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+        // Every block is a whole number of warps (WG a multiple of 32, at most 256: the team
+        // kernel's shared memory stays under 48 KiB).
+        AfsaiGrowKernel::choose(growth, true)
+    }
+
     fn afsai_grow<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
         growth: AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         rows: Range<usize>,
         scratch: &mut Buffer<T>,
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
     ) -> Result<()> {
-        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        check_afsai_grow(
+            a, &growth, kernel, &rows, scratch, iscratch, out_cols, out_len,
+        )?;
         let DeviceFormat::Csr {
             row_ptr,
             col_idx,
@@ -371,6 +380,29 @@ impl PrecondOps for CudaBackend {
         let count = rows.len();
         if count == 0 {
             return Ok(());
+        }
+        if kernel == AfsaiGrowKernel::Team {
+            let args = [
+                len_arg(rows.start)?,
+                len_arg(count)?,
+                self.ptr(row_ptr)?,
+                self.ptr(col_idx)?,
+                self.ptr(values)?,
+                index_arg("afsai_max_steps", growth.max_steps)?,
+                index_arg("afsai_step_size", growth.per_step)?,
+                scalar(T::from_f64(growth.eps)),
+                Arg::U32(growth.stop.code()),
+                self.ptr(out_cols)?,
+                self.ptr(out_len)?,
+            ];
+            // SAFETY: afsai_grow_team(row_begin, rows, A csr, uint max_steps, uint per_step,
+            // eps, stop_rule, out_cols, out_len): A is a square CSR whose indices were
+            // validated at upload, the rows lie inside it, cap <= 31 (checked: the kernel's
+            // shared arrays), out_cols holds rows * cap and out_len rows entries (checked).
+            // One warp per row: the grid covers 32 threads per row.
+            return unsafe {
+                self.launch::<T>(Kernel::AfsaiGrowTeam, self.grid(count * 32), &args)
+            };
         }
         let args = [
             len_arg(rows.start)?,

@@ -14,8 +14,9 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
-    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
+    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
+    FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::precond::flat_rows::split_by_lengths;
@@ -380,17 +381,30 @@ impl PrecondOps for HostBackend {
         Ok(())
     }
 
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+        // The host grows each row in its own vectors whichever kernel is named: the one that
+        // needs no device scratch where it fits.
+        if AfsaiGrowKernel::Team.fits(growth) {
+            AfsaiGrowKernel::Team
+        } else {
+            AfsaiGrowKernel::Row
+        }
+    }
+
     fn afsai_grow<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
         growth: AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         rows: Range<usize>,
         scratch: &mut Buffer<T>,
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
     ) -> Result<()> {
-        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        check_afsai_grow(
+            a, &growth, kernel, &rows, scratch, iscratch, out_cols, out_len,
+        )?;
         self.counters.launch();
         let DeviceFormat::Csr {
             row_ptr: arp,

@@ -11,8 +11,8 @@ use crate::backend::ops::precond::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix, FsaiPattern,
-    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
+    FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -311,17 +311,44 @@ impl PrecondOps for OpenClBackend {
         )
     }
 
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+        // The team kernel needs work-groups of whole teams and its local arrays in the
+        // device's local memory (sized for f64, the larger precision).
+        let wg = self.wg;
+        let team_allowed = wg >= 32
+            && wg % 32 == 0
+            && afsai_team_local_bytes(wg, 8) as u64 <= self.device.local_mem_bytes;
+        AfsaiGrowKernel::choose(growth, team_allowed)
+    }
+
     fn afsai_grow<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
         growth: AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         rows: Range<usize>,
         scratch: &mut Buffer<T>,
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
     ) -> Result<()> {
-        check_afsai_grow(a, &growth, &rows, scratch, iscratch, out_cols, out_len)?;
+        check_afsai_grow(
+            a, &growth, kernel, &rows, scratch, iscratch, out_cols, out_len,
+        )?;
+        if kernel == AfsaiGrowKernel::Team
+            && (self.wg < 32
+                || self.wg % 32 != 0
+                || afsai_team_local_bytes(self.wg, std::mem::size_of::<T>()) as u64
+                    > self.device.local_mem_bytes)
+        {
+            return Err(crate::error::Error::Unsupported(format!(
+                "afsai_grow_team needs work-groups of whole 32-wide teams and {} bytes of local \
+                 memory (work-group {}, {} bytes)",
+                afsai_team_local_bytes(self.wg, std::mem::size_of::<T>()),
+                self.wg,
+                self.device.local_mem_bytes
+            )));
+        }
         let DeviceFormat::Csr {
             row_ptr,
             col_idx,
@@ -337,6 +364,26 @@ impl PrecondOps for OpenClBackend {
         let count = rows.len();
         if count == 0 {
             return Ok(());
+        }
+        if kernel == AfsaiGrowKernel::Team {
+            // One 32-wide team per row: as many work-items as 32 per row.
+            return self.launch::<T>(
+                "afsai_grow_team",
+                self.elementwise_groups(count * 32),
+                &[
+                    Arg::uint(Self::len_u32(rows.start)?),
+                    Arg::uint(Self::len_u32(count)?),
+                    Arg::Mem(self.mem(row_ptr)?),
+                    Arg::Mem(self.mem(col_idx)?),
+                    Arg::Mem(self.mem(values)?),
+                    Arg::uint(Self::len_u32(growth.max_steps)?),
+                    Arg::uint(Self::len_u32(growth.per_step)?),
+                    Arg::scalar(T::from_f64(growth.eps)),
+                    Arg::uint(growth.stop.code()),
+                    Arg::Mem(self.mem(out_cols)?),
+                    Arg::Mem(self.mem(out_len)?),
+                ],
+            );
         }
         self.launch::<T>(
             "afsai_grow",
@@ -591,4 +638,14 @@ impl OpenClBackend {
             Arg::uint(u32::from(t.inv_diag.is_none())),
         ])
     }
+}
+
+/// Local memory of one work-group of `afsai_grow_team` (kernels-cl/fsai.cl) for work-group
+/// size `wg` and scalars of `scalar_bytes`: per team of 32 the packed factor (496 scalars for
+/// cap 31), y, G~ and the new row's entries (32 each), P and P sorted (32 indices each) and
+/// three per-team words; per work-item two columns and two terms (the merge's double buffer).
+pub(crate) fn afsai_team_local_bytes(wg: usize, scalar_bytes: usize) -> usize {
+    let teams = wg / 32;
+    let l = crate::backend::AFSAI_TEAM_CAP * (crate::backend::AFSAI_TEAM_CAP + 1) / 2;
+    teams * ((l + 3 * 32 + 1) * scalar_bytes + (2 * 32 + 4) * 4) + wg * 2 * (scalar_bytes + 4)
 }

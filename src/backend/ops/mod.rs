@@ -16,8 +16,8 @@ pub use bilu::BiluParts;
 pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern, IpStencil,
-    PcgStepVectors, PrecondOps, StencilCoefficients, MAX_BLOCK_SIZE,
+    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern,
+    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
@@ -100,6 +100,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         &[
             "fsai_rows",
             "afsai_grow",
+            "afsai_grow_team",
             "afsai_compact",
             "afsai_place",
             "fsai_transpose_fill",

@@ -577,12 +577,95 @@ impl AfsaiGrowth {
     }
 }
 
-/// Check `afsai_grow`: A square CSR, valid growth parameters, the rows inside A, the scratch
+/// The most off-diagonal entries per row (`max_steps * per_step`) that
+/// [`AfsaiGrowKernel::Team`] grows: one list of the merge per work-item of a 32-wide team, the
+/// last work-item holding row i's own list (`AFSAI_TEAM_CAP` in the kernels).
+pub const AFSAI_TEAM_CAP: usize = 31;
+
+/// The kernel that grows the adaptive FSAI pattern ([`PrecondOps::afsai_grow`]); both give the
+/// same pattern bit for bit (the same arithmetic in the same order as the host's
+/// `afsai_row`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfsaiGrowKernel {
+    /// `afsai_grow`: one work-item per row, running the multiple-arrays merge through a binary
+    /// heap; its Cholesky factor, heap and cursors live in device scratch
+    /// ([`AfsaiGrowth::scalars_per_row`], [`AfsaiGrowth::indices_per_row`] per row). Any cap.
+    Row,
+    /// `afsai_grow_team`: a team of 32 work-items per row, one merge list per work-item (the
+    /// smallest current column found across the team, the equal columns summed in list order),
+    /// the Cholesky factor of the row in local memory, extended and solved by the team's first
+    /// work-item. No device scratch; cap <= [`AFSAI_TEAM_CAP`] and a work-group of at least 32.
+    Team,
+}
+
+impl AfsaiGrowKernel {
+    /// The kernel's name (the report's `growth_kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AfsaiGrowKernel::Row => "afsai_grow",
+            AfsaiGrowKernel::Team => "afsai_grow_team",
+        }
+    }
+
+    /// Whether the kernel can grow rows of `growth` (the team kernel: cap <= [`AFSAI_TEAM_CAP`]).
+    pub fn fits(self, growth: &AfsaiGrowth) -> bool {
+        match self {
+            AfsaiGrowKernel::Row => true,
+            AfsaiGrowKernel::Team => growth.cap() <= AFSAI_TEAM_CAP,
+        }
+    }
+
+    /// Device scratch scalars per row of a launch.
+    pub fn scalars_per_row(self, growth: &AfsaiGrowth) -> usize {
+        match self {
+            AfsaiGrowKernel::Row => growth.scalars_per_row(),
+            AfsaiGrowKernel::Team => 0,
+        }
+    }
+
+    /// Device scratch indices per row of a launch.
+    pub fn indices_per_row(self, growth: &AfsaiGrowth) -> usize {
+        match self {
+            AfsaiGrowKernel::Row => growth.indices_per_row(),
+            AfsaiGrowKernel::Team => 0,
+        }
+    }
+
+    /// The team kernel where it fits `growth` and the backend allows it (`team_allowed`), the
+    /// row kernel otherwise; the environment's `PIPEKRYLOV_AFSAI_GROW_KERNEL` (`row`, `team`)
+    /// overrides the preference (a team that does not fit still falls back to rows).
+    pub(crate) fn choose(growth: &AfsaiGrowth, team_allowed: bool) -> Self {
+        let team_ok = team_allowed && AfsaiGrowKernel::Team.fits(growth);
+        match crate::backend::tuning::afsai_grow_kernel() {
+            Some(AfsaiGrowKernel::Row) => AfsaiGrowKernel::Row,
+            _ if team_ok => AfsaiGrowKernel::Team,
+            _ => AfsaiGrowKernel::Row,
+        }
+    }
+}
+
+impl std::str::FromStr for AfsaiGrowKernel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "row" | "afsai_grow" => Ok(AfsaiGrowKernel::Row),
+            "team" | "afsai_grow_team" => Ok(AfsaiGrowKernel::Team),
+            other => Err(Error::param(
+                "afsai_grow_kernel",
+                format!("`{other}` is not one of row, team"),
+            )),
+        }
+    }
+}
+
+/// Check `afsai_grow`: A square CSR, valid growth parameters the kernel can grow, the rows
+/// inside A, the kernel's scratch
 /// and the outputs (`out_cols` rows * cap, `out_len` rows entries) holding `rows.len()` rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_afsai_grow<T: Scalar>(
     a: &crate::backend::DeviceMatrix<T>,
     growth: &AfsaiGrowth,
+    kernel: AfsaiGrowKernel,
     rows: &Range<usize>,
     scratch: &Buffer<T>,
     iscratch: &Buffer<u32>,
@@ -590,6 +673,16 @@ pub(crate) fn check_afsai_grow<T: Scalar>(
     out_len: &Buffer<u32>,
 ) -> Result<()> {
     growth.validate()?;
+    if !kernel.fits(growth) {
+        return Err(Error::param(
+            "afsai_grow_kernel",
+            format!(
+                "{} grows at most {AFSAI_TEAM_CAP} entries per row, not {}",
+                kernel.name(),
+                growth.cap()
+            ),
+        ));
+    }
     if !matches!(a.format(), crate::backend::DeviceFormat::Csr { .. }) {
         return Err(Error::param("format", "afsai_grow needs A in CSR"));
     }
@@ -610,10 +703,10 @@ pub(crate) fn check_afsai_grow<T: Scalar>(
         max: u32::MAX as usize,
     };
     let need_s = k
-        .checked_mul(growth.scalars_per_row())
+        .checked_mul(kernel.scalars_per_row(growth))
         .ok_or_else(|| too_big("scratch"))?;
     let need_i = k
-        .checked_mul(growth.indices_per_row())
+        .checked_mul(kernel.indices_per_row(growth))
         .ok_or_else(|| too_big("index scratch"))?;
     let need_c = k
         .checked_mul(growth.cap())
@@ -1068,19 +1161,28 @@ pub trait PrecondOps: KrylovOps {
         gt_values: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// Kernel `afsai_grow` (adaptive FSAI pattern, seed 004 Algorithm 1): for every row i in
-    /// `rows`, `growth.max_steps` steps of the Kaporin-gradient growth from G~ = I, one
-    /// work-item per row and every step in the one launch. Writes the off-diagonal pattern of
-    /// row i = `rows.start` + t (insertion order, columns < i) at `out_cols[t * cap ..]` and its
-    /// length at `out_len[t]` (0xffffffff: a Cholesky pivot <= 0, A is not SPD): the outputs
-    /// are the launch's own, `rows.len()` rows long. `scratch` and `iscratch`
-    /// hold [`AfsaiGrowth::scalars_per_row`] and [`AfsaiGrowth::indices_per_row`] per row of
-    /// the launch. A must be in CSR with ascending columns and symmetric.
+    /// The kernel [`PrecondOps::afsai_grow`] should run for `growth` on this backend: the team
+    /// kernel where it fits (and the device's work-groups and local memory allow it), unless
+    /// `PIPEKRYLOV_AFSAI_GROW_KERNEL` says otherwise. The host backend, which keeps each row's
+    /// work in its own vectors, answers the kernel whose scratch it needs (none where the team
+    /// kernel fits).
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel;
+
+    /// Kernel `afsai_grow` or `afsai_grow_team` (`kernel`; adaptive FSAI pattern, seed 004
+    /// Algorithm 1): for every row i in `rows`, `growth.max_steps` steps of the
+    /// Kaporin-gradient growth from G~ = I, every step in the one launch. Writes the
+    /// off-diagonal pattern of row i = `rows.start` + t (insertion order, columns < i) at
+    /// `out_cols[t * cap ..]` and its length at `out_len[t]` (0xffffffff: a Cholesky pivot
+    /// <= 0, A is not SPD): the outputs are the launch's own, `rows.len()` rows long.
+    /// `scratch` and `iscratch` hold [`AfsaiGrowKernel::scalars_per_row`] and
+    /// [`AfsaiGrowKernel::indices_per_row`] per row of the launch. Both kernels give the same
+    /// pattern. A must be in CSR with ascending columns and symmetric.
     #[allow(clippy::too_many_arguments)]
     fn afsai_grow<T: Scalar>(
         &self,
         a: &crate::backend::DeviceMatrix<T>,
         growth: AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         rows: Range<usize>,
         scratch: &mut Buffer<T>,
         iscratch: &mut Buffer<u32>,

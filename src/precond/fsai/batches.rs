@@ -11,7 +11,7 @@
 //! size of the G estimated from the rows grown so far (at least [`BATCH_FLOOR_BYTES`], at most
 //! the growth's old fixed budget, n (k_max s + 1) scalars times a factor).
 
-use crate::backend::{AfsaiGrowth, AfsaiStop, Backend, Buffer, DeviceMatrix};
+use crate::backend::{AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Backend, Buffer, DeviceMatrix};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::time::Instant;
@@ -37,21 +37,26 @@ pub(super) struct BatchPlan {
     min_rows: usize,
     max_rows: usize,
     stop: AfsaiStop,
+    kernel: AfsaiGrowKernel,
 }
 
 impl BatchPlan {
-    /// The plan for n rows; `factor` multiplies the old fixed budget n (cap + 1) scalars (the
-    /// most a batch may take), `max_rows` caps every batch (None: memory decides).
+    /// The plan for n rows grown by `kernel`; `factor` multiplies the old fixed budget
+    /// n (cap + 1) scalars (the most a batch may take), `max_rows` caps every batch (None:
+    /// memory decides). A kernel without scratch (the team kernel) takes every row in one
+    /// batch unless the outputs alone pass the budget.
     pub(super) fn new<T: Scalar>(
         n: usize,
         growth: &AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
         factor: usize,
         max_rows: Option<usize>,
     ) -> Self {
         let sz = std::mem::size_of::<T>();
         let cap = growth.cap();
-        let per_row = growth.scalars_per_row().max(1);
-        let row_bytes = per_row * sz + (growth.indices_per_row() + cap + 1) * 4;
+        let per_row = kernel.scalars_per_row(growth).max(1);
+        let row_bytes =
+            kernel.scalars_per_row(growth) * sz + (kernel.indices_per_row(growth) + cap + 1) * 4;
         let fixed_budget = n.saturating_mul(cap + 1).saturating_mul(factor.max(1));
         let mut max_b = (fixed_budget / per_row).max(BATCH_FLOOR_BYTES / row_bytes);
         if let Some(m) = max_rows {
@@ -64,7 +69,13 @@ impl BatchPlan {
             min_rows: (BATCH_FLOOR_BYTES / row_bytes).clamp(1, max_b),
             max_rows: max_b,
             stop: growth.stop,
+            kernel,
         }
+    }
+
+    /// The kernel the batches run.
+    pub(super) fn kernel(&self) -> AfsaiGrowKernel {
+        self.kernel
     }
 
     /// Rows of the first batch: with eq. (17) rows mostly take every step and G ends near its
@@ -127,11 +138,16 @@ struct BatchBuffers<T> {
 }
 
 impl<T: Scalar> BatchBuffers<T> {
-    fn alloc<B: Backend>(backend: &B, growth: &AfsaiGrowth, rows: usize) -> Result<Self> {
+    fn alloc<B: Backend>(
+        backend: &B,
+        growth: &AfsaiGrowth,
+        kernel: AfsaiGrowKernel,
+        rows: usize,
+    ) -> Result<Self> {
         Ok(Self {
             rows,
-            scratch: backend.alloc::<T>(rows * growth.scalars_per_row().max(1))?,
-            iscratch: backend.alloc::<u32>(rows * growth.indices_per_row())?,
+            scratch: backend.alloc::<T>((rows * kernel.scalars_per_row(growth)).max(1))?,
+            iscratch: backend.alloc::<u32>((rows * kernel.indices_per_row(growth)).max(1))?,
             out_cols: backend.alloc::<u32>((rows * growth.cap()).max(1))?,
             out_len: backend.alloc::<u32>(rows)?,
         })
@@ -194,7 +210,12 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
             // device) per batch cost 4x the growth itself on the H200.
             drop(buffers.take());
             let alloc_rows = (rows + rows / 4).min(plan.max_rows()).max(rows);
-            buffers = Some(BatchBuffers::alloc(backend, &growth, alloc_rows)?);
+            buffers = Some(BatchBuffers::alloc(
+                backend,
+                &growth,
+                plan.kernel(),
+                alloc_rows,
+            )?);
         }
         let Some(buf) = buffers.as_mut() else {
             return Err(Error::PreconditionerSetup(
@@ -204,6 +225,7 @@ pub(super) fn grow_in_batches<B: Backend, T: Scalar>(
         backend.afsai_grow(
             a,
             growth,
+            plan.kernel(),
             start..end,
             &mut buf.scratch,
             &mut buf.iscratch,

@@ -18,8 +18,8 @@ use super::device_a::{csr_matrix, with_kernel_layout, DeviceA};
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, FsaiPattern, LongRows,
-    Partials, Slot, SpmvDots,
+    AfsaiGrowKernel, AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix,
+    FsaiPattern, LongRows, Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -159,6 +159,8 @@ pub struct Fsai<T> {
     peak_bytes: usize,
     /// Adaptive FSAI: the `afsai_grow` launches (batches of rows) of the setup; 0 otherwise.
     growth_batches: usize,
+    /// Adaptive FSAI: the kernel that grew the pattern.
+    growth_kernel: Option<AfsaiGrowKernel>,
     fingerprint: u64,
 }
 
@@ -177,6 +179,7 @@ struct FactorStage<'d, T> {
     split: FsaiSetupSplit,
     peak_bytes: usize,
     growth_batches: usize,
+    growth_kernel: Option<AfsaiGrowKernel>,
 }
 
 impl<T: Scalar> Fsai<T> {
@@ -261,6 +264,7 @@ impl<T: Scalar> Fsai<T> {
             gt_col_ptr,
             gt_row_idx,
             growth_batches: 0,
+            growth_kernel: None,
             row_ptr: lay.row_ptr,
             gt_row_ptr: lay.col_ptr,
             split: FsaiSetupSplit {
@@ -358,7 +362,9 @@ impl<T: Scalar> Fsai<T> {
             crate::backend::AfsaiStop::RatioToInitial => 2,
             crate::backend::AfsaiStop::StepReduction => 1,
         });
-        let plan = batches::BatchPlan::new::<T>(n, &growth, factor, opts.max_batch_rows);
+        let grow_kernel = backend.afsai_grow_kernel(&growth);
+        let plan =
+            batches::BatchPlan::new::<T>(n, &growth, grow_kernel, factor, opts.max_batch_rows);
         backend.synchronize()?;
         let t_upload = t1.elapsed().as_secs_f64();
         let grown = batches::grow_in_batches(
@@ -445,6 +451,7 @@ impl<T: Scalar> Fsai<T> {
             },
             peak_bytes: peak_compact.max(peak_transpose),
             growth_batches,
+            growth_kernel: Some(grow_kernel),
         };
         Self::from_layout(backend, a, stage, FsaiVariant::Adaptive(opts))
     }
@@ -467,6 +474,7 @@ impl<T: Scalar> Fsai<T> {
             mut split,
             peak_bytes: peak_before,
             growth_batches,
+            growth_kernel,
         } = stage;
         let n = a.n_rows();
         let nnz_g = pattern.nnz();
@@ -534,6 +542,7 @@ impl<T: Scalar> Fsai<T> {
             split,
             peak_bytes,
             growth_batches,
+            growth_kernel,
             fingerprint,
         })
     }
@@ -598,6 +607,14 @@ impl<T: Scalar> Fsai<T> {
     pub fn growth_batches(&self) -> usize {
         self.growth_batches
     }
+
+    /// Adaptive FSAI: the kernel that grew the pattern ([`PrecondOps::afsai_grow_kernel`] of the
+    /// backend); `None` for the static FSAI.
+    ///
+    /// [`PrecondOps::afsai_grow_kernel`]: crate::backend::PrecondOps::afsai_grow_kernel
+    pub fn growth_kernel(&self) -> Option<AfsaiGrowKernel> {
+        self.growth_kernel
+    }
 }
 
 impl Fsai<f32> {
@@ -633,6 +650,7 @@ impl Fsai<f32> {
             density: self.density,
             peak_bytes,
             growth_batches: self.growth_batches,
+            growth_kernel: self.growth_kernel,
             fingerprint: self.fingerprint,
         })
     }
@@ -847,6 +865,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
             "density": self.density,
             "peak_setup_bytes": self.peak_bytes,
             "growth_batches": self.growth_batches,
+            "growth_kernel": self.growth_kernel.map(AfsaiGrowKernel::name),
             "setup_split_seconds": self.split,
             "g_kernel": self.g.spmv_kernel(),
             "gt_kernel": self.gt.spmv_kernel(),
