@@ -9,7 +9,8 @@ mod common;
 use common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
-    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat, VectorOps,
+    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat,
+    VectorOps,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
@@ -112,7 +113,8 @@ fn grown<B: Backend>(
     g: AfsaiGrowth,
     batch: usize,
 ) -> Vec<Option<Vec<u32>>> {
-    grown_by(b, a, g, b.afsai_grow_kernel(&g), batch)
+    let mean_row_len = a.nnz() as f64 / a.n_rows().max(1) as f64;
+    grown_by(b, a, g, b.afsai_grow_kernel(&g, mean_row_len), batch)
 }
 
 /// The raw grown pattern on `b` by `kernel`: (lengths, columns in insertion order), batch by
@@ -256,7 +258,7 @@ fn patterns_and_factors_match_host<B: Backend>(b: &B) {
             for kernel in [AfsaiGrowKernel::Row, AfsaiGrowKernel::Team] {
                 if !kernel.fits(&g) {
                     assert!(
-                        b.afsai_grow_kernel(&g) != kernel,
+                        b.afsai_grow_kernel(&g, 1e9) != kernel,
                         "{}: {g:?} chose {kernel:?}",
                         b.name()
                     );
@@ -783,6 +785,27 @@ fn afsai_bad_input_is_a_typed_error() {
         Error::SingularPivot { block_row, .. } => assert_eq!(block_row, 1),
         e => panic!("{e}"),
     }
+    // The team kernel asked for more entries per row than it grows: a typed error, no launch.
+    use pipekrylov::backend::{PrecondOps, SpmvOps};
+    let wide = growth(12, 3, 0.0);
+    let dev = host.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let mut s = host.alloc::<f64>(1).unwrap();
+    let mut si = host.alloc::<u32>(1).unwrap();
+    let mut cols = host.alloc::<u32>(a.n_rows() * wide.cap()).unwrap();
+    let mut lens = host.alloc::<u32>(a.n_rows()).unwrap();
+    let e = host
+        .afsai_grow(
+            &dev,
+            wide,
+            AfsaiGrowKernel::Team,
+            0..a.n_rows(),
+            &mut s,
+            &mut si,
+            &mut cols,
+            &mut lens,
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
 }
 
 /// An SPD arrow matrix: `spd_matrix` plus row and column 0 linked to every row, so G^T's row 0

@@ -977,8 +977,8 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
         self.inner
             .fsai_rows(a, pattern, batch, scratch, g_values, gt_values)
     }
-    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
-        self.inner.afsai_grow_kernel(growth)
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel {
+        self.inner.afsai_grow_kernel(growth, mean_row_len)
     }
     fn afsai_grow<T: Scalar>(
         &self,

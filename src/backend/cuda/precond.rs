@@ -345,10 +345,10 @@ impl PrecondOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args) }
     }
 
-    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel {
         // Every block is a whole number of warps (WG a multiple of 32, at most 256: the team
         // kernel's shared memory stays under 48 KiB).
-        AfsaiGrowKernel::choose(growth, true)
+        AfsaiGrowKernel::choose(growth, true, mean_row_len)
     }
 
     fn afsai_grow<T: Scalar>(

@@ -381,7 +381,7 @@ impl PrecondOps for HostBackend {
         Ok(())
     }
 
-    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, _mean_row_len: f64) -> AfsaiGrowKernel {
         // The host grows each row in its own vectors whichever kernel is named: the one that
         // needs no device scratch where it fits.
         if AfsaiGrowKernel::Team.fits(growth) {

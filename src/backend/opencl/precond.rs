@@ -311,14 +311,14 @@ impl PrecondOps for OpenClBackend {
         )
     }
 
-    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel {
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel {
         // The team kernel needs work-groups of whole teams and its local arrays in the
         // device's local memory (sized for f64, the larger precision).
         let wg = self.wg;
         let team_allowed = wg >= 32
             && wg % 32 == 0
             && afsai_team_local_bytes(wg, 8) as u64 <= self.device.local_mem_bytes;
-        AfsaiGrowKernel::choose(growth, team_allowed)
+        AfsaiGrowKernel::choose(growth, team_allowed, mean_row_len)
     }
 
     fn afsai_grow<T: Scalar>(

@@ -17,7 +17,8 @@ pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern,
-    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP, MAX_BLOCK_SIZE,
+    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
+    AFSAI_TEAM_MIN_ROW_LEN, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};

@@ -582,6 +582,13 @@ impl AfsaiGrowth {
 /// last work-item holding row i's own list (`AFSAI_TEAM_CAP` in the kernels).
 pub const AFSAI_TEAM_CAP: usize = 31;
 
+/// The mean entries per row of A from which the GPU backends grow the adaptive FSAI pattern by
+/// [`AfsaiGrowKernel::Team`]: below it the merge's lists are short, a team spends 32 lanes on
+/// what one work-item does in a few heap steps, and the row kernel wins (H200, issue 13:
+/// aniso2d with 9 per row grew 4.5x slower by teams, jump3d with 7 the same; elasticity3d with
+/// 43 grew 2.6-3.4x faster on CUDA, 1.2x on OpenCL).
+pub const AFSAI_TEAM_MIN_ROW_LEN: f64 = 32.0;
+
 /// The kernel that grows the adaptive FSAI pattern ([`PrecondOps::afsai_grow`]); both give the
 /// same pattern bit for bit (the same arithmetic in the same order as the host's
 /// `afsai_row`).
@@ -631,14 +638,16 @@ impl AfsaiGrowKernel {
         }
     }
 
-    /// The team kernel where it fits `growth` and the backend allows it (`team_allowed`), the
+    /// The team kernel where it fits `growth`, the backend allows it (`team_allowed`) and A's
+    /// rows hold [`AFSAI_TEAM_MIN_ROW_LEN`] entries or more on average (`mean_row_len`), the
     /// row kernel otherwise; the environment's `PIPEKRYLOV_AFSAI_GROW_KERNEL` (`row`, `team`)
-    /// overrides the preference (a team that does not fit still falls back to rows).
-    pub(crate) fn choose(growth: &AfsaiGrowth, team_allowed: bool) -> Self {
+    /// overrides the row-length rule (a team that does not fit still falls back to rows).
+    pub(crate) fn choose(growth: &AfsaiGrowth, team_allowed: bool, mean_row_len: f64) -> Self {
         let team_ok = team_allowed && AfsaiGrowKernel::Team.fits(growth);
         match crate::backend::tuning::afsai_grow_kernel() {
             Some(AfsaiGrowKernel::Row) => AfsaiGrowKernel::Row,
-            _ if team_ok => AfsaiGrowKernel::Team,
+            Some(AfsaiGrowKernel::Team) if team_ok => AfsaiGrowKernel::Team,
+            None if team_ok && mean_row_len >= AFSAI_TEAM_MIN_ROW_LEN => AfsaiGrowKernel::Team,
             _ => AfsaiGrowKernel::Row,
         }
     }
@@ -1161,12 +1170,13 @@ pub trait PrecondOps: KrylovOps {
         gt_values: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// The kernel [`PrecondOps::afsai_grow`] should run for `growth` on this backend: the team
-    /// kernel where it fits (and the device's work-groups and local memory allow it), unless
-    /// `PIPEKRYLOV_AFSAI_GROW_KERNEL` says otherwise. The host backend, which keeps each row's
-    /// work in its own vectors, answers the kernel whose scratch it needs (none where the team
-    /// kernel fits).
-    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth) -> AfsaiGrowKernel;
+    /// The kernel [`PrecondOps::afsai_grow`] should run for `growth` on this backend, for a
+    /// matrix with `mean_row_len` entries per row on average: the team kernel where it fits,
+    /// the device's work-groups and local memory allow it and the rows are long
+    /// ([`AFSAI_TEAM_MIN_ROW_LEN`]), unless `PIPEKRYLOV_AFSAI_GROW_KERNEL` says otherwise. The
+    /// host backend, which keeps each row's work in its own vectors, answers the kernel whose
+    /// scratch it needs (none where the team kernel fits).
+    fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel;
 
     /// Kernel `afsai_grow` or `afsai_grow_team` (`kernel`; adaptive FSAI pattern, seed 004
     /// Algorithm 1): for every row i in `rows`, `growth.max_steps` steps of the
@@ -1368,5 +1378,39 @@ pub mod reference {
     ) -> Result<()> {
         b.diag_scale(d, x, y)?;
         b.dot_partials(x, y, partials, slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn growth(max_steps: usize, per_step: usize) -> AfsaiGrowth {
+        AfsaiGrowth {
+            max_steps,
+            per_step,
+            eps: 1e-3,
+            stop: AfsaiStop::RatioToInitial,
+        }
+    }
+
+    /// The growth kernel by row length, cap and the backend's permission (the environment's
+    /// override, when a developer sets it, decides instead: only the parsing is checked then).
+    #[test]
+    fn afsai_grow_kernel_choice() {
+        use AfsaiGrowKernel::{Row, Team};
+        assert_eq!("team".parse::<AfsaiGrowKernel>().unwrap(), Team);
+        assert_eq!("afsai_grow".parse::<AfsaiGrowKernel>().unwrap(), Row);
+        assert!("warp".parse::<AfsaiGrowKernel>().is_err());
+        let (g, wide) = (growth(30, 1), growth(12, 3));
+        assert!(Team.fits(&g) && !Team.fits(&wide) && Row.fits(&wide));
+        assert_eq!((Team.scalars_per_row(&g), Team.indices_per_row(&g)), (0, 0));
+        assert_eq!(Row.scalars_per_row(&g), g.scalars_per_row());
+        if crate::backend::tuning::afsai_grow_kernel().is_none() {
+            assert_eq!(AfsaiGrowKernel::choose(&g, true, 43.0), Team);
+            assert_eq!(AfsaiGrowKernel::choose(&g, true, 9.0), Row);
+            assert_eq!(AfsaiGrowKernel::choose(&g, false, 43.0), Row);
+            assert_eq!(AfsaiGrowKernel::choose(&wide, true, 81.0), Row);
+        }
     }
 }

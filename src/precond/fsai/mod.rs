@@ -362,7 +362,7 @@ impl<T: Scalar> Fsai<T> {
             crate::backend::AfsaiStop::RatioToInitial => 2,
             crate::backend::AfsaiStop::StepReduction => 1,
         });
-        let grow_kernel = backend.afsai_grow_kernel(&growth);
+        let grow_kernel = backend.afsai_grow_kernel(&growth, a.nnz() as f64 / n.max(1) as f64);
         let plan =
             batches::BatchPlan::new::<T>(n, &growth, grow_kernel, factor, opts.max_batch_rows);
         backend.synchronize()?;
