@@ -382,7 +382,7 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
     __local uint tfail[AFSAI_TEAMS];
     __local uint tgrow[AFSAI_TEAMS];
     __local uint tmore[2][AFSAI_TEAMS];
-    __local uint ccol[2][WG];
+    __local uint ccol[2][WG] __attribute__((aligned(16)));
     __local SCALAR cterm[2][WG];
     const uint lid = get_local_id(0);
     const uint team = lid / AFSAI_TEAM;
@@ -429,14 +429,26 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
                 }
                 __local const uint *tc = ccol[b] + team * AFSAI_TEAM;
                 __local const SCALAR *tt = cterm[b] + team * AFSAI_TEAM;
+                /* the team's posts in registers, 4 per local load */
+                uint posts[AFSAI_TEAM];
+#pragma unroll
+                for (uint q = 0; q < AFSAI_TEAM / 4; ++q) {
+                    const uint4 v = vload4(q, tc);
+                    posts[4 * q] = v.x;
+                    posts[4 * q + 1] = v.y;
+                    posts[4 * q + 2] = v.z;
+                    posts[4 * q + 3] = v.w;
+                }
                 uint jmin = AFSAI_NONE;
-                for (uint l = 0; l < AFSAI_TEAM; ++l) jmin = min(jmin, tc[l]);
+#pragma unroll
+                for (uint l = 0; l < AFSAI_TEAM; ++l) jmin = min(jmin, posts[l]);
                 if (lane == 0) tmore[b][team] = jmin != AFSAI_NONE;
                 if (jmin == AFSAI_NONE) continue;
                 SCALAR acc = ZERO;
                 int first = 1;
+#pragma unroll
                 for (uint l = 0; l < AFSAI_TEAM; ++l) {
-                    if (tc[l] == jmin) {
+                    if (posts[l] == jmin) {
                         acc = first ? tt[l] : acc + tt[l];
                         first = 0;
                     }

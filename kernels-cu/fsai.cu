@@ -327,9 +327,13 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow_team(const uint row_
             uint nsel = 0;
             uint sp = 0;
             for (;;) {
+#if __CUDA_ARCH__ >= 800
+                const uint jmin = __reduce_min_sync(FULL_MASK, col);
+#else
                 uint jmin = col;
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) jmin = min(jmin, __shfl_xor_sync(FULL_MASK, jmin, off));
+#endif
                 if (jmin == AFSAI_NONE) break;
                 /* the gradient: the posters' terms in lane order, first term first */
                 uint posters = __ballot_sync(FULL_MASK, col == jmin);

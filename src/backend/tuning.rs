@@ -76,6 +76,7 @@ pub(crate) fn dcgs2_small_max_groups() -> Option<usize> {
 }
 
 /// The growth kernel forced by [`AFSAI_GROW_KERNEL_ENV`], if valid.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel> {
     static KERNEL: OnceLock<Option<crate::backend::ops::AfsaiGrowKernel>> = OnceLock::new();
     *KERNEL.get_or_init(|| std::env::var(AFSAI_GROW_KERNEL_ENV).ok()?.parse().ok())

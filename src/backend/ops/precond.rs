@@ -642,6 +642,7 @@ impl AfsaiGrowKernel {
     /// rows hold [`AFSAI_TEAM_MIN_ROW_LEN`] entries or more on average (`mean_row_len`), the
     /// row kernel otherwise; the environment's `PIPEKRYLOV_AFSAI_GROW_KERNEL` (`row`, `team`)
     /// overrides the row-length rule (a team that does not fit still falls back to rows).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn choose(growth: &AfsaiGrowth, team_allowed: bool, mean_row_len: f64) -> Self {
         let team_ok = team_allowed && AfsaiGrowKernel::Team.fits(growth);
         match crate::backend::tuning::afsai_grow_kernel() {
