@@ -115,6 +115,120 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
 }
 
 /*
+ *   fsai_rows_team (the arguments of fsai_rows)
+ * fsai_rows for the batches of long rows (FSAI_TEAM_MIN_M in src/backend/ops/precond.rs, each
+ * system contiguous): a team of 32 work-items per row (WG / 32 teams per work-group, rows
+ * row_begin + t taken by teams in turn), the same results bit for bit. The team gathers the
+ * system (work-item a the rows a, a + 32, ..), then factorizes it by columns: for column j every
+ * work-item forms the pivot d in fsai_rows' order and the rows r > j of the column are shared
+ * among the team, each with fsai_rows' sum over k ascending; L(r, j) is stored at entry j m + r
+ * (the upper triangle, so the team's loads of L(r, k) for consecutive r are consecutive; A(r, j)
+ * is read from the untouched lower triangle). The team's first work-item then solves L^T y = z
+ * as fsai_rows does and the team scales the row. Every loop with a barrier runs to the largest
+ * m of the work-group's rows (the teams of a work-group move in lockstep).
+ */
+pk_kernel void fsai_rows_team(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
+                              PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
+                              PK_GLOBAL(const uint, g_row_ptr), PK_GLOBAL(const uint, g_col_idx),
+                              PK_GLOBAL(const uint, gt_pos), PK_GLOBAL(const ulong, scratch_off),
+                              PK_GLOBAL(SCALAR, scratch), PK_GLOBAL(SCALAR, g_values), PK_GLOBAL(SCALAR, gt_values)) {
+    PK_BIND(const uint, a_row_ptr);
+    PK_BIND(const uint, a_col_idx);
+    PK_BIND(const SCALAR, a_values);
+    PK_BIND(const uint, g_row_ptr);
+    PK_BIND(const uint, g_col_idx);
+    PK_BIND(const uint, gt_pos);
+    PK_BIND(const ulong, scratch_off);
+    PK_BIND(SCALAR, scratch);
+    PK_BIND(SCALAR, g_values);
+    PK_BIND(SCALAR, gt_values);
+#if WG >= 32 && (WG % 32) == 0
+#define FSAI_TEAMS (WG / 32)
+    __local uint team_m[FSAI_TEAMS];
+    __local SCALAR team_scale[FSAI_TEAMS];
+    const uint lid = get_local_id(0);
+    const uint team = lid / 32;
+    const uint lane = lid % 32;
+    for (uint base = get_group_id(0) * FSAI_TEAMS; base < rows; base += get_num_groups(0) * FSAI_TEAMS) {
+        const uint t = base + team;
+        const int live = t < rows;
+        const uint i = row_begin + (live ? t : 0u);
+        const uint gb = g_row_ptr[i];
+        const uint m = live ? g_row_ptr[i + 1] - gb : 0u;
+        __global const uint *p = g_col_idx + gb;
+        const ulong so = scratch_off[i];
+        const ulong ms = so >> 58;
+        __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        for (uint a = lane; a < m; a += 32) {
+            for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
+            const uint r = p[a];
+            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
+                const int b = fsai_find(p, m, a_col_idx[k]);
+                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
+            }
+        }
+        if (lane == 0) team_m[team] = m;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        uint m_max = 0;
+        for (uint k = 0; k < FSAI_TEAMS; ++k) m_max = max(m_max, team_m[k]);
+        int ok = live;
+        SCALAR ljj = ZERO;
+        for (uint j = 0; j < m_max; ++j) {
+            /* L(j - 1, j - 1) goes in only now: every work-item read A(j - 1, j - 1) for its
+             * pivot before the last barrier */
+            if (ok && j < m && j > 0 && lane == 0) M[((j - 1) * m + (j - 1)) * ms] = ljj;
+            if (ok && j < m) {
+                SCALAR d = M[(j * m + j) * ms];
+                for (uint k = 0; k < j; ++k) d -= M[(k * m + j) * ms] * M[(k * m + j) * ms];
+                if (!(d > ZERO) || isinf(d)) {
+                    ok = 0;
+                } else {
+                    ljj = sqrt(d);
+                    for (uint r = j + 1 + lane; r < m; r += 32) {
+                        SCALAR v = M[(r * m + j) * ms];
+                        for (uint k = 0; k < j; ++k) v -= M[(k * m + r) * ms] * M[(k * m + j) * ms];
+                        M[(j * m + r) * ms] = v / ljj;
+                    }
+                }
+            }
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+        if (live && ok && lane == 0) M[((m - 1) * m + (m - 1)) * ms] = ljj;
+        if (live && !ok) {
+            for (uint a = lane; a < m; a += 32) {
+                g_values[gb + a] = NAN;
+                gt_values[gt_pos[gb + a]] = NAN;
+            }
+        }
+        /* L z = e_last, L^T y = z backward (L(k, r) at entry r m + k), y into G's row */
+        if (live && ok && lane == 0) {
+            const uint l = m - 1;
+            __global SCALAR *y = g_values + gb;
+            y[l] = ((SCALAR)1 / M[(l * m + l) * ms]) / M[(l * m + l) * ms];
+            for (uint r = l; r-- > 0;) {
+                SCALAR v = ZERO;
+                for (uint k = r + 1; k < m; ++k) v -= M[(r * m + k) * ms] * y[k];
+                y[r] = v / M[(r * m + r) * ms];
+            }
+            team_scale[team] = (SCALAR)1 / sqrt(y[l]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (live && ok) {
+            const SCALAR scale = team_scale[team];
+            for (uint a = lane; a < m; a += 32) {
+                const SCALAR g = g_values[gb + a] * scale;
+                g_values[gb + a] = g;
+                gt_values[gt_pos[gb + a]] = g;
+            }
+        }
+        /* team_m and team_scale are rewritten by the next rows only after every read */
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#undef FSAI_TEAMS
+#endif
+}
+
+/*
  * afsai_grow -- the adaptive FSAI pattern (seed 004 Section 2, Algorithm 1; the growth of
  * every row is independent, so one work-item runs all k_max steps of its row: no host round
  * trip per step or per row).

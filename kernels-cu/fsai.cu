@@ -95,6 +95,88 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
     }
 }
 
+/*
+ *   fsai_rows_team (the arguments of fsai_rows)
+ * One warp per row of a batch of long rows (see kernels-cl/fsai.cl for the team's algorithm,
+ * its storage of L and its order of arithmetic); the warps of a block are independent.
+ */
+extern "C" __launch_bounds__(WG) __global__ void fsai_rows_team(const uint row_begin, const uint rows, const uint *a_row_ptr,
+                                                                const uint *a_col_idx, const SCALAR *a_values,
+                                                                const uint *g_row_ptr, const uint *g_col_idx,
+                                                                const uint *gt_pos, const ulong *scratch_off,
+                                                                SCALAR *scratch, SCALAR *g_values, SCALAR *gt_values) {
+    const uint lane = threadIdx.x & 31u;
+    const uint team = threadIdx.x >> 5;
+    for (uint t = blockIdx.x * WARPS + team; t < rows; t += gridDim.x * WARPS) {
+        const uint i = row_begin + t;
+        const uint gb = g_row_ptr[i];
+        const uint m = g_row_ptr[i + 1] - gb;
+        const uint *p = g_col_idx + gb;
+        const ulong so = scratch_off[i];
+        const ulong ms = so >> 58;
+        SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        for (uint a = lane; a < m; a += 32) {
+            for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
+            const uint r = p[a];
+            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
+                const int b = fsai_find(p, m, a_col_idx[k]);
+                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
+            }
+        }
+        __syncwarp();
+        int ok = 1;
+        SCALAR ljj = ZERO;
+        for (uint j = 0; j < m; ++j) {
+            /* L(j - 1, j - 1) goes in only now: every lane read A(j - 1, j - 1) for its pivot
+             * before the last __syncwarp */
+            if (j > 0 && lane == 0) M[((j - 1) * m + (j - 1)) * ms] = ljj;
+            SCALAR d = M[(j * m + j) * ms];
+            for (uint k = 0; k < j; ++k) d -= M[(k * m + j) * ms] * M[(k * m + j) * ms];
+            if (!(d > ZERO) || isinf(d)) {
+                ok = 0;
+                break;
+            }
+            ljj = sqrt(d);
+            for (uint r = j + 1 + lane; r < m; r += 32) {
+                SCALAR v = M[(r * m + j) * ms];
+                for (uint k = 0; k < j; ++k) v -= M[(k * m + r) * ms] * M[(k * m + j) * ms];
+                M[(j * m + r) * ms] = v / ljj;
+            }
+            __syncwarp();
+        }
+        if (ok && lane == 0) M[((m - 1) * m + (m - 1)) * ms] = ljj;
+        if (!ok) {
+            const SCALAR nan_value = (SCALAR)nan("");
+            for (uint a = lane; a < m; a += 32) {
+                g_values[gb + a] = nan_value;
+                gt_values[gt_pos[gb + a]] = nan_value;
+            }
+            __syncwarp();
+            continue;
+        }
+        SCALAR scale = ZERO;
+        if (lane == 0) {
+            const uint l = m - 1;
+            SCALAR *y = g_values + gb;
+            y[l] = ((SCALAR)1 / M[(l * m + l) * ms]) / M[(l * m + l) * ms];
+            for (uint r = l; r-- > 0;) {
+                SCALAR v = ZERO;
+                for (uint k = r + 1; k < m; ++k) v -= M[(r * m + k) * ms] * y[k];
+                y[r] = v / M[(r * m + r) * ms];
+            }
+            scale = (SCALAR)1 / sqrt(y[l]);
+        }
+        __syncwarp();
+        scale = __shfl_sync(FULL_MASK, scale, 0);
+        for (uint a = lane; a < m; a += 32) {
+            const SCALAR g = g_values[gb + a] * scale;
+            g_values[gb + a] = g;
+            gt_values[gt_pos[gb + a]] = g;
+        }
+        __syncwarp();
+    }
+}
+
 #define AFSAI_MAX_PER_STEP 8
 
 /* a_{row, col} or 0 (binary search of the ascending row). */

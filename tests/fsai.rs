@@ -92,7 +92,10 @@ fn dense_pattern(a: &CsrMatrix<f64>, k: usize, tau: f64) -> Vec<Vec<bool>> {
 
 /// G on `b` equals the dense reference, G^T is its transpose, diag(G A G^T) = 1.
 fn factors_match_dense<B: Backend>(b: &B) {
-    for (n, seed) in [(1, 1), (7, 2), (33, 3), (61, 4)] {
+    // n = 130 at levels 2 and 3: rows of 48 to 130 entries, factorized by teams of 32 on the
+    // GPU backends (FSAI_TEAM_MIN_M); a row of 130 entries gives each work-item 4 or 5 rows of
+    // a column.
+    for (n, seed) in [(1, 1), (7, 2), (33, 3), (61, 4), (130, 5)] {
         let a = spd_matrix(n, seed);
         for (level, tau) in [(1, 0.0), (2, 0.0), (3, 0.0), (2, 0.3)] {
             let f = Fsai::new(
@@ -282,6 +285,24 @@ fn fsai_pattern_upload_checks_and_batches() {
     let gt: Vec<u32> = (0..ci.len() as u32).collect();
     let p = FsaiPattern::upload(&h, &rp, &ci, &gt, 1 << 20).unwrap();
     assert_eq!((p.batches(), p.max_scratch()), (1, 131));
+    assert_eq!(p.team_batches(), 0);
+    // Long rows: a group of 32 rows of 48 or more entries on average goes to a team batch of its
+    // own, its systems contiguous. Rows 0..64 short (1 entry), 64..96 of 56 entries, 96..100
+    // short again: three batches, the middle one for teams.
+    let mut rp = vec![0u32];
+    let mut ci = Vec::new();
+    for i in 0..100u32 {
+        let first = if (64..96).contains(&i) { i - 55 } else { i };
+        ci.extend(first..=i);
+        rp.push(ci.len() as u32);
+    }
+    let gt: Vec<u32> = (0..ci.len() as u32).collect();
+    let p = FsaiPattern::upload(&h, &rp, &ci, &gt, 1 << 30).unwrap();
+    let m2: usize = (64..96)
+        .map(|i| ((rp[i + 1] - rp[i]) as usize).pow(2))
+        .sum();
+    assert_eq!((p.batches(), p.team_batches()), (3, 1));
+    assert_eq!(p.max_scratch(), m2);
     for (rp, ci, gt) in [
         (vec![0u32, 1, 3, 5], vec![0u32, 1, 0, 1, 2], gt.clone()), // row 1 not ascending
         (vec![0, 1, 3, 5], vec![0, 0, 1, 2, 1], gt.clone()),       // row 2 not ending on 2

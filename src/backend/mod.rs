@@ -39,7 +39,7 @@ pub use ops::{
     CgSlots, CsrLayouts, FsaiPattern, GatherList, GhostBlock, HaloMessages, HaloOps,
     InversePattern, IpStencil, KrylovOps, PcgStepVectors, PrecondOps, Recording, ResidentOps,
     ResidentState, SpmvDots, SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP,
-    AFSAI_TEAM_MIN_ROW_LEN, MAX_BLOCK_SIZE,
+    AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use row_blocks::CsrKernel;

@@ -106,6 +106,7 @@ pub(crate) enum Kernel {
     IpPcgUpdate,
     IpStencilCheck,
     FsaiRows,
+    FsaiRowsTeam,
     AfsaiGrow,
     AfsaiGrowTeam,
     AfsaiCompact,
@@ -126,7 +127,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 68] = [
+    pub(crate) const ALL: [Kernel; 69] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -179,6 +180,7 @@ impl Kernel {
         Kernel::IpPcgUpdate,
         Kernel::IpStencilCheck,
         Kernel::FsaiRows,
+        Kernel::FsaiRowsTeam,
         Kernel::AfsaiGrow,
         Kernel::AfsaiGrowTeam,
         Kernel::AfsaiCompact,
@@ -254,6 +256,7 @@ impl Kernel {
             Kernel::FsaiRows => "fsai_rows",
             Kernel::AfsaiGrow => "afsai_grow",
             Kernel::AfsaiGrowTeam => "afsai_grow_team",
+            Kernel::FsaiRowsTeam => "fsai_rows_team",
             Kernel::AfsaiCompact => "afsai_compact",
             Kernel::AfsaiPlace => "afsai_place",
             Kernel::FsaiTransposeFill => "fsai_transpose_fill",

@@ -341,8 +341,15 @@ impl PrecondOps for CudaBackend {
         // scratch, g, gt): the pattern was validated at upload (rows non-empty, ascending, in
         // range; gt_pos a permutation; offsets of this batch within its scratch size), A is a
         // CSR of the pattern's size whose indices were validated at upload, the scratch holds
-        // the batch and g, gt hold every entry (checked).
-        unsafe { self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args) }
+        // the batch and g, gt hold every entry (checked). fsai_rows_team takes the same
+        // arguments, one warp per row.
+        unsafe {
+            if pattern.batch_is_team(batch) {
+                self.launch::<T>(Kernel::FsaiRowsTeam, self.grid(rows.max(1) * 32), &args)
+            } else {
+                self.launch::<T>(Kernel::FsaiRows, self.grid(rows.max(1)), &args)
+            }
+        }
     }
 
     fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel {

@@ -291,9 +291,16 @@ impl PrecondOps for OpenClBackend {
             ));
         };
         let rows = end - begin;
+        // Batches of long rows by teams of 32 work-items where the work-groups hold whole teams.
+        let team = pattern.batch_is_team(batch) && self.wg >= 32 && self.wg % 32 == 0;
+        let (kernel, items) = if team {
+            ("fsai_rows_team", rows * 32)
+        } else {
+            ("fsai_rows", rows)
+        };
         self.launch::<T>(
-            "fsai_rows",
-            self.elementwise_groups(rows),
+            kernel,
+            self.elementwise_groups(items),
             &[
                 Arg::uint(Self::len_u32(begin)?),
                 Arg::uint(Self::len_u32(rows)?),

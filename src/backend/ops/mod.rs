@@ -18,7 +18,7 @@ pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern,
     IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
-    AFSAI_TEAM_MIN_ROW_LEN, MAX_BLOCK_SIZE,
+    AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
 pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
@@ -100,6 +100,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         "fsai",
         &[
             "fsai_rows",
+            "fsai_rows_team",
             "afsai_grow",
             "afsai_grow_team",
             "afsai_compact",

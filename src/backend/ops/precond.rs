@@ -287,8 +287,9 @@ pub struct FsaiPattern {
     /// Row i's m_i x m_i system in its batch's scratch: `stride << FSAI_STRIDE_SHIFT | offset`
     /// (entry e at `offset + e * stride`, see [`FSAI_LANES`]).
     pub(crate) scratch_off: Buffer<u64>,
-    /// (first row, end row, scratch elements) of every batch.
-    pub(crate) batches: Vec<(usize, usize, usize)>,
+    /// (first row, end row, scratch elements, team) of every batch; a team batch holds rows
+    /// of [`FSAI_TEAM_MIN_M`] entries or more on average, each system contiguous.
+    pub(crate) batches: Vec<(usize, usize, usize, bool)>,
 }
 
 impl FsaiPattern {
@@ -391,6 +392,15 @@ impl FsaiPattern {
     pub fn max_scratch(&self) -> usize {
         self.batches.iter().map(|b| b.2).max().unwrap_or(0)
     }
+    /// Whether batch `batch` holds long rows for `fsai_rows_team` (false past the last batch).
+    pub(crate) fn batch_is_team(&self, batch: usize) -> bool {
+        self.batches.get(batch).is_some_and(|b| b.3)
+    }
+    /// Number of batches of long rows, each row's system factorized by a team of 32
+    /// work-items (`fsai_rows_team` on the GPU backends; see [`FSAI_TEAM_MIN_M`]).
+    pub fn team_batches(&self) -> usize {
+        self.batches.iter().filter(|b| b.3).count()
+    }
     /// Device bytes held.
     pub fn bytes(&self) -> usize {
         self.row_ptr.bytes() + self.col_idx.bytes() + self.gt_pos.bytes() + self.scratch_off.bytes()
@@ -409,6 +419,13 @@ pub const FSAI_LANES: usize = 32;
 /// entry below it).
 pub const FSAI_STRIDE_SHIFT: u32 = 58;
 
+/// Mean entries per row of G from which a group of [`FSAI_LANES`] rows is factorized by teams:
+/// `fsai_rows_team` gives each row's m x m system to 32 work-items (the Cholesky's rows of a
+/// column shared among them), where one work-item per row would run m^3 / 6 dependent steps
+/// (static FSAI of level 2 on elasticity3d, m about 60-80: 2.8 s of row solves on the H200;
+/// level 3: 133 s). Such a group keeps each system contiguous and goes into batches of its own.
+pub const FSAI_TEAM_MIN_M: usize = 48;
+
 /// The `scratch_off` word of every row and the batches (first row, end row, scratch elements).
 /// Rows go in groups of [`FSAI_LANES`] (from row 0; batches start on a group): a group whose
 /// systems interleaved (`lanes x max m^2` scalars) take at most twice their own size (`sum
@@ -416,11 +433,15 @@ pub const FSAI_STRIDE_SHIFT: u32 = 58;
 /// keeps each row's system contiguous (stride 1). Groups go into a batch while its scratch fits
 /// in `scratch_budget` scalars (a group larger than the budget gets a batch of its own). The word
 /// is `stride << FSAI_STRIDE_SHIFT | offset of the row's first entry`.
-fn fsai_batches(row_ptr: &[u32], scratch_budget: usize) -> (Vec<u64>, Vec<(usize, usize, usize)>) {
+#[allow(clippy::type_complexity)]
+fn fsai_batches(
+    row_ptr: &[u32],
+    scratch_budget: usize,
+) -> (Vec<u64>, Vec<(usize, usize, usize, bool)>) {
     let n = row_ptr.len().saturating_sub(1);
     let mut offsets = Vec::with_capacity(n);
     let mut batches = Vec::new();
-    let (mut begin, mut used) = (0usize, 0usize);
+    let (mut begin, mut used, mut team) = (0usize, 0usize, false);
     let m2 = |i: usize| {
         let m = (row_ptr[i + 1] - row_ptr[i]) as usize;
         m * m
@@ -430,12 +451,15 @@ fn fsai_batches(row_ptr: &[u32], scratch_budget: usize) -> (Vec<u64>, Vec<(usize
         let lanes = g1 - g0;
         let own: usize = (g0..g1).map(m2).sum();
         let widest = (g0..g1).map(m2).max().unwrap_or(0);
-        let interleaved = lanes * widest <= 2 * own;
+        let entries = (row_ptr[g1] - row_ptr[g0]) as usize;
+        let group_team = entries >= FSAI_TEAM_MIN_M * lanes;
+        let interleaved = !group_team && lanes * widest <= 2 * own;
         let cost = if interleaved { lanes * widest } else { own };
-        if used > 0 && used + cost > scratch_budget {
-            batches.push((begin, g0, used));
+        if used > 0 && (used + cost > scratch_budget || group_team != team) {
+            batches.push((begin, g0, used, team));
             (begin, used) = (g0, 0);
         }
+        team = group_team;
         if interleaved {
             let word = (lanes as u64) << FSAI_STRIDE_SHIFT;
             offsets.extend((0..lanes).map(|l| word | (used + l) as u64));
@@ -449,7 +473,7 @@ fn fsai_batches(row_ptr: &[u32], scratch_budget: usize) -> (Vec<u64>, Vec<(usize
         used += cost;
     }
     if n > 0 {
-        batches.push((begin, n, used));
+        batches.push((begin, n, used, team));
     }
     (offsets, batches)
 }
@@ -474,7 +498,7 @@ pub(crate) fn check_fsai<T: Scalar>(
             a.n_rows(),
         ));
     }
-    let &(begin, end, need) = pattern.batches.get(batch).ok_or_else(|| {
+    let &(begin, end, need, _) = pattern.batches.get(batch).ok_or_else(|| {
         Error::param(
             "batch",
             format!("batch {batch} of {}", pattern.batches.len()),
@@ -1159,6 +1183,8 @@ pub trait PrecondOps: KrylovOps {
     /// Kernel `fsai_rows` (static FSAI setup, seed 004): for the rows of batch `batch`, row i
     /// of G from A[P_i, P_i] y = e_last by Cholesky, G(i, P_i) = y / sqrt(y_last), written to
     /// G and through the pattern's positions to G^T; a non-SPD system writes NaN into the row.
+    /// One work-item per row, or on the GPU backends a team of 32 per row for the batches of
+    /// long rows ([`FSAI_TEAM_MIN_M`], kernel `fsai_rows_team`): the same results bit for bit.
     /// A must be in CSR.
     #[allow(clippy::too_many_arguments)]
     fn fsai_rows<T: Scalar>(
