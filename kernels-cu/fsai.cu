@@ -193,6 +193,25 @@ __device__ __forceinline__ SCALAR afsai_entry(const uint *a_row_ptr, const uint 
     return ZERO;
 }
 
+/* Offer column `col` with |gradient| v to the selection sel_col / sel_val (*nsel of at most
+ * per_step entries, largest first): v must be > 0 and beat the last entry of a full selection;
+ * equal values keep the earlier (smaller) column first. */
+__device__ __forceinline__ void afsai_offer(const SCALAR v, const uint col, const uint per_step, uint *sel_col,
+                                                   SCALAR *sel_val, uint *nsel) {
+    if (!(v > ZERO)) return;
+    const uint k = *nsel;
+    if (k == per_step && !(v > sel_val[k - 1])) return;
+    uint pos = k < per_step ? k : per_step - 1;
+    while (pos > 0 && v > sel_val[pos - 1]) {
+        sel_val[pos] = sel_val[pos - 1];
+        sel_col[pos] = sel_col[pos - 1];
+        --pos;
+    }
+    sel_val[pos] = v;
+    sel_col[pos] = col;
+    if (k < per_step) *nsel = k + 1;
+}
+
 extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin, const uint rows, const uint *a_row_ptr,
                                                             const uint *a_col_idx, const SCALAR *a_values,
                                                             const uint max_steps, const uint per_step, const SCALAR eps, const uint stop_rule,
@@ -282,18 +301,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
                 }
                 while (sp < m && AF_PS(sp) < jmin) ++sp;
                 if (sp < m && AF_PS(sp) == jmin) continue;
-                const SCALAR v = fabs(acc);
-                if (!(v > ZERO)) continue;
-                if (nsel == per_step && !(v > sel_val[nsel - 1])) continue;
-                uint pos = nsel < per_step ? nsel : per_step - 1;
-                while (pos > 0 && v > sel_val[pos - 1]) {
-                    sel_val[pos] = sel_val[pos - 1];
-                    sel_col[pos] = sel_col[pos - 1];
-                    --pos;
-                }
-                sel_val[pos] = v;
-                sel_col[pos] = jmin;
-                if (nsel < per_step) ++nsel;
+                afsai_offer(fabs(acc), jmin, per_step, sel_col, sel_val, &nsel);
             }
             if (nsel == 0) break; /* the pattern stops growing */
             /* 3. extend L, y and psi by the selected columns, in rank order */
@@ -441,18 +449,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow_team(const uint row_
                 /* 2. selection (the same in every lane) */
                 while (sp < m && tps[team][sp] < jmin) ++sp;
                 if (sp < m && tps[team][sp] == jmin) continue;
-                const SCALAR v = fabs(acc);
-                if (!(v > ZERO)) continue;
-                if (nsel == per_step && !(v > sel_val[nsel - 1])) continue;
-                uint pos = nsel < per_step ? nsel : per_step - 1;
-                while (pos > 0 && v > sel_val[pos - 1]) {
-                    sel_val[pos] = sel_val[pos - 1];
-                    sel_col[pos] = sel_col[pos - 1];
-                    --pos;
-                }
-                sel_val[pos] = v;
-                sel_col[pos] = jmin;
-                if (nsel < per_step) ++nsel;
+                afsai_offer(fabs(acc), jmin, per_step, sel_col, sel_val, &nsel);
             }
             if (nsel == 0) break; /* the pattern stops growing */
             /* 3. extend L, y and psi by the selected columns, in rank order */

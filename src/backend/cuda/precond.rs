@@ -388,30 +388,8 @@ impl PrecondOps for CudaBackend {
         if count == 0 {
             return Ok(());
         }
-        if kernel == AfsaiGrowKernel::Team {
-            let args = [
-                len_arg(rows.start)?,
-                len_arg(count)?,
-                self.ptr(row_ptr)?,
-                self.ptr(col_idx)?,
-                self.ptr(values)?,
-                index_arg("afsai_max_steps", growth.max_steps)?,
-                index_arg("afsai_step_size", growth.per_step)?,
-                scalar(T::from_f64(growth.eps)),
-                Arg::U32(growth.stop.code()),
-                self.ptr(out_cols)?,
-                self.ptr(out_len)?,
-            ];
-            // SAFETY: afsai_grow_team(row_begin, rows, A csr, uint max_steps, uint per_step,
-            // eps, stop_rule, out_cols, out_len): A is a square CSR whose indices were
-            // validated at upload, the rows lie inside it, cap <= 31 (checked: the kernel's
-            // shared arrays), out_cols holds rows * cap and out_len rows entries (checked).
-            // One warp per row: the grid covers 32 threads per row.
-            return unsafe {
-                self.launch::<T>(Kernel::AfsaiGrowTeam, self.grid(count * 32), &args)
-            };
-        }
-        let args = [
+        let team = kernel == AfsaiGrowKernel::Team;
+        let mut args = vec![
             len_arg(rows.start)?,
             len_arg(count)?,
             self.ptr(row_ptr)?,
@@ -421,11 +399,21 @@ impl PrecondOps for CudaBackend {
             index_arg("afsai_step_size", growth.per_step)?,
             scalar(T::from_f64(growth.eps)),
             Arg::U32(growth.stop.code()),
-            self.ptr(scratch)?,
-            self.ptr(iscratch)?,
-            self.ptr(out_cols)?,
-            self.ptr(out_len)?,
         ];
+        if !team {
+            args.extend([self.ptr(scratch)?, self.ptr(iscratch)?]);
+        }
+        args.extend([self.ptr(out_cols)?, self.ptr(out_len)?]);
+        if team {
+            // SAFETY: afsai_grow_team(row_begin, rows, A csr, uint max_steps, uint per_step,
+            // eps, stop_rule, out_cols, out_len): A is a square CSR whose indices were
+            // validated at upload, the rows lie inside it, cap <= 31 (checked: the kernel's
+            // shared arrays), out_cols holds rows * cap and out_len rows entries (checked).
+            // One warp per row: the grid covers 32 threads per row.
+            return unsafe {
+                self.launch::<T>(Kernel::AfsaiGrowTeam, self.grid(count * 32), &args)
+            };
+        }
         // SAFETY: afsai_grow(row_begin, rows, A csr, uint max_steps, uint per_step, eps,
         // stop_rule, scratch, iscratch, out_cols, out_len): A is a square CSR whose indices were validated
         // at upload, the rows lie inside it, the scratch buffers hold `rows` rows of the

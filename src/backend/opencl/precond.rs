@@ -372,45 +372,29 @@ impl PrecondOps for OpenClBackend {
         if count == 0 {
             return Ok(());
         }
-        if kernel == AfsaiGrowKernel::Team {
-            // One 32-wide team per row: as many work-items as 32 per row.
-            return self.launch::<T>(
-                "afsai_grow_team",
-                self.elementwise_groups(count * 32),
-                &[
-                    Arg::uint(Self::len_u32(rows.start)?),
-                    Arg::uint(Self::len_u32(count)?),
-                    Arg::Mem(self.mem(row_ptr)?),
-                    Arg::Mem(self.mem(col_idx)?),
-                    Arg::Mem(self.mem(values)?),
-                    Arg::uint(Self::len_u32(growth.max_steps)?),
-                    Arg::uint(Self::len_u32(growth.per_step)?),
-                    Arg::scalar(T::from_f64(growth.eps)),
-                    Arg::uint(growth.stop.code()),
-                    Arg::Mem(self.mem(out_cols)?),
-                    Arg::Mem(self.mem(out_len)?),
-                ],
-            );
+        let team = kernel == AfsaiGrowKernel::Team;
+        let mut args = vec![
+            Arg::uint(Self::len_u32(rows.start)?),
+            Arg::uint(Self::len_u32(count)?),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::uint(Self::len_u32(growth.max_steps)?),
+            Arg::uint(Self::len_u32(growth.per_step)?),
+            Arg::scalar(T::from_f64(growth.eps)),
+            Arg::uint(growth.stop.code()),
+        ];
+        if !team {
+            args.extend([Arg::Mem(self.mem(scratch)?), Arg::Mem(self.mem(iscratch)?)]);
         }
-        self.launch::<T>(
-            "afsai_grow",
-            self.elementwise_groups(count),
-            &[
-                Arg::uint(Self::len_u32(rows.start)?),
-                Arg::uint(Self::len_u32(count)?),
-                Arg::Mem(self.mem(row_ptr)?),
-                Arg::Mem(self.mem(col_idx)?),
-                Arg::Mem(self.mem(values)?),
-                Arg::uint(Self::len_u32(growth.max_steps)?),
-                Arg::uint(Self::len_u32(growth.per_step)?),
-                Arg::scalar(T::from_f64(growth.eps)),
-                Arg::uint(growth.stop.code()),
-                Arg::Mem(self.mem(scratch)?),
-                Arg::Mem(self.mem(iscratch)?),
-                Arg::Mem(self.mem(out_cols)?),
-                Arg::Mem(self.mem(out_len)?),
-            ],
-        )
+        args.extend([Arg::Mem(self.mem(out_cols)?), Arg::Mem(self.mem(out_len)?)]);
+        // The team kernel: one 32-wide team per row, as many work-items as 32 per row.
+        let (name, items) = if team {
+            ("afsai_grow_team", count * 32)
+        } else {
+            ("afsai_grow", count)
+        };
+        self.launch::<T>(name, self.elementwise_groups(items), &args)
     }
 
     fn afsai_compact<T: Scalar>(
