@@ -36,6 +36,19 @@ inline int fsai_find(__global const uint *p, const uint m, const uint c) {
     return -1;
 }
 
+/* Row a of the dense system A[P, P] (m x m, entry e at M[e * ms]): zeroed, then the entries of
+ * A's row p[a] in the columns of P. */
+inline void fsai_gather_row(__global SCALAR *M, const ulong ms, __global const uint *p, const uint m, const uint a,
+                            __global const uint *a_row_ptr, __global const uint *a_col_idx,
+                            __global const SCALAR *a_values) {
+    for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
+    const uint r = p[a];
+    for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
+        const int b = fsai_find(p, m, a_col_idx[k]);
+        if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
+    }
+}
+
 pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
                          PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
                          PK_GLOBAL(const uint, g_row_ptr), PK_GLOBAL(const uint, g_col_idx),
@@ -61,16 +74,7 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
          * see FSAI_LANES in src/backend/ops/precond.rs) */
         const ulong ms = so >> 58;
         __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
-        for (uint e = 0; e < m * m; ++e) {
-            M[(e) * ms] = ZERO;
-        }
-        for (uint a = 0; a < m; ++a) {
-            const uint r = p[a];
-            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
-                const int b = fsai_find(p, m, a_col_idx[k]);
-                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
-            }
-        }
+        for (uint a = 0; a < m; ++a) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         /* Cholesky, lower factor in place (row-major: L(r, j) is entry r*m + j). */
         int ok = 1;
         for (uint j = 0; j < m && ok; ++j) {
@@ -159,14 +163,7 @@ pk_kernel void fsai_rows_team(const uint row_begin, const uint rows, PK_GLOBAL(c
         const ulong so = scratch_off[i];
         const ulong ms = so >> 58;
         __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
-        for (uint a = lane; a < m; a += 32) {
-            for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
-            const uint r = p[a];
-            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
-                const int b = fsai_find(p, m, a_col_idx[k]);
-                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
-            }
-        }
+        for (uint a = lane; a < m; a += 32) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         if (lane == 0) team_m[team] = m;
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         uint m_max = 0;

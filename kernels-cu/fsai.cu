@@ -29,6 +29,19 @@ __device__ __forceinline__ int fsai_find(const uint *p, const uint m, const uint
     return -1;
 }
 
+/* Row a of the dense system A[P, P] (m x m, entry e at M[e * ms]): zeroed, then the entries of
+ * A's row p[a] in the columns of P. */
+__device__ __forceinline__ void fsai_gather_row(SCALAR *M, const ulong ms, const uint *p, const uint m, const uint a,
+                            const uint *a_row_ptr, const uint *a_col_idx,
+                            const SCALAR *a_values) {
+    for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
+    const uint r = p[a];
+    for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
+        const int b = fsai_find(p, m, a_col_idx[k]);
+        if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
+    }
+}
+
 extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin, const uint rows, const uint *a_row_ptr,
                                                            const uint *a_col_idx, const SCALAR *a_values,
                                                            const uint *g_row_ptr, const uint *g_col_idx,
@@ -44,16 +57,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
          * see FSAI_LANES in src/backend/ops/precond.rs) */
         const ulong ms = so >> 58;
         SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
-        for (uint e = 0; e < m * m; ++e) {
-            M[(e) * ms] = ZERO;
-        }
-        for (uint a = 0; a < m; ++a) {
-            const uint r = p[a];
-            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
-                const int b = fsai_find(p, m, a_col_idx[k]);
-                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
-            }
-        }
+        for (uint a = 0; a < m; ++a) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         int ok = 1;
         for (uint j = 0; j < m && ok; ++j) {
             SCALAR d = M[(j * m + j) * ms];
@@ -115,14 +119,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows_team(const uint row_b
         const ulong so = scratch_off[i];
         const ulong ms = so >> 58;
         SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
-        for (uint a = lane; a < m; a += 32) {
-            for (uint b = 0; b < m; ++b) M[(a * m + b) * ms] = ZERO;
-            const uint r = p[a];
-            for (uint k = a_row_ptr[r]; k < a_row_ptr[r + 1]; ++k) {
-                const int b = fsai_find(p, m, a_col_idx[k]);
-                if (b >= 0) M[(a * m + (uint)b) * ms] = a_values[k];
-            }
-        }
+        for (uint a = lane; a < m; a += 32) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         __syncwarp();
         int ok = 1;
         SCALAR ljj = ZERO;
