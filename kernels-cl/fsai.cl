@@ -459,7 +459,8 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
  * The same growth as afsai_grow, the same outputs bit for bit, by a team of AFSAI_TEAM = 32
  * work-items per row (WG / 32 teams per work-group, rows row_begin + t taken by teams in turn)
  * and without device scratch; the host runs it only for cap = max_steps * per_step <=
- * AFSAI_TEAM_CAP = 31 and WG a multiple of 32.
+ * AFSAI_TEAM_CAP = 31, WG a multiple of 32 and the local arrays below within the device's local
+ * memory (-D AFSAI_TEAM_LOCAL_OK at build; without it the body is empty).
  *   - The merge: work-item l < |P| of the team holds the cursor of list P_l (weight G~(i, P_l)),
  *     work-item 31 the cursor of row i (weight 1). Each round every work-item posts its current
  *     column below i (or none) and its term w a_rc in local memory; after the barrier each
@@ -489,7 +490,7 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
     PK_BIND(const SCALAR, a_values);
     PK_BIND(uint, out_cols);
     PK_BIND(uint, out_len);
-#if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0
+#if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0 && defined(AFSAI_TEAM_LOCAL_OK)
 #define AFSAI_TEAMS (WG / AFSAI_TEAM)
     __local SCALAR tl[AFSAI_TEAMS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
     __local SCALAR ty[AFSAI_TEAMS][AFSAI_TEAM];

@@ -113,6 +113,29 @@ fn factors_match_dense<B: Backend>(b: &B) {
             let (trp, tci, tv) = host_csr(b, gt);
             let want = dense_pattern(&a, level, tau);
             let what = format!("{} n={n} k={level} tau={tau}", b.name());
+            // The host's G bit for bit: one work-item per row and, for the long rows, a team
+            // per row (fsai_rows_team) keep the host's order of arithmetic.
+            let host = HostBackend::new();
+            let fh = Fsai::new(
+                &host,
+                &a,
+                FsaiOptions {
+                    level,
+                    tau,
+                    setup_in_f32: false,
+                },
+            )
+            .unwrap();
+            let (hrp, hci, hv) = host_csr(&host, fh.factors().0);
+            assert_eq!((&rp, &ci), (&hrp, &hci), "{what}: pattern against the host");
+            let differs = gv
+                .iter()
+                .zip(&hv)
+                .position(|(x, y)| x.to_bits() != y.to_bits());
+            assert_eq!(
+                differs, None,
+                "{what}: G against the host, bit for bit (first differing entry)"
+            );
             for i in 0..n {
                 let p: Vec<usize> = ci[rp[i] as usize..rp[i + 1] as usize]
                     .iter()

@@ -31,8 +31,9 @@ pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
 
 /// Environment variable forcing the adaptive FSAI's growth kernel on the GPU backends: `row`
-/// (`afsai_grow`, one work-item per row) or `team` (`afsai_grow_team`, the default where it
-/// fits); anything else is ignored.
+/// (`afsai_grow`, one work-item per row) or `team` (`afsai_grow_team` wherever it fits; by
+/// default it runs where it fits and A has [`crate::backend::AFSAI_TEAM_MIN_ROW_LEN`] entries
+/// per row or more on average); anything else is ignored.
 pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
 
 fn parse_env(name: &str) -> Option<usize> {

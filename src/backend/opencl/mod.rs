@@ -250,7 +250,13 @@ impl OpenClBackend {
             src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
         }
         src.push_str(source);
-        let options = program::build_options(precision, self.wg, self.device.is_gpu, false);
+        let options = program::build_options(
+            precision,
+            self.wg,
+            self.device.is_gpu,
+            self.device.local_mem_bytes,
+            false,
+        );
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }
 
@@ -312,10 +318,9 @@ impl OpenClBackend {
             let build = |address_args: bool, packed_args: bool| {
                 CompiledProgram::build(
                     &self.context,
-                    self.device.device,
+                    &self.device,
                     precision,
                     self.wg,
-                    self.device.is_gpu,
                     address_args,
                     packed_args,
                 )

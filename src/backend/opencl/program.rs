@@ -51,10 +51,14 @@ pub(crate) fn full_source(precision: Precision) -> String {
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
 /// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses).
+/// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
+/// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
+/// local arrays pass the device's limit may not build at all).
 pub(crate) fn build_options(
     precision: Precision,
     wg: usize,
     gpu: bool,
+    local_mem_bytes: u64,
     address_args: bool,
 ) -> String {
     let scalar = match precision {
@@ -67,7 +71,24 @@ pub(crate) fn build_options(
     } else {
         ""
     };
-    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}")
+    let team = if afsai_team_fits(wg, precision, local_mem_bytes) {
+        " -D AFSAI_TEAM_LOCAL_OK"
+    } else {
+        ""
+    };
+    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}")
+}
+
+/// Whether `afsai_grow_team`'s local arrays fit `local_mem_bytes` for work-group size `wg`
+/// (whole 32-wide teams) in `precision`.
+pub(crate) fn afsai_team_fits(wg: usize, precision: Precision, local_mem_bytes: u64) -> bool {
+    let scalar_bytes = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    wg >= 32
+        && wg % 32 == 0
+        && super::precond::afsai_team_local_bytes(wg, scalar_bytes) as u64 <= local_mem_bytes
 }
 
 /// The build log of `program` on `device` (empty when it cannot be read).
@@ -195,14 +216,20 @@ impl CompiledProgram {
     /// kernels; with `address_args` and `packed_args` the kernels take packed arguments.
     pub(crate) fn build(
         ctx: &Context,
-        device: DeviceId,
+        desc: &super::DeviceDescription,
         precision: Precision,
         wg: usize,
-        gpu: bool,
         address_args: bool,
         packed_args: bool,
     ) -> Result<Self> {
-        let options = build_options(precision, wg, gpu, address_args);
+        let device = desc.device;
+        let options = build_options(
+            precision,
+            wg,
+            desc.is_gpu,
+            desc.local_mem_bytes,
+            address_args,
+        );
         let packed_args = address_args && packed_args;
         let (source, packed) = if packed_args {
             super::packed::pack_source(&full_source(precision), precision)?

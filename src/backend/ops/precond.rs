@@ -393,6 +393,7 @@ impl FsaiPattern {
         self.batches.iter().map(|b| b.2).max().unwrap_or(0)
     }
     /// Whether batch `batch` holds long rows for `fsai_rows_team` (false past the last batch).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn batch_is_team(&self, batch: usize) -> bool {
         self.batches.get(batch).is_some_and(|b| b.3)
     }
@@ -426,11 +427,14 @@ pub const FSAI_STRIDE_SHIFT: u32 = 58;
 /// level 3: 133 s). Such a group keeps each system contiguous and goes into batches of its own.
 pub const FSAI_TEAM_MIN_M: usize = 48;
 
-/// The `scratch_off` word of every row and the batches (first row, end row, scratch elements).
-/// Rows go in groups of [`FSAI_LANES`] (from row 0; batches start on a group): a group whose
-/// systems interleaved (`lanes x max m^2` scalars) take at most twice their own size (`sum
-/// m^2`) is interleaved with stride `lanes`; any other group (one large row among small ones)
-/// keeps each row's system contiguous (stride 1). Groups go into a batch while its scratch fits
+/// The `scratch_off` word of every row and the batches (first row, end row, scratch elements,
+/// team). Rows go in groups of [`FSAI_LANES`] (from row 0; batches start on a group). A team
+/// group (rows of [`FSAI_TEAM_MIN_M`] entries or more on average, or of three quarters of that
+/// right after a team group, so that rows around the threshold do not cut a batch per group)
+/// keeps each row's system contiguous and never shares a batch with other groups. Any other
+/// group whose systems interleaved (`lanes x max m^2` scalars) take at most twice their own
+/// size (`sum m^2`) is interleaved with stride `lanes`; the rest (one large row among small
+/// ones) keep each system contiguous (stride 1). Groups go into a batch while its scratch fits
 /// in `scratch_budget` scalars (a group larger than the budget gets a batch of its own). The word
 /// is `stride << FSAI_STRIDE_SHIFT | offset of the row's first entry`.
 #[allow(clippy::type_complexity)]
@@ -452,7 +456,7 @@ fn fsai_batches(
         let own: usize = (g0..g1).map(m2).sum();
         let widest = (g0..g1).map(m2).max().unwrap_or(0);
         let entries = (row_ptr[g1] - row_ptr[g0]) as usize;
-        let group_team = entries >= FSAI_TEAM_MIN_M * lanes;
+        let group_team = 4 * entries >= FSAI_TEAM_MIN_M * lanes * if team { 3 } else { 4 };
         let interleaved = !group_team && lanes * widest <= 2 * own;
         let cost = if interleaved { lanes * widest } else { own };
         if used > 0 && (used + cost > scratch_budget || group_team != team) {
@@ -609,8 +613,8 @@ pub const AFSAI_TEAM_CAP: usize = 31;
 /// The mean entries per row of A from which the GPU backends grow the adaptive FSAI pattern by
 /// [`AfsaiGrowKernel::Team`]: below it the merge's lists are short, a team spends 32 lanes on
 /// what one work-item does in a few heap steps, and the row kernel wins (H200, issue 13:
-/// aniso2d with 9 per row grew 4.5x slower by teams, jump3d with 7 the same; elasticity3d with
-/// 43 grew 2.6-3.4x faster on CUDA, 1.2x on OpenCL).
+/// aniso2d with 5 per row grew 4.4x (CUDA) and 9x (OpenCL) slower by teams, jump3d with 7
+/// 1.06x and 2.2x slower; elasticity3d with 43 grew 2.7-3.4x faster on CUDA, 1.2x on OpenCL).
 pub const AFSAI_TEAM_MIN_ROW_LEN: f64 = 32.0;
 
 /// The kernel that grows the adaptive FSAI pattern ([`PrecondOps::afsai_grow`]); both give the

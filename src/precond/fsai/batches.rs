@@ -43,8 +43,8 @@ pub(super) struct BatchPlan {
 impl BatchPlan {
     /// The plan for n rows grown by `kernel`; `factor` multiplies the old fixed budget
     /// n (cap + 1) scalars (the most a batch may take), `max_rows` caps every batch (None:
-    /// memory decides). A kernel without scratch (the team kernel) takes every row in one
-    /// batch unless the outputs alone pass the budget.
+    /// memory decides). A kernel without scratch (the team kernel) holds only its outputs per
+    /// row, so its batches are far larger (one to three launches on the H200's problems).
     pub(super) fn new<T: Scalar>(
         n: usize,
         growth: &AfsaiGrowth,

@@ -451,7 +451,7 @@ impl<T: Scalar> Fsai<T> {
             },
             peak_bytes: peak_compact.max(peak_transpose),
             growth_batches,
-            growth_kernel: Some(grow_kernel),
+            growth_kernel: backend.is_gpu().then_some(grow_kernel),
         };
         Self::from_layout(backend, a, stage, FsaiVariant::Adaptive(opts))
     }
@@ -608,8 +608,9 @@ impl<T: Scalar> Fsai<T> {
         self.growth_batches
     }
 
-    /// Adaptive FSAI: the kernel that grew the pattern ([`PrecondOps::afsai_grow_kernel`] of the
-    /// backend); `None` for the static FSAI.
+    /// Adaptive FSAI on a GPU backend: the kernel that grew the pattern
+    /// ([`PrecondOps::afsai_grow_kernel`] of the backend); `None` for the static FSAI and on the
+    /// host backend (which grows every row in its own vectors, `afsai_row`).
     ///
     /// [`PrecondOps::afsai_grow_kernel`]: crate::backend::PrecondOps::afsai_grow_kernel
     pub fn growth_kernel(&self) -> Option<AfsaiGrowKernel> {
