@@ -44,20 +44,20 @@ const CHUNK_BOUND_ENTRIES: usize = 1 << 26;
 
 /// `n` rows built in parallel without an allocation per row: row i has at most `bound(i)`
 /// entries, and `fill(i, out, scratch)` writes it into `out` (sorted, without duplicates; the
-/// reused `scratch` is the task's own) and returns its length. The rows go in chunks of at most
-/// [`CHUNK_BOUND_ENTRIES`] bound entries, each filled in parallel.
-pub(crate) fn build_rows(
+/// reused `scratch`, `S::default()` at first, is the task's own) and returns its length. The
+/// rows go in chunks of at most [`CHUNK_BOUND_ENTRIES`] bound entries, each filled in parallel.
+pub(crate) fn build_rows<S: Default + Send>(
     n: usize,
     bound: impl Fn(usize) -> usize + Sync,
-    fill: impl Fn(usize, &mut [u32], &mut Vec<u32>) -> usize + Sync,
+    fill: impl Fn(usize, &mut [u32], &mut S) -> usize + Sync,
 ) -> FlatRows {
     build_rows_in_chunks(n, bound, fill, CHUNK_BOUND_ENTRIES)
 }
 
-fn build_rows_in_chunks(
+fn build_rows_in_chunks<S: Default + Send>(
     n: usize,
     bound: impl Fn(usize) -> usize + Sync,
-    fill: impl Fn(usize, &mut [u32], &mut Vec<u32>) -> usize + Sync,
+    fill: impl Fn(usize, &mut [u32], &mut S) -> usize + Sync,
     chunk_entries: usize,
 ) -> FlatRows {
     let bounds: Vec<usize> = (0..n).into_par_iter().map(&bound).collect();
@@ -77,7 +77,7 @@ fn build_rows_in_chunks(
         let lens: Vec<usize> = slots
             .into_par_iter()
             .enumerate()
-            .map_init(Vec::new, |scratch, (k, out)| fill(start + k, out, scratch))
+            .map_init(S::default, |scratch, (k, out)| fill(start + k, out, scratch))
             .collect();
         let starts: Vec<usize> = chunk
             .iter()

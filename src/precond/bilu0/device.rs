@@ -80,7 +80,7 @@ pub(crate) fn split_pattern<T: Scalar>(
     let rows = build_rows(
         nb,
         |bi| entries(bi).len(),
-        |bi, out, scratch| {
+        |bi, out, scratch: &mut Vec<u32>| {
             scratch.clear();
             scratch.extend(
                 ci[entries(bi)]

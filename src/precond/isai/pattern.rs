@@ -58,15 +58,17 @@ pub(crate) fn power_rows(
     let base = build_rows(
         n,
         |i| t_row(i).len() + 1,
-        |i, out, scratch| {
+        |i, out, scratch: &mut Vec<u32>| {
             scratch.clear();
             scratch.extend_from_slice(t_row(i));
             scratch.push(i as u32);
             emit(i, k <= 1, out, scratch)
         },
     );
-    // Row i of the power is the union of the previous power's rows p in base row i; the last
-    // step applies `keep` as it forms the rows (no second pass over the result).
+    // Row i of the power is the union of the previous power's rows p in base row i, each
+    // column taken once (a task's stamps, one per column of the matrix: the union costs its
+    // inputs, and only the distinct columns are sorted); the last step applies `keep` as it
+    // forms the rows (no second pass over the result).
     let step = |power: &FlatRows, last: bool| -> FlatRows {
         build_rows(
             n,
@@ -76,12 +78,24 @@ pub(crate) fn power_rows(
                     .map(|&p| power.row(p as usize).len())
                     .sum()
             },
-            |i, out, scratch| {
-                scratch.clear();
-                for &p in base.row(i) {
-                    scratch.extend_from_slice(power.row(p as usize));
+            |i, out, scratch: &mut UnionScratch| {
+                let UnionScratch { list, stamp } = scratch;
+                if stamp.len() < n {
+                    stamp.resize(n, 0);
                 }
-                emit(i, last, out, scratch)
+                // Row i's stamp: i + 1 (<= n < 2^32: the columns are u32).
+                let mark = i as u32 + 1;
+                list.clear();
+                for &p in base.row(i) {
+                    for &c in power.row(p as usize) {
+                        let seen = &mut stamp[c as usize];
+                        if *seen != mark {
+                            *seen = mark;
+                            list.push(c);
+                        }
+                    }
+                }
+                emit(i, last, out, list)
             },
         )
     };
@@ -93,6 +107,13 @@ pub(crate) fn power_rows(
         power = step(&power, s == k);
     }
     power
+}
+
+/// A power step's task scratch: the row's distinct columns and the stamp of every column.
+#[derive(Default)]
+struct UnionScratch {
+    list: Vec<u32>,
+    stamp: Vec<u32>,
 }
 
 /// Both layouts of the pattern given by its sorted rows.
