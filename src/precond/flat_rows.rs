@@ -77,7 +77,9 @@ fn build_rows_in_chunks<S: Default + Send>(
         let lens: Vec<usize> = slots
             .into_par_iter()
             .enumerate()
-            .map_init(S::default, |scratch, (k, out)| fill(start + k, out, scratch))
+            .map_init(S::default, |scratch, (k, out)| {
+                fill(start + k, out, scratch)
+            })
             .collect();
         let starts: Vec<usize> = chunk
             .iter()
