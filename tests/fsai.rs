@@ -98,16 +98,12 @@ fn factors_match_dense<B: Backend>(b: &B) {
     for (n, seed) in [(1, 1), (7, 2), (33, 3), (61, 4), (130, 5)] {
         let a = spd_matrix(n, seed);
         for (level, tau) in [(1, 0.0), (2, 0.0), (3, 0.0), (2, 0.3)] {
-            let f = Fsai::new(
-                b,
-                &a,
-                FsaiOptions {
-                    level,
-                    tau,
-                    setup_in_f32: false,
-                },
-            )
-            .unwrap();
+            let opts = FsaiOptions {
+                level,
+                tau,
+                setup_in_f32: false,
+            };
+            let f = Fsai::new(b, &a, opts).unwrap();
             let (g, gt) = f.factors();
             let (rp, ci, gv) = host_csr(b, g);
             let (trp, tci, tv) = host_csr(b, gt);
@@ -116,16 +112,7 @@ fn factors_match_dense<B: Backend>(b: &B) {
             // The host's G bit for bit: one work-item per row and, for the long rows, a team
             // per row (fsai_rows_team) keep the host's order of arithmetic.
             let host = HostBackend::new();
-            let fh = Fsai::new(
-                &host,
-                &a,
-                FsaiOptions {
-                    level,
-                    tau,
-                    setup_in_f32: false,
-                },
-            )
-            .unwrap();
+            let fh = Fsai::new(&host, &a, opts).unwrap();
             let (hrp, hci, hv) = host_csr(&host, fh.factors().0);
             assert_eq!((&rp, &ci), (&hrp, &hci), "{what}: pattern against the host");
             let differs = gv
