@@ -5,8 +5,8 @@
  * Kernel argument lists (CUDA mirrors them in this order):
  *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,
  *                      uint slot_rr0, uint slot_apr0, uint slot_ss)
- *       every group: alpha = (SCALAR)(sum(rr0) / sum(apr0)) with the sums in double in group
- *       order (float on devices without fp64), exactly as the host finishes them for
+ *       every group: alpha = (SCALAR)(sum(rr0) / sum(apr0)) with the sums in double in the
+ *       finish order (float on devices without fp64), exactly as the host finishes them for
  *       bicgstab_update's alpha (so s and x use the same alpha);
  *       s = r - alpha Ap; partial <s, s> into slot_ss (slot_ss differs from the other two).
  *   bicgstab_update   (SCALAR alpha, SCALAR omega, SCALAR beta, SCALAR* x, SCALAR* r,
@@ -26,39 +26,40 @@
 #define BICG_ACC float
 #endif
 
-/* Partials staged per round by ordered_slot_sums (all slots together). */
-#define SUM_STAGE (4 * WG)
+/* Lanes of the finish order and the local entries ordered_slot_sums needs (5 slots at most). */
+#define SUM_LANES 32
+#define SUM_STAGE (5 * SUM_LANES)
 
-/* The finished sums of `count` (1..5) partials slots s0..s4, each added in group order from 0 in
- * BICG_ACC (the host's finish, so the same bits), into sums[0..count). The group first loads a
- * round of every slot's partials into `stage` (SUM_STAGE entries; all work-items, so the loads
- * are in flight together), then work-item k adds slot k's round in order: a dependent chain of
- * adds from local memory instead of one of loads from global memory. Called by every work-item;
- * the caller puts a barrier before reading `sums`. Shared with resident.cl. */
+/* The finished sums of `count` (1..5) partials slots s0..s4 in BICG_ACC, into sums[0..count), in
+ * the host's finish order (src/backend/partials.rs, FINISH_LANES), so the same bits: group g goes to
+ * lane g mod 32, each lane adds its groups in group order from 0, then the lanes are added pairwise
+ * (lane l += lane l + h, h = 16, 8, 4, 2, 1). `stage` holds SUM_STAGE entries (the lanes); the chain
+ * is groups / 32 + 5 additions instead of `groups`. Called by every work-item; the caller puts a
+ * barrier before reading `sums`. Shared with resident.cl and gmres.cl. */
 inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups, const uint count, const uint s0,
-                              const uint s1, const uint s2, const uint s3, const uint s4, __local SCALAR *stage,
+                              const uint s1, const uint s2, const uint s3, const uint s4, __local BICG_ACC *stage,
                               __local BICG_ACC *sums) {
     const uint t = get_local_id(0);
-    const uint chunk = SUM_STAGE / count;
-    BICG_ACC acc = (BICG_ACC)0;
-    for (uint base = 0; base < groups; base += chunk) {
-        const uint len = min(chunk, groups - base);
-        for (uint i = t; i < count * len; i += WG) {
-            const uint k = i / len;
-            const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
-            stage[i] = partials[(ulong)slot * groups + base + (i - k * len)];
+    for (uint i = t; i < count * SUM_LANES; i += WG) {
+        const uint k = i / SUM_LANES;
+        const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
+        __global const SCALAR *p = partials + (ulong)slot * groups;
+        BICG_ACC acc = (BICG_ACC)0;
+        for (uint g = i % SUM_LANES; g < groups; g += SUM_LANES) {
+            acc = acc + (BICG_ACC)p[g];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (t < count) {
-            __local const SCALAR *v = stage + t * len;
-            for (uint g = 0; g < len; ++g) {
-                acc = acc + (BICG_ACC)v[g];
-            }
+        stage[i] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = SUM_LANES / 2; h > 0; h >>= 1) {
+        for (uint i = t; i < count * h; i += WG) {
+            const uint at = (i / h) * SUM_LANES + i % h;
+            stage[at] = stage[at] + stage[at + h];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t < count) {
-        sums[t] = acc;
+        sums[t] = stage[t * SUM_LANES];
     }
 }
 
@@ -67,7 +68,7 @@ inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups
 inline void bicgstab_s_update_body(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
                                    const uint n, __global SCALAR *partials, const uint slot_rr0,
                                    const uint slot_apr0, const uint slot_ss, __local SCALAR *scratch,
-                                   __local SCALAR *stage, __local BICG_ACC *sums) {
+                                   __local BICG_ACC *stage, __local BICG_ACC *sums) {
     ordered_slot_sums(partials, get_num_groups(0), 2u, slot_rr0, slot_apr0, 0u, 0u, 0u, stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
@@ -89,7 +90,7 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
 }

@@ -32,7 +32,7 @@
  *                       const SCALAR* partials, uint groups, uint slot, SCALAR* out,
  *                       ulong out_off)
  *       GMRES's restart on the device (Alg. 6 lines 3-4): every group finishes
- *       rho = ||src|| from the `groups` partials of `slot` in group order in BICG_ACC (double
+ *       rho = ||src|| from the `groups` partials of `slot` in the finish order in BICG_ACC (double
  *       where the device has it: the host's finish and norm, so the same bits), group 0 stores
  *       rho rounded to SCALAR at out[out_off], and v_col = (SCALAR)(1 / rho) src
  *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col
@@ -235,7 +235,7 @@ pk_kernel void basis_load_normalized(PK_GLOBAL(SCALAR, basis), const uint n, con
     PK_BIND(const SCALAR, src);
     PK_BIND(const SCALAR, partials);
     PK_BIND(SCALAR, out);
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[1];
     ordered_slot_sums(partials, groups, 1u, slot, 0u, 0u, 0u, 0u, stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);

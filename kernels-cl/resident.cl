@@ -28,7 +28,7 @@
  *                        uint slot_apq, uint hist_index, SCALAR* x, SCALAR* r, SCALAR* z,
  *                        SCALAR* p, const SCALAR* ap, const SCALAR* q, uint n,
  *                        SCALAR* partials, uint slot_rr, uint slot_rz)
- *       every work-group finishes the previous iteration's sums in group order in double and
+ *       every work-group finishes the previous iteration's sums in the finish order in double and
  *       decides as the host does whether it is ordinary (not: a residual that claims
  *       convergence, a non-positive <r, z> or <p, Ap>, NaN, divergence, the iteration limit);
  *       if so it computes alpha = gamma / <p, Ap>, beta = alpha^2 <Ap, q> / gamma - 1 exactly
@@ -57,7 +57,7 @@
  *                             const SCALAR* as_, const SCALAR* phat, const SCALAR* shat,
  *                             const SCALAR* r0star, uint n, SCALAR* partials, uint slot_rr0,
  *                             uint slot_rr)
- *       every work-group finishes the five sums in group order in double and decides, as the
+ *       every work-group finishes the five sums in the finish order in double and decides, as the
  *       host does, whether the iteration is ordinary (not: NaN, <Ap, r0*> = 0, a rho or omega
  *       breakdown, ||s|| or the recurrence's ||r_{i+1}|| claiming convergence, divergence, the
  *       iteration limit); if so it computes alpha = rho / <Ap, r0*>,
@@ -130,7 +130,7 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
     PK_BIND(SCALAR, s);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
     bicgstab_store_rho(state, (RSTATE)sums[0]);
@@ -193,7 +193,7 @@ pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_REST
     PK_BIND(const SCALAR, r0star);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[3 * WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
     bicgstab_store_rho(state, (RSTATE)sums[0]);
@@ -234,13 +234,13 @@ inline RSTATE rs_norm(const RSTATE sq) {
 }
 
 /* The CG scalars of the previous iteration in every work-group: the sums (rr, curvature
- * <Ap, Ap> or <Ap, q>, <p, Ap>, <r, z>) in group order in double, the host's decision, alpha and
+ * <Ap, Ap> or <Ap, q>, <p, Ap>, <r, z>) in the finish order in double, the host's decision, alpha and
  * beta into coef[0], coef[1], and coef[2] = 1 when the update runs; work-group 0 records the
  * iteration (history, ITER and the iteration count the next position reads) or sets the flag.
  * Called by every work-item. */
 inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *partials, const uint slot_rr,
                                 const uint slot_curv, const uint slot_pap, const uint slot_rz, const uint with_pc,
-                                const uint hist_index, __local SCALAR *stage, __local RSTATE *sums,
+                                const uint hist_index, __local BICG_ACC *stage, __local RSTATE *sums,
                                 __local RSTATE *hdr, __local RSTATE *coef) {
     const uint t = get_local_id(0);
     rs_load_header(state, hdr, t);
@@ -293,7 +293,7 @@ pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_i
     PK_BIND(const SCALAR, ap);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
@@ -320,7 +320,7 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
     PK_BIND(const SCALAR, q);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
@@ -351,7 +351,7 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
     PK_BIND(const SCALAR, r0star);
     PK_BIND(SCALAR, partials);
     __local SCALAR scratch[2 * WG];
-    __local SCALAR stage[SUM_STAGE];
+    __local BICG_ACC stage[SUM_STAGE];
     __local RSTATE sums[5];
     __local RSTATE hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this work-group updates */

@@ -33,7 +33,7 @@
  *                       const SCALAR* partials, uint groups, uint slot, SCALAR* out,
  *                       ulong out_off)
  *       GMRES's restart on the device (Alg. 6 lines 3-4): every block finishes
- *       rho = ||src|| from the `groups` partials of `slot` in group order in double (the host's
+ *       rho = ||src|| from the `groups` partials of `slot` in the finish order in double (the host's
  *       finish and norm, so the same bits), block 0 stores rho rounded to SCALAR at
  *       out[out_off], and v_col = (SCALAR)(1 / rho) src
  *   basis_store        (const SCALAR* basis, uint n, uint col, SCALAR* dst)   dst = v_col

@@ -98,41 +98,31 @@ __device__ __forceinline__ void write_partial(SCALAR *partials, uint slot, SCALA
     }
 }
 
-/* Partials staged per round by ordered_slot_sums (all slots together). */
-#define SUM_STAGE (4 * WG)
-
-/* The finished sums of `count` (1..5) partials slots s0..s4, each added in group order in double
- * from 0 (the host's finish, so the same bits), into sums[0..count). The block first loads a
- * round of every slot's partials into shared memory (all threads, coalesced, so the loads are in
- * flight together), then thread k adds slot k's round in order: a dependent chain of adds from
- * shared memory instead of one of loads from global memory. Called by every thread; the caller
- * synchronizes before reading `sums`. */
+/* The finished sums of `count` (1..5) partials slots s0..s4 in double, into sums[0..count), in the
+ * host's finish order (src/backend/partials.rs, FINISH_LANES), so the same bits: group g goes to
+ * lane g mod 32, each lane adds its groups in group order from 0, then the lanes are added pairwise
+ * (lane l += lane l + h, h = 16, 8, 4, 2, 1). Warp w finishes slots w, w + WARPS, ...: its lanes'
+ * loads are independent (in flight together) and the chain is groups / 32 + 5 additions instead of
+ * `groups`. Called by every thread; the caller synchronizes before reading `sums`. */
 __device__ __forceinline__ void ordered_slot_sums(const SCALAR *partials, const uint groups, const uint count,
                                                   const uint s0, const uint s1, const uint s2, const uint s3,
                                                   const uint s4, double *sums) {
-    __shared__ SCALAR stage[SUM_STAGE];
-    const uint t = threadIdx.x;
-    const uint chunk = SUM_STAGE / count;
-    double acc = 0.0;
-    for (uint base = 0; base < groups; base += chunk) {
-        const uint len = min(chunk, groups - base);
-        for (uint i = t; i < count * len; i += WG) {
-            const uint k = i / len;
-            const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
-            stage[i] = partials[(ulong)slot * groups + base + (i - k * len)];
-        }
-        __syncthreads();
-        if (t < count) {
-            const SCALAR *v = stage + t * len;
+    const uint lane = threadIdx.x & 31u;
+    for (uint k = threadIdx.x >> 5; k < count; k += WARPS) {
+        const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
+        const SCALAR *p = partials + (ulong)slot * groups;
+        double acc = 0.0;
 #pragma unroll 8
-            for (uint g = 0; g < len; ++g) {
-                acc = __dadd_rn(acc, (double)v[g]);
-            }
+        for (uint g = lane; g < groups; g += 32u) {
+            acc = __dadd_rn(acc, (double)p[g]);
         }
-        __syncthreads();
-    }
-    if (t < count) {
-        sums[t] = acc;
+#pragma unroll
+        for (uint h = 16u; h > 0u; h >>= 1) {
+            acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
+        }
+        if (lane == 0) {
+            sums[k] = acc;
+        }
     }
 }
 

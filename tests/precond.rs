@@ -510,10 +510,24 @@ fn assert_converged(what: &str, r: &SolveReport) {
 /// GMRES(30) and BiCGStab with BILU(0) (exact and 3 sweeps) converge to 1e-8 within a budget
 /// in which the unpreconditioned solve does not. On the Olmstead matrices (a chain of
 /// dependencies as long as the matrix) 3 sweeps are far from the exact triangular solves and
-/// GMRES stalls with them: only the exact solve is asserted there (see BENCHMARKS.md).
+/// GMRES stalls with them: only the exact solve is asserted there (see BENCHMARKS.md). On Pd,
+/// BiCGStab with 3 sweeps climbs to 1e4-1e7 times the initial residual in its first 30
+/// iterations, and whether that hump crosses the divergence bound (dtol = 1e5) depends on
+/// rounding (on the host: peak 6.7e4 and convergence in 105 iterations with the partials summed
+/// in group order; 1.3e7, diverged at 29, with the 32-lane finish order): only GMRES is asserted
+/// with sweeps there.
 fn bilu_converges_where_none_does<B: Backend + 'static>(b: &B) {
-    // (name, matrix, block size, budget for GMRES, budget for BiCGStab, sweeps converge)
-    type Case = (&'static str, CsrMatrix<f64>, usize, usize, usize, bool);
+    // (name, matrix, block size, budget for GMRES, budget for BiCGStab, the solvers asserted
+    // with 3 sweeps)
+    type Case = (
+        &'static str,
+        CsrMatrix<f64>,
+        usize,
+        usize,
+        usize,
+        &'static [&'static str],
+    );
+    const BOTH: &[&str] = &["gmres", "bicgstab"];
     let problems: Vec<Case> = vec![
         (
             "convdiff3d",
@@ -524,7 +538,7 @@ fn bilu_converges_where_none_does<B: Backend + 'static>(b: &B) {
             4,
             60,
             40,
-            true,
+            BOTH,
         ),
         (
             "elasticity3d",
@@ -535,13 +549,13 @@ fn bilu_converges_where_none_does<B: Backend + 'static>(b: &B) {
             3,
             200,
             80,
-            true,
+            BOTH,
         ),
-        ("olm500", load("olm500"), 2, 300, 300, false),
-        ("olm1000", load("olm1000"), 1, 300, 300, false),
-        ("Pd", load("Pd"), 1, 300, 300, true),
+        ("olm500", load("olm500"), 2, 300, 300, &[]),
+        ("olm1000", load("olm1000"), 1, 300, 300, &[]),
+        ("Pd", load("Pd"), 1, 300, 300, &["gmres"]),
     ];
-    for (name, a, s, gmres_budget, bicgstab_budget, sweeps_converge) in &problems {
+    for (name, a, s, gmres_budget, bicgstab_budget, sweeps_for) in &problems {
         for (solver, budget) in [("gmres", *gmres_budget), ("bicgstab", *bicgstab_budget)] {
             let none = solve(b, a, solver, None, budget);
             assert!(
@@ -549,7 +563,7 @@ fn bilu_converges_where_none_does<B: Backend + 'static>(b: &B) {
                 "{name}/{solver}: the unpreconditioned solve converged in {budget}, pick a harder case"
             );
             let mut solves = vec![TriangularSolve::Exact];
-            if *sweeps_converge {
+            if sweeps_for.contains(&solver) {
                 solves.push(TriangularSolve::Sweeps(3));
             }
             for ts in solves {

@@ -6,7 +6,7 @@
 //! Slots are named by the solver ([`Slot`] constants), never by offsets in comments.
 //!
 //! Determinism: the number of groups is a function of the vector length and the device only, and
-//! every finish sums the partials of a slot sequentially in group order, so the same input gives
+//! every finish sums the partials of a slot in one fixed order (`FINISH_LANES`), so the same input gives
 //! the same sums bit for bit.
 //!
 //! [`VectorOps::finish`]: crate::backend::VectorOps::finish
@@ -85,29 +85,48 @@ impl Sums {
     }
 }
 
-/// Sum the partials of every slot sequentially in group order (the second stage, on the host).
-pub(crate) fn sum_slots<T: Scalar>(data: &[T], groups: usize, slots: usize) -> Sums {
-    // Group-outer loop: every slot still adds its groups in group order (the same sums, bit
-    // for bit, as a fold per slot), but the slots' additions are independent, so many slots
-    // (GMRES's Gram-Schmidt sums under MPI) do not wait on one long chain of additions.
-    let mut acc = vec![0.0f64; slots];
+/// Lanes of the finish order: the partials of a slot are dealt to [`FINISH_LANES`] lanes (group
+/// g to lane g mod 32, each lane adding its groups in group order from 0), then the lanes are
+/// added pairwise (lane l += lane l + h for h = 16, 8, 4, 2, 1). A warp of the device finishes a
+/// slot in 8 + 5 dependent additions at 255 groups instead of 255; the host follows the same
+/// order, so both give the same bits.
+pub(crate) const FINISH_LANES: usize = 32;
+
+/// The finish of one slot in f64 in the finish order (see [`FINISH_LANES`]); `partial(g)` is the
+/// partial of group g.
+fn finish_in_lanes(groups: usize, partial: impl Fn(usize) -> f64) -> f64 {
+    let mut lanes = [0.0f64; FINISH_LANES];
     for g in 0..groups {
-        for (s, a) in acc.iter_mut().enumerate() {
-            *a += data[s * groups + g].to_f64();
-        }
+        lanes[g % FINISH_LANES] += partial(g);
     }
-    Sums(acc)
+    let mut half = FINISH_LANES / 2;
+    while half > 0 {
+        for l in 0..half {
+            lanes[l] += lanes[l + half];
+        }
+        half /= 2;
+    }
+    lanes[0]
 }
 
-/// Sum one slot sequentially in f64 in group order, as [`sum_slots`] (the host's finish) does.
+/// Sum the partials of every slot in f64 in the finish order (the second stage, on the host;
+/// the device kernels that finish sums themselves follow the same order).
+pub(crate) fn sum_slots<T: Scalar>(data: &[T], groups: usize, slots: usize) -> Sums {
+    Sums(
+        (0..slots)
+            .map(|s| sum_slot_f64(data, groups, Slot(s)))
+            .collect(),
+    )
+}
+
+/// Sum one slot in f64 in the finish order, as [`sum_slots`] (the host's finish) does.
 pub(crate) fn sum_slot_f64<T: Scalar>(data: &[T], groups: usize, slot: Slot) -> f64 {
-    data[slot.0 * groups..(slot.0 + 1) * groups]
-        .iter()
-        .fold(0.0f64, |acc, v| acc + v.to_f64())
+    let partials = &data[slot.0 * groups..(slot.0 + 1) * groups];
+    finish_in_lanes(groups, |g| partials[g].to_f64())
 }
 
 /// BiCGStab's alpha = <r, r0*> / <Ap, r0*> from the partials exactly as the host computes it for
-/// the x update (f64 sums in group order, f64 division, rounded once to T), so that s and x use
+/// the x update (f64 sums in the finish order, f64 division, rounded once to T), so that s and x use
 /// the same alpha.
 pub(crate) fn bicgstab_alpha<T: Scalar>(data: &[T], groups: usize, rr0: Slot, apr0: Slot) -> T {
     T::from_f64(sum_slot_f64(data, groups, rr0) / sum_slot_f64(data, groups, apr0))
@@ -126,24 +145,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slot_sums_add_every_slot_in_group_order() {
+    fn slot_sums_follow_the_finish_order() {
         // Values of very different sizes, so that another order of the additions would round
-        // differently.
-        let (groups, slots) = (37, 5);
-        let data: Vec<f64> = (0..groups * slots)
-            .map(|i| {
-                let x = (i as f64 * 0.618_033_988_75).fract() - 0.5;
-                x * 10f64.powi((i % 17) as i32 - 8)
-            })
-            .collect();
-        let sums = sum_slots(&data, groups, slots);
-        for s in 0..slots {
-            let sequential = sum_slot_f64(&data, groups, Slot(s));
-            assert_eq!(
-                sums.get(Slot(s)).to_bits(),
-                sequential.to_bits(),
-                "slot {s}"
-            );
+        // differently; group counts below, at and above the lanes, and not multiples of them.
+        for groups in [1usize, 5, 31, 32, 33, 37, 64, 255, 1000] {
+            let slots = 5;
+            let data: Vec<f64> = (0..groups * slots)
+                .map(|i| {
+                    let x = (i as f64 * 0.618_033_988_75).fract() - 0.5;
+                    x * 10f64.powi((i % 17) as i32 - 8)
+                })
+                .collect();
+            let sums = sum_slots(&data, groups, slots);
+            for s in 0..slots {
+                let slot = &data[s * groups..(s + 1) * groups];
+                // The order written out: lane sums in group order, then the pairwise tree.
+                let mut lanes: Vec<f64> = (0..FINISH_LANES)
+                    .map(|l| {
+                        slot.iter()
+                            .skip(l)
+                            .step_by(FINISH_LANES)
+                            .fold(0.0, |a, v| a + v)
+                    })
+                    .collect();
+                for half in [16, 8, 4, 2, 1] {
+                    for l in 0..half {
+                        lanes[l] += lanes[l + half];
+                    }
+                }
+                assert_eq!(
+                    sums.get(Slot(s)).to_bits(),
+                    lanes[0].to_bits(),
+                    "groups {groups}, slot {s}"
+                );
+                let close = slot.iter().sum::<f64>();
+                assert!(
+                    (sums.get(Slot(s)) - close).abs()
+                        <= 1e-12 * slot.iter().map(|v| v.abs()).sum::<f64>()
+                );
+            }
         }
     }
 }

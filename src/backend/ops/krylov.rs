@@ -106,7 +106,7 @@ pub trait KrylovOps: SpmvOps {
 
     /// Kernel `bicgstab_s_update` (Alg. 4 line 9): every work-group finishes
     /// alpha = <r, r0*> / <Ap, r0*> from the partials in slots `rr0` and `apr0` itself (in
-    /// double, in group order, exactly as the host finishes them for the x update), then
+    /// double, in the finish order, exactly as the host finishes them for the x update), then
     /// s = r - alpha Ap and the partial <s, s> into `ss`.
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_s_update<T: Scalar>(
@@ -309,7 +309,7 @@ pub trait KrylovOps: SpmvOps {
     ) -> Result<()>;
 
     /// Kernel `basis_load_normalized` (GMRES's restart, Alg. 6 lines 3-4, on the device):
-    /// rho = ||src|| finished from the partials of `slot` in group order in f64 (what
+    /// rho = ||src|| finished from the partials of `slot` in the finish order in f64 (what
     /// [`VectorOps::finish`](super::VectorOps::finish) and the solvers' norm compute, so the same
     /// value), stored rounded to `T` at `out[out_off]`, and v_col = T(1 / rho) src. Nothing is
     /// transferred, so a cycle can start without the host (device-resident GMRES).

@@ -3,7 +3,7 @@
 //! back, and the stop test runs on the device (the resident updates set a flag every later
 //! update checks first).
 //!
-//! The device computes exactly what the host would: the sums in double in group order (as
+//! The device computes exactly what the host would: the sums in double in the finish order (as
 //! [`crate::backend::VectorOps::finish`] does), the coefficients with the host's formulas and
 //! operation order, no fused multiply-add. The host takes over, from the same partials, at every
 //! iteration that is not ordinary (a residual that claims convergence, <r, z> or <p, Ap> not

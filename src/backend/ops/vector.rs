@@ -63,7 +63,7 @@ pub trait VectorOps: BackendInfo {
         Ok(Partials::from_buffer(buffer, n, groups, slots))
     }
     /// Second stage: one transfer of the whole partials buffer, then every slot summed on the
-    /// host in group order.
+    /// host in the finish order (32 lanes of group-order sums, then added pairwise).
     fn finish<T: Scalar>(&self, partials: &Partials<T>) -> Result<Sums> {
         let data = self.download(partials.buffer())?;
         Ok(crate::backend::partials::sum_slots(
