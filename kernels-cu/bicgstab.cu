@@ -42,6 +42,7 @@ __device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SC
 
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
                   const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
+    PDL_WAIT();
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
 }
@@ -95,6 +96,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update(const SCALAR al
                 SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_,
                 const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n,
                 SCALAR *partials, const uint slot_rr0, const uint slot_rr) {
+    PDL_WAIT();
     bicgstab_update_body(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, n, partials, slot_rr0,
                          slot_rr);
 }

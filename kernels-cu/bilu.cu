@@ -39,6 +39,7 @@ extern "C" __launch_bounds__(WG) __global__ void bilu0_scatter(
     const SCALAR *__restrict__ a_values, const uint *__restrict__ l_row_ptr, const uint *__restrict__ l_col_idx,
     const uint *__restrict__ u_row_ptr, const uint *__restrict__ u_col_idx, SCALAR *__restrict__ l_values,
     SCALAR *__restrict__ u_values, SCALAR *__restrict__ d_values) {
+    PDL_WAIT();
     const uint bb = bs * bs;
     for (uint r = GRID_START; r < n_rows; r += GRID_STRIDE) {
         const uint bi = r / bs;
@@ -215,6 +216,7 @@ extern "C" __launch_bounds__(WG) __global__ void bilu0_sweep(
     const uint *u_col_idx, const SCALAR *a_l, const SCALAR *a_u, const SCALAR *a_d, const SCALAR *l_old,
     const SCALAR *u_old, const SCALAR *inv_old, const uint first, const uint report, SCALAR *l_new, SCALAR *u_new,
     SCALAR *inv_new, uint *bad_row) {
+    PDL_WAIT();
     for (uint bi = GRID_START; bi < n_block_rows; bi += GRID_STRIDE) {
 #define PK_SWEEP_CASE(BS)                                                                                       \
     case BS:                                                                                                    \

@@ -84,11 +84,13 @@ __device__ __forceinline__ void pcg_update_body(const SCALAR alpha, const SCALAR
 
 extern "C" __launch_bounds__(WG) __global__ void cg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *p,
           const SCALAR *ap, const uint n, SCALAR *partials, const uint slot_rr) {
+    PDL_WAIT();
     cg_update_body(alpha, beta, x, r, p, ap, n, partials, slot_rr);
 }
 
 extern "C" __launch_bounds__(WG) __global__ void pcg_update(const SCALAR alpha, const SCALAR beta, SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
            const SCALAR *ap, const SCALAR *q, const uint n, SCALAR *partials,
            const uint slot_rr, const uint slot_rz) {
+    PDL_WAIT();
     pcg_update_body(alpha, beta, x, r, z, p, ap, q, n, partials, slot_rr, slot_rz);
 }

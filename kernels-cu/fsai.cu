@@ -47,6 +47,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
                                                            const uint *g_row_ptr, const uint *g_col_idx,
                                                            const uint *gt_pos, const ulong *scratch_off,
                                                            SCALAR *scratch, SCALAR *g_values, SCALAR *gt_values) {
+    PDL_WAIT();
     for (uint t = GRID_START; t < rows; t += GRID_STRIDE) {
         const uint i = row_begin + t;
         const uint gb = g_row_ptr[i];
@@ -109,6 +110,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows_team(const uint row_b
                                                                 const uint *g_row_ptr, const uint *g_col_idx,
                                                                 const uint *gt_pos, const ulong *scratch_off,
                                                                 SCALAR *scratch, SCALAR *g_values, SCALAR *gt_values) {
+    PDL_WAIT();
     const uint lane = threadIdx.x & 31u;
     const uint team = threadIdx.x >> 5;
     for (uint t = blockIdx.x * WARPS + team; t < rows; t += gridDim.x * WARPS) {
@@ -214,6 +216,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow(const uint row_begin
                                                             const uint max_steps, const uint per_step, const SCALAR eps, const uint stop_rule,
                                                             SCALAR *scratch, uint *iscratch, uint *out_cols,
                                                             uint *out_len) {
+    PDL_WAIT();
     const uint cap = max_steps * per_step;
     const uint lsz = cap * (cap + 1) / 2;
     for (uint t = GRID_START; t < rows; t += GRID_STRIDE) {
@@ -379,6 +382,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_grow_team(const uint row_
                                                                  const uint *a_col_idx, const SCALAR *a_values,
                                                                  const uint max_steps, const uint per_step, const SCALAR eps,
                                                                  const uint stop_rule, uint *out_cols, uint *out_len) {
+    PDL_WAIT();
     __shared__ SCALAR tl[WARPS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
     __shared__ SCALAR ty[WARPS][AFSAI_TEAM];
     __shared__ SCALAR tg[WARPS][AFSAI_TEAM];   /* G~(i, P) */
@@ -571,6 +575,7 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_compact(const uint rows, 
                                                                const uint nnz, const uint cap, const uint *out_cols,
                                                                const uint *out_len, const uint *g_row_ptr,
                                                                uint *g_col_idx, uint *col_count) {
+    PDL_WAIT();
     for (uint t = GRID_START; t < rows; t += GRID_STRIDE) {
         const uint m = out_len[t];
         const uint gb = g_row_ptr[t];
@@ -586,12 +591,14 @@ extern "C" __launch_bounds__(WG) __global__ void afsai_compact(const uint rows, 
 
 extern "C" __launch_bounds__(WG) __global__ void afsai_place(const uint len, const uint offset, const uint *src,
                                                              uint *dst) {
+    PDL_WAIT();
     for (uint e = GRID_START; e < len; e += GRID_STRIDE) dst[offset + e] = src[e];
 }
 
 extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_fill(const uint n, const uint nnz, const uint *g_row_ptr,
                                                                      const uint *g_col_idx, uint *cursor,
                                                                      uint *gt_row_idx, uint *gt_entry) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const uint end = min(g_row_ptr[i + 1], nnz);
         for (uint e = g_row_ptr[i]; e < end; ++e) {
@@ -608,6 +615,7 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_fill(const uint 
 extern "C" __launch_bounds__(WG) __global__ void fsai_transpose_sort(const uint n, const uint nnz, const uint *gt_col_ptr,
                                                                      uint *gt_row_idx, uint *gt_entry,
                                                                      uint *gt_pos) {
+    PDL_WAIT();
     for (uint j = GRID_START; j < n; j += GRID_STRIDE) {
         const uint b = gt_col_ptr[j];
         const uint end = gt_col_ptr[j + 1];

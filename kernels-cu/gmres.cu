@@ -47,6 +47,7 @@
 
 extern "C" __launch_bounds__(WG) __global__ void basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col,
            const uint count, SCALAR *partials, const uint first_slot) {
+    PDL_WAIT();
     __shared__ SCALAR tile[WG];
     const SCALAR *vw = basis + (ulong)w * n;
     const uint lane = threadIdx.x & 31u;
@@ -92,6 +93,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_dots(const SCALAR *basis,
 
 extern "C" __launch_bounds__(WG) __global__ void gmres_gram_schmidt(SCALAR *basis, const uint n, const uint i, SCALAR *partials,
                    const uint first_slot, const uint norm_slot, SCALAR *rmat, const ulong r_off) {
+    PDL_WAIT();
     __shared__ SCALAR coef[WG];
     const uint groups = gridDim.x;
     const uint ncoef = i - 1; /* R_{1,i} .. R_{i-1,i} */
@@ -131,6 +133,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_gram_schmidt(SCALAR *basi
 extern "C" __launch_bounds__(WG) __global__ void gmres_normalize(SCALAR *basis, const uint n, const uint i, const SCALAR *partials,
                 const uint read_groups, const uint norm_slot, SCALAR *rmat, const ulong r_idx,
                 SCALAR *xi_partials, const uint xi_slot) {
+    PDL_WAIT();
     __shared__ SCALAR inv_shared;
     if (threadIdx.x == 0) {
         const SCALAR nrm = sqrt(slot_sum(partials, read_groups, norm_slot));
@@ -153,6 +156,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_normalize(SCALAR *basis, 
 }
 
 extern "C" __launch_bounds__(WG) __global__ void basis_axpy(SCALAR *basis, const uint n, const uint dst, const uint src, const SCALAR alpha) {
+    PDL_WAIT();
     SCALAR *vd = basis + (ulong)dst * n;
     const SCALAR *vs = basis + (ulong)src * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
@@ -161,6 +165,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_axpy(SCALAR *basis, const
 }
 
 extern "C" __launch_bounds__(WG) __global__ void basis_scale(SCALAR *basis, const uint n, const uint col, const SCALAR alpha) {
+    PDL_WAIT();
     SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         v[e] *= alpha;
@@ -168,6 +173,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_scale(SCALAR *basis, cons
 }
 
 extern "C" __launch_bounds__(WG) __global__ void basis_load(SCALAR *basis, const uint n, const uint col, const SCALAR *src, const SCALAR alpha) {
+    PDL_WAIT();
     SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         v[e] = alpha * src[e];
@@ -178,6 +184,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_load_normalized(SCALAR *b
                                                                        const SCALAR *src, const SCALAR *partials,
                                                                        const uint groups, const uint slot,
                                                                        SCALAR *out, const ulong out_off) {
+    PDL_WAIT();
     __shared__ double sums[1];
     ordered_slot_sums(partials, groups, 1u, slot, 0u, 0u, 0u, 0u, sums);
     __syncthreads();
@@ -194,6 +201,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_load_normalized(SCALAR *b
 }
 
 extern "C" __launch_bounds__(WG) __global__ void basis_store(const SCALAR *basis, const uint n, const uint col, SCALAR *dst) {
+    PDL_WAIT();
     const SCALAR *v = basis + (ulong)col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         dst[e] = v[e];
@@ -202,6 +210,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_store(const SCALAR *basis
 
 extern "C" __launch_bounds__(WG) __global__ void multi_axpy(SCALAR *y, const SCALAR *basis, const uint n, const uint first_col, const uint count,
            const SCALAR *coeffs) {
+    PDL_WAIT();
     const SCALAR *v0 = basis + (ulong)first_col * n;
     for (uint e = GRID_START; e < n; e += GRID_STRIDE) {
         SCALAR acc = y[e];
@@ -306,6 +315,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots(const uin
                                                                        const SCALAR *__restrict__ values, const uint k,
                                                                        SCALAR *basis, const uint n, const uint ucol,
                                                                        SCALAR *pa, SCALAR *pb) {
+    PDL_WAIT();
     switch (k) {
     case 2: dcgs2_spmv_dots_rows<2>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
     case 4: dcgs2_spmv_dots_rows<4>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
@@ -322,6 +332,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots(const uin
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_finish(const SCALAR *pa, const SCALAR *pc,
                                                                     const uint read_groups, const uint count,
                                                                     SCALAR *coef, const ulong coef_off) {
+    PDL_WAIT();
     const uint b = blockIdx.x;
     const bool second = b > count; /* blocks 0..count: pa, count+1..2count+1: pc */
     const uint slot = second ? b - count - 1 : b;
@@ -386,6 +397,7 @@ __device__ __forceinline__ void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_a
  * Launched with the partials' block count. */
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basis, const uint n, const uint ucol,
                                                                     SCALAR *coef, const ulong coef_off) {
+    PDL_WAIT();
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR shared[2];
@@ -429,6 +441,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update_small(SCALAR *basis, const uint n, const uint ucol,
                                                                           const SCALAR *pa, const SCALAR *pc,
                                                                           SCALAR *coef, const ulong coef_off) {
+    PDL_WAIT();
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR nu_d[2];
@@ -483,6 +496,7 @@ extern "C" __launch_bounds__(WG) __global__ void basis_dots2(const SCALAR *basis
                                                              const uint wb, const uint first_col,
                                                              const uint count_a, const uint count_b,
                                                              SCALAR *pa, SCALAR *pb) {
+    PDL_WAIT();
     __shared__ SCALAR tile_a[WG];
     __shared__ SCALAR tile_b[WG];
     const SCALAR *va = basis + (ulong)wa * n;

@@ -26,6 +26,7 @@
 
 extern "C" __launch_bounds__(WG) __global__ void halo_gather(const uint *idx, const SCALAR *x, const ulong x_off, SCALAR *out,
                                                              const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         out[i] = x[x_off + idx[i]];
     }
@@ -34,6 +35,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_gather(const uint *idx, co
 extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add(const uint *rows, const uint *row_ptr, const uint *col_idx,
                                                                const SCALAR *values, const SCALAR *xg, SCALAR *y,
                                                                const uint n_rows) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
         SCALAR acc = ZERO;
         for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
@@ -49,6 +51,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *
                                                                     const ulong w0_off, const SCALAR *w1, const ulong w1_off,
                                                                     SCALAR *partials, const int slot_yy, const int slot_w0,
                                                                     const int slot_w1) {
+    PDL_WAIT();
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
         SCALAR g = ZERO;
@@ -94,6 +97,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
                                                                      const uint *col_idx, const SCALAR *values,
                                                                      const SCALAR *xg, SCALAR *basis, const uint n,
                                                                      const uint ucol, const uint n_rows, SCALAR *pb) {
+    PDL_WAIT();
     SCALAR *w = basis + (ulong)(ucol + 1) * n;
     const ulong groups = gridDim.x, group = blockIdx.x;
     /* The corrections first (w still holds the local product), as the OpenCL twin. */

@@ -97,6 +97,7 @@
 extern "C" __launch_bounds__(WG) __global__ void ip_stencil(const uint nx, const uint ny, const uint nz, const SCALAR wx,
                                                             const SCALAR wy, const SCALAR wz,
                                                             const SCALAR *__restrict__ r, SCALAR *__restrict__ z) {
+    PDL_WAIT();
     IP_MARCH_BEGIN(IP_R)
     IP_MARCH_ROW(IP_R, zi)
     z[i] = zi;
@@ -107,6 +108,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_dot(const uint nx, c
                                                                 const SCALAR wx, const SCALAR wy, const SCALAR wz,
                                                                 const SCALAR *__restrict__ r, SCALAR *__restrict__ z,
                                                                 SCALAR *partials, const uint slot) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     IP_MARCH_BEGIN(IP_R)
     IP_MARCH_ROW(IP_R, zi)
@@ -120,6 +122,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_quad(const uint nx, 
                                                                  const SCALAR wx, const SCALAR wy, const SCALAR wz,
                                                                  const SCALAR *__restrict__ v, SCALAR *partials,
                                                                  const uint slot) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     /* M^-1 is symmetric: <v, M^-1 v> = sum_i v_i (m_i v_i + 2 sum over the lower neighbours j
      * of w v_j), three neighbour loads per point instead of six. */
@@ -150,6 +153,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_pcg_update(
     const uint nx, const uint ny, const uint nz, const SCALAR wx, const SCALAR wy, const SCALAR wz, const SCALAR alpha,
     const SCALAR beta, SCALAR *__restrict__ x, const SCALAR *__restrict__ r, SCALAR *__restrict__ r_next,
     SCALAR *__restrict__ p, const SCALAR *__restrict__ ap, SCALAR *partials, const uint slot_rr, const uint slot_rz) {
+    PDL_WAIT();
     const uint plane = nx * ny;
     const uint n = plane * nz;
     SCALAR acc[2] = {ZERO, ZERO};
@@ -183,6 +187,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_stencil_check(
     const uint nx, const uint ny, const uint nz, const SCALAR d, const SCALAR ax, const SCALAR ay, const SCALAR az,
     const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
     SCALAR *partials, const uint slot) {
+    PDL_WAIT();
     const uint n = nx * ny * nz;
     const uint plane = nx * ny;
     SCALAR acc = ZERO;

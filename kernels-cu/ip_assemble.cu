@@ -37,6 +37,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_domain_check(const uint n, c
                                                                  const uint *__restrict__ col_idx,
                                                                  const SCALAR *__restrict__ values, SCALAR *partials,
                                                                  const uint slot) {
+    PDL_WAIT();
     const SCALAR tol = (SCALAR)64 * (sizeof(SCALAR) == 8 ? (SCALAR)2.220446049250313e-16f : (SCALAR)1.1920928955078125e-7f);
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
@@ -72,6 +73,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_assemble(const uint n, const
                                                              const SCALAR *__restrict__ values,
                                                              SCALAR *__restrict__ m_values, SCALAR *partials,
                                                              const uint slot) {
+    PDL_WAIT();
     SCALAR acc_bad = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const uint i0 = row_ptr[i], i1 = row_ptr[i + 1];

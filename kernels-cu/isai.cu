@@ -27,6 +27,7 @@ extern "C" __launch_bounds__(WG) __global__ void isai_solve(const uint bs, const
                                                             const SCALAR *inv_diag, const uint unit_diag,
                                                             const uint upper, const uint *col_ptr,
                                                             const uint *row_idx, const uint *dest, SCALAR *out) {
+    PDL_WAIT();
     const uint bb = bs * bs;
     const uint total = n_block_cols * bs;
     for (uint g = GRID_START; g < total; g += GRID_STRIDE) {

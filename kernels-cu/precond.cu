@@ -9,6 +9,7 @@
  */
 
 extern "C" __launch_bounds__(WG) __global__ void diag_scale(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = d[i] * x[i];
     }
@@ -16,6 +17,7 @@ extern "C" __launch_bounds__(WG) __global__ void diag_scale(const SCALAR *d, con
 
 extern "C" __launch_bounds__(WG) __global__ void diag_scale_dot(const SCALAR *d, const SCALAR *x, SCALAR *y, const uint n, SCALAR *partials,
                const uint slot) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         const SCALAR xi = x[i];

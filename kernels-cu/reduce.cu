@@ -24,6 +24,12 @@
  *
  * Compiled without fast math and with --fmad=false: every element-wise result is rounded like
  * the host backend's (separate multiply and add), only the reduction order differs.
+ *
+ * Every kernel starts with PDL_WAIT(): on sm_90+ the backend launches kernels with programmatic
+ * stream serialization (programmatic dependent launch), so a kernel's blocks may be scheduled
+ * while the previous kernel on the stream finishes; griddepcontrol.wait then holds every thread
+ * until that kernel has completed and its memory is visible, so nothing before it may read or
+ * write device memory. Without the launch attribute (or below sm_90) it does nothing.
  */
 
 #ifndef SCALAR
@@ -35,6 +41,12 @@
 
 #if (WG % 32) != 0 || WG > 1024 || WG < 32
 #error "WG must be a multiple of 32 in [32, 1024]"
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define PDL_WAIT() ((void)0)
 #endif
 
 #define ZERO ((SCALAR)0)

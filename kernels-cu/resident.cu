@@ -79,6 +79,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTA
                                                                             const SCALAR *ap, SCALAR *s, const uint n,
                                                                             SCALAR *partials, const uint slot_rr0,
                                                                             const uint slot_apr0, const uint slot_ss) {
+    PDL_WAIT();
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
     bicgstab_store_rho(state, sums[0]);
@@ -140,6 +141,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     const SCALAR *__restrict__ values, const uint n, const uint k, const SCALAR *r, const SCALAR *ap, SCALAR *s,
     SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
     const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
+    PDL_WAIT();
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
     bicgstab_store_rho(state, sums[0]);
@@ -219,6 +221,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *stat
                                                                     const uint hist_index, SCALAR *x, SCALAR *r,
                                                                     SCALAR *p, const SCALAR *ap, const uint n,
                                                                     SCALAR *partials, const uint slot_rr) {
+    PDL_WAIT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
     __shared__ double coef[3];
@@ -250,6 +253,7 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *sta
                                                                      const SCALAR *ap, const SCALAR *q, const uint n,
                                                                      SCALAR *partials, const uint slot_rr,
                                                                      const uint slot_rz) {
+    PDL_WAIT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
     __shared__ double coef[3];
@@ -279,6 +283,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     const uint slot_asr0, const uint hist_index, SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s, const SCALAR *ap,
     const SCALAR *as_, const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n, SCALAR *partials,
     const uint slot_rr0, const uint slot_rr) {
+    PDL_WAIT();
     __shared__ double sums[5];
     __shared__ double hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this block updates */

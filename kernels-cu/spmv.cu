@@ -219,6 +219,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
               const uint long_len, const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
+    PDL_WAIT();
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     const SCALAR *xs = x + x_off;
     SCALAR *ys = y + y_off;
@@ -271,6 +272,7 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__rest
              const SCALAR *__restrict__ values, const uint n_rows, const uint k,
              const uint long_len, const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
              const int slot_rr) {
+    PDL_WAIT();
     SCALAR acc;
     switch (k) {
     case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
@@ -427,6 +429,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr_stream(const uint
               const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
               const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
               SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
+    PDL_WAIT();
     __shared__ SCALAR prod[CSR_STREAM_CAP];
     __shared__ uint warp_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
     __shared__ uint n_warp_rows;
@@ -464,6 +467,7 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
               const uint *__restrict__ block_col,
               const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
               const int slot_rr) {
+    PDL_WAIT();
     __shared__ SCALAR prod[CSR_STREAM_CAP];
     __shared__ uint warp_rows[CSR_STREAM_CAP / (CSR_STREAM_WARP_ROW + 1) + 1];
     __shared__ uint n_warp_rows;
@@ -498,6 +502,7 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr_stream(const uint 
 extern "C" __launch_bounds__(WG) __global__ void csr_long_chunks(const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
                 const uint *__restrict__ chunk_begin, const uint *__restrict__ chunk_end,
                 const uint n_chunks, const SCALAR *x, const ulong x_off, SCALAR *chunk_sums) {
+    PDL_WAIT();
     const SCALAR *xs = x + x_off;
     for (uint c = blockIdx.x; c < n_chunks; c += gridDim.x) {
         const uint end = chunk_end[c];
@@ -516,6 +521,7 @@ extern "C" __launch_bounds__(WG) __global__ void csr_long_chunks(const uint *__r
 extern "C" __launch_bounds__(WG) __global__ void csr_long_rows(const uint *__restrict__ rows, const uint *__restrict__ chunk_ptr,
               const uint n_long, const SCALAR *__restrict__ chunk_sums, SCALAR *y,
               const ulong y_off) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n_long; i += GRID_STRIDE) {
         const uint end = chunk_ptr[i + 1];
         SCALAR sum = ZERO;
@@ -534,6 +540,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_sell(const uint c, co
                const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
                const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
                const int slot_yy, const int slot_w0, const int slot_w1) {
+    PDL_WAIT();
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     const SCALAR *xs = x + x_off;
     SCALAR *ys = y + y_off;
@@ -554,6 +561,7 @@ extern "C" __launch_bounds__(WG) __global__ void residual_sell(const uint c, con
               const ushort *__restrict__ col_off, const uint *__restrict__ slice_col,
               const SCALAR *x,
               const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     for (uint p = GRID_START; p < n_rows; p += GRID_STRIDE) {
         const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, x, p);
@@ -572,6 +580,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_bsr(const uint bs, co
               const ulong x_off, SCALAR *y, const ulong y_off, const SCALAR *w0,
               const ulong w0_off, const SCALAR *w1, const ulong w1_off, SCALAR *partials,
               const int slot_yy, const int slot_w0, const int slot_w1) {
+    PDL_WAIT();
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     const SCALAR *xs = x + x_off;
     SCALAR *ys = y + y_off;
@@ -588,6 +597,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_bsr(const uint bs, co
 extern "C" __launch_bounds__(WG) __global__ void residual_bsr(const uint bs, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const SCALAR *x,
              const SCALAR *b, SCALAR *r, SCALAR *partials, const int slot_rr) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     for (uint row = GRID_START; row < n_rows; row += GRID_STRIDE) {
         const SCALAR v = bsr_row(bs, row_ptr, col_idx, values, x, row);

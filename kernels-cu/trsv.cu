@@ -91,6 +91,7 @@ __device__ __forceinline__ void block_row_solve(const uint bs, const uint br, co
 extern "C" __launch_bounds__(WG) __global__ void block_diag_scale(const uint bs, const uint n_block_rows,
                                                                   const SCALAR *__restrict__ inv_blocks,
                                                                   const SCALAR *__restrict__ x, SCALAR *__restrict__ y) {
+    PDL_WAIT();
     const uint n = n_block_rows * bs;
     for (uint r = GRID_START; r < n; r += GRID_STRIDE) {
         const uint br = r / bs;
@@ -109,6 +110,7 @@ extern "C" __launch_bounds__(WG) __global__ void bsr_trsv_sweep(const uint bs, c
                                                                 const SCALAR *inv_diag, const uint unit_diag,
                                                                 const SCALAR *b, const SCALAR *x_old, const uint from_zero,
                                                                 SCALAR *x_new) {
+    PDL_WAIT();
     for (uint br = GRID_START; br < n_block_rows; br += GRID_STRIDE) {
         block_row_solve(bs, br, row_ptr, col_idx, values, inv_diag, unit_diag, b, x_old, from_zero, x_new);
     }
@@ -119,6 +121,7 @@ extern "C" __launch_bounds__(WG) __global__ void bsr_trsv_level(const uint bs, c
                                                                 const uint *col_idx, const SCALAR *values,
                                                                 const SCALAR *inv_diag, const uint unit_diag,
                                                                 const SCALAR *b, SCALAR *x) {
+    PDL_WAIT();
     for (uint p = GRID_START; p < level_len; p += GRID_STRIDE) {
         const uint br = level_rows[level_begin + p];
         block_row_solve(bs, br, row_ptr, col_idx, values, inv_diag, unit_diag, b, x, 0, x);

@@ -19,48 +19,56 @@
  */
 
 extern "C" __launch_bounds__(WG) __global__ void fill(SCALAR *x, const uint n, const SCALAR value) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         x[i] = value;
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void copy(const SCALAR *x, SCALAR *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = x[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void copy_from_f32(const float *x, SCALAR *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = (SCALAR)x[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void copy_to_f32(const SCALAR *x, float *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = (float)x[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void copy_u32(const uint *x, uint *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = x[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void axpby(const SCALAR alpha, const SCALAR *x, const SCALAR beta, SCALAR *y, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void scale(const SCALAR alpha, SCALAR *x, const uint n) {
+    PDL_WAIT();
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         x[i] = alpha * x[i];
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void dot_partials(const SCALAR *x, const SCALAR *y, const uint n, SCALAR *partials, const uint slot) {
+    PDL_WAIT();
     SCALAR acc = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
         acc += x[i] * y[i];
@@ -69,6 +77,7 @@ extern "C" __launch_bounds__(WG) __global__ void dot_partials(const SCALAR *x, c
 }
 
 extern "C" __launch_bounds__(WG) __global__ void buffer_address(const uchar *buffer, ulong *address) {
+    PDL_WAIT();
     if (GRID_START == 0) {
         address[0] = (ulong)buffer;
     }

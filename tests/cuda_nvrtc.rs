@@ -71,6 +71,13 @@ fn every_kernel_compiles_for_sm90_and_sm80_in_both_precisions() {
                 Precision::F64 => assert!(ptx.contains(".f64"), "{arch}: no f64 arithmetic"),
                 Precision::F32 => assert!(!ptx.contains("fma.rn.f64"), "{arch}: f64 in f32 build"),
             }
+            // Every kernel waits for its predecessor (programmatic dependent launch) on sm_90;
+            // the instruction does not exist below it.
+            let waits = ptx.matches("griddepcontrol.wait").count();
+            match arch {
+                "sm_90" => assert!(waits >= listed, "{arch} {precision}: {waits} waits"),
+                _ => assert_eq!(waits, 0, "{arch} {precision}: griddepcontrol below sm_90"),
+            }
         }
     }
 }

@@ -19,8 +19,10 @@
 //! `cargo run --release --features cuda --example persistent_cg`
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{sys, DevicePtr};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -147,6 +149,49 @@ extern "C" __global__ void __launch_bounds__(WG) persistent_kernel(const unsigne
         grid_barrier(bar);
     }
 }
+/* Programmatic dependent launch (sm_90+): the kernel lets the next one be scheduled at once and
+   waits for the previous one's completion (and memory) before touching anything it wrote. */
+__device__ __forceinline__ void pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_start() {
+    pdl_trigger();
+    pdl_wait();
+}
+/* MODE 0: trigger, then wait (the next kernel may be scheduled at once); 1: wait, then trigger
+   (at most two kernels in flight); 2: wait first, trigger when the block's work is done. */
+template <int MODE>
+__device__ __forceinline__ void pdl_head() {
+    if (MODE == 0) { pdl_trigger(); pdl_wait(); } else { pdl_wait(); if (MODE == 1) pdl_trigger(); }
+}
+template <int MODE>
+__device__ __forceinline__ void pdl_tail() {
+    if (MODE == 2) pdl_trigger();
+}
+#define PDL_KERNELS(MODE)                                                                                   \
+extern "C" __global__ void __launch_bounds__(WG) update_pdl##MODE##_kernel(const unsigned int k, double *x, \
+        double *r, double *p, const double *ap, const unsigned int n, double *partials) {                 \
+    pdl_head<MODE>();                                                                                     \
+    phase_update<true>(k, x, r, p, ap, n, partials);                                                      \
+    pdl_tail<MODE>();                                                                                     \
+}                                                                                                         \
+extern "C" __global__ void __launch_bounds__(WG) spmv_pdl##MODE##_kernel(const double *p, double *ap,       \
+        const unsigned int n, const unsigned int side, double *partials) {                                \
+    pdl_head<MODE>();                                                                                     \
+    phase_spmv(p, ap, n, side, partials);                                                                 \
+    pdl_tail<MODE>();                                                                                     \
+}
+PDL_KERNELS(0)
+PDL_KERNELS(1)
+PDL_KERNELS(2)
+extern "C" __global__ void __launch_bounds__(WG) empty_pdl_kernel() { pdl_start(); }
 extern "C" __global__ void __launch_bounds__(WG) empty_kernel() {}
 extern "C" __global__ void __launch_bounds__(WG) barriers_kernel(const unsigned int count, unsigned int *bar) {
     for (unsigned int k = 0; k < count; ++k) grid_barrier(bar);
@@ -157,6 +202,42 @@ extern "C" __global__ void __launch_bounds__(WG) barriers_kernel(const unsigned 
 const BATCH: u32 = 32;
 /// Batches per timing.
 const REPEATS: usize = 200;
+
+/// Launch `f` with the programmatic-stream-serialization attribute (PDL: the kernel may start
+/// before the previous one on the stream ends; it waits for it with `griddepcontrol.wait`).
+///
+/// # Safety
+/// `params` must point to the kernel's arguments in order, as `cuLaunchKernelEx` expects.
+unsafe fn launch_pdl(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    params: &mut [*mut c_void],
+) {
+    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: 0,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(
+        &config,
+        f.cu_function(),
+        params.as_mut_ptr(),
+        std::ptr::null_mut(),
+    )
+    .result()
+    .unwrap();
+}
 
 fn time_us(stream: &Arc<CudaStream>, mut batch: impl FnMut()) -> f64 {
     for _ in 0..5 {
@@ -213,10 +294,23 @@ fn main() {
     let spmv = module.load_function("spmv_kernel").unwrap();
     let persistent = module.load_function("persistent_kernel").unwrap();
     let empty = module.load_function("empty_kernel").unwrap();
+    let empty_pdl = module.load_function("empty_pdl_kernel").unwrap();
+    let pdl_fns: Vec<(CudaFunction, CudaFunction)> = (0..3)
+        .map(|m| {
+            (
+                module
+                    .load_function(&format!("update_pdl{m}_kernel"))
+                    .unwrap(),
+                module
+                    .load_function(&format!("spmv_pdl{m}_kernel"))
+                    .unwrap(),
+            )
+        })
+        .collect();
     let barriers = module.load_function("barriers_kernel").unwrap();
     println!("{sms} SMs, {arch}; us per iteration (2 phases), batches of {BATCH} iterations");
     println!(
-        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11}",
+        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11} | {:>9} {}",
         "n",
         "blocks",
         "graph empty",
@@ -224,7 +318,9 @@ fn main() {
         "graph CG",
         "persistent CG",
         "speedup",
-        "prefetch CG"
+        "prefetch CG",
+        "PDL empty",
+        "PDL CG: trigger+wait / wait+trigger / wait..trigger"
     );
     for side in [15u32, 31, 63, 127, 255] {
         let n = side * side;
@@ -304,6 +400,62 @@ fn main() {
         let graph_cg = time_us(&stream, || cg_graph.launch().unwrap());
         let graph_pf = time_us(&stream, || pf_graph.launch().unwrap());
 
+        // Programmatic dependent launch inside the graph: 2 empty kernels per iteration, then
+        // the prefetching CG iteration, each kernel waiting for its predecessor in-kernel.
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .unwrap();
+        for _ in 0..2 * BATCH {
+            // SAFETY: no arguments.
+            unsafe { launch_pdl(&stream, &empty_pdl, cfg, &mut []) };
+        }
+        let empty_pdl_graph = stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .unwrap()
+            .unwrap();
+        let pdl_empty = time_us(&stream, || empty_pdl_graph.launch().unwrap());
+        let (xp, rp, pp, app, partp) = {
+            let f = |b: &cudarc::driver::CudaSlice<f64>| b.device_ptr(&stream).0;
+            (f(&x), f(&r), f(&p), f(&ap), f(&partials))
+        };
+        let pdl_cg: Vec<f64> = pdl_fns
+            .iter()
+            .map(|(update_pdl, spmv_pdl)| {
+                stream
+                    .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                    .unwrap();
+                for k in 0..BATCH {
+                    let (mut k, mut xp, mut rp, mut pp, mut app, mut n, mut partp, mut side) =
+                        (k, xp, rp, pp, app, n, partp, side);
+                    let mut params: [*mut c_void; 7] = [
+                        &mut k as *mut u32 as *mut c_void,
+                        &mut xp as *mut u64 as *mut c_void,
+                        &mut rp as *mut u64 as *mut c_void,
+                        &mut pp as *mut u64 as *mut c_void,
+                        &mut app as *mut u64 as *mut c_void,
+                        &mut n as *mut u32 as *mut c_void,
+                        &mut partp as *mut u64 as *mut c_void,
+                    ];
+                    // SAFETY: the update's argument list (uint, 4 pointers, uint, pointer).
+                    unsafe { launch_pdl(&stream, update_pdl, cfg, &mut params) };
+                    let mut params: [*mut c_void; 5] = [
+                        &mut pp as *mut u64 as *mut c_void,
+                        &mut app as *mut u64 as *mut c_void,
+                        &mut n as *mut u32 as *mut c_void,
+                        &mut side as *mut u32 as *mut c_void,
+                        &mut partp as *mut u64 as *mut c_void,
+                    ];
+                    // SAFETY: the product's argument list (2 pointers, 2 uints, pointer).
+                    unsafe { launch_pdl(&stream, spmv_pdl, cfg, &mut params) };
+                }
+                let cg_pdl_graph = stream
+                    .end_capture(CUgraphInstantiate_flags(0))
+                    .unwrap()
+                    .unwrap();
+                time_us(&stream, || cg_pdl_graph.launch().unwrap())
+            })
+            .collect();
+
         // The same as one cooperative kernel per batch.
         let persistent_cg = time_us(&stream, || {
             let mut b = stream.launch_builder(&persistent);
@@ -320,7 +472,7 @@ fn main() {
             unsafe { b.launch_cooperative(cfg) }.unwrap();
         });
         println!(
-            "{:>7} {:>6} | {:>11.2} {:>14.2} | {:>10.2} {:>13.2} | {:>7.2} | {:>11.2}",
+            "{:>7} {:>6} | {:>11.2} {:>14.2} | {:>10.2} {:>13.2} | {:>7.2} | {:>11.2} | {:>9.2} {:.2} / {:.2} / {:.2}",
             n,
             groups,
             graph_empty,
@@ -328,7 +480,11 @@ fn main() {
             graph_cg,
             persistent_cg,
             graph_cg / persistent_cg,
-            graph_pf
+            graph_pf,
+            pdl_empty,
+            pdl_cg[0],
+            pdl_cg[1],
+            pdl_cg[2]
         );
     }
 }

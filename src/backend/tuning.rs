@@ -36,6 +36,12 @@ pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS"
 /// per row or more on average); anything else is ignored.
 pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
 
+/// Environment variable turning the CUDA backend's programmatic dependent launch off (`0`): by
+/// default every kernel is launched with programmatic stream serialization on devices of compute
+/// capability 9.0 or later (each kernel waits for its predecessor in-kernel, see
+/// `kernels-cu/reduce.cu`); `0` launches them the classic way (for comparisons).
+pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -81,4 +87,11 @@ pub(crate) fn dcgs2_small_max_groups() -> Option<usize> {
 pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel> {
     static KERNEL: OnceLock<Option<crate::backend::ops::AfsaiGrowKernel>> = OnceLock::new();
     *KERNEL.get_or_init(|| std::env::var(AFSAI_GROW_KERNEL_ENV).ok()?.parse().ok())
+}
+
+/// False when [`CUDA_PDL_ENV`] is `0` (programmatic dependent launch off).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_pdl() -> bool {
+    static PDL: OnceLock<bool> = OnceLock::new();
+    *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
 }

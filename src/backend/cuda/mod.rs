@@ -287,6 +287,9 @@ struct State {
     capture_start: Mutex<Option<u64>>,
     /// Copy stream and page-locked staging of the distributed SpMV's halo exchange.
     halo: Mutex<Option<halo::HaloStaging>>,
+    /// Launch kernels with programmatic stream serialization (sm_90+, unless
+    /// [`crate::backend::tuning::CUDA_PDL_ENV`] is 0).
+    pdl: bool,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -360,6 +363,7 @@ impl CudaBackend {
             counters: Counters::default(),
             poisoned: AtomicBool::new(false),
             state: Box::new(State {
+                pdl: device.compute_capability.0 >= 9 && crate::backend::tuning::cuda_pdl(),
                 device,
                 fault: Mutex::new(None),
                 kernels_f32: OnceLock::new(),
@@ -707,6 +711,12 @@ impl CudaBackend {
         let grid = u32::try_from(grid.max(1)).map_err(|_| {
             Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
         })?;
+        if self.state.pdl {
+            // SAFETY: as for this function; `args` outlives the call.
+            unsafe { self.launch_programmatic(kernel, func, grid, args) }?;
+            self.counters.launch();
+            return Ok(());
+        }
         let mut builder = self.stream.launch_builder(func);
         for arg in args {
             match arg {
@@ -727,6 +737,64 @@ impl CudaBackend {
             .map_err(|e| self.driver_error(&format!("cuLaunchKernel({})", kernel.name()), e, 0))?;
         self.counters.launch();
         Ok(())
+    }
+
+    /// `cuLaunchKernelEx` with programmatic stream serialization: the kernel's blocks may be
+    /// scheduled before the previous kernel on the stream has finished; every kernel waits for
+    /// it first (`PDL_WAIT()` in `kernels-cu/reduce.cu`). In a stream capture the dependency
+    /// becomes a programmatic edge of the graph.
+    ///
+    /// # Safety
+    /// As for [`Self::launch`]; `func` is `kernel`'s function.
+    unsafe fn launch_programmatic(
+        &self,
+        kernel: Kernel,
+        func: &cudarc::driver::CudaFunction,
+        grid: u32,
+        args: &[Arg],
+    ) -> Result<()> {
+        use cudarc::driver::sys;
+        use std::ffi::c_void;
+        self.bind()?;
+        let mut params: Vec<*mut c_void> = args
+            .iter()
+            .map(|arg| match arg {
+                Arg::Ptr(v) | Arg::U64(v) => v as *const u64 as *mut c_void,
+                Arg::U32(v) => v as *const u32 as *mut c_void,
+                Arg::I32(v) => v as *const i32 as *mut c_void,
+                Arg::F32(v) => v as *const f32 as *mut c_void,
+                Arg::F64(v) => v as *const f64 as *mut c_void,
+            })
+            .collect();
+        // SAFETY: a zeroed launch attribute is a valid value (id IGNORE); id and value set below.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: self.block,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: `params` holds one pointer per kernel parameter, in order, to values of the
+        // kernel's parameter types (the caller's contract); the driver copies them before
+        // returning. `config` and `attr` live across the call.
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .map_err(|e| self.driver_error(&format!("cuLaunchKernelEx({})", kernel.name()), e, 0))
     }
 }
 

@@ -562,4 +562,56 @@ mod tests {
             "reduce.cu holds no kernels"
         );
     }
+
+    /// The body of every kernel (the text after its parameter list's `{`), by name.
+    fn kernel_bodies(text: &str) -> Vec<(String, &str)> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("__global__ void ") {
+            let after = &rest[at + "__global__ void ".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            // The parameter list's closing parenthesis, then the body's brace.
+            let open = after.find('(').expect("a parameter list");
+            let mut depth = 0usize;
+            let mut close = open;
+            for (i, c) in after[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = open + i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let brace = close + after[close..].find('{').expect("a body");
+            out.push((name, &after[brace + 1..]));
+            rest = &after[brace + 1..];
+        }
+        out
+    }
+
+    /// The backend launches every kernel with programmatic stream serialization on sm_90+, which
+    /// is only correct if the kernel waits for its predecessor before touching memory: every
+    /// kernel's first statement must be `PDL_WAIT();`.
+    #[test]
+    fn every_kernel_waits_for_its_predecessor_first() {
+        let mut kernels = 0;
+        for (file, text) in SOURCES {
+            for (name, body) in kernel_bodies(text) {
+                assert!(
+                    body.trim_start().starts_with("PDL_WAIT();"),
+                    "kernel {name} of kernels-cu/{file} does not start with PDL_WAIT();"
+                );
+                kernels += 1;
+            }
+        }
+        assert_eq!(kernels, Kernel::ALL.len());
+    }
 }
