@@ -33,8 +33,9 @@
 /* The finished sums of `count` (1..5) partials slots s0..s4 in BICG_ACC, into sums[0..count), in
  * the host's finish order (src/backend/partials.rs, FINISH_LANES), so the same bits: group g goes to
  * lane g mod 32, each lane adds its groups in group order from 0, then the lanes are added pairwise
- * (lane l += lane l + h, h = 16, 8, 4, 2, 1). `stage` holds SUM_STAGE entries (the lanes); the chain
- * is groups / 32 + 5 additions instead of `groups`. Called by every work-item; the caller puts a
+ * (lane l += lane l + h, h = 16, 8, 4, 2, 1). `stage` holds SUM_STAGE entries (the lanes, written by
+ * count x 32 work-items); work-item k then adds slot k's lanes pairwise in private memory. The chain is
+ * groups / 32 + 5 additions instead of `groups`. Called by every work-item; the caller puts a
  * barrier before reading `sums`. Shared with resident.cl and gmres.cl. */
 inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups, const uint count, const uint s0,
                               const uint s1, const uint s2, const uint s3, const uint s4, __local BICG_ACC *stage,
@@ -51,15 +52,18 @@ inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups
         stage[i] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint h = SUM_LANES / 2; h > 0; h >>= 1) {
-        for (uint i = t; i < count * h; i += WG) {
-            const uint at = (i / h) * SUM_LANES + i % h;
-            stage[at] = stage[at] + stage[at + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
     if (t < count) {
-        sums[t] = stage[t * SUM_LANES];
+        /* The pairwise tree in private memory (one barrier in all, not one per level). */
+        BICG_ACC v[SUM_LANES];
+        for (uint l = 0; l < SUM_LANES; ++l) {
+            v[l] = stage[t * SUM_LANES + l];
+        }
+        for (uint h = SUM_LANES / 2; h > 0; h >>= 1) {
+            for (uint l = 0; l < h; ++l) {
+                v[l] = v[l] + v[l + h];
+            }
+        }
+        sums[t] = v[0];
     }
 }
 

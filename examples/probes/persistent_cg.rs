@@ -16,7 +16,7 @@
 //! library's reduction groups
 //! (ceil(n / 256), at most 4 per SM). Prints microseconds per iteration.
 //!
-//! `cargo run --release --features cuda --example persistent_cg`
+//! `cargo run --release --features cuda --example persistent_cg [-- --shuffle-sums]`
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{sys, DevicePtr};
@@ -48,6 +48,22 @@ __device__ __forceinline__ void grid_barrier(unsigned int *bar) {
 }
 __device__ double block_sum(double v, double *sh) {
     const unsigned int t = threadIdx.x;
+#ifdef SHUFFLE_SUMS
+    /* warp shuffles, then one warp over the per-warp sums (the library's block_sum) */
+    for (unsigned int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((t & 31u) == 0) sh[t >> 5] = v;
+    __syncthreads();
+    double r = 0.0;
+    if (t < 32) {
+        r = t < WG / 32 ? sh[t] : 0.0;
+        for (unsigned int o = 16; o > 0; o >>= 1) r += __shfl_down_sync(0xffffffffu, r, o);
+        if (t == 0) sh[WG / 32] = r;
+    }
+    __syncthreads();
+    r = sh[WG / 32];
+    __syncthreads();
+    return r;
+#else
     sh[t] = v;
     __syncthreads();
     for (unsigned int s = WG / 2; s > 0; s >>= 1) {
@@ -57,6 +73,7 @@ __device__ double block_sum(double v, double *sh) {
     const double r = sh[0];
     __syncthreads();
     return r;
+#endif
 }
 /* slots: 0, 1 = <r, r> by parity; 2 = <Ap, Ap>; 3 = <p, Ap> */
 /* PREFETCH: the first element's x, r, p, Ap loaded before the partials are finished (the loads
@@ -77,6 +94,18 @@ __device__ void phase_update(const unsigned int k, double *x, double *r, double 
         ap0 = ap[i0];
     }
     const unsigned int slot_of[3] = {k & 1u, 2u, 3u};
+#ifdef SHUFFLE_SUMS
+    /* the library's finish: a warp per slot, lane l adds groups l, l + 32, ..., then shuffles */
+    if (t < 96) {
+        const unsigned int lane = t & 31u, slot = slot_of[t >> 5];
+        double acc = 0.0;
+        for (unsigned int g = lane; g < groups; g += 32) acc += partials[slot * groups + g];
+        for (unsigned int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+        if (lane == 0) sums[t >> 5] = acc;
+    }
+    __syncthreads();
+    (void)stage;
+#else
     for (unsigned int i = t; i < 3 * groups; i += WG) {
         stage[i] = partials[slot_of[i / groups] * groups + i % groups];
     }
@@ -87,6 +116,7 @@ __device__ void phase_update(const unsigned int k, double *x, double *r, double 
         sums[t] = acc;
     }
     __syncthreads();
+#endif
     const double alpha = 1e-9 * sums[0] / (1.0 + fabs(sums[2]));
     const double beta = 1e-9 * sums[1] / (1.0 + fabs(sums[0]));
     double acc = 0.0;
@@ -279,8 +309,16 @@ fn main() {
         )
         .unwrap();
     let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
+    // `--shuffle-sums`: the library's reductions (a warp per slot for the finish, warp shuffles
+    // for the block sums) instead of the sequential finish and the shared-memory tree.
+    let shuffle = std::env::args().any(|a| a == "--shuffle-sums");
+    let source = if shuffle {
+        format!("#define SHUFFLE_SUMS\n{SOURCE}")
+    } else {
+        SOURCE.to_string()
+    };
     let ptx = compile_ptx_with_opts(
-        SOURCE,
+        source,
         CompileOptions {
             arch: Some(arch),
             fmad: Some(false),
@@ -308,7 +346,14 @@ fn main() {
         })
         .collect();
     let barriers = module.load_function("barriers_kernel").unwrap();
-    println!("{sms} SMs, {arch}; us per iteration (2 phases), batches of {BATCH} iterations");
+    println!(
+        "{sms} SMs, {arch}; us per iteration (2 phases), batches of {BATCH} iterations; {}",
+        if shuffle {
+            "finish by a warp per slot, block sums by shuffles"
+        } else {
+            "sequential finish, shared-memory tree block sums"
+        }
+    );
     println!(
         "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11} | {:>9} {}",
         "n",
