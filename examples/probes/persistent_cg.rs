@@ -355,7 +355,7 @@ fn main() {
         }
     );
     println!(
-        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11} | {:>9} {}",
+        "{:>7} {:>6} | {:>11} {:>14} | {:>10} {:>13} | {:>7} | {:>11} | {:>9} PDL CG: trigger+wait / wait+trigger / wait..trigger",
         "n",
         "blocks",
         "graph empty",
@@ -365,7 +365,6 @@ fn main() {
         "speedup",
         "prefetch CG",
         "PDL empty",
-        "PDL CG: trigger+wait / wait+trigger / wait..trigger"
     );
     for side in [15u32, 31, 63, 127, 255] {
         let n = side * side;

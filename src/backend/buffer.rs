@@ -51,6 +51,23 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
+    /// A second buffer on the same device memory (CUDA, OpenCL: freed when both are dropped),
+    /// or `None` on the host backend. For data neither side writes while both live (the index
+    /// arrays a single-precision copy of a matrix shares with the original).
+    pub(crate) fn share(&self) -> Option<Self> {
+        let storage = match &self.storage {
+            Storage::Host(_) => return None,
+            #[cfg(feature = "opencl")]
+            Storage::OpenCl(r) => Storage::OpenCl(r.share()),
+            #[cfg(feature = "cuda")]
+            Storage::Cuda(r) => Storage::Cuda(r.share()),
+        };
+        Some(Self {
+            len: self.len,
+            storage,
+        })
+    }
+
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()
@@ -105,4 +122,26 @@ pub(crate) fn check_len<T: Pod>(what: &str, buf: &Buffer<T>, expected: usize) ->
         return Err(Error::dims(what, expected, buf.len()));
     }
     Ok(())
+}
+
+#[cfg(all(test, feature = "opencl"))]
+mod tests {
+    use crate::backend::host::HostBackend;
+    use crate::backend::opencl::OpenClBackend;
+    use crate::backend::VectorOps;
+
+    /// A shared buffer reads the same memory, and outlives the buffer it was shared from.
+    #[test]
+    fn a_shared_opencl_buffer_outlives_the_original() {
+        let b = OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)");
+        let data: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+        let original = b.upload(&data).unwrap();
+        let shared = original.share().expect("device storage is shared");
+        drop(original);
+        // Allocations after the drop must not reuse the shared memory.
+        let mut other = b.alloc::<f64>(1000).unwrap();
+        b.fill(&mut other, 7.0).unwrap();
+        assert_eq!(b.download(&shared).unwrap(), data);
+        assert!(HostBackend::new().upload(&data).unwrap().share().is_none());
+    }
 }

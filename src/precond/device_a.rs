@@ -9,7 +9,9 @@ use crate::scalar::Scalar;
 /// A on the device for the setup: the solver's CSR copy when it fits, else an upload of its own.
 pub(crate) enum DeviceA<'d, T> {
     Borrowed(&'d DeviceMatrix<T>),
-    Owned(Box<DeviceMatrix<T>>),
+    /// A copy of the setup's own, with the device bytes it holds alone (less than the matrix's
+    /// when it shares the solver's index arrays).
+    Owned(Box<DeviceMatrix<T>>, usize),
 }
 
 /// Whether `d` is a CSR upload of `a` on one process: same size, `a`'s `fingerprint`, no halo.
@@ -33,14 +35,17 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
     ) -> Result<Self> {
         match device {
             Some(d) if is_csr_copy_of(d, a, fingerprint) => Ok(Self::Borrowed(d)),
-            _ => Ok(Self::Owned(Box::new(
-                backend.upload_matrix(a, MatrixFormat::Csr)?,
-            ))),
+            _ => {
+                let m = backend.upload_matrix(a, MatrixFormat::Csr)?;
+                let own = m.device_bytes();
+                Ok(Self::Owned(Box::new(m), own))
+            }
         }
     }
     /// A in single precision for a single-precision setup of `a`: the solver's CSR copy
-    /// `device` (when it is one of `a`, as in [`DeviceA::of`]) rounded on the device (kernels
-    /// `copy_u32`, `copy_to_f32`), else `a` rounded on the host and uploaded.
+    /// `device` (when it is one of `a`, as in [`DeviceA::of`]) rounded on the device (kernel
+    /// `copy_to_f32`) with its row pointers and column indices shared, not copied (GPU backends;
+    /// the host backend copies them with `copy_u32`), else `a` rounded on the host and uploaded.
     pub(crate) fn narrowed<B: Backend, S: Scalar>(
         backend: &B,
         a: &CsrMatrix<S>,
@@ -57,32 +62,42 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
                 values,
                 ..
             }) => {
-                let mut rp = backend.alloc::<u32>(row_ptr.len())?;
-                backend.copy_u32(row_ptr, &mut rp)?;
-                let mut ci = backend.alloc::<u32>(col_idx.len())?;
-                backend.copy_u32(col_idx, &mut ci)?;
+                let index_copy = |src: &Buffer<u32>| -> Result<(Buffer<u32>, usize)> {
+                    if let Some(shared) = src.share() {
+                        return Ok((shared, 0));
+                    }
+                    let mut copy = backend.alloc::<u32>(src.len())?;
+                    backend.copy_u32(src, &mut copy)?;
+                    let bytes = copy.bytes();
+                    Ok((copy, bytes))
+                };
+                let (rp, rp_own) = index_copy(row_ptr)?;
+                let (ci, ci_own) = index_copy(col_idx)?;
                 let mut v = backend.alloc::<f32>(values.len())?;
                 backend.copy_to_f32(values, &mut v)?;
+                let own = rp_own + ci_own + v.bytes();
                 let mut m = csr_matrix(a.n_rows(), rp, ci, v);
                 m.fingerprint = fingerprint;
-                Ok(DeviceA::Owned(Box::new(m)))
+                Ok(DeviceA::Owned(Box::new(m), own))
             }
-            _ => Ok(DeviceA::Owned(Box::new(
-                backend.upload_matrix(&a.cast::<f32>(), MatrixFormat::Csr)?,
-            ))),
+            _ => {
+                let m = backend.upload_matrix(&a.cast::<f32>(), MatrixFormat::Csr)?;
+                let own = m.device_bytes();
+                Ok(DeviceA::Owned(Box::new(m), own))
+            }
         }
     }
     pub(crate) fn get(&self) -> &DeviceMatrix<T> {
         match self {
             Self::Borrowed(d) => d,
-            Self::Owned(d) => d,
+            Self::Owned(d, _) => d,
         }
     }
     /// Device bytes the setup itself holds for A (0 when it reads the solver's copy).
     pub(crate) fn own_bytes(&self) -> usize {
         match self {
             Self::Borrowed(_) => 0,
-            Self::Owned(d) => d.device_bytes(),
+            Self::Owned(_, own) => *own,
         }
     }
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 /// A CUDA device allocation: untyped bytes, so that any `Pod` element type can live in it.
 /// The owning backend passes its address to kernels; the allocation is freed (stream-ordered)
-/// when the buffer is dropped.
+/// when the last buffer holding it (see [`RawBuffer::share`]) is dropped.
 pub struct RawBuffer {
-    slice: CudaSlice<u8>,
+    slice: Arc<CudaSlice<u8>>,
     ptr: u64,
     bytes: usize,
     owner: u64,
@@ -17,10 +17,19 @@ impl RawBuffer {
     /// Wrap an allocation of at least `bytes` bytes made by backend `owner`.
     pub(crate) fn new(slice: CudaSlice<u8>, ptr: u64, bytes: usize, owner: u64) -> Self {
         Self {
-            slice,
+            slice: Arc::new(slice),
             ptr,
             bytes,
             owner,
+        }
+    }
+    /// A second buffer on the same allocation (freed when both are dropped).
+    pub(crate) fn share(&self) -> Self {
+        Self {
+            slice: Arc::clone(&self.slice),
+            ptr: self.ptr,
+            bytes: self.bytes,
+            owner: self.owner,
         }
     }
     /// Device address of the first byte.

@@ -30,6 +30,24 @@ pub struct RawBuffer {
 }
 
 impl RawBuffer {
+    /// A second buffer on the same memory object (one more reference to it and to the queue,
+    /// released when it is dropped; the memory lives until both are dropped).
+    pub(crate) fn share(&self) -> Self {
+        // SAFETY: both handles are valid (this buffer holds a reference to each); each retain
+        // is matched by the release in the new handles' Drop.
+        unsafe {
+            ffi::clRetainMemObject(self.mem.0);
+            ffi::clRetainCommandQueue(self.queue.0);
+        }
+        Self {
+            mem: Mem(self.mem.0),
+            bytes: self.bytes,
+            context: self.context,
+            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            address: std::sync::atomic::AtomicU64::new(self.device_address()),
+            queue: cl::Queue(self.queue.0),
+        }
+    }
     /// The device address, 0 when it was not read (yet).
     pub(crate) fn device_address(&self) -> u64 {
         self.address.load(std::sync::atomic::Ordering::Acquire)
