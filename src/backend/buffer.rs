@@ -56,13 +56,13 @@ impl<T: Pod> Buffer<T> {
     /// arrays a single-precision copy of a matrix shares with the original).
     pub(crate) fn share(&self) -> Option<Self> {
         let storage = match &self.storage {
-            Storage::Host(_) => return None,
+            Storage::Host(_) => None,
             #[cfg(feature = "opencl")]
-            Storage::OpenCl(r) => Storage::OpenCl(r.share()),
+            Storage::OpenCl(r) => Some(Storage::OpenCl(r.share())),
             #[cfg(feature = "cuda")]
-            Storage::Cuda(r) => Storage::Cuda(r.share()),
+            Storage::Cuda(r) => Some(Storage::Cuda(r.share())),
         };
-        Some(Self {
+        storage.map(|storage| Self {
             len: self.len,
             storage,
         })
