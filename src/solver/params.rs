@@ -61,15 +61,18 @@ pub enum Execution {
     DeviceResident,
 }
 
-/// Largest system for which [`Execution::Auto`] picks the device-resident mode of CG (above it
-/// the kernels dominate and a batch's overshoot after the stop costs whole SpMVs; measured on
-/// the H200: resident CG 1.08-1.15x faster at 261K unknowns on CUDA, 0.92-0.94x at 1.05M).
-pub const RESIDENT_AUTO_MAX_N: usize = 1 << 17;
+/// Largest system for which [`Execution::Auto`] picks the device-resident mode of CG. Measured
+/// on the H200 as time to solution (tol 1e-8, `bench/results/auto-execution-predicted-*.csv`):
+/// resident CG 1.04-2.5x faster than synchronous from 16K to 4.19M unknowns on CUDA and NVIDIA
+/// OpenCL, once a short solve no longer records CUDA graphs and the batches stop near the
+/// predicted convergence (before, 0.82x at 65K with 99 iterations and 0.99x at 4.1M); larger
+/// systems are untested.
+pub const RESIDENT_AUTO_MAX_N: usize = 1 << 23;
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode of BiCGStab and
-/// GMRES (measured on the H200, CUDA: 1.12-1.15x faster at 262K unknowns, 1.01-1.06x at 1.05M;
-/// NVIDIA OpenCL: 0.98-1.05x at 262K, 0.96-1.01x at 1.05M).
-pub const RESIDENT_AUTO_MAX_N_NONSYMMETRIC: usize = 1 << 19;
+/// GMRES (measured on the H200 as above: BiCGStab 1.04-2.15x faster from 16K to 1.05M unknowns,
+/// GMRES(30) 0.98-1.14x, on CUDA and NVIDIA OpenCL; larger systems are untested).
+pub const RESIDENT_AUTO_MAX_N_NONSYMMETRIC: usize = 1 << 21;
 
 impl Execution {
     /// The largest system for which [`Execution::Auto`] picks the device-resident mode of
