@@ -94,9 +94,9 @@
 /* Entries before the history. */
 #define RS_HEADER 16
 
-/* The header into __local memory, by work-items of the second warp (issued before the partials
- * are staged for ordered_slot_sums, so the loads overlap); on work-groups below 64, by the first
- * work-items. */
+/* The header into __local memory, by work-items of the second warp (issued before
+ * ordered_slot_sums loads the partials, so the loads overlap); on work-groups below 64, by the
+ * first work-items. */
 inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, const uint t) {
 #if WG >= 64
     if (t >= 32 && t < 32 + RS_HEADER) {

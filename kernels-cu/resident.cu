@@ -50,8 +50,8 @@
 /* Entries before the history. */
 #define RS_HEADER 16
 
-/* The header into shared memory, by threads of the second warp (issued before the partials are
- * staged for ordered_slot_sums, so the loads overlap); on blocks below 64, by the first threads. */
+/* The header into shared memory, by threads of the second warp (issued before ordered_slot_sums
+ * loads the partials, so the loads overlap); on blocks below 64, by the first threads. */
 __device__ __forceinline__ void rs_load_header(const RSTATE *state, double *hdr, const uint t) {
 #if WG >= 64
     if (t >= 32 && t < 32 + RS_HEADER) {

@@ -1,11 +1,10 @@
-//! The device-resident kernels finish the last iteration's sums from partials staged in rounds of
-//! shared (local) memory (`ordered_slot_sums` in `kernels-cu/reduce.cu`, `kernels-cl/bicgstab.cl`);
-//! a round holds 4 WG partials of all slots, so 4 WG / slots groups of each. With 256 groups per
-//! compute unit (`PIPEKRYLOV_REDUCTION_GROUPS_PER_SM`, set before the first backend call of this
-//! test binary) a 2-core CPU OpenCL device gets 512 groups at n = 160,000: several rounds for the
-//! kernels finishing 3 to 5 slots (the GPUs get 625 groups, several rounds for 2 slots too), and
-//! the device-resident CG, PCG and BiCGStab must still equal the synchronous mode bit for bit
-//! (iterations, residual history, solution). PoCL in CI; CUDA with `--include-ignored` and NVIDIA
+//! The device-resident kernels finish the last iteration's sums themselves in the host's 32-lane
+//! order (`ordered_slot_sums` in `kernels-cu/reduce.cu`, `kernels-cl/bicgstab.cl`: each lane adds
+//! every 32nd group, then the lanes pairwise). With 256 groups per compute unit
+//! (`PIPEKRYLOV_REDUCTION_GROUPS_PER_SM`, set before the first backend call of this test binary) a
+//! 2-core CPU OpenCL device gets 512 groups at n = 160,000 (16 per lane; the GPUs get 625, not a
+//! multiple of 32), and the device-resident CG, PCG and BiCGStab must still equal the synchronous
+//! mode bit for bit (iterations, residual history, solution). PoCL in CI; CUDA with `--include-ignored` and NVIDIA
 //! OpenCL on the device.
 
 #![cfg(any(feature = "opencl", feature = "cuda"))]

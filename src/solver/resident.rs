@@ -106,8 +106,12 @@ impl<K: PartialEq> Recordings<K> {
         key: K,
         mut enqueue: impl FnMut() -> Result<()>,
     ) -> Result<()> {
-        if let Some((_, rec)) = self.made.iter().find(|(k, _)| *k == key) {
-            return be.replay(rec);
+        if let Some(i) = self.made.iter().position(|(k, _)| *k == key) {
+            // Most recently used last: the eviction below takes the least recently used.
+            let entry = self.made.remove(i);
+            let replayed = be.replay(&entry.1);
+            self.made.push(entry);
+            return replayed;
         }
         match self.seen.iter().position(|k| *k == key) {
             Some(i) => {
@@ -210,7 +214,7 @@ pub(super) fn drive<B: Backend>(
 
 /// The next batch after one whose residuals were `history`: twice as long (up to `max`), but
 /// no longer than the iterations the batch's mean convergence rate predicts are left to reach
-/// `target` (plus one, rounded up to an even length as every batch is): after the stop, the rest of a batch still runs the products, so at large
+/// `target` (plus one, rounded up to a power of two; `max` is one): after the stop, the rest of a batch still runs the products, so at large
 /// n an overshoot of tens of iterations costs more than a few extra reads of the state (on the
 /// H200, BiCGStab on convdiff3d n = 262K stopped 53 iterations into a batch of 64:
 /// `bench/results/auto-execution-cuda-h200.csv`). Only the schedule changes: every batch
@@ -232,9 +236,10 @@ fn next_batch(batch: usize, max: usize, history: &[f64], target: f64) -> usize {
     if !left.is_finite() {
         return doubled;
     }
-    // Even lengths: the CG update at batch position k reads the iteration count its
-    // predecessor wrote at parity k % 2, and every batch starts at parity 0.
-    let predicted = (left.ceil() as usize + 1).next_multiple_of(2);
+    // Powers of two from 2: even (the CG update at batch position k reads the iteration count
+    // its predecessor wrote at parity k % 2, and every batch starts at parity 0), and few
+    // distinct lengths, so the recordings of a solver stay few and are replayed.
+    let predicted = (left.ceil() as usize + 1).next_power_of_two();
     doubled.min(predicted).max(2)
 }
 
@@ -252,11 +257,11 @@ mod tests {
         let h: Vec<f64> = (0..8).map(|k| 1e-3 * 0.5f64.powi(k)).collect();
         let last = h[7];
         let left = ((1e-6 / last).ln() / 0.5f64.ln()).ceil() as usize;
-        assert_eq!(next_batch(8, 64, &h, 1e-6), (left + 1).next_multiple_of(2));
-        // Never odd, never below 2.
+        assert_eq!(next_batch(8, 64, &h, 1e-6), (left + 1).next_power_of_two());
+        // Always a power of two from 2 (so even).
         for target in [1e-4, 2e-4, 3e-4, 5e-5, 1e-5, 9.9e-6] {
             let b = next_batch(64, 64, &h, target);
-            assert!(b >= 2 && b % 2 == 0, "{target}: {b}");
+            assert!(b >= 2 && b.is_power_of_two(), "{target}: {b}");
         }
         // Far from the target: the doubling rule wins.
         assert_eq!(next_batch(8, 64, &h, 1e-300), 16);

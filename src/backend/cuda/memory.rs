@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 /// A CUDA device allocation: untyped bytes, so that any `Pod` element type can live in it.
 /// The owning backend passes its address to kernels; the allocation is freed (stream-ordered)
-/// when the last buffer holding it (see [`RawBuffer::share`]) is dropped.
+/// when the last buffer holding it (see `RawBuffer::share`) is dropped.
 pub struct RawBuffer {
     slice: Arc<CudaSlice<u8>>,
     ptr: u64,
