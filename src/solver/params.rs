@@ -62,16 +62,16 @@ pub enum Execution {
 }
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode of CG. Measured
-/// on the H200 as time to solution (tol 1e-8, `bench/results/auto-execution-predicted-*.csv`):
-/// resident CG 1.04-2.5x faster than synchronous from 16K to 4.19M unknowns on CUDA and NVIDIA
+/// on the H200 as time to solution (tol 1e-8, `bench/results/auto-execution-final-*.csv`):
+/// resident CG 1.05-2.3x faster than synchronous from 16K to 4.19M unknowns on CUDA and NVIDIA
 /// OpenCL, once a short solve no longer records CUDA graphs and the batches stop near the
 /// predicted convergence (before, 0.82x at 65K with 99 iterations and 0.99x at 4.1M); the limit
 /// is the largest size measured.
 pub const RESIDENT_AUTO_MAX_N: usize = 1 << 22;
 
 /// Largest system for which [`Execution::Auto`] picks the device-resident mode of BiCGStab and
-/// GMRES (measured on the H200 as above: BiCGStab 1.04-2.15x faster from 16K to 1.05M unknowns,
-/// GMRES(30) 0.98-1.14x, on CUDA and NVIDIA OpenCL; the limit is the largest size measured).
+/// GMRES (measured on the H200 as above: BiCGStab 1.04-1.9x faster from 16K to 1.05M unknowns,
+/// GMRES(30) 0.86-1.11x, on CUDA and NVIDIA OpenCL; the limit is the largest size measured).
 pub const RESIDENT_AUTO_MAX_N_NONSYMMETRIC: usize = 1 << 20;
 
 impl Execution {
