@@ -49,6 +49,16 @@ inline void fsai_gather_row(__global SCALAR *M, const ulong ms, __global const u
     }
 }
 
+/* Row i's dense system in the batch's scratch: the offset of its first entry (low 58 bits of
+ * scratch_off[i]) and, into *ms, the stride between its entries (top 6 bits: the rows of a warp
+ * interleaved, see FSAI_LANES in src/backend/ops/precond.rs). */
+inline __global SCALAR *fsai_row_system(__global SCALAR *scratch, __global const ulong *scratch_off, const uint i,
+                                        ulong *ms) {
+    const ulong so = scratch_off[i];
+    *ms = so >> 58;
+    return scratch + (so & (((ulong)1 << 58) - (ulong)1));
+}
+
 pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
                          PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
                          PK_GLOBAL(const uint, g_row_ptr), PK_GLOBAL(const uint, g_col_idx),
@@ -69,11 +79,8 @@ pk_kernel void fsai_rows(const uint row_begin, const uint rows, PK_GLOBAL(const 
         const uint gb = g_row_ptr[i];
         const uint m = g_row_ptr[i + 1] - gb;
         __global const uint *p = g_col_idx + gb;
-        const ulong so = scratch_off[i];
-        /* the row's system: entry e at M[e * ms] (interleaved with its warp's rows,
-         * see FSAI_LANES in src/backend/ops/precond.rs) */
-        const ulong ms = so >> 58;
-        __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        ulong ms; /* the row's system: entry e at M[e * ms] */
+        __global SCALAR *M = fsai_row_system(scratch, scratch_off, i, &ms);
         for (uint a = 0; a < m; ++a) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         /* Cholesky, lower factor in place (row-major: L(r, j) is entry r*m + j). */
         int ok = 1;
@@ -160,9 +167,8 @@ pk_kernel void fsai_rows_team(const uint row_begin, const uint rows, PK_GLOBAL(c
         const uint gb = g_row_ptr[i];
         const uint m = live ? g_row_ptr[i + 1] - gb : 0u;
         __global const uint *p = g_col_idx + gb;
-        const ulong so = scratch_off[i];
-        const ulong ms = so >> 58;
-        __global SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        ulong ms;
+        __global SCALAR *M = fsai_row_system(scratch, scratch_off, i, &ms);
         for (uint a = lane; a < m; a += 32) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         if (lane == 0) team_m[team] = m;
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);

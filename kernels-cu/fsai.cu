@@ -42,6 +42,15 @@ __device__ __forceinline__ void fsai_gather_row(SCALAR *M, const ulong ms, const
     }
 }
 
+/* Row i's dense system in the batch's scratch: the offset of its first entry (low 58 bits of
+ * scratch_off[i]) and, into ms, the stride between its entries (top 6 bits: the rows of a warp
+ * interleaved, see FSAI_LANES in src/backend/ops/precond.rs). */
+__device__ __forceinline__ SCALAR *fsai_row_system(SCALAR *scratch, const ulong *scratch_off, const uint i, ulong &ms) {
+    const ulong so = scratch_off[i];
+    ms = so >> 58;
+    return scratch + (so & (((ulong)1 << 58) - (ulong)1));
+}
+
 extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin, const uint rows, const uint *a_row_ptr,
                                                            const uint *a_col_idx, const SCALAR *a_values,
                                                            const uint *g_row_ptr, const uint *g_col_idx,
@@ -53,11 +62,8 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows(const uint row_begin,
         const uint gb = g_row_ptr[i];
         const uint m = g_row_ptr[i + 1] - gb;
         const uint *p = g_col_idx + gb;
-        const ulong so = scratch_off[i];
-        /* the row's system: entry e at M[e * ms] (interleaved with its warp's rows,
-         * see FSAI_LANES in src/backend/ops/precond.rs) */
-        const ulong ms = so >> 58;
-        SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        ulong ms; /* the row's system: entry e at M[e * ms] */
+        SCALAR *M = fsai_row_system(scratch, scratch_off, i, ms);
         for (uint a = 0; a < m; ++a) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         int ok = 1;
         for (uint j = 0; j < m && ok; ++j) {
@@ -118,9 +124,8 @@ extern "C" __launch_bounds__(WG) __global__ void fsai_rows_team(const uint row_b
         const uint gb = g_row_ptr[i];
         const uint m = g_row_ptr[i + 1] - gb;
         const uint *p = g_col_idx + gb;
-        const ulong so = scratch_off[i];
-        const ulong ms = so >> 58;
-        SCALAR *M = scratch + (so & (((ulong)1 << 58) - (ulong)1));
+        ulong ms;
+        SCALAR *M = fsai_row_system(scratch, scratch_off, i, ms);
         for (uint a = lane; a < m; a += 32) fsai_gather_row(M, ms, p, m, a, a_row_ptr, a_col_idx, a_values);
         __syncwarp();
         int ok = 1;

@@ -44,9 +44,7 @@ use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
 use bytemuck::Pod;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{
-    result as cu, CudaContext, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{result as cu, CudaContext, CudaStream, DevicePtr, DriverError};
 use memory::PinnedBuffer;
 use module::{Kernel, Kernels};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -711,42 +709,21 @@ impl CudaBackend {
         let grid = u32::try_from(grid.max(1)).map_err(|_| {
             Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
         })?;
-        if self.state.pdl {
-            // SAFETY: as for this function; `args` outlives the call.
-            unsafe { self.launch_programmatic(kernel, func, grid, args) }?;
-            self.counters.launch();
-            return Ok(());
-        }
-        let mut builder = self.stream.launch_builder(func);
-        for arg in args {
-            match arg {
-                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
-                Arg::U32(v) => builder.arg(v),
-                Arg::I32(v) => builder.arg(v),
-                Arg::F32(v) => builder.arg(v),
-                Arg::F64(v) => builder.arg(v),
-            };
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (self.block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        builder
-            .launch(cfg)
-            .map_err(|e| self.driver_error(&format!("cuLaunchKernel({})", kernel.name()), e, 0))?;
+        // SAFETY: as for this function; `args` outlives the call.
+        unsafe { self.launch_ex(kernel, func, grid, args) }?;
         self.counters.launch();
         Ok(())
     }
 
-    /// `cuLaunchKernelEx` with programmatic stream serialization: the kernel's blocks may be
-    /// scheduled before the previous kernel on the stream has finished; every kernel waits for
-    /// it first (`PDL_WAIT()` in `kernels-cu/reduce.cu`). In a stream capture the dependency
-    /// becomes a programmatic edge of the graph.
+    /// `cuLaunchKernelEx`, with programmatic stream serialization when the backend uses it
+    /// (sm_90+): the kernel's blocks may be scheduled before the previous kernel on the stream
+    /// has finished; every kernel waits for it first (`PDL_WAIT()` in `kernels-cu/reduce.cu`).
+    /// In a stream capture the dependency becomes a programmatic edge of the graph. Without the
+    /// attribute it is the classic launch.
     ///
     /// # Safety
     /// As for [`Self::launch`]; `func` is `kernel`'s function.
-    unsafe fn launch_programmatic(
+    unsafe fn launch_ex(
         &self,
         kernel: Kernel,
         func: &cudarc::driver::CudaFunction,
@@ -780,7 +757,7 @@ impl CudaBackend {
             sharedMemBytes: 0,
             hStream: self.stream.cu_stream(),
             attrs: &mut attr,
-            numAttrs: 1,
+            numAttrs: u32::from(self.state.pdl),
         };
         // SAFETY: `params` holds one pointer per kernel parameter, in order, to values of the
         // kernel's parameter types (the caller's contract); the driver copies them before
