@@ -36,6 +36,57 @@
 
 #define ZERO ((SCALAR)0)
 
+/* Cache hints of the SpMV loads, the twin of kernels-cu/reduce.cu (PK_LOAD_HINTS, set by the
+ * backend on NVIDIA GPUs only, where the OpenCL compiler takes inline PTX; 0 elsewhere):
+ * MATRIX_LOAD_S / _U / _H read a matrix entry (SCALAR, uint, ushort) that the kernel reads once
+ * and whole lines at a time, GATHER_LOAD_S an entry of the gathered vector.
+ *   0: plain loads; 1: the matrix streamed (ld.global.cs, evict first); 2: as 1, and the
+ *   gathers through the read-only path (ld.global.nc). */
+#ifndef PK_LOAD_HINTS
+#define PK_LOAD_HINTS 0
+#endif
+#if PK_LOAD_HINTS >= 1
+#ifdef PK_SINGLE
+#define PK_PTX_S "f32"
+#define PK_PTX_S_REG "=f"
+#else
+#define PK_PTX_S "f64"
+#define PK_PTX_S_REG "=d"
+#endif
+inline SCALAR matrix_load_s(__global const SCALAR *p) {
+    SCALAR v;
+    asm("ld.global.cs." PK_PTX_S " %0, [%1];" : PK_PTX_S_REG(v) : "l"((ulong)p));
+    return v;
+}
+inline uint matrix_load_u(__global const uint *p) {
+    uint v;
+    asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"((ulong)p));
+    return v;
+}
+inline ushort matrix_load_h(__global const ushort *p) {
+    ushort v;
+    asm("ld.global.cs.u16 %0, [%1];" : "=h"(v) : "l"((ulong)p));
+    return v;
+}
+#define MATRIX_LOAD_S(p) matrix_load_s(p)
+#define MATRIX_LOAD_U(p) matrix_load_u(p)
+#define MATRIX_LOAD_H(p) matrix_load_h(p)
+#else
+#define MATRIX_LOAD_S(p) (*(p))
+#define MATRIX_LOAD_U(p) (*(p))
+#define MATRIX_LOAD_H(p) (*(p))
+#endif
+#if PK_LOAD_HINTS >= 2
+inline SCALAR gather_load_s(__global const SCALAR *p) {
+    SCALAR v;
+    asm("ld.global.nc." PK_PTX_S " %0, [%1];" : PK_PTX_S_REG(v) : "l"((ulong)p));
+    return v;
+}
+#define GATHER_LOAD_S(p) gather_load_s(p)
+#else
+#define GATHER_LOAD_S(p) (*(p))
+#endif
+
 /* Global-pointer parameters. Every kernel declares them with PK_GLOBAL(T, name) (or
  * PK_GLOBAL_RESTRICT) and binds them with PK_BIND(T, name); at the top of its body. Normally
  * they are plain `__global T *` parameters set with clSetKernelArg(cl_mem). With

@@ -137,12 +137,12 @@ inline SCALAR sell_row(const uint c, __global const uint *restrict slice_ptr,
         const ulong xb = x_off + slice_col[slice];
         for (uint j = 0; j < len; ++j) {
             const uint e = base + j * c;
-            sum += values[e] * x[xb + col_off[e]];
+            sum += MATRIX_LOAD_S(&values[e]) * GATHER_LOAD_S(&x[xb + MATRIX_LOAD_H(&col_off[e])]);
         }
     } else {
         for (uint j = 0; j < len; ++j) {
             const uint e = base + j * c;
-            sum += values[e] * x[x_off + col_idx[e]];
+            sum += MATRIX_LOAD_S(&values[e]) * GATHER_LOAD_S(&x[x_off + MATRIX_LOAD_U(&col_idx[e])]);
         }
     }
     return sum;
@@ -302,7 +302,7 @@ inline SCALAR csr_stream_wide_row(__global const uint *restrict col_idx,
     } else {
         SCALAR sum = ZERO;
         for (uint j = e0 + get_local_id(0); j < e1; j += WG) {
-            sum += values[j] * x[x_off + col_idx[j]];
+            sum += MATRIX_LOAD_S(&values[j]) * GATHER_LOAD_S(&x[x_off + MATRIX_LOAD_U(&col_idx[j])]);
         }
         v = group_sum(scratch, sum);
     }
@@ -332,7 +332,7 @@ inline void csr_stream_stage(__global const uint *restrict col_idx,
         for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
             const uint k = s * WG + lid;
             if (k < e1 - e0) {
-                prod[k] = values[e0 + k] * x[x_off + base + col_off[e0 + k]];
+                prod[k] = MATRIX_LOAD_S(&values[e0 + k]) * GATHER_LOAD_S(&x[x_off + base + MATRIX_LOAD_H(&col_off[e0 + k])]);
             }
         }
     } else {
@@ -340,7 +340,7 @@ inline void csr_stream_stage(__global const uint *restrict col_idx,
         for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
             const uint k = s * WG + lid;
             if (k < e1 - e0) {
-                prod[k] = values[e0 + k] * x[x_off + col_idx[e0 + k]];
+                prod[k] = MATRIX_LOAD_S(&values[e0 + k]) * GATHER_LOAD_S(&x[x_off + MATRIX_LOAD_U(&col_idx[e0 + k])]);
             }
         }
     }
@@ -557,7 +557,7 @@ pk_kernel void csr_long_chunks(PK_GLOBAL_RESTRICT(const uint, col_idx), PK_GLOBA
         const uint end = chunk_end[c];
         SCALAR sum = ZERO;
         for (uint j = chunk_begin[c] + get_local_id(0); j < end; j += WG) {
-            sum += values[j] * x[x_off + col_idx[j]];
+            sum += MATRIX_LOAD_S(&values[j]) * GATHER_LOAD_S(&x[x_off + MATRIX_LOAD_U(&col_idx[j])]);
         }
         sum = group_sum(scratch, sum);
         if (get_local_id(0) == 0) {

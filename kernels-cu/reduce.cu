@@ -49,6 +49,29 @@
 #define PDL_WAIT() ((void)0)
 #endif
 
+/* Cache hints of the SpMV kernels' loads (PK_LOAD_HINTS, set by the backend, default 1; see
+ * src/backend/tuning.rs MATRIX_LOAD_HINTS_ENV): MATRIX_LOAD(p) reads an entry of a matrix
+ * array that a kernel reads once and whole lines at a time (the coalesced staging of the CSR
+ * stream kernel, SELL slices, long rows; not the CSR vector kernel, whose threads walk their
+ * rows through L1), GATHER_LOAD(p) an entry of the vector the product gathers from.
+ *   0: plain loads;
+ *   1: the matrix streamed (ld.global.cs: evict first from L1 and L2), so that it does not push
+ *      the gathered vector out of the caches;
+ *   2: as 1, and the gathers through the read-only path (ld.global.nc). */
+#ifndef PK_LOAD_HINTS
+#define PK_LOAD_HINTS 1
+#endif
+#if PK_LOAD_HINTS >= 1
+#define MATRIX_LOAD(p) __ldcs(p)
+#else
+#define MATRIX_LOAD(p) (*(p))
+#endif
+#if PK_LOAD_HINTS >= 2
+#define GATHER_LOAD(p) __ldg(p)
+#else
+#define GATHER_LOAD(p) (*(p))
+#endif
+
 #define ZERO ((SCALAR)0)
 #define WARPS (WG / 32)
 #define FULL_MASK 0xffffffffu

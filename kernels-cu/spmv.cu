@@ -127,12 +127,12 @@ __device__ __forceinline__ SCALAR sell_row(const uint c, const uint *__restrict_
         const SCALAR *xs = x + slice_col[slice];
         for (uint j = 0; j < len; ++j) {
             const uint e = base + j * c;
-            sum += values[e] * xs[col_off[e]];
+            sum += MATRIX_LOAD(&values[e]) * GATHER_LOAD(&xs[MATRIX_LOAD(&col_off[e])]);
         }
     } else {
         for (uint j = 0; j < len; ++j) {
             const uint e = base + j * c;
-            sum += values[e] * x[col_idx[e]];
+            sum += MATRIX_LOAD(&values[e]) * GATHER_LOAD(&x[MATRIX_LOAD(&col_idx[e])]);
         }
     }
     return sum;
@@ -303,7 +303,7 @@ __device__ __forceinline__ SCALAR csr_stream_wide_row(const uint *__restrict__ c
     }
     SCALAR sum = ZERO;
     for (uint j = e0 + threadIdx.x; j < e1; j += WG) {
-        sum += values[j] * x[col_idx[j]];
+        sum += MATRIX_LOAD(&values[j]) * GATHER_LOAD(&x[MATRIX_LOAD(&col_idx[j])]);
     }
     return block_sum1(sum);
 }
@@ -332,7 +332,7 @@ __device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_id
         for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
             const uint k = s * WG + threadIdx.x;
             if (k < e1 - e0) {
-                prod[k] = values[e0 + k] * x[base + col_off[e0 + k]];
+                prod[k] = MATRIX_LOAD(&values[e0 + k]) * GATHER_LOAD(&x[base + MATRIX_LOAD(&col_off[e0 + k])]);
             }
         }
     } else {
@@ -340,7 +340,7 @@ __device__ __forceinline__ void csr_stream_stage(const uint *__restrict__ col_id
         for (uint s = 0; s < (CSR_STREAM_CAP + WG - 1) / WG; ++s) {
             const uint k = s * WG + threadIdx.x;
             if (k < e1 - e0) {
-                prod[k] = values[e0 + k] * x[col_idx[e0 + k]];
+                prod[k] = MATRIX_LOAD(&values[e0 + k]) * GATHER_LOAD(&x[MATRIX_LOAD(&col_idx[e0 + k])]);
             }
         }
     }
@@ -508,7 +508,7 @@ extern "C" __launch_bounds__(WG) __global__ void csr_long_chunks(const uint *__r
         const uint end = chunk_end[c];
         SCALAR sum = ZERO;
         for (uint j = chunk_begin[c] + threadIdx.x; j < end; j += WG) {
-            sum += values[j] * xs[col_idx[j]];
+            sum += MATRIX_LOAD(&values[j]) * GATHER_LOAD(&xs[MATRIX_LOAD(&col_idx[j])]);
         }
         sum = block_sum1(sum);
         if (threadIdx.x == 0) {

@@ -42,6 +42,12 @@ pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
 /// `kernels-cu/reduce.cu`); `0` launches them the classic way (for comparisons).
 pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 
+/// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
+/// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
+/// streamed (evict first), 2 also the gathers through the read-only path. CUDA, and OpenCL on
+/// NVIDIA GPUs (inline PTX, with the device-address arguments).
+pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -94,4 +100,15 @@ pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel
 pub(crate) fn cuda_pdl() -> bool {
     static PDL: OnceLock<bool> = OnceLock::new();
     *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
+}
+
+/// The SpMV load hints of [`MATRIX_LOAD_HINTS_ENV`] (0..=2, default 1).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn matrix_load_hints() -> usize {
+    static HINTS: OnceLock<usize> = OnceLock::new();
+    *HINTS.get_or_init(|| {
+        parse_env(MATRIX_LOAD_HINTS_ENV)
+            .filter(|h| *h <= 2)
+            .unwrap_or(1)
+    })
 }

@@ -316,6 +316,10 @@ fn options(arch: &str, precision: Precision, block: u32) -> Vec<String> {
         format!("--gpu-architecture={arch}"),
         format!("-DSCALAR={scalar}"),
         format!("-DWG={block}"),
+        format!(
+            "-DPK_LOAD_HINTS={}",
+            crate::backend::tuning::matrix_load_hints()
+        ),
         "--std=c++17".into(),
         "-default-device".into(),
         "--fmad=false".into(),

@@ -47,9 +47,7 @@ pub(crate) fn env_switch(name: &str) -> Result<Option<bool>> {
 /// Whether device-address arguments are wanted on `device`: the environment variable, else on
 /// for NVIDIA GPUs only.
 pub(crate) fn wanted(device: &DeviceDescription) -> Result<bool> {
-    Ok(env_switch(ADDRESS_ENV)?.unwrap_or_else(|| {
-        device.is_gpu && device.platform_name.to_ascii_lowercase().contains("nvidia")
-    }))
+    Ok(env_switch(ADDRESS_ENV)?.unwrap_or_else(|| device.is_nvidia_gpu()))
 }
 
 impl OpenClBackend {

@@ -87,6 +87,11 @@ impl DeviceDescription {
         format!("{} / {}", self.platform_name, self.device_name)
     }
 
+    /// A GPU of NVIDIA's OpenCL platform (device-address arguments and inline PTX).
+    pub(crate) fn is_nvidia_gpu(&self) -> bool {
+        self.is_gpu && self.platform_name.to_ascii_lowercase().contains("nvidia")
+    }
+
     /// One line for listings: "P:D platform / device (GPU, 132 CUs, 140.0 GiB, fp64)".
     pub fn summary(&self) -> String {
         format!(

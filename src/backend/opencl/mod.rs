@@ -256,6 +256,7 @@ impl OpenClBackend {
             self.device.is_gpu,
             self.device.local_mem_bytes,
             false,
+            self.device.is_nvidia_gpu(),
         );
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }

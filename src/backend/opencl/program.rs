@@ -50,7 +50,8 @@ pub(crate) fn full_source(precision: Precision) -> String {
 
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
-/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses).
+/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `nvidia_gpu`
+/// the SpMV load hints (`-D PK_LOAD_HINTS`, inline PTX, see `kernels-cl/reduce.cl`).
 /// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
 /// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
 /// local arrays pass the device's limit may not build at all).
@@ -60,6 +61,7 @@ pub(crate) fn build_options(
     gpu: bool,
     local_mem_bytes: u64,
     address_args: bool,
+    nvidia_gpu: bool,
 ) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
@@ -76,7 +78,19 @@ pub(crate) fn build_options(
     } else {
         ""
     };
-    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}")
+    // Inline PTX cache hints: NVIDIA's compiler takes PTX, no other does.
+    let hints = match crate::backend::tuning::matrix_load_hints() {
+        h if h > 0 && nvidia_gpu => {
+            let single = if precision == Precision::F32 {
+                " -D PK_SINGLE"
+            } else {
+                ""
+            };
+            format!(" -D PK_LOAD_HINTS={h}{single}")
+        }
+        _ => String::new(),
+    };
+    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}{hints}")
 }
 
 /// Whether `afsai_grow_team`'s local arrays fit `local_mem_bytes` for work-group size `wg`
@@ -229,6 +243,7 @@ impl CompiledProgram {
             desc.is_gpu,
             desc.local_mem_bytes,
             address_args,
+            desc.is_nvidia_gpu(),
         );
         let packed_args = address_args && packed_args;
         let (source, packed) = if packed_args {
