@@ -8,7 +8,10 @@
 # release build with --features "cuda opencl cli" packed into .device/bin (the layout of the
 # other device scripts):
 #   OUT=... PARTS="tests spmv cusparse solvers ncu" bash scripts/h200-load-hints.sh
-# MATRICES (problem:n pairs) and HINTS (values) narrow the sweep. CSV under $OUT, a table last.
+# MATRICES (problem:n pairs) and HINTS (values) narrow the sweep. PARTS=refresh re-measures
+# issue 16's matrices at n >= 3.9M with the default hints (REFRESH: problem:n:format triples;
+# `pipekrylov bench --solvers spmv,cg,bicgstab,gmres --repeats 5`, CSVs refresh-hints-*).
+# CSV under $OUT, a table last.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
@@ -65,8 +68,20 @@ if has solvers; then
     done
   done
 fi
+if has refresh; then
+  for case in ${REFRESH:-poisson2d:4190209:sell poisson2d:4190209:auto poisson3d:4096000:auto poisson3d:4096000:sell elasticity3d:4000000:auto circuit:4194304:auto powerlaw:4194304:auto stencil27:4096000:auto}; do
+    p=${case%%:*}; rest=${case#*:}; n=${rest%%:*}; f=${rest#*:}
+    timeout 280 $PK bench --backends cuda,opencl --solvers spmv,cg,bicgstab,gmres --problem "$p:$n" \
+      --format "$f" --repeats 5 --out "$OUT/refresh-hints-$p-$f-h200.csv" \
+      --quiet > /dev/null 2>&1
+    echo "refresh $p $f: status $?"
+  done
+  python3 scripts/issue16_table.py "$OUT"
+fi
 if has ncu; then
   M="gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum"
+  M="$M,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem"
+  M="$M,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed"
   for h in 0 1 2; do
     PIPEKRYLOV_MATRIX_LOAD_HINTS=$h timeout 200 $NCU --csv --metrics "$M" -k regex:spmv_dots \
       --launch-skip 10 --launch-count 3 bash .device/run pipekrylov bench --backends cuda \
