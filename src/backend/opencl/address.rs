@@ -165,6 +165,13 @@ impl OpenClBackend {
         self.built_program_property(|p| p.address_args)
     }
 
+    /// Whether the programs read the SpMV's matrix with cache hints (inline PTX, NVIDIA GPUs:
+    /// see [`crate::backend::tuning::MATRIX_LOAD_HINTS_ENV`]; a driver that refuses them gets
+    /// plain loads): `None` before the first program was built.
+    pub fn uses_load_hints(&self) -> Option<bool> {
+        self.built_program_property(|p| p.load_hints)
+    }
+
     /// Forget the built programs (rebuilt at the next launch with the current settings).
     pub(crate) fn drop_programs(&mut self) {
         for p in self.programs.iter_mut() {

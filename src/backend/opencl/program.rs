@@ -50,8 +50,9 @@ pub(crate) fn full_source(precision: Precision) -> String {
 
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
-/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `nvidia_gpu`
-/// the SpMV load hints (`-D PK_LOAD_HINTS`, inline PTX, see `kernels-cl/reduce.cl`).
+/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `load_hints`
+/// the SpMV load hints of [`crate::backend::tuning::matrix_load_hints`] (`-D PK_LOAD_HINTS`,
+/// inline PTX: NVIDIA GPUs only, see `kernels-cl/reduce.cl`).
 /// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
 /// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
 /// local arrays pass the device's limit may not build at all).
@@ -61,7 +62,7 @@ pub(crate) fn build_options(
     gpu: bool,
     local_mem_bytes: u64,
     address_args: bool,
-    nvidia_gpu: bool,
+    load_hints: bool,
 ) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
@@ -78,9 +79,8 @@ pub(crate) fn build_options(
     } else {
         ""
     };
-    // Inline PTX cache hints: NVIDIA's compiler takes PTX, no other does.
     let hints = match crate::backend::tuning::matrix_load_hints() {
-        h if h > 0 && nvidia_gpu => {
+        h if h > 0 && load_hints => {
             let single = if precision == Precision::F32 {
                 " -D PK_SINGLE"
             } else {
@@ -223,6 +223,8 @@ pub(crate) struct CompiledProgram {
     pub(crate) address_args: bool,
     /// Whether the kernels take packed arguments (`packed.rs`; address mode only).
     pub(crate) packed_args: bool,
+    /// Built with the SpMV load hints (`-D PK_LOAD_HINTS`, inline PTX on NVIDIA GPUs).
+    pub(crate) load_hints: bool,
 }
 
 impl CompiledProgram {
@@ -237,21 +239,33 @@ impl CompiledProgram {
         packed_args: bool,
     ) -> Result<Self> {
         let device = desc.device;
-        let options = build_options(
-            precision,
-            wg,
-            desc.is_gpu,
-            desc.local_mem_bytes,
-            address_args,
-            desc.is_nvidia_gpu(),
-        );
+        let options = |load_hints: bool| {
+            build_options(
+                precision,
+                wg,
+                desc.is_gpu,
+                desc.local_mem_bytes,
+                address_args,
+                load_hints,
+            )
+        };
         let packed_args = address_args && packed_args;
         let (source, packed) = if packed_args {
             super::packed::pack_source(&full_source(precision), precision)?
         } else {
             (full_source(precision), HashMap::new())
         };
-        let program = build(ctx, device, &source, &options)?;
+        // The load hints are inline PTX: a driver whose compiler refuses them gets the program
+        // without them (plain loads) rather than no program.
+        let mut load_hints =
+            desc.is_nvidia_gpu() && crate::backend::tuning::matrix_load_hints() > 0;
+        let program = match build(ctx, device, &source, &options(load_hints)) {
+            Err(_) if load_hints => {
+                load_hints = false;
+                build(ctx, device, &source, &options(false))?
+            }
+            built => built?,
+        };
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
@@ -267,6 +281,35 @@ impl CompiledProgram {
             kernels,
             address_args,
             packed_args,
+            load_hints,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_hints_are_defined_only_where_asked_with_the_precision_of_their_ptx() {
+        let opts = |p, hints| build_options(p, 256, true, 49152, true, hints);
+        // The default of PIPEKRYLOV_MATRIX_LOAD_HINTS (unset in the tests) is 1.
+        if std::env::var_os(crate::backend::tuning::MATRIX_LOAD_HINTS_ENV).is_none() {
+            let f64_opts = opts(Precision::F64, true);
+            assert!(f64_opts.contains(" -D PK_LOAD_HINTS=1"), "{f64_opts}");
+            assert!(!f64_opts.contains("PK_SINGLE"), "{f64_opts}");
+            let f32_opts = opts(Precision::F32, true);
+            assert!(
+                f32_opts.contains(" -D PK_LOAD_HINTS=1 -D PK_SINGLE"),
+                "{f32_opts}"
+            );
+        }
+        for p in [Precision::F32, Precision::F64] {
+            let plain = opts(p, false);
+            assert!(
+                !plain.contains("PK_LOAD_HINTS") && !plain.contains("PK_SINGLE"),
+                "{plain}"
+            );
+        }
     }
 }
