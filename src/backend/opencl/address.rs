@@ -172,6 +172,17 @@ impl OpenClBackend {
         self.built_program_property(|p| p.load_hints)
     }
 
+    /// The driver's binary of the library's program for `precision` (built first if needed;
+    /// PTX text on NVIDIA's platform), for inspecting the generated code.
+    #[doc(hidden)]
+    pub fn program_binary(&self, precision: Precision) -> Result<Vec<u8>> {
+        let guard = self.program(precision)?;
+        match guard.as_ref() {
+            Some(p) => super::program::program_binary(&p.program),
+            None => Err(Error::Unsupported("OpenCL program not built".into())),
+        }
+    }
+
     /// Forget the built programs (rebuilt at the next launch with the current settings).
     pub(crate) fn drop_programs(&mut self) {
         for p in self.programs.iter_mut() {

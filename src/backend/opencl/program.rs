@@ -132,6 +132,47 @@ fn build_log(program: &Program, device: DeviceId) -> String {
     String::from_utf8_lossy(&bytes[..end]).trim().to_string()
 }
 
+/// The binary the driver made of `program` for its one device (PTX text on NVIDIA's platform),
+/// for inspecting the generated code (`examples/probes/opencl_ptx.rs`).
+pub(crate) fn program_binary(program: &Program) -> Result<Vec<u8>> {
+    let fail = |what: &str, code: cl_int| Error::Driver {
+        backend: BACKEND.into(),
+        call: "clGetProgramInfo".into(),
+        message: format!("{what}: {} ({code})", cl::status_name(code)),
+    };
+    let mut size = 0usize;
+    // SAFETY: a live program with one device: CL_PROGRAM_BINARY_SIZES is one size_t.
+    let code = unsafe {
+        ffi::clGetProgramInfo(
+            program.0,
+            ffi::CL_PROGRAM_BINARY_SIZES,
+            std::mem::size_of::<usize>(),
+            (&mut size as *mut usize).cast(),
+            ptr::null_mut(),
+        )
+    };
+    if code != ffi::CL_SUCCESS {
+        return Err(fail("binary size", code));
+    }
+    let mut bytes = vec![0u8; size];
+    let mut slot = bytes.as_mut_ptr();
+    // SAFETY: CL_PROGRAM_BINARIES takes one pointer per device (one here), each to a buffer of
+    // the size reported above.
+    let code = unsafe {
+        ffi::clGetProgramInfo(
+            program.0,
+            ffi::CL_PROGRAM_BINARIES,
+            std::mem::size_of::<*mut u8>(),
+            (&mut slot as *mut *mut u8).cast(),
+            ptr::null_mut(),
+        )
+    };
+    if code != ffi::CL_SUCCESS {
+        return Err(fail("binary", code));
+    }
+    Ok(bytes)
+}
+
 /// Compile `source` with `options` for one device. Any failure is [`Error::KernelBuild`] with
 /// the compiler log.
 pub(crate) fn build(
