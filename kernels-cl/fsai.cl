@@ -496,7 +496,147 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
     PK_BIND(const SCALAR, a_values);
     PK_BIND(uint, out_cols);
     PK_BIND(uint, out_len);
-#if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0 && defined(AFSAI_TEAM_LOCAL_OK)
+#if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0 && defined(AFSAI_TEAM_LOCAL_OK) && defined(PK_NV_PTX)
+    /* NVIDIA GPUs: a team is a warp, so its posts go through warp shuffles (inline PTX, see
+     * reduce.cl) without work-group barriers: the CUDA kernel's algorithm line for line
+     * (kernels-cu/fsai.cu), the same outputs bit for bit. */
+#define AFSAI_TEAMS (WG / AFSAI_TEAM)
+    __local SCALAR tl[AFSAI_TEAMS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
+    __local SCALAR ty[AFSAI_TEAMS][AFSAI_TEAM];
+    __local SCALAR tg[AFSAI_TEAMS][AFSAI_TEAM];   /* G~(i, P) */
+    __local SCALAR tent[AFSAI_TEAMS][AFSAI_TEAM]; /* a_{j, P_a}; [30] a_jj, [31] -a_ij */
+    __local uint tp[AFSAI_TEAMS][AFSAI_TEAM];     /* P in insertion order */
+    __local uint tps[AFSAI_TEAMS][AFSAI_TEAM];    /* P sorted */
+    const uint lane = get_local_id(0) % AFSAI_TEAM;
+    const uint team = get_local_id(0) / AFSAI_TEAM;
+    const uint cap = max_steps * per_step;
+    for (uint t = get_group_id(0) * AFSAI_TEAMS + team; t < rows; t += get_num_groups(0) * AFSAI_TEAMS) {
+        const uint i = row_begin + t;
+        const SCALAR psi0 = afsai_entry(a_row_ptr, a_col_idx, a_values, i, i);
+        SCALAR psi = psi0;
+        uint m = 0;
+        int failed = 0;
+        for (uint step = 0; step < max_steps && !failed; ++step) {
+            const SCALAR psi_prev = psi;
+            /* 1. the warp's lists: P_lane (lane < m) and row i (lane 31) */
+            uint c = 0, c_end = 0, col = AFSAI_NONE;
+            SCALAR w = ZERO, term = ZERO;
+            if (lane < m || lane == AFSAI_TEAM - 1) {
+                const uint r = lane < m ? tp[team][lane] : i;
+                w = lane < m ? tg[team][lane] : (SCALAR)1;
+                c = a_row_ptr[r];
+                c_end = a_row_ptr[r + 1];
+                if (c < c_end && a_col_idx[c] < i) {
+                    col = a_col_idx[c];
+                    term = w * a_values[c];
+                }
+            }
+            uint sel_col[AFSAI_MAX_PER_STEP];
+            SCALAR sel_val[AFSAI_MAX_PER_STEP];
+            uint nsel = 0;
+            uint sp = 0;
+            for (;;) {
+                const uint jmin = warp_min_u32(col);
+                if (jmin == AFSAI_NONE) break;
+                /* the gradient: the posters' terms in lane order, first term first */
+                uint posters = warp_ballot(col == jmin);
+                SCALAR acc = ZERO;
+                int first = 1;
+                while (posters != 0u) {
+                    const uint l = popcount((posters & (0u - posters)) - 1u);
+                    posters &= posters - 1u;
+                    const SCALAR tv = warp_shfl_scalar(term, l);
+                    acc = first ? tv : acc + tv;
+                    first = 0;
+                }
+                if (col == jmin) {
+                    ++c;
+                    if (c < c_end && a_col_idx[c] < i) {
+                        col = a_col_idx[c];
+                        term = w * a_values[c];
+                    } else {
+                        col = AFSAI_NONE;
+                        term = ZERO;
+                    }
+                }
+                /* 2. selection (the same in every lane) */
+                while (sp < m && tps[team][sp] < jmin) ++sp;
+                if (sp < m && tps[team][sp] == jmin) continue;
+                afsai_offer(fabs(acc), jmin, per_step, sel_col, sel_val, &nsel);
+            }
+            if (nsel == 0) break; /* the pattern stops growing */
+            /* 3. extend L, y and psi by the selected columns, in rank order */
+            for (uint q = 0; q < nsel && !failed; ++q) {
+                const uint j = sel_col[q];
+                if (lane < m) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, tp[team][lane]);
+                else if (lane == AFSAI_TEAM - 2) tent[team][lane] = afsai_entry(a_row_ptr, a_col_idx, a_values, j, j);
+                else if (lane == AFSAI_TEAM - 1) tent[team][lane] = -afsai_entry(a_row_ptr, a_col_idx, a_values, i, j);
+                warp_sync();
+                int bad = 0;
+                SCALAR psi_new = psi;
+                if (lane == 0) {
+                    __local SCALAR *L = tl[team];
+                    const uint lm = m * (m + 1) / 2; /* row m of L */
+                    SCALAR d = tent[team][AFSAI_TEAM - 2];
+                    SCALAR yv = tent[team][AFSAI_TEAM - 1];
+                    for (uint a = 0; a < m; ++a) {
+                        SCALAR v = tent[team][a];
+                        const uint la = a * (a + 1) / 2;
+                        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
+                        v = v / L[la + a];
+                        L[lm + a] = v;
+                        d -= v * v;
+                        yv -= v * ty[team][a];
+                    }
+                    if (!(d > ZERO) || isinf(d)) {
+                        bad = 1;
+                    } else {
+                        const SCALAR dm = sqrt(d);
+                        L[lm + m] = dm;
+                        yv = yv / dm;
+                        ty[team][m] = yv;
+                        psi_new = psi - yv * yv;
+                        tp[team][m] = j;
+                        uint s = m; /* insert j into the sorted copy */
+                        while (s > 0 && tps[team][s - 1] > j) {
+                            tps[team][s] = tps[team][s - 1];
+                            --s;
+                        }
+                        tps[team][s] = j;
+                    }
+                }
+                warp_sync();
+                failed = (int)warp_shfl_u32((uint)bad, 0);
+                if (!failed) {
+                    psi = warp_shfl_scalar(psi_new, 0);
+                    ++m;
+                }
+            }
+            if (failed) break;
+            /* G~(i, P) = L^-T y, backward (lane 0) */
+            if (lane == 0) {
+                __local const SCALAR *L = tl[team];
+                for (uint a = m; a-- > 0;) {
+                    SCALAR v = ty[team][a];
+                    for (uint k = a + 1; k < m; ++k) v -= L[k * (k + 1) / 2 + a] * tg[team][k];
+                    tg[team][a] = v / L[a * (a + 1) / 2 + a];
+                }
+            }
+            warp_sync();
+            /* 4. eq. (17) (stop_rule 0) or the step's relative reduction (stop_rule 1) */
+            if (stop_rule == 0u ? psi <= eps * psi0 : psi_prev - psi <= eps * psi_prev) break;
+        }
+        if (failed) {
+            if (lane == 0) out_len[t] = 0xffffffffu;
+        } else {
+            if (lane < m) out_cols[(ulong)t * cap + lane] = tp[team][lane];
+            if (lane == 0) out_len[t] = m;
+        }
+        /* the warp's local arrays are rewritten by its next row only after every read */
+        warp_sync();
+    }
+#undef AFSAI_TEAMS
+#elif WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0 && defined(AFSAI_TEAM_LOCAL_OK)
 #define AFSAI_TEAMS (WG / AFSAI_TEAM)
     __local SCALAR tl[AFSAI_TEAMS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
     __local SCALAR ty[AFSAI_TEAMS][AFSAI_TEAM];

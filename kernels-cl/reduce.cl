@@ -87,6 +87,51 @@ inline SCALAR gather_load_s(__global const SCALAR *p) {
 #define GATHER_LOAD_S(p) (*(p))
 #endif
 
+/* Warp intrinsics on NVIDIA GPUs (-D PK_NV_PTX, set by the backend there: NVIDIA's OpenCL
+ * compiler takes inline PTX): work-items 32 k .. 32 k + 31 of a 1-D work-group are one warp,
+ * as in CUDA. Every lane of the warp must call them (full mask). */
+#ifdef PK_NV_PTX
+/* __syncwarp: the warp's lanes meet, and their local-memory accesses are ordered. */
+inline void warp_sync(void) {
+    asm volatile("bar.warp.sync -1;" ::: "memory");
+}
+/* __shfl_sync(full, v, src) */
+inline uint warp_shfl_u32(uint v, uint src) {
+    uint r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(src));
+    return r;
+}
+#ifdef PK_SINGLE
+inline SCALAR warp_shfl_scalar(SCALAR v, uint src) {
+    return as_float(warp_shfl_u32(as_uint(v), src));
+}
+#else
+inline SCALAR warp_shfl_scalar(SCALAR v, uint src) {
+    uint2 p = as_uint2(v);
+    p.x = warp_shfl_u32(p.x, src);
+    p.y = warp_shfl_u32(p.y, src);
+    return as_double(p);
+}
+#endif
+/* The warp's smallest v (butterfly). */
+inline uint warp_min_u32(uint v) {
+    for (uint off = 16; off > 0; off >>= 1) {
+        uint o;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(o) : "r"(v), "r"(off));
+        v = min(v, o);
+    }
+    return v;
+}
+/* __ballot_sync(full, pred): bit l set when lane l's pred holds. */
+inline uint warp_ballot(int pred) {
+    uint r;
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.s32 p, %1, 0;\n\tvote.sync.ballot.b32 %0, p, 0xffffffff;\n\t}"
+                 : "=r"(r)
+                 : "r"(pred));
+    return r;
+}
+#endif
+
 /* Global-pointer parameters. Every kernel declares them with PK_GLOBAL(T, name) (or
  * PK_GLOBAL_RESTRICT) and binds them with PK_BIND(T, name); at the top of its body. Normally
  * they are plain `__global T *` parameters set with clSetKernelArg(cl_mem). With

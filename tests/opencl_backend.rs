@@ -674,15 +674,9 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     assert_eq!(off.uses_address_args(), Some(false));
     assert_eq!(off.uses_packed_args(), Some(false));
     let platform = on.device().platform_name.to_ascii_lowercase();
-    // The SpMV load hints (inline PTX) build on NVIDIA GPUs and nowhere else.
+    // The inline-PTX paths build on NVIDIA GPUs and nowhere else.
     let nvidia_gpu = platform.contains("nvidia") && on.device().is_gpu;
-    let hints_wanted = std::env::var(pipekrylov::backend::tuning::MATRIX_LOAD_HINTS_ENV)
-        .map_or(true, |v| v.trim() != "0");
-    assert_eq!(
-        on.uses_load_hints(),
-        Some(nvidia_gpu && hints_wanted),
-        "{platform}"
-    );
+    assert_eq!(on.uses_inline_ptx(), Some(nvidia_gpu), "{platform}");
     if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
         assert_eq!(on.uses_address_args(), Some(true), "{platform}");
         assert_eq!(on.uses_packed_args(), Some(true), "{platform}");

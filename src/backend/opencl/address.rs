@@ -165,11 +165,12 @@ impl OpenClBackend {
         self.built_program_property(|p| p.address_args)
     }
 
-    /// Whether the programs read the SpMV's matrix with cache hints (inline PTX, NVIDIA GPUs:
-    /// see [`crate::backend::tuning::MATRIX_LOAD_HINTS_ENV`]; a driver that refuses them gets
-    /// plain loads): `None` before the first program was built.
-    pub fn uses_load_hints(&self) -> Option<bool> {
-        self.built_program_property(|p| p.load_hints)
+    /// Whether the programs were built with the inline-PTX paths of NVIDIA GPUs (warp
+    /// intrinsics, and the SpMV's cache hints of
+    /// [`crate::backend::tuning::MATRIX_LOAD_HINTS_ENV`]); a driver that refuses them gets the
+    /// portable program. `None` before the first program was built.
+    pub fn uses_inline_ptx(&self) -> Option<bool> {
+        self.built_program_property(|p| p.inline_ptx)
     }
 
     /// The driver's binary of the library's program for `precision` (built first if needed;

@@ -50,9 +50,10 @@ pub(crate) fn full_source(precision: Precision) -> String {
 
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
-/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `load_hints`
-/// the SpMV load hints of [`crate::backend::tuning::matrix_load_hints`] (`-D PK_LOAD_HINTS`,
-/// inline PTX: NVIDIA GPUs only, see `kernels-cl/reduce.cl`).
+/// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `inline_ptx`
+/// (NVIDIA GPUs only) `-D PK_NV_PTX` (warp intrinsics) and the SpMV load hints of
+/// [`crate::backend::tuning::matrix_load_hints`] (`-D PK_LOAD_HINTS`), both inline PTX (see
+/// `kernels-cl/reduce.cl`), with `-D PK_SINGLE` in single precision.
 /// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
 /// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
 /// local arrays pass the device's limit may not build at all).
@@ -62,7 +63,7 @@ pub(crate) fn build_options(
     gpu: bool,
     local_mem_bytes: u64,
     address_args: bool,
-    load_hints: bool,
+    inline_ptx: bool,
 ) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
@@ -79,18 +80,18 @@ pub(crate) fn build_options(
     } else {
         ""
     };
-    let hints = match crate::backend::tuning::matrix_load_hints() {
-        h if h > 0 && load_hints => {
-            let single = if precision == Precision::F32 {
-                " -D PK_SINGLE"
-            } else {
-                ""
-            };
-            format!(" -D PK_LOAD_HINTS={h}{single}")
-        }
-        _ => String::new(),
+    let ptx = if inline_ptx {
+        let single = if precision == Precision::F32 {
+            " -D PK_SINGLE"
+        } else {
+            ""
+        };
+        let hints = crate::backend::tuning::matrix_load_hints();
+        format!(" -D PK_NV_PTX{single} -D PK_LOAD_HINTS={hints}")
+    } else {
+        String::new()
     };
-    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}{hints}")
+    format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}{ptx}")
 }
 
 /// Whether `afsai_grow_team`'s local arrays fit `local_mem_bytes` for work-group size `wg`
@@ -264,8 +265,8 @@ pub(crate) struct CompiledProgram {
     pub(crate) address_args: bool,
     /// Whether the kernels take packed arguments (`packed.rs`; address mode only).
     pub(crate) packed_args: bool,
-    /// Built with the SpMV load hints (`-D PK_LOAD_HINTS`, inline PTX on NVIDIA GPUs).
-    pub(crate) load_hints: bool,
+    /// Built with the inline-PTX paths of NVIDIA GPUs (`-D PK_NV_PTX`, see [`build_options`]).
+    pub(crate) inline_ptx: bool,
 }
 
 impl CompiledProgram {
@@ -280,14 +281,14 @@ impl CompiledProgram {
         packed_args: bool,
     ) -> Result<Self> {
         let device = desc.device;
-        let options = |load_hints: bool| {
+        let options = |inline_ptx: bool| {
             build_options(
                 precision,
                 wg,
                 desc.is_gpu,
                 desc.local_mem_bytes,
                 address_args,
-                load_hints,
+                inline_ptx,
             )
         };
         let packed_args = address_args && packed_args;
@@ -296,13 +297,12 @@ impl CompiledProgram {
         } else {
             (full_source(precision), HashMap::new())
         };
-        // The load hints are inline PTX: a driver whose compiler refuses them gets the program
-        // without them (plain loads) rather than no program.
-        let mut load_hints =
-            desc.is_nvidia_gpu() && crate::backend::tuning::matrix_load_hints() > 0;
-        let program = match build(ctx, device, &source, &options(load_hints)) {
-            Err(_) if load_hints => {
-                load_hints = false;
+        // A driver whose compiler refuses the inline PTX gets the portable program (plain
+        // loads, work-group barriers) rather than no program.
+        let mut inline_ptx = desc.is_nvidia_gpu();
+        let program = match build(ctx, device, &source, &options(inline_ptx)) {
+            Err(_) if inline_ptx => {
+                inline_ptx = false;
                 build(ctx, device, &source, &options(false))?
             }
             built => built?,
@@ -322,7 +322,7 @@ impl CompiledProgram {
             kernels,
             address_args,
             packed_args,
-            load_hints,
+            inline_ptx,
         })
     }
 }
@@ -332,23 +332,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn load_hints_are_defined_only_where_asked_with_the_precision_of_their_ptx() {
-        let opts = |p, hints| build_options(p, 256, true, 49152, true, hints);
+    fn inline_ptx_is_defined_only_where_asked_with_the_precision_of_its_shuffles() {
+        let opts = |p, ptx| build_options(p, 256, true, 49152, true, ptx);
+        let f64_opts = opts(Precision::F64, true);
+        assert!(
+            f64_opts.contains(" -D PK_NV_PTX -D PK_LOAD_HINTS="),
+            "{f64_opts}"
+        );
+        assert!(!f64_opts.contains("PK_SINGLE"), "{f64_opts}");
+        let f32_opts = opts(Precision::F32, true);
+        assert!(
+            f32_opts.contains(" -D PK_NV_PTX -D PK_SINGLE"),
+            "{f32_opts}"
+        );
         // The default of PIPEKRYLOV_MATRIX_LOAD_HINTS (unset in the tests) is 1.
         if std::env::var_os(crate::backend::tuning::MATRIX_LOAD_HINTS_ENV).is_none() {
-            let f64_opts = opts(Precision::F64, true);
-            assert!(f64_opts.contains(" -D PK_LOAD_HINTS=1"), "{f64_opts}");
-            assert!(!f64_opts.contains("PK_SINGLE"), "{f64_opts}");
-            let f32_opts = opts(Precision::F32, true);
-            assert!(
-                f32_opts.contains(" -D PK_LOAD_HINTS=1 -D PK_SINGLE"),
-                "{f32_opts}"
-            );
+            assert!(f64_opts.ends_with(" -D PK_LOAD_HINTS=1"), "{f64_opts}");
         }
         for p in [Precision::F32, Precision::F64] {
             let plain = opts(p, false);
             assert!(
-                !plain.contains("PK_LOAD_HINTS") && !plain.contains("PK_SINGLE"),
+                !plain.contains("PK_NV_PTX")
+                    && !plain.contains("PK_LOAD_HINTS")
+                    && !plain.contains("PK_SINGLE"),
                 "{plain}"
             );
         }
