@@ -676,7 +676,13 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     let platform = on.device().platform_name.to_ascii_lowercase();
     // The inline-PTX paths build on NVIDIA GPUs and nowhere else.
     let nvidia_gpu = platform.contains("nvidia") && on.device().is_gpu;
-    assert_eq!(on.uses_inline_ptx(), Some(nvidia_gpu), "{platform}");
+    let ptx_wanted = std::env::var(pipekrylov::backend::tuning::OPENCL_INLINE_PTX_ENV)
+        .map_or(true, |v| v.trim() != "0");
+    assert_eq!(
+        on.uses_inline_ptx(),
+        Some(nvidia_gpu && ptx_wanted),
+        "{platform}"
+    );
     if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
         assert_eq!(on.uses_address_args(), Some(true), "{platform}");
         assert_eq!(on.uses_packed_args(), Some(true), "{platform}");

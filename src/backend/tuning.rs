@@ -48,6 +48,11 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// NVIDIA GPUs (inline PTX, with the device-address arguments).
 pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 
+/// Environment variable turning the OpenCL backend's inline-PTX paths on NVIDIA GPUs off (`0`):
+/// warp-shuffle reductions, the warp version of the adaptive FSAI's team growth and the SpMV's
+/// load hints (`-D PK_NV_PTX`, `kernels-cl/reduce.cl`); other devices never use them.
+pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -111,4 +116,11 @@ pub(crate) fn matrix_load_hints() -> usize {
             .filter(|h| *h <= 2)
             .unwrap_or(1)
     })
+}
+
+/// False when [`OPENCL_INLINE_PTX_ENV`] is `0`.
+#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+pub(crate) fn opencl_inline_ptx() -> bool {
+    static PTX: OnceLock<bool> = OnceLock::new();
+    *PTX.get_or_init(|| parse_env(OPENCL_INLINE_PTX_ENV) != Some(0))
 }

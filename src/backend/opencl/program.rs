@@ -299,7 +299,7 @@ impl CompiledProgram {
         };
         // A driver whose compiler refuses the inline PTX gets the portable program (plain
         // loads, work-group barriers) rather than no program.
-        let mut inline_ptx = desc.is_nvidia_gpu();
+        let mut inline_ptx = desc.is_nvidia_gpu() && crate::backend::tuning::opencl_inline_ptx();
         let program = match build(ctx, device, &source, &options(inline_ptx)) {
             Err(_) if inline_ptx => {
                 inline_ptx = false;
