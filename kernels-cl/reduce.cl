@@ -113,24 +113,6 @@ inline SCALAR warp_shfl_scalar(SCALAR v, uint src) {
     return as_double(p);
 }
 #endif
-/* __shfl_down_sync(full, v, delta): lane l gets lane l + delta's v (its own past lane 31). */
-inline uint warp_shfl_down_u32(uint v, uint delta) {
-    uint r;
-    asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(delta));
-    return r;
-}
-#ifdef PK_SINGLE
-inline SCALAR warp_shfl_down_scalar(SCALAR v, uint delta) {
-    return as_float(warp_shfl_down_u32(as_uint(v), delta));
-}
-#else
-inline SCALAR warp_shfl_down_scalar(SCALAR v, uint delta) {
-    uint2 p = as_uint2(v);
-    p.x = warp_shfl_down_u32(p.x, delta);
-    p.y = warp_shfl_down_u32(p.y, delta);
-    return as_double(p);
-}
-#endif
 /* The warp's smallest v (butterfly). */
 inline uint warp_min_u32(uint v) {
     for (uint off = 16; off > 0; off >>= 1) {
@@ -187,49 +169,6 @@ inline uint warp_ballot(int pred) {
 #define FOR_EACH(i, n) for (uint i = get_global_id(0); i < (uint)(n); i += get_global_size(0))
 #endif
 
-#if defined(PK_NV_PTX) && (WG % 32) == 0
-/* NVIDIA GPUs: each warp sums its 32 values with shuffles (lane l += lane l + h, h = 16 .. 1),
- * then every work-item adds the WG / 32 warp sums in warp order: two barriers instead of a tree
- * of log2(WG), and WG / 32 entries of `scratch` used. Same contract as below. */
-inline SCALAR warp_sum_down(SCALAR v) {
-    for (uint off = 16; off > 0; off >>= 1) {
-        v += warp_shfl_down_scalar(v, off);
-    }
-    return v;
-}
-inline SCALAR group_sum(__local SCALAR *scratch, SCALAR v) {
-    const uint lid = get_local_id(0);
-    v = warp_sum_down(v);
-    if ((lid & 31u) == 0) {
-        scratch[lid >> 5] = v;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    SCALAR r = scratch[0];
-    for (uint w = 1; w < WG / 32; ++w) {
-        r += scratch[w];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused right after */
-    return r;
-}
-inline void group_sum_multi(__local SCALAR *scratch, SCALAR *vals, uint m) {
-    const uint lid = get_local_id(0);
-    for (uint k = 0; k < m; ++k) {
-        const SCALAR v = warp_sum_down(vals[k]);
-        if ((lid & 31u) == 0) {
-            scratch[k * (WG / 32) + (lid >> 5)] = v;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = 0; k < m; ++k) {
-        SCALAR r = scratch[k * (WG / 32)];
-        for (uint w = 1; w < WG / 32; ++w) {
-            r += scratch[k * (WG / 32) + w];
-        }
-        vals[k] = r;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-#else
 /* Tree sum of one value per work-item over the work-group; every work-item gets the result.
  * `scratch` has WG entries. Must be called by all work-items of the group. */
 inline SCALAR group_sum(__local SCALAR *scratch, SCALAR v) {
@@ -268,7 +207,6 @@ inline void group_sum_multi(__local SCALAR *scratch, SCALAR *vals, uint m) {
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
-#endif
 
 /* Write this group's partial of `slot` (called by all work-items after group_sum). */
 inline void write_partial(__global SCALAR *partials, uint slot, SCALAR v) {

@@ -679,8 +679,8 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     let ptx_wanted = std::env::var(pipekrylov::backend::tuning::OPENCL_INLINE_PTX_ENV)
         .map_or(true, |v| v.trim() != "0");
     assert_eq!(
-        on.uses_inline_ptx(),
-        Some(nvidia_gpu && ptx_wanted),
+        on.uses_inline_ptx(Precision::F64).unwrap(),
+        nvidia_gpu && ptx_wanted,
         "{platform}"
     );
     if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {

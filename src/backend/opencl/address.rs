@@ -165,16 +165,18 @@ impl OpenClBackend {
         self.built_program_property(|p| p.address_args)
     }
 
-    /// Whether the programs were built with the inline-PTX paths of NVIDIA GPUs (warp
-    /// intrinsics, and the SpMV's cache hints of
-    /// [`crate::backend::tuning::MATRIX_LOAD_HINTS_ENV`]); a driver that refuses them gets the
-    /// portable program. `None` before the first program was built.
-    pub fn uses_inline_ptx(&self) -> Option<bool> {
-        self.built_program_property(|p| p.inline_ptx)
+    /// Whether the kernels of the inline-PTX program (the SpMV kernels with load hints, the warp
+    /// growth of the adaptive FSAI) really have it for `precision`, building it if needed:
+    /// false on devices other than NVIDIA GPUs, with
+    /// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] `0`, or where the driver refused the
+    /// inline PTX (those kernels then run the portable code).
+    pub fn uses_inline_ptx(&self, precision: Precision) -> Result<bool> {
+        let guard = self.program_for(precision, "spmv_dots_sell")?;
+        Ok(guard.as_ref().is_some_and(|p| p.inline_ptx))
     }
 
-    /// The driver's binary of the library's program for `precision` (built first if needed;
-    /// PTX text on NVIDIA's platform), for inspecting the generated code.
+    /// The driver's binary of the library's portable program for `precision` (built first if
+    /// needed; PTX text on NVIDIA's platform), for inspecting the generated code.
     #[doc(hidden)]
     pub fn program_binary(&self, precision: Precision) -> Result<Vec<u8>> {
         let guard = self.program(precision)?;
@@ -186,7 +188,7 @@ impl OpenClBackend {
 
     /// Forget the built programs (rebuilt at the next launch with the current settings).
     pub(crate) fn drop_programs(&mut self) {
-        for p in self.programs.iter_mut() {
+        for p in self.programs.iter_mut().chain(self.ptx_programs.iter_mut()) {
             *p.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }

@@ -75,6 +75,9 @@ pub struct OpenClBackend {
     // Field order is drop order: kernels and programs before the queue and the context.
     // Boxed (with the device description) to keep `AnyBackend`'s variants of similar size.
     programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
+    /// The inline-PTX programs of NVIDIA GPUs (f32, f64), built on first use of a kernel of
+    /// [`program::PTX_KERNELS`].
+    ptx_programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
     /// Pinned host memory for small reads (unmapped before the queue is released).
     staging: Mutex<Option<memory::Staging>>,
     /// Coefficients of `multi_axpy` (grown when needed).
@@ -143,6 +146,7 @@ impl OpenClBackend {
         let packed_wanted = packed::wanted()?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
+            ptx_programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             staging: Mutex::new(None),
             coeffs: Mutex::new(None),
             queue,
@@ -307,10 +311,37 @@ impl OpenClBackend {
 
     /// The locked program cache entry of `precision`, built on first use.
     fn program(&self, precision: Precision) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
+        self.program_in(precision, false)
+    }
+
+    /// The program that runs kernel `name`: the inline-PTX one for [`program::PTX_KERNELS`] on
+    /// NVIDIA GPUs, the portable one otherwise.
+    fn program_for(
+        &self,
+        precision: Precision,
+        name: &str,
+    ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
+        let ptx =
+            program::PTX_KERNELS.contains(&name) && program::inline_ptx_possible(&self.device);
+        self.program_in(precision, ptx)
+    }
+
+    /// The locked cache entry of the portable (`ptx` false) or inline-PTX program of
+    /// `precision`, built on first use.
+    fn program_in(
+        &self,
+        precision: Precision,
+        ptx: bool,
+    ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
         self.require_precision(precision)?;
+        let slots = if ptx {
+            &self.ptx_programs
+        } else {
+            &self.programs
+        };
         let slot = match precision {
-            Precision::F32 => &self.programs[0],
-            Precision::F64 => &self.programs[1],
+            Precision::F32 => &slots[0],
+            Precision::F64 => &slots[1],
         };
         // A poisoned lock only means another thread panicked while holding it; the cache entry
         // is either complete or None, so it is safe to keep using.
@@ -324,6 +355,7 @@ impl OpenClBackend {
                     self.wg,
                     address_args,
                     packed_args,
+                    ptx,
                 )
             };
             let mut built = None;
@@ -371,7 +403,7 @@ impl OpenClBackend {
         args: &[Arg<'_>],
     ) -> Result<()> {
         self.check_alive()?;
-        let mut guard = self.program(T::PRECISION)?;
+        let mut guard = self.program_for(T::PRECISION, name)?;
         let prog = guard.as_mut().ok_or_else(Self::not_built)?;
         let address_args = prog.address_args;
         if address_args {

@@ -133,6 +133,26 @@ fn build_log(program: &Program, device: DeviceId) -> String {
     String::from_utf8_lossy(&bytes[..end]).trim().to_string()
 }
 
+/// The kernels that run from the inline-PTX program on NVIDIA GPUs (the SpMV kernels with the
+/// load hints, the warp version of the adaptive FSAI's team growth); every other kernel runs
+/// from the portable program. On the H200 the portable program's small kernels launched faster:
+/// device-resident CG at n <= 16K took 9.9-12.1 us per iteration from it against 12.3-12.5 from
+/// a program built with `-D PK_NV_PTX` (`bench/results/opencl-warp-sums/`).
+pub(crate) const PTX_KERNELS: [&str; 6] = [
+    "spmv_dots_csr_stream",
+    "residual_csr_stream",
+    "csr_long_chunks",
+    "spmv_dots_sell",
+    "residual_sell",
+    "afsai_grow_team",
+];
+
+/// Whether `desc` can have the inline-PTX program (an NVIDIA GPU, and
+/// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] not `0`).
+pub(crate) fn inline_ptx_possible(desc: &super::DeviceDescription) -> bool {
+    desc.is_nvidia_gpu() && crate::backend::tuning::opencl_inline_ptx()
+}
+
 /// The binary the driver made of `program` for its one device (PTX text on NVIDIA's platform),
 /// for inspecting the generated code (`examples/probes/opencl_ptx.rs`).
 pub(crate) fn program_binary(program: &Program) -> Result<Vec<u8>> {
@@ -279,6 +299,7 @@ impl CompiledProgram {
         wg: usize,
         address_args: bool,
         packed_args: bool,
+        inline_ptx_wanted: bool,
     ) -> Result<Self> {
         let device = desc.device;
         let options = |inline_ptx: bool| {
@@ -299,7 +320,7 @@ impl CompiledProgram {
         };
         // A driver whose compiler refuses the inline PTX gets the portable program (plain
         // loads, work-group barriers) rather than no program.
-        let mut inline_ptx = desc.is_nvidia_gpu() && crate::backend::tuning::opencl_inline_ptx();
+        let mut inline_ptx = inline_ptx_wanted && inline_ptx_possible(desc);
         let program = match build(ctx, device, &source, &options(inline_ptx)) {
             Err(_) if inline_ptx => {
                 inline_ptx = false;
