@@ -499,7 +499,10 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
 #if WG >= AFSAI_TEAM && (WG % AFSAI_TEAM) == 0 && defined(AFSAI_TEAM_LOCAL_OK) && defined(PK_NV_PTX)
     /* NVIDIA GPUs: a team is a warp, so its posts go through warp shuffles (inline PTX, see
      * reduce.cl) without work-group barriers: the CUDA kernel's algorithm line for line
-     * (kernels-cu/fsai.cu), the same outputs bit for bit. */
+     * (kernels-cu/fsai.cu), the same patterns as the barrier version below and the host (the
+     * tests compare them; in f32, OpenCL's division and square root need not round as CUDA's
+     * do, so f32 patterns may differ from CUDA's). The barrier bullet of the header is the
+     * version below. */
 #define AFSAI_TEAMS (WG / AFSAI_TEAM)
     __local SCALAR tl[AFSAI_TEAMS][AFSAI_TEAM_L]; /* packed rows of L: row a at a (a + 1) / 2 */
     __local SCALAR ty[AFSAI_TEAMS][AFSAI_TEAM];

@@ -6,7 +6,8 @@
  *   SCALAR  float or double (the solve precision)
  *   WG      work-group size: min(256, device max work-group size) rounded down to a power of
  *           two. Every kernel is launched with exactly WG work-items per group
- *           (reqd_work_group_size). Never assume a 32-wide warp: AMD wavefronts are 64.
+ *           (reqd_work_group_size). Never assume a 32-wide warp: AMD wavefronts are 64
+ *           (except under PK_NV_PTX, NVIDIA GPUs only: see the warp intrinsics below).
  *
  * Argument conventions, shared by every kernel of every family (CUDA mirrors them one for one):
  *   - uint  = 32-bit unsigned (CUDA: unsigned int); ulong = 64-bit unsigned (CUDA: unsigned
@@ -45,6 +46,10 @@
 #ifndef PK_LOAD_HINTS
 #define PK_LOAD_HINTS 0
 #endif
+/* The asm loads are neither volatile nor memory operands: like CUDA's __ldcs / __ldg they are
+ * only for data that no work-item writes while the kernel runs (the matrix; the gathered
+ * vector, never the product's output). PK_SINGLE must accompany SCALAR=float (the backend
+ * passes both). */
 #if PK_LOAD_HINTS >= 1
 #ifdef PK_SINGLE
 #define PK_PTX_S "f32"

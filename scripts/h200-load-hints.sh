@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Cache hints of the CUDA SpMV loads on the H200 (issue 16): the same build run with
-# PIPEKRYLOV_MATRIX_LOAD_HINTS=0 (plain loads), 1 (matrix streamed, evict first; the default) and
-# 2 (also the gathers kept in L2, evict last), on the SpMV alone (`bench --solvers spmv`, the
+# Cache hints of the SpMV loads on the H200 (issue 16), CUDA and NVIDIA OpenCL: the same build
+# run with PIPEKRYLOV_MATRIX_LOAD_HINTS=0 (plain loads), 1 (matrix streamed, evict first; the
+# default) and 2 (also the gathers through the read-only path), on the SpMV alone (`bench --solvers spmv`, the
 # automatic format) and the solvers, beside cuSPARSE's cusparseSpMV (benches/cusparse_spmv.cu,
 # built here with nvcc) on the same matrices; then Nsight Compute's DRAM bytes and L2 hit rate
 # of the power-law product for both kernels. Run from the repository root on the device after a

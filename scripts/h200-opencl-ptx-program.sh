@@ -4,7 +4,7 @@
 # opencl_backend, backend_agreement, device_resident; CUDA and NVIDIA OpenCL), then OpenCL with
 # PIPEKRYLOV_OPENCL_INLINE_PTX=1 and 0 alternated: the device-resident CG/BiCGStab ladder at
 # n <= 16K (300-iteration solves; must not differ: those kernels are portable either way), the
-# SELL and stream products at n >= 4M (`--format auto`) and aFSAI's setup on elasticity3d. From the
+# the power-law product (CSR stream) and the 27-point stencil's (`--format csr`: the CSR stream kernel) at n >= 4M and aFSAI's setup on elasticity3d. From the
 # repository root on the device after a release build with --features "cuda opencl cli" packed
 # into .device/bin:
 #   OUT=... bash scripts/h200-opencl-ptx-program.sh

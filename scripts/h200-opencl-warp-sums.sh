@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# HISTORICAL: the warp-shuffle group sums it measured were rejected and removed (BENCHMARKS.md,
+# "NVIDIA OpenCL: the inline-PTX program only where it gains"); with the current code it compares
+# the portable program against PIPEKRYLOV_OPENCL_INLINE_PTX=0, which for these kernels is the same.
 # NVIDIA OpenCL's work-group sums with warp shuffles (inline PTX, -D PK_NV_PTX) against the
 # portable tree (PIPEKRYLOV_OPENCL_INLINE_PTX=0), on the H200: GPU tests first (CUDA and NVIDIA
 # OpenCL), then the device-resident ladders of issue 15 (300-iteration solves, n <= 65K) for

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 16's consolidated table: for every matrix x solver x backend at n >= 3.9M, the best
 H200 row among the committed bench CSVs whose floor is CSR's for every layout (files with the
-`moved_bytes_per_iter` column, 2026-11-24 (i) on), with its format, kernel, achieved bandwidth
+`moved_bytes_per_iter` column, 2026-11-24 (i) on; rows of runs with non-default
+PIPEKRYLOV_MATRIX_LOAD_HINTS left out), with its format, kernel, achieved bandwidth
 and file; cuSPARSE's CSR SpMV (ALG1) on the same matrix. Markdown on stdout.
 
     python3 scripts/issue16_table.py [bench/results]
@@ -37,6 +38,8 @@ for f in sorted(glob.glob(os.path.join(root, "*.csv"))):
             continue
         if r.get("precision") != "f64" or r.get("variant") != "pipelined":
             continue
+        if r.get("load_hints", "1") != "1":
+            continue  # comparison runs with non-default SpMV load hints
         if r.get("solver") not in ("spmv", "cg", "bicgstab", "gmres") or r.get("restart") not in ("30", ""):
             continue
         key = (r["problem"], r["solver"], r["backend"])

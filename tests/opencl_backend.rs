@@ -678,11 +678,13 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     let nvidia_gpu = platform.contains("nvidia") && on.device().is_gpu;
     let ptx_wanted = std::env::var(pipekrylov::backend::tuning::OPENCL_INLINE_PTX_ENV)
         .map_or(true, |v| v.trim() != "0");
-    assert_eq!(
-        on.uses_inline_ptx(Precision::F64).unwrap(),
-        nvidia_gpu && ptx_wanted,
-        "{platform}"
-    );
+    for precision in [Precision::F32, Precision::F64] {
+        assert_eq!(
+            on.uses_inline_ptx(precision).unwrap(),
+            nvidia_gpu && ptx_wanted,
+            "{platform} {precision:?}"
+        );
+    }
     if platform.contains("portable") || platform.contains("pocl") || platform.contains("nvidia") {
         assert_eq!(on.uses_address_args(), Some(true), "{platform}");
         assert_eq!(on.uses_packed_args(), Some(true), "{platform}");

@@ -1,13 +1,14 @@
 //! Issue 16: what NVIDIA's OpenCL compiler makes of the library's kernels. Builds the library's
-//! OpenCL program (the default device, the options the backend uses there) and writes the
-//! driver's binary of it, PTX text on NVIDIA's platform, so that a kernel's loads can be
+//! OpenCL programs (the default device, the options the backend uses there: the portable one and
+//! the one that runs the kernels of `PTX_KERNELS`, the same on devices without inline PTX) and
+//! writes the driver's binaries, PTX text on NVIDIA's platform, so that a kernel's loads can be
 //! compared with NVRTC's PTX of its CUDA twin (`pipekrylov::backend::cuda::compile_for_arch`).
 //!
 //! `cargo run --release --features "opencl cuda" --example opencl_ptx -- OUT_DIR [KERNEL...]`
 //!
-//! Writes `OUT_DIR/opencl-f64.ptx` (and `cuda-sm_90-f64.ptx` with the `cuda` feature), then
-//! prints, for each KERNEL (default `spmv_dots_csr`), the count of each load instruction kind in
-//! its body in both.
+//! Writes `OUT_DIR/opencl-f64.ptx`, `opencl-inline-ptx-f64.ptx` (and `cuda-sm_90-f64.ptx` with
+//! the `cuda` feature), then prints, for each KERNEL (default `spmv_dots_csr`), the count of each
+//! load instruction kind in its body in each.
 
 #[cfg(feature = "opencl")]
 fn main() {
@@ -23,11 +24,14 @@ fn main() {
     )
     .expect("OpenCL backend");
     println!("device: {}", be.device().full_name());
-    let binary = be
-        .program_binary(pipekrylov::Precision::F64)
-        .expect("program binary");
-    let mut texts = vec![("opencl", String::from_utf8_lossy(&binary).into_owned())];
-    std::fs::write(out.join("opencl-f64.ptx"), &binary).expect("write");
+    let mut texts = Vec::new();
+    for (what, ptx) in [("opencl", false), ("opencl-inline-ptx", true)] {
+        let binary = be
+            .program_binary(pipekrylov::Precision::F64, ptx)
+            .expect("program binary");
+        std::fs::write(out.join(format!("{what}-f64.ptx")), &binary).expect("write");
+        texts.push((what, String::from_utf8_lossy(&binary).into_owned()));
+    }
     #[cfg(feature = "cuda")]
     {
         let ptx = pipekrylov::backend::cuda::compile_for_arch("sm_90", pipekrylov::Precision::F64)

@@ -44,13 +44,14 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
-/// streamed (evict first), 2 also the gathers through the read-only path. CUDA, and OpenCL on
-/// NVIDIA GPUs (inline PTX, with the device-address arguments).
+/// streamed (evict first), 2 also the gathers through the read-only path; anything else means
+/// 1. CUDA, and OpenCL on NVIDIA GPUs (inline PTX, see [`OPENCL_INLINE_PTX_ENV`]).
 pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 
-/// Environment variable turning the OpenCL backend's inline-PTX paths on NVIDIA GPUs off (`0`):
-/// warp-shuffle reductions, the warp version of the adaptive FSAI's team growth and the SpMV's
-/// load hints (`-D PK_NV_PTX`, `kernels-cl/reduce.cl`); other devices never use them.
+/// Environment variable turning the OpenCL backend's inline-PTX program on NVIDIA GPUs off
+/// (`0`; anything else leaves it on): the SpMV's load hints and the warp version of the adaptive
+/// FSAI's team growth (`-D PK_NV_PTX`, `kernels-cl/reduce.cl`), which then run their portable
+/// code; other devices never use it.
 pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 
 fn parse_env(name: &str) -> Option<usize> {

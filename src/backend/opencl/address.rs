@@ -171,35 +171,42 @@ impl OpenClBackend {
     /// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] `0`, or where the driver refused the
     /// inline PTX (those kernels then run the portable code).
     pub fn uses_inline_ptx(&self, precision: Precision) -> Result<bool> {
-        let guard = self.program_for(precision, "spmv_dots_sell")?;
+        let guard = self.program_for(precision, super::program::PTX_KERNELS[0])?;
         Ok(guard.as_ref().is_some_and(|p| p.inline_ptx))
     }
 
-    /// The driver's binary of the library's portable program for `precision` (built first if
-    /// needed; PTX text on NVIDIA's platform), for inspecting the generated code.
+    /// The driver's binary of the library's portable program for `precision`, or with
+    /// `inline_ptx` of the program that runs the inline-PTX kernels (built first if needed; PTX
+    /// text on NVIDIA's platform), for inspecting the generated code.
     #[doc(hidden)]
-    pub fn program_binary(&self, precision: Precision) -> Result<Vec<u8>> {
-        let guard = self.program(precision)?;
+    pub fn program_binary(&self, precision: Precision, inline_ptx: bool) -> Result<Vec<u8>> {
+        let guard = if inline_ptx {
+            self.program_for(precision, super::program::PTX_KERNELS[0])?
+        } else {
+            self.program(precision)?
+        };
         match guard.as_ref() {
             Some(p) => super::program::program_binary(&p.program),
-            None => Err(Error::Unsupported("OpenCL program not built".into())),
+            None => Err(Self::not_built()),
         }
     }
 
     /// Forget the built programs (rebuilt at the next launch with the current settings).
     pub(crate) fn drop_programs(&mut self) {
-        for p in self.programs.iter_mut().chain(self.ptx_programs.iter_mut()) {
+        for p in self.programs.iter_mut().chain(self.ptx.programs.iter_mut()) {
             *p.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 
-    /// `property` of the first built program, `None` before any was built.
+    /// `property` of the first built program (portable ones first), `None` before any was
+    /// built.
     pub(crate) fn built_program_property(
         &self,
         property: impl Fn(&CompiledProgram) -> bool,
     ) -> Option<bool> {
         self.programs
             .iter()
+            .chain(self.ptx.programs.iter())
             .filter_map(|p| p.lock().ok().and_then(|g| g.as_ref().map(&property)))
             .next()
     }

@@ -1,5 +1,6 @@
 //! The OpenCL backend: kernels from `kernels-cl/*.cl` (one program per precision, built lazily
-//! and cached), one in-order queue with no intermediate synchronization, launch geometry from
+//! and cached; on NVIDIA GPUs a second one with inline PTX for the kernels of
+//! `program::PTX_KERNELS`), one in-order queue with no intermediate synchronization, launch geometry from
 //! the device.
 //!
 //! Device choice: the first GPU over all platforms, else the first device (PoCL on CPU in CI);
@@ -75,9 +76,8 @@ pub struct OpenClBackend {
     // Field order is drop order: kernels and programs before the queue and the context.
     // Boxed (with the device description) to keep `AnyBackend`'s variants of similar size.
     programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
-    /// The inline-PTX programs of NVIDIA GPUs (f32, f64), built on first use of a kernel of
-    /// [`program::PTX_KERNELS`].
-    ptx_programs: Box<[Mutex<Option<CompiledProgram>>; 2]>,
+    /// The inline-PTX programs of NVIDIA GPUs.
+    ptx: Box<PtxPrograms>,
     /// Pinned host memory for small reads (unmapped before the queue is released).
     staging: Mutex<Option<memory::Staging>>,
     /// Coefficients of `multi_axpy` (grown when needed).
@@ -104,6 +104,18 @@ pub struct OpenClBackend {
     address_out: Mutex<Option<RawBuffer>>,
     /// Whether programs with device-address arguments pack them (`packed.rs`).
     packed_wanted: AtomicBool,
+}
+
+/// The inline-PTX programs of NVIDIA GPUs and what became of them.
+struct PtxPrograms {
+    /// f32, f64: built on first use of a kernel of [`program::PTX_KERNELS`].
+    programs: [Mutex<Option<CompiledProgram>>; 2],
+    /// Whether they are wanted: an NVIDIA GPU and
+    /// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] not `0` (read once).
+    wanted: bool,
+    /// The driver's refusal (the build log), after which the kernels of
+    /// [`program::PTX_KERNELS`] run from the portable program.
+    refusal: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for OpenClBackend {
@@ -146,7 +158,11 @@ impl OpenClBackend {
         let packed_wanted = packed::wanted()?;
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
-            ptx_programs: Box::new([Mutex::new(None), Mutex::new(None)]),
+            ptx: Box::new(PtxPrograms {
+                programs: [Mutex::new(None), Mutex::new(None)],
+                wanted: program::inline_ptx_possible(&device),
+                refusal: Mutex::new(None),
+            }),
             staging: Mutex::new(None),
             coeffs: Mutex::new(None),
             queue,
@@ -211,11 +227,15 @@ impl OpenClBackend {
         self.unflushed.store(0, Ordering::Relaxed);
     }
 
-    /// Build (and cache) the program of `precision` now instead of at the first launch, e.g.
-    /// to keep compilation out of a benchmark. f64 without device support is
-    /// [`Error::BackendUnavailable`]; a compiler error is [`Error::KernelBuild`].
+    /// Build (and cache) the programs of `precision` now instead of at the first launch, e.g.
+    /// to keep compilation out of a benchmark: the portable one, and on NVIDIA GPUs the one with
+    /// inline PTX (a driver refusing it is not an error: those kernels then run the portable
+    /// code). f64 without device support is [`Error::BackendUnavailable`]; a compiler error of
+    /// the portable program is [`Error::KernelBuild`].
     pub fn prepare(&self, precision: Precision) -> Result<()> {
-        self.program(precision).map(|_| ())
+        drop(self.program(precision)?);
+        self.program_for(precision, program::PTX_KERNELS[0])
+            .map(|_| ())
     }
 
     /// Create the kernel `name` from the library's program of `precision` (testing: every
@@ -260,7 +280,7 @@ impl OpenClBackend {
             self.device.is_gpu,
             self.device.local_mem_bytes,
             false,
-            self.device.is_nvidia_gpu(),
+            self.ptx.wanted,
         );
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }
@@ -315,15 +335,32 @@ impl OpenClBackend {
     }
 
     /// The program that runs kernel `name`: the inline-PTX one for [`program::PTX_KERNELS`] on
-    /// NVIDIA GPUs, the portable one otherwise.
+    /// NVIDIA GPUs (unless the driver refused it), the portable one otherwise.
     fn program_for(
         &self,
         precision: Precision,
         name: &str,
     ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
-        let ptx =
-            program::PTX_KERNELS.contains(&name) && program::inline_ptx_possible(&self.device);
-        self.program_in(precision, ptx)
+        if self.ptx.wanted && program::PTX_KERNELS.contains(&name) && !self.ptx_refused() {
+            match self.program_in(precision, true) {
+                Ok(guard) => return Ok(guard),
+                Err(Error::KernelBuild { log, .. }) => {
+                    // The portable program serves those kernels from now on.
+                    *self.ptx.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.program_in(precision, false)
+    }
+
+    /// Whether the driver refused the inline-PTX program.
+    fn ptx_refused(&self) -> bool {
+        self.ptx
+            .refusal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// The locked cache entry of the portable (`ptx` false) or inline-PTX program of
@@ -335,7 +372,7 @@ impl OpenClBackend {
     ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
         self.require_precision(precision)?;
         let slots = if ptx {
-            &self.ptx_programs
+            &self.ptx.programs
         } else {
             &self.programs
         };

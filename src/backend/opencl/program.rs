@@ -1,4 +1,5 @@
-//! Kernel sources and programs: one program per precision, built lazily from every
+//! Kernel sources and programs: one program per precision (on NVIDIA GPUs a second one with
+//! inline PTX for [`PTX_KERNELS`]), built lazily from every
 //! `kernels-cl/*.cl` file (concatenated, `reduce.cl` first) with `-D SCALAR=float|double` and
 //! `-D WG=<work-group size>`, and one cached `cl_kernel` per kernel name.
 
@@ -135,9 +136,9 @@ fn build_log(program: &Program, device: DeviceId) -> String {
 
 /// The kernels that run from the inline-PTX program on NVIDIA GPUs (the SpMV kernels with the
 /// load hints, the warp version of the adaptive FSAI's team growth); every other kernel runs
-/// from the portable program. On the H200 the portable program's small kernels launched faster:
-/// device-resident CG at n <= 16K took 9.9-12.1 us per iteration from it against 12.3-12.5 from
-/// a program built with `-D PK_NV_PTX` (`bench/results/opencl-warp-sums/`).
+/// from the portable program. On the H200 the portable program's small kernels mostly launched
+/// faster: device-resident CG at n <= 16K took 9.9-12.1 us per iteration from it against
+/// 11.9-12.5 from a program built with `-D PK_NV_PTX` (`bench/results/opencl-warp-sums/`).
 pub(crate) const PTX_KERNELS: [&str; 6] = [
     "spmv_dots_csr_stream",
     "residual_csr_stream",
@@ -190,6 +191,9 @@ pub(crate) fn program_binary(program: &Program) -> Result<Vec<u8>> {
     };
     if code != ffi::CL_SUCCESS {
         return Err(fail("binary", code));
+    }
+    while bytes.last() == Some(&0) {
+        bytes.pop();
     }
     Ok(bytes)
 }
@@ -318,16 +322,10 @@ impl CompiledProgram {
         } else {
             (full_source(precision), HashMap::new())
         };
-        // A driver whose compiler refuses the inline PTX gets the portable program (plain
-        // loads, work-group barriers) rather than no program.
-        let mut inline_ptx = inline_ptx_wanted && inline_ptx_possible(desc);
-        let program = match build(ctx, device, &source, &options(inline_ptx)) {
-            Err(_) if inline_ptx => {
-                inline_ptx = false;
-                build(ctx, device, &source, &options(false))?
-            }
-            built => built?,
-        };
+        // A refusal of the inline PTX is the caller's to handle (`OpenClBackend::program_for`
+        // then serves those kernels from the portable program).
+        let inline_ptx = inline_ptx_wanted && inline_ptx_possible(desc);
+        let program = build(ctx, device, &source, &options(inline_ptx))?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
