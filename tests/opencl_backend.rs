@@ -618,6 +618,50 @@ fn driver_out_of_memory_is_recoverable() {
 /// kernels, so bit-identical residual histories and solutions. The address and packed modes
 /// must really be on where the library enables them (PoCL, NVIDIA).
 #[test]
+fn a_refused_inline_ptx_program_leaves_its_kernels_on_the_portable_program() {
+    use pipekrylov::backend::{CsrKernel, MatrixFormat, SpmvOps};
+    use pipekrylov::matrix::generate::Generator;
+    let mut be = backend();
+    // On NVIDIA GPUs the inline-PTX program builds; elsewhere its build fails and the kernels of
+    // PTX_KERNELS (the CSR stream and SELL products here) must run the portable code.
+    be.attempt_inline_ptx();
+    let nvidia_gpu = be
+        .device()
+        .platform_name
+        .to_ascii_lowercase()
+        .contains("nvidia")
+        && be.device().is_gpu;
+    let h = HostBackend::new();
+    let a = Generator::Powerlaw.generate::<f64>(3000).unwrap().matrix;
+    let n = a.n_rows();
+    let x: Vec<f64> = (0..n).map(|i| (i % 13) as f64 * 0.25 - 1.5).collect();
+    let expect = {
+        let m = h.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        let xb = h.upload(&x).unwrap();
+        let mut y = h.alloc::<f64>(n).unwrap();
+        h.spmv(&m, &xb, &mut y).unwrap();
+        h.download(&y).unwrap()
+    };
+    for (format, kernel) in [
+        (MatrixFormat::Csr, CsrKernel::Stream),
+        (MatrixFormat::Sell { c: 32, sigma: 128 }, CsrKernel::Auto),
+    ] {
+        let m = be.upload_matrix_with(&a, format, kernel).unwrap();
+        let xb = be.upload(&x).unwrap();
+        let mut y = be.alloc::<f64>(n).unwrap();
+        be.spmv(&m, &xb, &mut y).unwrap();
+        let got = be.download(&y).unwrap();
+        for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
+            assert!(
+                (g - e).abs() <= 1e-12 * (1.0 + e.abs()),
+                "{format:?} row {i}: {g} vs {e}"
+            );
+        }
+    }
+    assert_eq!(be.uses_inline_ptx(Precision::F64).unwrap(), nvidia_gpu);
+}
+
+#[test]
 fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     use pipekrylov::backend::{MatrixFormat, SpmvOps};
     use pipekrylov::matrix::generate::Generator;

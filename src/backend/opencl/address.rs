@@ -175,6 +175,20 @@ impl OpenClBackend {
         Ok(guard.as_ref().is_some_and(|p| p.inline_ptx))
     }
 
+    /// Attempt the inline-PTX program whatever the device (testing: elsewhere than on NVIDIA
+    /// GPUs the driver refuses it, and its kernels must then run the portable code); the
+    /// programs are rebuilt at the next launch.
+    #[doc(hidden)]
+    pub fn attempt_inline_ptx(&mut self) {
+        self.ptx.wanted = true;
+        *self
+            .ptx
+            .refusal
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+        self.drop_programs();
+    }
+
     /// The driver's binary of the library's portable program for `precision`, or with
     /// `inline_ptx` of the program that runs the inline-PTX kernels (built first if needed; PTX
     /// text on NVIDIA's platform), for inspecting the generated code.

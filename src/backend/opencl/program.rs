@@ -303,7 +303,7 @@ impl CompiledProgram {
         wg: usize,
         address_args: bool,
         packed_args: bool,
-        inline_ptx_wanted: bool,
+        inline_ptx: bool,
     ) -> Result<Self> {
         let device = desc.device;
         let options = |inline_ptx: bool| {
@@ -322,9 +322,9 @@ impl CompiledProgram {
         } else {
             (full_source(precision), HashMap::new())
         };
-        // A refusal of the inline PTX is the caller's to handle (`OpenClBackend::program_for`
-        // then serves those kernels from the portable program).
-        let inline_ptx = inline_ptx_wanted && inline_ptx_possible(desc);
+        // The caller decides (`inline_ptx_possible`, or a test's attempt on any device); a
+        // refusal of the inline PTX is its to handle (`OpenClBackend::program_for` then serves
+        // those kernels from the portable program).
         let program = build(ctx, device, &source, &options(inline_ptx))?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
