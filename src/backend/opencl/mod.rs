@@ -342,6 +342,9 @@ impl OpenClBackend {
         name: &str,
     ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
         if self.ptx.wanted && program::PTX_KERNELS.contains(&name) && !self.ptx_refused() {
+            // The portable program first: a refused inline-PTX build turns packed arguments off
+            // on its way down (`program_in`), which must not reach the portable program.
+            drop(self.program_in(precision, false)?);
             match self.program_in(precision, true) {
                 Ok(guard) => return Ok(guard),
                 Err(Error::KernelBuild { log, .. }) => {
