@@ -476,8 +476,8 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
  *     Every work-item of a team so holds the same gradient and runs the same selection.
  *   - The Cholesky factor L (packed rows), y, G~(i, P), P and P sorted live in local memory.
  *     For each selected column the team looks up a_{j, P_a} (work-item a), a_jj and a_ij in
- *     parallel; the team's work-item 0 extends L, y and psi and solves G~ = L^-T y in the order
- *     of afsai_grow.
+ *     parallel; the team's work-item 0 extends L, y and psi (afsai_extend_cholesky) and solves
+ *     G~ = L^-T y in the order of afsai_grow.
  *   - Barriers are work-group wide, so every loop holding one runs the same number of rounds in
  *     every team of the group: the merge ends one round after no team had a column left (the
  *     flags of a round are read after the next barrier), the steps end when no team grows.
@@ -486,6 +486,43 @@ pk_kernel void afsai_grow(const uint row_begin, const uint rows, PK_GLOBAL(const
 #define AFSAI_TEAM_CAP 31
 #define AFSAI_TEAM_L (AFSAI_TEAM_CAP * (AFSAI_TEAM_CAP + 1) / 2)
 #define AFSAI_NONE 0xffffffffu
+
+/* afsai_grow's step 3 for one selected column j, in its order, run by one work-item of a team
+ * (both versions of afsai_grow_team): L (packed rows, row a at a (a + 1) / 2) gains row m, y
+ * gains y_m, p (P in insertion order) and ps (P sorted, j inserted in place) gain j. ent holds
+ * a_{j, P_a} at a < m, a_jj at AFSAI_TEAM - 2 and -a_ij at AFSAI_TEAM - 1. Returns 1 for a
+ * non-positive or non-finite pivot (row m of L partly written; y, p, ps and *psi_new untouched),
+ * else 0 with *psi_new = psi - y_m^2. */
+inline int afsai_extend_cholesky(__local SCALAR *L, __local SCALAR *y, __local const SCALAR *ent,
+                                 __local uint *p, __local uint *ps, const uint m, const uint j,
+                                 const SCALAR psi, SCALAR *psi_new) {
+    const uint lm = m * (m + 1) / 2; /* row m of L */
+    SCALAR d = ent[AFSAI_TEAM - 2];
+    SCALAR yv = ent[AFSAI_TEAM - 1];
+    for (uint a = 0; a < m; ++a) {
+        SCALAR v = ent[a];
+        const uint la = a * (a + 1) / 2;
+        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
+        v = v / L[la + a];
+        L[lm + a] = v;
+        d -= v * v;
+        yv -= v * y[a];
+    }
+    if (!(d > ZERO) || isinf(d)) return 1;
+    const SCALAR dm = sqrt(d);
+    L[lm + m] = dm;
+    yv = yv / dm;
+    y[m] = yv;
+    *psi_new = psi - yv * yv;
+    p[m] = j;
+    uint s = m; /* insert j into the sorted copy */
+    while (s > 0 && ps[s - 1] > j) {
+        ps[s] = ps[s - 1];
+        --s;
+    }
+    ps[s] = j;
+    return 0;
+}
 
 pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(const uint, a_row_ptr),
                                PK_GLOBAL(const uint, a_col_idx), PK_GLOBAL(const SCALAR, a_values),
@@ -578,35 +615,8 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
                 int bad = 0;
                 SCALAR psi_new = psi;
                 if (lane == 0) {
-                    __local SCALAR *L = tl[team];
-                    const uint lm = m * (m + 1) / 2; /* row m of L */
-                    SCALAR d = tent[team][AFSAI_TEAM - 2];
-                    SCALAR yv = tent[team][AFSAI_TEAM - 1];
-                    for (uint a = 0; a < m; ++a) {
-                        SCALAR v = tent[team][a];
-                        const uint la = a * (a + 1) / 2;
-                        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
-                        v = v / L[la + a];
-                        L[lm + a] = v;
-                        d -= v * v;
-                        yv -= v * ty[team][a];
-                    }
-                    if (!(d > ZERO) || isinf(d)) {
-                        bad = 1;
-                    } else {
-                        const SCALAR dm = sqrt(d);
-                        L[lm + m] = dm;
-                        yv = yv / dm;
-                        ty[team][m] = yv;
-                        psi_new = psi - yv * yv;
-                        tp[team][m] = j;
-                        uint s = m; /* insert j into the sorted copy */
-                        while (s > 0 && tps[team][s - 1] > j) {
-                            tps[team][s] = tps[team][s - 1];
-                            --s;
-                        }
-                        tps[team][s] = j;
-                    }
+                    bad = afsai_extend_cholesky(tl[team], ty[team], tent[team], tp[team], tps[team], m, j, psi,
+                                                &psi_new);
                 }
                 warp_sync();
                 failed = (int)warp_shfl_u32((uint)bad, 0);
@@ -749,35 +759,11 @@ pk_kernel void afsai_grow_team(const uint row_begin, const uint rows, PK_GLOBAL(
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
                 if (work && lane == 0) {
-                    __local SCALAR *L = tl[team];
-                    const uint lm = m * (m + 1) / 2; /* row m of L */
-                    SCALAR d = tent[team][AFSAI_TEAM - 2];
-                    SCALAR yv = tent[team][AFSAI_TEAM - 1];
-                    for (uint a = 0; a < m; ++a) {
-                        SCALAR v = tent[team][a];
-                        const uint la = a * (a + 1) / 2;
-                        for (uint k = 0; k < a; ++k) v -= L[la + k] * L[lm + k];
-                        v = v / L[la + a];
-                        L[lm + a] = v;
-                        d -= v * v;
-                        yv -= v * ty[team][a];
-                    }
-                    if (!(d > ZERO) || isinf(d)) {
-                        tfail[team] = 1;
-                    } else {
-                        const SCALAR dm = sqrt(d);
-                        L[lm + m] = dm;
-                        yv = yv / dm;
-                        ty[team][m] = yv;
-                        tpsi[team] = psi - yv * yv;
-                        tp[team][m] = j;
-                        uint s = m; /* insert j into the sorted copy */
-                        while (s > 0 && tps[team][s - 1] > j) {
-                            tps[team][s] = tps[team][s - 1];
-                            --s;
-                        }
-                        tps[team][s] = j;
-                    }
+                    SCALAR psi_new;
+                    const int bad = afsai_extend_cholesky(tl[team], ty[team], tent[team], tp[team], tps[team], m, j,
+                                                          psi, &psi_new);
+                    if (bad) tfail[team] = 1;
+                    else tpsi[team] = psi_new;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
                 if (work) {

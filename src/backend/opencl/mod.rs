@@ -127,6 +127,12 @@ impl std::fmt::Debug for OpenClBackend {
     }
 }
 
+/// Lock a program cache entry. A poisoned lock only means another thread panicked while holding
+/// it; the entry is either complete or None, so it is safe to keep using.
+fn lock_slot(slot: &Mutex<Option<CompiledProgram>>) -> MutexGuard<'_, Option<CompiledProgram>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl OpenClBackend {
     /// Open the device chosen by `selector`. No platform, no device, or no match is
     /// [`Error::BackendUnavailable`].
@@ -335,23 +341,32 @@ impl OpenClBackend {
     }
 
     /// The program that runs kernel `name`: the inline-PTX one for [`program::PTX_KERNELS`] on
-    /// NVIDIA GPUs (unless the driver refused it), the portable one otherwise.
+    /// NVIDIA GPUs (unless the driver refused it), the portable one otherwise. Once the
+    /// inline-PTX program is built, a launch of those kernels takes only its lock.
     fn program_for(
         &self,
         precision: Precision,
         name: &str,
     ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
-        if self.ptx.wanted && program::PTX_KERNELS.contains(&name) && !self.ptx_refused() {
-            // The portable program first: a refused inline-PTX build turns packed arguments off
-            // on its way down (`program_in`), which must not reach the portable program.
-            drop(self.program_in(precision, false)?);
-            match self.program_in(precision, true) {
-                Ok(guard) => return Ok(guard),
-                Err(Error::KernelBuild { log, .. }) => {
-                    // The portable program serves those kernels from now on.
-                    *self.ptx.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
+        if self.ptx.wanted && program::PTX_KERNELS.contains(&name) {
+            self.require_precision(precision)?;
+            let built = lock_slot(self.slot(precision, true));
+            if built.is_some() {
+                return Ok(built);
+            }
+            drop(built);
+            if !self.ptx_refused() {
+                // The portable program first: a refused inline-PTX build turns packed arguments
+                // off on its way down (`program_in`), which must not reach the portable program.
+                drop(self.program_in(precision, false)?);
+                match self.program_in(precision, true) {
+                    Ok(guard) => return Ok(guard),
+                    Err(Error::KernelBuild { log, .. }) => {
+                        // The portable program serves those kernels from now on.
+                        *self.ptx.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(log);
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
             }
         }
         self.program_in(precision, false)
@@ -366,6 +381,19 @@ impl OpenClBackend {
             .is_some()
     }
 
+    /// The cache entry of the portable (`ptx` false) or inline-PTX program of `precision`.
+    fn slot(&self, precision: Precision, ptx: bool) -> &Mutex<Option<CompiledProgram>> {
+        let slots = if ptx {
+            &self.ptx.programs
+        } else {
+            &self.programs
+        };
+        match precision {
+            Precision::F32 => &slots[0],
+            Precision::F64 => &slots[1],
+        }
+    }
+
     /// The locked cache entry of the portable (`ptx` false) or inline-PTX program of
     /// `precision`, built on first use.
     fn program_in(
@@ -374,18 +402,7 @@ impl OpenClBackend {
         ptx: bool,
     ) -> Result<MutexGuard<'_, Option<CompiledProgram>>> {
         self.require_precision(precision)?;
-        let slots = if ptx {
-            &self.ptx.programs
-        } else {
-            &self.programs
-        };
-        let slot = match precision {
-            Precision::F32 => &slots[0],
-            Precision::F64 => &slots[1],
-        };
-        // A poisoned lock only means another thread panicked while holding it; the cache entry
-        // is either complete or None, so it is safe to keep using.
-        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = lock_slot(self.slot(precision, ptx));
         if guard.is_none() {
             let build = |address_args: bool, packed_args: bool| {
                 CompiledProgram::build(
