@@ -43,10 +43,27 @@
 #error "WG must be a multiple of 32 in [32, 1024]"
 #endif
 
+/* PDL_WAIT_START_NEXT() is PDL_WAIT() for the resident solvers' updates that a CSR product
+ * follows (cg_update_resident, the BiCGStab updates): right after the wait the kernel lets the
+ * next one be scheduled (griddepcontrol.launch_dependents) instead of when its blocks exit, so
+ * that the product's matrix reads before its own wait (csr_first_then_wait in spmv.cu) overlap
+ * this kernel. The kernel before this one has completed by then; everything a kernel does before
+ * its wait only reads arrays no kernel writes. Only where it gains: every kernel starting its
+ * successor this way made GMRES(30) 2.5 us slower per iteration at n = 32K-65K on the H200
+ * (BENCHMARKS.md, issue 15, 2026-11-25 (h)). PK_EARLY_TRIGGER = 0 (the backend's
+ * PIPEKRYLOV_CUDA_EARLY_START=0) makes it a plain PDL_WAIT(). */
+#ifndef PK_EARLY_TRIGGER
+#define PK_EARLY_TRIGGER 1
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
 #else
 #define PDL_WAIT() ((void)0)
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && PK_EARLY_TRIGGER
+#define PDL_WAIT_START_NEXT() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define PDL_WAIT_START_NEXT() PDL_WAIT()
 #endif
 
 /* Cache hints of the SpMV kernels' loads (PK_LOAD_HINTS, set by the backend, default 1; see

@@ -79,7 +79,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTA
                                                                             const SCALAR *ap, SCALAR *s, const uint n,
                                                                             SCALAR *partials, const uint slot_rr0,
                                                                             const uint slot_apr0, const uint slot_ss) {
-    PDL_WAIT();
+    PDL_WAIT_START_NEXT();
     __shared__ double sums[2];
     bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
     bicgstab_store_rho(state, sums[0]);
@@ -221,7 +221,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *stat
                                                                     const uint hist_index, SCALAR *x, SCALAR *r,
                                                                     SCALAR *p, const SCALAR *ap, const uint n,
                                                                     SCALAR *partials, const uint slot_rr) {
-    PDL_WAIT();
+    PDL_WAIT_START_NEXT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
     __shared__ double coef[3];
@@ -283,7 +283,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     const uint slot_asr0, const uint hist_index, SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s, const SCALAR *ap,
     const SCALAR *as_, const SCALAR *phat, const SCALAR *shat, const SCALAR *r0star, const uint n, SCALAR *partials,
     const uint slot_rr0, const uint slot_rr) {
-    PDL_WAIT();
+    PDL_WAIT_START_NEXT();
     __shared__ double sums[5];
     __shared__ double hdr[RS_HEADER];
     /* alpha, omega, beta, and 1 when this block updates */

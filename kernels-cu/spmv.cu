@@ -5,12 +5,12 @@
  * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.
  *
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len,
+ *                   uint n_rows, uint k, uint long_len, uint matrix_early,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len,
+ *                   uint n_rows, uint k, uint long_len, uint matrix_early,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
@@ -56,7 +56,9 @@
  *   Each block handles WG / k consecutive rows per step of its grid-stride loop. Rows of more
  *   than long_len entries (0xffffffff: none) are summed beforehand in chunks by csr_long_chunks
  *   and csr_long_rows into y (r for the residual), which the main kernel reads back (see
- *   src/backend/long_rows.rs).
+ *   src/backend/long_rows.rs). matrix_early = 1 (a matrix whose arrays only copies wrote) lets
+ *   each thread read its first row's bounds and first entries before PDL_WAIT(), while the
+ *   previous kernel ends (csr_first_then_wait); the OpenCL twins take the argument and ignore it.
  * CSR stream (src/backend/row_blocks.rs): row block i is rows block_row[i] .. block_row[i + 1]
  *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A block of
  *   threads takes a row block at a time (grid-stride over blocks): it stages the products
@@ -192,19 +194,126 @@ __device__ __forceinline__ void finish_dots(SCALAR (&acc)[3], SCALAR *partials,
     }
 }
 
+/* Entries of a CSR row that each lane of its segment reads at the start of a kernel (see
+ * csr_first_then_wait). */
+#define CSR_FIRST_ENTRIES 8
+
+/* The matrix part of a thread's first row in a CSR kernel's grid-stride loop: the row's bounds
+ * and the lane's first CSR_FIRST_ENTRIES entries (entry t at begin + lane + t K). */
+struct CsrFirst {
+    uint begin;
+    uint end;
+    uint col[CSR_FIRST_ENTRIES];
+    SCALAR val[CSR_FIRST_ENTRIES];
+};
+
+/* Read the first row of this thread (row; none when row >= n_rows) and wait for the previous
+ * kernel (PDL_WAIT). matrix_early = 1 reads the matrix before the wait, overlapping the
+ * previous kernel's end: only for matrices whose arrays no kernel writes (the backend passes 1
+ * for uploaded matrices; with programmatic dependent launch the previous kernel may still be
+ * running, the ones before it have completed). matrix_early = 0 waits first. */
+template <uint K>
+__device__ __forceinline__ CsrFirst csr_first_then_wait(const uint *__restrict__ row_ptr,
+                                                        const uint *__restrict__ col_idx,
+                                                        const SCALAR *__restrict__ values,
+                                                        const uint row, const uint n_rows,
+                                                        const uint matrix_early) {
+    if (!matrix_early) {
+        PDL_WAIT();
+    }
+    CsrFirst f;
+    f.begin = 0u;
+    f.end = 0u;
+    if (row < n_rows) {
+        f.begin = row_ptr[row];
+        f.end = row_ptr[row + 1];
+    }
+    const uint lane = threadIdx.x & (K - 1);
+#pragma unroll
+    for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
+        const uint j = f.begin + lane + t * K;
+        f.col[t] = j < f.end ? col_idx[j] : 0u;
+        f.val[t] = j < f.end ? values[j] : ZERO;
+    }
+    if (matrix_early) {
+        PDL_WAIT();
+    }
+    return f;
+}
+
+/* csr_row for the row whose first entries f holds: the same sum in the same order. */
+template <uint K>
+__device__ __forceinline__ SCALAR csr_row_first(const CsrFirst &f, const uint *__restrict__ col_idx,
+                                                const SCALAR *__restrict__ values, const SCALAR *x,
+                                                const uint row, const uint n_rows,
+                                                const uint long_len, const SCALAR *pre) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+    bool is_long = false;
+    if (row < n_rows) {
+        is_long = f.end - f.begin > long_len;
+        if (!is_long) {
+#pragma unroll
+            for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
+                if (f.begin + lane + t * K < f.end) {
+                    sum += f.val[t] * x[f.col[t]];
+                }
+            }
+            for (uint j = f.begin + lane + CSR_FIRST_ENTRIES * K; j < f.end; j += K) {
+                sum += values[j] * x[col_idx[j]];
+            }
+        }
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return (is_long && lane == 0) ? pre[row] : sum;
+}
+
+/* row_dots with the row's w0 and w1 entries already read. */
+__device__ __forceinline__ void row_dots_read(SCALAR (&acc)[3], const SCALAR yv, const SCALAR w0v,
+                                              const SCALAR w1v, const int slot_yy,
+                                              const int slot_w0, const int slot_w1) {
+    if (slot_yy >= 0) {
+        acc[0] += yv * yv;
+    }
+    if (slot_w0 >= 0) {
+        acc[1] += yv * w0v;
+    }
+    if (slot_w1 >= 0) {
+        acc[2] += yv * w1v;
+    }
+}
+
+/* The rows of spmv_dots_csr. The first row of each thread is read by csr_first_then_wait, and
+ * its w0, w1 entries before its product (a w that is y itself gets the new value, as row_dots
+ * would read it after the store); the rest as csr_row. */
 template <uint K>
 __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
                                               const uint *__restrict__ col_idx,
                                               const SCALAR *__restrict__ values,
                                               const uint n_rows, const uint long_len,
-                                              const SCALAR *x, SCALAR *y,
+                                              const uint matrix_early, const SCALAR *x, SCALAR *y,
                                               const SCALAR *w0, const SCALAR *w1,
                                               const int slot_yy, const int slot_w0,
                                               const int slot_w1, SCALAR (&acc)[3]) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
-    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, matrix_early);
+    {
+        const bool mine = lane == 0 && row0 < n_rows;
+        const SCALAR w0v = (mine && slot_w0 >= 0) ? w0[row0] : ZERO;
+        const SCALAR w1v = (mine && slot_w1 >= 0) ? w1[row0] : ZERO;
+        const SCALAR v = csr_row_first<K>(f, col_idx, values, x, row0, n_rows, long_len, y);
+        if (mine) {
+            y[row0] = v;
+            row_dots_read(acc, v, w0 == y ? v : w0v, w1 == y ? v : w1v, slot_yy, slot_w0, slot_w1);
+        }
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
         const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, y);
         if (lane == 0 && row < n_rows) {
@@ -216,10 +325,11 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-              const uint long_len, const SCALAR *x, const ulong x_off, SCALAR *y, const ulong y_off,
-              const SCALAR *w0, const ulong w0_off, const SCALAR *w1, const ulong w1_off,
-              SCALAR *partials, const int slot_yy, const int slot_w0, const int slot_w1) {
-    PDL_WAIT();
+              const uint long_len, const uint matrix_early, const SCALAR *x, const ulong x_off,
+              SCALAR *y, const ulong y_off, const SCALAR *w0, const ulong w0_off, const SCALAR *w1,
+              const ulong w1_off, SCALAR *partials, const int slot_yy, const int slot_w0,
+              const int slot_w1) {
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     const SCALAR *xs = x + x_off;
     SCALAR *ys = y + y_off;
@@ -227,8 +337,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
     const SCALAR *w1s = w1 + w1_off;
 #define CSR_DOTS_CASE(K)                                                                       \
     case K:                                                                                    \
-        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy, \
-                         slot_w0, slot_w1, acc);                                               \
+        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, xs, ys, w0s,   \
+                         w1s, slot_yy, slot_w0, slot_w1, acc);                                 \
         break;
     switch (k) {
         CSR_DOTS_CASE(2)
@@ -237,8 +347,8 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
         CSR_DOTS_CASE(16)
         CSR_DOTS_CASE(32)
     default:
-        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, xs, ys, w0s, w1s, slot_yy,
-                         slot_w0, slot_w1, acc);
+        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, xs, ys, w0s,
+                         w1s, slot_yy, slot_w0, slot_w1, acc);
         break;
     }
 #undef CSR_DOTS_CASE
@@ -250,13 +360,25 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
                                                     const uint *__restrict__ col_idx,
                                                     const SCALAR *__restrict__ values,
                                                     const uint n_rows, const uint long_len,
-                                                    const SCALAR *x, const SCALAR *b,
-                                                    SCALAR *r) {
+                                                    const uint matrix_early, const SCALAR *x,
+                                                    const SCALAR *b, SCALAR *r) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, matrix_early);
     SCALAR acc = ZERO;
-    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+    {
+        const bool mine = lane == 0 && row0 < n_rows;
+        const SCALAR b0 = mine ? b[row0] : ZERO;
+        const SCALAR v = csr_row_first<K>(f, col_idx, values, x, row0, n_rows, long_len, r);
+        if (mine) {
+            const SCALAR ri = b0 - v;
+            r[row0] = ri;
+            acc += ri * ri;
+        }
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
         const SCALAR v = csr_row<K>(row_ptr, col_idx, values, x, row, n_rows, long_len, r);
         if (lane == 0 && row < n_rows) {
@@ -270,18 +392,26 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
 
 extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-             const uint long_len, const SCALAR *x, const SCALAR *b, SCALAR *r, SCALAR *partials,
-             const int slot_rr) {
-    PDL_WAIT();
+             const uint long_len, const uint matrix_early, const SCALAR *x, const SCALAR *b, SCALAR *r,
+             SCALAR *partials, const int slot_rr) {
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
     SCALAR acc;
+#define CSR_RESIDUAL_CASE(K)                                                                   \
+    case K:                                                                                    \
+        acc = csr_residual_rows<K>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, x, \
+                                   b, r);                                                      \
+        break;
     switch (k) {
-    case 2: acc = csr_residual_rows<2>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
-    case 4: acc = csr_residual_rows<4>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
-    case 8: acc = csr_residual_rows<8>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
-    case 16: acc = csr_residual_rows<16>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
-    case 32: acc = csr_residual_rows<32>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
-    default: acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, x, b, r); break;
+        CSR_RESIDUAL_CASE(2)
+        CSR_RESIDUAL_CASE(4)
+        CSR_RESIDUAL_CASE(8)
+        CSR_RESIDUAL_CASE(16)
+        CSR_RESIDUAL_CASE(32)
+    default:
+        acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, x, b, r);
+        break;
     }
+#undef CSR_RESIDUAL_CASE
     if (slot_rr >= 0) {
         write_partial(partials, (uint)slot_rr, block_sum1(acc));
     }

@@ -194,6 +194,10 @@ pub struct DeviceMatrix<T> {
     pub(crate) fingerprint: u64,
     /// The ghost block and halo plan of a rank's rows (set by `dist`, feature `mpi`).
     pub(crate) halo: HaloSlot,
+    /// Whether only host-to-device copies wrote its arrays (no kernel writes them): the CUDA
+    /// CSR kernels then read them before waiting for the previous kernel (`matrix_early` in
+    /// `kernels-cu/spmv.cu`). False for matrices a kernel builds.
+    pub(crate) uploaded: bool,
 }
 
 /// Type-erased distributed part of a [`DeviceMatrix`]: `dist::DeviceHalo<T>` when the matrix
@@ -402,5 +406,6 @@ pub(crate) fn out_of_bounds_csr<B: crate::backend::VectorOps>(
         },
         fingerprint: 0,
         halo: Default::default(),
+        uploaded: true,
     }
 }

@@ -42,6 +42,14 @@ pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
 /// `kernels-cu/reduce.cu`); `0` launches them the classic way (for comparisons).
 pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 
+/// Environment variable choosing how early a CUDA kernel may start on sm_90+ with programmatic
+/// dependent launch: 0 when the previous kernel's blocks exit; 1 the products that follow the
+/// device-resident CG and BiCGStab updates as soon as every block of the update has waited for
+/// its own predecessor (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 (the default) as 1,
+/// and the CSR products of uploaded matrices read their first rows before waiting
+/// (`matrix_early` in `kernels-cu/spmv.cu`); anything else means 2.
+pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
+
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
 /// streamed (evict first), 2 also the gathers through the read-only path; anything else means
@@ -106,6 +114,17 @@ pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel
 pub(crate) fn cuda_pdl() -> bool {
     static PDL: OnceLock<bool> = OnceLock::new();
     *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
+}
+
+/// The early start of [`CUDA_EARLY_START_ENV`] (0..=2, default 2).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_early_start() -> usize {
+    static EARLY: OnceLock<usize> = OnceLock::new();
+    *EARLY.get_or_init(|| {
+        parse_env(CUDA_EARLY_START_ENV)
+            .filter(|e| *e <= 2)
+            .unwrap_or(2)
+    })
 }
 
 /// The SpMV load hints of [`MATRIX_LOAD_HINTS_ENV`] (0..=2, default 1).

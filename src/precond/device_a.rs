@@ -122,6 +122,7 @@ pub(crate) fn csr_matrix<T: Scalar>(
         },
         fingerprint: 0,
         halo: Default::default(),
+        uploaded: false,
     }
 }
 
@@ -151,6 +152,7 @@ pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
         format,
         fingerprint,
         halo,
+        uploaded,
     } = m;
     let DeviceFormat::Csr {
         row_ptr,
@@ -191,5 +193,6 @@ pub(crate) fn with_kernel_layout<B: Backend, T: Scalar>(
         },
         fingerprint,
         halo,
+        uploaded,
     })
 }

@@ -101,6 +101,9 @@ fn matrix_args<T: Scalar>(
                     rows,
                     Arg::U32(k),
                     Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
+                    Arg::U32(u32::from(
+                        a.uploaded && crate::backend::tuning::cuda_early_start() >= 2,
+                    )),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),

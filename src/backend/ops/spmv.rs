@@ -194,6 +194,7 @@ pub trait SpmvOps: VectorOps {
             format,
             fingerprint: a.fingerprint(),
             halo: Default::default(),
+            uploaded: true,
         })
     }
 

@@ -224,6 +224,7 @@ fn bsr_matrix<B: Backend, T: Scalar>(
         },
         fingerprint: 0,
         halo: Default::default(),
+        uploaded: false,
     })
 }
 
