@@ -576,7 +576,8 @@ pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const u
 }
 
 /* gmres_dcgs2_spmv_dots (const uint* row_ptr, const uint* col_idx, const SCALAR* values, uint k,
- *                        SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb): one DCGS2
+ *                        uint early, SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb):
+ * (early: the CUDA twin's early matrix reads, ignored here) one DCGS2
  * step's product and dots in one launch, for a CSR matrix without long rows (k work-items per
  * row, as spmv_dots_csr): w = A u (u = column ucol, w = column ucol + 1) with d = <u, w> into
  * slot ucol - 1 of pb, and basis_dots2(basis, ucol, ucol + 1, columns 1..ucol, ucol - 1, pa, pb):
@@ -586,7 +587,7 @@ pk_kernel void basis_dots2(PK_GLOBAL(const SCALAR, basis), const uint n, const u
  * work-item touches it). Launched with the partials' group count. */
 pk_kernel void gmres_dcgs2_spmv_dots(PK_GLOBAL_RESTRICT(const uint, row_ptr),
                                      PK_GLOBAL_RESTRICT(const uint, col_idx),
-                                     PK_GLOBAL_RESTRICT(const SCALAR, values), const uint k,
+                                     PK_GLOBAL_RESTRICT(const SCALAR, values), const uint k, const uint early,
                                      PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
                                      PK_GLOBAL(SCALAR, pa), PK_GLOBAL(SCALAR, pb)) {
     PK_BIND_RESTRICT(const uint, row_ptr);

@@ -41,7 +41,7 @@
  *       bicgstab_s_update; work-group 0 also stores rho (its finished <r, r0*>) and copies the
  *       last update's iteration count and ||r|| to the entries the next update reads.
  *   bicgstab_s_spmv_resident (double* state, const uint* row_ptr, const uint* col_idx,
- *                             const SCALAR* values, uint n, uint k, const SCALAR* r,
+ *                             const SCALAR* values, uint n, uint k, uint early, const SCALAR* r,
  *                             const SCALAR* ap, SCALAR* s, SCALAR* as_, const SCALAR* r0star,
  *                             SCALAR* partials, uint slot_rr0, uint slot_apr0, uint slot_ss,
  *                             uint slot_asas, uint slot_ass, uint slot_asr0)
@@ -50,7 +50,8 @@
  *       one launch, for an unpreconditioned solve: the s-update part is the same code (the same
  *       elements per work-group, the same partial <s, s>); the product reads s_j as
  *       r_j - alpha ap_j where it needs it (the value the s-update stores, bit for bit), so no
- *       work-group reads an s another one writes and the results are the two kernels'.
+ *       work-group reads an s another one writes and the results are the two kernels'. early
+ *       is read by the CUDA twin only (see spmv_dots_csr) and ignored here.
  *   bicgstab_update_resident (double* state, uint slot_apr0, uint slot_ss, uint slot_ass,
  *                             uint slot_asas, uint slot_asr0, uint hist_index, SCALAR* x,
  *                             SCALAR* r, SCALAR* p, const SCALAR* s, const SCALAR* ap,
@@ -177,7 +178,7 @@ inline void shifted_row_dots(SCALAR *acc, const SCALAR v, const uint row, __glob
 pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_RESTRICT(const uint, row_ptr),
                                         PK_GLOBAL_RESTRICT(const uint, col_idx),
                                         PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
-                                        PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap),
+                                        const uint early, PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap),
                                         PK_GLOBAL(SCALAR, s), PK_GLOBAL(SCALAR, as_),
                                         PK_GLOBAL(const SCALAR, r0star), PK_GLOBAL(SCALAR, partials),
                                         const uint slot_rr0, const uint slot_apr0, const uint slot_ss,

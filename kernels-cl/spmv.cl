@@ -8,12 +8,12 @@
  * arrays are `restrict` (read-only for the whole kernel, as __restrict__ in CUDA) so the compiler
  * may use the read-only data path; the vectors may share one allocation (GMRES basis columns).
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, uint matrix_early,
+ *                   uint n_rows, uint k, uint long_len, uint early,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, uint matrix_early,
+ *                   uint n_rows, uint k, uint long_len, uint early,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
@@ -62,7 +62,7 @@
  *   over row blocks (uniform trip count: the barriers are reached by the whole group). Rows of
  *   more than long_len entries (0xffffffff: none) are summed beforehand in chunks by
  *   csr_long_chunks and csr_long_rows into y (r for the residual), which the main kernel reads
- *   back (see src/backend/long_rows.rs). matrix_early is read by the CUDA twins only (their
+ *   back (see src/backend/long_rows.rs). early is read by the CUDA twins only (their
  *   matrix reads before the programmatic-launch wait) and ignored here.
  * CSR stream (src/backend/row_blocks.rs): row block i is rows block_row[i] .. block_row[i + 1]
  *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A group takes a
@@ -204,7 +204,7 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
 
 pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                    PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                   const uint long_len, const uint matrix_early, PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   const uint long_len, const uint early, PK_GLOBAL(const SCALAR, x), const ulong x_off,
                    PK_GLOBAL(SCALAR, y), const ulong y_off,
                    PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
                    PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
@@ -246,7 +246,7 @@ pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_
 
 pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                  const uint long_len, const uint matrix_early, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
+                  const uint long_len, const uint early, PK_GLOBAL(const SCALAR, x), PK_GLOBAL(const SCALAR, b),
                   PK_GLOBAL(SCALAR, r),
                   PK_GLOBAL(SCALAR, partials), const int slot_rr) {
     PK_BIND_RESTRICT(const uint, row_ptr);

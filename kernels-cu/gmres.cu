@@ -243,19 +243,24 @@ __device__ __forceinline__ void write_column_partials(SCALAR (&acc_a)[DOTS_PER_W
 }
 
 /* gmres_dcgs2_spmv_dots (const uint* row_ptr, const uint* col_idx, const SCALAR* values, uint k,
- *                        SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb): one DCGS2
+ *                        uint early, SCALAR* basis, uint n, uint ucol, SCALAR* pa, SCALAR* pb):
+ * one DCGS2
  * step's product and dots in one launch (see kernels-cl/gmres.cl), for a CSR matrix without long
  * rows (k threads per row, as spmv_dots_csr) and ucol <= DOTS_PER_PASS: w = A u (u = column
  * ucol, w = column ucol + 1) with d = <u, w> into slot ucol - 1 of pb, and basis_dots2's dots
  * a_j = <v_j, u> (columns 1..ucol, slots 0..ucol-1 of pa) and c_j = <v_j, w> (columns
  * 1..ucol-1, slots 0.. of pb). Each block computes WG / k rows of w per step into a shared tile
  * with the same rows of u; its warps then take the columns over the tile as basis_dots2 does.
- * Launched with the partials' block count. */
+ * Launched with the partials' block count. early: as spmv_dots_csr's (the first row of each
+ * thread read by csr_first_then_wait). */
 template <uint K>
 __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ row_ptr,
                                                      const uint *__restrict__ col_idx,
-                                                     const SCALAR *__restrict__ values, SCALAR *basis,
-                                                     const uint n, const uint ucol, SCALAR *pa, SCALAR *pb) {
+                                                     const SCALAR *__restrict__ values, const uint early,
+                                                     SCALAR *basis, const uint n, const uint ucol, SCALAR *pa,
+                                                     SCALAR *pb) {
+    const CsrFirst f =
+        csr_first_then_wait<K>(row_ptr, col_idx, values, blockIdx.x * (WG / K) + threadIdx.x / K, n, early);
     __shared__ SCALAR tile_u[WG];
     __shared__ SCALAR tile_w[WG];
     const uint count_a = ucol;
@@ -277,7 +282,9 @@ __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ ro
     SCALAR acc_d = ZERO;
     for (uint t0 = blockIdx.x * rows; t0 < n; t0 += gridDim.x * rows) {
         const uint row = t0 + slot_in_tile;
-        const SCALAR v = csr_row<K>(row_ptr, col_idx, values, u, row, n, 0xffffffffu, w);
+        const SCALAR v = t0 == blockIdx.x * rows
+                             ? csr_row_first<K>(f, col_idx, values, u, row, n, 0xffffffffu, w)
+                             : csr_row<K>(row_ptr, col_idx, values, u, row, n, 0xffffffffu, w);
         __syncthreads(); /* the previous tile is consumed */
         if (leader) {
             SCALAR ur = ZERO;
@@ -313,17 +320,24 @@ __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ ro
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots(const uint *__restrict__ row_ptr,
                                                                        const uint *__restrict__ col_idx,
                                                                        const SCALAR *__restrict__ values, const uint k,
-                                                                       SCALAR *basis, const uint n, const uint ucol,
-                                                                       SCALAR *pa, SCALAR *pb) {
-    PDL_WAIT();
+                                                                       const uint early, SCALAR *basis, const uint n,
+                                                                       const uint ucol, SCALAR *pa, SCALAR *pb) {
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
+#define DCGS2_SPMV_CASE(K)                                                               \
+    case K:                                                                              \
+        dcgs2_spmv_dots_rows<K>(row_ptr, col_idx, values, early, basis, n, ucol, pa, pb); \
+        break;
     switch (k) {
-    case 2: dcgs2_spmv_dots_rows<2>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
-    case 4: dcgs2_spmv_dots_rows<4>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
-    case 8: dcgs2_spmv_dots_rows<8>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
-    case 16: dcgs2_spmv_dots_rows<16>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
-    case 32: dcgs2_spmv_dots_rows<32>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
-    default: dcgs2_spmv_dots_rows<1>(row_ptr, col_idx, values, basis, n, ucol, pa, pb); break;
+        DCGS2_SPMV_CASE(2)
+        DCGS2_SPMV_CASE(4)
+        DCGS2_SPMV_CASE(8)
+        DCGS2_SPMV_CASE(16)
+        DCGS2_SPMV_CASE(32)
+    default:
+        dcgs2_spmv_dots_rows<1>(row_ptr, col_idx, values, early, basis, n, ucol, pa, pb);
+        break;
     }
+#undef DCGS2_SPMV_CASE
 }
 
 /* gmres_dcgs2_finish (const SCALAR* pa, const SCALAR* pc, uint read_groups, uint count,
@@ -397,7 +411,7 @@ __device__ __forceinline__ void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_a
  * Launched with the partials' block count. */
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basis, const uint n, const uint ucol,
                                                                     SCALAR *coef, const ulong coef_off) {
-    PDL_WAIT();
+    PDL_WAIT_START_NEXT();
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR shared[2];
@@ -441,7 +455,7 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update_small(SCALAR *basis, const uint n, const uint ucol,
                                                                           const SCALAR *pa, const SCALAR *pc,
                                                                           SCALAR *coef, const ulong coef_off) {
-    PDL_WAIT();
+    PDL_WAIT_START_NEXT();
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR nu_d[2];

@@ -43,15 +43,16 @@
 #error "WG must be a multiple of 32 in [32, 1024]"
 #endif
 
-/* PDL_WAIT_START_NEXT() is PDL_WAIT() for the resident solvers' updates that a CSR product
- * follows (cg_update_resident, the BiCGStab updates): right after the wait the kernel lets the
- * next one be scheduled (griddepcontrol.launch_dependents) instead of when its blocks exit, so
- * that the product's matrix reads before its own wait (csr_first_then_wait in spmv.cu) overlap
- * this kernel. The kernel before this one has completed by then; everything a kernel does before
- * its wait only reads arrays no kernel writes. Only where it gains: every kernel starting its
- * successor this way made GMRES(30) 2.5 us slower per iteration at n = 32K-65K on the H200
- * (BENCHMARKS.md, issue 15, 2026-11-25 (h)). PK_EARLY_TRIGGER = 0 (the backend's
- * PIPEKRYLOV_CUDA_EARLY_START=0) makes it a plain PDL_WAIT(). */
+/* PDL_WAIT_START_NEXT() is PDL_WAIT() for the kernels that a CSR product reading its matrix
+ * before its wait follows (csr_first_then_wait in spmv.cu): the resident CG and BiCGStab updates
+ * and GMRES's DCGS2 updates (and, with PDL_START_NEXT after the wait, the CSR products with
+ * EARLY_NEXT, which BiCGStab's fused s update and product follows). Right after the wait the kernel lets the next one be
+ * scheduled (griddepcontrol.launch_dependents) instead of when its blocks exit, so that the
+ * next kernel's matrix reads overlap this kernel. The kernel before this one has completed by
+ * then; everything a kernel does before its wait only reads arrays no kernel writes. Only where
+ * it gains: every kernel starting its successor this way made GMRES(30) 2.5 us slower per
+ * iteration at n = 32K-65K on the H200 (BENCHMARKS.md, issue 15, 2026-11-25 (h)).
+ * PK_EARLY_TRIGGER = 0 (the backend's PIPEKRYLOV_CUDA_EARLY_START=0) turns both off. */
 #ifndef PK_EARLY_TRIGGER
 #define PK_EARLY_TRIGGER 1
 #endif
@@ -61,10 +62,15 @@
 #define PDL_WAIT() ((void)0)
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && PK_EARLY_TRIGGER
-#define PDL_WAIT_START_NEXT() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
+#define PDL_START_NEXT() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
 #else
-#define PDL_WAIT_START_NEXT() PDL_WAIT()
+#define PDL_START_NEXT() ((void)0)
 #endif
+#define PDL_WAIT_START_NEXT() \
+    do {                       \
+        PDL_WAIT();            \
+        PDL_START_NEXT();      \
+    } while (0)
 
 /* Cache hints of the SpMV kernels' loads (PK_LOAD_HINTS, set by the backend, default 1; see
  * src/backend/tuning.rs MATRIX_LOAD_HINTS_ENV): MATRIX_LOAD(p) reads an entry of a matrix

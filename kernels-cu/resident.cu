@@ -15,7 +15,8 @@
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
  *   bicgstab_s_spmv_resident (double* state, const uint* row_ptr, const uint* col_idx,
- *                             const SCALAR* values, uint n, uint k, const SCALAR* r,
+ *                             const SCALAR* values, uint n, uint k, uint early,
+ *                             const SCALAR* r,
  *                             const SCALAR* ap, SCALAR* s, SCALAR* as_, const SCALAR* r0star,
  *                             SCALAR* partials, uint slot_rr0, uint slot_apr0, uint slot_ss,
  *                             uint slot_asas, uint slot_ass, uint slot_asr0)
@@ -109,9 +110,36 @@ __device__ __forceinline__ SCALAR csr_row_shifted(const uint *__restrict__ row_p
     return sum;
 }
 
-/* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as in csr_row_shifted. */
+/* csr_row_shifted for the row whose first entries f holds (csr_first_then_wait): the same sum
+ * in the same order. */
 template <uint K>
-__device__ __forceinline__ void csr_shifted_dots_rows(const uint *__restrict__ row_ptr,
+__device__ __forceinline__ SCALAR csr_row_shifted_first(const CsrFirst &f, const uint *__restrict__ col_idx,
+                                                        const SCALAR *__restrict__ values, const SCALAR *r,
+                                                        const SCALAR *ap, const SCALAR alpha) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+#pragma unroll
+    for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
+        if (f.begin + lane + t * K < f.end) {
+            const uint c = f.col[t];
+            sum += f.val[t] * (r[c] - alpha * ap[c]);
+        }
+    }
+    for (uint j = f.begin + lane + CSR_FIRST_ENTRIES * K; j < f.end; j += K) {
+        const uint c = col_idx[j];
+        sum += values[j] * (r[c] - alpha * ap[c]);
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return sum;
+}
+
+/* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as in csr_row_shifted; the first
+ * row of each thread from f (row0: blockIdx.x (WG / K) + threadIdx.x / K). */
+template <uint K>
+__device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
                                                       const uint *__restrict__ col_idx,
                                                       const SCALAR *__restrict__ values, const uint n_rows,
                                                       const SCALAR *r, const SCALAR *ap, const SCALAR alpha,
@@ -121,7 +149,9 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const uint *__restrict__ r
     const uint lane = threadIdx.x & (K - 1);
     for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
+        const SCALAR v = base == blockIdx.x * rows_per_block
+                             ? csr_row_shifted_first<K>(f, col_idx, values, r, ap, alpha)
+                             : csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
         if (lane == 0 && row < n_rows) {
             y[row] = v;
             acc[0] += v * v;
@@ -131,6 +161,23 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const uint *__restrict__ r
     }
 }
 
+/* The work of bicgstab_s_spmv_resident for K threads per row: the first row of each thread read
+ * (before the wait when early, see csr_first_then_wait), the s update, the product. */
+template <uint K>
+__device__ __forceinline__ void bicgstab_s_spmv_body(
+    RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint n, const uint early, const SCALAR *r, const SCALAR *ap,
+    SCALAR *s, SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
+    const uint slot_ss, SCALAR (&acc)[3]) {
+    const uint row0 = blockIdx.x * (WG / K) + threadIdx.x / K;
+    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n, early);
+    __shared__ double sums[2];
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
+    bicgstab_store_rho(state, sums[0]);
+    const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
+    csr_shifted_dots_rows<K>(f, row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);
+}
+
 /* bicgstab_s_update_resident and spmv_dots_csr of s (slots asas, ass, asr0) in one launch, for a
  * CSR matrix without long rows and no preconditioner: the s-update part is the same code (the
  * same elements per block, the same partial <s, s>); the product reads s_j as r_j - alpha ap_j
@@ -138,18 +185,15 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const uint *__restrict__ r
  * the two kernels bit for bit. */
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-    const SCALAR *__restrict__ values, const uint n, const uint k, const SCALAR *r, const SCALAR *ap, SCALAR *s,
-    SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
-    const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
-    PDL_WAIT();
-    __shared__ double sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
-    bicgstab_store_rho(state, sums[0]);
-    const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
+    const SCALAR *__restrict__ values, const uint n, const uint k, const uint early, const SCALAR *r,
+    const SCALAR *ap, SCALAR *s, SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0,
+    const uint slot_apr0, const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
 #define SHIFTED_CASE(K)                                                                               \
     case K:                                                                                          \
-        csr_shifted_dots_rows<K>(row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);      \
+        bicgstab_s_spmv_body<K>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, \
+                                partials, slot_rr0, slot_apr0, slot_ss, acc);                         \
         break;
     switch (k) {
         SHIFTED_CASE(2)
@@ -158,7 +202,8 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
         SHIFTED_CASE(16)
         SHIFTED_CASE(32)
     default:
-        csr_shifted_dots_rows<1>(row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);
+        bicgstab_s_spmv_body<1>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, partials,
+                                slot_rr0, slot_apr0, slot_ss, acc);
         break;
     }
 #undef SHIFTED_CASE

@@ -5,12 +5,12 @@
  * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.
  *
  *   spmv_dots_csr  (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, uint matrix_early,
+ *                   uint n_rows, uint k, uint long_len, uint early,
  *                   const SCALAR* x, ulong x_off, SCALAR* y, ulong y_off,
  *                   const SCALAR* w0, ulong w0_off, const SCALAR* w1, ulong w1_off,
  *                   SCALAR* partials, int slot_yy, int slot_w0, int slot_w1)
  *   residual_csr   (const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                   uint n_rows, uint k, uint long_len, uint matrix_early,
+ *                   uint n_rows, uint k, uint long_len, uint early,
  *                   const SCALAR* x, const SCALAR* b, SCALAR* r, SCALAR* partials, int slot_rr)
  *   spmv_dots_csr_stream(const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                   uint n_rows, const uint* block_row, uint n_blocks, uint long_len,
@@ -56,9 +56,10 @@
  *   Each block handles WG / k consecutive rows per step of its grid-stride loop. Rows of more
  *   than long_len entries (0xffffffff: none) are summed beforehand in chunks by csr_long_chunks
  *   and csr_long_rows into y (r for the residual), which the main kernel reads back (see
- *   src/backend/long_rows.rs). matrix_early = 1 (a matrix whose arrays only copies wrote) lets
- *   each thread read its first row's bounds and first entries before PDL_WAIT(), while the
- *   previous kernel ends (csr_first_then_wait); the OpenCL twins take the argument and ignore it.
+ *   src/backend/long_rows.rs). early: bit EARLY_MATRIX (a matrix whose arrays only copies
+ *   wrote) lets each thread read its first row's bounds and first entries before PDL_WAIT(),
+ *   while the previous kernel ends, bit EARLY_NEXT lets the next kernel start right after the
+ *   wait (csr_first_then_wait); the OpenCL twins take the argument and ignore it.
  * CSR stream (src/backend/row_blocks.rs): row block i is rows block_row[i] .. block_row[i + 1]
  *   with at most CSR_STREAM_CAP entries and rows, or one row with more entries. A block of
  *   threads takes a row block at a time (grid-stride over blocks): it stages the products
@@ -207,18 +208,24 @@ struct CsrFirst {
     SCALAR val[CSR_FIRST_ENTRIES];
 };
 
+/* Bits of the `early` argument of the CSR products (and bicgstab_s_spmv_resident): read the
+ * matrix before the wait; let the next kernel start right after the wait. */
+#define EARLY_MATRIX 1u
+#define EARLY_NEXT 2u
+
 /* Read the first row of this thread (row; none when row >= n_rows) and wait for the previous
- * kernel (PDL_WAIT). matrix_early = 1 reads the matrix before the wait, overlapping the
- * previous kernel's end: only for matrices whose arrays no kernel writes (the backend passes 1
+ * kernel (PDL_WAIT). With EARLY_MATRIX the matrix is read before the wait, overlapping the
+ * previous kernel's end: only for matrices whose arrays no kernel writes (the backend sets it
  * for uploaded matrices; with programmatic dependent launch the previous kernel may still be
- * running, the ones before it have completed). matrix_early = 0 waits first. */
+ * running, the ones before it have completed); without it the wait comes first. EARLY_NEXT
+ * lets the next kernel be scheduled right after the wait (as PDL_WAIT_START_NEXT). */
 template <uint K>
 __device__ __forceinline__ CsrFirst csr_first_then_wait(const uint *__restrict__ row_ptr,
                                                         const uint *__restrict__ col_idx,
                                                         const SCALAR *__restrict__ values,
                                                         const uint row, const uint n_rows,
-                                                        const uint matrix_early) {
-    if (!matrix_early) {
+                                                        const uint early) {
+    if (!(early & EARLY_MATRIX)) {
         PDL_WAIT();
     }
     CsrFirst f;
@@ -235,8 +242,11 @@ __device__ __forceinline__ CsrFirst csr_first_then_wait(const uint *__restrict__
         f.col[t] = j < f.end ? col_idx[j] : 0u;
         f.val[t] = j < f.end ? values[j] : ZERO;
     }
-    if (matrix_early) {
+    if (early & EARLY_MATRIX) {
         PDL_WAIT();
+    }
+    if (early & EARLY_NEXT) {
+        PDL_START_NEXT();
     }
     return f;
 }
@@ -294,7 +304,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
                                               const uint *__restrict__ col_idx,
                                               const SCALAR *__restrict__ values,
                                               const uint n_rows, const uint long_len,
-                                              const uint matrix_early, const SCALAR *x, SCALAR *y,
+                                              const uint early, const SCALAR *x, SCALAR *y,
                                               const SCALAR *w0, const SCALAR *w1,
                                               const int slot_yy, const int slot_w0,
                                               const int slot_w1, SCALAR (&acc)[3]) {
@@ -302,7 +312,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
     const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
-    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, matrix_early);
+    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, early);
     {
         const bool mine = lane == 0 && row0 < n_rows;
         const SCALAR w0v = (mine && slot_w0 >= 0) ? w0[row0] : ZERO;
@@ -325,7 +335,7 @@ __device__ __forceinline__ void csr_dots_rows(const uint *__restrict__ row_ptr,
 
 extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
               const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-              const uint long_len, const uint matrix_early, const SCALAR *x, const ulong x_off,
+              const uint long_len, const uint early, const SCALAR *x, const ulong x_off,
               SCALAR *y, const ulong y_off, const SCALAR *w0, const ulong w0_off, const SCALAR *w1,
               const ulong w1_off, SCALAR *partials, const int slot_yy, const int slot_w0,
               const int slot_w1) {
@@ -337,7 +347,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
     const SCALAR *w1s = w1 + w1_off;
 #define CSR_DOTS_CASE(K)                                                                       \
     case K:                                                                                    \
-        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, xs, ys, w0s,   \
+        csr_dots_rows<K>(row_ptr, col_idx, values, n_rows, long_len, early, xs, ys, w0s,   \
                          w1s, slot_yy, slot_w0, slot_w1, acc);                                 \
         break;
     switch (k) {
@@ -347,7 +357,7 @@ extern "C" __launch_bounds__(WG) __global__ void spmv_dots_csr(const uint *__res
         CSR_DOTS_CASE(16)
         CSR_DOTS_CASE(32)
     default:
-        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, xs, ys, w0s,
+        csr_dots_rows<1>(row_ptr, col_idx, values, n_rows, long_len, early, xs, ys, w0s,
                          w1s, slot_yy, slot_w0, slot_w1, acc);
         break;
     }
@@ -360,13 +370,13 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
                                                     const uint *__restrict__ col_idx,
                                                     const SCALAR *__restrict__ values,
                                                     const uint n_rows, const uint long_len,
-                                                    const uint matrix_early, const SCALAR *x,
+                                                    const uint early, const SCALAR *x,
                                                     const SCALAR *b, SCALAR *r) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const uint lane = threadIdx.x & (K - 1);
     const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
-    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, matrix_early);
+    const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n_rows, early);
     SCALAR acc = ZERO;
     {
         const bool mine = lane == 0 && row0 < n_rows;
@@ -392,13 +402,13 @@ __device__ __forceinline__ SCALAR csr_residual_rows(const uint *__restrict__ row
 
 extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
              const SCALAR *__restrict__ values, const uint n_rows, const uint k,
-             const uint long_len, const uint matrix_early, const SCALAR *x, const SCALAR *b, SCALAR *r,
+             const uint long_len, const uint early, const SCALAR *x, const SCALAR *b, SCALAR *r,
              SCALAR *partials, const int slot_rr) {
     /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
     SCALAR acc;
 #define CSR_RESIDUAL_CASE(K)                                                                   \
     case K:                                                                                    \
-        acc = csr_residual_rows<K>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, x, \
+        acc = csr_residual_rows<K>(row_ptr, col_idx, values, n_rows, long_len, early, x, \
                                    b, r);                                                      \
         break;
     switch (k) {
@@ -408,7 +418,7 @@ extern "C" __launch_bounds__(WG) __global__ void residual_csr(const uint *__rest
         CSR_RESIDUAL_CASE(16)
         CSR_RESIDUAL_CASE(32)
     default:
-        acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, matrix_early, x, b, r);
+        acc = csr_residual_rows<1>(row_ptr, col_idx, values, n_rows, long_len, early, x, b, r);
         break;
     }
 #undef CSR_RESIDUAL_CASE

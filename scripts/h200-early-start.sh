@@ -2,11 +2,13 @@
 # Issue 15: how early a CUDA kernel starts under programmatic dependent launch
 # (PIPEKRYLOV_CUDA_EARLY_START, src/backend/tuning.rs): 0 = when the previous kernel's blocks
 # exit, 1 = as soon as they have all waited (griddepcontrol.launch_dependents after the wait),
-# 2 = as 1 and the CSR products read their first rows before waiting (matrix_early). GPU tests
+# 2 = as 1 and the CSR products read their first rows before waiting (EARLY_MATRIX), 3 = as 2
+# and the CSR products start their next kernel right after their wait (EARLY_NEXT). GPU tests
 # (PARTS=tests; CUDA and NVIDIA OpenCL against the host; one log), then the device-resident CG,
 # BiCGStab and GMRES(30) on the 2D and 3D Poisson ladders up to 65K, 300-iteration solves,
-# CUDA with the three settings alternated over two rounds (PARTS=ladder), then 1M and 4.19M
-# (PARTS=large). One CSV under $OUT (early-start-h200.csv: the bench's columns after early and
+# CUDA with the settings alternated over two rounds (PARTS=ladder), then 1M and 4.19M
+# (PARTS=large), and both execution modes on CUDA and OpenCL at the defaults on the ladders
+# (PARTS=modes, modes-300it-*-h200.csv). One CSV under $OUT (early-start-h200.csv: the bench's columns after early and
 # round), a table last. From the repository root on the device after a
 # release build with --features "cuda opencl cli" packed into .device/bin:
 #   OUT=... bash scripts/h200-early-start.sh
@@ -45,7 +47,7 @@ for part in $parts; do
       done ;;
     ladder)
       for round in ${ROUNDS:-1 2}; do
-        for early in 0 1 2; do
+        for early in ${LEVELS:-0 1 2 3}; do
           for p in poisson2d poisson3d; do
             PIPEKRYLOV_CUDA_EARLY_START=$early timeout 200 $PK bench --backends cuda --solvers cg,bicgstab,gmres \
               --executions resident --problem $p --max-n 70000 --iterations 300 --repeats 10 \
@@ -54,8 +56,14 @@ for part in $parts; do
           done
         done
       done ;;
+    modes)
+      for p in poisson2d poisson3d; do
+        timeout 250 $PK bench --backends cuda,opencl --solvers cg,bicgstab,gmres --executions sync,resident \
+          --problem $p --max-n 70000 --iterations 300 --repeats 10 --out "$OUT/modes-300it-$p-h200.csv" --quiet > /dev/null 2>&1
+        echo "modes $p: status $?"
+      done ;;
     large)
-      for early in 0 2; do
+      for early in 0 3; do
         PIPEKRYLOV_CUDA_EARLY_START=$early timeout 200 $PK bench --backends cuda --solvers cg,bicgstab,gmres \
           --executions resident --problem poisson2d --min-n 1000000 --max-n 4300000 \
           --out "$OUT/b.csv" --quiet > /dev/null 2>&1
@@ -71,10 +79,10 @@ path = os.path.join(out, "early-start-h200.csv")
 for r in (csv.DictReader(open(path)) if os.path.exists(path) else []):
     key = (r["solver"], r["problem"], int(r["n"]))
     rows.setdefault(key, {}).setdefault(r["early"], []).append(float(r["median_s_per_iter"]) * 1e6)
-print(f"{'solver':9} {'problem':10} {'n':>8} {'early 0 us':>11} {'early 1 us':>11} {'early 2 us':>11} {'0 / 2':>6}")
+print(f"{'solver':9} {'problem':10} {'n':>8} {'early 0 us':>11} {'early 1 us':>11} {'early 2 us':>11} {'early 3 us':>11} {'0 / 2':>6}")
 for k in sorted(rows):
     med = {e: statistics.median(v) for e, v in rows[k].items()}
-    cells = " ".join(f"{med[e]:11.2f}" if e in med else f"{'-':>11}" for e in "012")
+    cells = " ".join(f"{med[e]:11.2f}" if e in med else f"{'-':>11}" for e in "0123")
     ratio = f"{med['0'] / med['2']:6.3f}" if "0" in med and "2" in med else f"{'-':>6}"
     print(f"{k[0]:9} {k[1]:10} {k[2]:>8} {cells} {ratio}")
 PY

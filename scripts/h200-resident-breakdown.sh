@@ -2,10 +2,12 @@
 # Issue 15: where the device-resident iterations' time goes above 16K unknowns on the H200.
 # PARTS=formats: CG, BiCGStab and GMRES(30) resident, 300-iteration solves, CSR against SELL
 # (C = 32, sigma = 256) on the 2D ladder from 16K to 65K and 3D 32K (formats-resident-h200.csv).
+# PARTS=groups: the same solvers at n = 16K and 65K (2D), 32K (3D) with 1, 2 and 4 reduction
+# groups per SM (groups-per-sm-resident-h200.csv).
 # PARTS=ncu: Nsight Compute's duration and memory counters of every kernel of a few iterations of
-# each solver at n = 16129 and 65025 (2D), serialized by the profiler
-# (ncu-resident-kernels-h200.csv). From the repository root on the device after a release build
-# with --features "cuda opencl cli" packed into .device/bin:
+# each solver at n = 16129 and 65025 (2D), serialized by the profiler, caches kept warm and
+# clocks free as in a solve (ncu-resident-kernels-h200.csv). From the repository root on the
+# device after a release build with --features "cuda opencl cli" packed into .device/bin:
 #   OUT=... bash scripts/h200-resident-breakdown.sh
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
@@ -50,6 +52,31 @@ for k, v in sorted(t.items()):
     print(f"{k[0]:9} {k[1]:10} {k[2]:>7} {c[0]} {c[1]}")
 PY
       ;;
+    groups)
+      # The reduction's groups per SM (PIPEKRYLOV_REDUCTION_GROUPS_PER_SM; default 4, capped by
+      # n / 256): 1 and 2 give fewer partials to finish but two rows per thread.
+      rm -f "$OUT/groups-per-sm-resident-h200.csv"
+      for round in 1 2; do
+        for g in 4 1 2; do
+          for p in poisson2d:65025 poisson3d:32768 poisson2d:16129; do
+            PIPEKRYLOV_REDUCTION_GROUPS_PER_SM=$g timeout 100 $PK bench --backends cuda --solvers cg,bicgstab,gmres \
+              --executions resident --problem $p --iterations 300 --repeats 10 --out "$OUT/b.csv" --quiet > /dev/null 2>&1
+            python3 - "$OUT/b.csv" "$OUT/groups-per-sm-resident-h200.csv" $round $g <<'PY'
+import csv, os, sys
+src, dst, rnd, g = sys.argv[1:]
+rows = list(csv.DictReader(open(src)))
+new = not os.path.exists(dst)
+with open(dst, "a", newline="") as f:
+    w = csv.DictWriter(f, ["round", "groups_per_sm"] + list(rows[0].keys()))
+    if new:
+        w.writeheader()
+    for r in rows:
+        w.writerow({"round": rnd, "groups_per_sm": g, **r})
+PY
+            rm -f "$OUT/b.csv"
+          done
+        done
+      done ;;
     ncu)
       M="gpu__time_duration.sum,launch__grid_size,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum"
       M="$M,sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -60,7 +87,7 @@ PY
         for s in cg bicgstab gmres; do
           # 300-iteration solve; skip the solvers' first 150 kernels (setup, first batches),
           # profile 40 (the bench's bandwidth probe runs other kernels first).
-          timeout 150 $NCU --csv --print-units base --metrics "$M" -k regex:"resident|spmv|gmres|bicgstab|cg_" \
+          timeout 150 $NCU --csv --print-units base --cache-control none --clock-control none --metrics "$M" -k regex:"resident|spmv|gmres|bicgstab|cg_" \
             --launch-skip 150 --launch-count 40 \
             bash .device/run pipekrylov bench --backends cuda --solvers $s --executions resident \
             --problem poisson2d:$n --iterations 300 --repeats 1 --quiet > "$OUT/n.csv" 2> "$OUT/n.err"

@@ -195,7 +195,7 @@ pub struct DeviceMatrix<T> {
     /// The ghost block and halo plan of a rank's rows (set by `dist`, feature `mpi`).
     pub(crate) halo: HaloSlot,
     /// Whether only host-to-device copies wrote its arrays (no kernel writes them): the CUDA
-    /// CSR kernels then read them before waiting for the previous kernel (`matrix_early` in
+    /// CSR kernels then read them before waiting for the previous kernel (`EARLY_MATRIX` in
     /// `kernels-cu/spmv.cu`). False for matrices a kernel builds.
     pub(crate) uploaded: bool,
 }

@@ -45,9 +45,11 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// Environment variable choosing how early a CUDA kernel may start on sm_90+ with programmatic
 /// dependent launch: 0 when the previous kernel's blocks exit; 1 the products that follow the
 /// device-resident CG and BiCGStab updates as soon as every block of the update has waited for
-/// its own predecessor (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 (the default) as 1,
-/// and the CSR products of uploaded matrices read their first rows before waiting
-/// (`matrix_early` in `kernels-cu/spmv.cu`); anything else means 2.
+/// its own predecessor (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 as 1, and the CSR
+/// products of uploaded matrices (and BiCGStab's fused s update and product) read their first
+/// rows before waiting (`EARLY_MATRIX` in `kernels-cu/spmv.cu`); 3 (the default) as 2, and the
+/// CSR products also let their next kernel start right after their wait (`EARLY_NEXT`), so that
+/// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
@@ -116,14 +118,14 @@ pub(crate) fn cuda_pdl() -> bool {
     *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
 }
 
-/// The early start of [`CUDA_EARLY_START_ENV`] (0..=2, default 2).
+/// The early start of [`CUDA_EARLY_START_ENV`] (0..=3, default 3).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn cuda_early_start() -> usize {
     static EARLY: OnceLock<usize> = OnceLock::new();
     *EARLY.get_or_init(|| {
         parse_env(CUDA_EARLY_START_ENV)
-            .filter(|e| *e <= 2)
-            .unwrap_or(2)
+            .filter(|e| *e <= 3)
+            .unwrap_or(3)
     })
 }
 

@@ -494,13 +494,14 @@ impl KrylovOps for CudaBackend {
             self.ptr(col_idx)?,
             self.ptr(values)?,
             Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            Arg::U32(super::spmv::early_bits(a, false)),
             self.ptr(&basis.data)?,
             len_arg(n)?,
             index_arg("column", ucol)?,
             self.ptr(pa.buffer())?,
             self.ptr(pb.buffer())?,
         ];
-        // SAFETY: gmres_dcgs2_spmv_dots(row_ptr, col_idx, values, uint k, basis, uint n,
+        // SAFETY: gmres_dcgs2_spmv_dots(row_ptr, col_idx, values, uint k, uint early, basis, uint n,
         // uint ucol, pa, pb): a is an n x n CSR matrix without long rows, columns 1..=ucol + 1
         // exist (u = ucol is read, w = ucol + 1 written, never read as a column), slots
         // 0..ucol-1 of pa and pb exist and both partials have the launch's group count, ucol

@@ -607,9 +607,11 @@ mod tests {
 
     /// The CSR products that may read their matrix before the wait: their bodies start by
     /// calling a row helper whose first statement calls `csr_first_then_wait`.
-    const MATRIX_BEFORE_WAIT: [(&str, &str); 2] = [
+    const MATRIX_BEFORE_WAIT: [(&str, &str); 4] = [
         ("spmv_dots_csr", "csr_dots_rows"),
         ("residual_csr", "csr_residual_rows"),
+        ("bicgstab_s_spmv_resident", "bicgstab_s_spmv_body"),
+        ("gmres_dcgs2_spmv_dots", "dcgs2_spmv_dots_rows"),
     ];
 
     /// The text of the device function `name` of `text` from its parameter list on.
@@ -662,7 +664,7 @@ mod tests {
         let first = function_text(spmv, "csr_first_then_wait");
         let first = &first[..first.find("\n}").unwrap()];
         assert_eq!(first.matches("PDL_WAIT();").count(), 2);
-        assert!(first.contains("if (!matrix_early) {\n        PDL_WAIT();"));
-        assert!(first.contains("if (matrix_early) {\n        PDL_WAIT();"));
+        assert!(first.contains("if (!(early & EARLY_MATRIX)) {\n        PDL_WAIT();"));
+        assert!(first.contains("if (early & EARLY_MATRIX) {\n        PDL_WAIT();"));
     }
 }

@@ -143,6 +143,7 @@ impl ResidentOps for CudaBackend {
             self.ptr(values)?,
             len_arg(n)?,
             super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            super::Arg::U32(super::spmv::early_bits(a, false)),
             self.ptr(r)?,
             self.ptr(ap)?,
             self.ptr(s)?,
@@ -154,7 +155,7 @@ impl ResidentOps for CudaBackend {
             args.push(index_arg("slot", slot.0)?);
         }
         // SAFETY: bicgstab_s_spmv_resident(double* state, row_ptr, col_idx, values, uint n,
-        // uint k, r, ap, s, as_, r0star, partials, six uint slots): a is an n x n CSR matrix
+        // uint k, uint early, r, ap, s, as_, r0star, partials, six uint slots): a is an n x n CSR matrix
         // without long rows (its arrays as spmv_dots_csr reads them), every vector holds n
         // elements, the slots are inside the partials, the written ones distinct from each
         // other and from the read ones (checked); grid = groups, as spmv_dots and

@@ -32,6 +32,36 @@ pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
     1u32 << (usize::BITS - 1 - per_thread.leading_zeros())
 }
 
+/// `EARLY_MATRIX` of the `early` argument of the CSR kernels (`kernels-cu/spmv.cu`).
+const EARLY_MATRIX: u32 = 1;
+/// `EARLY_NEXT` of the `early` argument.
+const EARLY_NEXT: u32 = 2;
+
+/// Most rows of a product that starts its next kernel early (`EARLY_NEXT`). Measured on the H200
+/// (BENCHMARKS.md, issue 15, 2026-11-25 (h)): the early start gained 0.4-1.1 us per BiCGStab
+/// iteration up to 65K unknowns and cost pipelined CG 1.6-1.8% per iteration at 1M and 4.19M,
+/// where the products fill the device.
+const EARLY_NEXT_MAX_ROWS: usize = 1 << 17;
+
+/// The `early` argument of a CSR kernel reading `a` (see
+/// [`crate::backend::tuning::CUDA_EARLY_START_ENV`]): its first rows read before the wait when
+/// `a` was uploaded (level 2 and up), and, for a product that may start the next kernel early
+/// (`may_start_next`), that at level 3 up to [`EARLY_NEXT_MAX_ROWS`] rows.
+pub(crate) fn early_bits<T>(a: &DeviceMatrix<T>, may_start_next: bool) -> u32 {
+    let level = crate::backend::tuning::cuda_early_start();
+    let matrix = if a.uploaded && level >= 2 {
+        EARLY_MATRIX
+    } else {
+        0
+    };
+    let next = if may_start_next && level >= 3 && a.n_rows <= EARLY_NEXT_MAX_ROWS {
+        EARLY_NEXT
+    } else {
+        0
+    };
+    matrix | next
+}
+
 /// A vector operand of a fused SpMV: device address and element offset (0 when unused).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Operand {
@@ -101,9 +131,7 @@ fn matrix_args<T: Scalar>(
                     rows,
                     Arg::U32(k),
                     Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    Arg::U32(u32::from(
-                        a.uploaded && crate::backend::tuning::cuda_early_start() >= 2,
-                    )),
+                    Arg::U32(early_bits(a, true)),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),

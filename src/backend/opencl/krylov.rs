@@ -435,6 +435,8 @@ impl KrylovOps for OpenClBackend {
                 Arg::Mem(self.mem(col_idx)?),
                 Arg::Mem(self.mem(values)?),
                 Arg::uint(self.csr_lanes(a.nnz(), n)),
+                // early: the CUDA kernel's early matrix reads (ignored here).
+                Arg::uint(0),
                 Arg::Mem(self.mem(basis.buffer())?),
                 Arg::uint(Self::len_u32(n)?),
                 col(ucol),

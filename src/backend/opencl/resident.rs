@@ -146,6 +146,8 @@ impl ResidentOps for OpenClBackend {
             Arg::Mem(self.mem(values)?),
             Arg::uint(Self::len_u32(n)?),
             Arg::uint(self.csr_lanes(a.nnz(), n)),
+            // early: the CUDA kernel's early matrix reads (ignored here).
+            Arg::uint(0),
             Arg::Mem(self.mem(r)?),
             Arg::Mem(self.mem(ap)?),
             Arg::Mem(self.mem(s)?),

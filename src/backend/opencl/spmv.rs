@@ -148,7 +148,7 @@ impl OpenClBackend {
                     Arg::uint(n_rows),
                     Arg::uint(self.csr_lanes(a.nnz(), a.n_rows())),
                     Arg::uint(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    // matrix_early: the CUDA kernels' early matrix reads (ignored here).
+                    // early: the CUDA kernels' early matrix reads (ignored here).
                     Arg::uint(0),
                 ],
             ),
