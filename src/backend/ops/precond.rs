@@ -612,10 +612,13 @@ pub const AFSAI_TEAM_CAP: usize = 31;
 
 /// The mean entries per row of A from which the GPU backends grow the adaptive FSAI pattern by
 /// [`AfsaiGrowKernel::Team`]: below it the merge's lists are short, a team spends 32 lanes on
-/// what one work-item does in a few heap steps, and the row kernel wins (H200, issue 13:
-/// aniso2d with 5 per row grew 4.4x (CUDA) and 9x (OpenCL) slower by teams, jump3d with 7
-/// 1.06x and 2.2x slower; elasticity3d with 43 grew 2.7-3.4x faster on CUDA, 1.2x on OpenCL).
-pub const AFSAI_TEAM_MIN_ROW_LEN: f64 = 32.0;
+/// what one work-item does in a few heap steps, and the row kernel wins. Measured on the H200
+/// (issue 13, BENCHMARKS.md 2026-11-25 (h), growth seconds row / team, f64, CUDA and OpenCL):
+/// 5 per row (aniso2d 2.7M, fem2d 1M) 0.25 / 1.05 and 0.13 / 0.32, 7 per row (poisson3d 1M)
+/// 0.18 / 0.35, jump3d 1M 0.35 / 0.36 (equal); 26.5 per row (27-point stencil 1M) 0.71 / 0.59
+/// on CUDA and 0.72 / 0.57 on OpenCL; 43 per row (elasticity3d 305K) 0.75 / 0.28 (section
+/// (c)). The limit lies between 7 and 26.5; 16 is their geometric mean.
+pub const AFSAI_TEAM_MIN_ROW_LEN: f64 = 16.0;
 
 /// The kernel that grows the adaptive FSAI pattern ([`PrecondOps::afsai_grow`]); both give the
 /// same pattern bit for bit (the same arithmetic in the same order as the host's
@@ -1439,7 +1442,9 @@ mod tests {
         assert_eq!(Row.scalars_per_row(&g), g.scalars_per_row());
         if crate::backend::tuning::afsai_grow_kernel().is_none() {
             assert_eq!(AfsaiGrowKernel::choose(&g, true, 43.0), Team);
+            assert_eq!(AfsaiGrowKernel::choose(&g, true, 26.5), Team);
             assert_eq!(AfsaiGrowKernel::choose(&g, true, 9.0), Row);
+            assert_eq!(AfsaiGrowKernel::choose(&g, true, 6.94), Row);
             assert_eq!(AfsaiGrowKernel::choose(&g, false, 43.0), Row);
             assert_eq!(AfsaiGrowKernel::choose(&wide, true, 81.0), Row);
         }
