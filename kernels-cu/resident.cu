@@ -136,8 +136,22 @@ __device__ __forceinline__ SCALAR csr_row_shifted_first(const CsrFirst &f, const
     return sum;
 }
 
+/* One row of csr_shifted_dots_rows: y's entry (v, the row's sum on lane 0) stored and the dots. */
+__device__ __forceinline__ void shifted_dots_row(const SCALAR v, const uint row, const uint n_rows,
+                                                 const SCALAR *r, const SCALAR *ap, const SCALAR alpha, SCALAR *y,
+                                                 const SCALAR *w1, const bool lane0, SCALAR (&acc)[3]) {
+    if (lane0 && row < n_rows) {
+        y[row] = v;
+        acc[0] += v * v;
+        acc[1] += v * (r[row] - alpha * ap[row]);
+        acc[2] += v * w1[row];
+    }
+}
+
 /* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as in csr_row_shifted; the first
- * row of each thread from f (row0: blockIdx.x (WG / K) + threadIdx.x / K). */
+ * row of each thread from f (row0: blockIdx.x (WG / K) + threadIdx.x / K), outside the loop so
+ * that f's registers are free for the rest (inside it they stayed live and the kernel took 106
+ * registers instead of 32). */
 template <uint K>
 __device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
                                                       const uint *__restrict__ col_idx,
@@ -146,18 +160,16 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const u
                                                       SCALAR *y, const SCALAR *w1, SCALAR (&acc)[3]) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
-    const uint lane = threadIdx.x & (K - 1);
-    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
+        const SCALAR v = csr_row_shifted_first<K>(f, col_idx, values, r, ap, alpha);
+        shifted_dots_row(v, row0, n_rows, r, ap, alpha, y, w1, lane0, acc);
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
-        const SCALAR v = base == blockIdx.x * rows_per_block
-                             ? csr_row_shifted_first<K>(f, col_idx, values, r, ap, alpha)
-                             : csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
-        if (lane == 0 && row < n_rows) {
-            y[row] = v;
-            acc[0] += v * v;
-            acc[1] += v * (r[row] - alpha * ap[row]);
-            acc[2] += v * w1[row];
-        }
+        const SCALAR v = csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
+        shifted_dots_row(v, row, n_rows, r, ap, alpha, y, w1, lane0, acc);
     }
 }
 

@@ -7,7 +7,9 @@
 //! the wheel's `nvidia/cu13/lib` folder. Without it these tests fail (they do not skip).
 #![cfg(feature = "cuda")]
 
-use pipekrylov::backend::cuda::{compile_for_arch, SOURCES};
+use pipekrylov::backend::cuda::{
+    compile_for_arch, kernel_registers_for_arch, DEFAULT_BLOCK, REDUCTION_BLOCKS_PER_SM, SOURCES,
+};
 use pipekrylov::backend::ops::KERNELS;
 use pipekrylov::{Error, Precision};
 
@@ -79,6 +81,41 @@ fn every_kernel_compiles_for_sm90_and_sm80_in_both_precisions() {
                 _ => assert_eq!(waits, 0, "{arch} {precision}: griddepcontrol below sm_90"),
             }
         }
+    }
+}
+
+/// Every kernel but the listed ones fits `REDUCTION_BLOCKS_PER_SM` blocks of `DEFAULT_BLOCK`
+/// threads into one multiprocessor's 65,536 registers, in the sm_90 CUBIN the backend loads on
+/// the H200: the reductions' grid then runs in one wave. A kernel that read its first CSR row
+/// into registers held across its grid-stride loop took 128 registers (gmres_dcgs2_spmv_dots)
+/// and 106 (bicgstab_s_spmv_resident) instead of 64 and 32, two blocks per multiprocessor:
+/// GMRES(30) ran 13% slower at 4M-17M unknowns on the H200 (BENCHMARKS.md, 2026-11-26).
+#[test]
+fn kernels_fit_the_reduction_grid_on_each_multiprocessor() {
+    let limit = 65_536 / (DEFAULT_BLOCK * REDUCTION_BLOCKS_PER_SM as u32);
+    // Launched one block row per thread over the whole matrix, not on the reduction grid.
+    let exempt = ["bilu0_sweep"];
+    for precision in [Precision::F32, Precision::F64] {
+        let regs = match kernel_registers_for_arch("sm_90", precision, DEFAULT_BLOCK) {
+            Ok(r) => r,
+            Err(e) => panic!("sm_90 {precision}: {e}\n(if NVRTC is missing: {HOWTO})"),
+        };
+        for (_, names) in KERNELS {
+            for name in *names {
+                assert!(
+                    regs.iter().any(|(k, _)| k == name),
+                    "sm_90 {precision}: no register count for {name} in the CUBIN"
+                );
+            }
+        }
+        let over: Vec<_> = regs
+            .iter()
+            .filter(|(k, r)| *r > limit && !exempt.contains(&k.as_str()))
+            .collect();
+        assert!(
+            over.is_empty(),
+            "sm_90 {precision}: kernels above {limit} registers per thread: {over:?}"
+        );
     }
 }
 

@@ -25,6 +25,7 @@
 //! assert_eq!(cuda.finish(&p).unwrap().0[0], 14.0);
 //! ```
 
+mod cubin;
 mod halo;
 mod krylov;
 mod memory;
@@ -36,7 +37,7 @@ mod spmv;
 mod vector;
 
 pub use memory::RawBuffer;
-pub use module::{compile_for_arch, source, DEFAULT_BLOCK, SOURCES};
+pub use module::{compile_for_arch, kernel_registers_for_arch, source, DEFAULT_BLOCK, SOURCES};
 
 use super::buffer::{Buffer, Storage};
 use super::{BackendInfo, BackendStatus, Counters};
@@ -56,8 +57,10 @@ pub const DEVICE_ENV: &str = "PIPEKRYLOV_CUDA_DEVICE";
 /// Reads up to this many bytes go through the pinned staging buffer.
 const PINNED_MAX: usize = 1 << 20;
 
-/// Blocks per multiprocessor for reductions: `reduction_groups(n) <= 4 * SMs`.
-const REDUCTION_BLOCKS_PER_SM: usize = 4;
+/// Blocks per multiprocessor for reductions: `reduction_groups(n) <= 4 * SMs`. The kernels
+/// launched on that grid must fit this many blocks of [`DEFAULT_BLOCK`] threads on one
+/// multiprocessor (checked in CI from NVRTC's CUBIN, `tests/cuda_nvrtc.rs`).
+pub const REDUCTION_BLOCKS_PER_SM: usize = 4;
 
 /// Driver error codes after which the context is unusable (sticky faults).
 const STICKY_ERRORS: &[u32] = &[

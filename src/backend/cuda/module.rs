@@ -453,6 +453,26 @@ pub fn compile_for_arch(arch: &str, precision: Precision) -> Result<String> {
     Ok(image(arch, precision, DEFAULT_BLOCK)?.ptx.clone())
 }
 
+/// Registers per thread of every kernel as the backend builds them for `arch` (a real
+/// architecture such as `"sm_90"`) and `precision` at `block` threads per block, read from
+/// NVRTC's CUBIN (the image the backend loads). Needs NVRTC only; the result of the build is
+/// cached as [`compile_for_arch`]'s.
+///
+/// Errors: as [`compile_for_arch`]; [`Error::KernelBuild`] when NVRTC produced no CUBIN (a
+/// virtual architecture) or the CUBIN cannot be read.
+pub fn kernel_registers_for_arch(
+    arch: &str,
+    precision: Precision,
+    block: u32,
+) -> Result<Vec<(String, u32)>> {
+    let img = image(arch, precision, block)?;
+    let cubin = img
+        .cubin
+        .as_deref()
+        .ok_or_else(|| build_error(format!("NVRTC produced no CUBIN for {arch}")))?;
+    super::cubin::registers(cubin)
+}
+
 type ModuleKey = (usize, Precision);
 
 fn modules() -> &'static Mutex<HashMap<ModuleKey, Arc<Kernels>>> {
