@@ -299,6 +299,8 @@ __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ ro
                                                      const SCALAR *__restrict__ values, const uint early,
                                                      SCALAR *basis, const uint n, const uint ucol, SCALAR *pa,
                                                      SCALAR *pb) {
+    const CsrFirst f =
+        csr_first_then_wait<K>(row_ptr, col_idx, values, blockIdx.x * (WG / K) + threadIdx.x / K, n, early);
     __shared__ SCALAR tile_u[WG];
     __shared__ SCALAR tile_w[WG];
     const uint count_a = ucol;
@@ -316,12 +318,11 @@ __device__ __forceinline__ void dcgs2_spmv_dots_rows(const uint *__restrict__ ro
         acc_b[c] = ZERO;
     }
     SCALAR acc_d = ZERO;
-    /* The first tile from the rows read by csr_first_then_wait, outside the loop: its registers
-     * are free for the rest (inside the loop they were live throughout and the kernel ran 13%
-     * slower at 4M-17M rows on the H200). */
+    /* The first tile from the rows read by csr_first_then_wait, outside the loop: f's registers
+     * are free for the rest (inside the loop they were live throughout: 128 registers instead of
+     * 64, and the kernel ran 13% slower at 4M-17M rows on the H200). */
     {
         const uint t0 = blockIdx.x * rows;
-        const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, t0 + slot_in_tile, n, early);
         if (t0 < n) {
             const SCALAR v = csr_row_first<K>(f, col_idx, values, u, t0 + slot_in_tile, n, 0xffffffffu, w);
             dcgs2_spmv_dots_tile(v, t0, basis, u, w, n, rows, slot_in_tile, count_a, leader, tile_u, tile_w,
