@@ -22,7 +22,8 @@ use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartiti
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
-    subdomain_of, Bilu0, Bilu0Options, Factorization, Jacobi, Preconditioner, TriangularSolve,
+    subdomain_of, Bilu0, Bilu0Options, Factorization, Jacobi, PointBlockJacobi, Preconditioner,
+    TriangularSolve,
 };
 use pipekrylov::solver::{
     BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant,
@@ -405,6 +406,75 @@ fn reliability<B: Backend>(
                 rep.stop_reason, rep.iterations, ref_rep.iterations
             ),
         );
+        // Row 25, solver and preconditioner setup: a check that fails on one rank only is an
+        // error on every rank (each of these hung before: the other ranks waited in the
+        // solve's first reduction).
+        let a = RankMatrix::from_replicated(comm, be, &global, MatrixFormat::Csr)?;
+        let rows = a.rows(me);
+        let last = me == size - 1;
+        let b_rows = rows_of(&rhs(n), rows.clone());
+        let kinds = ["cg", "bicgstab", "gmres"];
+        for solver in kinds {
+            // Parameters out of range on the last rank only.
+            let bad = Params {
+                rtol: if last { -1.0 } else { 1e-8 },
+                ..Params::default()
+            };
+            let got = solve(be, &a.device, None, solver, bad, &b_rows);
+            c.check(
+                got.is_err(),
+                format!("{label}: {solver}: an invalid rtol on the last rank only was accepted"),
+            );
+            // Valid parameters that differ between the ranks.
+            let differ = Params {
+                max_iter: if last { 7 } else { 8 },
+                ..Params::default()
+            };
+            let got = solve(be, &a.device, None, solver, differ, &b_rows);
+            c.check(
+                matches!(got, Err(Error::Distributed(_))),
+                format!(
+                    "{label}: {solver}: ranks with different max_iter gave {:?}",
+                    got.as_ref().map(|r| r.0.iterations)
+                ),
+            );
+            // A right-hand side one entry short on the last rank.
+            let short = &b_rows[..b_rows.len() - usize::from(last && !b_rows.is_empty())];
+            let got = solve(be, &a.device, None, solver, Params::default(), short);
+            c.check(
+                got.is_err(),
+                format!("{label}: {solver}: a short right-hand side on the last rank was accepted"),
+            );
+        }
+        // A zero diagonal entry in the last rank's block: Jacobi, point-block Jacobi and
+        // BILU(0) fail on every rank.
+        let mut zero_diag = a.local.clone();
+        if last && zero_diag.n_rows() > 0 {
+            let r0 = zero_diag.row_ptr()[0];
+            let cols = zero_diag.col_idx()[r0..zero_diag.row_ptr()[1]].to_vec();
+            if let Some(k) = cols.iter().position(|&j| j == 0) {
+                zero_diag.values_mut()[r0 + k] = 0.0;
+            }
+        }
+        let setups: [(&str, Result<()>); 3] = [
+            ("jacobi", Jacobi::new(be, &zero_diag).map(|_| ())),
+            (
+                "point-block jacobi",
+                PointBlockJacobi::new(be, &zero_diag, 1).map(|_| ()),
+            ),
+            (
+                "bilu0",
+                Bilu0::new(be, &zero_diag, Bilu0Options::default()).map(|_| ()),
+            ),
+        ];
+        for (name, got) in setups {
+            c.check(
+                got.is_err(),
+                format!(
+                    "{label}: {name} with a zero pivot on the last rank was accepted on rank {me}"
+                ),
+            );
+        }
         // A whole (non-distributed) matrix on several ranks is refused.
         let whole = be.upload_matrix(&global, MatrixFormat::Csr)?;
         let got = Cg::new(be, &whole, None, Params::default());

@@ -73,6 +73,21 @@ pub trait BackendInfo {
     fn ranks(&self) -> usize {
         1
     }
+    /// Collective agreement on a rank-local check (RELIABILITY.md row 25), to be called by
+    /// every rank before the collectives that follow it: `dist::DistBackend` returns an error
+    /// on every rank when `failed_here` is true on any rank (naming the ranks), so that no rank
+    /// waits in a reduction the failed one never reaches; one process: `Ok`. See
+    /// [`collective_result`].
+    fn agree_across_ranks(&self, what: &str, failed_here: bool) -> crate::error::Result<()> {
+        let _ = (what, failed_here);
+        Ok(())
+    }
+    /// Whether every rank passes the same `value` for `what` (a hash of the parameters):
+    /// `dist::DistBackend` returns an error on every rank otherwise; one process: `Ok`.
+    fn same_across_ranks(&self, what: &str, value: u64) -> crate::error::Result<()> {
+        let _ = (what, value);
+        Ok(())
+    }
     /// Build the kernels of `precision` now instead of at their first launch (GPU backends
     /// compile once per process: NVRTC or the OpenCL compiler), e.g. to keep compilation out
     /// of a timed setup; nothing to do on the host. A compiler error is
@@ -91,6 +106,25 @@ pub trait Backend:
 impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps> Backend
     for B
 {
+}
+
+/// `local` (a rank-local setup or check) agreed over the ranks of `backend`
+/// ([`BackendInfo::agree_across_ranks`]): a rank that failed keeps its own error, the others
+/// get [`crate::Error::Distributed`] naming the failed ranks. One collective when the backend
+/// spans several ranks, nothing otherwise.
+pub fn collective_result<B: BackendInfo + ?Sized, R>(
+    backend: &B,
+    what: &str,
+    local: crate::error::Result<R>,
+) -> crate::error::Result<R> {
+    if backend.ranks() <= 1 {
+        return local;
+    }
+    let agreed = backend.agree_across_ranks(what, local.is_err());
+    match local {
+        Err(e) => Err(e),
+        Ok(v) => agreed.map(|()| v),
+    }
 }
 
 /// A backend chosen at run time.

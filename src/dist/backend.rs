@@ -331,6 +331,17 @@ impl<B: BackendInfo> BackendInfo for DistBackend<B> {
     fn ranks(&self) -> usize {
         self.comm.size()
     }
+    fn agree_across_ranks(&self, what: &str, failed_here: bool) -> Result<()> {
+        let local = if failed_here {
+            Err(Error::Distributed(format!("{what} failed on this rank")))
+        } else {
+            Ok(())
+        };
+        self.comm.agree(what, local)
+    }
+    fn same_across_ranks(&self, what: &str, value: u64) -> Result<()> {
+        self.comm.check_same(what, value)
+    }
     fn is_gpu(&self) -> bool {
         self.inner.is_gpu()
     }

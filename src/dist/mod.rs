@@ -38,10 +38,14 @@
 //!
 //! Failure contract (RELIABILITY.md rows 25-27): construction steps are collective and an
 //! error on one rank (bad rows, ranks that disagree on sizes or the partition, allocation
-//! failure) is returned on every rank ([`Comm::agree`], [`Comm::check_same`]); a rank with zero
-//! rows works; MPI errors abort the job with MPI's message, and a rank-local failure in the
-//! middle of a solve, which the other ranks cannot learn about without a hang, should be
-//! answered with [`Comm::abort`] (the CLI does).
+//! failure) is returned on every rank ([`Comm::agree`], [`Comm::check_same`]). The same holds
+//! for the solvers' construction (parameters, operator, workspace) and the start of every
+//! solve (the lengths of b and x0, and the parameters, which must be the same on every rank),
+//! and for the setup of the per-rank Jacobi, point-block Jacobi and BILU(0) preconditioners
+//! ([`crate::backend::collective_result`]); the other preconditioners' setups are rank-local
+//! and must not fail on one rank only. A rank with zero rows works; MPI errors abort the job
+//! with MPI's message, and a rank-local failure in the middle of a solve, which the other ranks
+//! cannot learn about without a hang, should be answered with [`Comm::abort`] (the CLI does).
 
 mod backend;
 mod comm;

@@ -20,6 +20,11 @@ impl RowPartition {
         if row_ptr.is_empty() {
             return Err(Error::InvalidMatrix("empty row pointer array".into()));
         }
+        if row_ptr.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::InvalidMatrix(
+                "row pointers must not decrease".into(),
+            ));
+        }
         let n = row_ptr.len() - 1;
         // Weight of the rows before row i: nonzeros plus one per row, so that a block of empty
         // rows is split too.
@@ -85,9 +90,12 @@ impl RowPartition {
     pub fn n(&self) -> usize {
         *self.offsets.last().unwrap_or(&0)
     }
-    /// The rows of rank `r`.
+    /// The rows of rank `r` (empty for a rank past the partition's ranks).
     pub fn rows(&self, r: usize) -> std::ops::Range<usize> {
-        self.offsets[r]..self.offsets[r + 1]
+        match (self.offsets.get(r), self.offsets.get(r.saturating_add(1))) {
+            (Some(&start), Some(&end)) => start..end,
+            _ => self.n()..self.n(),
+        }
     }
     /// The block starts and the end (ranks + 1 entries).
     pub fn offsets(&self) -> &[usize] {
@@ -106,6 +114,16 @@ impl RowPartition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decreasing_row_pointers_and_ranks_past_the_end_do_not_panic() {
+        assert!(matches!(
+            RowPartition::balanced_by_nnz(&[0, 5, 3, 7], 2),
+            Err(Error::InvalidMatrix(_))
+        ));
+        let p = RowPartition::balanced_by_nnz(&[0, 1, 2, 3], 2).unwrap();
+        assert!(p.rows(2).is_empty() && p.rows(usize::MAX).is_empty());
+    }
 
     #[test]
     fn balances_nonzeros_and_covers_every_row() {

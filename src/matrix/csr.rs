@@ -321,10 +321,10 @@ fn check_shape(
     col_idx: &[usize],
     n_values: usize,
 ) -> Result<()> {
-    if row_ptr.len() != n_rows + 1 {
+    if row_ptr.len().checked_sub(1) != Some(n_rows) {
         return Err(Error::dims(
             "row_ptr length (n_rows + 1)",
-            n_rows + 1,
+            n_rows.saturating_add(1),
             row_ptr.len(),
         ));
     }
@@ -367,6 +367,31 @@ pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unsorted_duplicate_and_impossible_shapes_are_rejected_by_new() {
+        // RELIABILITY.md row 24: `new` takes sorted, duplicate-free rows only.
+        let unsorted = CsrMatrix::new(1, 3, vec![0, 2], vec![2, 0], vec![1.0, 2.0]);
+        assert!(
+            matches!(unsorted, Err(Error::InvalidMatrix(_))),
+            "{unsorted:?}"
+        );
+        let duplicate = CsrMatrix::new(1, 3, vec![0, 2], vec![1, 1], vec![1.0, 2.0]);
+        assert!(
+            matches!(duplicate, Err(Error::InvalidMatrix(_))),
+            "{duplicate:?}"
+        );
+        // n_rows + 1 does not exist: an error, not an overflow.
+        for bad in [
+            CsrMatrix::<f64>::new(usize::MAX, 1, vec![], vec![], vec![]),
+            CsrMatrix::<f64>::from_unsorted(usize::MAX, 1, vec![0], vec![], vec![]),
+        ] {
+            assert!(
+                matches!(bad, Err(Error::DimensionMismatch { .. })),
+                "{bad:?}"
+            );
+        }
+    }
 
     #[test]
     fn unsorted_input_is_sorted_and_duplicates_summed() {

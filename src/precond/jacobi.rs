@@ -1,7 +1,7 @@
 //! Point Jacobi: M = diag(A).
 
 use super::{Preconditioner, SetupTimes};
-use crate::backend::{Backend, Buffer, Partials, Slot};
+use crate::backend::{collective_result, Backend, Buffer, Partials, Slot};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -29,7 +29,15 @@ pub struct Jacobi<T> {
 impl<T: Scalar> Jacobi<T> {
     /// Build from the diagonal of `a`; a zero or non-finite diagonal entry is
     /// [`Error::PreconditionerSetup`] naming the row.
+    /// With a distributed backend (`a` = the rank's local block) a failure on any rank is an
+    /// error on every rank.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>) -> Result<Self> {
+        let local = Self::build_local(backend, a);
+        collective_result(backend, "the Jacobi setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn build_local<B: Backend>(backend: &B, a: &CsrMatrix<T>) -> Result<Self> {
         let t0 = Instant::now();
         if !a.is_square() {
             return Err(Error::dims("Jacobi: square matrix", a.n_rows(), a.n_cols()));

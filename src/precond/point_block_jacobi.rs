@@ -3,7 +3,7 @@
 use super::bilu0::factor_singular;
 use super::block_dense::invert;
 use super::{Preconditioner, SetupTimes};
-use crate::backend::{Backend, Buffer, MAX_BLOCK_SIZE};
+use crate::backend::{collective_result, Backend, Buffer, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -32,7 +32,14 @@ impl<T: Scalar> PointBlockJacobi<T> {
     /// Invert the `block_size` x `block_size` diagonal blocks of `a`. Errors:
     /// [`Error::InvalidParameter`] for a block size outside 1..=8 or one that does not divide
     /// n; [`Error::SingularPivot`] naming the first singular (or non-finite) block.
+    /// With a distributed backend a failure on any rank is an error on every rank.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, block_size: usize) -> Result<Self> {
+        let local = Self::build_local(backend, a, block_size);
+        collective_result(backend, "the point-block Jacobi setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn build_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, block_size: usize) -> Result<Self> {
         let t0 = Instant::now();
         let s = block_size;
         if !a.is_square() {

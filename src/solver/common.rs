@@ -3,7 +3,9 @@
 
 use super::params::{Params, Variant};
 use super::report::{Progress, SolveReport, StopReason};
-use crate::backend::{Backend, Buffer, CounterSnapshot, DeviceMatrix, Partials, Slot};
+use crate::backend::{
+    collective_result, Backend, Buffer, CounterSnapshot, DeviceMatrix, Partials, Slot,
+};
 use crate::error::{Error, Result};
 use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
@@ -57,6 +59,20 @@ pub(crate) fn check_operator<B: Backend, T: Scalar>(
     Ok(())
 }
 
+/// The checks of a solver's construction (rows 1, 11), agreed over the ranks (row 25): a
+/// parameter or operator that fails on one rank is an error on every rank.
+pub(crate) fn check_setup<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &DeviceMatrix<T>,
+    precond: Option<&dyn Preconditioner<B, T>>,
+    params: &Params,
+) -> Result<()> {
+    let local = params
+        .validate()
+        .and_then(|()| check_operator(backend, a, precond));
+    collective_result(backend, "the solver's setup checks", local)
+}
+
 /// Check b and x0 (lengths, finiteness: rows 1 and 2) and return ||b||. Costs two dots.
 pub(crate) fn check_inputs<B: Backend, T: Scalar>(
     backend: &B,
@@ -66,20 +82,27 @@ pub(crate) fn check_inputs<B: Backend, T: Scalar>(
     scratch: &mut Partials<T>,
 ) -> Result<f64> {
     let n = a.n_rows();
-    if b.len() != n {
-        return Err(Error::dims(
+    let lengths = if b.len() != n {
+        Err(Error::dims(
             "right-hand side length vs matrix rows",
             n,
             b.len(),
-        ));
-    }
-    if x.len() != n {
-        return Err(Error::dims(
+        ))
+    } else if x.len() != n {
+        Err(Error::dims(
             "initial guess length vs matrix rows",
             n,
             x.len(),
-        ));
-    }
+        ))
+    } else {
+        Ok(())
+    };
+    // Row 25: agreed before the first reduction, which every rank must reach.
+    collective_result(
+        backend,
+        "checking the right-hand side and initial guess lengths",
+        lengths,
+    )?;
     let mut norms = [0.0; 2];
     for (k, (what, v)) in [("right-hand side", b), ("initial guess", x)]
         .into_iter()
@@ -116,6 +139,8 @@ pub(crate) fn start_solve<'m, B: Backend, T: Scalar>(
     params: Params,
     monitor: Monitor<'m>,
 ) -> Result<Tracker<'m>> {
+    // Ranks that stop on different tolerances or limits would wait in different reductions.
+    backend.same_across_ranks("the solver parameters", params.fingerprint())?;
     let b_norm = check_inputs(backend, a, b, x, scratch)?;
     if b_norm == 0.0 {
         backend.fill(x, T::zero())?;

@@ -213,6 +213,11 @@ impl Default for Params {
 }
 
 impl Params {
+    /// A hash of every parameter (the ranks of a distributed solve compare it: row 25).
+    pub(crate) fn fingerprint(&self) -> u64 {
+        crate::matrix::csr::fnv1a(format!("{self:?}").bytes().map(u64::from))
+    }
+
     /// Check every parameter's range (RELIABILITY.md row 11).
     pub fn validate(&self) -> Result<()> {
         if self.rtol.is_nan() || self.rtol < 0.0 || self.rtol >= 1.0 {

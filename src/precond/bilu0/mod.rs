@@ -14,7 +14,9 @@ pub use levels::Levels;
 
 use super::device_a::DeviceA;
 use super::{Preconditioner, SetupTimes};
-use crate::backend::{Backend, BlockTriangular, Buffer, DeviceMatrix, MAX_BLOCK_SIZE};
+use crate::backend::{
+    collective_result, Backend, BlockTriangular, Buffer, DeviceMatrix, MAX_BLOCK_SIZE,
+};
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix};
 use crate::scalar::Scalar;
@@ -134,7 +136,8 @@ impl<T: Scalar> Bilu0<T> {
     ///
     /// Errors: [`Error::InvalidParameter`] for a block size outside 1..=8, one that does not
     /// divide n, K = 0 sweeps or P = 0 subdomains; [`Error::SingularPivot`] naming the block
-    /// row of a missing or singular pivot block; device errors from the uploads.
+    /// row of a missing or singular pivot block; device errors from the uploads. With a
+    /// distributed backend a failure on any rank is an error on every rank.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: Bilu0Options) -> Result<Self> {
         Self::new_on(backend, a, None, opts)
     }
@@ -175,7 +178,20 @@ impl<T: Scalar> Bilu0<T> {
         Self::build(backend, a, device, opts, "block-jacobi")
     }
 
+    /// [`Self::build_local`] agreed over the ranks of a distributed backend (RELIABILITY.md
+    /// row 25: a singular pivot on one rank's block is an error on every rank).
     fn build<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: Bilu0Options,
+        name: &'static str,
+    ) -> Result<Self> {
+        let local = Self::build_local(backend, a, device, opts, name);
+        collective_result(backend, "the BILU(0) setup", local)
+    }
+
+    fn build_local<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,

@@ -5,10 +5,11 @@
 mod resident;
 
 use super::cg::norm;
-use super::common::{check_operator, start_solve, t, Monitor, Tracker};
+use super::common::{check_setup, start_solve, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{BreakdownKind, SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
+use crate::backend::collective_result;
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, ResidentState, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
@@ -105,29 +106,33 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         params: Params,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        params.validate()?;
-        check_operator(backend, a, precond)?;
+        check_setup(backend, a, precond, &params)?;
         let n = a.n_rows();
         let nm = if precond.is_some() { n } else { 0 };
-        Ok(Self {
-            backend,
-            a,
-            precond,
-            params,
-            r: backend.alloc(n)?,
-            r0star: backend.alloc(n)?,
-            p: backend.alloc(n)?,
-            s: backend.alloc(n)?,
-            ap: backend.alloc(n)?,
-            as_: backend.alloc(n)?,
-            phat: backend.alloc(nm)?,
-            shat: backend.alloc(nm)?,
-            partials: backend.spmv_partials(a, slot::COUNT)?,
-            scratch: backend.partials(n, 1)?,
-            resident: state_for(backend, "bicgstab", n, &params)?,
-            recordings: Recordings::default(),
-            setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
-        })
+        // Row 25: an allocation that fails on one rank fails every rank here.
+        let built = (|| -> Result<Self> {
+            Ok(Self {
+                backend,
+                a,
+                precond,
+                params,
+                r: backend.alloc(n)?,
+                r0star: backend.alloc(n)?,
+                p: backend.alloc(n)?,
+                s: backend.alloc(n)?,
+                ap: backend.alloc(n)?,
+                as_: backend.alloc(n)?,
+                phat: backend.alloc(nm)?,
+                shat: backend.alloc(nm)?,
+                partials: backend.spmv_partials(a, slot::COUNT)?,
+                scratch: backend.partials(n, 1)?,
+                resident: state_for(backend, "bicgstab", n, &params)?,
+                recordings: Recordings::default(),
+                setup_seconds: t0.elapsed().as_secs_f64()
+                    + precond.map_or(0.0, |m| m.setup_seconds()),
+            })
+        })();
+        collective_result(backend, "allocating the solver's workspace", built)
     }
 
     /// Change the parameters (validated).

@@ -20,10 +20,11 @@
 
 mod resident;
 
-use super::common::{check_operator, start_solve, t, Monitor, Tracker};
+use super::common::{check_setup, start_solve, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
+use crate::backend::collective_result;
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, PcgStepVectors, Slot, SpmvDots};
 use crate::error::Result;
 use crate::precond::Preconditioner;
@@ -106,36 +107,40 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         params: Params,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        params.validate()?;
-        check_operator(backend, a, precond)?;
+        check_setup(backend, a, precond, &params)?;
         let n = a.n_rows();
         let with_m = precond.is_some();
-        Ok(Self {
-            backend,
-            a,
-            precond,
-            params,
-            r: backend.alloc(n)?,
-            p: backend.alloc(n)?,
-            ap: backend.alloc(n)?,
-            z: backend.alloc(if with_m { n } else { 0 })?,
-            q: backend.alloc(if with_m { n } else { 0 })?,
-            r_next: backend.alloc(if precond.is_some_and(|m| m.fuses_pcg_update()) {
-                n
-            } else {
-                0
-            })?,
-            fused_step: false,
-            partials: backend.spmv_partials_at_least(
+        // Row 25: an allocation that fails on one rank fails every rank here.
+        let built = (|| -> Result<Self> {
+            Ok(Self {
+                backend,
                 a,
-                slot::COUNT,
-                precond.map_or(0, |m| m.fused_reduction_groups(backend)),
-            )?,
-            scratch: backend.partials(n, 1)?,
-            resident: state_for(backend, "cg", n, &params)?,
-            recordings: Recordings::default(),
-            setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
-        })
+                precond,
+                params,
+                r: backend.alloc(n)?,
+                p: backend.alloc(n)?,
+                ap: backend.alloc(n)?,
+                z: backend.alloc(if with_m { n } else { 0 })?,
+                q: backend.alloc(if with_m { n } else { 0 })?,
+                r_next: backend.alloc(if precond.is_some_and(|m| m.fuses_pcg_update()) {
+                    n
+                } else {
+                    0
+                })?,
+                fused_step: false,
+                partials: backend.spmv_partials_at_least(
+                    a,
+                    slot::COUNT,
+                    precond.map_or(0, |m| m.fused_reduction_groups(backend)),
+                )?,
+                scratch: backend.partials(n, 1)?,
+                resident: state_for(backend, "cg", n, &params)?,
+                recordings: Recordings::default(),
+                setup_seconds: t0.elapsed().as_secs_f64()
+                    + precond.map_or(0.0, |m| m.setup_seconds()),
+            })
+        })();
+        collective_result(backend, "allocating the solver's workspace", built)
     }
 
     /// The parameters.

@@ -22,10 +22,11 @@ mod least_squares;
 mod simpler;
 
 use super::cg::norm;
-use super::common::{check_operator, start_solve, Monitor, Tracker};
+use super::common::{check_setup, start_solve, Monitor, Tracker};
 use super::params::{Execution, GmresOrthogonalization, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{may_run, Recordings};
+use crate::backend::collective_result;
 use crate::backend::{Backend, Basis, Buffer, DeviceMatrix, Partials, Slot};
 use crate::error::Result;
 use crate::precond::Preconditioner;
@@ -94,45 +95,49 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         params: Params,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        params.validate()?;
-        check_operator(backend, a, precond)?;
-        let n = a.n_rows();
-        let m = params.restart;
-        let hsize = (m + 1) * (m + 1);
-        let mut basis = backend.basis(n, m + 2)?;
-        // Column 0 is unused by the Arnoldi forms but read by `gmres_normalize`: zero it.
-        let mut zero = backend.alloc::<T>(n)?;
-        backend.fill(&mut zero, T::zero())?;
-        backend.basis_load(&mut basis, 0, &zero, T::one())?;
-        drop(zero);
-        let mut rmat = backend.alloc(hsize)?;
-        let mut rmat2 = backend.alloc(hsize)?;
-        backend.fill(&mut rmat, T::zero())?;
-        backend.fill(&mut rmat2, T::zero())?;
-        Ok(Self {
-            backend,
-            a,
-            precond,
-            params,
-            m,
-            basis,
-            rmat,
-            rmat2,
-            rhost: vec![T::zero(); hsize],
-            rhost2: vec![T::zero(); hsize],
-            partials2: backend.partials(n, m + 1)?,
-            coef: backend.alloc((m + 2) * (2 * m + 2))?,
-            coef_host: vec![T::zero(); (m + 2) * (2 * m + 2)],
-            eta: backend.alloc(m)?,
-            partials: backend.partials(n, m + 1)?,
-            xi_partials: backend.partials(n, m)?,
-            scratch: backend.partials(n, 1)?,
-            tmp: backend.alloc(n)?,
-            z: backend.alloc(if precond.is_some() { n } else { 0 })?,
-            x_best: backend.alloc(n)?,
-            recordings: Recordings::default(),
-            setup_seconds: t0.elapsed().as_secs_f64() + precond.map_or(0.0, |m| m.setup_seconds()),
-        })
+        check_setup(backend, a, precond, &params)?;
+        // Row 25: an allocation that fails on one rank fails every rank here.
+        let built = (|| -> Result<Self> {
+            let n = a.n_rows();
+            let m = params.restart;
+            let hsize = (m + 1) * (m + 1);
+            let mut basis = backend.basis(n, m + 2)?;
+            // Column 0 is unused by the Arnoldi forms but read by `gmres_normalize`: zero it.
+            let mut zero = backend.alloc::<T>(n)?;
+            backend.fill(&mut zero, T::zero())?;
+            backend.basis_load(&mut basis, 0, &zero, T::one())?;
+            drop(zero);
+            let mut rmat = backend.alloc(hsize)?;
+            let mut rmat2 = backend.alloc(hsize)?;
+            backend.fill(&mut rmat, T::zero())?;
+            backend.fill(&mut rmat2, T::zero())?;
+            Ok(Self {
+                backend,
+                a,
+                precond,
+                params,
+                m,
+                basis,
+                rmat,
+                rmat2,
+                rhost: vec![T::zero(); hsize],
+                rhost2: vec![T::zero(); hsize],
+                partials2: backend.partials(n, m + 1)?,
+                coef: backend.alloc((m + 2) * (2 * m + 2))?,
+                coef_host: vec![T::zero(); (m + 2) * (2 * m + 2)],
+                eta: backend.alloc(m)?,
+                partials: backend.partials(n, m + 1)?,
+                xi_partials: backend.partials(n, m)?,
+                scratch: backend.partials(n, 1)?,
+                tmp: backend.alloc(n)?,
+                z: backend.alloc(if precond.is_some() { n } else { 0 })?,
+                x_best: backend.alloc(n)?,
+                recordings: Recordings::default(),
+                setup_seconds: t0.elapsed().as_secs_f64()
+                    + precond.map_or(0.0, |m| m.setup_seconds()),
+            })
+        })();
+        collective_result(backend, "allocating the solver's workspace", built)
     }
 
     /// Change the parameters (validated; the restart length is fixed at construction).
