@@ -11,7 +11,8 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{
-    BiCgStab, BreakdownKind, Cg, Gmres, Params, SolveReport, StopReason, Variant,
+    BiCgStab, BreakdownKind, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, StopReason,
+    Variant,
 };
 use pipekrylov::Error;
 
@@ -490,6 +491,55 @@ fn row08_bicgstab_breakdown_and_half_step_convergence() {
             "{variant}"
         );
         assert_eq!(x, vec![1.0, 2.0, 3.0]);
+        // <As, s> = 0 with As != 0 after the first half step (all values dyadic, so exactly
+        // zero): A = [[1, 0], [-2, 1]], b = (1, -1) give alpha = 1/2, s = (1/2, 1/2),
+        // As = (1/2, -1/2).
+        let a = CsrMatrix::new(2, 2, vec![0, 1, 3], vec![0, 0, 1], vec![1.0, -2.0, 1.0]).unwrap();
+        let (r, _) = solve(
+            &h,
+            &a,
+            "bicgstab",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            None,
+            &[1.0, -1.0],
+            &[0.0, 0.0],
+        );
+        assert_eq!(
+            r.stop_reason,
+            StopReason::Breakdown(BreakdownKind::Omega),
+            "{variant}: {r:?}"
+        );
+        // rho_1 = <r_1, r0*> = 0 with r_1 != 0 and <A p_1, r0*> != 0: A = [[-2, -2, -2],
+        // [-2, -2, 0], [1, -2, -1]], b = (1, 1, 1) give alpha = omega = -1/4,
+        // r_1 = (-1/2, 1/4, 1/4), beta = 0, <A r_1, r0*> = -3/4.
+        let a = CsrMatrix::new(
+            3,
+            3,
+            vec![0, 3, 5, 8],
+            vec![0, 1, 2, 0, 1, 0, 1, 2],
+            vec![-2.0, -2.0, -2.0, -2.0, -2.0, 1.0, -2.0, -1.0],
+        )
+        .unwrap();
+        let (r, _) = solve(
+            &h,
+            &a,
+            "bicgstab",
+            Params {
+                variant,
+                ..Params::default()
+            },
+            None,
+            &[1.0, 1.0, 1.0],
+            &[0.0; 3],
+        );
+        assert_eq!(
+            (r.stop_reason, r.iterations),
+            (StopReason::Breakdown(BreakdownKind::Rho), 1),
+            "{variant}: {r:?}"
+        );
     }
 }
 
@@ -518,6 +568,38 @@ fn row09_gmres_happy_breakdown_converges() {
             r.iterations <= 3 && r.relative_true_residual < 1e-12,
             "{variant}: {r:?}"
         );
+        // A breakdown that is not convergence: A = [[0, 1], [0, 0]], b = (0, 1) is not in the
+        // range of A; the Krylov space {b, A b} is exhausted after two steps with ||b - A x||
+        // = ||b|| at best. A typed breakdown, and no iterate worse than x0 = 0.
+        let a = CsrMatrix::new(2, 2, vec![0, 1, 1], vec![1], vec![1.0]).unwrap();
+        for orth in [
+            GmresOrthogonalization::Dcgs2,
+            GmresOrthogonalization::Cgs2,
+            GmresOrthogonalization::SimplerCgs,
+        ] {
+            let (r, x) = solve(
+                &h,
+                &a,
+                "gmres",
+                Params {
+                    variant,
+                    gmres_orthogonalization: orth,
+                    ..Params::default()
+                },
+                None,
+                &[0.0, 1.0],
+                &[0.0, 0.0],
+            );
+            assert_eq!(
+                r.stop_reason,
+                StopReason::Breakdown(BreakdownKind::Gmres),
+                "{variant} {orth:?}: {r:?}"
+            );
+            assert!(
+                r.relative_true_residual <= 1.0 + 1e-12 && x.iter().all(|v| v.is_finite()),
+                "{variant} {orth:?}: {r:?} {x:?}"
+            );
+        }
     }
 }
 
