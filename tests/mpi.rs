@@ -22,8 +22,8 @@ use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartiti
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
-    subdomain_of, Bilu0, Bilu0Options, Factorization, Jacobi, PointBlockJacobi, Preconditioner,
-    TriangularSolve,
+    subdomain_of, AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai, FsaiOptions,
+    IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve,
 };
 use pipekrylov::solver::{
     BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant,
@@ -446,8 +446,8 @@ fn reliability<B: Backend>(
                 format!("{label}: {solver}: a short right-hand side on the last rank was accepted"),
             );
         }
-        // A zero diagonal entry in the last rank's block: Jacobi, point-block Jacobi and
-        // BILU(0) fail on every rank.
+        // A zero diagonal entry in the last rank's block: every preconditioner's setup fails on
+        // every rank.
         let mut zero_diag = a.local.clone();
         if last && zero_diag.n_rows() > 0 {
             let r0 = zero_diag.row_ptr()[0];
@@ -456,7 +456,7 @@ fn reliability<B: Backend>(
                 zero_diag.values_mut()[r0 + k] = 0.0;
             }
         }
-        let setups: [(&str, Result<()>); 3] = [
+        let setups: [(&str, Result<()>); 7] = [
             ("jacobi", Jacobi::new(be, &zero_diag).map(|_| ())),
             (
                 "point-block jacobi",
@@ -465,6 +465,22 @@ fn reliability<B: Backend>(
             (
                 "bilu0",
                 Bilu0::new(be, &zero_diag, Bilu0Options::default()).map(|_| ()),
+            ),
+            (
+                "block-isai",
+                BlockIsai::new(be, &zero_diag, 1, 1).map(|_| ()),
+            ),
+            (
+                "incomplete poisson",
+                IncompletePoisson::new(be, &zero_diag, MatrixFormat::Csr).map(|_| ()),
+            ),
+            (
+                "fsai",
+                Fsai::new(be, &zero_diag, FsaiOptions::default()).map(|_| ()),
+            ),
+            (
+                "afsai",
+                Fsai::adaptive(be, &zero_diag, AfsaiOptions::default()).map(|_| ()),
             ),
         ];
         for (name, got) in setups {

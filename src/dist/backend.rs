@@ -405,6 +405,9 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
         let local = self.inner.finish(partials)?;
         Ok(Sums(self.reduce(&local.0)))
     }
+    fn finish_local<T: Scalar>(&self, partials: &Partials<T>) -> Result<Sums> {
+        self.inner.finish(partials)
+    }
     fn counters(&self) -> CounterSnapshot {
         self.inner.counters()
     }

@@ -41,9 +41,11 @@
 //! failure) is returned on every rank ([`Comm::agree`], [`Comm::check_same`]). The same holds
 //! for the solvers' construction (parameters, operator, workspace) and the start of every
 //! solve (the lengths of b and x0, and the parameters, which must be the same on every rank),
-//! and for the setup of the per-rank Jacobi, point-block Jacobi and BILU(0) preconditioners
-//! ([`crate::backend::collective_result`]); the other preconditioners' setups are rank-local
-//! and must not fail on one rank only. A rank with zero rows works; MPI errors abort the job
+//! and for the setup of every preconditioner built with the distributed backend on the rank's
+//! block (Jacobi, point-block Jacobi, BILU(0), block-ISAI, incomplete Poisson, static and
+//! adaptive FSAI; [`crate::backend::collective_result`]): those setups contain no other
+//! collective (their non-finite checks use [`crate::backend::VectorOps::finish_local`]), so a
+//! failure on one rank is an error on every rank. A rank with zero rows works; MPI errors abort the job
 //! with MPI's message, and a rank-local failure in the middle of a solve, which the other ranks
 //! cannot learn about without a hang, should be answered with [`Comm::abort`] (the CLI does).
 

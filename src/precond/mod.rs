@@ -159,7 +159,8 @@ pub(crate) fn first_non_finite<B: Backend, T: Scalar>(
     backend.fill(&mut zeros, T::zero())?;
     let mut partials = backend.partials::<T>(values.len().max(1), 1)?;
     backend.dot_partials(values, &zeros, &mut partials, Slot(0))?;
-    if backend.finish(&partials)?.get(Slot(0)).is_finite() {
+    // This rank's values alone: no collective inside a (rank-local) setup.
+    if backend.finish_local(&partials)?.get(Slot(0)).is_finite() {
         return Ok(None);
     }
     let host = backend.download(values)?;

@@ -72,6 +72,12 @@ pub trait VectorOps: BackendInfo {
             partials.slots(),
         ))
     }
+    /// [`VectorOps::finish`] over this process's partials alone: the same as `finish` except on
+    /// `dist::DistBackend`, where `finish` sums over the ranks (a collective) and this does not.
+    /// For rank-local checks of a setup (a non-finite entry in this rank's factor).
+    fn finish_local<T: Scalar>(&self, partials: &Partials<T>) -> Result<Sums> {
+        self.finish(partials)
+    }
 
     /// Kernel launches and host transfers so far.
     fn counters(&self) -> CounterSnapshot;

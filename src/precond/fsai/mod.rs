@@ -18,8 +18,8 @@ use super::device_a::{csr_matrix, with_kernel_layout, DeviceA};
 use super::isai::{layout_of, power_rows};
 use super::{Preconditioner, SetupTimes};
 use crate::backend::{
-    AfsaiGrowKernel, AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix,
-    FsaiPattern, LongRows, Partials, Slot, SpmvDots,
+    collective_result, AfsaiGrowKernel, AfsaiGrowth, Backend, Buffer, CsrKernel, DeviceFormat,
+    DeviceMatrix, FsaiPattern, LongRows, Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -203,6 +203,17 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: FsaiOptions,
     ) -> Result<Self> {
+        let local = Self::new_on_local(backend, a, device, opts);
+        collective_result(backend, "the FSAI setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn new_on_local<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: FsaiOptions,
+    ) -> Result<Self> {
         let t0 = Instant::now();
         if !(1..=MAX_FSAI_LEVEL).contains(&opts.level) {
             return Err(Error::param(
@@ -296,6 +307,17 @@ impl<T: Scalar> Fsai<T> {
     /// any other `device` is ignored (a single-precision setup rounds `device` into an f32 copy
     /// of its own on the device, without an upload).
     pub fn adaptive_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        opts: AfsaiOptions,
+    ) -> Result<Self> {
+        let local = Self::adaptive_on_local(backend, a, device, opts);
+        collective_result(backend, "the adaptive FSAI setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn adaptive_on_local<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,

@@ -14,8 +14,8 @@ mod assemble;
 use super::device_a::{csr_matrix, DeviceA};
 use super::{no_fused_step, Preconditioner, SetupTimes};
 use crate::backend::{
-    Backend, Buffer, DeviceFormat, DeviceMatrix, IpStencil, MatrixFormat, Partials, PcgStepVectors,
-    Slot, SpmvDots, StencilCoefficients,
+    collective_result, Backend, Buffer, DeviceFormat, DeviceMatrix, IpStencil, MatrixFormat,
+    Partials, PcgStepVectors, Slot, SpmvDots, StencilCoefficients,
 };
 use crate::error::{Error, Result};
 use crate::matrix::generate::GridStencil;
@@ -64,6 +64,12 @@ impl<T: Scalar> IncompletePoisson<T> {
     /// IP of any other matrix is not guaranteed to be positive definite), or when an entry
     /// overflows; device errors from the upload.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, format: MatrixFormat) -> Result<Self> {
+        let local = Self::new_local(backend, a, format);
+        collective_result(backend, "the incomplete Poisson setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn new_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, format: MatrixFormat) -> Result<Self> {
         let t0 = Instant::now();
         let m = incomplete_poisson_matrix(a)?;
         let fingerprint = a.fingerprint();
@@ -97,8 +103,19 @@ impl<T: Scalar> IncompletePoisson<T> {
         device: Option<&DeviceMatrix<T>>,
         format: MatrixFormat,
     ) -> Result<Self> {
+        let local = Self::new_on_local(backend, a, device, format);
+        collective_result(backend, "the incomplete Poisson setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn new_on_local<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        format: MatrixFormat,
+    ) -> Result<Self> {
         if format != MatrixFormat::Csr || !a.is_square() {
-            return Self::new(backend, a, format);
+            return Self::new_local(backend, a, format);
         }
         let t0 = Instant::now();
         let fingerprint = a.fingerprint();
@@ -114,7 +131,7 @@ impl<T: Scalar> IncompletePoisson<T> {
                 row_blocks: None,
                 ..
             } => (row_ptr, col_idx),
-            _ => return Self::new(backend, a, format),
+            _ => return Self::new_local(backend, a, format),
         };
         let n = a.n_rows();
         let not = |reason: String| Error::NotApplicable {

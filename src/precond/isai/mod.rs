@@ -12,7 +12,8 @@ use super::bilu0::{check_options, factor, factor_on, split_pattern, upload_facto
 use super::device_a::DeviceA;
 use super::{Bilu0Options, Factorization, Preconditioner, SetupTimes, TriangularSolve};
 use crate::backend::{
-    Backend, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot, SpmvDots,
+    collective_result, Backend, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot,
+    SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix};
@@ -84,6 +85,19 @@ impl<T: Scalar> BlockIsai<T> {
     /// host, or on the backend by fixed-point sweeps ([`Factorization::Sweeps`]) from the
     /// solver's CSR copy of A (`device`, when it is one of `a`; else an upload of its own).
     pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        block_size: usize,
+        level: usize,
+        factorization: Factorization,
+    ) -> Result<Self> {
+        let local = Self::new_on_local(backend, a, device, block_size, level, factorization);
+        collective_result(backend, "the block-ISAI setup", local)
+    }
+
+    /// The setup on this rank alone.
+    fn new_on_local<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
