@@ -449,42 +449,34 @@ fn row07_pcg_detects_indefinite_preconditioner() {
     }
 }
 
+/// BiCGStab with default parameters but `variant`, from x0 = 0.
+fn bicgstab_from_zero(
+    h: &HostBackend,
+    a: &CsrMatrix<f64>,
+    variant: Variant,
+    b: &[f64],
+) -> (SolveReport, Vec<f64>) {
+    let params = Params {
+        variant,
+        ..Params::default()
+    };
+    solve(h, a, "bicgstab", params, None, b, &vec![0.0; b.len()])
+}
+
 #[test]
 fn row08_bicgstab_breakdown_and_half_step_convergence() {
     let h = HostBackend::new();
     // A = [[0, 1], [-1, 0]] (rotation): <A r, r> = 0 for every r, so <Ap, r0*> = 0 at once.
     let a = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![1, 0], vec![1.0, -1.0]).unwrap();
     for variant in [Variant::Pipelined, Variant::Classical] {
-        let (r, _) = solve(
-            &h,
-            &a,
-            "bicgstab",
-            Params {
-                variant,
-                ..Params::default()
-            },
-            None,
-            &[1.0, 0.0],
-            &[0.0, 0.0],
-        );
+        let (r, _) = bicgstab_from_zero(&h, &a, variant, &[1.0, 0.0]);
         assert_eq!(
             r.stop_reason,
             StopReason::Breakdown(BreakdownKind::AlphaDenominator),
             "{variant}"
         );
         // Identity: s = 0 after the first half step.
-        let (r, x) = solve(
-            &h,
-            &CsrMatrix::identity(3),
-            "bicgstab",
-            Params {
-                variant,
-                ..Params::default()
-            },
-            None,
-            &[1.0, 2.0, 3.0],
-            &[0.0; 3],
-        );
+        let (r, x) = bicgstab_from_zero(&h, &CsrMatrix::identity(3), variant, &[1.0, 2.0, 3.0]);
         assert_eq!(
             (r.stop_reason, r.iterations),
             (StopReason::Converged, 1),
@@ -495,18 +487,7 @@ fn row08_bicgstab_breakdown_and_half_step_convergence() {
         // zero): A = [[1, 0], [-2, 1]], b = (1, -1) give alpha = 1/2, s = (1/2, 1/2),
         // As = (1/2, -1/2).
         let a = CsrMatrix::new(2, 2, vec![0, 1, 3], vec![0, 0, 1], vec![1.0, -2.0, 1.0]).unwrap();
-        let (r, _) = solve(
-            &h,
-            &a,
-            "bicgstab",
-            Params {
-                variant,
-                ..Params::default()
-            },
-            None,
-            &[1.0, -1.0],
-            &[0.0, 0.0],
-        );
+        let (r, _) = bicgstab_from_zero(&h, &a, variant, &[1.0, -1.0]);
         assert_eq!(
             r.stop_reason,
             StopReason::Breakdown(BreakdownKind::Omega),
@@ -523,18 +504,7 @@ fn row08_bicgstab_breakdown_and_half_step_convergence() {
             vec![-2.0, -2.0, -2.0, -2.0, -2.0, 1.0, -2.0, -1.0],
         )
         .unwrap();
-        let (r, _) = solve(
-            &h,
-            &a,
-            "bicgstab",
-            Params {
-                variant,
-                ..Params::default()
-            },
-            None,
-            &[1.0, 1.0, 1.0],
-            &[0.0; 3],
-        );
+        let (r, _) = bicgstab_from_zero(&h, &a, variant, &[1.0, 1.0, 1.0]);
         assert_eq!(
             (r.stop_reason, r.iterations),
             (StopReason::Breakdown(BreakdownKind::Rho), 1),

@@ -59,18 +59,16 @@ pub(crate) fn check_operator<B: Backend, T: Scalar>(
     Ok(())
 }
 
-/// The checks of a solver's construction (rows 1, 11), agreed over the ranks (row 25): a
-/// parameter or operator that fails on one rank is an error on every rank.
+/// The checks of a solver's construction (rows 1, 11) on this rank; the constructor agrees
+/// them over the ranks together with its allocations (row 25).
 pub(crate) fn check_setup<B: Backend, T: Scalar>(
     backend: &B,
     a: &DeviceMatrix<T>,
     precond: Option<&dyn Preconditioner<B, T>>,
     params: &Params,
 ) -> Result<()> {
-    let local = params
-        .validate()
-        .and_then(|()| check_operator(backend, a, precond));
-    collective_result(backend, "the solver's setup checks", local)
+    params.validate()?;
+    check_operator(backend, a, precond)
 }
 
 /// Check b and x0 (lengths, finiteness: rows 1 and 2) and return ||b||. Costs two dots.

@@ -106,11 +106,11 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         params: Params,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        check_setup(backend, a, precond, &params)?;
         let n = a.n_rows();
         let nm = if precond.is_some() { n } else { 0 };
-        // Row 25: an allocation that fails on one rank fails every rank here.
+        // Row 25: a check or an allocation that fails on one rank fails every rank here.
         let built = (|| -> Result<Self> {
+            check_setup(backend, a, precond, &params)?;
             Ok(Self {
                 backend,
                 a,
@@ -132,7 +132,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                     + precond.map_or(0.0, |m| m.setup_seconds()),
             })
         })();
-        collective_result(backend, "allocating the solver's workspace", built)
+        collective_result(backend, "the solver's setup", built)
     }
 
     /// Change the parameters (validated).
