@@ -349,7 +349,9 @@ inline void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_ac, const SCALAR nu, 
     }
 }
 
-/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off)
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off,
+ *                     uint start_next)  (start_next: the CUDA twin's early start of the next
+ * kernel, ignored here)
  * One step of Arnoldi with delayed CGS2 (DCGS2, Swirydowicz, Langou, Ananthan, Yang, Thomas
  * 2020): u = v_ucol is the once-orthogonalized, unnormalized previous vector, w = v_{ucol+1} =
  * A M^-1 u, the columns 1 .. ucol-1 are final and orthonormal (count = ucol - 1 of them).
@@ -363,7 +365,7 @@ inline void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_ac, const SCALAR nu, 
  * Launched with the partials' group count.
  */
 pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
-                                  PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
+                                  PK_GLOBAL(SCALAR, coef), const ulong coef_off, const uint start_next) {
     PK_BIND(SCALAR, basis);
     PK_BIND(SCALAR, coef);
     __local SCALAR ca[WG];
@@ -403,7 +405,8 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
 }
 
 /* gmres_dcgs2_update_small (SCALAR* basis, uint n, uint ucol, const SCALAR* pa,
- *                           const SCALAR* pc, SCALAR* coef, ulong coef_off)
+ *                           const SCALAR* pc, SCALAR* coef, ulong coef_off, uint start_next)
+ * (start_next ignored, as gmres_dcgs2_update's)
  * gmres_dcgs2_finish and gmres_dcgs2_update in one launch, for partials of few groups (the
  * host picks it when pa has at most DCGS2_SMALL_MAX_GROUPS groups and 2 (count + 1) <= WG):
  * every work-group sums the 2 (count + 1) slots itself, work-item j one slot sequentially in
@@ -411,7 +414,8 @@ pk_kernel void gmres_dcgs2_update(PK_GLOBAL(SCALAR, basis), const uint n, const 
  * gmres_dcgs2_finish does. Launched with the partials' group count. */
 pk_kernel void gmres_dcgs2_update_small(PK_GLOBAL(SCALAR, basis), const uint n, const uint ucol,
                                         PK_GLOBAL(const SCALAR, pa), PK_GLOBAL(const SCALAR, pc),
-                                        PK_GLOBAL(SCALAR, coef), const ulong coef_off) {
+                                        PK_GLOBAL(SCALAR, coef), const ulong coef_off,
+                                        const uint start_next) {
     PK_BIND(SCALAR, basis);
     PK_BIND(const SCALAR, pa);
     PK_BIND(const SCALAR, pc);

@@ -427,12 +427,24 @@ __device__ __forceinline__ void dcgs2_beta_g(const SCALAR s_aa, const SCALAR s_a
     }
 }
 
-/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off): one
- * DCGS2 Arnoldi step from the sums gmres_dcgs2_finish left in coef, see kernels-cl/gmres.cl.
- * Launched with the partials' block count. */
+/* gmres_dcgs2_update (SCALAR* basis, uint n, uint ucol, SCALAR* coef, ulong coef_off,
+ *                     uint start_next): one DCGS2 Arnoldi step from the sums gmres_dcgs2_finish
+ * left in coef, see kernels-cl/gmres.cl. Launched with the partials' block count. start_next:
+ * let the next kernel (the fused product, which reads its matrix before its wait) be scheduled
+ * right after this kernel's wait (DCGS2_START_NEXT). The host sets it only where both grids fit
+ * on separate multiprocessors: with the product's blocks sharing the multiprocessors of this
+ * one's, GMRES(30) was 2-3 us per iteration slower at n = 32K-65K (BENCHMARKS.md, 2026-11-27). */
+#define DCGS2_START_NEXT(start_next) \
+    do {                             \
+        PDL_WAIT();                  \
+        if (start_next) {            \
+            PDL_START_NEXT();        \
+        }                            \
+    } while (0)
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basis, const uint n, const uint ucol,
-                                                                    SCALAR *coef, const ulong coef_off) {
-    PDL_WAIT_START_NEXT();
+                                                                    SCALAR *coef, const ulong coef_off,
+                                                                    const uint start_next) {
+    DCGS2_START_NEXT(start_next);
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR shared[2];
@@ -470,13 +482,15 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update(SCALAR *basi
 }
 
 /* gmres_dcgs2_update_small (SCALAR* basis, uint n, uint ucol, const SCALAR* pa,
- *                           const SCALAR* pc, SCALAR* coef, ulong coef_off): gmres_dcgs2_finish
- * and gmres_dcgs2_update in one launch for partials of few blocks, see kernels-cl/gmres.cl.
- * Launched with the partials' block count. */
+ *                           const SCALAR* pc, SCALAR* coef, ulong coef_off, uint start_next):
+ * gmres_dcgs2_finish and gmres_dcgs2_update in one launch for partials of few blocks, see
+ * kernels-cl/gmres.cl. Launched with the partials' block count; start_next as
+ * gmres_dcgs2_update's. */
 extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_update_small(SCALAR *basis, const uint n, const uint ucol,
                                                                           const SCALAR *pa, const SCALAR *pc,
-                                                                          SCALAR *coef, const ulong coef_off) {
-    PDL_WAIT_START_NEXT();
+                                                                          SCALAR *coef, const ulong coef_off,
+                                                                          const uint start_next) {
+    DCGS2_START_NEXT(start_next);
     __shared__ SCALAR ca[WG];
     __shared__ SCALAR cc[WG];
     __shared__ SCALAR nu_d[2];

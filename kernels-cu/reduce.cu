@@ -45,7 +45,7 @@
 
 /* PDL_WAIT_START_NEXT() is PDL_WAIT() for the kernels that a CSR product reading its matrix
  * before its wait follows (csr_first_then_wait in spmv.cu): the resident CG and BiCGStab updates
- * and GMRES's DCGS2 updates (and, with PDL_START_NEXT after the wait, the CSR products with
+ * (GMRES's DCGS2 updates: DCGS2_START_NEXT in gmres.cu, by size) (and, with PDL_START_NEXT after the wait, the CSR products with
  * EARLY_NEXT, which BiCGStab's fused s update and product follows). Right after the wait the kernel lets the next one be
  * scheduled (griddepcontrol.launch_dependents) instead of when its blocks exit, so that the
  * next kernel's matrix reads overlap this kernel. The kernel before this one has completed by

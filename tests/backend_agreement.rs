@@ -663,8 +663,15 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     let mut padded = rand_vec::<T>(x_off, 20);
     padded.extend_from_slice(&x0);
     let x = b.upload(&padded).unwrap();
-    let mut out = b.alloc::<T>(idx.len()).unwrap();
+    // `out` longer than the list: its tail stays as it was (a partials buffer's slot 0 is
+    // gathered that way).
+    let tail = T::from_f64(-7.0);
+    let mut out = b.upload(&vec![tail; idx.len() + 5]).unwrap();
     b.halo_gather(&list, &x, x_off, &mut out).unwrap();
+    assert!(
+        dl(b, &out)[idx.len()..].iter().all(|&v| v == tail.to_f64()),
+        "a gather must leave out's entries past the list alone"
+    );
     assert!(
         b.halo_gather(&list, &x, x_off + 1, &mut out).is_err(),
         "a gather past the end of x must be refused"

@@ -76,6 +76,8 @@ pub struct DistBackend<B> {
     stats: Cell<CommStats>,
     profiling: Cell<bool>,
     scatter: std::cell::RefCell<ScatterLists>,
+    /// Identity index lists of `groups` entries (a partials buffer's slot 0), per `groups`.
+    prefixes: std::cell::RefCell<std::collections::HashMap<usize, GatherList>>,
 }
 
 impl<B: VectorOps> DistBackend<B> {
@@ -87,6 +89,7 @@ impl<B: VectorOps> DistBackend<B> {
             stats: Cell::new(CommStats::default()),
             profiling: Cell::new(false),
             scatter: std::cell::RefCell::new(ScatterLists::new()),
+            prefixes: std::cell::RefCell::new(std::collections::HashMap::new()),
         }
     }
     /// Profiling mode: synchronize the device around every local product to time it
@@ -522,7 +525,26 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         let mut global = self.globalized(&[partials])?;
         self.inner
             .bicgstab_s_update(r, ap, s, &mut global[0], rr0, apr0, ss)?;
-        self.inner.dot_partials(s, s, partials, ss)
+        if ss != Slot(0) {
+            return self.inner.dot_partials(s, s, partials, ss);
+        }
+        // The update wrote this rank's <s, s> partials into slot 0 of the copy, the first
+        // `groups` entries of its buffer: a gather of those entries into the same places of
+        // `partials` (whose other slots keep this rank's partials for the finish) costs one
+        // small launch instead of a pass over s.
+        let groups = partials.groups();
+        let mut lists = self.prefixes.borrow_mut();
+        let list = match lists.entry(groups) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let idx: Vec<u32> = (0..groups)
+                    .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                    .collect();
+                e.insert(GatherList::upload(&self.inner, &idx, groups)?)
+            }
+        };
+        self.inner
+            .halo_gather(list, global[0].buffer(), 0, &mut partials.buffer)
     }
 
     fn bicgstab_update<T: Scalar>(

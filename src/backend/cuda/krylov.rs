@@ -531,9 +531,10 @@ impl KrylovOps for CudaBackend {
                 self.ptr(pc.buffer())?,
                 self.ptr(coef)?,
                 Arg::U64(coef_off as u64),
+                Arg::U32(self.dcgs2_start_next(pa.groups())),
             ];
             // SAFETY: gmres_dcgs2_update_small(basis, uint n, uint ucol, pa, pc, coef,
-            // ulong coef_off): columns 1..=ucol+1 exist, both partials hold slots 0..=count with
+            // ulong coef_off, uint start_next): columns 1..=ucol+1 exist, both partials hold slots 0..=count with
             // `groups` blocks (the grid), 2 (count + 1) <= the block size, and coef holds
             // 2 count + 4 values at coef_off (checked).
             return unsafe { self.launch::<T>(Kernel::GmresDcgs2UpdateSmall, pa.groups(), &args) };
@@ -595,6 +596,15 @@ impl CudaBackend {
         unsafe { self.launch::<T>(Kernel::GmresDcgs2Finish, 2 * (count + 1), &finish_args) }
     }
 
+    /// The `start_next` argument of the DCGS2 updates launched with `groups` blocks: 1 (let the
+    /// fused product that follows be scheduled right after the update's wait) only where the
+    /// update and that product, each with `groups` blocks, fit on separate multiprocessors.
+    /// With the product's blocks sharing the update's multiprocessors, GMRES(30) was 2-3 us
+    /// per iteration slower at n = 32K-65K (BENCHMARKS.md, issue 15, 2026-11-27).
+    fn dcgs2_start_next(&self, groups: usize) -> u32 {
+        u32::from(2 * groups <= self.state.device.multiprocessors)
+    }
+
     /// Launch `gmres_dcgs2_update` with `groups` blocks on columns and coefficients the caller
     /// checked (`checks::gmres_dcgs2_update` or `checks::gmres_dcgs2_apply`).
     fn launch_dcgs2_update<T: Scalar>(
@@ -611,8 +621,10 @@ impl CudaBackend {
             index_arg("column", ucol)?,
             self.ptr(coef)?,
             Arg::U64(coef_off as u64),
+            Arg::U32(self.dcgs2_start_next(groups)),
         ];
-        // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, coef, ulong coef_off): columns
+        // SAFETY: gmres_dcgs2_update(basis, uint n, uint ucol, coef, ulong coef_off,
+        // uint start_next): columns
         // 1..=ucol+1 exist and coef holds the 2 count + 4 values at coef_off that
         // gmres_dcgs2_finish (or the ranks' sums) wrote, on the same stream (checked); the
         // kernel strides over n, any grid works.

@@ -644,7 +644,8 @@ mod tests {
 
     /// The backend launches every kernel with programmatic stream serialization on sm_90+, which
     /// is only correct if the kernel waits for its predecessor before touching memory: every
-    /// kernel's first statement must be `PDL_WAIT();` (or `PDL_WAIT_START_NEXT();`), except the CSR products of
+    /// kernel's first statement must be `PDL_WAIT();` (or `PDL_WAIT_START_NEXT();`, or the DCGS2
+    /// updates' `DCGS2_START_NEXT(start_next);`, which waits first), except the CSR products of
     /// [`MATRIX_BEFORE_WAIT`], which wait inside `csr_first_then_wait` after reading only
     /// matrix arrays (every path of it reaches one `PDL_WAIT()`).
     #[test]
@@ -670,6 +671,19 @@ mod tests {
                     );
                 } else {
                     let body = body.trim_start();
+                    if body.starts_with("DCGS2_START_NEXT(") {
+                        // The DCGS2 updates' macro waits first, then may start the next kernel.
+                        let def = text
+                            .find("#define DCGS2_START_NEXT(start_next)")
+                            .expect("DCGS2_START_NEXT defined in the same file");
+                        let after = text[def..].split_once("do {").expect("a do block").1;
+                        assert!(
+                            after.trim_start().starts_with("PDL_WAIT();"),
+                            "DCGS2_START_NEXT must wait first"
+                        );
+                        kernels += 1;
+                        continue;
+                    }
                     assert!(
                         body.starts_with("PDL_WAIT();")
                             || body.starts_with("PDL_WAIT_START_NEXT();"),

@@ -21,7 +21,7 @@ impl HaloOps for HostBackend {
         self.counters.launch();
         let (idx, x) = (list.idx.host()?, &x.host()?[x_off..]);
         let n = idx.len();
-        let items: Vec<_> = out.host_mut()?.chunks_mut(CHUNK).enumerate().collect();
+        let items: Vec<_> = out.host_mut()?[..n].chunks_mut(CHUNK).enumerate().collect();
         exec(n, items, |(c, out)| {
             for (k, o) in out.iter_mut().enumerate() {
                 *o = x[idx[c * CHUNK + k] as usize];

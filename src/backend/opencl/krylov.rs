@@ -502,6 +502,7 @@ impl KrylovOps for OpenClBackend {
                     Arg::Mem(self.mem(pc.buffer())?),
                     Arg::Mem(self.mem(coef)?),
                     Arg::ulong(coef_off as u64),
+                    Arg::uint(0),
                 ],
             );
         }
@@ -581,6 +582,7 @@ impl OpenClBackend {
                 col(ucol),
                 Arg::Mem(self.mem(coef)?),
                 Arg::ulong(coef_off as u64),
+                Arg::uint(0),
             ],
         )
     }

@@ -140,8 +140,9 @@ pub type HaloMessages<'a, T> = dyn FnMut(&[T], &mut [T]) -> Result<()> + 'a;
 /// Halo kernels of the distributed SpMV.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
-    /// Kernel `halo_gather`: `out_i = x[x_off + idx_i]` (`x_off` selects a vector inside a
-    /// larger buffer, such as a GMRES basis column).
+    /// Kernel `halo_gather`: `out_i = x[x_off + idx_i]` for `i` below the list's length
+    /// (`x_off` selects a vector inside a larger buffer, such as a GMRES basis column); `out`
+    /// may be longer than the list, its other entries are left as they are.
     fn halo_gather<T: Scalar>(
         &self,
         list: &GatherList,
@@ -289,7 +290,14 @@ pub(crate) fn check_gather<T: Scalar>(
             x.len(),
         ));
     }
-    check_len("halo_gather: out length vs the list", out, list.len())
+    if out.len() < list.len() {
+        return Err(Error::dims(
+            "halo_gather: out length vs the list (at least)",
+            list.len(),
+            out.len(),
+        ));
+    }
+    Ok(())
 }
 
 /// Check the shapes of `halo_basis_add_dots`; returns the slots as kernel arguments in the

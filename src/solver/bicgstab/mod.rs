@@ -44,12 +44,13 @@ impl Default for Restarts {
 /// Reduction slots of one BiCGStab iteration.
 mod slot {
     use crate::backend::Slot;
-    /// <r_i, r0*> (written by the update of the previous iteration)
-    pub const R_R0: Slot = Slot(0);
+    /// <s_i, s_i> (slot 0: a distributed s update copies it back as the buffer's first
+    /// groups, see `DistBackend`'s `bicgstab_s_update`)
+    pub const S_S: Slot = Slot(0);
     /// <A p_i, r0*>
     pub const AP_R0: Slot = Slot(1);
-    /// <s_i, s_i>
-    pub const S_S: Slot = Slot(2);
+    /// <r_i, r0*> (written by the update of the previous iteration)
+    pub const R_R0: Slot = Slot(2);
     /// <A s_i, s_i>
     pub const AS_S: Slot = Slot(3);
     /// <A s_i, A s_i>
