@@ -64,6 +64,19 @@ pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 /// code; other devices never use it.
 pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 
+/// Environment variable turning the device-to-device halo link off (`0`; anything else leaves
+/// it on): with it, the ranks of a distributed solve on one node whose devices have peer access
+/// copy their halo entries into each other's device memory (CUDA inter-process memory,
+/// `src/backend/cuda/peer.rs`) instead of through page-locked host memory and MPI. Every rank
+/// must see the same value (the ranks agree on the link at the first exchange).
+pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
+
+/// False when [`HALO_PEER_ENV`] is `0`.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn halo_peer() -> bool {
+    parse_env(HALO_PEER_ENV) != Some(0)
+}
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }

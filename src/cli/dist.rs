@@ -259,6 +259,10 @@ fn finish_solve<T: Scalar>(
         args.precond
     );
     s += &format!(
+        "halo exchanges on rank 0: {} ({} device to device, the rest through the host)\n",
+        stats.exchanges, stats.peer_exchanges
+    );
+    s += &format!(
         "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
         report.stop_reason,
         report.iterations,

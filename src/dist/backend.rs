@@ -22,12 +22,12 @@
 //!   device and only they are summed over the ranks.
 
 use super::comm::Comm;
-use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers};
+use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers, PeerMode};
 use crate::backend::{
     AfsaiGrowKernel, AfsaiGrowth, BackendInfo, Basis, BiluParts, BlockTriangular, Buffer,
     CounterSnapshot, DeviceMatrix, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
-    IpStencil, KrylovOps, Partials, PcgStepVectors, PrecondOps, Slot, SpmvDots, SpmvOps,
-    StencilCoefficients, Sums, VectorOps,
+    IpStencil, KrylovOps, Partials, PcgStepVectors, PeerNeighbor, PrecondOps, Slot, SpmvDots,
+    SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -42,6 +42,9 @@ use std::time::Instant;
 pub struct CommStats {
     /// Halo exchanges.
     pub exchanges: u64,
+    /// Of those, the exchanges that went device to device over a [`crate::backend::PeerLink`]
+    /// (the others went through page-locked host memory and MPI).
+    pub peer_exchanges: u64,
     /// Global reductions (finishes and globalized partials).
     pub reductions: u64,
     /// Host seconds in the halo outside the local product: packing and reading the send
@@ -233,7 +236,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     ) -> Result<()> {
         self.sync_when_profiling()?;
         let t = Instant::now();
-        self.inner.halo_send_start(&h.gather, x, 0, &mut ex.send)?;
+        self.send_start(h, ex, x, 0)?;
         let mut dots = dots;
         self.exchange_around(h, ex, t, || match dots.as_mut() {
             Some((d, partials)) => self.inner.spmv_dots(a, x, y, *d, partials),
@@ -248,7 +251,113 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         }
     }
 
-    /// The middle of a distributed product, after `halo_send_start`: run `local` (the local
+    /// The start of an exchange: pack the entries of `x` (from `x_off`) that other ranks need
+    /// and start sending them (device to device over a [`PeerLink`] where the ranks agreed on
+    /// one at their first exchange, otherwise towards the host).
+    fn send_start<T: Scalar>(
+        &self,
+        h: &DeviceHalo<T>,
+        ex: &mut ExchangeBuffers<T>,
+        x: &Buffer<T>,
+        x_off: usize,
+    ) -> Result<()> {
+        if matches!(ex.peer, PeerMode::Undecided) {
+            ex.peer = self.agree_on_peer_link(h, ex)?;
+        }
+        match &mut ex.peer {
+            PeerMode::Peer(link) => {
+                self.inner.halo_gather(&h.gather, x, x_off, &mut ex.send)?;
+                self.inner.halo_peer_send(link, &ex.send)
+            }
+            _ => self
+                .inner
+                .halo_send_start(&h.gather, x, x_off, &mut ex.send),
+        }
+    }
+
+    /// Collective, once per matrix: a device-to-device link if every rank's backend makes one
+    /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, [`HALO_PEER_ENV`] is not
+    /// `0` on any of them, and every rank connects to its neighbours; otherwise the
+    /// host-staged exchange (never an error: the host path always works).
+    ///
+    /// [`HALO_PEER_ENV`]: crate::backend::tuning::HALO_PEER_ENV
+    fn agree_on_peer_link<T: Scalar>(
+        &self,
+        h: &DeviceHalo<T>,
+        ex: &ExchangeBuffers<T>,
+    ) -> Result<PeerMode> {
+        let comm = &self.comm;
+        let elem = std::mem::size_of::<T>();
+        let prepared = if crate::backend::tuning::halo_peer() {
+            self.inner
+                .halo_peer_prepare(comm.rank(), comm.size(), ex.ghost_x.len() * elem)
+        } else {
+            Ok(None)
+        };
+        let mut link = match prepared {
+            Ok(Some(l)) => Some(l),
+            _ => None,
+        };
+        let nodes = comm.all_gather_u64(comm.node_hash());
+        let one_node = nodes.iter().all(|&v| v == nodes[0]);
+        let have = comm.agree(
+            "halo link",
+            link.as_ref().map(|_| ()).ok_or(Error::Unsupported(
+                "no device-to-device halo link on this rank".into(),
+            )),
+        );
+        let Some(mut l) = link.take().filter(|_| have.is_ok() && one_node) else {
+            return Ok(PeerMode::Host);
+        };
+        // Each rank tells each neighbour where the neighbour's entries land in its ghost
+        // vector, and how to open its receive area.
+        let mut to = vec![Vec::new(); comm.size()];
+        for nb in &h.plan.neighbors {
+            let mut msg = vec![nb.recv.start as u64, l.export.len() as u64];
+            msg.extend(l.export.chunks(8).map(|c| {
+                let mut b = [0u8; 8];
+                b[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(b)
+            }));
+            to[nb.rank] = msg;
+        }
+        let from = comm.all_to_all_lists(&to);
+        let neighbors: Result<Vec<PeerNeighbor>> = h
+            .plan
+            .neighbors
+            .iter()
+            .map(|nb| {
+                let msg = &from[nb.rank];
+                if msg.len() < 2 {
+                    return Err(Error::Distributed(format!(
+                        "halo link: no export from rank {}",
+                        nb.rank
+                    )));
+                }
+                let len = msg[1] as usize;
+                let export: Vec<u8> = msg[2..]
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .take(len)
+                    .collect();
+                Ok(PeerNeighbor {
+                    rank: nb.rank,
+                    export,
+                    send: nb.send.clone(),
+                    remote_offset: msg[0] as usize,
+                    recv: nb.recv.clone(),
+                })
+            })
+            .collect();
+        let connected = neighbors.and_then(|n| self.inner.halo_peer_connect(&mut l, elem, &n));
+        if comm.agree("halo link connection", connected).is_ok() {
+            Ok(PeerMode::Peer(l))
+        } else {
+            Ok(PeerMode::Host)
+        }
+    }
+
+    /// The middle of a distributed product, after `send_start`: run `local` (the local
     /// product) and the exchange in the order the backend overlaps best, then upload the
     /// ghost entries; records the halo time since `t` and, when profiling, the local time.
     fn exchange_around<T: Scalar>(
@@ -259,6 +368,29 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         local: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         let profiling = self.profiling.get();
+        if let PeerMode::Peer(link) = &mut ex.peer {
+            // Device to device: the local product is queued behind the copies out, the copies
+            // in behind it; the device orders both against the neighbours.
+            if profiling {
+                self.inner.synchronize()?;
+            }
+            let tl = Instant::now();
+            local()?;
+            if profiling {
+                self.inner.synchronize()?;
+            }
+            let local_seconds = tl.elapsed().as_secs_f64();
+            self.inner.halo_peer_receive(link, &mut ex.ghost_x)?;
+            self.record(|s| {
+                s.exchanges += 1;
+                s.peer_exchanges += 1;
+                s.halo_seconds += t.elapsed().as_secs_f64() - local_seconds;
+                if profiling {
+                    s.local_spmv_seconds += local_seconds;
+                }
+            });
+            return Ok(());
+        }
         let mut local_seconds = 0.0;
         let mut pending = Some(local);
         // Runs the local product once (later calls do nothing), timed.
@@ -598,11 +730,10 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         self.sync_when_profiling()?;
         let t = Instant::now();
         match src {
-            Some(z) => self.inner.halo_send_start(&h.gather, z, 0, &mut ex.send)?,
+            Some(z) => self.send_start(h, ex, z, 0)?,
             None => {
                 let off = (i - 1) * basis.n();
-                self.inner
-                    .halo_send_start(&h.gather, basis.buffer(), off, &mut ex.send)?
+                self.send_start(h, ex, basis.buffer(), off)?
             }
         }
         self.exchange_around(h, ex, t, || {
@@ -730,8 +861,7 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         let off = ucol
             .checked_mul(basis.n())
             .ok_or_else(|| Error::param("ucol", "column offset overflows"))?;
-        self.inner
-            .halo_send_start(&h.gather, basis.buffer(), off, &mut ex.send)?;
+        self.send_start(h, ex, basis.buffer(), off)?;
         let mut fused = false;
         self.exchange_around(h, ex, t, || {
             fused = self.inner.gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;

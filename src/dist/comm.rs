@@ -121,6 +121,22 @@ impl Comm {
         all
     }
 
+    /// Every rank's `value`, in rank order, on every rank.
+    pub(crate) fn all_gather_u64(&self, value: u64) -> Vec<u64> {
+        let mut all = vec![0u64; self.size()];
+        self.comm.all_gather_into(&value, &mut all[..]);
+        all
+    }
+
+    /// A hash of this process's node name (MPI's processor name).
+    pub(crate) fn node_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let name = mpi::environment::processor_name().unwrap_or_default();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        name.hash(&mut h);
+        h.finish()
+    }
+
     /// Rank `root`'s vector on every rank (`data` is ignored elsewhere).
     pub(crate) fn broadcast_u64(&self, root: usize, data: &[u64]) -> Vec<u64> {
         let root_proc = self.comm.process_at_rank(root as i32);

@@ -6,7 +6,9 @@ use super::halo::HaloPlan;
 use super::partition::RowPartition;
 use super::split::{row_block, LocalSplit};
 use crate::backend::matrix::HaloSlot;
-use crate::backend::{Buffer, DeviceMatrix, GatherList, GhostBlock, MatrixFormat, SpmvOps};
+use crate::backend::{
+    Buffer, DeviceMatrix, GatherList, GhostBlock, MatrixFormat, PeerLink, SpmvOps,
+};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -36,6 +38,18 @@ pub(crate) struct ExchangeBuffers<T> {
     pub ghost_x: Buffer<T>,
     pub host_send: Vec<T>,
     pub host_recv: Vec<T>,
+    /// How the exchanges travel (decided collectively at the first one).
+    pub peer: PeerMode,
+}
+
+/// How a matrix's halo exchanges travel.
+pub(crate) enum PeerMode {
+    /// Not decided yet (before the first exchange).
+    Undecided,
+    /// Device -> page-locked host -> MPI -> device.
+    Host,
+    /// Device to device between the processes of one node.
+    Peer(PeerLink),
 }
 
 /// This rank's part of a distributed matrix.
@@ -162,6 +176,7 @@ impl<T: Scalar> RankMatrix<T> {
                     ghost_x: backend.alloc(plan.n_ghost)?,
                     host_send: vec![T::zero(); plan.send_len()],
                     host_recv: vec![T::zero(); plan.n_ghost],
+                    peer: PeerMode::Undecided,
                 },
             };
             let (ghost_len, send_len, neighbors) =

@@ -16,6 +16,40 @@ use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
 use std::sync::{Arc, MutexGuard};
 
 impl HaloOps for CudaBackend {
+    fn halo_peer_prepare(
+        &self,
+        rank: usize,
+        ranks: usize,
+        recv_bytes: usize,
+    ) -> Result<Option<crate::backend::PeerLink>> {
+        self.peer_prepare(rank, ranks, recv_bytes)
+    }
+
+    fn halo_peer_connect(
+        &self,
+        link: &mut crate::backend::PeerLink,
+        elem: usize,
+        neighbors: &[crate::backend::PeerNeighbor],
+    ) -> Result<()> {
+        self.peer_connect(link, elem, neighbors)
+    }
+
+    fn halo_peer_send<T: Scalar>(
+        &self,
+        link: &mut crate::backend::PeerLink,
+        send: &Buffer<T>,
+    ) -> Result<()> {
+        self.peer_send(link, send)
+    }
+
+    fn halo_peer_receive<T: Scalar>(
+        &self,
+        link: &mut crate::backend::PeerLink,
+        ghost_x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.peer_receive(link, ghost_x)
+    }
+
     fn halo_gather<T: Scalar>(
         &self,
         list: &GatherList,

@@ -30,6 +30,7 @@ mod halo;
 mod krylov;
 mod memory;
 mod module;
+mod peer;
 mod precond;
 mod probe;
 mod resident;

@@ -137,6 +137,43 @@ impl<T: Scalar> GhostBlock<T> {
 /// (the MPI part, supplied by the distributed layer to [`HaloOps::halo_exchange`]).
 pub type HaloMessages<'a, T> = dyn FnMut(&[T], &mut [T]) -> Result<()> + 'a;
 
+/// A device-to-device halo link of one distributed matrix between processes of one node
+/// (CUDA inter-process memory): this rank's receive area and flags, exported to its
+/// neighbours, and theirs opened here. Made by [`HaloOps::halo_peer_prepare`], connected by
+/// [`HaloOps::halo_peer_connect`], used by [`HaloOps::halo_peer_send`] and
+/// [`HaloOps::halo_peer_receive`] in place of the host-staged exchange.
+pub struct PeerLink {
+    /// What a neighbour needs to open this rank's receive area (backend-defined bytes).
+    pub export: Vec<u8>,
+    /// The backend's state (device allocations, opened peer areas, the exchange count).
+    pub(crate) state: Box<dyn std::any::Any + Send>,
+}
+
+impl std::fmt::Debug for PeerLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PeerLink({} export bytes)", self.export.len())
+    }
+}
+
+/// One neighbour of a [`PeerLink`], in elements of the vectors exchanged.
+#[derive(Debug, Clone)]
+pub struct PeerNeighbor {
+    /// Its rank.
+    pub rank: usize,
+    /// Its [`PeerLink::export`].
+    pub export: Vec<u8>,
+    /// The entries of this rank's send buffer that go to it.
+    pub send: std::ops::Range<usize>,
+    /// Where they land in its ghost vector.
+    pub remote_offset: usize,
+    /// The entries of this rank's ghost vector that come from it.
+    pub recv: std::ops::Range<usize>,
+}
+
+fn peer_unsupported() -> Error {
+    Error::Distributed("this backend has no device-to-device halo link".into())
+}
+
 /// Halo kernels of the distributed SpMV.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
@@ -158,6 +195,52 @@ pub trait HaloOps: VectorOps {
         xg: &Buffer<T>,
         y: &mut Buffer<T>,
     ) -> Result<()>;
+
+    /// This rank's side of a device-to-device halo link for a ghost vector of `recv_bytes`
+    /// bytes among `ranks` ranks, or `None` where the backend has none (the host-staged
+    /// exchange is used). Not collective.
+    fn halo_peer_prepare(
+        &self,
+        rank: usize,
+        ranks: usize,
+        recv_bytes: usize,
+    ) -> Result<Option<PeerLink>> {
+        let _ = (rank, ranks, recv_bytes);
+        Ok(None)
+    }
+
+    /// Open the neighbours' receive areas and check that this device can write them (a probe
+    /// that touches only this link's flags). `elem` is the size of a vector entry in bytes.
+    /// Not collective; an error leaves `link` unusable (drop it).
+    fn halo_peer_connect(
+        &self,
+        link: &mut PeerLink,
+        elem: usize,
+        neighbors: &[PeerNeighbor],
+    ) -> Result<()> {
+        let _ = (link, elem, neighbors);
+        Err(peer_unsupported())
+    }
+
+    /// Queue the copies of `send`'s entries into the neighbours' receive areas, each after
+    /// the neighbour has consumed the previous exchange's, and flag them (device-side waits:
+    /// the host does not block).
+    fn halo_peer_send<T: Scalar>(&self, link: &mut PeerLink, send: &Buffer<T>) -> Result<()> {
+        let _ = (link, send);
+        Err(peer_unsupported())
+    }
+
+    /// Queue the wait for every neighbour's entries of this exchange, the copy of the receive
+    /// area into `ghost_x`, and the flags that let the neighbours send again; kernels queued
+    /// afterwards see the ghost entries.
+    fn halo_peer_receive<T: Scalar>(
+        &self,
+        link: &mut PeerLink,
+        ghost_x: &mut Buffer<T>,
+    ) -> Result<()> {
+        let _ = (link, ghost_x);
+        Err(peer_unsupported())
+    }
 
     /// Whether [`HaloOps::halo_send_start`] leaves the copy of the send entries in flight on a
     /// second queue, so that the local product can be queued before the host waits for them

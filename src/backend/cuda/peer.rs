@@ -1,0 +1,427 @@
+//! The device-to-device halo link between processes of one node ([`PeerLink`], CUDA
+//! inter-process memory): each rank exports one device allocation holding its flags and its
+//! receive area; its neighbours open it, copy their send entries into it and flag them (on
+//! the link's copy stream, beside the local product on the compute stream), so no halo entry
+//! passes through the host and the host never waits for one.
+//!
+//! Layout of a rank's allocation (`ranks` = communicator size): `sent[r]` (u32) at 4 r, the
+//! number of the last exchange whose entries rank r has copied in; `consumed[r]` at
+//! 4 (ranks + r), the last exchange whose entries this rank's neighbour r has copied out of its
+//! own receive area (written by r: "you may send again"); then, from [`FLAGS_ALIGN`], the
+//! receive area laid out as the ghost vector. Exchange k (counting from 1, wrapping):
+//! - send: for each neighbour r this rank sends to, wait until `consumed[r]` = k - 1 (local),
+//!   copy the entries into r's area, then write k to r's `sent[me]`;
+//! - receive: for each neighbour r this rank receives from, wait until `sent[r]` = k (local),
+//!   copy the area into the ghost vector, then write k to r's `consumed[me]`.
+//!
+//! The waits are `cuStreamWaitValue32` on this device's own memory (equality: a flag never
+//! runs ahead, because a rank writes k + 1 only after its partner has written k); the writes
+//! to a neighbour's memory are `cuMemsetD32Async` through the peer mapping, queued after the
+//! copies they announce. A link is used only where every pair of devices has peer access
+//! (checked by `cuDeviceCanAccessPeer`, then a probe), otherwise the distributed layer keeps
+//! the host-staged exchange.
+
+use super::CudaBackend;
+use crate::backend::buffer::Buffer;
+use crate::backend::{PeerLink, PeerNeighbor};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use cudarc::driver::sys::{self, CUdeviceptr};
+use cudarc::driver::{result as cu, CudaContext, CudaStream};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Alignment of the receive area after the flags.
+const FLAGS_ALIGN: usize = 256;
+/// Bytes of a PCI bus id string in the export.
+const BUS_ID_BYTES: usize = 32;
+/// Bytes of an export: the memory handle, the PCI bus id.
+const EXPORT_BYTES: usize = 64 + BUS_ID_BYTES;
+
+/// One opened neighbour.
+struct PeerArea {
+    rank: usize,
+    /// The neighbour's allocation, opened here (0: not opened).
+    base: CUdeviceptr,
+    /// Bytes of this rank's send buffer that go to it, and where they land in its area.
+    send: Range<usize>,
+    dst: CUdeviceptr,
+    /// Whether it sends entries to this rank.
+    receives_from: bool,
+}
+
+/// The CUDA state behind a [`PeerLink`].
+struct CudaPeer {
+    ctx: Arc<CudaContext>,
+    /// The link's own stream for the copies out and the flags to the neighbours, so that the
+    /// compute stream runs the local product meanwhile.
+    copy: Arc<CudaStream>,
+    /// Recorded on the compute stream after the gather; on the copy stream after the copy
+    /// into the ghost vector, and after the copies out.
+    gathered: sys::CUevent,
+    received: sys::CUevent,
+    sent: sys::CUevent,
+    base: CUdeviceptr,
+    rank: usize,
+    ranks: usize,
+    recv_bytes: usize,
+    areas: Vec<PeerArea>,
+    /// Exchanges done.
+    count: u32,
+}
+
+// SAFETY: the fields are plain device addresses and a context handle that CUDA allows to be
+// used from any thread (every call binds the context first).
+unsafe impl Send for CudaPeer {}
+
+impl CudaPeer {
+    fn sent(&self, base: CUdeviceptr, from: usize) -> CUdeviceptr {
+        base + 4 * from as u64
+    }
+    fn consumed(&self, base: CUdeviceptr, from: usize) -> CUdeviceptr {
+        base + 4 * (self.ranks + from) as u64
+    }
+}
+
+impl Drop for CudaPeer {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        // SAFETY: the opened areas and the allocation were made in this context; after a
+        // context-wide synchronization no queued operation of this process touches them.
+        unsafe {
+            let _ = sys::cuCtxSynchronize();
+            for e in [self.gathered, self.received, self.sent] {
+                let _ = cu::event::destroy(e);
+            }
+            for a in &self.areas {
+                if a.base != 0 {
+                    let _ = sys::cuIpcCloseMemHandle(a.base);
+                }
+            }
+            if self.base != 0 {
+                let _ = sys::cuMemFree_v2(self.base);
+            }
+        }
+    }
+}
+
+fn flags_bytes(ranks: usize) -> usize {
+    (8 * ranks).div_ceil(FLAGS_ALIGN) * FLAGS_ALIGN
+}
+
+impl CudaBackend {
+    fn peer_error(&self, call: &str, r: sys::CUresult) -> Error {
+        match r.result() {
+            Ok(()) => Error::Distributed(format!("{call}: unexpected success")),
+            Err(e) => self.driver_error(call, e, 0),
+        }
+    }
+
+    fn peer_check(&self, call: &str, r: sys::CUresult) -> Result<()> {
+        if r == sys::CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(self.peer_error(call, r))
+        }
+    }
+
+    /// See [`crate::backend::HaloOps::halo_peer_prepare`].
+    pub(crate) fn peer_prepare(
+        &self,
+        rank: usize,
+        ranks: usize,
+        recv_bytes: usize,
+    ) -> Result<Option<PeerLink>> {
+        self.check_alive()?;
+        self.bind()?;
+        let bytes = flags_bytes(ranks)
+            .checked_add(recv_bytes)
+            .ok_or_else(|| Error::param("halo", "receive area size overflows"))?;
+        self.counters.check_allocation("cuda", bytes)?;
+        let mut base: CUdeviceptr = 0;
+        // SAFETY: plain driver calls on this bound context; `base` is freed by CudaPeer's drop.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut base, bytes) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(self.peer_error("cuMemAlloc (halo link)", r));
+        }
+        let event = || {
+            cu::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(|e| self.driver_error("cuEventCreate (halo link)", e, 0))
+        };
+        let made = (|| -> Result<_> {
+            let copy = self
+                .ctx
+                .new_stream()
+                .map_err(|e| self.driver_error("cuStreamCreate (halo link)", e, 0))?;
+            Ok((copy, event()?, event()?, event()?))
+        })();
+        let (copy, gathered, received, sent) = match made {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: `base` was allocated above and is not shared yet.
+                unsafe { sys::cuMemFree_v2(base) };
+                return Err(e);
+            }
+        };
+        let peer = CudaPeer {
+            ctx: self.ctx.clone(),
+            copy,
+            gathered,
+            received,
+            sent,
+            base,
+            rank,
+            ranks,
+            recv_bytes,
+            areas: Vec::new(),
+            count: 0,
+        };
+        // SAFETY: `base` holds `bytes` bytes; zeroed synchronously before anyone reads it.
+        self.peer_check("cuMemsetD8 (halo link)", unsafe {
+            sys::cuMemsetD8_v2(base, 0, bytes)
+        })?;
+        let mut export = vec![0u8; EXPORT_BYTES];
+        let mut handle = std::mem::MaybeUninit::<sys::CUipcMemHandle>::zeroed();
+        // SAFETY: `base` is a cuMemAlloc allocation of this context; the handle is 64 bytes.
+        self.peer_check("cuIpcGetMemHandle", unsafe {
+            sys::cuIpcGetMemHandle(handle.as_mut_ptr(), base)
+        })?;
+        // SAFETY: initialized by the successful call above.
+        let handle = unsafe { handle.assume_init() };
+        for (d, s) in export[..64].iter_mut().zip(handle.reserved.iter()) {
+            *d = *s as u8;
+        }
+        let mut bus = [0 as std::ffi::c_char; BUS_ID_BYTES];
+        // SAFETY: `bus` holds BUS_ID_BYTES characters, the length passed.
+        self.peer_check("cuDeviceGetPCIBusId", unsafe {
+            sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), BUS_ID_BYTES as i32, self.ctx.cu_device())
+        })?;
+        for (d, s) in export[64..].iter_mut().zip(bus.iter()) {
+            *d = *s as u8;
+        }
+        Ok(Some(PeerLink {
+            export,
+            state: Box::new(peer),
+        }))
+    }
+
+    /// See [`crate::backend::HaloOps::halo_peer_connect`].
+    pub(crate) fn peer_connect(
+        &self,
+        link: &mut PeerLink,
+        elem: usize,
+        neighbors: &[PeerNeighbor],
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.bind()?;
+        let peer = state(link)?;
+        for nb in neighbors {
+            if nb.export.len() != EXPORT_BYTES || nb.rank >= peer.ranks || nb.rank == peer.rank {
+                return Err(Error::Distributed(format!(
+                    "halo link: bad export from rank {}",
+                    nb.rank
+                )));
+            }
+            // Peer access from this device to the neighbour's.
+            let bus: Vec<std::ffi::c_char> = nb.export[64..]
+                .iter()
+                .map(|&b| b as std::ffi::c_char)
+                .chain(std::iter::once(0))
+                .collect();
+            let mut dev: sys::CUdevice = 0;
+            // SAFETY: `bus` is NUL-terminated.
+            self.peer_check("cuDeviceGetByPCIBusId", unsafe {
+                sys::cuDeviceGetByPCIBusId(&mut dev, bus.as_ptr())
+            })?;
+            let mine = self.ctx.cu_device();
+            if dev != mine {
+                let mut can = 0;
+                // SAFETY: both are device handles of this process.
+                self.peer_check("cuDeviceCanAccessPeer", unsafe {
+                    sys::cuDeviceCanAccessPeer(&mut can, mine, dev)
+                })?;
+                if can == 0 {
+                    return Err(Error::Distributed(format!(
+                        "halo link: no peer access to rank {}'s device",
+                        nb.rank
+                    )));
+                }
+            }
+            let mut handle = sys::CUipcMemHandle { reserved: [0; 64] };
+            for (d, s) in handle.reserved.iter_mut().zip(nb.export[..64].iter()) {
+                *d = *s as std::ffi::c_char;
+            }
+            let mut base: CUdeviceptr = 0;
+            // SAFETY: the handle came from the neighbour's cuIpcGetMemHandle; closed in drop.
+            self.peer_check("cuIpcOpenMemHandle", unsafe {
+                sys::cuIpcOpenMemHandle_v2(
+                    &mut base,
+                    handle,
+                    sys::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+                )
+            })?;
+            let bytes = |r: &Range<usize>| r.start * elem..r.end * elem;
+            let dst = base + (flags_bytes(peer.ranks) + nb.remote_offset * elem) as u64;
+            peer.areas.push(PeerArea {
+                rank: nb.rank,
+                base,
+                send: bytes(&nb.send),
+                dst,
+                receives_from: !nb.recv.is_empty(),
+            });
+        }
+        // Probe: the flag writes and the waits this link will queue, on values that hold now
+        // (every flag is 0 until the first exchange).
+        let stream = self.stream.cu_stream();
+        let (me, ranks) = (peer.rank, peer.ranks);
+        for a in &peer.areas {
+            let at = a.base + 4 * (ranks + me) as u64;
+            // SAFETY: `at` is inside the neighbour's flags (opened above); writing 0 leaves it
+            // as it is.
+            self.peer_check("cuMemsetD32Async (halo link probe)", unsafe {
+                sys::cuMemsetD32Async(at, 0, 1, stream)
+            })?;
+        }
+        let own = peer.sent(peer.base, me);
+        // SAFETY: `own` is this rank's own flag, 0: the wait is satisfied at once.
+        self.peer_check("cuStreamWaitValue32 (halo link probe)", unsafe {
+            sys::cuStreamWaitValue32_v2(
+                stream,
+                own,
+                0,
+                sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32,
+            )
+        })?;
+        self.sync()
+    }
+
+    /// See [`crate::backend::HaloOps::halo_peer_send`]: on the link's copy stream, after the
+    /// gather queued on the compute stream.
+    pub(crate) fn peer_send<T: Scalar>(&self, link: &mut PeerLink, send: &Buffer<T>) -> Result<()> {
+        self.check_alive()?;
+        self.bind()?;
+        let src = self.raw(send)?.ptr();
+        let send_bytes = send.bytes();
+        let peer = state(link)?;
+        if let Some(a) = peer.areas.iter().find(|a| a.send.end > send_bytes) {
+            return Err(Error::dims(
+                "halo link: send buffer bytes",
+                a.send.end,
+                send_bytes,
+            ));
+        }
+        peer.count = peer.count.wrapping_add(1);
+        let (k, me) = (peer.count, peer.rank);
+        let (main, copy) = (self.stream.cu_stream(), peer.copy.cu_stream());
+        let eq = sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32;
+        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        let step = |call: &str, r: sys::CUresult| self.peer_check(call, r);
+        // SAFETY: the events and streams are the link's; `consumed` is this rank's flag;
+        // `a.dst` has room for the entries (the neighbour's receive area at the offset it
+        // gave); `src` holds `send_bytes` bytes (checked) and is not rewritten before `sent`
+        // (the compute stream waits for it in peer_receive); `sent_there` is this rank's flag
+        // in the neighbour's allocation.
+        unsafe {
+            step(
+                "cuEventRecord (halo link)",
+                sys::cuEventRecord(peer.gathered, main),
+            )?;
+            step(
+                "cuStreamWaitEvent (halo link)",
+                sys::cuStreamWaitEvent(copy, peer.gathered, wait as u32),
+            )?;
+            for a in peer.areas.iter().filter(|a| !a.send.is_empty()) {
+                let consumed = peer.consumed(peer.base, a.rank);
+                let sent_there = a.base + 4 * me as u64;
+                step(
+                    "cuStreamWaitValue32 (halo link)",
+                    sys::cuStreamWaitValue32_v2(copy, consumed, k.wrapping_sub(1), eq),
+                )?;
+                step(
+                    "cuMemcpyDtoDAsync (halo link)",
+                    sys::cuMemcpyDtoDAsync_v2(a.dst, src + a.send.start as u64, a.send.len(), copy),
+                )?;
+                step(
+                    "cuMemsetD32Async (halo link)",
+                    sys::cuMemsetD32Async(sent_there, k, 1, copy),
+                )?;
+            }
+            step(
+                "cuEventRecord (halo link)",
+                sys::cuEventRecord(peer.sent, copy),
+            )
+        }
+    }
+
+    /// See [`crate::backend::HaloOps::halo_peer_receive`]: on the copy stream, behind this
+    /// exchange's copies out, the waits for the neighbours' entries, the copy into the ghost
+    /// vector and the flags back to them; the compute stream waits for the copy only (one
+    /// event, as for the host-staged upload).
+    pub(crate) fn peer_receive<T: Scalar>(
+        &self,
+        link: &mut PeerLink,
+        ghost_x: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.bind()?;
+        let dst = self.raw(ghost_x)?.ptr();
+        let ghost_bytes = ghost_x.bytes();
+        let peer = state(link)?;
+        if ghost_bytes != peer.recv_bytes {
+            return Err(Error::dims(
+                "halo link: ghost vector bytes",
+                peer.recv_bytes,
+                ghost_bytes,
+            ));
+        }
+        let (k, me) = (peer.count, peer.rank);
+        let (main, copy) = (self.stream.cu_stream(), peer.copy.cu_stream());
+        let eq = sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32;
+        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32;
+        let step = |call: &str, r: sys::CUresult| self.peer_check(call, r);
+        let area = peer.base + flags_bytes(peer.ranks) as u64;
+        // SAFETY: `sent` flags are this rank's own; the area and the ghost vector both hold
+        // `ghost_bytes` bytes, and the compute stream reads the ghost vector only after
+        // `received`; `consumed_there` is this rank's flag in the neighbour's allocation; the
+        // events and streams are the link's. The copy stream ran this exchange's copies out
+        // before, so `received` also frees the send buffer for the next gather.
+        unsafe {
+            for a in peer.areas.iter().filter(|a| a.receives_from) {
+                let sent = peer.sent(peer.base, a.rank);
+                step(
+                    "cuStreamWaitValue32 (halo link)",
+                    sys::cuStreamWaitValue32_v2(copy, sent, k, eq),
+                )?;
+            }
+            if ghost_bytes > 0 {
+                step(
+                    "cuMemcpyDtoDAsync (halo link)",
+                    sys::cuMemcpyDtoDAsync_v2(dst, area, ghost_bytes, copy),
+                )?;
+            }
+            step(
+                "cuEventRecord (halo link)",
+                sys::cuEventRecord(peer.received, copy),
+            )?;
+            for a in peer.areas.iter().filter(|a| a.receives_from) {
+                let consumed_there = a.base + 4 * (peer.ranks + me) as u64;
+                step(
+                    "cuMemsetD32Async (halo link)",
+                    sys::cuMemsetD32Async(consumed_there, k, 1, copy),
+                )?;
+            }
+            step(
+                "cuStreamWaitEvent (halo link)",
+                sys::cuStreamWaitEvent(main, peer.received, wait),
+            )
+        }
+    }
+}
+
+fn state(link: &mut PeerLink) -> Result<&mut CudaPeer> {
+    link.state
+        .downcast_mut::<CudaPeer>()
+        .ok_or_else(|| Error::Distributed("halo link made by another backend".into()))
+}
