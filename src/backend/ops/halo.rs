@@ -146,6 +146,7 @@ pub struct PeerLink {
     /// What a neighbour needs to open this rank's receive area (backend-defined bytes).
     pub export: Vec<u8>,
     /// The backend's state (device allocations, opened peer areas, the exchange count).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) state: Box<dyn std::any::Any + Send>,
 }
 
