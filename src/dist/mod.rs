@@ -31,6 +31,15 @@
 //! # }
 //! ```
 //!
+//! Halo path: at a matrix's first exchange the ranks agree (one collective step) on a
+//! device-to-device link ([`crate::backend::PeerLink`]) when every rank's backend makes one
+//! (CUDA), all ranks run on one node, their devices have peer access and a probe passes; each
+//! rank then copies its send entries straight into its neighbours' device memory, and flags
+//! that the devices wait for order the exchanges, with no host involvement per exchange.
+//! Otherwise (other backends, several nodes, `PIPEKRYLOV_HALO_PEER=0`) the entries go through
+//! page-locked host memory and non-blocking MPI messages. [`CommStats::peer_exchanges`] counts
+//! the device-to-device exchanges.
+//!
 //! Matrix input: the root reads (or generates) the whole matrix and scatters the rows
 //! ([`RankMatrix::scatter`]), or every rank holds the same matrix and keeps its rows
 //! ([`RankMatrix::from_replicated`]), or every rank brings its own rows
