@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Device-to-device halo link (CUDA IPC) on a multi-GPU node: the distributed tests with one GPU
+# per rank, a solve that reports the path, then peer against host-staged exchanges (two rounds).
 # From the repository root on the device after a release build with --features "cuda opencl mpi cli"
 # packed into .device/bin (pipekrylov, test-mpi):  OUT=... bash scripts/THIS.sh
-# per rank, a solve that reports the path, then peer against host-staged exchanges (two rounds).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1
 NP=${NP:-2}
 nvidia-smi -L

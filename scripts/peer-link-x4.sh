@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Device-to-device halo link (v3: copies and flags on the link's stream) on four GPUs: the
-# From the repository root on the device after a release build with --features "cuda opencl mpi cli"
-# packed into .device/bin (pipekrylov, test-mpi):  OUT=... bash scripts/THIS.sh
 # distributed tests with 4 ranks, then peer against host-staged exchanges: 4 ranks on 3D 256^3
 # (strong) and 3D 33.6M (weak, 8.4M per rank), 2 ranks on 3D 256^3; two rounds.
+# From the repository root on the device after a release build with --features "cuda opencl mpi cli"
+# packed into .device/bin (pipekrylov, test-mpi):  OUT=... bash scripts/THIS.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1
 nvidia-smi -L
 timeout 200 mpirun --oversubscribe -np 4 .device/bin/test-mpi > $OUT/mpi-test-np4-peer.log 2>&1; echo "mpi test np4 status $?"
