@@ -100,12 +100,54 @@ impl Drop for CudaPeer {
                     let _ = sys::cuIpcCloseMemHandle(a.base);
                 }
             }
-            if self.base != 0 {
+            if self.base != 0 && self.neighbours_done() {
                 let _ = sys::cuMemFree_v2(self.base);
             }
         }
     }
 }
+
+impl CudaPeer {
+    /// Whether every neighbour this rank sent to has flagged the last exchange consumed: its
+    /// last write into this allocation (that flag) has landed, so the allocation may be freed.
+    /// Polls for up to [`SETTLE_SECONDS`]; on a timeout (or a failed read) the allocation is
+    /// left allocated rather than freed under a neighbour's pending write.
+    fn neighbours_done(&self) -> bool {
+        if self.count == 0 {
+            return true;
+        }
+        let start = std::time::Instant::now();
+        let mut flags = vec![0u32; 2 * self.ranks];
+        loop {
+            // SAFETY: the allocation begins with 2 ranks flags of 4 bytes.
+            let r = unsafe {
+                sys::cuMemcpyDtoH_v2(
+                    flags.as_mut_ptr().cast(),
+                    self.base,
+                    flags.len() * std::mem::size_of::<u32>(),
+                )
+            };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return false;
+            }
+            let done = self
+                .areas
+                .iter()
+                .filter(|a| !a.send.is_empty())
+                .all(|a| flags[self.ranks + a.rank] == self.count);
+            if done {
+                return true;
+            }
+            if start.elapsed().as_secs_f64() > SETTLE_SECONDS {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+}
+
+/// How long dropping a link waits for its neighbours' last flags.
+const SETTLE_SECONDS: f64 = 2.0;
 
 fn flags_bytes(ranks: usize) -> usize {
     (8 * ranks).div_ceil(FLAGS_ALIGN) * FLAGS_ALIGN
