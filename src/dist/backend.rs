@@ -278,7 +278,9 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     /// Collective, once per matrix: a device-to-device link if every rank's backend makes one
     /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, [`HALO_PEER_ENV`] is not
     /// `0` on any of them, and every rank connects to its neighbours; otherwise the
-    /// host-staged exchange (never an error: the host path always works).
+    /// host-staged exchange. Not an error when the link fails; but a sticky device fault
+    /// during the connection probe poisons that rank's backend, whose next operation then
+    /// fails with it.
     ///
     /// [`HALO_PEER_ENV`]: crate::backend::tuning::HALO_PEER_ENV
     fn agree_on_peer_link<T: Scalar>(
@@ -313,7 +315,11 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         // vector, and how to open its receive area.
         let mut to = vec![Vec::new(); comm.size()];
         for nb in &h.plan.neighbors {
-            let mut msg = vec![nb.recv.start as u64, l.export.len() as u64];
+            let mut msg = vec![
+                nb.recv.start as u64,
+                nb.recv.len() as u64,
+                l.export.len() as u64,
+            ];
             msg.extend(l.export.chunks(8).map(|c| {
                 let mut b = [0u8; 8];
                 b[..c.len()].copy_from_slice(c);
@@ -328,14 +334,14 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             .iter()
             .map(|nb| {
                 let msg = &from[nb.rank];
-                if msg.len() < 2 {
+                if msg.len() < 3 {
                     return Err(Error::Distributed(format!(
                         "halo link: no export from rank {}",
                         nb.rank
                     )));
                 }
-                let len = msg[1] as usize;
-                let export: Vec<u8> = msg[2..]
+                let len = msg[2] as usize;
+                let export: Vec<u8> = msg[3..]
                     .iter()
                     .flat_map(|w| w.to_le_bytes())
                     .take(len)
@@ -345,6 +351,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                     export,
                     send: nb.send.clone(),
                     remote_offset: msg[0] as usize,
+                    remote_len: msg[1] as usize,
                     recv: nb.recv.clone(),
                 })
             })
@@ -375,12 +382,17 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 self.inner.synchronize()?;
             }
             let tl = Instant::now();
-            local()?;
-            if profiling {
-                self.inner.synchronize()?;
-            }
+            // The receive is queued even when the local product failed: the neighbours'
+            // next copies wait for its flags, and the send buffer for its event.
+            let local_result = local();
+            let local_result = match local_result {
+                Ok(()) if profiling => self.inner.synchronize(),
+                r => r,
+            };
             let local_seconds = tl.elapsed().as_secs_f64();
-            self.inner.halo_peer_receive(link, &mut ex.ghost_x)?;
+            let received = self.inner.halo_peer_receive(link, &mut ex.ghost_x);
+            local_result?;
+            received?;
             self.record(|s| {
                 s.exchanges += 1;
                 s.peer_exchanges += 1;

@@ -34,12 +34,13 @@ pub(crate) struct HaloWork<T> {
 
 /// Buffers of one halo exchange.
 pub(crate) struct ExchangeBuffers<T> {
+    /// How the exchanges travel (decided collectively at the first one). First, so that it is
+    /// dropped first: a link's drop waits for its copies, which read `send` and write `ghost_x`.
+    pub peer: PeerMode,
     pub send: Buffer<T>,
     pub ghost_x: Buffer<T>,
     pub host_send: Vec<T>,
     pub host_recv: Vec<T>,
-    /// How the exchanges travel (decided collectively at the first one).
-    pub peer: PeerMode,
 }
 
 /// How a matrix's halo exchanges travel.
@@ -172,11 +173,11 @@ impl<T: Scalar> RankMatrix<T> {
             )?;
             let work = HaloWork {
                 exchange: ExchangeBuffers {
+                    peer: PeerMode::Undecided,
                     send: backend.alloc(plan.send_len())?,
                     ghost_x: backend.alloc(plan.n_ghost)?,
                     host_send: vec![T::zero(); plan.send_len()],
                     host_recv: vec![T::zero(); plan.n_ghost],
-                    peer: PeerMode::Undecided,
                 },
             };
             let (ghost_len, send_len, neighbors) =

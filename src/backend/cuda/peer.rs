@@ -56,18 +56,19 @@ struct CudaPeer {
     /// The link's own stream for the copies out and the flags to the neighbours, so that the
     /// compute stream runs the local product meanwhile.
     copy: Arc<CudaStream>,
-    /// Recorded on the compute stream after the gather; on the copy stream after the copy
-    /// into the ghost vector, and after the copies out.
+    /// Recorded on the compute stream after the gather, and on the copy stream after the
+    /// copy into the ghost vector (which follows the exchange's copies out on that stream).
     gathered: sys::CUevent,
     received: sys::CUevent,
-    sent: sys::CUevent,
     base: CUdeviceptr,
     rank: usize,
     ranks: usize,
     recv_bytes: usize,
     areas: Vec<PeerArea>,
-    /// Exchanges done.
+    /// Exchanges done (wrapping).
     count: u32,
+    /// Whether any exchange ran (`count` wraps to 0).
+    used: bool,
 }
 
 // SAFETY: the fields are plain device addresses and a context handle that CUDA allows to be
@@ -92,7 +93,7 @@ impl Drop for CudaPeer {
         // context-wide synchronization no queued operation of this process touches them.
         unsafe {
             let _ = sys::cuCtxSynchronize();
-            for e in [self.gathered, self.received, self.sent] {
+            for e in [self.gathered, self.received] {
                 let _ = cu::event::destroy(e);
             }
             for a in &self.areas {
@@ -113,7 +114,7 @@ impl CudaPeer {
     /// Polls for up to [`SETTLE_SECONDS`]; on a timeout (or a failed read) the allocation is
     /// left allocated rather than freed under a neighbour's pending write.
     fn neighbours_done(&self) -> bool {
-        if self.count == 0 {
+        if !self.used {
             return true;
         }
         let start = std::time::Instant::now();
@@ -197,9 +198,17 @@ impl CudaBackend {
                 .ctx
                 .new_stream()
                 .map_err(|e| self.driver_error("cuStreamCreate (halo link)", e, 0))?;
-            Ok((copy, event()?, event()?, event()?))
+            let gathered = event()?;
+            match event() {
+                Ok(received) => Ok((copy, gathered, received)),
+                Err(e) => {
+                    // SAFETY: created above, used nowhere yet.
+                    let _ = unsafe { cu::event::destroy(gathered) };
+                    Err(e)
+                }
+            }
         })();
-        let (copy, gathered, received, sent) = match made {
+        let (copy, gathered, received) = match made {
             Ok(m) => m,
             Err(e) => {
                 // SAFETY: `base` was allocated above and is not shared yet.
@@ -212,17 +221,23 @@ impl CudaBackend {
             copy,
             gathered,
             received,
-            sent,
             base,
             rank,
             ranks,
             recv_bytes,
             areas: Vec::new(),
             count: 0,
+            used: false,
         };
-        // SAFETY: `base` holds `bytes` bytes; zeroed synchronously before anyone reads it.
+        // SAFETY: `base` holds `bytes` bytes. The memset runs on the legacy stream, which the
+        // library's streams do not wait for: the context is synchronized before the handle
+        // leaves this process.
         self.peer_check("cuMemsetD8 (halo link)", unsafe {
             sys::cuMemsetD8_v2(base, 0, bytes)
+        })?;
+        // SAFETY: plain driver call on the bound context.
+        self.peer_check("cuCtxSynchronize (halo link)", unsafe {
+            sys::cuCtxSynchronize()
         })?;
         let mut export = vec![0u8; EXPORT_BYTES];
         let mut handle = std::mem::MaybeUninit::<sys::CUipcMemHandle>::zeroed();
@@ -306,6 +321,9 @@ impl CudaBackend {
             })?;
             let bytes = |r: &Range<usize>| r.start * elem..r.end * elem;
             let dst = base + (flags_bytes(peer.ranks) + nb.remote_offset * elem) as u64;
+            let room = nb.remote_len * elem;
+            // Push first, so that drop closes the handle whatever happens next.
+            let fits = nb.send.len() == nb.remote_len;
             peer.areas.push(PeerArea {
                 rank: nb.rank,
                 base,
@@ -313,30 +331,44 @@ impl CudaBackend {
                 dst,
                 receives_from: !nb.recv.is_empty(),
             });
+            if !fits {
+                return Err(Error::Distributed(format!(
+                    "halo link: rank {} expects {} bytes from this rank, which sends {}",
+                    nb.rank,
+                    room,
+                    nb.send.len() * elem
+                )));
+            }
         }
-        // Probe: the flag writes and the waits this link will queue, on values that hold now
-        // (every flag is 0 until the first exchange).
+        // Probe: the waits and the flag writes this link will queue, on values that hold now
+        // (every flag is 0 until the first exchange); the local wait first, and the stream
+        // synchronized on every exit so that no probe write is left in flight.
         let stream = self.stream.cu_stream();
         let (me, ranks) = (peer.rank, peer.ranks);
-        for a in &peer.areas {
-            let at = a.base + 4 * (ranks + me) as u64;
-            // SAFETY: `at` is inside the neighbour's flags (opened above); writing 0 leaves it
-            // as it is.
-            self.peer_check("cuMemsetD32Async (halo link probe)", unsafe {
-                sys::cuMemsetD32Async(at, 0, 1, stream)
+        let probe = || -> Result<()> {
+            let own = peer.sent(peer.base, me);
+            // SAFETY: `own` is this rank's own flag, 0: the wait is satisfied at once.
+            self.peer_check("cuStreamWaitValue32 (halo link probe)", unsafe {
+                sys::cuStreamWaitValue32_v2(
+                    stream,
+                    own,
+                    0,
+                    sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32,
+                )
             })?;
-        }
-        let own = peer.sent(peer.base, me);
-        // SAFETY: `own` is this rank's own flag, 0: the wait is satisfied at once.
-        self.peer_check("cuStreamWaitValue32 (halo link probe)", unsafe {
-            sys::cuStreamWaitValue32_v2(
-                stream,
-                own,
-                0,
-                sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32,
-            )
-        })?;
-        self.sync()
+            for a in &peer.areas {
+                let at = a.base + 4 * (ranks + me) as u64;
+                // SAFETY: `at` is inside the neighbour's flags (opened above); writing 0
+                // leaves it as it is.
+                self.peer_check("cuMemsetD32Async (halo link probe)", unsafe {
+                    sys::cuMemsetD32Async(at, 0, 1, stream)
+                })?;
+            }
+            Ok(())
+        };
+        let probed = probe();
+        let synced = self.sync();
+        probed.and(synced)
     }
 
     /// See [`crate::backend::HaloOps::halo_peer_send`]: on the link's copy stream, after the
@@ -355,6 +387,7 @@ impl CudaBackend {
             ));
         }
         peer.count = peer.count.wrapping_add(1);
+        peer.used = true;
         let (k, me) = (peer.count, peer.rank);
         let (main, copy) = (self.stream.cu_stream(), peer.copy.cu_stream());
         let eq = sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32;
@@ -362,8 +395,9 @@ impl CudaBackend {
         let step = |call: &str, r: sys::CUresult| self.peer_check(call, r);
         // SAFETY: the events and streams are the link's; `consumed` is this rank's flag;
         // `a.dst` has room for the entries (the neighbour's receive area at the offset it
-        // gave); `src` holds `send_bytes` bytes (checked) and is not rewritten before `sent`
-        // (the compute stream waits for it in peer_receive); `sent_there` is this rank's flag
+        // gave, its length checked at connect); `src` holds `send_bytes` bytes (checked) and is
+        // not rewritten before `received`, which the copy stream records after these copies
+        // and the compute stream waits for in peer_receive; `sent_there` is this rank's flag
         // in the neighbour's allocation.
         unsafe {
             step(
@@ -385,15 +419,15 @@ impl CudaBackend {
                     "cuMemcpyDtoDAsync (halo link)",
                     sys::cuMemcpyDtoDAsync_v2(a.dst, src + a.send.start as u64, a.send.len(), copy),
                 )?;
+                // The flag after the copy in stream order: the copy has completed, its writes
+                // acknowledged by the peer, before the write of the flag starts. (Not a
+                // documented fence; cuStreamWriteValue32 would be, not yet tried on a GPU.)
                 step(
                     "cuMemsetD32Async (halo link)",
                     sys::cuMemsetD32Async(sent_there, k, 1, copy),
                 )?;
             }
-            step(
-                "cuEventRecord (halo link)",
-                sys::cuEventRecord(peer.sent, copy),
-            )
+            Ok(())
         }
     }
 

@@ -167,6 +167,9 @@ pub struct PeerNeighbor {
     pub send: std::ops::Range<usize>,
     /// Where they land in its ghost vector.
     pub remote_offset: usize,
+    /// How many entries it expects from this rank (equal to `send`'s length in a consistent
+    /// plan; checked).
+    pub remote_len: usize,
     /// The entries of this rank's ghost vector that come from it.
     pub recv: std::ops::Range<usize>,
 }
