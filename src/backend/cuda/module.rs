@@ -677,8 +677,10 @@ mod tests {
                             .find("#define DCGS2_START_NEXT(start_next)")
                             .expect("DCGS2_START_NEXT defined in the same file");
                         let after = text[def..].split_once("do {").expect("a do block").1;
+                        let after =
+                            after.trim_start_matches(|c: char| c.is_whitespace() || c == '\\');
                         assert!(
-                            after.trim_start().starts_with("PDL_WAIT();"),
+                            after.starts_with("PDL_WAIT();"),
                             "DCGS2_START_NEXT must wait first"
                         );
                         kernels += 1;
