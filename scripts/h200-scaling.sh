@@ -2,7 +2,9 @@
 # Multi-GPU scaling study (issue 19) with the distributed bench (one rank per GPU): strong scaling
 # of pipelined CG, BiCGStab and GMRES(30) on 3D Poisson 256^3 and 2D Poisson 4096^2 (n = 16.8M)
 # over 1, 2, 4, 8 ranks, 3D Poisson 512^3 (n = 134M, BIG=1), and weak scaling at 8.4M unknowns
-# per rank; every CSV row carries the slowest rank's time per iteration and rank 0's split (local
+# per rank on a box 256 x 256 x (128 ranks), so that every rank holds the same 256 x 256 x 128
+# slab as the one-GPU run (CUBE=1: the cube of 8.4M x ranks unknowns instead, as before
+# 2026-11-27, whose one-GPU 203^3 runs 6-7% faster per row than the slabs); every CSV row carries the slowest rank's time per iteration and rank 0's split (local
 # SpMV, exposed halo, reductions). One CSV per point under $OUT, a table of the efficiencies last.
 # From the repository root on the device, after the release build with
 # --features "cuda opencl mpi cli" packed into .device/bin:
@@ -10,7 +12,8 @@
 # RANKS: the rank counts (default 1 2 4 8 up to the GPUs the machine has). DRY=1: run RANKS as
 # given even on fewer GPUs (ranks share devices: checks the script and the reports, measures no
 # scaling) at the sizes divided by SHRINK (default 64). BACKEND (default cuda) and BIN (default
-# .device/bin) for a try on another machine.
+# .device/bin) for a try on another machine. STUDIES (default "strong3d strong2d weak") picks
+# the studies.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -29,11 +32,20 @@ run() { # name np problem
     > "$OUT/$1-np$2.log" 2>&1
   echo "$1 np=$2 $3: status $?"
 }
+studies=" ${STUDIES:-strong3d strong2d weak} "
 for np in $ranks; do
-  run strong-poisson3d "$np" "poisson3d:$((16777216 / shrink))"
-  run strong-poisson2d "$np" "poisson2d:$((16777216 / shrink))"
+  [[ $studies == *" strong3d "* ]] && run strong-poisson3d "$np" "poisson3d:$((16777216 / shrink))"
+  [[ $studies == *" strong2d "* ]] && run strong-poisson2d "$np" "poisson2d:$((16777216 / shrink))"
   [ -n "${BIG:-}" ] && run strong-poisson3d-512 "$np" "poisson3d:$((134217728 / shrink))"
-  run weak-poisson3d "$np" "poisson3d:$((8388608 * np / shrink))"
+  if [[ $studies != *" weak "* ]]; then
+    :
+  elif [ -n "${CUBE:-}" ]; then
+    run weak-poisson3d "$np" "poisson3d:$((8388608 * np / shrink))"
+  elif [ "$shrink" = 1 ]; then
+    run weak-poisson3d-box "$np" "poisson3d:256x256x$((128 * np))"
+  else
+    run weak-poisson3d-box "$np" "poisson3d:64x64x$((32 * np))"
+  fi
 done
 python3 - "$OUT" <<'PY'
 import csv, glob, os, re, sys

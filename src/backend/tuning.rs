@@ -77,6 +77,18 @@ pub(crate) fn halo_peer() -> bool {
     parse_env(HALO_PEER_ENV) != Some(0)
 }
 
+/// Environment variable: `0` makes the device-to-device halo link write its flags with
+/// `cuMemsetD32Async` (ordered behind the copies they announce by stream order only) instead of
+/// `cuStreamWriteValue32` (the default, whose write is fenced behind the stream's earlier
+/// writes).
+pub const HALO_FLAG_WRITE_ENV: &str = "PIPEKRYLOV_HALO_FLAG_WRITE";
+
+/// False when [`HALO_FLAG_WRITE_ENV`] is `0`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn halo_flag_write_value() -> bool {
+    parse_env(HALO_FLAG_WRITE_ENV) != Some(0)
+}
+
 fn parse_env(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }

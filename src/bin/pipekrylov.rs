@@ -33,7 +33,8 @@ enum Command {
         #[arg(long)]
         matrix: Option<String>,
         /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d,
-        /// thermal2d, jump3d, stencil27, powerlaw, circuit).
+        /// thermal2d, jump3d, stencil27, powerlaw, circuit), or a box grid NAME:NXxNY (poisson2d,
+        /// aniso2d) / NAME:NXxNYxNZ (poisson3d).
         #[arg(long)]
         generate: Option<String>,
         /// Right-hand side: ones, a-ones (b = A 1, the solution is all ones), random or a Matrix
@@ -161,7 +162,7 @@ enum Command {
         variants: String,
         /// poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d, thermal2d, jump3d,
         /// stencil27, powerlaw, circuit (their size ladder), NAME:N (one size, closest to N
-        /// unknowns), or FILE.mtx.
+        /// unknowns), a box grid NAME:NXxNY[xNZ] (poisson2d, aniso2d, poisson3d), or FILE.mtx.
         #[arg(long, default_value = "poisson2d")]
         problem: String,
         /// Smallest system of the ladder.

@@ -45,28 +45,59 @@ pub struct BenchArgs {
     pub quiet: bool,
 }
 
+/// One case of `--problem`: a generator's name and size parameter, a generator's box grid, or a
+/// Matrix Market file (name = path, parameter 0).
+#[derive(Debug, Clone)]
+pub(crate) struct BenchCase {
+    /// Generator name or file path.
+    pub name: String,
+    /// The generator's size parameter (0 for files and grids).
+    pub param: usize,
+    /// The box grid of a `NAME:NXxNY[xNZ]` case.
+    pub grid: Option<crate::matrix::generate::GridStencil>,
+}
+
 /// The cases of `--problem`: a generator's ladder between `--min-n` and `--max-n` (name and
 /// size parameter), one size `NAME:N` (the size closest to N unknowns, e.g. `poisson3d:16777216`
-/// for 256^3; the ladder limits do not apply), or one Matrix Market file (parameter 0).
-pub(crate) fn problems(args: &BenchArgs) -> Result<Vec<(String, usize)>> {
+/// for 256^3; the ladder limits do not apply), one box grid `NAME:NXxNY[xNZ]`, or one Matrix
+/// Market file (parameter 0).
+pub(crate) fn problems(args: &BenchArgs) -> Result<Vec<BenchCase>> {
+    let case = |name: String, param| BenchCase {
+        name,
+        param,
+        grid: None,
+    };
+    if let Some((g, grid)) = crate::matrix::generate::parse_grid_spec(&args.problem)? {
+        return Ok(vec![BenchCase {
+            grid: Some(grid),
+            ..case(g.name().to_string(), 0)
+        }]);
+    }
     if args.problem.contains(':') {
         let (g, n) = crate::matrix::generate::parse_spec(&args.problem)?;
-        return Ok(vec![(g.name().to_string(), g.size_for(n))]);
+        return Ok(vec![case(g.name().to_string(), g.size_for(n))]);
     }
     Ok(match args.problem.parse::<Generator>() {
         Ok(g) => ladder(g, args.min_n, args.max_n)
             .into_iter()
-            .map(|p| (g.name().to_string(), p))
+            .map(|p| case(g.name().to_string(), p))
             .collect(),
-        Err(_) if args.problem.ends_with(".mtx") => vec![(args.problem.clone(), 0)],
+        Err(_) if args.problem.ends_with(".mtx") => vec![case(args.problem.clone(), 0)],
         Err(e) => return Err(e),
     })
 }
 
 /// One case of [`problems`]: its label (generator name or file stem) and matrix.
-pub(crate) fn load_case<T: Scalar>(name: &str, param: usize) -> Result<(String, CsrMatrix<T>)> {
+pub(crate) fn load_case<T: Scalar>(case: &BenchCase) -> Result<(String, CsrMatrix<T>)> {
+    let name = case.name.as_str();
+    if let Some(grid) = &case.grid {
+        return Ok((name.into(), grid.matrix()?));
+    }
     Ok(match name.parse::<Generator>() {
-        Ok(g) => (g.name().into(), g.generate_with_param::<T>(param)?.matrix),
+        Ok(g) => (
+            g.name().into(),
+            g.generate_with_param::<T>(case.param)?.matrix,
+        ),
         Err(_) => {
             let stem = std::path::Path::new(name)
                 .file_stem()
@@ -123,13 +154,13 @@ pub fn run(args: &BenchArgs) -> Result<String> {
             backend.device_name(),
             bw / 1e9
         ));
-        for (name, param) in &problems {
+        for case in &problems {
             match args.precision {
                 Precision::F64 => {
-                    sweep::<f64>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?
+                    sweep::<f64>(&backend, args, case, bw, &bar, &mut rows, &mut out)?
                 }
                 Precision::F32 => {
-                    sweep::<f32>(&backend, args, name, *param, bw, &bar, &mut rows, &mut out)?
+                    sweep::<f32>(&backend, args, case, bw, &bar, &mut rows, &mut out)?
                 }
             }
         }
@@ -146,14 +177,13 @@ pub fn run(args: &BenchArgs) -> Result<String> {
 fn sweep<T: Scalar>(
     backend: &AnyBackend,
     args: &BenchArgs,
-    name: &str,
-    param: usize,
+    case: &BenchCase,
     bw: f64,
     bar: &ProgressBar,
     rows: &mut Vec<BenchRow>,
     out: &mut Option<(String, std::fs::File)>,
 ) -> Result<()> {
-    let (label, a) = load_case::<T>(name, param)?;
+    let (label, a) = load_case::<T>(case)?;
     for solver in &args.solvers {
         for &variant in &args.variants {
             bar.set_message(format!(

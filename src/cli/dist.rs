@@ -111,7 +111,11 @@ fn local_stencil(args: &SolveArgs) -> Option<(String, crate::matrix::generate::G
     if args.matrix.is_some() || !matches!(args.rhs.as_str(), "ones" | "a-ones") {
         return None;
     }
-    let (g, n) = crate::matrix::generate::parse_spec(args.generate.as_deref()?).ok()?;
+    let spec = args.generate.as_deref()?;
+    if let Ok(Some((g, stencil))) = crate::matrix::generate::parse_grid_spec(spec) {
+        return Some((g.name().to_string(), stencil));
+    }
+    let (g, n) = crate::matrix::generate::parse_spec(spec).ok()?;
     let param = g.size_for(n);
     g.grid_stencil(param).map(|st| (g.name().to_string(), st))
 }
@@ -337,14 +341,10 @@ pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
         let bw = probe(&backend, bytes)?.copy_bandwidth;
         let be = DistBackend::new(backend, mpi.world());
         let problems = super::bench_cmd::problems(args)?;
-        for (name, param) in problems {
+        for case in problems {
             match args.precision {
-                Precision::F64 => {
-                    bench_case::<f64>(&be, args, &name, param, bw, &mut out, &mut table)?
-                }
-                Precision::F32 => {
-                    bench_case::<f32>(&be, args, &name, param, bw, &mut out, &mut table)?
-                }
+                Precision::F64 => bench_case::<f64>(&be, args, &case, bw, &mut out, &mut table)?,
+                Precision::F32 => bench_case::<f32>(&be, args, &case, bw, &mut out, &mut table)?,
             }
         }
     }
@@ -355,15 +355,14 @@ pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
 fn bench_case<T: Scalar>(
     be: &DistBackend<AnyBackend>,
     args: &BenchArgs,
-    name: &str,
-    param: usize,
+    case: &super::bench_cmd::BenchCase,
     bw: f64,
     out: &mut Option<(String, std::fs::File)>,
     table: &mut String,
 ) -> Result<()> {
     let comm = be.comm();
     let global = (comm.rank() == 0)
-        .then(|| super::bench_cmd::load_case::<T>(name, param))
+        .then(|| super::bench_cmd::load_case::<T>(case))
         .transpose();
     let global = comm.agree("loading the problem on rank 0", global)?;
     let a = RankMatrix::scatter(

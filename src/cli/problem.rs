@@ -1,7 +1,7 @@
 //! Loading the matrix and right-hand side named on the command line.
 
 use crate::error::{Error, Result};
-use crate::matrix::generate::{parse_spec, GridStencil};
+use crate::matrix::generate::{parse_grid_spec, parse_spec, GridStencil};
 use crate::matrix::{matrix_market, CsrMatrix};
 use crate::scalar::Scalar;
 
@@ -15,7 +15,7 @@ pub struct System<T> {
     pub stencil: Option<GridStencil>,
 }
 
-/// Load `--matrix FILE` or `--generate NAME:N` (exactly one of them).
+/// Load `--matrix FILE` or `--generate NAME:N` / `NAME:NXxNY[xNZ]` (exactly one of them).
 pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> Result<System<T>> {
     match (matrix, generate) {
         (Some(path), None) => {
@@ -37,6 +37,13 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
             })
         }
         (None, Some(spec)) => {
+            if let Some((g, stencil)) = parse_grid_spec(spec)? {
+                return Ok(System {
+                    name: g.name().to_string(),
+                    matrix: stencil.matrix()?,
+                    stencil: Some(stencil),
+                });
+            }
             let (g, n) = parse_spec(spec)?;
             let p = g.generate::<T>(n)?;
             Ok(System {

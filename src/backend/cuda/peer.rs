@@ -16,8 +16,10 @@
 //!
 //! The waits are `cuStreamWaitValue32` on this device's own memory (equality: a flag never
 //! runs ahead, because a rank writes k + 1 only after its partner has written k); the writes
-//! to a neighbour's memory are `cuMemsetD32Async` through the peer mapping, queued after the
-//! copies they announce. A link is used only where every pair of devices has peer access
+//! to a neighbour's memory are `cuStreamWriteValue32` through the peer mapping, queued after
+//! the copies they announce (its default flags order the write behind every earlier write of
+//! the stream, a system-wide fence; `PIPEKRYLOV_HALO_FLAG_WRITE=0` writes them with
+//! `cuMemsetD32Async` instead, which relies on stream order alone). A link is used only where every pair of devices has peer access
 //! (checked by `cuDeviceCanAccessPeer`, then a probe), otherwise the distributed layer keeps
 //! the host-staged exchange.
 
@@ -69,6 +71,9 @@ struct CudaPeer {
     count: u32,
     /// Whether any exchange ran (`count` wraps to 0).
     used: bool,
+    /// Flags written with `cuStreamWriteValue32` (else `cuMemsetD32Async`), read from the
+    /// environment once, at prepare.
+    fenced_flags: bool,
 }
 
 // SAFETY: the fields are plain device addresses and a context handle that CUDA allows to be
@@ -228,6 +233,7 @@ impl CudaBackend {
             areas: Vec::new(),
             count: 0,
             used: false,
+            fenced_flags: crate::backend::tuning::halo_flag_write_value(),
         };
         // SAFETY: `base` holds `bytes` bytes. The memset runs on the legacy stream, which the
         // library's streams do not wait for: the context is synchronized before the handle
@@ -360,9 +366,7 @@ impl CudaBackend {
                 let at = a.base + 4 * (ranks + me) as u64;
                 // SAFETY: `at` is inside the neighbour's flags (opened above); writing 0
                 // leaves it as it is.
-                self.peer_check("cuMemsetD32Async (halo link probe)", unsafe {
-                    sys::cuMemsetD32Async(at, 0, 1, stream)
-                })?;
+                unsafe { self.write_flag(peer.fenced_flags, stream, at, 0, true) }?;
             }
             Ok(())
         };
@@ -419,13 +423,9 @@ impl CudaBackend {
                     "cuMemcpyDtoDAsync (halo link)",
                     sys::cuMemcpyDtoDAsync_v2(a.dst, src + a.send.start as u64, a.send.len(), copy),
                 )?;
-                // The flag after the copy in stream order: the copy has completed, its writes
-                // acknowledged by the peer, before the write of the flag starts. (Not a
-                // documented fence; cuStreamWriteValue32 would be, not yet tried on a GPU.)
-                step(
-                    "cuMemsetD32Async (halo link)",
-                    sys::cuMemsetD32Async(sent_there, k, 1, copy),
-                )?;
+                // The flag after the copy: the write's fence makes the copy's data visible
+                // to the neighbour before the flag.
+                self.write_flag(peer.fenced_flags, copy, sent_there, k, false)?;
             }
             Ok(())
         }
@@ -483,15 +483,50 @@ impl CudaBackend {
             )?;
             for a in peer.areas.iter().filter(|a| a.receives_from) {
                 let consumed_there = a.base + 4 * (peer.ranks + me) as u64;
-                step(
-                    "cuMemsetD32Async (halo link)",
-                    sys::cuMemsetD32Async(consumed_there, k, 1, copy),
-                )?;
+                self.write_flag(peer.fenced_flags, copy, consumed_there, k, false)?;
             }
             step(
                 "cuStreamWaitEvent (halo link)",
                 sys::cuStreamWaitEvent(main, peer.received, wait),
             )
+        }
+    }
+}
+
+impl CudaBackend {
+    /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with
+    /// its default (fenced) flags when `fenced`, else `cuMemsetD32Async`. `probe` names the call
+    /// in errors.
+    ///
+    /// # Safety
+    /// `at` must be a 4-byte flag of a live allocation this context can write (its own or a
+    /// neighbour's opened one) and `stream` a stream of this context.
+    unsafe fn write_flag(
+        &self,
+        fenced: bool,
+        stream: sys::CUstream,
+        at: CUdeviceptr,
+        value: u32,
+        probe: bool,
+    ) -> Result<()> {
+        if fenced {
+            let call = if probe {
+                "cuStreamWriteValue32 (halo link probe)"
+            } else {
+                "cuStreamWriteValue32 (halo link)"
+            };
+            let default = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
+            self.peer_check(
+                call,
+                sys::cuStreamWriteValue32_v2(stream, at, value, default),
+            )
+        } else {
+            let call = if probe {
+                "cuMemsetD32Async (halo link probe)"
+            } else {
+                "cuMemsetD32Async (halo link)"
+            };
+            self.peer_check(call, sys::cuMemsetD32Async(at, value, 1, stream))
         }
     }
 }

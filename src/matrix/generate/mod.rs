@@ -366,6 +366,11 @@ impl GridStencil {
             + usize::from(z + 1 < nz)
     }
 
+    /// The stencil's whole matrix (`n x n`), the same as the generator's for a cube or square.
+    pub fn matrix<T: Scalar>(&self) -> Result<CsrMatrix<T>> {
+        self.rows(0..self.n())
+    }
+
     /// Rows `rows` of the stencil's matrix with global column numbers (`n` columns), the same
     /// entries in the same order as the generator's whole matrix: what one rank of a distributed
     /// solve builds without any global matrix.
@@ -497,7 +502,10 @@ pub fn parse_spec(spec: &str) -> Result<(Generator, usize)> {
     let n: usize = n.trim().parse().map_err(|_| {
         Error::param(
             "generate",
-            format!("'{spec}': N must be a positive integer number of unknowns, got '{n}'"),
+            format!(
+                "'{spec}': N must be a positive integer number of unknowns (or, for \
+                 poisson2d, aniso2d and poisson3d, a grid NXxNY[xNZ]), got '{n}'"
+            ),
         )
     })?;
     if n == 0 {
@@ -513,6 +521,70 @@ pub fn parse_spec(spec: &str) -> Result<(Generator, usize)> {
         ));
     }
     Ok((g, n))
+}
+
+/// Parse a grid specification `NAME:NXxNY` (`poisson2d`, `aniso2d`) or `NAME:NXxNYxNZ`
+/// (`poisson3d`): the generator's stencil on a box of grid points with the same spacing along
+/// every axis (x fastest, so a row partition cuts the box into slabs along its last axis).
+/// `Ok(None)` when the size after the colon is a plain number of unknowns (use [`parse_spec`]).
+///
+/// Weak scaling uses it: `poisson3d:256x256x128` on one GPU and `poisson3d:256x256x256` on two
+/// give every rank the same block of rows.
+///
+/// ```
+/// use pipekrylov::matrix::generate::{parse_grid_spec, Generator};
+/// let (g, s) = parse_grid_spec("poisson3d:4x3x2").unwrap().unwrap();
+/// assert_eq!((g, s.dims, s.n()), (Generator::Poisson3d, [4, 3, 2], 24));
+/// assert_eq!(s.matrix::<f64>().unwrap().nnz(), 24 + 2 * (3 * 3 * 2 + 4 * 2 * 2 + 4 * 3));
+/// assert!(parse_grid_spec("poisson3d:4096").unwrap().is_none());
+/// assert!(parse_grid_spec("poisson3d:4x4").is_err());
+/// assert!(parse_grid_spec("fem2d:4x4").is_err());
+/// ```
+pub fn parse_grid_spec(spec: &str) -> Result<Option<(Generator, GridStencil)>> {
+    let Some((name, size)) = spec.split_once(':') else {
+        return Ok(None);
+    };
+    if !size.contains(['x', 'X']) {
+        return Ok(None);
+    }
+    let g: Generator = name.parse()?;
+    let base = g.grid_stencil(2).ok_or_else(|| {
+        Error::param(
+            "generate",
+            format!(
+                "'{spec}': {} takes a number of unknowns, not a grid (grids: poisson2d:NXxNY, \
+                 aniso2d:NXxNY, poisson3d:NXxNYxNZ)",
+                g.name()
+            ),
+        )
+    })?;
+    let axes = if base.dims[2] == 1 { 2 } else { 3 };
+    let parts: Vec<&str> = size.split(['x', 'X']).map(str::trim).collect();
+    let bad = |why: String| Error::param("generate", format!("'{spec}': {why}"));
+    if parts.len() != axes {
+        return Err(bad(format!(
+            "{} needs a grid of {axes} sizes ({}), got {}",
+            g.name(),
+            if axes == 2 { "NXxNY" } else { "NXxNYxNZ" },
+            parts.len()
+        )));
+    }
+    let mut dims = [1usize; 3];
+    for (d, p) in dims.iter_mut().zip(&parts) {
+        *d = p
+            .parse()
+            .ok()
+            .filter(|&v: &usize| v > 0)
+            .ok_or_else(|| bad(format!("grid sizes must be positive integers, got '{p}'")))?;
+    }
+    let n = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_UNKNOWNS);
+    if n.is_none() {
+        return Err(bad(format!("at most {MAX_UNKNOWNS} unknowns supported")));
+    }
+    Ok(Some((g, GridStencil { dims, ..base })))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -895,6 +967,42 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_specs_build_the_generators_matrices_on_boxes() {
+        for (spec, g, k) in [
+            ("poisson3d:6x6x6", Generator::Poisson3d, 6),
+            ("poisson2d:9X9", Generator::Poisson2d, 9),
+            ("aniso2d: 7 x 7", Generator::Aniso2d, 7),
+        ] {
+            let (pg, stencil) = parse_grid_spec(spec).unwrap().unwrap();
+            assert_eq!(pg, g);
+            let want = g.generate_with_param::<f64>(k).unwrap().matrix;
+            assert_eq!(stencil.matrix::<f64>().unwrap(), want, "{spec}");
+        }
+        // A box: slabs along z, each the same rows as the one-slab box.
+        let (_, slab) = parse_grid_spec("poisson3d:5x4x3").unwrap().unwrap();
+        let (_, tall) = parse_grid_spec("poisson3d:5x4x6").unwrap().unwrap();
+        let a = slab.matrix::<f64>().unwrap();
+        let b = tall.matrix::<f64>().unwrap();
+        assert_eq!((a.n_rows(), b.n_rows()), (60, 120));
+        assert_eq!(b.nnz(), 2 * a.nnz() + 2 * 20);
+        for spec in [
+            "poisson3d:4x4",
+            "poisson2d:4x4x4",
+            "poisson3d:4x0x4",
+            "poisson3d:4x-1x4",
+            "poisson3d:65536x65536x65536",
+            "poisson3d:18446744073709551615x2x2",
+            "fem2d:4x4",
+            "nope:4x4",
+        ] {
+            assert!(parse_grid_spec(spec).is_err(), "{spec}");
+        }
+        for spec in ["poisson3d:64", "poisson3d", "fem2d:100"] {
+            assert!(parse_grid_spec(spec).unwrap().is_none(), "{spec}");
+        }
+    }
 
     #[test]
     fn stencil_rows_are_the_generated_rows() {
