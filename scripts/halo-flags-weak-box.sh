@@ -12,9 +12,9 @@ set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1
 NP=${NP:-2}
 nvidia-smi -L
-timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP.log 2>&1; echo "mpi test status $?"
+PIPEKRYLOV_HALO_PEER=1 timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP.log 2>&1; echo "mpi test status $?"
 grep -E "mpi tests|FAILED|panicked" $OUT/mpi-test-np$NP.log | tail -3; grep "^cuda" $OUT/mpi-test-np$NP.log | head -4
-timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:128x128x256 --solver cg --backend cuda --tol 1e-8 > $OUT/solve-box-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|stop|error" $OUT/solve-box-np$NP.log | head -4
+PIPEKRYLOV_HALO_PEER=1 timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:128x128x256 --solver cg --backend cuda --tol 1e-8 > $OUT/solve-box-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|stop|error" $OUT/solve-box-np$NP.log | head -4
 RANKS="${RANKS:-1 $NP}" OUT="$OUT" bash scripts/h200-scaling.sh | tee $OUT/scaling-table.txt
 for r in 1 2; do for mode in 1 0; do
   t=flag$mode-np$NP-r$r

@@ -14,9 +14,9 @@ NP=${NP:-2}
 POINTS=${POINTS:-$NP:poisson3d:16777216 $NP:poisson2d:16777216}
 nvidia-smi -L
 if [ -z "${NOTEST:-}" ]; then
-  timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP-peer.log 2>&1; echo "mpi test status $?"
+  PIPEKRYLOV_HALO_PEER=1 timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP-peer.log 2>&1; echo "mpi test status $?"
   grep -E "mpi tests|FAILED|panicked" $OUT/mpi-test-np$NP-peer.log | tail -3; grep "^cuda" $OUT/mpi-test-np$NP-peer.log | head -4
-  timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:2097152 --solver cg --backend cuda --tol 1e-8 > $OUT/solve-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|iterations|error" $OUT/solve-np$NP.log | head -4
+  PIPEKRYLOV_HALO_PEER=1 timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:2097152 --solver cg --backend cuda --tol 1e-8 > $OUT/solve-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|iterations|error" $OUT/solve-np$NP.log | head -4
 fi
 for r in 1 2; do for mode in 1 0; do for pp in $POINTS; do
   np=${pp%%:*}; p=${pp#*:}; t=peer$mode-${p%%:*}${p##*:}-np$np-r$r

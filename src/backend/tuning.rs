@@ -64,17 +64,30 @@ pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 /// code; other devices never use it.
 pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 
-/// Environment variable turning the device-to-device halo link off (`0`; anything else leaves
-/// it on): with it, the ranks of a distributed solve on one node whose devices have peer access
-/// copy their halo entries into each other's device memory (CUDA inter-process memory,
+/// Environment variable choosing the device-to-device halo link: `0` never, `1` always,
+/// anything else (or unset) on communicators of more than two ranks ([`halo_peer`]). With it,
+/// the ranks of a distributed solve on one node whose devices have peer access copy their halo
+/// entries into each other's device memory (CUDA inter-process memory,
 /// `src/backend/cuda/peer.rs`) instead of through page-locked host memory and MPI. Every rank
 /// must see the same value (the ranks agree on the link at the first exchange).
 pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 
-/// False when [`HALO_PEER_ENV`] is `0`.
+/// The fewest ranks for which the halo link is tried by default. Measured (BENCHMARKS.md,
+/// "Two and four H200s with the box-shaped weak problem"): at 2 ranks each rank has one
+/// neighbour, the host-staged exchange hides behind the local product, and the link was
+/// 0.4-2.8% slower on two H200s (even on two H100s); at 4 ranks it made CG 2.1x faster on four
+/// H200s.
+pub const HALO_PEER_MIN_RANKS: usize = 3;
+
+/// Whether to try the halo link on a communicator of `ranks` ranks: [`HALO_PEER_ENV`] `0` no,
+/// `1` yes, otherwise from [`HALO_PEER_MIN_RANKS`] ranks on.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn halo_peer() -> bool {
-    parse_env(HALO_PEER_ENV) != Some(0)
+pub(crate) fn halo_peer(ranks: usize) -> bool {
+    match parse_env(HALO_PEER_ENV) {
+        Some(0) => false,
+        Some(1) => true,
+        _ => ranks >= HALO_PEER_MIN_RANKS,
+    }
 }
 
 /// Environment variable: `0` makes the device-to-device halo link write its flags with

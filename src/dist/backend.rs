@@ -276,8 +276,10 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     }
 
     /// Collective, once per matrix: a device-to-device link if every rank's backend makes one
-    /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, [`HALO_PEER_ENV`] is not
-    /// `0` on any of them, and every rank connects to its neighbours; otherwise the
+    /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, [`HALO_PEER_ENV`] asks for
+    /// it on every rank (by default: from three ranks on, see
+    /// [`HALO_PEER_MIN_RANKS`](crate::backend::tuning::HALO_PEER_MIN_RANKS)), and every rank
+    /// connects to its neighbours; otherwise the
     /// host-staged exchange. Not an error when the link fails; but a sticky device fault
     /// during the connection probe poisons that rank's backend, whose next operation then
     /// fails with it.
@@ -290,7 +292,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     ) -> Result<PeerMode> {
         let comm = &self.comm;
         let elem = std::mem::size_of::<T>();
-        let prepared = if crate::backend::tuning::halo_peer() {
+        let prepared = if crate::backend::tuning::halo_peer(comm.size()) {
             self.inner
                 .halo_peer_prepare(comm.rank(), comm.size(), ex.ghost_x.len() * elem)
         } else {
