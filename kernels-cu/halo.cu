@@ -19,9 +19,20 @@
  *                 the ghost half of a distributed gmres_dcgs2_spmv_dots: w = column ucol + 1
  *                 += the ghost product, and the partials of <v_{j+1}, w> (slots 0..ucol-1 of
  *                 pb) corrected for the change (see kernels-cl/halo.cl); pb.groups() blocks.
+ *   halo_partials_finish (const SCALAR* partials, uint groups, uint slots, double* out,
+ *                  uint out_off)
+ *                 out[out_off + s] = the finished sum of slot s (s < slots) in double, in the
+ *                 host's finish order (as ordered_slot_sums); grid: ceil(slots / WARPS) blocks
+ *   halo_rank_sums (const double* own, const double* gathered, uint ranks, uint me,
+ *                  uint stride, uint count, SCALAR* sums)
+ *                 sums[j] = sum over r = 0..ranks-1 in rank order of (r == me ? own[j] :
+ *                 gathered[r stride + j]) in double, rounded, for j < count; sums[count] = 0
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
+ * halo_partials_finish and halo_rank_sums are the global sums on the device: every rank
+ * finishes its partials, the ranks' finished sums travel device to device, and every rank adds
+ * them in rank order, so every rank holds the same bits.
  */
 
 extern "C" __launch_bounds__(WG) __global__ void halo_gather(const uint *idx, const SCALAR *x, const ulong x_off, SCALAR *out,
@@ -134,5 +145,45 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
             g += values[k] * xg[col_idx[k]];
         }
         w[rows[i]] += g;
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCALAR *partials, const uint groups,
+                                                                      const uint slots, double *out,
+                                                                      const uint out_off) {
+    PDL_WAIT();
+    const uint lane = threadIdx.x & 31u;
+    const uint slot = blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (slot >= slots) {
+        return;
+    }
+    const SCALAR *p = partials + (ulong)slot * groups;
+    double acc = 0.0;
+    for (uint g = lane; g < groups; g += 32u) {
+        acc = __dadd_rn(acc, (double)p[g]);
+    }
+#pragma unroll
+    for (uint h = 16u; h > 0u; h >>= 1) {
+        acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
+    }
+    if (lane == 0) {
+        out[out_off + slot] = acc;
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const double *own, const double *gathered,
+                                                                const uint ranks, const uint me, const uint stride,
+                                                                const uint count, SCALAR *sums) {
+    PDL_WAIT();
+    for (uint j = GRID_START; j <= count; j += GRID_STRIDE) {
+        if (j == count) {
+            sums[j] = ZERO;
+            continue;
+        }
+        double acc = 0.0;
+        for (uint r = 0; r < ranks; ++r) {
+            acc = __dadd_rn(acc, r == me ? own[j] : gathered[(ulong)r * stride + j]);
+        }
+        sums[j] = (SCALAR)acc;
     }
 }

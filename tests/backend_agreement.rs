@@ -676,6 +676,66 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         b.halo_gather(&list, &x, x_off + 1, &mut out).is_err(),
         "a gather past the end of x must be refused"
     );
+    // halo_partials_finish: the bits of the backend's own finish, at an offset; the rest of
+    // `out` untouched. halo_rank_sums: rank order in f64, this rank's own sums from `local`.
+    let mut partials = b.partials::<T>(n, 5).unwrap();
+    let pv: Vec<_> = (0..6)
+        .map(|k| b.upload(&rand_vec::<T>(n, 30 + k)).unwrap())
+        .collect();
+    for k in 0..5 {
+        b.dot_partials(&pv[k], &pv[k + 1], &mut partials, Slot(k))
+            .unwrap();
+    }
+    let mut finished = b.upload(&vec![-1.0f64; 9]).unwrap();
+    b.halo_partials_finish(&partials, &mut finished, 2).unwrap();
+    let finished = b.download(&finished).unwrap();
+    let own = b.finish(&partials).unwrap().0;
+    assert_eq!(
+        &finished[2..7],
+        &own[..],
+        "{} halo_partials_finish vs finish",
+        b.name()
+    );
+    assert!(finished[..2]
+        .iter()
+        .chain(&finished[7..])
+        .all(|&v| v == -1.0));
+    assert!(b
+        .halo_partials_finish(&partials, &mut b.upload(&[0.0f64; 6]).unwrap(), 2)
+        .is_err());
+    let (ranks, me, stride, count) = (3usize, 1usize, 8usize, 6usize);
+    let local: Vec<f64> = rand_vec::<f64>(stride, 40);
+    let gathered: Vec<f64> = rand_vec::<f64>(ranks * stride, 41);
+    let (local_d, gathered_d) = (b.upload(&local).unwrap(), b.upload(&gathered).unwrap());
+    let mut rank_sums = b.upload(&vec![T::from_f64(-7.0); count + 2]).unwrap();
+    b.halo_rank_sums(&local_d, &gathered_d, ranks, me, count, &mut rank_sums)
+        .unwrap();
+    let rank_sums = dl(b, &rank_sums);
+    for (j, &got) in rank_sums.iter().enumerate() {
+        let want = match j {
+            j if j < count => T::from_f64((0..ranks).fold(0.0, |acc, r| {
+                acc + if r == me {
+                    local[j]
+                } else {
+                    gathered[r * stride + j]
+                }
+            }))
+            .to_f64(),
+            j if j == count => 0.0,
+            _ => -7.0,
+        };
+        assert_eq!(got, want, "{} halo_rank_sums entry {j}", b.name());
+    }
+    assert!(b
+        .halo_rank_sums(
+            &local_d,
+            &gathered_d,
+            ranks,
+            ranks,
+            count,
+            &mut b.upload(&vec![T::zero(); 8]).unwrap()
+        )
+        .is_err());
     let n_ghost = 17;
     let rows: Vec<u32> = (0..n as u32).step_by(3).collect();
     let mut row_ptr = vec![0u32];
@@ -832,6 +892,20 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             "halo_gather".into(),
             Out {
                 vectors: vec![dl(b, &out)],
+                sums: vec![],
+            },
+        ),
+        (
+            "halo_partials_finish".into(),
+            Out {
+                vectors: vec![finished],
+                sums: vec![],
+            },
+        ),
+        (
+            "halo_rank_sums".into(),
+            Out {
+                vectors: vec![rank_sums],
                 sums: vec![],
             },
         ),

@@ -221,11 +221,12 @@ fn compare_solvers<B: Backend>(
                         );
                     }
                     c.lines.push(format!(
-                        "{case:<52} one process {:>4}  {} ranks {:>4}  reductions {:>5}  exchanges {:>5} (device to device {:>5})",
+                        "{case:<52} one process {:>4}  {} ranks {:>4}  reductions {:>5} (on devices {:>5})  exchanges {:>5} (device to device {:>5})",
                         ref_rep.iterations,
                         comm.size(),
                         rep.iterations,
                         stats.reductions,
+                        stats.device_reductions,
                         stats.exchanges,
                         stats.peer_exchanges
                     ));

@@ -90,6 +90,19 @@ pub(crate) fn halo_peer(ranks: usize) -> bool {
     }
 }
 
+/// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
+/// never, anything else (or unset) whenever the ranks run on one node and their devices link
+/// (CUDA with peer access). The fused kernels that finish a reduction themselves (BiCGStab's
+/// s update, GMRES's Gram-Schmidt steps) then get the global sums without the partials going
+/// through the host. Every rank must see the same value.
+pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
+
+/// Whether to try the device-to-device global sums on `ranks` ranks ([`SUMS_PEER_ENV`]).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn sums_peer(ranks: usize) -> bool {
+    ranks > 1 && parse_env(SUMS_PEER_ENV) != Some(0)
+}
+
 /// Environment variable: `0` makes the device-to-device halo link write its flags with
 /// `cuMemsetD32Async` (ordered behind the copies they announce by stream order only) instead of
 /// `cuStreamWriteValue32` (the default, whose write is fenced behind the stream's earlier

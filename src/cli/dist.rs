@@ -263,8 +263,9 @@ fn finish_solve<T: Scalar>(
         args.precond
     );
     s += &format!(
-        "halo exchanges on rank 0: {} ({} device to device, the rest through the host)\n",
-        stats.exchanges, stats.peer_exchanges
+        "halo exchanges on rank 0: {} ({} device to device, the rest through the host)\n\
+         global reductions: {} ({} summed device to device)\n",
+        stats.exchanges, stats.peer_exchanges, stats.reductions, stats.device_reductions
     );
     s += &format!(
         "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",

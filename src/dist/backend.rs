@@ -47,6 +47,9 @@ pub struct CommStats {
     pub peer_exchanges: u64,
     /// Global reductions (finishes and globalized partials).
     pub reductions: u64,
+    /// Of those, the reductions summed on the devices over a [`crate::backend::PeerLink`]
+    /// (globalized partials only: a finish the host needs goes through MPI).
+    pub device_reductions: u64,
     /// Host seconds in the halo outside the local product: packing and reading the send
     /// entries, waiting for the messages after the local product was started, uploading the
     /// ghost entries (the exchange time the local product did not hide, on a GPU). Where the
@@ -72,8 +75,39 @@ pub struct CommStats {
 /// `zero` (the index of a 0 in the sums vector).
 type ScatterLists = std::collections::HashMap<(usize, usize, usize, usize, usize), GatherList>;
 
+/// Finished sums a [`SumsPath::Device`] link carries per rank and reduction: more slots than
+/// that (GMRES(m) with m above about 125) take the host path for that reduction.
+const SUMS_LINK_SLOTS: usize = 256;
+
+/// How [`DistBackend`]'s globalized partials are summed over the ranks, decided collectively at
+/// the first such reduction.
+enum SumsPath {
+    /// Not decided yet.
+    Undecided,
+    /// Read back, summed with MPI, uploaded.
+    Host,
+    /// On the devices: each rank finishes its partials (`halo_partials_finish`), the finished
+    /// sums go to every other rank over a device-to-device link, and each rank adds them in
+    /// rank order (`halo_rank_sums`); no host involvement, so the device queue does not drain.
+    Device(SumsLink),
+}
+
+/// The link of [`SumsPath::Device`] and its buffers (the link first: it drops before the
+/// buffers its copies use).
+struct SumsLink {
+    link: crate::backend::PeerLink,
+    /// This rank's finished sums ([`SUMS_LINK_SLOTS`]).
+    local: Buffer<f64>,
+    /// Every rank's, as the link delivers them (`ranks x SUMS_LINK_SLOTS`; this rank's part
+    /// unused).
+    gathered: Buffer<f64>,
+}
+
 /// A backend distributed over the ranks of a communicator (see the module doc).
 pub struct DistBackend<B> {
+    /// How globalized partials are summed over the ranks (first: its link drops before the
+    /// backend whose streams its copies follow).
+    sums_path: std::cell::RefCell<SumsPath>,
     inner: B,
     comm: Comm,
     stats: Cell<CommStats>,
@@ -87,6 +121,7 @@ impl<B: VectorOps> DistBackend<B> {
     /// Wrap `inner` (this rank's device) for the ranks of `comm`.
     pub fn new(inner: B, comm: Comm) -> Self {
         Self {
+            sums_path: std::cell::RefCell::new(SumsPath::Undecided),
             inner,
             comm,
             stats: Cell::new(CommStats::default()),
@@ -148,28 +183,35 @@ impl<B: VectorOps> DistBackend<B> {
 
     /// Copies of `parts` whose slots hold the global sums in group 0 and zeros elsewhere, so
     /// that a kernel finishing a slot inside its work-groups reads the global value (one
-    /// collective for all of them). Each part costs one read of its partials (the backend's
-    /// finish), and the copies are built on the device: the sums go up as one small vector
-    /// and a gather with a cached index list spreads them over the groups, instead of a
-    /// groups x slots upload.
+    /// collective for all of them). The global sums come from the devices where the ranks
+    /// agreed on a sums link ([`SumsPath::Device`]: nothing read back, the device queue keeps
+    /// running); otherwise each part costs one read of its partials (the backend's finish), an
+    /// MPI sum, and the sums go up as one small vector. Either way a gather with a cached index
+    /// list spreads them over the groups, instead of a groups x slots upload.
     fn globalized<T: Scalar>(&self, parts: &[&Partials<T>]) -> Result<Vec<Partials<T>>>
     where
-        B: HaloOps,
+        B: HaloOps + SpmvOps,
     {
         self.sync_when_profiling()?;
         let t = Instant::now();
-        let mut local = Vec::new();
-        for p in parts {
-            local.extend(self.inner.finish(p)?.0);
-        }
-        let before_reduce = Instant::now();
-        let global = self.reduce(&local);
-        let reduce_seconds = before_reduce.elapsed().as_secs_f64();
-        // The sums, then one zero that every group but the first reads.
-        let zero = global.len();
-        let mut sums: Vec<T> = global.iter().map(|&v| T::from_f64(v)).collect();
-        sums.push(T::zero());
-        let sums = self.inner.upload(&sums)?;
+        let total: usize = parts.iter().map(|p| p.slots()).sum();
+        let (sums, reduce_seconds) = match self.device_sums(parts, total)? {
+            Some(sums) => (sums, 0.0),
+            None => {
+                let mut local = Vec::new();
+                for p in parts {
+                    local.extend(self.inner.finish(p)?.0);
+                }
+                let before_reduce = Instant::now();
+                let global = self.reduce(&local);
+                let reduce_seconds = before_reduce.elapsed().as_secs_f64();
+                // The sums, then one zero that every group but the first reads.
+                let mut sums: Vec<T> = global.iter().map(|&v| T::from_f64(v)).collect();
+                sums.push(T::zero());
+                (self.inner.upload(&sums)?, reduce_seconds)
+            }
+        };
+        let zero = total;
         let mut lists = self.scatter.borrow_mut();
         let mut at = 0;
         let mut out = Vec::with_capacity(parts.len());
@@ -290,11 +332,44 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         h: &DeviceHalo<T>,
         ex: &ExchangeBuffers<T>,
     ) -> Result<PeerMode> {
-        let comm = &self.comm;
         let elem = std::mem::size_of::<T>();
-        let prepared = if crate::backend::tuning::halo_peer(comm.size()) {
-            self.inner
-                .halo_peer_prepare(comm.rank(), comm.size(), ex.ghost_x.len() * elem)
+        let enabled = crate::backend::tuning::halo_peer(self.comm.size());
+        let neighbours: Vec<_> = h
+            .plan
+            .neighbors
+            .iter()
+            .map(|nb| (nb.rank, nb.send.clone(), nb.recv.clone()))
+            .collect();
+        Ok(
+            match self.agree_on_link("halo link", enabled, ex.ghost_x.len(), elem, &neighbours) {
+                Some(l) => PeerMode::Peer(l),
+                None => PeerMode::Host,
+            },
+        )
+    }
+
+    /// Collective: a device-to-device link whose receive area holds `recv_len` elements of
+    /// `elem` bytes, with `neighbours` as `(rank, entries of the send buffer that go to it,
+    /// entries of the receive buffer that come from it)`, if every rank's backend makes one,
+    /// `enabled` holds on every rank, all ranks run on one node and every rank connects;
+    /// `None` otherwise (not an error).
+    fn agree_on_link(
+        &self,
+        what: &str,
+        enabled: bool,
+        recv_len: usize,
+        elem: usize,
+        neighbours: &[(usize, Range<usize>, Range<usize>)],
+    ) -> Option<crate::backend::PeerLink> {
+        let comm = &self.comm;
+        let prepared = if enabled {
+            recv_len
+                .checked_mul(elem)
+                .ok_or_else(|| Error::param("halo", "receive area size overflows"))
+                .and_then(|bytes| {
+                    self.inner
+                        .halo_peer_prepare(comm.rank(), comm.size(), bytes)
+                })
         } else {
             Ok(None)
         };
@@ -305,41 +380,32 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         let nodes = comm.all_gather_u64(comm.node_hash());
         let one_node = nodes.iter().all(|&v| v == nodes[0]);
         let have = comm.agree(
-            "halo link",
-            link.as_ref().map(|_| ()).ok_or(Error::Unsupported(
-                "no device-to-device halo link on this rank".into(),
-            )),
+            what,
+            link.as_ref().map(|_| ()).ok_or(Error::Unsupported(format!(
+                "no device-to-device {what} on this rank"
+            ))),
         );
-        let Some(mut l) = link.take().filter(|_| have.is_ok() && one_node) else {
-            return Ok(PeerMode::Host);
-        };
-        // Each rank tells each neighbour where the neighbour's entries land in its ghost
-        // vector, and how to open its receive area.
+        let mut l = link.take().filter(|_| have.is_ok() && one_node)?;
+        // Each rank tells each neighbour where the neighbour's entries land in its receive
+        // buffer, and how to open its receive area.
         let mut to = vec![Vec::new(); comm.size()];
-        for nb in &h.plan.neighbors {
-            let mut msg = vec![
-                nb.recv.start as u64,
-                nb.recv.len() as u64,
-                l.export.len() as u64,
-            ];
+        for (rank, _, recv) in neighbours {
+            let mut msg = vec![recv.start as u64, recv.len() as u64, l.export.len() as u64];
             msg.extend(l.export.chunks(8).map(|c| {
                 let mut b = [0u8; 8];
                 b[..c.len()].copy_from_slice(c);
                 u64::from_le_bytes(b)
             }));
-            to[nb.rank] = msg;
+            to[*rank] = msg;
         }
         let from = comm.all_to_all_lists(&to);
-        let neighbors: Result<Vec<PeerNeighbor>> = h
-            .plan
-            .neighbors
+        let peers: Result<Vec<PeerNeighbor>> = neighbours
             .iter()
-            .map(|nb| {
-                let msg = &from[nb.rank];
+            .map(|(rank, send, recv)| {
+                let msg = &from[*rank];
                 if msg.len() < 3 {
                     return Err(Error::Distributed(format!(
-                        "halo link: no export from rank {}",
-                        nb.rank
+                        "{what}: no export from rank {rank}"
                     )));
                 }
                 let len = msg[2] as usize;
@@ -349,21 +415,101 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                     .take(len)
                     .collect();
                 Ok(PeerNeighbor {
-                    rank: nb.rank,
+                    rank: *rank,
                     export,
-                    send: nb.send.clone(),
+                    send: send.clone(),
                     remote_offset: msg[0] as usize,
                     remote_len: msg[1] as usize,
-                    recv: nb.recv.clone(),
+                    recv: recv.clone(),
                 })
             })
             .collect();
-        let connected = neighbors.and_then(|n| self.inner.halo_peer_connect(&mut l, elem, &n));
-        if comm.agree("halo link connection", connected).is_ok() {
-            Ok(PeerMode::Peer(l))
-        } else {
-            Ok(PeerMode::Host)
+        let connected = peers.and_then(|n| self.inner.halo_peer_connect(&mut l, elem, &n));
+        comm.agree(&format!("{what} connection"), connected)
+            .ok()
+            .map(|()| l)
+    }
+
+    /// Collective, at the first globalized reduction: [`SumsPath::Device`] when every rank
+    /// makes a full-mesh link for [`SUMS_LINK_SLOTS`] finished sums (see [`Self::agree_on_link`];
+    /// `PIPEKRYLOV_SUMS_PEER` chooses, `crate::backend::tuning::sums_peer`), else the host path.
+    fn agree_on_sums_link(&self) -> SumsPath {
+        let (ranks, me) = (self.comm.size(), self.comm.rank());
+        let k = SUMS_LINK_SLOTS;
+        let buffers = (|| -> Result<(Buffer<f64>, Buffer<f64>)> {
+            let local = self.inner.upload(&vec![0.0f64; k])?;
+            let gathered = self.inner.upload(&vec![0.0f64; k * ranks])?;
+            Ok((local, gathered))
+        })();
+        let enabled = ranks > 1 && crate::backend::tuning::sums_peer(ranks) && buffers.is_ok();
+        let neighbours: Vec<_> = (0..ranks)
+            .filter(|&r| r != me)
+            .map(|r| (r, 0..k, r * k..(r + 1) * k))
+            .collect();
+        match (
+            self.agree_on_link("sums link", enabled, k * ranks, 8, &neighbours),
+            buffers,
+        ) {
+            (Some(link), Ok((local, gathered))) => SumsPath::Device(SumsLink {
+                link,
+                local,
+                gathered,
+            }),
+            _ => SumsPath::Host,
         }
+    }
+
+    /// The global sums of every slot of `parts` (in order) and a 0 after them, summed on the
+    /// devices when [`SumsPath::Device`] was agreed and they fit its link; `None` for the host
+    /// path. Collective: every rank calls it with the same shapes.
+    fn device_sums<T: Scalar>(
+        &self,
+        parts: &[&Partials<T>],
+        total: usize,
+    ) -> Result<Option<Buffer<T>>>
+    where
+        B: HaloOps,
+    {
+        let mut path = self
+            .sums_path
+            .try_borrow_mut()
+            .map_err(|_| Error::Distributed("global sums re-entered".into()))?;
+        if matches!(*path, SumsPath::Undecided) {
+            *path = self.agree_on_sums_link();
+        }
+        let SumsPath::Device(l) = &mut *path else {
+            return Ok(None);
+        };
+        if total > l.local.len() {
+            return Ok(None);
+        }
+        let mut at = 0;
+        let mut finished = Ok(());
+        for p in parts {
+            finished = finished.and_then(|()| self.inner.halo_partials_finish(p, &mut l.local, at));
+            at += p.slots();
+        }
+        // The send and the receive are queued even when a step failed: the other ranks' devices
+        // wait for this rank's flags.
+        let sent = self.inner.halo_peer_send(&mut l.link, &l.local);
+        let received = self.inner.halo_peer_receive(&mut l.link, &mut l.gathered);
+        finished?;
+        sent?;
+        received?;
+        let mut sums = self.inner.alloc::<T>(total + 1)?;
+        self.inner.halo_rank_sums(
+            &l.local,
+            &l.gathered,
+            self.comm.size(),
+            self.comm.rank(),
+            total,
+            &mut sums,
+        )?;
+        self.record(|s| {
+            s.reductions += 1;
+            s.device_reductions += 1;
+        });
+        Ok(Some(sums))
     }
 
     /// The middle of a distributed product, after `send_start`: run `local` (the local
@@ -1378,6 +1524,26 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         out: &mut Buffer<T>,
     ) -> Result<()> {
         self.inner.halo_gather(list, x, x_off, out)
+    }
+    fn halo_partials_finish<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        out: &mut Buffer<f64>,
+        out_off: usize,
+    ) -> Result<()> {
+        self.inner.halo_partials_finish(partials, out, out_off)
+    }
+    fn halo_rank_sums<T: Scalar>(
+        &self,
+        local: &Buffer<f64>,
+        gathered: &Buffer<f64>,
+        ranks: usize,
+        me: usize,
+        count: usize,
+        sums: &mut Buffer<T>,
+    ) -> Result<()> {
+        self.inner
+            .halo_rank_sums(local, gathered, ranks, me, count, sums)
     }
     fn halo_spmv_add<T: Scalar>(
         &self,

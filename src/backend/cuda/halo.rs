@@ -8,6 +8,7 @@ use super::{len_arg, opt_slot, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{
     check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+    check_partials_finish, check_rank_sums,
 };
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::{Error, Result};
@@ -73,6 +74,56 @@ impl HaloOps for CudaBackend {
         // uint n): idx and out hold n elements, every idx below the list's bound (checked when
         // the list was built) and x_off + bound within x (checked above).
         unsafe { self.launch::<T>(Kernel::HaloGather, self.grid(n), &args) }
+    }
+
+    fn halo_partials_finish<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        out: &mut Buffer<f64>,
+        out_off: usize,
+    ) -> Result<()> {
+        check_partials_finish(partials, out, out_off)?;
+        let slots = partials.slots();
+        if slots == 0 {
+            return Ok(());
+        }
+        let warps = (self.block_size() / 32).max(1) as usize;
+        let args = [
+            self.ptr(partials.buffer())?,
+            len_arg(partials.groups())?,
+            len_arg(slots)?,
+            self.ptr(out)?,
+            len_arg(out_off)?,
+        ];
+        // SAFETY: halo_partials_finish(const SCALAR* partials, uint groups, uint slots,
+        // double* out, uint out_off): partials hold groups x slots entries and out at least
+        // out_off + slots (both checked); one warp per slot.
+        unsafe { self.launch::<T>(Kernel::HaloPartialsFinish, slots.div_ceil(warps), &args) }
+    }
+
+    fn halo_rank_sums<T: Scalar>(
+        &self,
+        local: &Buffer<f64>,
+        gathered: &Buffer<f64>,
+        ranks: usize,
+        me: usize,
+        count: usize,
+        sums: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        let args = [
+            self.ptr(local)?,
+            self.ptr(gathered)?,
+            len_arg(ranks)?,
+            len_arg(me)?,
+            len_arg(local.len())?,
+            len_arg(count)?,
+            self.ptr(sums)?,
+        ];
+        // SAFETY: halo_rank_sums(const double* local, const double* gathered, uint ranks,
+        // uint me, uint stride, uint count, SCALAR* sums): local holds stride >= count
+        // entries, gathered ranks x stride, sums count + 1 (all checked).
+        unsafe { self.launch::<T>(Kernel::HaloRankSums, self.grid(count + 1), &args) }
     }
 
     fn halo_spmv_add<T: Scalar>(

@@ -117,6 +117,8 @@ pub(crate) enum Kernel {
     HaloSpmvAdd,
     HaloSpmvAddDots,
     HaloDcgs2AddDots,
+    HaloPartialsFinish,
+    HaloRankSums,
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
@@ -127,7 +129,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 69] = [
+    pub(crate) const ALL: [Kernel; 71] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -191,6 +193,8 @@ impl Kernel {
         Kernel::HaloSpmvAdd,
         Kernel::HaloSpmvAddDots,
         Kernel::HaloDcgs2AddDots,
+        Kernel::HaloPartialsFinish,
+        Kernel::HaloRankSums,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
@@ -265,6 +269,8 @@ impl Kernel {
             Kernel::HaloSpmvAdd => "halo_spmv_add",
             Kernel::HaloSpmvAddDots => "halo_spmv_add_dots",
             Kernel::HaloDcgs2AddDots => "halo_dcgs2_add_dots",
+            Kernel::HaloPartialsFinish => "halo_partials_finish",
+            Kernel::HaloRankSums => "halo_rank_sums",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",

@@ -4,6 +4,7 @@ use super::{exec, HostBackend, CHUNK};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{
     check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+    check_partials_finish, check_rank_sums,
 };
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
@@ -27,6 +28,50 @@ impl HaloOps for HostBackend {
                 *o = x[idx[c * CHUNK + k] as usize];
             }
         });
+        Ok(())
+    }
+
+    fn halo_partials_finish<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        out: &mut Buffer<f64>,
+        out_off: usize,
+    ) -> Result<()> {
+        check_partials_finish(partials, out, out_off)?;
+        self.counters.launch();
+        let sums = crate::backend::partials::sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        out.host_mut()?[out_off..out_off + sums.0.len()].copy_from_slice(&sums.0);
+        Ok(())
+    }
+
+    fn halo_rank_sums<T: Scalar>(
+        &self,
+        local: &Buffer<f64>,
+        gathered: &Buffer<f64>,
+        ranks: usize,
+        me: usize,
+        count: usize,
+        sums: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        self.counters.launch();
+        let (local, gathered, out) = (local.host()?, gathered.host()?, sums.host_mut()?);
+        let stride = local.len();
+        for (j, o) in out[..count].iter_mut().enumerate() {
+            let acc = (0..ranks).fold(0.0f64, |acc, r| {
+                acc + if r == me {
+                    local[j]
+                } else {
+                    gathered[r * stride + j]
+                }
+            });
+            *o = T::from_f64(acc);
+        }
+        out[count] = T::zero();
         Ok(())
     }
 

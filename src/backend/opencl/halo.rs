@@ -6,6 +6,7 @@ use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{
     check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
+    check_partials_finish, check_rank_sums,
 };
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
@@ -33,6 +34,55 @@ impl HaloOps for OpenClBackend {
                 Arg::ulong(x_off as u64),
                 Arg::Mem(self.mem(out)?),
                 Arg::uint(Self::len_u32(n)?),
+            ],
+        )
+    }
+
+    fn halo_partials_finish<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        out: &mut Buffer<f64>,
+        out_off: usize,
+    ) -> Result<()> {
+        check_partials_finish(partials, out, out_off)?;
+        let slots = partials.slots();
+        if slots == 0 {
+            return Ok(());
+        }
+        self.launch::<T>(
+            "halo_partials_finish",
+            self.elementwise_groups(slots),
+            &[
+                Arg::Mem(self.mem(partials.buffer())?),
+                Arg::uint(Self::len_u32(partials.groups())?),
+                Arg::uint(Self::len_u32(slots)?),
+                Arg::Mem(self.mem(out)?),
+                Arg::uint(Self::len_u32(out_off)?),
+            ],
+        )
+    }
+
+    fn halo_rank_sums<T: Scalar>(
+        &self,
+        local: &Buffer<f64>,
+        gathered: &Buffer<f64>,
+        ranks: usize,
+        me: usize,
+        count: usize,
+        sums: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        self.launch::<T>(
+            "halo_rank_sums",
+            self.elementwise_groups(count + 1),
+            &[
+                Arg::Mem(self.mem(local)?),
+                Arg::Mem(self.mem(gathered)?),
+                Arg::uint(Self::len_u32(ranks)?),
+                Arg::uint(Self::len_u32(me)?),
+                Arg::uint(Self::len_u32(local.len())?),
+                Arg::uint(Self::len_u32(count)?),
+                Arg::Mem(self.mem(sums)?),
             ],
         )
     }

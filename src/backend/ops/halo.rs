@@ -192,6 +192,31 @@ pub trait HaloOps: VectorOps {
         out: &mut Buffer<T>,
     ) -> Result<()>;
 
+    /// Kernel `halo_partials_finish`: `out[out_off + s]` = the finished sum of slot `s` of
+    /// `partials` for `s < partials.slots()`, in f64 and in the host's finish order (the bits of
+    /// [`VectorOps::finish`]). The first half of a global sum on the device.
+    fn halo_partials_finish<T: Scalar>(
+        &self,
+        partials: &Partials<T>,
+        out: &mut Buffer<f64>,
+        out_off: usize,
+    ) -> Result<()>;
+
+    /// Kernel `halo_rank_sums`: for `j < count`, `sums[j]` = the sum over the ranks
+    /// `r = 0..ranks` in rank order, in f64, of `local[j]` for `r = me` and
+    /// `gathered[r * local.len() + j]` otherwise, rounded to `T`; `sums[count] = 0`. The second
+    /// half of a global sum on the device, after the ranks' finished sums were gathered.
+    #[allow(clippy::too_many_arguments)]
+    fn halo_rank_sums<T: Scalar>(
+        &self,
+        local: &Buffer<f64>,
+        gathered: &Buffer<f64>,
+        ranks: usize,
+        me: usize,
+        count: usize,
+        sums: &mut Buffer<T>,
+    ) -> Result<()>;
+
     /// Kernel `halo_spmv_add`: y += A_ghost xg on the boundary rows.
     fn halo_spmv_add<T: Scalar>(
         &self,
@@ -361,6 +386,70 @@ pub(crate) fn check_ghost_dcgs2<T: Scalar>(
 }
 
 /// Check the shapes of `halo_gather`.
+/// The sizes [`HaloOps::halo_partials_finish`] needs.
+pub(crate) fn check_partials_finish<T: Scalar>(
+    partials: &Partials<T>,
+    out: &Buffer<f64>,
+    out_off: usize,
+) -> Result<()> {
+    let (groups, slots) = (partials.groups(), partials.slots());
+    let need = groups.checked_mul(slots);
+    if need.map_or(true, |need| need > partials.buffer().len()) {
+        return Err(Error::dims(
+            "halo_partials_finish: partials length vs groups x slots",
+            groups.saturating_mul(slots),
+            partials.buffer().len(),
+        ));
+    }
+    if out_off
+        .checked_add(slots)
+        .map_or(true, |end| end > out.len())
+    {
+        return Err(Error::dims(
+            "halo_partials_finish: out length vs offset + slots",
+            out_off.saturating_add(slots),
+            out.len(),
+        ));
+    }
+    Ok(())
+}
+
+/// The sizes [`HaloOps::halo_rank_sums`] needs.
+pub(crate) fn check_rank_sums<T: Scalar>(
+    local: &Buffer<f64>,
+    gathered: &Buffer<f64>,
+    ranks: usize,
+    me: usize,
+    count: usize,
+    sums: &Buffer<T>,
+) -> Result<()> {
+    if me >= ranks {
+        return Err(Error::param("me", format!("rank {me} of {ranks} ranks")));
+    }
+    if count > local.len() {
+        return Err(Error::dims(
+            "halo_rank_sums: local length vs count",
+            count,
+            local.len(),
+        ));
+    }
+    if ranks.checked_mul(local.len()) != Some(gathered.len()) {
+        return Err(Error::dims(
+            "halo_rank_sums: gathered length vs ranks x local length",
+            ranks.saturating_mul(local.len()),
+            gathered.len(),
+        ));
+    }
+    if sums.len() <= count {
+        return Err(Error::dims(
+            "halo_rank_sums: sums length vs count + 1",
+            count + 1,
+            sums.len(),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn check_gather<T: Scalar>(
     list: &GatherList,
     x: &Buffer<T>,

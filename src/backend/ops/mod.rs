@@ -116,6 +116,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "halo_spmv_add",
             "halo_spmv_add_dots",
             "halo_dcgs2_add_dots",
+            "halo_partials_finish",
+            "halo_rank_sums",
         ],
     ),
     (
