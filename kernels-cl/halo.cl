@@ -27,16 +27,17 @@
  *                 ucol - 1) are corrected by sum over the group's rows of (new w_r - old w_r)
  *                 * v_{j+1}[r]; a and nu (pa) do not involve w. Uses pb.groups() groups, after
  *                 the local fused kernel that wrote pb with the same groups.
- *   halo_partials_finish (const SCALAR* partials, uint groups, uint slots, double* out,
- *                  uint out_off)
- *                 out[out_off + s] = the finished sum of slot s (s < slots) in double, in the
- *                 host's finish order (src/backend/partials.rs, FINISH_LANES: group g to lane
+ *   halo_partials_finish (const SCALAR* partials, ulong in_off, uint groups, uint slots,
+ *                  double* out, uint out_off)
+ *                 out[out_off + s] = the finished sum of slot s (s < slots) of the partials at
+ *                 partials + in_off, in double, in the host's finish order (src/backend/partials.rs, FINISH_LANES: group g to lane
  *                 g mod 32, each lane in group order, then lane l += lane l + h for h = 16, 8,
  *                 4, 2, 1); one work-item per slot, any grid
  *   halo_rank_sums (const double* own, const double* gathered, uint ranks, uint me,
- *                  uint stride, uint count, SCALAR* sums)
- *                 sums[j] = sum over r = 0..ranks-1 in rank order of (r == me ? own[j] :
- *                 gathered[r stride + j]) in double, rounded, for j < count; sums[count] = 0
+ *                  uint stride, uint count, SCALAR* sums, ulong out_off, uint zero)
+ *                 sums[out_off + j] = sum over r = 0..ranks-1 in rank order of (r == me ?
+ *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
+ *                 sums[out_off + count] = 0 when zero is 1
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -186,8 +187,8 @@ pk_kernel void halo_dcgs2_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const 
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const uint groups, const uint slots,
-                                    PK_GLOBAL(double, out), const uint out_off) {
+pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups,
+                                    const uint slots, PK_GLOBAL(double, out), const uint out_off) {
     PK_BIND(const SCALAR, partials);
     PK_BIND(double, out);
     FOR_EACH(slot, slots) {
@@ -195,7 +196,7 @@ pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const uin
         for (uint l = 0; l < 32u; ++l) {
             lanes[l] = 0.0;
         }
-        const ulong base = (ulong)slot * groups;
+        const ulong base = in_off + (ulong)slot * groups;
         for (uint g = 0; g < groups; ++g) {
             lanes[g & 31u] += (double)partials[base + g];
         }
@@ -209,30 +210,32 @@ pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const uin
 }
 
 pk_kernel void halo_rank_sums(PK_GLOBAL(const double, own), PK_GLOBAL(const double, gathered), const uint ranks,
-                              const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums)) {
+                              const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums),
+                              const ulong out_off, const uint zero) {
     PK_BIND(const double, own);
     PK_BIND(const double, gathered);
     PK_BIND(SCALAR, sums);
-    FOR_EACH(j, count + 1u) {
+    FOR_EACH(j, count + zero) {
         if (j == count) {
-            sums[j] = ZERO;
+            sums[out_off + j] = ZERO;
         } else {
             double acc = 0.0;
             for (uint r = 0; r < ranks; ++r) {
                 acc += r == me ? own[j] : gathered[(ulong)r * stride + j];
             }
-            sums[j] = (SCALAR)acc;
+            sums[out_off + j] = (SCALAR)acc;
         }
     }
 }
 #else
 /* Without fp64 the two kernels exist (same names as in kernels-cu) but do nothing: the host
  * never calls them on such a device (no device-to-device link on OpenCL). */
-pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const uint groups, const uint slots,
-                                    PK_GLOBAL(ulong, out), const uint out_off) {
+pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups,
+                                    const uint slots, PK_GLOBAL(ulong, out), const uint out_off) {
 }
 
 pk_kernel void halo_rank_sums(PK_GLOBAL(const ulong, own), PK_GLOBAL(const ulong, gathered), const uint ranks,
-                              const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums)) {
+                              const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums),
+                              const ulong out_off, const uint zero) {
 }
 #endif

@@ -19,14 +19,16 @@
  *                 the ghost half of a distributed gmres_dcgs2_spmv_dots: w = column ucol + 1
  *                 += the ghost product, and the partials of <v_{j+1}, w> (slots 0..ucol-1 of
  *                 pb) corrected for the change (see kernels-cl/halo.cl); pb.groups() blocks.
- *   halo_partials_finish (const SCALAR* partials, uint groups, uint slots, double* out,
- *                  uint out_off)
- *                 out[out_off + s] = the finished sum of slot s (s < slots) in double, in the
- *                 host's finish order (as ordered_slot_sums); grid: ceil(slots / WARPS) blocks
+ *   halo_partials_finish (const SCALAR* partials, ulong in_off, uint groups, uint slots,
+ *                  double* out, uint out_off)
+ *                 out[out_off + s] = the finished sum of slot s (s < slots) of the partials at
+ *                 partials + in_off, in double, in the host's finish order (as
+ *                 ordered_slot_sums); grid: ceil(slots / WARPS) blocks
  *   halo_rank_sums (const double* own, const double* gathered, uint ranks, uint me,
- *                  uint stride, uint count, SCALAR* sums)
- *                 sums[j] = sum over r = 0..ranks-1 in rank order of (r == me ? own[j] :
- *                 gathered[r stride + j]) in double, rounded, for j < count; sums[count] = 0
+ *                  uint stride, uint count, SCALAR* sums, ulong out_off, uint zero)
+ *                 sums[out_off + j] = sum over r = 0..ranks-1 in rank order of (r == me ?
+ *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
+ *                 sums[out_off + count] = 0 when zero is 1
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -148,7 +150,8 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
     }
 }
 
-extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCALAR *partials, const uint groups,
+extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCALAR *partials, const ulong in_off,
+                                                                      const uint groups,
                                                                       const uint slots, double *out,
                                                                       const uint out_off) {
     PDL_WAIT();
@@ -157,7 +160,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCAL
     if (slot >= slots) {
         return;
     }
-    const SCALAR *p = partials + (ulong)slot * groups;
+    const SCALAR *p = partials + in_off + (ulong)slot * groups;
     double acc = 0.0;
     for (uint g = lane; g < groups; g += 32u) {
         acc = __dadd_rn(acc, (double)p[g]);
@@ -173,17 +176,18 @@ extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCAL
 
 extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const double *own, const double *gathered,
                                                                 const uint ranks, const uint me, const uint stride,
-                                                                const uint count, SCALAR *sums) {
+                                                                const uint count, SCALAR *sums, const ulong out_off,
+                                                                const uint zero) {
     PDL_WAIT();
-    for (uint j = GRID_START; j <= count; j += GRID_STRIDE) {
+    for (uint j = GRID_START; j < count + zero; j += GRID_STRIDE) {
         if (j == count) {
-            sums[j] = ZERO;
+            sums[out_off + j] = ZERO;
             continue;
         }
         double acc = 0.0;
         for (uint r = 0; r < ranks; ++r) {
             acc = __dadd_rn(acc, r == me ? own[j] : gathered[(ulong)r * stride + j]);
         }
-        sums[j] = (SCALAR)acc;
+        sums[out_off + j] = (SCALAR)acc;
     }
 }

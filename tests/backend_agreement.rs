@@ -687,7 +687,9 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             .unwrap();
     }
     let mut finished = b.upload(&vec![-1.0f64; 9]).unwrap();
-    b.halo_partials_finish(&partials, &mut finished, 2).unwrap();
+    let (groups, buf) = (partials.groups(), partials.buffer());
+    b.halo_partials_finish(buf, 0, groups, 5, &mut finished, 2)
+        .unwrap();
     let finished = b.download(&finished).unwrap();
     let own = b.finish(&partials).unwrap().0;
     assert_eq!(
@@ -700,32 +702,88 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         .iter()
         .chain(&finished[7..])
         .all(|&v| v == -1.0));
+    // One group from an offset: the values themselves (GMRES's step sums in place).
+    let mut single = b.upload(&vec![-1.0f64; 4]).unwrap();
+    b.halo_partials_finish(buf, groups + 1, 1, 3, &mut single, 1)
+        .unwrap();
+    let single = b.download(&single).unwrap();
+    let raw = dl(b, buf);
+    assert_eq!(
+        &single[1..],
+        &raw[groups + 1..groups + 4],
+        "{} one group (raw partials depend on the backend's groups: not compared across backends)",
+        b.name()
+    );
     assert!(b
-        .halo_partials_finish(&partials, &mut b.upload(&[0.0f64; 6]).unwrap(), 2)
+        .halo_partials_finish(buf, 0, groups, 5, &mut b.upload(&[0.0f64; 6]).unwrap(), 2)
+        .is_err());
+    assert!(b
+        .halo_partials_finish(buf, 1, groups, 5, &mut b.upload(&[0.0f64; 9]).unwrap(), 0)
         .is_err());
     let (ranks, me, stride, count) = (3usize, 1usize, 8usize, 6usize);
     let local: Vec<f64> = rand_vec::<f64>(stride, 40);
     let gathered: Vec<f64> = rand_vec::<f64>(ranks * stride, 41);
     let (local_d, gathered_d) = (b.upload(&local).unwrap(), b.upload(&gathered).unwrap());
+    let want_sum = |j: usize| {
+        T::from_f64((0..ranks).fold(0.0, |acc, r| {
+            acc + if r == me {
+                local[j]
+            } else {
+                gathered[r * stride + j]
+            }
+        }))
+        .to_f64()
+    };
     let mut rank_sums = b.upload(&vec![T::from_f64(-7.0); count + 2]).unwrap();
-    b.halo_rank_sums(&local_d, &gathered_d, ranks, me, count, &mut rank_sums)
-        .unwrap();
-    let rank_sums = dl(b, &rank_sums);
+    b.halo_rank_sums(
+        &local_d,
+        &gathered_d,
+        ranks,
+        me,
+        count,
+        &mut rank_sums,
+        0,
+        true,
+    )
+    .unwrap();
+    let mut rank_sums = dl(b, &rank_sums);
     for (j, &got) in rank_sums.iter().enumerate() {
         let want = match j {
-            j if j < count => T::from_f64((0..ranks).fold(0.0, |acc, r| {
-                acc + if r == me {
-                    local[j]
-                } else {
-                    gathered[r * stride + j]
-                }
-            }))
-            .to_f64(),
+            j if j < count => want_sum(j),
             j if j == count => 0.0,
             _ => -7.0,
         };
         assert_eq!(got, want, "{} halo_rank_sums entry {j}", b.name());
     }
+    // At an offset, without the zero.
+    let mut placed = b.upload(&vec![T::from_f64(-7.0); count + 4]).unwrap();
+    b.halo_rank_sums(
+        &local_d,
+        &gathered_d,
+        ranks,
+        me,
+        count,
+        &mut placed,
+        3,
+        false,
+    )
+    .unwrap();
+    let placed = dl(b, &placed);
+    for (j, &got) in placed.iter().enumerate() {
+        let want = if (3..3 + count).contains(&j) {
+            want_sum(j - 3)
+        } else {
+            -7.0
+        };
+        assert_eq!(
+            got,
+            want,
+            "{} halo_rank_sums at an offset, entry {j}",
+            b.name()
+        );
+    }
+    rank_sums.extend_from_slice(&placed);
+    let mut short = b.upload(&vec![T::zero(); count + 3]).unwrap();
     assert!(b
         .halo_rank_sums(
             &local_d,
@@ -733,8 +791,13 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             ranks,
             ranks,
             count,
-            &mut b.upload(&vec![T::zero(); 8]).unwrap()
+            &mut short,
+            0,
+            true
         )
+        .is_err());
+    assert!(b
+        .halo_rank_sums(&local_d, &gathered_d, ranks, me, count, &mut short, 3, true)
         .is_err());
     let n_ghost = 17;
     let rows: Vec<u32> = (0..n as u32).step_by(3).collect();

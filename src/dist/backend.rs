@@ -470,6 +470,36 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     where
         B: HaloOps,
     {
+        let inputs: Vec<_> = parts
+            .iter()
+            .map(|p| (p.buffer(), 0, p.groups(), p.slots()))
+            .collect();
+        let Some(link) = self.device_sums_start(&inputs, total)? else {
+            return Ok(None);
+        };
+        let mut sums = self.inner.alloc::<T>(total + 1);
+        let done = match &mut sums {
+            Ok(sums) => self.device_sums_end(link, total, sums, 0, true),
+            Err(_) => self.device_sums_end_nowhere(link),
+        };
+        let sums = sums?;
+        done?;
+        Ok(Some(sums))
+    }
+
+    /// The first half of the device-to-device global sums: the slots of `inputs` (`(buffer,
+    /// offset, groups, slots)` each) finished into the link's buffer in order (`total` slots in
+    /// all) and sent to every rank, their sums received. `None` (nothing done) for the host
+    /// path: no link agreed, or more than [`SUMS_LINK_SLOTS`] sums. Collective; the caller must
+    /// follow with [`Self::device_sums_end`].
+    fn device_sums_start<T: Scalar>(
+        &self,
+        inputs: &[(&Buffer<T>, usize, usize, usize)],
+        total: usize,
+    ) -> Result<Option<std::cell::RefMut<'_, SumsLink>>>
+    where
+        B: HaloOps,
+    {
         let mut path = self
             .sums_path
             .try_borrow_mut()
@@ -477,39 +507,73 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         if matches!(*path, SumsPath::Undecided) {
             *path = self.agree_on_sums_link();
         }
-        let SumsPath::Device(l) = &mut *path else {
+        let Ok(mut l) = std::cell::RefMut::filter_map(path, |p| match p {
+            SumsPath::Device(l) if total <= l.local.len() => Some(l),
+            _ => None,
+        }) else {
             return Ok(None);
         };
-        if total > l.local.len() {
-            return Ok(None);
-        }
+        let l_ref = &mut *l;
         let mut at = 0;
         let mut finished = Ok(());
-        for p in parts {
-            finished = finished.and_then(|()| self.inner.halo_partials_finish(p, &mut l.local, at));
-            at += p.slots();
+        for &(buffer, in_off, groups, slots) in inputs {
+            finished = finished.and_then(|()| {
+                self.inner
+                    .halo_partials_finish(buffer, in_off, groups, slots, &mut l_ref.local, at)
+            });
+            at += slots;
         }
         // The send and the receive are queued even when a step failed: the other ranks' devices
         // wait for this rank's flags.
-        let sent = self.inner.halo_peer_send(&mut l.link, &l.local);
-        let received = self.inner.halo_peer_receive(&mut l.link, &mut l.gathered);
+        let sent = self.inner.halo_peer_send(&mut l_ref.link, &l_ref.local);
+        let received = self
+            .inner
+            .halo_peer_receive(&mut l_ref.link, &mut l_ref.gathered);
         finished?;
         sent?;
         received?;
-        let mut sums = self.inner.alloc::<T>(total + 1)?;
+        Ok(Some(l))
+    }
+
+    /// The second half: the ranks' sums added in rank order into `sums[out_off..out_off +
+    /// total]` (and a 0 after them with `zero`).
+    fn device_sums_end<T: Scalar>(
+        &self,
+        l: std::cell::RefMut<'_, SumsLink>,
+        total: usize,
+        sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
+    ) -> Result<()>
+    where
+        B: HaloOps,
+    {
         self.inner.halo_rank_sums(
             &l.local,
             &l.gathered,
             self.comm.size(),
             self.comm.rank(),
             total,
-            &mut sums,
+            sums,
+            out_off,
+            zero,
         )?;
         self.record(|s| {
             s.reductions += 1;
             s.device_reductions += 1;
         });
-        Ok(Some(sums))
+        Ok(())
+    }
+
+    /// The second half without an output (its allocation failed): the exchange already ran,
+    /// so only the count is kept.
+    fn device_sums_end_nowhere(&self, l: std::cell::RefMut<'_, SumsLink>) -> Result<()> {
+        drop(l);
+        self.record(|s| {
+            s.reductions += 1;
+            s.device_reductions += 1;
+        });
+        Ok(())
     }
 
     /// The middle of a distributed product, after `send_start`: run `local` (the local
@@ -1077,6 +1141,27 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         self.sync_when_profiling()?;
         let t = Instant::now();
         let count = ucol - 1;
+        let len = 2 * count + 4;
+        if coef_off
+            .checked_add(len)
+            .map_or(true, |end| end > coef.len())
+        {
+            return Err(Error::dims(
+                "gmres_dcgs2_sums: coefficient buffer vs the step's row",
+                coef_off.saturating_add(len),
+                coef.len(),
+            ));
+        }
+        // On the devices: the step's sums (one group each) summed over the ranks in place.
+        // beta and g (positions 2 count, 2 count + 1) get the sum of what the ranks hold there;
+        // the update writes them before anything reads them.
+        if let Some(link) = self.device_sums_start(&[(&*coef, coef_off, 1, len)], len)? {
+            self.device_sums_end(link, len, coef, coef_off, false)?;
+            self.record(|s| {
+                s.globalize_seconds += t.elapsed().as_secs_f64();
+            });
+            return Ok(());
+        }
         let mut host = self.inner.download(coef)?;
         let step = &mut host[coef_off..coef_off + 2 * count + 4];
         // beta and g (positions 2 count, 2 count + 1) are the update's to write.
@@ -1527,11 +1612,15 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
     }
     fn halo_partials_finish<T: Scalar>(
         &self,
-        partials: &Partials<T>,
+        partials: &Buffer<T>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
     ) -> Result<()> {
-        self.inner.halo_partials_finish(partials, out, out_off)
+        self.inner
+            .halo_partials_finish(partials, in_off, groups, slots, out, out_off)
     }
     fn halo_rank_sums<T: Scalar>(
         &self,
@@ -1541,9 +1630,11 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
         me: usize,
         count: usize,
         sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
     ) -> Result<()> {
         self.inner
-            .halo_rank_sums(local, gathered, ranks, me, count, sums)
+            .halo_rank_sums(local, gathered, ranks, me, count, sums, out_off, zero)
     }
     fn halo_spmv_add<T: Scalar>(
         &self,

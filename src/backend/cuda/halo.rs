@@ -78,26 +78,29 @@ impl HaloOps for CudaBackend {
 
     fn halo_partials_finish<T: Scalar>(
         &self,
-        partials: &Partials<T>,
+        partials: &Buffer<T>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
     ) -> Result<()> {
-        check_partials_finish(partials, out, out_off)?;
-        let slots = partials.slots();
+        check_partials_finish(partials, in_off, groups, slots, out, out_off)?;
         if slots == 0 {
             return Ok(());
         }
         let warps = (self.block_size() / 32).max(1) as usize;
         let args = [
-            self.ptr(partials.buffer())?,
-            len_arg(partials.groups())?,
+            self.ptr(partials)?,
+            Arg::U64(in_off as u64),
+            len_arg(groups)?,
             len_arg(slots)?,
             self.ptr(out)?,
             len_arg(out_off)?,
         ];
-        // SAFETY: halo_partials_finish(const SCALAR* partials, uint groups, uint slots,
-        // double* out, uint out_off): partials hold groups x slots entries and out at least
-        // out_off + slots (both checked); one warp per slot.
+        // SAFETY: halo_partials_finish(const SCALAR* partials, ulong in_off, uint groups,
+        // uint slots, double* out, uint out_off): partials hold in_off + groups x slots entries
+        // and out at least out_off + slots (both checked); one warp per slot.
         unsafe { self.launch::<T>(Kernel::HaloPartialsFinish, slots.div_ceil(warps), &args) }
     }
 
@@ -109,8 +112,14 @@ impl HaloOps for CudaBackend {
         me: usize,
         count: usize,
         sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
     ) -> Result<()> {
-        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        check_rank_sums(local, gathered, ranks, me, count, sums, out_off, zero)?;
+        let work = count + usize::from(zero);
+        if work == 0 {
+            return Ok(());
+        }
         let args = [
             self.ptr(local)?,
             self.ptr(gathered)?,
@@ -119,11 +128,14 @@ impl HaloOps for CudaBackend {
             len_arg(local.len())?,
             len_arg(count)?,
             self.ptr(sums)?,
+            Arg::U64(out_off as u64),
+            Arg::U32(u32::from(zero)),
         ];
-        // SAFETY: halo_rank_sums(const double* local, const double* gathered, uint ranks,
-        // uint me, uint stride, uint count, SCALAR* sums): local holds stride >= count
-        // entries, gathered ranks x stride, sums count + 1 (all checked).
-        unsafe { self.launch::<T>(Kernel::HaloRankSums, self.grid(count + 1), &args) }
+        // SAFETY: halo_rank_sums(const double* own, const double* gathered, uint ranks, uint me,
+        // uint stride, uint count, SCALAR* sums, ulong out_off, uint zero): own holds stride >=
+        // count entries, gathered ranks x stride, sums out_off + count (+ 1 with zero), all
+        // checked.
+        unsafe { self.launch::<T>(Kernel::HaloRankSums, self.grid(work), &args) }
     }
 
     fn halo_spmv_add<T: Scalar>(

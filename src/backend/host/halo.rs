@@ -33,18 +33,18 @@ impl HaloOps for HostBackend {
 
     fn halo_partials_finish<T: Scalar>(
         &self,
-        partials: &Partials<T>,
+        partials: &Buffer<T>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
     ) -> Result<()> {
-        check_partials_finish(partials, out, out_off)?;
+        check_partials_finish(partials, in_off, groups, slots, out, out_off)?;
         self.counters.launch();
-        let sums = crate::backend::partials::sum_slots(
-            partials.buffer().host()?,
-            partials.groups(),
-            partials.slots(),
-        );
-        out.host_mut()?[out_off..out_off + sums.0.len()].copy_from_slice(&sums.0);
+        let data = &partials.host()?[in_off..in_off + groups * slots];
+        let sums = crate::backend::partials::sum_slots(data, groups, slots);
+        out.host_mut()?[out_off..out_off + slots].copy_from_slice(&sums.0);
         Ok(())
     }
 
@@ -56,12 +56,14 @@ impl HaloOps for HostBackend {
         me: usize,
         count: usize,
         sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
     ) -> Result<()> {
-        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        check_rank_sums(local, gathered, ranks, me, count, sums, out_off, zero)?;
         self.counters.launch();
         let (local, gathered, out) = (local.host()?, gathered.host()?, sums.host_mut()?);
         let stride = local.len();
-        for (j, o) in out[..count].iter_mut().enumerate() {
+        for (j, o) in out[out_off..out_off + count].iter_mut().enumerate() {
             let acc = (0..ranks).fold(0.0f64, |acc, r| {
                 acc + if r == me {
                     local[j]
@@ -71,7 +73,9 @@ impl HaloOps for HostBackend {
             });
             *o = T::from_f64(acc);
         }
-        out[count] = T::zero();
+        if zero {
+            out[out_off + count] = T::zero();
+        }
         Ok(())
     }
 

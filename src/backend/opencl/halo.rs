@@ -40,12 +40,14 @@ impl HaloOps for OpenClBackend {
 
     fn halo_partials_finish<T: Scalar>(
         &self,
-        partials: &Partials<T>,
+        partials: &Buffer<T>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
     ) -> Result<()> {
-        check_partials_finish(partials, out, out_off)?;
-        let slots = partials.slots();
+        check_partials_finish(partials, in_off, groups, slots, out, out_off)?;
         if slots == 0 {
             return Ok(());
         }
@@ -53,8 +55,9 @@ impl HaloOps for OpenClBackend {
             "halo_partials_finish",
             self.elementwise_groups(slots),
             &[
-                Arg::Mem(self.mem(partials.buffer())?),
-                Arg::uint(Self::len_u32(partials.groups())?),
+                Arg::Mem(self.mem(partials)?),
+                Arg::ulong(in_off as u64),
+                Arg::uint(Self::len_u32(groups)?),
                 Arg::uint(Self::len_u32(slots)?),
                 Arg::Mem(self.mem(out)?),
                 Arg::uint(Self::len_u32(out_off)?),
@@ -70,11 +73,17 @@ impl HaloOps for OpenClBackend {
         me: usize,
         count: usize,
         sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
     ) -> Result<()> {
-        check_rank_sums(local, gathered, ranks, me, count, sums)?;
+        check_rank_sums(local, gathered, ranks, me, count, sums, out_off, zero)?;
+        let work = count + usize::from(zero);
+        if work == 0 {
+            return Ok(());
+        }
         self.launch::<T>(
             "halo_rank_sums",
-            self.elementwise_groups(count + 1),
+            self.elementwise_groups(work),
             &[
                 Arg::Mem(self.mem(local)?),
                 Arg::Mem(self.mem(gathered)?),
@@ -83,6 +92,8 @@ impl HaloOps for OpenClBackend {
                 Arg::uint(Self::len_u32(local.len())?),
                 Arg::uint(Self::len_u32(count)?),
                 Arg::Mem(self.mem(sums)?),
+                Arg::ulong(out_off as u64),
+                Arg::uint(u32::from(zero)),
             ],
         )
     }

@@ -192,20 +192,25 @@ pub trait HaloOps: VectorOps {
         out: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// Kernel `halo_partials_finish`: `out[out_off + s]` = the finished sum of slot `s` of
-    /// `partials` for `s < partials.slots()`, in f64 and in the host's finish order (the bits of
-    /// [`VectorOps::finish`]). The first half of a global sum on the device.
+    /// Kernel `halo_partials_finish`: `out[out_off + s]` = the finished sum of slot `s < slots`
+    /// of the partials of `groups` groups at `partials[in_off..]`, in f64 and in the host's
+    /// finish order (the bits of [`VectorOps::finish`]; with one group, the values themselves).
+    /// The first half of a global sum on the device.
     fn halo_partials_finish<T: Scalar>(
         &self,
-        partials: &Partials<T>,
+        partials: &Buffer<T>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
     ) -> Result<()>;
 
-    /// Kernel `halo_rank_sums`: for `j < count`, `sums[j]` = the sum over the ranks
+    /// Kernel `halo_rank_sums`: for `j < count`, `sums[out_off + j]` = the sum over the ranks
     /// `r = 0..ranks` in rank order, in f64, of `local[j]` for `r = me` and
-    /// `gathered[r * local.len() + j]` otherwise, rounded to `T`; `sums[count] = 0`. The second
-    /// half of a global sum on the device, after the ranks' finished sums were gathered.
+    /// `gathered[r * local.len() + j]` otherwise, rounded to `T`; with `zero`, also
+    /// `sums[out_off + count] = 0`. The second half of a global sum on the device, after the
+    /// ranks' finished sums were gathered.
     #[allow(clippy::too_many_arguments)]
     fn halo_rank_sums<T: Scalar>(
         &self,
@@ -215,6 +220,8 @@ pub trait HaloOps: VectorOps {
         me: usize,
         count: usize,
         sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
     ) -> Result<()>;
 
     /// Kernel `halo_spmv_add`: y += A_ghost xg on the boundary rows.
@@ -388,17 +395,21 @@ pub(crate) fn check_ghost_dcgs2<T: Scalar>(
 /// Check the shapes of `halo_gather`.
 /// The sizes [`HaloOps::halo_partials_finish`] needs.
 pub(crate) fn check_partials_finish<T: Scalar>(
-    partials: &Partials<T>,
+    partials: &Buffer<T>,
+    in_off: usize,
+    groups: usize,
+    slots: usize,
     out: &Buffer<f64>,
     out_off: usize,
 ) -> Result<()> {
-    let (groups, slots) = (partials.groups(), partials.slots());
-    let need = groups.checked_mul(slots);
-    if need.map_or(true, |need| need > partials.buffer().len()) {
+    let end = groups
+        .checked_mul(slots)
+        .and_then(|len| len.checked_add(in_off));
+    if end.map_or(true, |end| end > partials.len()) {
         return Err(Error::dims(
-            "halo_partials_finish: partials length vs groups x slots",
-            groups.saturating_mul(slots),
-            partials.buffer().len(),
+            "halo_partials_finish: partials length vs offset + groups x slots",
+            in_off.saturating_add(groups.saturating_mul(slots)),
+            partials.len(),
         ));
     }
     if out_off
@@ -415,6 +426,7 @@ pub(crate) fn check_partials_finish<T: Scalar>(
 }
 
 /// The sizes [`HaloOps::halo_rank_sums`] needs.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check_rank_sums<T: Scalar>(
     local: &Buffer<f64>,
     gathered: &Buffer<f64>,
@@ -422,6 +434,8 @@ pub(crate) fn check_rank_sums<T: Scalar>(
     me: usize,
     count: usize,
     sums: &Buffer<T>,
+    out_off: usize,
+    zero: bool,
 ) -> Result<()> {
     if me >= ranks {
         return Err(Error::param("me", format!("rank {me} of {ranks} ranks")));
@@ -440,10 +454,11 @@ pub(crate) fn check_rank_sums<T: Scalar>(
             gathered.len(),
         ));
     }
-    if sums.len() <= count {
+    let end = out_off.checked_add(count + usize::from(zero));
+    if end.map_or(true, |end| end > sums.len()) {
         return Err(Error::dims(
-            "halo_rank_sums: sums length vs count + 1",
-            count + 1,
+            "halo_rank_sums: sums length vs offset + count (+ 1 with zero)",
+            out_off.saturating_add(count + usize::from(zero)),
             sums.len(),
         ));
     }
