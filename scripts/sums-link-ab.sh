@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Global sums device to device (PIPEKRYLOV_SUMS_PEER, src/dist/backend.rs SumsPath) on a
 # multi-GPU node: the distributed tests with NP ranks (one GPU each; the report lines count the
-# reductions summed on the devices), a solve that reports them, then the sums link (=1) against
-# the host path (=0) at NP ranks on PROBLEMS (default the 3D weak box of NP ranks), ROUNDS rounds
+# reductions summed on the devices; the link forced on), a solve that reports them, then the sums
+# link (=1; off by default since 2026-11-27) against the host path (=0) at NP ranks on PROBLEMS (default the 3D weak box of NP ranks), ROUNDS rounds
 # (default 2), a table last. From the repository root on the device after a release build with
 # --features "cuda opencl mpi cli" packed into .device/bin (pipekrylov, test-mpi):
 #   OUT=... NP=2 bash scripts/sums-link-ab.sh
@@ -13,9 +13,9 @@ NP=${NP:-2}
 PROBLEMS=${PROBLEMS:-poisson3d:256x256x$((128 * NP))}
 nvidia-smi -L
 if [ -z "${NOTEST:-}" ]; then
-  timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP.log 2>&1; echo "mpi test status $?"
+  PIPEKRYLOV_SUMS_PEER=1 timeout 240 mpirun --oversubscribe -np $NP .device/bin/test-mpi > $OUT/mpi-test-np$NP.log 2>&1; echo "mpi test status $?"
   grep -E "mpi tests|FAILED|panicked|error" $OUT/mpi-test-np$NP.log | tail -4; grep "^cuda" $OUT/mpi-test-np$NP.log | head -12
-  timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:128x128x256 --solver gmres --backend cuda --tol 1e-8 > $OUT/solve-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|global reductions|stop|error" $OUT/solve-np$NP.log | head -5
+  PIPEKRYLOV_SUMS_PEER=1 timeout 60 mpirun --oversubscribe -np $NP .device/bin/pipekrylov solve --generate poisson3d:128x128x256 --solver gmres --backend cuda --tol 1e-8 > $OUT/solve-np$NP.log 2>&1; echo "solve status $?"; grep -E "halo exchanges|global reductions|stop|error" $OUT/solve-np$NP.log | head -5
 fi
 for r in $(seq 1 ${ROUNDS:-2}); do for mode in 1 0; do for p in $PROBLEMS; do
   t=sums$mode-${p//[:x]/-}-np$NP-r$r

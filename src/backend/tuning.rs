@@ -65,7 +65,7 @@ pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 
 /// Environment variable choosing the device-to-device halo link: `0` never, `1` always,
-/// anything else (or unset) on communicators of more than two ranks ([`halo_peer`]). With it,
+/// anything else (or unset) on communicators of [`HALO_PEER_MIN_RANKS`] ranks or more. With it,
 /// the ranks of a distributed solve on one node whose devices have peer access copy their halo
 /// entries into each other's device memory (CUDA inter-process memory,
 /// `src/backend/cuda/peer.rs`) instead of through page-locked host memory and MPI. Every rank
@@ -90,17 +90,20 @@ pub(crate) fn halo_peer(ranks: usize) -> bool {
     }
 }
 
-/// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
-/// never, anything else (or unset) whenever the ranks run on one node and their devices link
-/// (CUDA with peer access). The fused kernels that finish a reduction themselves (BiCGStab's
-/// s update, GMRES's Gram-Schmidt steps) then get the global sums without the partials going
-/// through the host. Every rank must see the same value.
+/// Environment variable turning on the device-to-device global sums of a distributed solve
+/// (`1`; off otherwise): where the ranks run on one node and their devices link (CUDA with peer
+/// access), the fused kernels that finish a reduction themselves (BiCGStab's s update, GMRES's
+/// Gram-Schmidt and DCGS2 steps) get the global sums without the partials going through the
+/// host. Off by default: on two H200s it saved 0.7-2.8% per iteration (BiCGStab, GMRES), on four
+/// nothing, and the distributed test suite did not finish within 240 s on four ranks with it on
+/// (cause not found; BENCHMARKS.md, "Global sums device to device"). Every rank must see the
+/// same value.
 pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
 
 /// Whether to try the device-to-device global sums on `ranks` ranks ([`SUMS_PEER_ENV`]).
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn sums_peer(ranks: usize) -> bool {
-    ranks > 1 && parse_env(SUMS_PEER_ENV) != Some(0)
+    ranks > 1 && parse_env(SUMS_PEER_ENV) == Some(1)
 }
 
 /// Environment variable: `0` makes the device-to-device halo link write its flags with

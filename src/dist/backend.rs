@@ -19,7 +19,10 @@
 //!   collective more per such kernel: BiCGStab needs two global reductions per iteration, as
 //!   every BiCGStab does. GMRES's DCGS2 step runs in its two halves instead
 //!   (`gmres_dcgs2_sums`, `gmres_dcgs2_apply`): the step's 2 count + 2 sums are formed on the
-//!   device and only they are summed over the ranks.
+//!   device and only they are summed over the ranks. With `PIPEKRYLOV_SUMS_PEER=1` (off by
+//!   default) these sums go device to device instead ([`SumsPath`]: `halo_partials_finish`, a
+//!   full-mesh link between the ranks' devices, `halo_rank_sums` in rank order), so the host
+//!   neither reads the partials nor waits for them.
 
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers, PeerMode};
@@ -436,12 +439,18 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     fn agree_on_sums_link(&self) -> SumsPath {
         let (ranks, me) = (self.comm.size(), self.comm.rank());
         let k = SUMS_LINK_SLOTS;
+        let wanted = crate::backend::tuning::sums_peer(ranks);
         let buffers = (|| -> Result<(Buffer<f64>, Buffer<f64>)> {
+            if !wanted {
+                return Err(Error::Unsupported(
+                    "global sums on the devices not asked for".into(),
+                ));
+            }
             let local = self.inner.upload(&vec![0.0f64; k])?;
             let gathered = self.inner.upload(&vec![0.0f64; k * ranks])?;
             Ok((local, gathered))
         })();
-        let enabled = ranks > 1 && crate::backend::tuning::sums_peer(ranks) && buffers.is_ok();
+        let enabled = buffers.is_ok();
         let neighbours: Vec<_> = (0..ranks)
             .filter(|&r| r != me)
             .map(|r| (r, 0..k, r * k..(r + 1) * k))
