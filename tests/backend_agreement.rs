@@ -686,7 +686,7 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         b.dot_partials(&pv[k], &pv[k + 1], &mut partials, Slot(k))
             .unwrap();
     }
-    let mut finished = b.upload(&vec![-1.0f64; 9]).unwrap();
+    let mut finished = b.upload(&[-1.0f64; 9]).unwrap();
     let (groups, buf) = (partials.groups(), partials.buffer());
     b.halo_partials_finish(buf, 0, groups, 5, &mut finished, 2)
         .unwrap();
@@ -703,7 +703,7 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         .chain(&finished[7..])
         .all(|&v| v == -1.0));
     // One group from an offset: the values themselves (GMRES's step sums in place).
-    let mut single = b.upload(&vec![-1.0f64; 4]).unwrap();
+    let mut single = b.upload(&[-1.0f64; 4]).unwrap();
     b.halo_partials_finish(buf, groups + 1, 1, 3, &mut single, 1)
         .unwrap();
     let single = b.download(&single).unwrap();
