@@ -700,6 +700,27 @@ fn main() {
     #[cfg(feature = "cuda")]
     if std::env::var("PK_MPI_TEST_CUDA").map_or(true, |v| v != "0") {
         use pipekrylov::backend::cuda::CudaBackend;
+        // One device per rank, as `mpirun pipekrylov` chooses (the node-local rank modulo the
+        // devices), unless PIPEKRYLOV_CUDA_DEVICE says otherwise: with every rank on device 0
+        // the device-to-device links ran between processes sharing one GPU.
+        if std::env::var_os(pipekrylov::backend::cuda::DEVICE_ENV).is_none() {
+            let local: usize = [
+                "OMPI_COMM_WORLD_LOCAL_RANK",
+                "MPI_LOCALRANKID",
+                "SLURM_LOCALID",
+            ]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+            .unwrap_or(0);
+            if let Ok(count) = pipekrylov::backend::cuda::device_count() {
+                if count > 0 {
+                    std::env::set_var(
+                        pipekrylov::backend::cuda::DEVICE_ENV,
+                        (local % count).to_string(),
+                    );
+                }
+            }
+        }
         match CudaBackend::from_env() {
             Ok(_) => {
                 let r = suite(&mut c, "cuda", mpi.world(), CudaBackend::from_env);

@@ -94,10 +94,16 @@ impl Drop for CudaPeer {
         if self.ctx.bind_to_thread().is_err() {
             return;
         }
-        // SAFETY: the opened areas and the allocation were made in this context; after a
-        // context-wide synchronization no queued operation of this process touches them.
+        // Only the link's copy stream touches the opened areas and this rank's allocation
+        // (the compute stream reads the ghost vector it copies into). Waiting for that stream
+        // is bounded: if a neighbour never sends (it failed, or ranks fell out of step), the
+        // stream waits on a flag forever, and the link is leaked rather than the host hung.
+        if !self.copy_stream_idle() {
+            return;
+        }
+        // SAFETY: the opened areas and the allocation were made in this context; the copy
+        // stream, the only queue of this process that touches them, is idle.
         unsafe {
-            let _ = sys::cuCtxSynchronize();
             for e in [self.gathered, self.received] {
                 let _ = cu::event::destroy(e);
             }
@@ -114,6 +120,25 @@ impl Drop for CudaPeer {
 }
 
 impl CudaPeer {
+    /// Whether the copy stream has finished everything queued on it, polled for up to
+    /// [`SETTLE_SECONDS`] (false on a timeout or an error).
+    fn copy_stream_idle(&self) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: a query of a live stream of this (bound) context.
+            let r = unsafe { sys::cuStreamQuery(self.copy.cu_stream()) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => return true,
+                sys::CUresult::CUDA_ERROR_NOT_READY
+                    if start.elapsed().as_secs_f64() <= SETTLE_SECONDS =>
+                {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// Whether every neighbour this rank sent to has flagged the last exchange consumed: its
     /// last write into this allocation (that flag) has landed, so the allocation may be freed.
     /// Polls for up to [`SETTLE_SECONDS`]; on a timeout (or a failed read) the allocation is
@@ -152,7 +177,7 @@ impl CudaPeer {
     }
 }
 
-/// How long dropping a link waits for its neighbours' last flags.
+/// How long dropping a link waits for its copy stream and for its neighbours' last flags.
 const SETTLE_SECONDS: f64 = 2.0;
 
 fn flags_bytes(ranks: usize) -> usize {
