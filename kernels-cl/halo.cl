@@ -187,8 +187,16 @@ pk_kernel void halo_dcgs2_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const 
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define HALO_SUM double
+#else
+/* Without fp64 the two kernels exist (same names as in kernels-cu) but do nothing: the host
+ * never calls them on such a device (no device-to-device link on OpenCL). */
+#define HALO_SUM ulong
+#endif
+
 pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups,
-                                    const uint slots, PK_GLOBAL(double, out), const uint out_off) {
+                                    const uint slots, PK_GLOBAL(HALO_SUM, out), const uint out_off) {
+#ifdef cl_khr_fp64
     PK_BIND(const SCALAR, partials);
     PK_BIND(double, out);
     FOR_EACH(slot, slots) {
@@ -207,11 +215,13 @@ pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulo
         }
         out[out_off + slot] = lanes[0];
     }
+#endif
 }
 
-pk_kernel void halo_rank_sums(PK_GLOBAL(const double, own), PK_GLOBAL(const double, gathered), const uint ranks,
+pk_kernel void halo_rank_sums(PK_GLOBAL(const HALO_SUM, own), PK_GLOBAL(const HALO_SUM, gathered), const uint ranks,
                               const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums),
                               const ulong out_off, const uint zero) {
+#ifdef cl_khr_fp64
     PK_BIND(const double, own);
     PK_BIND(const double, gathered);
     PK_BIND(SCALAR, sums);
@@ -226,16 +236,5 @@ pk_kernel void halo_rank_sums(PK_GLOBAL(const double, own), PK_GLOBAL(const doub
             sums[out_off + j] = (SCALAR)acc;
         }
     }
-}
-#else
-/* Without fp64 the two kernels exist (same names as in kernels-cu) but do nothing: the host
- * never calls them on such a device (no device-to-device link on OpenCL). */
-pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups,
-                                    const uint slots, PK_GLOBAL(ulong, out), const uint out_off) {
-}
-
-pk_kernel void halo_rank_sums(PK_GLOBAL(const ulong, own), PK_GLOBAL(const ulong, gathered), const uint ranks,
-                              const uint me, const uint stride, const uint count, PK_GLOBAL(SCALAR, sums),
-                              const ulong out_off, const uint zero) {
-}
 #endif
+}

@@ -1142,15 +1142,11 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         coef: &mut Buffer<T>,
         coef_off: usize,
     ) -> Result<()> {
-        self.inner
-            .gmres_dcgs2_sums(basis, ucol, pa, pc, coef, coef_off)?;
-        if self.comm.size() == 1 {
-            return Ok(());
-        }
-        self.sync_when_profiling()?;
-        let t = Instant::now();
-        let count = ucol - 1;
-        let len = 2 * count + 4;
+        let len = ucol
+            .checked_sub(1)
+            .and_then(|count| count.checked_mul(2))
+            .and_then(|c| c.checked_add(4))
+            .ok_or_else(|| Error::param("ucol", "the DCGS2 step needs ucol >= 1"))?;
         if coef_off
             .checked_add(len)
             .map_or(true, |end| end > coef.len())
@@ -1161,6 +1157,14 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
                 coef.len(),
             ));
         }
+        self.inner
+            .gmres_dcgs2_sums(basis, ucol, pa, pc, coef, coef_off)?;
+        if self.comm.size() == 1 {
+            return Ok(());
+        }
+        self.sync_when_profiling()?;
+        let t = Instant::now();
+        let count = ucol - 1;
         // On the devices: the step's sums (one group each) summed over the ranks in place.
         // beta and g (positions 2 count, 2 count + 1) get the sum of what the ranks hold there;
         // the update writes them before anything reads them.
