@@ -150,9 +150,13 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
     }
 }
 
+/* The finished sums' type, named as in kernels-cl/halo.cl (where it is ulong on devices without
+ * fp64, whose kernels then do nothing). */
+#define HALO_SUM double
+
 extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCALAR *partials, const ulong in_off,
                                                                       const uint groups,
-                                                                      const uint slots, double *out,
+                                                                      const uint slots, HALO_SUM *out,
                                                                       const uint out_off) {
     PDL_WAIT();
     const uint lane = threadIdx.x & 31u;
@@ -174,7 +178,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCAL
     }
 }
 
-extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const double *own, const double *gathered,
+extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const HALO_SUM *own, const HALO_SUM *gathered,
                                                                 const uint ranks, const uint me, const uint stride,
                                                                 const uint count, SCALAR *sums, const ulong out_off,
                                                                 const uint zero) {
