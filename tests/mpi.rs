@@ -722,7 +722,15 @@ fn main() {
             }
         }
         match CudaBackend::from_env() {
-            Ok(_) => {
+            Ok(be) => {
+                // Every rank says which GPU it runs on (the device machine's log shows whether
+                // the ranks spread over the GPUs).
+                println!(
+                    "rank {rank} of {size}: cuda device {} ({})",
+                    std::env::var(pipekrylov::backend::cuda::DEVICE_ENV).unwrap_or_default(),
+                    pipekrylov::backend::BackendInfo::device_name(&be)
+                );
+                drop(be);
                 let r = suite(&mut c, "cuda", mpi.world(), CudaBackend::from_env);
                 c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
             }
