@@ -90,20 +90,31 @@ pub(crate) fn halo_peer(ranks: usize) -> bool {
     }
 }
 
-/// Environment variable turning on the device-to-device global sums of a distributed solve
-/// (`1`; off otherwise): where the ranks run on one node and their devices link (CUDA with peer
-/// access), the fused kernels that finish a reduction themselves (BiCGStab's s update, GMRES's
-/// Gram-Schmidt and DCGS2 steps) get the global sums without the partials going through the
-/// host. Off by default: on two H200s it saved 0.7-2.8% per iteration (BiCGStab, GMRES), on four
-/// nothing, and the distributed test suite did not finish within 240 s on four ranks with it on
-/// (cause not found; BENCHMARKS.md, "Global sums device to device"). Every rank must see the
-/// same value.
+/// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
+/// never, `1` on any number of ranks, anything else (or unset) on communicators of at most
+/// [`SUMS_PEER_MAX_RANKS`] ranks. With them, where the ranks run on one node and their devices
+/// link (CUDA with peer access), the fused kernels that finish a reduction themselves
+/// (BiCGStab's s update, GMRES's Gram-Schmidt and DCGS2 steps) get the global sums without the
+/// partials going through the host. Every rank must see the same value (the ranks agree on the
+/// link at the first such reduction).
 pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
 
-/// Whether to try the device-to-device global sums on `ranks` ranks ([`SUMS_PEER_ENV`]).
+/// The most ranks for which the device-to-device global sums are tried by default. Measured
+/// on four H200s (BENCHMARKS.md, "The device-to-device global sums by default at two ranks"):
+/// at 2 ranks (host-staged halo) BiCGStab and GMRES(30) ran 1.2-4.3% faster per iteration in
+/// both rounds; at 4 ranks (halo link) they were 0.4-2.6% slower, so they stay off there.
+pub const SUMS_PEER_MAX_RANKS: usize = 2;
+
+/// Whether to try the device-to-device global sums on `ranks` ranks: [`SUMS_PEER_ENV`] `0`
+/// no, `1` yes, otherwise from 2 up to [`SUMS_PEER_MAX_RANKS`] ranks.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn sums_peer(ranks: usize) -> bool {
-    ranks > 1 && parse_env(SUMS_PEER_ENV) == Some(1)
+    ranks > 1
+        && match parse_env(SUMS_PEER_ENV) {
+            Some(0) => false,
+            Some(1) => true,
+            _ => ranks <= SUMS_PEER_MAX_RANKS,
+        }
 }
 
 /// Environment variable: `0` makes the device-to-device halo link write its flags with

@@ -19,10 +19,12 @@
 //!   collective more per such kernel: BiCGStab needs two global reductions per iteration, as
 //!   every BiCGStab does. GMRES's DCGS2 step runs in its two halves instead
 //!   (`gmres_dcgs2_sums`, `gmres_dcgs2_apply`): the step's 2 count + 2 sums are formed on the
-//!   device and only they are summed over the ranks. With `PIPEKRYLOV_SUMS_PEER=1` (off by
-//!   default) these sums go device to device instead ([`SumsPath`]: `halo_partials_finish`, a
-//!   full-mesh link between the ranks' devices, `halo_rank_sums` in rank order), so the host
-//!   neither reads the partials nor waits for them.
+//!   device and only they are summed over the ranks. On two ranks of one node with linked
+//!   devices (by default; `PIPEKRYLOV_SUMS_PEER` chooses, see
+//!   [`crate::backend::tuning::SUMS_PEER_MAX_RANKS`]) these sums go device to device instead
+//!   ([`SumsPath`]: `halo_partials_finish`, a full-mesh link between the ranks' devices,
+//!   `halo_rank_sums` in rank order), so the host neither reads the partials nor waits for
+//!   them.
 
 use super::comm::Comm;
 use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers, PeerMode};
