@@ -130,8 +130,9 @@ pk_kernel void halo_spmv_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const u
     }
 }
 
-/* Slots of halo_dcgs2_add_dots reduced per pass over the boundary rows. */
-#define HALO_DCGS2_CHUNK 4
+/* Slots of halo_dcgs2_add_dots reduced per pass over the boundary rows (8: the passes, which
+ * recompute each row's ghost product, are few for a GMRES(30) basis). */
+#define HALO_DCGS2_CHUNK 8
 
 pk_kernel void halo_dcgs2_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const uint, row_ptr),
                                    PK_GLOBAL(const uint, col_idx), PK_GLOBAL(const SCALAR, values),

@@ -65,6 +65,10 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *
                                                                     SCALAR *partials, const int slot_yy, const int slot_w0,
                                                                     const int slot_w1) {
     PDL_WAIT();
+    /* A block without boundary rows adds nothing to its partials (uniform per block). */
+    if (blockIdx.x * (uint)WG >= n_rows) {
+        return;
+    }
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
         SCALAR g = ZERO;
@@ -104,22 +108,44 @@ extern "C" __launch_bounds__(WG) __global__ void halo_spmv_add_dots(const uint *
 }
 
 /* Slots of halo_dcgs2_add_dots reduced per pass over the boundary rows. */
-#define HALO_DCGS2_CHUNK 4
+#define HALO_DCGS2_CHUNK 8
 
 extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint *rows, const uint *row_ptr,
                                                                      const uint *col_idx, const SCALAR *values,
                                                                      const SCALAR *xg, SCALAR *basis, const uint n,
                                                                      const uint ucol, const uint n_rows, SCALAR *pb) {
     PDL_WAIT();
+    /* A block without boundary rows adds nothing to its partials (uniform per block). */
+    if (blockIdx.x * (uint)WG >= n_rows) {
+        return;
+    }
     SCALAR *w = basis + (ulong)(ucol + 1) * n;
     const ulong groups = gridDim.x, group = blockIdx.x;
+    /* The thread's first row (its only one while the boundary has at most grid x WG rows, the
+     * usual case): ghost product, old value and change read once and kept for every pass;
+     * later rows of the grid stride are recomputed per pass. */
+    const uint first = GRID_START;
+    ulong r0 = 0;
+    SCALAR old0 = ZERO, g0 = ZERO;
+    if (first < n_rows) {
+        for (uint k = row_ptr[first]; k < row_ptr[first + 1]; ++k) {
+            g0 += values[k] * xg[col_idx[k]];
+        }
+        r0 = rows[first];
+        old0 = w[r0];
+    }
+    const SCALAR change0 = (old0 + g0) - old0;
     /* The corrections first (w still holds the local product), as the OpenCL twin. */
     for (uint j0 = 0; j0 < ucol; j0 += HALO_DCGS2_CHUNK) {
         SCALAR acc[HALO_DCGS2_CHUNK];
+#pragma unroll
         for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
             acc[t] = ZERO;
+            if (first < n_rows && j0 + t < ucol) {
+                acc[t] += change0 * basis[(ulong)(j0 + t + 1) * n + r0];
+            }
         }
-        for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
+        for (uint i = first + GRID_STRIDE; i < n_rows; i += GRID_STRIDE) {
             SCALAR g = ZERO;
             for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
                 g += values[k] * xg[col_idx[k]];
@@ -127,6 +153,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
             const ulong r = rows[i];
             const SCALAR old = w[r];
             const SCALAR change = (old + g) - old;
+#pragma unroll
             for (uint t = 0; t < HALO_DCGS2_CHUNK; ++t) {
                 if (j0 + t < ucol) {
                     acc[t] += change * basis[(ulong)(j0 + t + 1) * n + r];
@@ -141,7 +168,10 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
         }
     }
     /* Then the rows themselves (each by the thread that read it above). */
-    for (uint i = GRID_START; i < n_rows; i += GRID_STRIDE) {
+    if (first < n_rows) {
+        w[r0] = old0 + g0;
+    }
+    for (uint i = first + GRID_STRIDE; i < n_rows; i += GRID_STRIDE) {
         SCALAR g = ZERO;
         for (uint k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
             g += values[k] * xg[col_idx[k]];

@@ -878,38 +878,10 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     } else {
         vec![]
     };
-    // halo_dcgs2_add_dots on a 6-column basis with ucol = 3: w = column 4; the partials of
-    // <v_1..3, w> first (the local fused kernel's), then the add corrects w and all three.
-    let ucol = 3;
-    let mut basis6 =
-        Basis::from_buffer(b.upload(&rand_vec::<T>(6 * n, 29)).unwrap(), n, 6).unwrap();
-    let mut pb = b.partials::<T>(n, ucol).unwrap();
-    let dcgs2_sums = if n > 0 {
-        b.basis_dots(&basis6, ucol + 1, 1..ucol + 1, &mut pb, Slot(0))
-            .unwrap();
-        b.halo_dcgs2_add_dots(&ghost, &xg, &mut basis6, ucol, &mut pb)
-            .unwrap();
-        let s = b.finish(&pb).unwrap();
-        (0..ucol).map(|j| s.get(Slot(j))).collect::<Vec<_>>()
-    } else {
-        vec![]
-    };
-    let cols6 = dl(b, basis6.buffer());
-    for (j, got) in dcgs2_sums.iter().enumerate() {
-        let (v, w) = (&cols6[(j + 1) * n..(j + 2) * n], &cols6[4 * n..5 * n]);
-        let want = v.iter().zip(w).map(|(a, b)| a * b).sum::<f64>();
-        let mag = v.iter().zip(w).map(|(a, b)| (a * b).abs()).sum::<f64>();
-        let tol = if std::mem::size_of::<T>() == 4 {
-            1e-4
-        } else {
-            1e-12
-        };
-        assert!(
-            (got - want).abs() <= tol * mag.max(1e-300),
-            "{} halo_dcgs2_add_dots n={n}: dot {j} = {got} vs {want} from the finished w",
-            b.name()
-        );
-    }
+    // halo_dcgs2_add_dots with ucol = 10 (two passes of the CUDA kernel's 8 slots): the
+    // partials of <v_1..10, w> first (the local fused kernel's), then the add corrects w and
+    // all ten.
+    let (cols_dcgs2, dcgs2_sums) = dcgs2_add_dots_case(b, n, &ghost, &xg, 10);
     let cols = dl(b, basis.buffer());
     if n > 0 {
         let (v1, v2) = (&cols[n..2 * n], &cols[2 * n..]);
@@ -940,7 +912,7 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         (
             "halo_dcgs2_add_dots".into(),
             Out {
-                vectors: vec![cols6],
+                vectors: vec![cols_dcgs2],
                 sums: dcgs2_sums,
             },
         ),
@@ -987,6 +959,76 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
             },
         ),
     ]
+}
+
+/// `halo_dcgs2_add_dots` on a basis of ucol + 3 columns (w = column ucol + 1): the partials of
+/// <v_1..ucol, w> by `basis_dots` first, then the ghost add; its dots checked against the
+/// finished columns. Returns the basis and the ucol finished dots.
+fn dcgs2_add_dots_case<B: Backend, T: Scalar>(
+    b: &B,
+    n: usize,
+    ghost: &GhostBlock<T>,
+    xg: &pipekrylov::backend::Buffer<T>,
+    ucol: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let cols = ucol + 3;
+    let mut basis =
+        Basis::from_buffer(b.upload(&rand_vec::<T>(cols * n, 29)).unwrap(), n, cols).unwrap();
+    let mut pb = b.partials::<T>(n, ucol).unwrap();
+    let sums = if n > 0 {
+        b.basis_dots(&basis, ucol + 1, 1..ucol + 1, &mut pb, Slot(0))
+            .unwrap();
+        b.halo_dcgs2_add_dots(ghost, xg, &mut basis, ucol, &mut pb)
+            .unwrap();
+        let s = b.finish(&pb).unwrap();
+        (0..ucol).map(|j| s.get(Slot(j))).collect::<Vec<_>>()
+    } else {
+        vec![]
+    };
+    let all = dl(b, basis.buffer());
+    for (j, got) in sums.iter().enumerate() {
+        let w = &all[(ucol + 1) * n..(ucol + 2) * n];
+        let v = &all[(j + 1) * n..(j + 2) * n];
+        let want = v.iter().zip(w).map(|(a, b)| a * b).sum::<f64>();
+        let mag = v.iter().zip(w).map(|(a, b)| (a * b).abs()).sum::<f64>();
+        let tol = if std::mem::size_of::<T>() == 4 {
+            1e-4
+        } else {
+            1e-12
+        };
+        assert!(
+            (got - want).abs() <= tol * mag.max(1e-300),
+            "{} halo_dcgs2_add_dots n={n}: dot {j} = {got} vs {want} from the finished w",
+            b.name()
+        );
+    }
+    (all, sums)
+}
+
+/// `halo_dcgs2_add_dots` with a boundary of every row of n = 300,000 (more rows than the
+/// reduction grid of an H200 has threads, 528 x 256: the kernel's later grid-stride rows).
+fn dcgs2_add_dots_long_boundary<B: Backend>(b: &B) -> Vec<(String, Out)> {
+    let (n, n_ghost) = (300_000usize, 1000usize);
+    let rows: Vec<u32> = (0..n as u32).collect();
+    let mut row_ptr = vec![0u32];
+    let mut cols = Vec::new();
+    for i in 0..n {
+        for k in 0..i % 3 {
+            cols.push(((i * 13 + k * 5) % n_ghost) as u32);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    let values = rand_vec::<f64>(cols.len(), 22);
+    let ghost = GhostBlock::upload(b, &rows, &row_ptr, &cols, &values, n, n_ghost).unwrap();
+    let xg = b.upload(&rand_vec::<f64>(n_ghost, 23)).unwrap();
+    let (basis, sums) = dcgs2_add_dots_case(b, n, &ghost, &xg, 12);
+    vec![(
+        "halo_dcgs2_add_dots long boundary".into(),
+        Out {
+            vectors: vec![basis],
+            sums,
+        },
+    )]
 }
 
 fn compare(label: &str, got: &[(String, Out)], want: &[(String, Out)], tol: f64) {
@@ -1084,6 +1126,12 @@ fn agree_with_host<B: Backend>(t: &B) {
             }
         }
     }
+    compare(
+        &format!("{} halo long boundary", t.name()),
+        &dcgs2_add_dots_long_boundary(t),
+        &dcgs2_add_dots_long_boundary(&h),
+        1e-12,
+    );
     for &n in &[33usize, 4099] {
         compare(
             &format!("{} f32 halo n={n}", t.name()),
