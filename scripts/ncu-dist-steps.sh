@@ -38,7 +38,7 @@ for solver in ("gmres", "bicgstab"):
                 continue
             k = r["Kernel Name"].split("(")[0]
             d[k][0] += 1
-            d[k][1] += float(r["Metric Value"]) / 1e3
+            d[k][1] += float(r["Metric Value"].replace(",", "")) / 1e3
         per[np] = d
     names = sorted(set().union(*[set(v) for v in per.values()]))
     print(f"== {solver}: kernel, launches and us over the run (rank 0), 1 rank | 2 ranks")
