@@ -83,7 +83,13 @@ pub const HALO_PEER_MIN_RANKS: usize = 3;
 /// `1` yes, otherwise from [`HALO_PEER_MIN_RANKS`] ranks on.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn halo_peer(ranks: usize) -> bool {
-    match parse_env(HALO_PEER_ENV) {
+    halo_peer_choice(parse_env(HALO_PEER_ENV), ranks)
+}
+
+/// [`halo_peer`] for a given value of [`HALO_PEER_ENV`] (`None`: unset or not a number).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn halo_peer_choice(env: Option<usize>, ranks: usize) -> bool {
+    match env {
         Some(0) => false,
         Some(1) => true,
         _ => ranks >= HALO_PEER_MIN_RANKS,
@@ -109,8 +115,14 @@ pub const SUMS_PEER_MAX_RANKS: usize = 2;
 /// no, `1` yes, otherwise from 2 up to [`SUMS_PEER_MAX_RANKS`] ranks.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn sums_peer(ranks: usize) -> bool {
+    sums_peer_choice(parse_env(SUMS_PEER_ENV), ranks)
+}
+
+/// [`sums_peer`] for a given value of [`SUMS_PEER_ENV`] (`None`: unset or not a number).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn sums_peer_choice(env: Option<usize>, ranks: usize) -> bool {
     ranks > 1
-        && match parse_env(SUMS_PEER_ENV) {
+        && match env {
             Some(0) => false,
             Some(1) => true,
             _ => ranks <= SUMS_PEER_MAX_RANKS,
@@ -210,4 +222,30 @@ pub(crate) fn matrix_load_hints() -> usize {
 pub(crate) fn opencl_inline_ptx() -> bool {
     static PTX: OnceLock<bool> = OnceLock::new();
     *PTX.get_or_init(|| parse_env(OPENCL_INLINE_PTX_ENV) != Some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{halo_peer_choice, sums_peer_choice, HALO_PEER_MIN_RANKS, SUMS_PEER_MAX_RANKS};
+
+    #[test]
+    fn the_links_default_by_rank_count_and_the_environment_overrides() {
+        // Unset (or not 0/1): the halo link from HALO_PEER_MIN_RANKS ranks on, the device
+        // sums from 2 up to SUMS_PEER_MAX_RANKS ranks.
+        for unset in [None, Some(2), Some(7)] {
+            assert!(!halo_peer_choice(unset, 2));
+            assert!(halo_peer_choice(unset, HALO_PEER_MIN_RANKS));
+            assert!(halo_peer_choice(unset, 8));
+            assert!(!sums_peer_choice(unset, 1));
+            assert!(sums_peer_choice(unset, 2));
+            assert!(!sums_peer_choice(unset, SUMS_PEER_MAX_RANKS + 1));
+        }
+        // 0 never, 1 always (the sums never on one rank: nothing to sum over).
+        for ranks in 1..=8 {
+            assert!(!halo_peer_choice(Some(0), ranks));
+            assert!(halo_peer_choice(Some(1), ranks));
+            assert!(!sums_peer_choice(Some(0), ranks));
+            assert_eq!(sums_peer_choice(Some(1), ranks), ranks > 1);
+        }
+    }
 }
