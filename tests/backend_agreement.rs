@@ -1005,14 +1005,17 @@ fn dcgs2_add_dots_case<B: Backend, T: Scalar>(
     (all, sums)
 }
 
-/// `halo_dcgs2_add_dots` with a boundary of every row of n = 300,000 (more rows than the
-/// reduction grid of an H200 has threads, 528 x 256: the kernel's later grid-stride rows).
+/// `halo_dcgs2_add_dots` with a boundary of 300,000 rows, every other row of n = 600,000 (row k
+/// of the ghost block is local row 2 k + 1, so a kernel that confused a boundary row's position
+/// with its row number would fail): more rows than the reduction grid of an H100 or H200 has
+/// threads by default (528 x 256 = 135,168), so the CUDA kernel's later grid-stride rows run too
+/// (not with `PIPEKRYLOV_REDUCTION_GROUPS_PER_SM` of 9 or more).
 fn dcgs2_add_dots_long_boundary<B: Backend>(b: &B) -> Vec<(String, Out)> {
-    let (n, n_ghost) = (300_000usize, 1000usize);
-    let rows: Vec<u32> = (0..n as u32).collect();
+    let (n, n_ghost) = (600_000usize, 1000usize);
+    let rows: Vec<u32> = (0..n / 2).map(|k| (2 * k + 1) as u32).collect();
     let mut row_ptr = vec![0u32];
     let mut cols = Vec::new();
-    for i in 0..n {
+    for i in 0..rows.len() {
         for k in 0..i % 3 {
             cols.push(((i * 13 + k * 5) % n_ghost) as u32);
         }

@@ -97,7 +97,7 @@ fn halo_peer_choice(env: Option<usize>, ranks: usize) -> bool {
 }
 
 /// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
-/// never, `1` on any number of ranks, anything else (or unset) on communicators of at most
+/// never, `1` on any number of ranks above one, anything else (or unset) on communicators of at most
 /// [`SUMS_PEER_MAX_RANKS`] ranks. With them, where the ranks run on one node and their devices
 /// link (CUDA with peer access), the fused kernels that finish a reduction themselves
 /// (BiCGStab's s update, GMRES's Gram-Schmidt and DCGS2 steps) get the global sums without the
