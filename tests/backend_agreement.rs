@@ -651,6 +651,27 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
 
 /// The halo kernels of the distributed SpMV at length n: a gather with repeated indices and a
 /// ghost block on every third row with 0..3 entries per row.
+/// A ghost block on the local rows `rows` of n: boundary row i holds i mod `spread` entries in
+/// columns (13 i + 5 k) mod n_ghost, random values.
+fn ghost_block<B: Backend, T: Scalar>(
+    b: &B,
+    rows: &[u32],
+    n: usize,
+    n_ghost: usize,
+    spread: usize,
+) -> GhostBlock<T> {
+    let mut row_ptr = vec![0u32];
+    let mut cols = Vec::new();
+    for i in 0..rows.len() {
+        for k in 0..i % spread {
+            cols.push(((i * 13 + k * 5) % n_ghost) as u32);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    let values = rand_vec::<T>(cols.len(), 22);
+    GhostBlock::upload(b, rows, &row_ptr, &cols, &values, n, n_ghost).unwrap()
+}
+
 fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     let x0 = rand_vec::<T>(n, 21);
     let idx: Vec<u32> = (0..n + n / 2)
@@ -801,16 +822,7 @@ fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
         .is_err());
     let n_ghost = 17;
     let rows: Vec<u32> = (0..n as u32).step_by(3).collect();
-    let mut row_ptr = vec![0u32];
-    let mut cols = Vec::new();
-    for (i, _) in rows.iter().enumerate() {
-        for k in 0..i % 4 {
-            cols.push(((i * 13 + k * 5) % n_ghost) as u32);
-        }
-        row_ptr.push(cols.len() as u32);
-    }
-    let values = rand_vec::<T>(cols.len(), 22);
-    let ghost = GhostBlock::upload(b, &rows, &row_ptr, &cols, &values, n, n_ghost).unwrap();
+    let ghost = ghost_block::<_, T>(b, &rows, n, n_ghost, 4);
     let xg = b.upload(&rand_vec::<T>(n_ghost, 23)).unwrap();
     let mut y = b.upload(&rand_vec::<T>(n, 24)).unwrap();
     b.halo_spmv_add(&ghost, &xg, &mut y).unwrap();
@@ -1013,16 +1025,7 @@ fn dcgs2_add_dots_case<B: Backend, T: Scalar>(
 fn dcgs2_add_dots_long_boundary<B: Backend>(b: &B) -> Vec<(String, Out)> {
     let (n, n_ghost) = (600_000usize, 1000usize);
     let rows: Vec<u32> = (0..n / 2).map(|k| (2 * k + 1) as u32).collect();
-    let mut row_ptr = vec![0u32];
-    let mut cols = Vec::new();
-    for i in 0..rows.len() {
-        for k in 0..i % 3 {
-            cols.push(((i * 13 + k * 5) % n_ghost) as u32);
-        }
-        row_ptr.push(cols.len() as u32);
-    }
-    let values = rand_vec::<f64>(cols.len(), 22);
-    let ghost = GhostBlock::upload(b, &rows, &row_ptr, &cols, &values, n, n_ghost).unwrap();
+    let ghost = ghost_block::<_, f64>(b, &rows, n, n_ghost, 3);
     let xg = b.upload(&rand_vec::<f64>(n_ghost, 23)).unwrap();
     let (basis, sums) = dcgs2_add_dots_case(b, n, &ghost, &xg, 12);
     vec![(
