@@ -97,8 +97,9 @@ fn halo_peer_choice(env: Option<usize>, ranks: usize) -> bool {
 }
 
 /// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
-/// never, `1` on any number of ranks above one, anything else (or unset) on communicators of at most
-/// [`SUMS_PEER_MAX_RANKS`] ranks. With them, where the ranks run on one node and their devices
+/// never, `1` on any number of ranks above one (also between ranks sharing a device), anything
+/// else (or unset) on communicators of at most [`SUMS_PEER_MAX_RANKS`] ranks, each on a device
+/// of its own (ranks sharing a GPU would wait for each other's contexts at every reduction). With them, where the ranks run on one node and their devices
 /// link (CUDA with peer access), the fused kernels that finish a reduction themselves
 /// (BiCGStab's s update, GMRES's Gram-Schmidt and DCGS2 steps) get the global sums without the
 /// partials going through the host. Every rank must see the same value (the ranks agree on the
@@ -116,6 +117,13 @@ pub const SUMS_PEER_MAX_RANKS: usize = 2;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn sums_peer(ranks: usize) -> bool {
     sums_peer_choice(parse_env(SUMS_PEER_ENV), ranks)
+}
+
+/// Whether [`SUMS_PEER_ENV`] forces the device-to-device global sums (`1`): then also between
+/// ranks that share a device.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn sums_peer_forced() -> bool {
+    parse_env(SUMS_PEER_ENV) == Some(1)
 }
 
 /// [`sums_peer`] for a given value of [`SUMS_PEER_ENV`] (`None`: unset or not a number).

@@ -346,7 +346,14 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             .map(|nb| (nb.rank, nb.send.clone(), nb.recv.clone()))
             .collect();
         Ok(
-            match self.agree_on_link("halo link", enabled, ex.ghost_x.len(), elem, &neighbours) {
+            match self.agree_on_link(
+                "halo link",
+                enabled,
+                ex.ghost_x.len(),
+                elem,
+                &neighbours,
+                true,
+            ) {
                 Some(l) => PeerMode::Peer(l),
                 None => PeerMode::Host,
             },
@@ -356,8 +363,9 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     /// Collective: a device-to-device link whose receive area holds `recv_len` elements of
     /// `elem` bytes, with `neighbours` as `(rank, entries of the send buffer that go to it,
     /// entries of the receive buffer that come from it)`, if every rank's backend makes one,
-    /// `enabled` holds on every rank, all ranks run on one node and every rank connects;
-    /// `None` otherwise (not an error).
+    /// `enabled` holds on every rank, all ranks run on one node and every rank connects
+    /// (with `shared_device` false, no neighbour on the rank's own device); `None` otherwise
+    /// (not an error).
     fn agree_on_link(
         &self,
         what: &str,
@@ -365,6 +373,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         recv_len: usize,
         elem: usize,
         neighbours: &[(usize, Range<usize>, Range<usize>)],
+        shared_device: bool,
     ) -> Option<crate::backend::PeerLink> {
         let comm = &self.comm;
         let prepared = if enabled {
@@ -429,7 +438,10 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 })
             })
             .collect();
-        let connected = peers.and_then(|n| self.inner.halo_peer_connect(&mut l, elem, &n));
+        let connected = peers.and_then(|n| {
+            self.inner
+                .halo_peer_connect(&mut l, elem, &n, shared_device)
+        });
         comm.agree(&format!("{what} connection"), connected)
             .ok()
             .map(|()| l)
@@ -437,7 +449,9 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
 
     /// Collective, at the first globalized reduction: [`SumsPath::Device`] when every rank
     /// makes a full-mesh link for [`SUMS_LINK_SLOTS`] finished sums (see [`Self::agree_on_link`];
-    /// `PIPEKRYLOV_SUMS_PEER` chooses, `crate::backend::tuning::sums_peer`), else the host path.
+    /// `PIPEKRYLOV_SUMS_PEER` chooses, `crate::backend::tuning::sums_peer`; by default only
+    /// between ranks on distinct devices, since ranks sharing a GPU would wait for each
+    /// other's contexts at every reduction), else the host path.
     fn agree_on_sums_link(&self) -> SumsPath {
         let (ranks, me) = (self.comm.size(), self.comm.rank());
         let k = SUMS_LINK_SLOTS;
@@ -458,7 +472,14 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             .map(|r| (r, 0..k, r * k..(r + 1) * k))
             .collect();
         match (
-            self.agree_on_link("sums link", enabled, k * ranks, 8, &neighbours),
+            self.agree_on_link(
+                "sums link",
+                enabled,
+                k * ranks,
+                8,
+                &neighbours,
+                crate::backend::tuning::sums_peer_forced(),
+            ),
             buffers,
         ) {
             (Some(link), Ok((local, gathered))) => SumsPath::Device(SumsLink {

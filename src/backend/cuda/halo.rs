@@ -31,8 +31,9 @@ impl HaloOps for CudaBackend {
         link: &mut crate::backend::PeerLink,
         elem: usize,
         neighbors: &[crate::backend::PeerNeighbor],
+        shared_device: bool,
     ) -> Result<()> {
-        self.peer_connect(link, elem, neighbors)
+        self.peer_connect(link, elem, neighbors, shared_device)
     }
 
     fn halo_peer_send<T: Scalar>(

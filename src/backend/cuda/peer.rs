@@ -301,6 +301,7 @@ impl CudaBackend {
         link: &mut PeerLink,
         elem: usize,
         neighbors: &[PeerNeighbor],
+        shared_device: bool,
     ) -> Result<()> {
         self.check_alive()?;
         self.bind()?;
@@ -324,6 +325,12 @@ impl CudaBackend {
                 sys::cuDeviceGetByPCIBusId(&mut dev, bus.as_ptr())
             })?;
             let mine = self.ctx.cu_device();
+            if dev == mine && !shared_device {
+                return Err(Error::Distributed(format!(
+                    "halo link: rank {} runs on this rank's device",
+                    nb.rank
+                )));
+            }
             if dev != mine {
                 let mut can = 0;
                 // SAFETY: both are device handles of this process.

@@ -247,14 +247,17 @@ pub trait HaloOps: VectorOps {
 
     /// Open the neighbours' receive areas and check that this device can write them (a probe
     /// that touches only this link's flags). `elem` is the size of a vector entry in bytes.
-    /// Not collective; an error leaves `link` unusable (drop it).
+    /// With `shared_device` false a neighbour running on this rank's own device is an error
+    /// (processes that share a GPU then agree on the host path). Not collective; an error
+    /// leaves `link` unusable (drop it).
     fn halo_peer_connect(
         &self,
         link: &mut PeerLink,
         elem: usize,
         neighbors: &[PeerNeighbor],
+        shared_device: bool,
     ) -> Result<()> {
-        let _ = (link, elem, neighbors);
+        let _ = (link, elem, neighbors, shared_device);
         Err(peer_unsupported())
     }
 
