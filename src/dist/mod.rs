@@ -59,6 +59,8 @@
 //! failure on one rank is an error on every rank. A rank with zero rows works; MPI errors abort the job
 //! with MPI's message, and a rank-local failure in the middle of a solve, which the other ranks
 //! cannot learn about without a hang, should be answered with [`Comm::abort`] (the CLI does).
+//! Until the abort arrives, the other ranks may wait, or, where their sums travel device to
+//! device, compute on the failed rank's last sums: their results are not to be used.
 
 mod backend;
 mod comm;
