@@ -649,8 +649,6 @@ fn basis_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(
     res
 }
 
-/// The halo kernels of the distributed SpMV at length n: a gather with repeated indices and a
-/// ghost block on every third row with 0..3 entries per row.
 /// A ghost block on the local rows `rows` of n: boundary row i holds i mod `spread` entries in
 /// columns (13 i + 5 k) mod n_ghost, random values.
 fn ghost_block<B: Backend, T: Scalar>(
@@ -672,6 +670,8 @@ fn ghost_block<B: Backend, T: Scalar>(
     GhostBlock::upload(b, rows, &row_ptr, &cols, &values, n, n_ghost).unwrap()
 }
 
+/// The halo kernels of the distributed SpMV at length n: a gather with repeated indices and a
+/// ghost block on every third row with 0..3 entries per row.
 fn halo_ops<B: Backend, T: Scalar>(b: &B, n: usize) -> Vec<(String, Out)> {
     let x0 = rand_vec::<T>(n, 21);
     let idx: Vec<u32> = (0..n + n / 2)
