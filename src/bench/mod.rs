@@ -26,7 +26,7 @@ use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveRe
 /// 16-bit offsets; [`floor::moved_spmv_bytes`]), and `achieved_gb_per_s` those bytes over the
 /// median time. Rows written before the `moved_bytes_per_iter` column measured the floor and
 /// the bandwidth with the format's own bytes.
-pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s,kernel,moved_bytes_per_iter";
+pub const CSV_HEADER: &str = "backend,device,solver,variant,precision,problem,n,nnz,median_s_per_iter,min_s_per_iter,max_s_per_iter,launches_per_iter,transfers_per_iter,floor_s_per_iter,floor_ratio,format,restart,floor_bytes_per_iter,copy_gb_per_s,execution,achieved_gb_per_s,kernel,moved_bytes_per_iter,iterations,stop";
 
 /// One measured case.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -74,13 +74,21 @@ pub struct BenchRow {
     /// The fused SpMV kernel ([`crate::backend::DeviceMatrix::spmv_kernel`]; empty in files
     /// from before the column).
     pub kernel: String,
+    /// Iterations of the last timed solve (products per sample for `spmv`; 0 in files from
+    /// before the column). Fewer than asked means the solve stopped early (see `stop`), and
+    /// its fixed costs (the start, the final read, a device-resident batch's remainder) weigh
+    /// on fewer iterations.
+    pub iterations: usize,
+    /// Why the last timed solve stopped (`max_iterations` when it ran them all; empty for
+    /// `spmv` and in files from before the column).
+    pub stop: String,
 }
 
 impl BenchRow {
     /// One CSV line matching [`CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1},{},{:.0}",
+            "{},\"{}\",{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.3},{:.3},{:.6e},{:.3},{},{},{:.0},{:.1},{},{:.1},{},{:.0},{},{}",
             self.backend,
             self.device.replace('"', "'"),
             self.solver,
@@ -107,7 +115,9 @@ impl BenchRow {
                 0.0
             },
             self.kernel,
-            self.moved_bytes
+            self.moved_bytes,
+            self.iterations,
+            self.stop
         )
     }
 }
@@ -311,6 +321,8 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         restart: spec.restart,
         execution: r.execution.to_string(),
         kernel: m.spmv_kernel().into(),
+        iterations: r.iterations,
+        stop: r.stop_reason.to_string(),
     }
     .with_samples(samples))
 }
@@ -371,6 +383,8 @@ fn run_spmv<B: Backend, T: Scalar>(
         restart: spec.restart,
         execution: "sync".into(),
         kernel: m.spmv_kernel().into(),
+        iterations: per_sample,
+        stop: String::new(),
     }
     .with_samples(samples))
 }
@@ -498,6 +512,8 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
             restart: 0,
             execution: optional("execution"),
             kernel: optional("kernel"),
+            iterations: optional("iterations").parse().unwrap_or(0),
+            stop: optional("stop"),
         });
     }
     Ok(rows)
@@ -531,6 +547,8 @@ mod tests {
             restart: 30,
             execution: "resident".into(),
             kernel: "spmv_dots_csr".into(),
+            iterations: 71,
+            stop: "breakdown_Rho".into(),
         };
         let text = format!("{CSV_HEADER}\n{}\n", row.csv());
         let back = read_csv(&text).unwrap();
@@ -541,6 +559,10 @@ mod tests {
         assert_eq!(back[0].execution, "resident");
         assert_eq!(back[0].kernel, "spmv_dots_csr");
         assert_eq!(back[0].moved_bytes, 9e3);
+        assert_eq!(
+            (back[0].iterations, back[0].stop.as_str()),
+            (71, "breakdown_Rho")
+        );
         assert!(read_csv("backend,n\ncuda,1\n").is_err());
     }
 }
