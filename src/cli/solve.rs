@@ -245,7 +245,7 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     x: &mut crate::backend::Buffer<T>,
     monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
-    match solver {
+    let report = match solver {
         "cg" => Cg::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
         "bicgstab" => BiCgStab::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
         "gmres" => Gmres::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
@@ -253,7 +253,13 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
             "solver",
             format!("unknown solver '{other}' (cg, bicgstab or gmres)"),
         )),
+    };
+    // The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
+    #[cfg(feature = "cuda")]
+    if let Err(e) = crate::backend::cuda::write_trace() {
+        eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
     }
+    report
 }
 
 /// The operator's device format: the request resolved for `a` on `backend`, except that an

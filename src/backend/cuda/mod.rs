@@ -35,9 +35,11 @@ mod precond;
 mod probe;
 mod resident;
 mod spmv;
+mod trace;
 mod vector;
 
 pub use memory::RawBuffer;
+pub use trace::{write_trace, TRACE_ENV};
 pub use module::{compile_for_arch, kernel_registers_for_arch, source, DEFAULT_BLOCK, SOURCES};
 
 use super::buffer::{Buffer, Storage};
@@ -766,14 +768,14 @@ impl CudaBackend {
         // SAFETY: `params` holds one pointer per kernel parameter, in order, to values of the
         // kernel's parameter types (the caller's contract); the driver copies them before
         // returning. `config` and `attr` live across the call.
-        unsafe {
+        trace::traced(kernel.name(), self.stream.cu_stream(), || unsafe {
             sys::cuLaunchKernelEx(
                 &config,
                 func.cu_function(),
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
-        }
+        })
         .result()
         .map_err(|e| self.driver_error(&format!("cuLaunchKernelEx({})", kernel.name()), e, 0))
     }
