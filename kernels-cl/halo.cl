@@ -38,6 +38,17 @@
  *                 sums[out_off + j] = sum over r = 0..ranks-1 in rank order of (r == me ?
  *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
  *                 sums[out_off + count] = 0 when zero is 1
+ *   halo_link_push (const uint* src, uint words, uint* dst, const uint* consumed, uint expect,
+ *                  uint* sent_there, uint k)
+ *   halo_link_pull (const uint* sent, uint k, const uint* area, uint words, uint* ghost,
+ *                  uint* consumed_there)
+ *                 the two ends of one exchange of a one-neighbour device-to-device link done by
+ *                 kernels (CUDA: src/backend/cuda/peer.rs): push waits until *consumed ==
+ *                 expect, copies src[0..words) to dst and writes k to *sent_there; pull waits
+ *                 until *sent == k, copies area[0..words) to ghost and writes k to
+ *                 *consumed_there. One work-group each. OpenCL has no link between devices;
+ *                 here the flags are in the same device's memory, and a wait gives up after
+ *                 HALO_LINK_SPINS polls (pull then fills ghost with all-ones words, NaN).
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -249,4 +260,63 @@ pk_kernel void halo_rank_sums(PK_GLOBAL(const HALO_SUM, own), PK_GLOBAL(const HA
         }
     }
 #endif
+}
+
+/* Polls of a link flag before a link kernel gives up. */
+#define HALO_LINK_SPINS 100000000u
+
+/* Work-item 0 polls *flag until it equals value; every work-item returns whether it came. */
+inline bool halo_link_wait(__global const uint *flag, const uint value, __local int *came) {
+    if (get_local_id(0) == 0) {
+        __global const volatile uint *f = (__global const volatile uint *)flag;
+        int ok = 0;
+        for (uint spin = 0; spin < HALO_LINK_SPINS; ++spin) {
+            if (*f == value) {
+                ok = 1;
+                break;
+            }
+        }
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        *came = ok;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *came != 0;
+}
+
+pk_kernel void halo_link_push(PK_GLOBAL(const uint, src), const uint words, PK_GLOBAL(uint, dst),
+                              PK_GLOBAL(const uint, consumed), const uint expect, PK_GLOBAL(uint, sent_there),
+                              const uint k) {
+    PK_BIND(const uint, src);
+    PK_BIND(uint, dst);
+    PK_BIND(const uint, consumed);
+    PK_BIND(uint, sent_there);
+    __local int came;
+    (void)halo_link_wait(consumed, expect, &came);
+    for (uint i = get_local_id(0); i < words; i += WG) {
+        dst[i] = src[i];
+    }
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        *(__global volatile uint *)sent_there = k;
+    }
+}
+
+pk_kernel void halo_link_pull(PK_GLOBAL(const uint, sent), const uint k, PK_GLOBAL(const uint, area), const uint words,
+                              PK_GLOBAL(uint, ghost), PK_GLOBAL(uint, consumed_there)) {
+    PK_BIND(const uint, sent);
+    PK_BIND(const uint, area);
+    PK_BIND(uint, ghost);
+    PK_BIND(uint, consumed_there);
+    __local int came;
+    const bool ok = halo_link_wait(sent, k, &came);
+    __global const volatile uint *a = (__global const volatile uint *)area;
+    for (uint i = get_local_id(0); i < words; i += WG) {
+        ghost[i] = ok ? a[i] : 0xffffffffu;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        *(__global volatile uint *)consumed_there = k;
+    }
 }

@@ -29,6 +29,20 @@
  *                 sums[out_off + j] = sum over r = 0..ranks-1 in rank order of (r == me ?
  *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
  *                 sums[out_off + count] = 0 when zero is 1
+ *   halo_link_push (const uint* src, uint words, uint* dst, const uint* consumed, uint expect,
+ *                  uint* sent_there, uint k)
+ *   halo_link_pull (const uint* sent, uint k, const uint* area, uint words, uint* ghost,
+ *                  uint* consumed_there)
+ *                 the two ends of one exchange of a one-neighbour device-to-device link
+ *                 (src/backend/cuda/peer.rs) done by kernels, for small payloads such as the
+ *                 global sums: push waits until *consumed == expect (the neighbour has read
+ *                 the last exchange), copies src[0..words) to dst (the neighbour's receive
+ *                 area), fences system-wide and writes k to *sent_there (its flag there);
+ *                 pull waits until *sent == k, copies area[0..words) to ghost, fences and
+ *                 writes k to *consumed_there (this rank's flag in the neighbour's memory).
+ *                 One block each; a wait gives up after HALO_LINK_TIMEOUT_NS (a neighbour that
+ *                 failed), and pull then fills ghost with all-ones words (NaN), so the solve
+ *                 stops on NaN instead of hanging.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -238,5 +252,67 @@ extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const HALO_SUM *
             acc = __dadd_rn(acc, r == me ? own[j] : gathered[(ulong)r * stride + j]);
         }
         sums[out_off + j] = (SCALAR)acc;
+    }
+}
+
+/* How long a link kernel waits for its neighbour's flag before giving up (20 s). */
+#define HALO_LINK_TIMEOUT_NS 20000000000ull
+
+__device__ __forceinline__ unsigned long long halo_link_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Thread 0 of the block spins until *flag == value (a flag this device's memory holds, which
+ * the neighbour writes over the peer mapping); every thread returns whether it came. */
+__device__ __forceinline__ bool halo_link_wait(const uint *flag, const uint value) {
+    __shared__ int came;
+    if (threadIdx.x == 0) {
+        const volatile uint *f = flag;
+        const unsigned long long start = halo_link_now();
+        int ok = 1;
+        while (*f != value) {
+            if (halo_link_now() - start > HALO_LINK_TIMEOUT_NS) {
+                ok = 0;
+                break;
+            }
+        }
+        __threadfence();
+        came = ok;
+    }
+    __syncthreads();
+    return came != 0;
+}
+
+extern "C" __launch_bounds__(WG) __global__ void halo_link_push(const uint *src, const uint words, uint *dst,
+                                                                const uint *consumed, const uint expect,
+                                                                uint *sent_there, const uint k) {
+    PDL_WAIT();
+    (void)halo_link_wait(consumed, expect);
+    for (uint i = threadIdx.x; i < words; i += WG) {
+        dst[i] = src[i];
+    }
+    /* Every thread's copies reach the neighbour before the flag. */
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        *(volatile uint *)sent_there = k;
+    }
+}
+
+extern "C" __launch_bounds__(WG) __global__ void halo_link_pull(const uint *sent, const uint k, const uint *area,
+                                                                const uint words, uint *ghost, uint *consumed_there) {
+    PDL_WAIT();
+    const bool came = halo_link_wait(sent, k);
+    const volatile uint *a = area;
+    for (uint i = threadIdx.x; i < words; i += WG) {
+        ghost[i] = came ? a[i] : 0xffffffffu;
+    }
+    /* Every read of the area is done (its value stored) before the neighbour may write again. */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        *(volatile uint *)consumed_there = k;
     }
 }

@@ -119,6 +119,8 @@ pub(crate) enum Kernel {
     HaloDcgs2AddDots,
     HaloPartialsFinish,
     HaloRankSums,
+    HaloLinkPush,
+    HaloLinkPull,
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
@@ -129,7 +131,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 71] = [
+    pub(crate) const ALL: [Kernel; 73] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -195,6 +197,8 @@ impl Kernel {
         Kernel::HaloDcgs2AddDots,
         Kernel::HaloPartialsFinish,
         Kernel::HaloRankSums,
+        Kernel::HaloLinkPush,
+        Kernel::HaloLinkPull,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
@@ -271,6 +275,8 @@ impl Kernel {
             Kernel::HaloDcgs2AddDots => "halo_dcgs2_add_dots",
             Kernel::HaloPartialsFinish => "halo_partials_finish",
             Kernel::HaloRankSums => "halo_rank_sums",
+            Kernel::HaloLinkPush => "halo_link_push",
+            Kernel::HaloLinkPull => "halo_link_pull",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",

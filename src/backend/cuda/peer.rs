@@ -50,6 +50,8 @@ struct PeerArea {
     dst: CUdeviceptr,
     /// Whether it sends entries to this rank.
     receives_from: bool,
+    /// Whether it runs on another device than this rank.
+    other_device: bool,
 }
 
 /// The CUDA state behind a [`PeerLink`].
@@ -74,6 +76,9 @@ struct CudaPeer {
     /// Flags written with `cuStreamWriteValue32` (else `cuMemsetD32Async`), read from the
     /// environment once, at prepare.
     fenced_flags: bool,
+    /// Exchanges done by `halo_link_push` / `halo_link_pull` on the compute stream instead of
+    /// the copy stream's copies and flag operations (set at connect: see [`link_by_kernels`]).
+    kernels: bool,
 }
 
 // SAFETY: the fields are plain device addresses and a context handle that CUDA allows to be
@@ -259,6 +264,7 @@ impl CudaBackend {
             count: 0,
             used: false,
             fenced_flags: crate::backend::tuning::halo_flag_write_value(),
+            kernels: false,
         };
         // SAFETY: `base` holds `bytes` bytes. The memset runs on the legacy stream, which the
         // library's streams do not wait for: the context is synchronized before the handle
@@ -368,6 +374,7 @@ impl CudaBackend {
                 send: bytes(&nb.send),
                 dst,
                 receives_from: !nb.recv.is_empty(),
+                other_device: dev != mine,
             });
             if !fits {
                 return Err(Error::Distributed(format!(
@@ -404,6 +411,7 @@ impl CudaBackend {
         };
         let probed = probe();
         let synced = self.sync();
+        peer.kernels = link_by_kernels(peer);
         probed.and(synced)
     }
 
@@ -425,6 +433,9 @@ impl CudaBackend {
         peer.count = peer.count.wrapping_add(1);
         peer.used = true;
         let (k, me) = (peer.count, peer.rank);
+        if peer.kernels {
+            return self.push_by_kernel::<T>(peer, src, k);
+        }
         let (main, copy) = (self.stream.cu_stream(), peer.copy.cu_stream());
         let eq = sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32;
         let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
@@ -485,6 +496,9 @@ impl CudaBackend {
             ));
         }
         let (k, me) = (peer.count, peer.rank);
+        if peer.kernels {
+            return self.pull_by_kernel::<T>(peer, dst, ghost_bytes, k);
+        }
         let (main, copy) = (self.stream.cu_stream(), peer.copy.cu_stream());
         let eq = sys::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ as u32;
         let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32;
@@ -525,7 +539,80 @@ impl CudaBackend {
     }
 }
 
+/// Whether a connected link exchanges by kernels: two ranks on two devices (a kernel spinning
+/// on a flag would hold a device that another rank's context shares until the time slice ends),
+/// small payloads both ways (one block copies them), and
+/// [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`. The two ends of a link may decide
+/// differently: both paths keep the same flags and areas.
+fn link_by_kernels(peer: &CudaPeer) -> bool {
+    use crate::backend::tuning::{link_kernels, LINK_KERNELS_MAX_BYTES};
+    link_kernels()
+        && peer.ranks == 2
+        && peer.areas.len() == 1
+        && peer.areas.iter().all(|a| {
+            a.other_device && a.send.len() <= LINK_KERNELS_MAX_BYTES && a.send.len() % 4 == 0
+        })
+        && peer.recv_bytes <= LINK_KERNELS_MAX_BYTES
+        && peer.recv_bytes % 4 == 0
+}
+
 impl CudaBackend {
+    /// The send of exchange `k` by `halo_link_push` on the compute stream (after the kernel
+    /// that wrote `src`): wait until the neighbour consumed exchange k - 1, copy, flag k.
+    fn push_by_kernel<T: Scalar>(&self, peer: &CudaPeer, src: CUdeviceptr, k: u32) -> Result<()> {
+        use super::module::Kernel;
+        use super::Arg;
+        let Some(a) = peer.areas.first().filter(|a| !a.send.is_empty()) else {
+            return Ok(());
+        };
+        let args = [
+            Arg::Ptr(src + a.send.start as u64),
+            Arg::U32((a.send.len() / 4) as u32),
+            Arg::Ptr(a.dst),
+            Arg::Ptr(peer.consumed(peer.base, a.rank)),
+            Arg::U32(k.wrapping_sub(1)),
+            Arg::Ptr(a.base + 4 * peer.rank as u64),
+            Arg::U32(k),
+        ];
+        // SAFETY: halo_link_push(const uint* src, uint words, uint* dst, const uint* consumed,
+        // uint expect, uint* sent_there, uint k): `src` holds the send range (checked by the
+        // caller against the send buffer), `dst` the neighbour's room for it (checked at
+        // connect), `consumed` is this rank's flag and `sent_there` this rank's flag in the
+        // neighbour's opened allocation; one block.
+        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }
+    }
+
+    /// The receive of exchange `k` by `halo_link_pull` on the compute stream: wait for the
+    /// neighbour's flag k, copy the receive area into the ghost vector at `dst`, flag it
+    /// consumed in the neighbour's memory. The compute stream's later kernels follow it.
+    fn pull_by_kernel<T: Scalar>(
+        &self,
+        peer: &CudaPeer,
+        dst: CUdeviceptr,
+        ghost_bytes: usize,
+        k: u32,
+    ) -> Result<()> {
+        use super::module::Kernel;
+        use super::Arg;
+        let Some(a) = peer.areas.first().filter(|a| a.receives_from) else {
+            return Ok(());
+        };
+        let args = [
+            Arg::Ptr(peer.sent(peer.base, a.rank)),
+            Arg::U32(k),
+            Arg::Ptr(peer.base + flags_bytes(peer.ranks) as u64),
+            Arg::U32((ghost_bytes / 4) as u32),
+            Arg::Ptr(dst),
+            Arg::Ptr(a.base + 4 * (peer.ranks + peer.rank) as u64),
+        ];
+        // SAFETY: halo_link_pull(const uint* sent, uint k, const uint* area, uint words,
+        // uint* ghost, uint* consumed_there): `sent` is the neighbour's flag in this rank's
+        // allocation, whose receive area and the ghost vector both hold `ghost_bytes` bytes
+        // (checked by the caller); `consumed_there` is this rank's flag in the neighbour's
+        // opened allocation; one block.
+        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }
+    }
+
     /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with
     /// its default (fenced) flags when `fenced`, else `cuMemsetD32Async`. `probe` names the call
     /// in errors.

@@ -118,6 +118,8 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "halo_dcgs2_add_dots",
             "halo_partials_finish",
             "halo_rank_sums",
+            "halo_link_push",
+            "halo_link_pull",
         ],
     ),
     (
