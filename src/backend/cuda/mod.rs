@@ -39,8 +39,8 @@ mod trace;
 mod vector;
 
 pub use memory::RawBuffer;
-pub use trace::{write_trace, TRACE_ENV};
 pub use module::{compile_for_arch, kernel_registers_for_arch, source, DEFAULT_BLOCK, SOURCES};
+pub use trace::{write_trace, TRACE_ENV};
 
 use super::buffer::{Buffer, Storage};
 use super::{BackendInfo, BackendStatus, Counters};
