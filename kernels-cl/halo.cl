@@ -48,7 +48,8 @@
  *                 until *sent == k, copies area[0..words) to ghost and writes k to
  *                 *consumed_there. One work-group each. OpenCL has no link between devices;
  *                 here the flags are in the same device's memory, and a wait gives up after
- *                 HALO_LINK_SPINS polls (pull then fills ghost with all-ones words, NaN).
+ *                 HALO_LINK_SPINS polls (push then sends nothing, pull fills ghost with
+ *                 all-ones words, NaN, and writes no flag).
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -279,7 +280,7 @@ inline bool halo_link_wait(__global const uint *flag, const uint value, __local 
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         *came = ok;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     return *came != 0;
 }
 
@@ -291,7 +292,9 @@ pk_kernel void halo_link_push(PK_GLOBAL(const uint, src), const uint words, PK_G
     PK_BIND(const uint, consumed);
     PK_BIND(uint, sent_there);
     __local int came;
-    (void)halo_link_wait(consumed, expect, &came);
+    if (!halo_link_wait(consumed, expect, &came)) {
+        return;
+    }
     for (uint i = get_local_id(0); i < words; i += WG) {
         dst[i] = src[i];
     }
@@ -315,7 +318,7 @@ pk_kernel void halo_link_pull(PK_GLOBAL(const uint, sent), const uint k, PK_GLOB
         ghost[i] = ok ? a[i] : 0xffffffffu;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (get_local_id(0) == 0) {
+    if (get_local_id(0) == 0 && ok) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         *(__global volatile uint *)consumed_there = k;
     }

@@ -41,8 +41,8 @@
  *                 pull waits until *sent == k, copies area[0..words) to ghost, fences and
  *                 writes k to *consumed_there (this rank's flag in the neighbour's memory).
  *                 One block each; a wait gives up after HALO_LINK_TIMEOUT_NS (a neighbour that
- *                 failed), and pull then fills ghost with all-ones words (NaN), so the solve
- *                 stops on NaN instead of hanging.
+ *                 failed): push then sends nothing, pull fills ghost with all-ones words (NaN)
+ *                 and writes no flag, so the solve stops on NaN instead of hanging.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -255,8 +255,8 @@ extern "C" __launch_bounds__(WG) __global__ void halo_rank_sums(const HALO_SUM *
     }
 }
 
-/* How long a link kernel waits for its neighbour's flag before giving up (20 s). */
-#define HALO_LINK_TIMEOUT_NS 20000000000ull
+/* How long a link kernel waits for its neighbour's flag before giving up (60 s). */
+#define HALO_LINK_TIMEOUT_NS 60000000000ull
 
 __device__ __forceinline__ unsigned long long halo_link_now() {
     unsigned long long t;
@@ -278,7 +278,8 @@ __device__ __forceinline__ bool halo_link_wait(const uint *flag, const uint valu
                 break;
             }
         }
-        __threadfence();
+        /* System scope: the flag was written from the other device. */
+        __threadfence_system();
         came = ok;
     }
     __syncthreads();
@@ -289,7 +290,11 @@ extern "C" __launch_bounds__(WG) __global__ void halo_link_push(const uint *src,
                                                                 const uint *consumed, const uint expect,
                                                                 uint *sent_there, const uint k) {
     PDL_WAIT();
-    (void)halo_link_wait(consumed, expect);
+    /* Without the neighbour's "consumed", its area may still be read: nothing is sent, and its
+     * pull gives up in turn. */
+    if (!halo_link_wait(consumed, expect)) {
+        return;
+    }
     for (uint i = threadIdx.x; i < words; i += WG) {
         dst[i] = src[i];
     }
@@ -309,9 +314,10 @@ extern "C" __launch_bounds__(WG) __global__ void halo_link_pull(const uint *sent
     for (uint i = threadIdx.x; i < words; i += WG) {
         ghost[i] = came ? a[i] : 0xffffffffu;
     }
-    /* Every read of the area is done (its value stored) before the neighbour may write again. */
+    /* Every read of the area is done (its value stored) before the neighbour may write again;
+     * after a timeout no flag is written (it would run ahead of the neighbour's send). */
     __syncthreads();
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && came) {
         __threadfence_system();
         *(volatile uint *)consumed_there = k;
     }

@@ -109,14 +109,16 @@ impl Drop for CudaPeer {
             return;
         }
         // Only the link's copy stream touches the opened areas and this rank's allocation
-        // (the compute stream reads the ghost vector it copies into). Waiting for that stream
-        // is bounded: if a neighbour never sends (it failed, or ranks fell out of step), the
-        // stream waits on a flag forever, and the link is leaked rather than the host hung.
-        if !self.copy_stream_idle() {
+        // (the compute stream reads the ghost vector it copies into), or, on a link that
+        // exchanges by kernels, those kernels on the compute stream, after the last of which
+        // `received` is recorded. Waiting for either is bounded: if a neighbour never sends (it
+        // failed, or ranks fell out of step), the stream waits on a flag (the kernels for up to
+        // HALO_LINK_TIMEOUT_NS), and the link is leaked rather than the host hung.
+        if !self.copy_stream_idle() || (self.kernels && !self.kernels_idle()) {
             return;
         }
-        // SAFETY: the opened areas and the allocation were made in this context; the copy
-        // stream, the only queue of this process that touches them, is idle.
+        // SAFETY: the opened areas and the allocation were made in this context; the queues of
+        // this process that touch them are idle.
         unsafe {
             for e in [self.gathered, self.received] {
                 let _ = cu::event::destroy(e);
@@ -134,6 +136,25 @@ impl Drop for CudaPeer {
 }
 
 impl CudaPeer {
+    /// Whether the last link kernel (`received`, recorded after each on the compute stream)
+    /// has completed, polled for up to [`SETTLE_SECONDS`] (false on a timeout or an error).
+    fn kernels_idle(&self) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: a query of a live event of this (bound) context.
+            let r = unsafe { sys::cuEventQuery(self.received) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => return true,
+                sys::CUresult::CUDA_ERROR_NOT_READY
+                    if start.elapsed().as_secs_f64() <= SETTLE_SECONDS =>
+                {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// Whether the copy stream has finished everything queued on it, polled for up to
     /// [`SETTLE_SECONDS`] (false on a timeout or an error).
     fn copy_stream_idle(&self) -> bool {
@@ -550,12 +571,16 @@ impl CudaBackend {
 
 /// Whether a connected link exchanges by kernels: two ranks on two devices (a kernel spinning
 /// on a flag would hold a device that another rank's context shares until the time slice ends),
-/// small payloads both ways (one block copies them), and
-/// [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`. The two ends of a link may decide
-/// differently: both paths keep the same flags and areas.
+/// small payloads both ways (one block copies them), fenced flag writes on the copy-stream path
+/// (so that a kernel reading a flag the other end wrote that way also sees the data before it),
+/// and [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`. The two ends of a link may decide
+/// differently: both paths keep the same flags and areas. A halo link forced at two ranks with
+/// small halos exchanges by kernels too (the push then precedes the local product on the compute
+/// stream instead of overlapping it).
 fn link_by_kernels(peer: &CudaPeer) -> bool {
     use crate::backend::tuning::{link_kernels, LINK_KERNELS_MAX_BYTES};
     link_kernels()
+        && peer.fenced_flags
         && peer.ranks == 2
         && peer.areas.len() == 1
         && peer.areas.iter().all(|a| {
@@ -588,7 +613,17 @@ impl CudaBackend {
         // caller against the send buffer), `dst` the neighbour's room for it (checked at
         // connect), `consumed` is this rank's flag and `sent_there` this rank's flag in the
         // neighbour's opened allocation; one block.
-        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }
+        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }?;
+        self.mark_link_kernel(peer)
+    }
+
+    /// Record `received` on the compute stream after a link kernel: dropping the link waits
+    /// for it before closing the neighbour's mapping and freeing this rank's allocation.
+    fn mark_link_kernel(&self, peer: &CudaPeer) -> Result<()> {
+        // SAFETY: the link's event, recorded on this context's compute stream.
+        self.peer_check("cuEventRecord (halo link)", unsafe {
+            sys::cuEventRecord(peer.received, self.stream.cu_stream())
+        })
     }
 
     /// The receive of exchange `k` by `halo_link_pull` on the compute stream: wait for the
@@ -619,7 +654,8 @@ impl CudaBackend {
         // allocation, whose receive area and the ghost vector both hold `ghost_bytes` bytes
         // (checked by the caller); `consumed_there` is this rank's flag in the neighbour's
         // opened allocation; one block.
-        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }
+        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }?;
+        self.mark_link_kernel(peer)
     }
 
     /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with

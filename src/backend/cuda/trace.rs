@@ -9,7 +9,8 @@
 //! depends on (a halo upload). The events cost the host about a microsecond per launch and
 //! separate the kernels of a programmatic dependent launch, so absolute times shift a little;
 //! the idle map is what the trace is for. [`write_trace`] writes `kernel,start_us,end_us`
-//! (from the first event) to the file, suffixed with `.rank<R>` under Open MPI.
+//! (from the first event) to the file, suffixed with `.rank<R>` under an MPI launcher, and starts
+//! a new timeline. One CUDA context per process is traced (the first that launches).
 
 use cudarc::driver::{result as cu, sys};
 use std::sync::{Mutex, OnceLock};
@@ -33,12 +34,14 @@ fn timeline() -> Option<&'static Mutex<Timeline>> {
     static TIMELINE: OnceLock<Option<Mutex<Timeline>>> = OnceLock::new();
     TIMELINE
         .get_or_init(|| {
-            std::env::var_os(TRACE_ENV).map(|_| {
-                Mutex::new(Timeline {
-                    context: std::ptr::null_mut(),
-                    marks: Vec::new(),
+            std::env::var_os(TRACE_ENV)
+                .filter(|v| !v.is_empty())
+                .map(|_| {
+                    Mutex::new(Timeline {
+                        context: std::ptr::null_mut(),
+                        marks: Vec::new(),
+                    })
                 })
-            })
         })
         .as_ref()
 }
@@ -47,7 +50,27 @@ fn record(stream: sys::CUstream) -> Option<sys::CUevent> {
     let event = cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).ok()?;
     // SAFETY: a fresh event of the bound context, recorded on that context's stream.
     let r = unsafe { sys::cuEventRecord(event, stream) };
-    (r == sys::CUresult::CUDA_SUCCESS).then_some(event)
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Some(event)
+    } else {
+        destroy(Some(event));
+        None
+    }
+}
+
+fn destroy(event: Option<sys::CUevent>) {
+    if let Some(e) = event {
+        // SAFETY: an event this module created and no longer keeps.
+        let _ = unsafe { cu::event::destroy(e) };
+    }
+}
+
+/// The bound context (null when none).
+fn current_context() -> sys::CUcontext {
+    let mut context: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes the calling thread's current context handle.
+    unsafe { sys::cuCtxGetCurrent(&mut context) };
+    context
 }
 
 fn capturing(stream: sys::CUstream) -> bool {
@@ -69,53 +92,97 @@ pub(crate) fn traced<R>(
     let Some(timeline) = timeline() else {
         return launch();
     };
-    if capturing(stream) {
+    let traced_here = match timeline.lock() {
+        Ok(mut t) => {
+            let context = current_context();
+            if t.context.is_null() {
+                t.context = context;
+            }
+            t.marks.len() < MAX_MARKS && t.context == context
+        }
+        Err(_) => false,
+    };
+    if !traced_here || capturing(stream) {
         return launch();
     }
     let before = record(stream);
     let result = launch();
     let after = record(stream);
-    if let (Some(b), Some(a), Ok(mut t)) = (before, after, timeline.lock()) {
-        if t.marks.len() < MAX_MARKS {
-            if t.context.is_null() {
-                // SAFETY: reads the bound context (the launch's).
-                unsafe { sys::cuCtxGetCurrent(&mut t.context) };
-            }
-            t.marks.push((name, b, a));
+    match (before, after, timeline.lock()) {
+        (Some(b), Some(a), Ok(mut t)) if t.marks.len() < MAX_MARKS => t.marks.push((name, b, a)),
+        (b, a, _) => {
+            destroy(b);
+            destroy(a);
         }
     }
     result
 }
 
 /// Write the timeline to the file [`TRACE_ENV`] names (nothing when it is unset or no launch
-/// was traced); waits for the traced work.
+/// was traced) and start a new one; waits for the traced work. A failed event query is an
+/// error (the file is not written).
 pub fn write_trace() -> std::io::Result<()> {
     let (Some(timeline), Some(path)) = (timeline(), std::env::var_os(TRACE_ENV)) else {
         return Ok(());
     };
-    let t = timeline
+    let mut t = timeline
         .lock()
         .map_err(|_| std::io::Error::other("trace lock poisoned"))?;
-    let Some(&(_, first, _)) = t.marks.first() else {
+    let marks = std::mem::take(&mut t.marks);
+    let Some(&(_, first, _)) = marks.first() else {
         return Ok(());
     };
-    // SAFETY: the events belong to `t.context`, bound here; synchronizing an event and reading
-    // elapsed times between recorded events of one context are plain queries.
-    let elapsed = |e: sys::CUevent| -> f64 {
-        let mut ms = 0f32;
-        unsafe {
-            sys::cuEventSynchronize(e);
-            sys::cuEventElapsedTime_v2(&mut ms, first, e);
+    let check = |what: &str, r: sys::CUresult| {
+        if r == sys::CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!("{what}: {r:?}")))
         }
-        f64::from(ms) * 1e3
     };
-    unsafe { sys::cuCtxSetCurrent(t.context) };
+    let previous = current_context();
+    // SAFETY: binds the context the events were recorded in (restored below).
+    check("cuCtxSetCurrent", unsafe {
+        sys::cuCtxSetCurrent(t.context)
+    })?;
+    let elapsed = |e: sys::CUevent| -> std::io::Result<f64> {
+        let mut ms = 0f32;
+        // SAFETY: `first` and `e` are recorded events of the bound context.
+        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(e) })?;
+        check("cuEventElapsedTime", unsafe {
+            sys::cuEventElapsedTime_v2(&mut ms, first, e)
+        })?;
+        Ok(f64::from(ms) * 1e3)
+    };
     let mut out = String::from("kernel,start_us,end_us\n");
-    for &(name, b, a) in &t.marks {
-        out.push_str(&format!("{name},{:.3},{:.3}\n", elapsed(b), elapsed(a)));
+    let mut failed = None;
+    for &(name, b, a) in &marks {
+        match (elapsed(b), elapsed(a)) {
+            (Ok(s), Ok(e)) => out.push_str(&format!("{name},{s:.3},{e:.3}\n")),
+            (Err(e), _) | (_, Err(e)) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    for &(_, b, a) in &marks {
+        destroy(Some(b));
+        destroy(Some(a));
+    }
+    // SAFETY: rebinds what the thread had bound before.
+    unsafe { sys::cuCtxSetCurrent(previous) };
+    if let Some(e) = failed {
+        return Err(e);
     }
     let mut path = std::path::PathBuf::from(path);
-    if let Ok(rank) = std::env::var("OMPI_COMM_WORLD_RANK") {
+    let rank = [
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok());
+    if let Some(rank) = rank {
         path.as_mut_os_string().push(format!(".rank{rank}"));
     }
     std::fs::write(path, out)
