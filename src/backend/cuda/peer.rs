@@ -88,6 +88,8 @@ struct CudaPeer {
     /// Exchanges done by `halo_link_push` / `halo_link_pull` on the compute stream instead of
     /// the copy stream's copies and flag operations (set at connect: see [`link_by_kernels`]).
     kernels: bool,
+    /// The backend's compute stream, which the link kernels run on.
+    compute: Arc<CudaStream>,
 }
 
 // SAFETY: the fields are plain device addresses and a context handle that CUDA allows to be
@@ -110,10 +112,10 @@ impl Drop for CudaPeer {
         }
         // Only the link's copy stream touches the opened areas and this rank's allocation
         // (the compute stream reads the ghost vector it copies into), or, on a link that
-        // exchanges by kernels, those kernels on the compute stream, after the last of which
-        // `received` is recorded. Waiting for either is bounded: if a neighbour never sends (it
-        // failed, or ranks fell out of step), the stream waits on a flag (the kernels for up to
-        // HALO_LINK_TIMEOUT_NS), and the link is leaked rather than the host hung.
+        // exchanges by kernels, those kernels on the compute stream. Waiting for either is
+        // bounded: if a neighbour never sends (it failed, or ranks fell out of step), the stream
+        // waits on a flag (the kernels for up to HALO_LINK_TIMEOUT_NS), and the link is leaked
+        // rather than the host hung.
         if !self.copy_stream_idle() || (self.kernels && !self.kernels_idle()) {
             return;
         }
@@ -136,9 +138,14 @@ impl Drop for CudaPeer {
 }
 
 impl CudaPeer {
-    /// Whether the last link kernel (`received`, recorded after each on the compute stream)
-    /// has completed, polled for up to [`SETTLE_SECONDS`] (false on a timeout or an error).
+    /// Whether the link kernels queued so far on the compute stream have completed: `received`
+    /// recorded there now, polled for up to [`SETTLE_SECONDS`] (false on a timeout or an error).
     fn kernels_idle(&self) -> bool {
+        // SAFETY: the link's event, recorded on a live stream of this (bound) context.
+        let r = unsafe { sys::cuEventRecord(self.received, self.compute.cu_stream()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return false;
+        }
         let start = std::time::Instant::now();
         loop {
             // SAFETY: a query of a live event of this (bound) context.
@@ -295,6 +302,7 @@ impl CudaBackend {
             used: false,
             fenced_flags: crate::backend::tuning::halo_flag_write_value(),
             kernels: false,
+            compute: self.stream.clone(),
         };
         // SAFETY: `base` holds `bytes` bytes. The memset runs on the legacy stream, which the
         // library's streams do not wait for: the context is synchronized before the handle
@@ -613,17 +621,7 @@ impl CudaBackend {
         // caller against the send buffer), `dst` the neighbour's room for it (checked at
         // connect), `consumed` is this rank's flag and `sent_there` this rank's flag in the
         // neighbour's opened allocation; one block.
-        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }?;
-        self.mark_link_kernel(peer)
-    }
-
-    /// Record `received` on the compute stream after a link kernel: dropping the link waits
-    /// for it before closing the neighbour's mapping and freeing this rank's allocation.
-    fn mark_link_kernel(&self, peer: &CudaPeer) -> Result<()> {
-        // SAFETY: the link's event, recorded on this context's compute stream.
-        self.peer_check("cuEventRecord (halo link)", unsafe {
-            sys::cuEventRecord(peer.received, self.stream.cu_stream())
-        })
+        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }
     }
 
     /// The receive of exchange `k` by `halo_link_pull` on the compute stream: wait for the
@@ -654,8 +652,7 @@ impl CudaBackend {
         // allocation, whose receive area and the ghost vector both hold `ghost_bytes` bytes
         // (checked by the caller); `consumed_there` is this rank's flag in the neighbour's
         // opened allocation; one block.
-        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }?;
-        self.mark_link_kernel(peer)
+        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }
     }
 
     /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with
