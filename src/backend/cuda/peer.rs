@@ -586,16 +586,30 @@ impl CudaBackend {
 /// small halos exchanges by kernels too (the push then precedes the local product on the compute
 /// stream instead of overlapping it).
 fn link_by_kernels(peer: &CudaPeer) -> bool {
-    use crate::backend::tuning::{link_kernels, LINK_KERNELS_MAX_BYTES};
-    link_kernels()
-        && peer.fenced_flags
-        && peer.ranks == 2
-        && peer.areas.len() == 1
-        && peer.areas.iter().all(|a| {
-            a.other_device && a.send.len() <= LINK_KERNELS_MAX_BYTES && a.send.len() % 4 == 0
-        })
-        && peer.recv_bytes <= LINK_KERNELS_MAX_BYTES
-        && peer.recv_bytes % 4 == 0
+    let areas: Vec<(bool, usize)> = peer
+        .areas
+        .iter()
+        .map(|a| (a.other_device, a.send.len()))
+        .collect();
+    kernels_rule(
+        crate::backend::tuning::link_kernels() && peer.fenced_flags,
+        peer.ranks,
+        &areas,
+        peer.recv_bytes,
+    )
+}
+
+/// [`link_by_kernels`] on plain values: `allowed` (environment and fenced flags), the
+/// communicator's ranks, each opened neighbour's (on another device, bytes sent to it), and the
+/// receive area's bytes.
+fn kernels_rule(allowed: bool, ranks: usize, areas: &[(bool, usize)], recv_bytes: usize) -> bool {
+    use crate::backend::tuning::LINK_KERNELS_MAX_BYTES;
+    let small = |bytes: usize| bytes <= LINK_KERNELS_MAX_BYTES && bytes % 4 == 0;
+    allowed
+        && ranks == 2
+        && areas.len() == 1
+        && areas.iter().all(|&(other, send)| other && small(send))
+        && small(recv_bytes)
 }
 
 impl CudaBackend {
@@ -696,4 +710,28 @@ fn state(link: &mut PeerLink) -> Result<&mut CudaPeer> {
     link.state
         .downcast_mut::<CudaPeer>()
         .ok_or_else(|| Error::Distributed("halo link made by another backend".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernels_rule;
+
+    #[test]
+    fn link_kernels_only_between_two_ranks_on_two_devices_with_small_payloads() {
+        // The sums link at two ranks: 256 f64 each way, 2 x 256 received.
+        assert!(kernels_rule(true, 2, &[(true, 2048)], 4096));
+        // Turned off, or flags unfenced.
+        assert!(!kernels_rule(false, 2, &[(true, 2048)], 4096));
+        // A neighbour on this rank's device: a spinning kernel would hold the shared GPU.
+        assert!(!kernels_rule(true, 2, &[(false, 2048)], 4096));
+        // More ranks (another rank may share the device), or two neighbours.
+        assert!(!kernels_rule(true, 3, &[(true, 2048)], 4096));
+        assert!(!kernels_rule(true, 2, &[(true, 8), (true, 8)], 16));
+        // A halo of 512 KB: too much for one block.
+        assert!(!kernels_rule(true, 2, &[(true, 1 << 19)], 1 << 19));
+        assert!(!kernels_rule(true, 2, &[(true, 8)], 1 << 19));
+        // Payloads the kernels copy as 4-byte words.
+        assert!(!kernels_rule(true, 2, &[(true, 6)], 8));
+        assert!(kernels_rule(true, 2, &[(true, 0)], 0));
+    }
 }
