@@ -143,42 +143,15 @@ impl CudaPeer {
     fn kernels_idle(&self) -> bool {
         // SAFETY: the link's event, recorded on a live stream of this (bound) context.
         let r = unsafe { sys::cuEventRecord(self.received, self.compute.cu_stream()) };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return false;
-        }
-        let start = std::time::Instant::now();
-        loop {
-            // SAFETY: a query of a live event of this (bound) context.
-            let r = unsafe { sys::cuEventQuery(self.received) };
-            match r {
-                sys::CUresult::CUDA_SUCCESS => return true,
-                sys::CUresult::CUDA_ERROR_NOT_READY
-                    if start.elapsed().as_secs_f64() <= SETTLE_SECONDS =>
-                {
-                    std::thread::sleep(std::time::Duration::from_micros(100));
-                }
-                _ => return false,
-            }
-        }
+        // SAFETY: a query of a live event of this (bound) context.
+        r == sys::CUresult::CUDA_SUCCESS && settled(|| unsafe { sys::cuEventQuery(self.received) })
     }
 
     /// Whether the copy stream has finished everything queued on it, polled for up to
     /// [`SETTLE_SECONDS`] (false on a timeout or an error).
     fn copy_stream_idle(&self) -> bool {
-        let start = std::time::Instant::now();
-        loop {
-            // SAFETY: a query of a live stream of this (bound) context.
-            let r = unsafe { sys::cuStreamQuery(self.copy.cu_stream()) };
-            match r {
-                sys::CUresult::CUDA_SUCCESS => return true,
-                sys::CUresult::CUDA_ERROR_NOT_READY
-                    if start.elapsed().as_secs_f64() <= SETTLE_SECONDS =>
-                {
-                    std::thread::sleep(std::time::Duration::from_micros(100));
-                }
-                _ => return false,
-            }
-        }
+        // SAFETY: a query of a live stream of this (bound) context.
+        settled(|| unsafe { sys::cuStreamQuery(self.copy.cu_stream()) })
     }
 
     /// Whether every neighbour this rank sent to has flagged the last exchange consumed: its
@@ -221,6 +194,23 @@ impl CudaPeer {
 
 /// How long dropping a link waits for its copy stream and for its neighbours' last flags.
 const SETTLE_SECONDS: f64 = 2.0;
+
+/// Poll `query` (a stream or event query) until it reports success (true), for up to
+/// [`SETTLE_SECONDS`] while it reports "not ready" (false on a timeout or another error).
+fn settled(query: impl Fn() -> sys::CUresult) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        match query() {
+            sys::CUresult::CUDA_SUCCESS => return true,
+            sys::CUresult::CUDA_ERROR_NOT_READY
+                if start.elapsed().as_secs_f64() <= SETTLE_SECONDS =>
+            {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+            _ => return false,
+        }
+    }
+}
 
 fn flags_bytes(ranks: usize) -> usize {
     (8 * ranks).div_ceil(FLAGS_ALIGN) * FLAGS_ALIGN
