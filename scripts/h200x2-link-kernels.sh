@@ -21,13 +21,8 @@ if [[ " ${PARTS:-tests scaling trace} " == *" tests "* ]]; then
   done
 fi
 if [[ " ${PARTS:-tests scaling trace} " == *" scaling "* ]]; then
-  for round in $(seq 1 ${ROUNDS:-2}); do
-    mkdir -p "$OUT/r$round-kernels" "$OUT/r$round-copies"
-    OUT=$OUT/r$round-kernels RANKS="1 2" STUDIES="${STUDIES:-weak}" bash scripts/h200-scaling.sh > "$OUT/r$round-kernels/table.txt" 2>&1
-    cp "$OUT/r$round-kernels"/*-np1.* "$OUT/r$round-copies/"
-    OUT=$OUT/r$round-copies RANKS="2" STUDIES="${STUDIES:-weak}" PIPEKRYLOV_LINK_KERNELS=0 bash scripts/h200-scaling.sh > "$OUT/r$round-copies/table.txt" 2>&1
-    for v in kernels copies; do echo "== round $round, link $v"; grep -v "status" "$OUT/r$round-$v/table.txt" | tail -n +2; done
-  done
+  # "base" = the kernels (the default), "ab" = the copy stream.
+  AB=PIPEKRYLOV_LINK_KERNELS=0 bash scripts/h200x2-env-ab.sh
 fi
 if [[ " ${PARTS:-tests scaling trace} " == *" trace "* ]]; then
   mkdir -p "$OUT/trace"
