@@ -39,22 +39,17 @@
  *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
  *                 sums[out_off + count] = 0 when zero is 1
  *   halo_link_push (const uint* src, uint words, uint* dst, const uint* consumed, uint expect,
- *                  uint* sent_there, uint k, uint* tickets, uint* pushed)
+ *                  uint* sent_there, uint k)
  *   halo_link_pull (const uint* sent, uint k, const uint* area, uint words, uint* ghost,
- *                  uint* consumed_there, uint* tickets, const uint* pushed)
+ *                  uint* consumed_there)
  *                 the two ends of one exchange of a one-neighbour device-to-device link done by
  *                 kernels (CUDA: src/backend/cuda/peer.rs): push waits until *consumed ==
  *                 expect, copies src[0..words) to dst and writes k to *sent_there; pull waits
  *                 until *sent == k, copies area[0..words) to ghost and writes k to
- *                 *consumed_there. Any number of work-groups: each waits for the flag and copies
- *                 its share, and the last group to arrive (tickets[0] counts arrivals,
- *                 tickets[1] groups that gave up; both 0 before and after a launch) writes the
- *                 flag (push also writes k to *pushed, which pull waits for as well unless
- *                 pushed is null: nothing sent). OpenCL
- *                 has no link between devices; here the flags are in the same
- *                 device's memory, and a wait gives up after HALO_LINK_SPINS polls (push then
- *                 sends nothing, pull fills ghost with all-ones words, NaN, and neither writes
- *                 its flag).
+ *                 *consumed_there. One work-group each. OpenCL has no link between devices;
+ *                 here the flags are in the same device's memory, and a wait gives up after
+ *                 HALO_LINK_SPINS polls (push then sends nothing, pull fills ghost with
+ *                 all-ones words, NaN, and writes no flag).
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -289,66 +284,42 @@ inline bool halo_link_wait(__global const uint *flag, const uint value, __local 
     return *came != 0;
 }
 
-/* Work-item 0 of each group, after the group's copies (fenced, then a group barrier): count
- * the group in (tickets[0]; tickets[1] counts groups whose wait gave up) and return true in the
- * last group to arrive when no group gave up; the last group resets both counters. */
-inline bool halo_link_last(__global uint *tickets, const bool came) {
-    if (!came) {
-        atomic_inc(&tickets[1]);
-    }
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    if (atomic_inc(&tickets[0]) != get_num_groups(0) - 1) {
-        return false;
-    }
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    const uint gave_up = atomic_xchg(&tickets[1], 0u);
-    atomic_xchg(&tickets[0], 0u);
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    return gave_up == 0;
-}
-
 pk_kernel void halo_link_push(PK_GLOBAL(const uint, src), const uint words, PK_GLOBAL(uint, dst),
                               PK_GLOBAL(const uint, consumed), const uint expect, PK_GLOBAL(uint, sent_there),
-                              const uint k, PK_GLOBAL(uint, tickets), PK_GLOBAL(uint, pushed)) {
+                              const uint k) {
     PK_BIND(const uint, src);
     PK_BIND(uint, dst);
     PK_BIND(const uint, consumed);
     PK_BIND(uint, sent_there);
-    PK_BIND(uint, tickets);
-    PK_BIND(uint, pushed);
     __local int came;
-    const bool ok = halo_link_wait(consumed, expect, &came);
-    if (ok) {
-        FOR_EACH(i, words) {
-            dst[i] = src[i];
-        }
+    if (!halo_link_wait(consumed, expect, &came)) {
+        return;
+    }
+    for (uint i = get_local_id(0); i < words; i += WG) {
+        dst[i] = src[i];
     }
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (get_local_id(0) == 0 && halo_link_last(tickets, ok)) {
+    if (get_local_id(0) == 0) {
         *(__global volatile uint *)sent_there = k;
-        *(__global volatile uint *)pushed = k;
     }
 }
 
 pk_kernel void halo_link_pull(PK_GLOBAL(const uint, sent), const uint k, PK_GLOBAL(const uint, area), const uint words,
-                              PK_GLOBAL(uint, ghost), PK_GLOBAL(uint, consumed_there), PK_GLOBAL(uint, tickets),
-                              PK_GLOBAL(const uint, pushed)) {
+                              PK_GLOBAL(uint, ghost), PK_GLOBAL(uint, consumed_there)) {
     PK_BIND(const uint, sent);
     PK_BIND(const uint, area);
     PK_BIND(uint, ghost);
     PK_BIND(uint, consumed_there);
-    PK_BIND(uint, tickets);
-    PK_BIND(const uint, pushed);
     __local int came;
-    const bool ok = halo_link_wait(sent, k, &came) && (pushed == 0 || halo_link_wait(pushed, k, &came));
+    const bool ok = halo_link_wait(sent, k, &came);
     __global const volatile uint *a = (__global const volatile uint *)area;
-    FOR_EACH(i, words) {
+    for (uint i = get_local_id(0); i < words; i += WG) {
         ghost[i] = ok ? a[i] : 0xffffffffu;
     }
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (get_local_id(0) == 0 && halo_link_last(tickets, ok)) {
+    if (get_local_id(0) == 0 && ok) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
         *(__global volatile uint *)consumed_there = k;
     }
 }

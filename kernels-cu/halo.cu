@@ -30,26 +30,19 @@
  *                 own[j] : gathered[r stride + j]) in double, rounded, for j < count; and
  *                 sums[out_off + count] = 0 when zero is 1
  *   halo_link_push (const uint* src, uint words, uint* dst, const uint* consumed, uint expect,
- *                  uint* sent_there, uint k, uint* tickets, uint* pushed)
+ *                  uint* sent_there, uint k)
  *   halo_link_pull (const uint* sent, uint k, const uint* area, uint words, uint* ghost,
- *                  uint* consumed_there, uint* tickets, const uint* pushed)
+ *                  uint* consumed_there)
  *                 the two ends of one exchange of a one-neighbour device-to-device link
- *                 (src/backend/cuda/peer.rs) done by kernels on the compute stream: push waits
- *                 until *consumed == expect (the neighbour has read the last exchange), copies
- *                 src[0..words) to dst (the neighbour's receive area), fences system-wide and
- *                 writes k to *sent_there (its flag there); pull waits until *sent == k, copies
- *                 area[0..words) to ghost, fences and writes k to *consumed_there (this rank's
- *                 flag in the neighbour's memory). Any grid: every block waits for the flag and
- *                 copies its grid-stride share, and the last block to arrive (tickets[0] counts
- *                 arrivals, tickets[1] blocks that gave up; both 0 before and after a launch)
- *                 writes the flag, and k to *pushed (this rank's memory: the send buffer is
- *                 read), which pull also waits for, so that the compute stream, which runs
- *                 pull, rewrites the send buffer only after a push on another stream read it
- *                 (pushed is null where this rank sends nothing).
- *                 A wait gives up after HALO_LINK_TIMEOUT_NS (a neighbour that
- *                 failed): push then sends nothing and writes no flag, pull fills ghost with
- *                 all-ones words (NaN) and writes no flag, so the solve stops on NaN instead of
- *                 hanging.
+ *                 (src/backend/cuda/peer.rs) done by kernels, for small payloads such as the
+ *                 global sums: push waits until *consumed == expect (the neighbour has read
+ *                 the last exchange), copies src[0..words) to dst (the neighbour's receive
+ *                 area), fences system-wide and writes k to *sent_there (its flag there);
+ *                 pull waits until *sent == k, copies area[0..words) to ghost, fences and
+ *                 writes k to *consumed_there (this rank's flag in the neighbour's memory).
+ *                 One block each; a wait gives up after HALO_LINK_TIMEOUT_NS (a neighbour that
+ *                 failed): push then sends nothing, pull fills ghost with all-ones words (NaN)
+ *                 and writes no flag, so the solve stops on NaN instead of hanging.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -293,64 +286,39 @@ __device__ __forceinline__ bool halo_link_wait(const uint *flag, const uint valu
     return came != 0;
 }
 
-/* Thread 0 of each block, after the block's copies (fenced by every thread, then a block
- * barrier): count the block in (tickets[0]; tickets[1] counts blocks whose wait gave up) and
- * return true in the last block to arrive when no block gave up; the last block resets both
- * counters for the next launch. The fence before the count orders this block's copies before
- * it, as in the last-block reduction of the CUDA programming guide, at system scope. */
-__device__ __forceinline__ bool halo_link_last(uint *tickets, const bool came) {
-    if (!came) {
-        atomicAdd(&tickets[1], 1u);
-    }
-    __threadfence_system();
-    if (atomicAdd(&tickets[0], 1u) != gridDim.x - 1) {
-        return false;
-    }
-    __threadfence_system();
-    const uint gave_up = atomicExch(&tickets[1], 0u);
-    atomicExch(&tickets[0], 0u);
-    __threadfence_system();
-    return gave_up == 0;
-}
-
 extern "C" __launch_bounds__(WG) __global__ void halo_link_push(const uint *src, const uint words, uint *dst,
                                                                 const uint *consumed, const uint expect,
-                                                                uint *sent_there, const uint k, uint *tickets,
-                                                                uint *pushed) {
+                                                                uint *sent_there, const uint k) {
     PDL_WAIT();
     /* Without the neighbour's "consumed", its area may still be read: nothing is sent, and its
      * pull gives up in turn. */
-    const bool came = halo_link_wait(consumed, expect);
-    if (came) {
-        for (uint i = GRID_START; i < words; i += GRID_STRIDE) {
-            dst[i] = src[i];
-        }
+    if (!halo_link_wait(consumed, expect)) {
+        return;
+    }
+    for (uint i = threadIdx.x; i < words; i += WG) {
+        dst[i] = src[i];
     }
     /* Every thread's copies reach the neighbour before the flag. */
     __threadfence_system();
     __syncthreads();
-    if (threadIdx.x == 0 && halo_link_last(tickets, came)) {
+    if (threadIdx.x == 0) {
         *(volatile uint *)sent_there = k;
-        *(volatile uint *)pushed = k;
     }
 }
 
 extern "C" __launch_bounds__(WG) __global__ void halo_link_pull(const uint *sent, const uint k, const uint *area,
-                                                                const uint words, uint *ghost, uint *consumed_there,
-                                                                uint *tickets, const uint *pushed) {
+                                                                const uint words, uint *ghost, uint *consumed_there) {
     PDL_WAIT();
-    /* The neighbour's entries, and this rank's own push done (its send buffer read; null where
-     * this rank sends nothing). */
-    const bool came = halo_link_wait(sent, k) && (pushed == 0 || halo_link_wait(pushed, k));
+    const bool came = halo_link_wait(sent, k);
     const volatile uint *a = area;
-    for (uint i = GRID_START; i < words; i += GRID_STRIDE) {
+    for (uint i = threadIdx.x; i < words; i += WG) {
         ghost[i] = came ? a[i] : 0xffffffffu;
     }
     /* Every read of the area is done (its value stored) before the neighbour may write again;
      * after a timeout no flag is written (it would run ahead of the neighbour's send). */
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0 && halo_link_last(tickets, came)) {
+    if (threadIdx.x == 0 && came) {
+        __threadfence_system();
         *(volatile uint *)consumed_there = k;
     }
 }

@@ -150,11 +150,14 @@ pub(crate) fn halo_flag_write_value() -> bool {
 }
 
 /// Environment variable: `0` makes a one-neighbour device-to-device link (the global sums' link
-/// at two ranks, and the halo link where it is used at two ranks) exchange with the copy
-/// stream's copies and flag operations, as the halo link does at more ranks, instead of two
-/// kernels on the compute stream (`halo_link_push`, `halo_link_pull`: the default between two
-/// ranks on distinct devices).
+/// at two ranks) exchange with the copy stream's copies and flag operations, as the halo link
+/// does, instead of two single-block kernels on the compute stream (`halo_link_push`,
+/// `halo_link_pull`: the default for payloads up to [`LINK_KERNELS_MAX_BYTES`] between distinct
+/// devices).
 pub const LINK_KERNELS_ENV: &str = "PIPEKRYLOV_LINK_KERNELS";
+
+/// Largest payload (bytes each way) a link exchanges by kernels: one block copies it.
+pub const LINK_KERNELS_MAX_BYTES: usize = 1 << 16;
 
 /// False when [`LINK_KERNELS_ENV`] is `0`.
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]

@@ -31,8 +31,8 @@ use super::matrix::{device_halo, DeviceHalo, ExchangeBuffers, PeerMode};
 use crate::backend::{
     AfsaiGrowKernel, AfsaiGrowth, BackendInfo, Basis, BiluParts, BlockTriangular, Buffer,
     CounterSnapshot, DeviceMatrix, FsaiPattern, GatherList, GhostBlock, HaloOps, InversePattern,
-    IpStencil, KrylovOps, Partials, PcgStepVectors, PeerNeighbor, PrecondOps, Slot, SpmvDots,
-    SpmvOps, StencilCoefficients, Sums, VectorOps,
+    IpStencil, KrylovOps, Partials, PcgStepVectors, PeerNeighbor, PeerOptions, PrecondOps, Slot,
+    SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
 use crate::backend::{CgSlots, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
@@ -352,7 +352,12 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 ex.ghost_x.len(),
                 elem,
                 &neighbours,
-                true,
+                // Its copies overlap the local product on the link's stream: no push kernel
+                // before it on the compute stream.
+                PeerOptions {
+                    shared_device: true,
+                    kernels: false,
+                },
             ) {
                 Some(l) => PeerMode::Peer(l),
                 None => PeerMode::Host,
@@ -364,7 +369,8 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     /// `elem` bytes, with `neighbours` as `(rank, entries of the send buffer that go to it,
     /// entries of the receive buffer that come from it)`, if every rank's backend makes one,
     /// `enabled` holds on every rank, all ranks run on one node and every rank connects
-    /// (with `shared_device` false, no neighbour on the rank's own device); `None` otherwise
+    /// with `options` ([`PeerOptions`]: a neighbour on the rank's own device accepted or not,
+    /// exchanges by kernels allowed or not); `None` otherwise
     /// (not an error).
     fn agree_on_link(
         &self,
@@ -373,7 +379,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         recv_len: usize,
         elem: usize,
         neighbours: &[(usize, Range<usize>, Range<usize>)],
-        shared_device: bool,
+        options: PeerOptions,
     ) -> Option<crate::backend::PeerLink> {
         let comm = &self.comm;
         let prepared = if enabled {
@@ -438,10 +444,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 })
             })
             .collect();
-        let connected = peers.and_then(|n| {
-            self.inner
-                .halo_peer_connect(&mut l, elem, &n, shared_device)
-        });
+        let connected = peers.and_then(|n| self.inner.halo_peer_connect(&mut l, elem, &n, options));
         comm.agree(&format!("{what} connection"), connected)
             .ok()
             .map(|()| l)
@@ -478,7 +481,10 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 k * ranks,
                 8,
                 &neighbours,
-                crate::backend::tuning::sums_peer_forced(),
+                PeerOptions {
+                    shared_device: crate::backend::tuning::sums_peer_forced(),
+                    kernels: true,
+                },
             ),
             buffers,
         ) {

@@ -31,9 +31,9 @@ impl HaloOps for CudaBackend {
         link: &mut crate::backend::PeerLink,
         elem: usize,
         neighbors: &[crate::backend::PeerNeighbor],
-        shared_device: bool,
+        options: crate::backend::PeerOptions,
     ) -> Result<()> {
-        self.peer_connect(link, elem, neighbors, shared_device)
+        self.peer_connect(link, elem, neighbors, options)
     }
 
     fn halo_peer_send<T: Scalar>(

@@ -716,31 +716,7 @@ impl CudaBackend {
             Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
         })?;
         // SAFETY: as for this function; `args` outlives the call.
-        unsafe { self.launch_ex(kernel, func, grid, args, self.stream.cu_stream()) }?;
-        self.counters.launch();
-        Ok(())
-    }
-
-    /// [`Self::launch`] on another stream of this context (a halo link's copy stream).
-    ///
-    /// # Safety
-    /// As for [`Self::launch`], with `stream` a live stream of this context, ordered by the
-    /// caller against the compute stream's work on the kernel's buffers.
-    pub(crate) unsafe fn launch_on<T: Scalar>(
-        &self,
-        kernel: Kernel,
-        grid: usize,
-        args: &[Arg],
-        stream: cudarc::driver::sys::CUstream,
-    ) -> Result<()> {
-        self.check_alive()?;
-        let kernels = self.kernels_for(T::PRECISION)?;
-        let func = kernels.get(kernel);
-        let grid = u32::try_from(grid.max(1)).map_err(|_| {
-            Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
-        })?;
-        // SAFETY: as for this function; `args` outlives the call.
-        unsafe { self.launch_ex(kernel, func, grid, args, stream) }?;
+        unsafe { self.launch_ex(kernel, func, grid, args) }?;
         self.counters.launch();
         Ok(())
     }
@@ -759,7 +735,6 @@ impl CudaBackend {
         func: &cudarc::driver::CudaFunction,
         grid: u32,
         args: &[Arg],
-        stream: cudarc::driver::sys::CUstream,
     ) -> Result<()> {
         use cudarc::driver::sys;
         use std::ffi::c_void;
@@ -786,14 +761,14 @@ impl CudaBackend {
             blockDimY: 1,
             blockDimZ: 1,
             sharedMemBytes: 0,
-            hStream: stream,
+            hStream: self.stream.cu_stream(),
             attrs: &mut attr,
             numAttrs: u32::from(self.state.pdl),
         };
         // SAFETY: `params` holds one pointer per kernel parameter, in order, to values of the
         // kernel's parameter types (the caller's contract); the driver copies them before
         // returning. `config` and `attr` live across the call.
-        trace::traced(kernel.name(), stream, || unsafe {
+        trace::traced(kernel.name(), self.stream.cu_stream(), || unsafe {
             sys::cuLaunchKernelEx(
                 &config,
                 func.cu_function(),

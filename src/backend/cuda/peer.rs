@@ -7,9 +7,8 @@
 //! Layout of a rank's allocation (`ranks` = communicator size): `sent[r]` (u32) at 4 r, the
 //! number of the last exchange whose entries rank r has copied in; `consumed[r]` at
 //! 4 (ranks + r), the last exchange whose entries this rank's neighbour r has copied out of its
-//! own receive area (written by r: "you may send again"); four u32 counters of the link
-//! kernels at 8 ranks (their blocks' arrivals, see below; only this rank uses them); then, from
-//! [`FLAGS_ALIGN`], the receive area laid out as the ghost vector. Exchange k (counting from 1, wrapping):
+//! own receive area (written by r: "you may send again"); then, from [`FLAGS_ALIGN`], the
+//! receive area laid out as the ghost vector. Exchange k (counting from 1, wrapping):
 //! - send: for each neighbour r this rank sends to, wait until `consumed[r]` = k - 1 (local),
 //!   copy the entries into r's area, then write k to r's `sent[me]`;
 //! - receive: for each neighbour r this rank receives from, wait until `sent[r]` = k (local),
@@ -24,19 +23,19 @@
 //! (checked by `cuDeviceCanAccessPeer`, then a probe), otherwise the distributed layer keeps
 //! the host-staged exchange.
 //!
-//! A link of two ranks on two devices (the global sums' link, and the halo link where it is
-//! used at two ranks) runs the same protocol in two kernels on the compute stream instead
-//! (`halo_link_push`: wait for `consumed`, copy into the neighbour's area, system fence, write
-//! `sent` there; `halo_link_pull`: wait for `sent`, copy the area out, write `consumed` there;
-//! as many blocks as the payload needs, the last block to arrive writing the flag): in a kernel
-//! timeline of two H200s (`PIPEKRYLOV_CUDA_TRACE`) the copy-stream path left the device idle
-//! about 24 us per exchange (event waits, copy-engine and stream memory-operation latencies in a
-//! chain), the kernels about 3. A spinning kernel is only used where no other rank shares the
-//! device (see `link_by_kernels`); `PIPEKRYLOV_LINK_KERNELS=0` keeps the copy stream.
+//! A link of two ranks on two devices with small payloads that asks for it at connect
+//! ([`PeerOptions::kernels`]: the global sums' link) runs the same protocol in two one-block
+//! kernels on the compute stream instead (`halo_link_push`: wait for
+//! `consumed`, copy into the neighbour's area, system fence, write `sent` there; `halo_link_pull`:
+//! wait for `sent`, copy the area out, write `consumed` there): in a kernel timeline of two H200s
+//! (`PIPEKRYLOV_CUDA_TRACE`) the copy-stream path left the device idle about 24 us per exchange
+//! (event waits, copy-engine and stream memory-operation latencies in a chain), the kernels about
+//! 3. A spinning kernel is only used where no other rank shares the device (see
+//! `link_by_kernels`); `PIPEKRYLOV_LINK_KERNELS=0` keeps the copy stream.
 
 use super::CudaBackend;
 use crate::backend::buffer::Buffer;
-use crate::backend::{PeerLink, PeerNeighbor};
+use crate::backend::{PeerLink, PeerNeighbor, PeerOptions};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use cudarc::driver::sys::{self, CUdeviceptr};
@@ -104,10 +103,6 @@ impl CudaPeer {
     }
     fn consumed(&self, base: CUdeviceptr, from: usize) -> CUdeviceptr {
         base + 4 * (self.ranks + from) as u64
-    }
-    /// The link kernels' counter `i` (< [`TICKETS`]) in this rank's allocation.
-    fn tickets(&self, i: usize) -> CUdeviceptr {
-        self.base + (8 * self.ranks + 4 * i) as u64
     }
 }
 
@@ -218,40 +213,8 @@ fn settled(query: impl Fn() -> sys::CUresult) -> bool {
     }
 }
 
-/// Bytes before the receive area: the flags, then [`TICKETS`] counters of the link kernels.
 fn flags_bytes(ranks: usize) -> usize {
-    (8 * ranks + 4 * TICKETS).div_ceil(FLAGS_ALIGN) * FLAGS_ALIGN
-}
-
-/// The link kernels' words in a rank's own allocation (after the flags): the block counters,
-/// two for `halo_link_push` and two for `halo_link_pull` (arrivals, blocks that gave up; zero
-/// between launches), then [`PUSHED`].
-const TICKETS: usize = 5;
-/// The word after the counters: the last exchange whose push completed (this rank's send
-/// buffer read), which the pull waits for.
-const PUSHED: usize = 4;
-
-/// Largest payload (bytes) a link kernel pushes on the compute stream; a larger one (a halo)
-/// is pushed on the link's copy stream after the gather's event, beside the local product.
-/// The global sums (2 KB at two ranks) are needed at once: an event between the streams would
-/// add its latency to every reduction.
-const PUSH_INLINE_MAX_BYTES: usize = 1 << 16;
-/// Most blocks of a push on the copy stream: it runs beside the local product, whose blocks
-/// it takes multiprocessors from.
-const PUSH_BESIDE_MAX_BLOCKS: usize = 8;
-
-/// Words each thread of a link kernel copies at most, which sets its grid (at least one block,
-/// at most [`LINK_KERNEL_MAX_BLOCKS`]).
-const LINK_WORDS_PER_THREAD: usize = 8;
-/// Most blocks of a link kernel: enough to move a halo of a few MB at the link's speed, few
-/// enough that their waits hold little of the device.
-const LINK_KERNEL_MAX_BLOCKS: usize = 64;
-
-/// Blocks of a link kernel copying `words` 4-byte words.
-fn link_blocks(words: usize) -> usize {
-    words
-        .div_ceil(super::DEFAULT_BLOCK as usize * LINK_WORDS_PER_THREAD)
-        .clamp(1, LINK_KERNEL_MAX_BLOCKS)
+    (8 * ranks).div_ceil(FLAGS_ALIGN) * FLAGS_ALIGN
 }
 
 impl CudaBackend {
@@ -373,7 +336,7 @@ impl CudaBackend {
         link: &mut PeerLink,
         elem: usize,
         neighbors: &[PeerNeighbor],
-        shared_device: bool,
+        options: PeerOptions,
     ) -> Result<()> {
         self.check_alive()?;
         self.bind()?;
@@ -397,7 +360,7 @@ impl CudaBackend {
                 sys::cuDeviceGetByPCIBusId(&mut dev, bus.as_ptr())
             })?;
             let mine = self.ctx.cu_device();
-            if dev == mine && !shared_device {
+            if dev == mine && !options.shared_device {
                 return Err(Error::Distributed(format!(
                     "halo link: rank {} runs on this rank's device",
                     nb.rank
@@ -477,7 +440,7 @@ impl CudaBackend {
         };
         let probed = probe();
         let synced = self.sync();
-        peer.kernels = link_by_kernels(peer);
+        peer.kernels = options.kernels && link_by_kernels(peer);
         probed.and(synced)
     }
 
@@ -607,12 +570,12 @@ impl CudaBackend {
 
 /// Whether a connected link exchanges by kernels: two ranks on two devices (a kernel spinning
 /// on a flag would hold a device that another rank's context shares until the time slice ends),
-/// payloads of whole 4-byte words, fenced flag writes on the copy-stream path (so that a kernel
-/// reading a flag the other end wrote that way also sees the data before it), and
-/// [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`. The two ends of a link may decide
-/// differently: both paths keep the same flags and areas. On a halo link the push then runs
-/// before the local product on the compute stream (a few microseconds over NVLink for a halo of
-/// 512 KB), where the copy stream would overlap it.
+/// small payloads both ways (one block copies them), fenced flag writes on the copy-stream path
+/// (so that a kernel reading a flag the other end wrote that way also sees the data before it),
+/// and [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`; only asked for by a link that
+/// allows it ([`PeerOptions::kernels`]: not a halo link, whose copies overlap the local product
+/// on the copy stream, where a push kernel would precede it on the compute stream). The two ends
+/// of a link may decide differently: both paths keep the same flags and areas.
 fn link_by_kernels(peer: &CudaPeer) -> bool {
     let areas: Vec<(bool, usize)> = peer
         .areas
@@ -631,12 +594,13 @@ fn link_by_kernels(peer: &CudaPeer) -> bool {
 /// communicator's ranks, each opened neighbour's (on another device, bytes sent to it), and the
 /// receive area's bytes.
 fn kernels_rule(allowed: bool, ranks: usize, areas: &[(bool, usize)], recv_bytes: usize) -> bool {
-    let words = |bytes: usize| bytes % 4 == 0 && bytes / 4 <= u32::MAX as usize;
+    use crate::backend::tuning::LINK_KERNELS_MAX_BYTES;
+    let small = |bytes: usize| bytes <= LINK_KERNELS_MAX_BYTES && bytes % 4 == 0;
     allowed
         && ranks == 2
         && areas.len() == 1
-        && areas.iter().all(|&(other, send)| other && words(send))
-        && words(recv_bytes)
+        && areas.iter().all(|&(other, send)| other && small(send))
+        && small(recv_bytes)
 }
 
 impl CudaBackend {
@@ -656,41 +620,13 @@ impl CudaBackend {
             Arg::U32(k.wrapping_sub(1)),
             Arg::Ptr(a.base + 4 * peer.rank as u64),
             Arg::U32(k),
-            Arg::Ptr(peer.tickets(0)),
-            Arg::Ptr(peer.tickets(PUSHED)),
         ];
-        let blocks = link_blocks(a.send.len() / 4);
-        if a.send.len() <= PUSH_INLINE_MAX_BYTES {
-            // SAFETY: halo_link_push(const uint* src, uint words, uint* dst, const uint*
-            // consumed, uint expect, uint* sent_there, uint k, uint* tickets, uint* pushed):
-            // `src` holds the send range (checked by the caller against the send buffer), `dst`
-            // the neighbour's room for it (checked at connect), `consumed` is this rank's flag
-            // and `sent_there` this rank's flag in the neighbour's opened allocation, `tickets`
-            // the push's two counters in this rank's allocation (zero: set at prepare, reset by
-            // every launch's last block) and `pushed` the word after them.
-            return unsafe { self.launch::<T>(Kernel::HaloLinkPush, blocks, &args) };
-        }
-        let copy = peer.copy.cu_stream();
-        let wait = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32;
-        // SAFETY: as above for the kernel's arguments; the link's event and streams; the copy
-        // stream's push reads `src` only after the gather recorded on the compute stream, which
-        // rewrites it only after the pull that waits for this push's `pushed` word.
-        unsafe {
-            self.peer_check(
-                "cuEventRecord (halo link)",
-                sys::cuEventRecord(peer.gathered, self.stream.cu_stream()),
-            )?;
-            self.peer_check(
-                "cuStreamWaitEvent (halo link)",
-                sys::cuStreamWaitEvent(copy, peer.gathered, wait),
-            )?;
-            self.launch_on::<T>(
-                Kernel::HaloLinkPush,
-                blocks.min(PUSH_BESIDE_MAX_BLOCKS),
-                &args,
-                copy,
-            )
-        }
+        // SAFETY: halo_link_push(const uint* src, uint words, uint* dst, const uint* consumed,
+        // uint expect, uint* sent_there, uint k): `src` holds the send range (checked by the
+        // caller against the send buffer), `dst` the neighbour's room for it (checked at
+        // connect), `consumed` is this rank's flag and `sent_there` this rank's flag in the
+        // neighbour's opened allocation; one block.
+        unsafe { self.launch::<T>(Kernel::HaloLinkPush, 1, &args) }
     }
 
     /// The receive of exchange `k` by `halo_link_pull` on the compute stream: wait for the
@@ -708,12 +644,6 @@ impl CudaBackend {
         let Some(a) = peer.areas.first().filter(|a| a.receives_from) else {
             return Ok(());
         };
-        // The push's word, where this rank pushes (see push_by_kernel); else none to wait for.
-        let pushed = if a.send.is_empty() {
-            0
-        } else {
-            peer.tickets(PUSHED)
-        };
         let args = [
             Arg::Ptr(peer.sent(peer.base, a.rank)),
             Arg::U32(k),
@@ -721,17 +651,13 @@ impl CudaBackend {
             Arg::U32((ghost_bytes / 4) as u32),
             Arg::Ptr(dst),
             Arg::Ptr(a.base + 4 * (peer.ranks + peer.rank) as u64),
-            Arg::Ptr(peer.tickets(2)),
-            Arg::Ptr(pushed),
         ];
-        // SAFETY: halo_link_pull(const uint* sent, uint k, const uint* area, uint words, uint*
-        // ghost, uint* consumed_there, uint* tickets, const uint* pushed): `sent` is the
-        // neighbour's flag in this rank's allocation, whose receive area and the ghost vector both
-        // hold `ghost_bytes` bytes (checked by the caller); `consumed_there` is this rank's flag in
-        // the neighbour's opened allocation; `tickets` the pull's two counters (as for the push);
-        // `pushed` this rank's push word or null.
-        let blocks = link_blocks(ghost_bytes / 4);
-        unsafe { self.launch::<T>(Kernel::HaloLinkPull, blocks, &args) }
+        // SAFETY: halo_link_pull(const uint* sent, uint k, const uint* area, uint words,
+        // uint* ghost, uint* consumed_there): `sent` is the neighbour's flag in this rank's
+        // allocation, whose receive area and the ghost vector both hold `ghost_bytes` bytes
+        // (checked by the caller); `consumed_there` is this rank's flag in the neighbour's
+        // opened allocation; one block.
+        unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }
     }
 
     /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with
@@ -779,17 +705,12 @@ fn state(link: &mut PeerLink) -> Result<&mut CudaPeer> {
 
 #[cfg(test)]
 mod tests {
-    use super::{
-        flags_bytes, kernels_rule, link_blocks, FLAGS_ALIGN, LINK_KERNEL_MAX_BLOCKS,
-        LINK_WORDS_PER_THREAD, TICKETS,
-    };
+    use super::kernels_rule;
 
     #[test]
-    fn link_kernels_only_between_two_ranks_on_two_devices() {
+    fn link_kernels_only_between_two_ranks_on_two_devices_with_small_payloads() {
         // The sums link at two ranks: 256 f64 each way, 2 x 256 received.
         assert!(kernels_rule(true, 2, &[(true, 2048)], 4096));
-        // A halo of 512 KB each way (the weak box's plane of 65,536 f64).
-        assert!(kernels_rule(true, 2, &[(true, 1 << 19)], 1 << 19));
         // Turned off, or flags unfenced.
         assert!(!kernels_rule(false, 2, &[(true, 2048)], 4096));
         // A neighbour on this rank's device: a spinning kernel would hold the shared GPU.
@@ -797,30 +718,11 @@ mod tests {
         // More ranks (another rank may share the device), or two neighbours.
         assert!(!kernels_rule(true, 3, &[(true, 2048)], 4096));
         assert!(!kernels_rule(true, 2, &[(true, 8), (true, 8)], 16));
+        // A halo of 512 KB: too much for one block.
+        assert!(!kernels_rule(true, 2, &[(true, 1 << 19)], 1 << 19));
+        assert!(!kernels_rule(true, 2, &[(true, 8)], 1 << 19));
         // Payloads the kernels copy as 4-byte words.
         assert!(!kernels_rule(true, 2, &[(true, 6)], 8));
-        assert!(!kernels_rule(true, 2, &[(true, 8)], 6));
         assert!(kernels_rule(true, 2, &[(true, 0)], 0));
-    }
-
-    #[test]
-    fn link_kernel_grids_grow_with_the_payload_up_to_a_limit() {
-        let per_block = super::super::DEFAULT_BLOCK as usize * LINK_WORDS_PER_THREAD;
-        assert_eq!(link_blocks(0), 1);
-        assert_eq!(link_blocks(512), 1);
-        assert_eq!(link_blocks(per_block), 1);
-        assert_eq!(link_blocks(per_block + 1), 2);
-        // 512 KB of f64 halo: 131,072 words.
-        assert_eq!(link_blocks(1 << 17), (1 << 17) / per_block);
-        assert_eq!(link_blocks(usize::MAX / 2), LINK_KERNEL_MAX_BLOCKS);
-    }
-
-    #[test]
-    fn the_tickets_fit_before_the_receive_area() {
-        for ranks in 1..=64 {
-            let bytes = flags_bytes(ranks);
-            assert_eq!(bytes % FLAGS_ALIGN, 0);
-            assert!(8 * ranks + 4 * TICKETS <= bytes);
-        }
     }
 }

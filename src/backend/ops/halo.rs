@@ -156,6 +156,19 @@ impl std::fmt::Debug for PeerLink {
     }
 }
 
+/// How a [`PeerLink`] may run, given to [`HaloOps::halo_peer_connect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeerOptions {
+    /// Accept a neighbour on this rank's own device (else it is an error, and processes that
+    /// share a GPU agree on the host path).
+    pub shared_device: bool,
+    /// Let a one-neighbour link between two devices exchange by kernels on the compute stream
+    /// (CUDA `halo_link_push` / `halo_link_pull`), where the backend supports it: for small
+    /// payloads on the critical path, such as the global sums. A halo link leaves it off: its
+    /// copies overlap the local product on the link's own stream.
+    pub kernels: bool,
+}
+
 /// One neighbour of a [`PeerLink`], in elements of the vectors exchanged.
 #[derive(Debug, Clone)]
 pub struct PeerNeighbor {
@@ -246,18 +259,18 @@ pub trait HaloOps: VectorOps {
     }
 
     /// Open the neighbours' receive areas and check that this device can write them (a probe
-    /// that touches only this link's flags). `elem` is the size of a vector entry in bytes.
-    /// With `shared_device` false a neighbour running on this rank's own device is an error
-    /// (processes that share a GPU then agree on the host path). Not collective; an error
-    /// leaves `link` unusable (drop it).
+    /// that touches only this link's flags). `elem` is the size of a vector entry in bytes;
+    /// `options` say whether a neighbour on this rank's own device is accepted and whether the
+    /// link may exchange by kernels ([`PeerOptions`]). Not collective; an error leaves `link`
+    /// unusable (drop it).
     fn halo_peer_connect(
         &self,
         link: &mut PeerLink,
         elem: usize,
         neighbors: &[PeerNeighbor],
-        shared_device: bool,
+        options: PeerOptions,
     ) -> Result<()> {
-        let _ = (link, elem, neighbors, shared_device);
+        let _ = (link, elem, neighbors, options);
         Err(peer_unsupported())
     }
 

@@ -13,7 +13,9 @@ pub mod spmv;
 pub mod vector;
 
 pub use bilu::BiluParts;
-pub use halo::{GatherList, GhostBlock, HaloMessages, HaloOps, PeerLink, PeerNeighbor};
+pub use halo::{
+    GatherList, GhostBlock, HaloMessages, HaloOps, PeerLink, PeerNeighbor, PeerOptions,
+};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern,
