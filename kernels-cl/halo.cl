@@ -50,6 +50,13 @@
  *                 here the flags are in the same device's memory, and a wait gives up after
  *                 HALO_LINK_SPINS polls (push then sends nothing, pull fills ghost with
  *                 all-ones words, NaN, and writes no flag).
+ *   halo_sums_link (const SCALAR* partials, ulong in_off, uint groups, uint slots, HALO_SUM* dst,
+ *                  const uint* consumed, uint expect, uint* sent_there, uint k, const uint* sent,
+ *                  const HALO_SUM* area, uint* consumed_there, uint me, SCALAR* sums,
+ *                  ulong out_off, uint zero)
+ *                 the whole global sum of two ranks on two linked devices in one work-group
+ *                 (CUDA: halo_partials_finish, halo_link_push, halo_link_pull and halo_rank_sums
+ *                 in one kernel; see kernels-cu/halo.cu). Never launched on OpenCL (no link).
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two work-items write the same y entry). Both use any number
@@ -322,4 +329,75 @@ pk_kernel void halo_link_pull(PK_GLOBAL(const uint, sent), const uint k, PK_GLOB
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         *(__global volatile uint *)consumed_there = k;
     }
+}
+
+/* Most slots halo_sums_link finishes (the distributed layer's SUMS_LINK_SLOTS). */
+#define HALO_SUMS_LINK_MAX 256
+
+pk_kernel void halo_sums_link(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups, const uint slots,
+                              PK_GLOBAL(HALO_SUM, dst), PK_GLOBAL(const uint, consumed), const uint expect,
+                              PK_GLOBAL(uint, sent_there), const uint k, PK_GLOBAL(const uint, sent),
+                              PK_GLOBAL(const HALO_SUM, area), PK_GLOBAL(uint, consumed_there), const uint me,
+                              PK_GLOBAL(SCALAR, sums), const ulong out_off, const uint zero) {
+#ifdef cl_khr_fp64
+    PK_BIND(const SCALAR, partials);
+    PK_BIND(double, dst);
+    PK_BIND(const uint, consumed);
+    PK_BIND(uint, sent_there);
+    PK_BIND(const uint, sent);
+    PK_BIND(const double, area);
+    PK_BIND(uint, consumed_there);
+    PK_BIND(SCALAR, sums);
+    __local double own[HALO_SUMS_LINK_MAX];
+    __local int came;
+    const uint n = slots < HALO_SUMS_LINK_MAX ? slots : HALO_SUMS_LINK_MAX;
+    /* halo_partials_finish's order: 32 lanes over the groups, then the tree. */
+    for (uint slot = get_local_id(0); slot < n; slot += WG) {
+        double lanes[32];
+        for (uint l = 0; l < 32u; ++l) {
+            lanes[l] = 0.0;
+        }
+        const ulong base = in_off + (ulong)slot * groups;
+        for (uint g = 0; g < groups; ++g) {
+            lanes[g & 31u] += (double)partials[base + g];
+        }
+        for (uint h = 16u; h > 0u; h >>= 1) {
+            for (uint l = 0; l < h; ++l) {
+                lanes[l] += lanes[l + h];
+            }
+        }
+        own[slot] = lanes[0];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (halo_link_wait(consumed, expect, &came)) {
+        for (uint j = get_local_id(0); j < n; j += WG) {
+            dst[j] = own[j];
+        }
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (get_local_id(0) == 0) {
+            *(__global volatile uint *)sent_there = k;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool ok = halo_link_wait(sent, k, &came);
+    __global const volatile double *theirs = (__global const volatile double *)area;
+    for (uint j = get_local_id(0); j < n + zero; j += WG) {
+        if (j == n) {
+            sums[out_off + j] = ZERO;
+        } else {
+            const double other = ok ? theirs[j] : as_double(0xffffffffffffffffUL);
+            double acc = 0.0;
+            for (uint r = 0; r < 2u; ++r) {
+                acc += r == me ? own[j] : other;
+            }
+            sums[out_off + j] = (SCALAR)acc;
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && ok) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        *(__global volatile uint *)consumed_there = k;
+    }
+#endif
 }

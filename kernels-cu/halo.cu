@@ -43,6 +43,19 @@
  *                 One block each; a wait gives up after HALO_LINK_TIMEOUT_NS (a neighbour that
  *                 failed): push then sends nothing, pull fills ghost with all-ones words (NaN)
  *                 and writes no flag, so the solve stops on NaN instead of hanging.
+ *   halo_sums_link (const SCALAR* partials, ulong in_off, uint groups, uint slots, HALO_SUM* dst,
+ *                  const uint* consumed, uint expect, uint* sent_there, uint k, const uint* sent,
+ *                  const HALO_SUM* area, uint* consumed_there, uint me, SCALAR* sums,
+ *                  ulong out_off, uint zero)
+ *                 the whole global sum of two ranks on two linked devices in one block (slots
+ *                 <= HALO_SUMS_LINK_MAX): halo_partials_finish of the slots, halo_link_push of
+ *                 the finished sums to dst (the neighbour's receive area at this rank's
+ *                 place), halo_link_pull of the neighbour's from area (its place in this
+ *                 rank's area), and halo_rank_sums of the two in rank order (this rank is
+ *                 me) into sums[out_off ..], with a 0 after them when zero is 1; the same bits
+ *                 as those four kernels. partials and sums may be the same buffer (every read
+ *                 of the partials precedes every write of the sums). Timeouts as for the link
+ *                 kernels; after a pull timeout the sums are NaN.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
  * (rows listed once each, so no two threads write the same y entry). Both use any grid.
@@ -316,6 +329,73 @@ extern "C" __launch_bounds__(WG) __global__ void halo_link_pull(const uint *sent
     }
     /* Every read of the area is done (its value stored) before the neighbour may write again;
      * after a timeout no flag is written (it would run ahead of the neighbour's send). */
+    __syncthreads();
+    if (threadIdx.x == 0 && came) {
+        __threadfence_system();
+        *(volatile uint *)consumed_there = k;
+    }
+}
+
+/* Most slots halo_sums_link finishes (the distributed layer's SUMS_LINK_SLOTS). */
+#define HALO_SUMS_LINK_MAX 256
+
+extern "C" __launch_bounds__(WG) __global__ void halo_sums_link(const SCALAR *partials, const ulong in_off,
+                                                                const uint groups, const uint slots, HALO_SUM *dst,
+                                                                const uint *consumed, const uint expect,
+                                                                uint *sent_there, const uint k, const uint *sent,
+                                                                const HALO_SUM *area, uint *consumed_there,
+                                                                const uint me, SCALAR *sums, const ulong out_off,
+                                                                const uint zero) {
+    PDL_WAIT();
+    __shared__ double own[HALO_SUMS_LINK_MAX];
+    const uint n = slots < HALO_SUMS_LINK_MAX ? slots : HALO_SUMS_LINK_MAX;
+    /* halo_partials_finish: a warp per slot, lanes over the groups, the same tree. */
+    const uint lane = threadIdx.x & 31u;
+    for (uint slot = threadIdx.x >> 5; slot < n; slot += WARPS) {
+        const SCALAR *p = partials + in_off + (ulong)slot * groups;
+        double acc = 0.0;
+        for (uint g = lane; g < groups; g += 32u) {
+            acc = __dadd_rn(acc, (double)p[g]);
+        }
+#pragma unroll
+        for (uint h = 16u; h > 0u; h >>= 1) {
+            acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
+        }
+        if (lane == 0) {
+            own[slot] = acc;
+        }
+    }
+    __syncthreads();
+    /* halo_link_push: nothing is sent without the neighbour's "consumed". */
+    if (halo_link_wait(consumed, expect)) {
+        for (uint j = threadIdx.x; j < n; j += WG) {
+            dst[j] = own[j];
+        }
+        __threadfence_system();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            *(volatile uint *)sent_there = k;
+        }
+    }
+    __syncthreads();
+    /* halo_link_pull and halo_rank_sums: the neighbour's sums read once, added in rank order. */
+    const bool came = halo_link_wait(sent, k);
+    const volatile HALO_SUM *theirs = area;
+    const double nan = __longlong_as_double(-1ll);
+    for (uint j = threadIdx.x; j < n + zero; j += WG) {
+        if (j == n) {
+            sums[out_off + j] = ZERO;
+            continue;
+        }
+        const double other = came ? theirs[j] : nan;
+        double acc = 0.0;
+        for (uint r = 0; r < 2u; ++r) {
+            acc = __dadd_rn(acc, r == me ? own[j] : other);
+        }
+        sums[out_off + j] = (SCALAR)acc;
+    }
+    /* Every read of the area is done before the neighbour may write again; after a timeout no
+     * flag is written. */
     __syncthreads();
     if (threadIdx.x == 0 && came) {
         __threadfence_system();

@@ -159,6 +159,18 @@ pub const LINK_KERNELS_ENV: &str = "PIPEKRYLOV_LINK_KERNELS";
 /// Largest payload (bytes each way) a link exchanges by kernels: one block copies it.
 pub const LINK_KERNELS_MAX_BYTES: usize = 1 << 16;
 
+/// Environment variable: `0` makes the global sums' link at two ranks, where it exchanges by
+/// kernels, take its four steps (`halo_partials_finish`, `halo_link_push`, `halo_link_pull`,
+/// `halo_rank_sums`) instead of the one kernel that does them all (`halo_sums_link`, the
+/// default).
+pub const SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_SUMS_KERNEL";
+
+/// False when [`SUMS_KERNEL_ENV`] is `0`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn sums_kernel() -> bool {
+    parse_env(SUMS_KERNEL_ENV) != Some(0)
+}
+
 /// False when [`LINK_KERNELS_ENV`] is `0`.
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn link_kernels() -> bool {

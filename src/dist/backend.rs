@@ -508,6 +508,17 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     where
         B: HaloOps,
     {
+        // One part: the whole sum in one kernel where the link runs so. A failed allocation
+        // here takes the steps below instead, which exchange all the same (the other ranks'
+        // devices wait for this rank's flags) and report it.
+        if let ([part], Ok(mut sums)) = (parts, self.inner.alloc::<T>(total + 1)) {
+            let input = (Some(part.buffer()), 0, part.groups(), total);
+            match self.device_sums_by_kernel(input, &mut sums, 0, true)? {
+                Some(true) => return Ok(Some(sums)),
+                Some(false) => {}
+                None => return Ok(None),
+            }
+        }
         let inputs: Vec<_> = parts
             .iter()
             .map(|p| (p.buffer(), 0, p.groups(), p.slots()))
@@ -523,6 +534,55 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         let sums = sums?;
         done?;
         Ok(Some(sums))
+    }
+
+    /// The device-to-device global sums of one input `(partials, offset, groups, slots)` (the
+    /// partials of `sums` itself when `None`) in one kernel where the link exchanges by kernels
+    /// ([`HaloOps::halo_sums_by_kernel`]), into `sums[out_off..]` (and a 0 after them with
+    /// `zero`): `Some(true)` done, `Some(false)` nothing done (the caller takes the steps of
+    /// [`Self::device_sums_start`] and [`Self::device_sums_end`]), `None` for the host path.
+    /// Collective, as those are.
+    fn device_sums_by_kernel<T: Scalar>(
+        &self,
+        input: (Option<&Buffer<T>>, usize, usize, usize),
+        sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
+    ) -> Result<Option<bool>>
+    where
+        B: HaloOps,
+    {
+        let (partials, in_off, groups, slots) = input;
+        let mut path = self
+            .sums_path
+            .try_borrow_mut()
+            .map_err(|_| Error::Distributed("global sums re-entered".into()))?;
+        if matches!(*path, SumsPath::Undecided) {
+            *path = self.agree_on_sums_link();
+        }
+        let SumsPath::Device(l) = &mut *path else {
+            return Ok(None);
+        };
+        if slots > l.local.len() {
+            return Ok(None);
+        }
+        let done = self.inner.halo_sums_by_kernel(
+            &mut l.link,
+            partials,
+            in_off,
+            groups,
+            slots,
+            sums,
+            out_off,
+            zero,
+        )?;
+        if done {
+            self.record(|s| {
+                s.reductions += 1;
+                s.device_reductions += 1;
+            });
+        }
+        Ok(Some(done))
     }
 
     /// The first half of the device-to-device global sums: the slots of `inputs` (`(buffer,
@@ -1197,6 +1257,13 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         // On the devices: the step's sums (one group each) summed over the ranks in place.
         // beta and g (positions 2 count, 2 count + 1) get the sum of what the ranks hold there;
         // the update writes them before anything reads them.
+        let fused = self.device_sums_by_kernel((None, coef_off, 1, len), coef, coef_off, false)?;
+        if fused == Some(true) {
+            self.record(|s| {
+                s.globalize_seconds += t.elapsed().as_secs_f64();
+            });
+            return Ok(());
+        }
         if let Some(link) = self.device_sums_start(&[(&*coef, coef_off, 1, len)], len)? {
             self.device_sums_end(link, len, coef, coef_off, false)?;
             self.record(|s| {

@@ -52,6 +52,20 @@ impl HaloOps for CudaBackend {
         self.peer_receive(link, ghost_x)
     }
 
+    fn halo_sums_by_kernel<T: Scalar>(
+        &self,
+        link: &mut crate::backend::PeerLink,
+        partials: Option<&Buffer<T>>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
+        sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
+    ) -> Result<bool> {
+        self.peer_sums_by_kernel(link, partials, in_off, groups, slots, sums, out_off, zero)
+    }
+
     fn halo_gather<T: Scalar>(
         &self,
         list: &GatherList,

@@ -121,6 +121,7 @@ pub(crate) enum Kernel {
     HaloRankSums,
     HaloLinkPush,
     HaloLinkPull,
+    HaloSumsLink,
     CgUpdateResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
@@ -131,7 +132,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 73] = [
+    pub(crate) const ALL: [Kernel; 74] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -199,6 +200,7 @@ impl Kernel {
         Kernel::HaloRankSums,
         Kernel::HaloLinkPush,
         Kernel::HaloLinkPull,
+        Kernel::HaloSumsLink,
         Kernel::CgUpdateResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
@@ -277,6 +279,7 @@ impl Kernel {
             Kernel::HaloRankSums => "halo_rank_sums",
             Kernel::HaloLinkPush => "halo_link_push",
             Kernel::HaloLinkPull => "halo_link_pull",
+            Kernel::HaloSumsLink => "halo_sums_link",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",

@@ -60,6 +60,8 @@ struct PeerArea {
     dst: CUdeviceptr,
     /// Whether it sends entries to this rank.
     receives_from: bool,
+    /// Bytes of this rank's receive area that it sends into.
+    recv: Range<usize>,
     /// Whether it runs on another device than this rank.
     other_device: bool,
 }
@@ -403,6 +405,7 @@ impl CudaBackend {
                 send: bytes(&nb.send),
                 dst,
                 receives_from: !nb.recv.is_empty(),
+                recv: bytes(&nb.recv),
                 other_device: dev != mine,
             });
             if !fits {
@@ -658,6 +661,100 @@ impl CudaBackend {
         // (checked by the caller); `consumed_there` is this rank's flag in the neighbour's
         // opened allocation; one block.
         unsafe { self.launch::<T>(Kernel::HaloLinkPull, 1, &args) }
+    }
+
+    /// See [`crate::backend::HaloOps::halo_sums_by_kernel`]: `halo_sums_link`, one block on the
+    /// compute stream, where this link exchanges by kernels with its one neighbour and the sums
+    /// fit both ways.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn peer_sums_by_kernel<T: Scalar>(
+        &self,
+        link: &mut PeerLink,
+        partials: Option<&Buffer<T>>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
+        sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
+    ) -> Result<bool> {
+        use super::module::Kernel;
+        use super::Arg;
+        const MAX_SLOTS: usize = 256;
+        self.check_alive()?;
+        self.bind()?;
+        let peer = state(link)?;
+        let bytes = slots.checked_mul(8);
+        let Some(a) = peer.areas.first().filter(|a| {
+            peer.kernels
+                && crate::backend::tuning::sums_kernel()
+                && peer.ranks == 2
+                && peer.areas.len() == 1
+                && slots <= MAX_SLOTS
+                && bytes.is_some_and(|b| b <= a.send.len() && b <= a.recv.len())
+        }) else {
+            return Ok(false);
+        };
+        let need = |len: usize, off: usize, count: usize, what: &str| -> Result<()> {
+            match off.checked_add(count) {
+                Some(end) if end <= len => Ok(()),
+                _ => Err(Error::dims(what, off.saturating_add(count), len)),
+            }
+        };
+        let reads = slots
+            .checked_mul(groups)
+            .ok_or_else(|| Error::param("slots", "slots x groups overflows"))?;
+        let sums_len = sums.len();
+        need(
+            sums_len,
+            out_off,
+            slots + usize::from(zero),
+            "halo_sums_link: sums",
+        )?;
+        let out = self.raw(sums)?.ptr();
+        let input = match partials {
+            Some(p) => {
+                need(p.len(), in_off, reads, "halo_sums_link: partials")?;
+                self.raw(p)?.ptr()
+            }
+            None => {
+                need(sums_len, in_off, reads, "halo_sums_link: partials")?;
+                out
+            }
+        };
+        peer.count = peer.count.wrapping_add(1);
+        peer.used = true;
+        let (k, me) = (peer.count, peer.rank);
+        let area = peer.base + (flags_bytes(peer.ranks) + a.recv.start) as u64;
+        let args = [
+            Arg::Ptr(input),
+            Arg::U64(in_off as u64),
+            Arg::U32(groups as u32),
+            Arg::U32(slots as u32),
+            Arg::Ptr(a.dst),
+            Arg::Ptr(peer.consumed(peer.base, a.rank)),
+            Arg::U32(k.wrapping_sub(1)),
+            Arg::Ptr(a.base + 4 * me as u64),
+            Arg::U32(k),
+            Arg::Ptr(peer.sent(peer.base, a.rank)),
+            Arg::Ptr(area),
+            Arg::Ptr(a.base + 4 * (peer.ranks + me) as u64),
+            Arg::U32(me as u32),
+            Arg::Ptr(out),
+            Arg::U64(out_off as u64),
+            Arg::U32(u32::from(zero)),
+        ];
+        // SAFETY: halo_sums_link(const SCALAR* partials, ulong in_off, uint groups, uint slots,
+        // double* dst, const uint* consumed, uint expect, uint* sent_there, uint k, const uint*
+        // sent, const double* area, uint* consumed_there, uint me, SCALAR* sums, ulong out_off,
+        // uint zero): the partials and the sums hold the ranges read and written (checked above;
+        // the kernel reads every partial before it writes a sum, so they may share a buffer);
+        // `dst` is the neighbour's room for this rank's sends and `area` this rank's room for
+        // the neighbour's, both of at least `slots` doubles (checked above against the ranges
+        // agreed at connect); the flags are this rank's own (`consumed`, `sent`) and its flags in
+        // the neighbour's opened allocation; one block, slots <= HALO_SUMS_LINK_MAX (256).
+        unsafe { self.launch::<T>(Kernel::HaloSumsLink, 1, &args) }?;
+        Ok(true)
     }
 
     /// Queue the write of `value` to the flag at `at` on `stream`: `cuStreamWriteValue32` with

@@ -294,6 +294,31 @@ pub trait HaloOps: VectorOps {
         Err(peer_unsupported())
     }
 
+    /// The whole global sum of two ranks over `link` in one kernel (CUDA `halo_sums_link`),
+    /// where the link exchanges by kernels ([`PeerOptions::kernels`]) with one neighbour on
+    /// another device: the `slots` slots of `groups` partials at `in_off` of `partials` (of
+    /// `sums` itself when `None`) finished as [`HaloOps::halo_partials_finish`] does, sent,
+    /// the neighbour's received, and both added in rank order into `sums[out_off..out_off +
+    /// slots]` (then a 0 with `zero`) as [`HaloOps::halo_rank_sums`] does: the same bits as
+    /// those steps, in one launch instead of four. One exchange of the link, as a
+    /// [`HaloOps::halo_peer_send`] and [`HaloOps::halo_peer_receive`] pair. `Ok(false)` with
+    /// nothing queued where the link does not run so (the caller then takes the steps).
+    #[allow(clippy::too_many_arguments)]
+    fn halo_sums_by_kernel<T: Scalar>(
+        &self,
+        link: &mut PeerLink,
+        partials: Option<&Buffer<T>>,
+        in_off: usize,
+        groups: usize,
+        slots: usize,
+        sums: &mut Buffer<T>,
+        out_off: usize,
+        zero: bool,
+    ) -> Result<bool> {
+        let _ = (link, partials, in_off, groups, slots, sums, out_off, zero);
+        Ok(false)
+    }
+
     /// Whether [`HaloOps::halo_send_start`] leaves the copy of the send entries in flight on a
     /// second queue, so that the local product can be queued before the host waits for them
     /// (CUDA). Without it the distributed SpMV waits for the send entries first and queues the

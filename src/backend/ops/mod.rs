@@ -122,6 +122,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "halo_rank_sums",
             "halo_link_push",
             "halo_link_pull",
+            "halo_sums_link",
         ],
     ),
     (
