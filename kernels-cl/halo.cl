@@ -53,7 +53,7 @@
  *   halo_sums_link (const SCALAR* partials, ulong in_off, uint groups, uint slots, HALO_SUM* dst,
  *                  const uint* consumed, uint expect, uint* sent_there, uint k, const uint* sent,
  *                  const HALO_SUM* area, uint* consumed_there, uint me, SCALAR* sums,
- *                  ulong out_off, uint zero)
+ *                  ulong out_off, uint out_stride, uint out_len)
  *                 the whole global sum of two ranks on two linked devices in one work-group
  *                 (CUDA: halo_partials_finish, halo_link_push, halo_link_pull and halo_rank_sums
  *                 in one kernel; see kernels-cu/halo.cu). Never launched on OpenCL (no link).
@@ -338,7 +338,8 @@ pk_kernel void halo_sums_link(PK_GLOBAL(const SCALAR, partials), const ulong in_
                               PK_GLOBAL(HALO_SUM, dst), PK_GLOBAL(const uint, consumed), const uint expect,
                               PK_GLOBAL(uint, sent_there), const uint k, PK_GLOBAL(const uint, sent),
                               PK_GLOBAL(const HALO_SUM, area), PK_GLOBAL(uint, consumed_there), const uint me,
-                              PK_GLOBAL(SCALAR, sums), const ulong out_off, const uint zero) {
+                              PK_GLOBAL(SCALAR, sums), const ulong out_off, const uint out_stride,
+                              const uint out_len) {
 #ifdef cl_khr_fp64
     PK_BIND(const SCALAR, partials);
     PK_BIND(double, dst);
@@ -382,16 +383,17 @@ pk_kernel void halo_sums_link(PK_GLOBAL(const SCALAR, partials), const ulong in_
     barrier(CLK_LOCAL_MEM_FENCE);
     const bool ok = halo_link_wait(sent, k, &came);
     __global const volatile double *theirs = (__global const volatile double *)area;
-    for (uint j = get_local_id(0); j < n + zero; j += WG) {
-        if (j == n) {
-            sums[out_off + j] = ZERO;
+    for (uint i = get_local_id(0); i < out_len; i += WG) {
+        const uint j = i / out_stride;
+        if (i % out_stride != 0 || j >= n) {
+            sums[out_off + i] = ZERO;
         } else {
             const double other = ok ? theirs[j] : as_double(0xffffffffffffffffUL);
             double acc = 0.0;
             for (uint r = 0; r < 2u; ++r) {
                 acc += r == me ? own[j] : other;
             }
-            sums[out_off + j] = (SCALAR)acc;
+            sums[out_off + i] = (SCALAR)acc;
         }
     }
     barrier(CLK_GLOBAL_MEM_FENCE);

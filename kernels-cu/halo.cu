@@ -46,15 +46,18 @@
  *   halo_sums_link (const SCALAR* partials, ulong in_off, uint groups, uint slots, HALO_SUM* dst,
  *                  const uint* consumed, uint expect, uint* sent_there, uint k, const uint* sent,
  *                  const HALO_SUM* area, uint* consumed_there, uint me, SCALAR* sums,
- *                  ulong out_off, uint zero)
+ *                  ulong out_off, uint out_stride, uint out_len)
  *                 the whole global sum of two ranks on two linked devices in one block (slots
  *                 <= HALO_SUMS_LINK_MAX): halo_partials_finish of the slots, halo_link_push of
  *                 the finished sums to dst (the neighbour's receive area at this rank's
  *                 place), halo_link_pull of the neighbour's from area (its place in this
  *                 rank's area), and halo_rank_sums of the two in rank order (this rank is
- *                 me) into sums[out_off ..], with a 0 after them when zero is 1; the same bits
- *                 as those four kernels. partials and sums may be the same buffer (every read
- *                 of the partials precedes every write of the sums). Timeouts as for the link
+ *                 me): sum j goes to sums[out_off + j out_stride], every other entry of
+ *                 sums[out_off .. out_off + out_len) is set to 0 (stride 1 and length slots + 1:
+ *                 the sums and a 0 after them; stride groups: a partials layout whose group 0
+ *                 holds the global sums); the same bits as those four kernels. partials and
+ *                 sums may be the same buffer (every read of the partials precedes every write
+ *                 of the sums). Timeouts as for the link
  *                 kernels; after a pull timeout the sums are NaN.
  * halo_gather packs the entries of the local vector that other ranks need (the send list of
  * the halo plan); halo_spmv_add adds the ghost block's product on the boundary rows only
@@ -345,7 +348,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_sums_link(const SCALAR *pa
                                                                 uint *sent_there, const uint k, const uint *sent,
                                                                 const HALO_SUM *area, uint *consumed_there,
                                                                 const uint me, SCALAR *sums, const ulong out_off,
-                                                                const uint zero) {
+                                                                const uint out_stride, const uint out_len) {
     PDL_WAIT();
     __shared__ double own[HALO_SUMS_LINK_MAX];
     const uint n = slots < HALO_SUMS_LINK_MAX ? slots : HALO_SUMS_LINK_MAX;
@@ -382,9 +385,10 @@ extern "C" __launch_bounds__(WG) __global__ void halo_sums_link(const SCALAR *pa
     const bool came = halo_link_wait(sent, k);
     const volatile HALO_SUM *theirs = area;
     const double nan = __longlong_as_double(-1ll);
-    for (uint j = threadIdx.x; j < n + zero; j += WG) {
-        if (j == n) {
-            sums[out_off + j] = ZERO;
+    for (uint i = threadIdx.x; i < out_len; i += WG) {
+        const uint j = i / out_stride;
+        if (i % out_stride != 0 || j >= n) {
+            sums[out_off + i] = ZERO;
             continue;
         }
         const double other = came ? theirs[j] : nan;
@@ -392,7 +396,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_sums_link(const SCALAR *pa
         for (uint r = 0; r < 2u; ++r) {
             acc = __dadd_rn(acc, r == me ? own[j] : other);
         }
-        sums[out_off + j] = (SCALAR)acc;
+        sums[out_off + i] = (SCALAR)acc;
     }
     /* Every read of the area is done before the neighbour may write again; after a timeout no
      * flag is written. */

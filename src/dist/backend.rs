@@ -200,6 +200,22 @@ impl<B: VectorOps> DistBackend<B> {
         self.sync_when_profiling()?;
         let t = Instant::now();
         let total: usize = parts.iter().map(|p| p.slots()).sum();
+        // One part: the global sums written straight into the copy's layout by one kernel,
+        // where the link runs so. A failed allocation here takes the steps below instead,
+        // which exchange all the same (the other ranks' devices wait for this rank's flags)
+        // and report it.
+        if let [part] = parts {
+            let (len, groups) = (part.buffer().len(), part.groups());
+            let stride = groups.max(1);
+            let fits = total.checked_mul(stride).is_some_and(|used| used <= len);
+            if let (true, Ok(mut copy)) = (fits, self.inner.alloc::<T>(len)) {
+                let input = (Some(part.buffer()), 0, groups, total);
+                if self.device_sums_by_kernel(input, &mut copy, (0, stride, len))? == Some(true) {
+                    self.record(|s| s.globalize_seconds += t.elapsed().as_secs_f64());
+                    return Ok(vec![Partials::from_buffer(copy, part.n(), groups, total)]);
+                }
+            }
+        }
         let (sums, reduce_seconds) = match self.device_sums(parts, total)? {
             Some(sums) => (sums, 0.0),
             None => {
@@ -508,17 +524,6 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     where
         B: HaloOps,
     {
-        // One part: the whole sum in one kernel where the link runs so. A failed allocation
-        // here takes the steps below instead, which exchange all the same (the other ranks'
-        // devices wait for this rank's flags) and report it.
-        if let ([part], Ok(mut sums)) = (parts, self.inner.alloc::<T>(total + 1)) {
-            let input = (Some(part.buffer()), 0, part.groups(), total);
-            match self.device_sums_by_kernel(input, &mut sums, 0, true)? {
-                Some(true) => return Ok(Some(sums)),
-                Some(false) => {}
-                None => return Ok(None),
-            }
-        }
         let inputs: Vec<_> = parts
             .iter()
             .map(|p| (p.buffer(), 0, p.groups(), p.slots()))
@@ -538,16 +543,15 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
 
     /// The device-to-device global sums of one input `(partials, offset, groups, slots)` (the
     /// partials of `sums` itself when `None`) in one kernel where the link exchanges by kernels
-    /// ([`HaloOps::halo_sums_by_kernel`]), into `sums[out_off..]` (and a 0 after them with
-    /// `zero`): `Some(true)` done, `Some(false)` nothing done (the caller takes the steps of
+    /// ([`HaloOps::halo_sums_by_kernel`], `out` = (offset, stride, length) in `sums`):
+    /// `Some(true)` done, `Some(false)` nothing done (the caller takes the steps of
     /// [`Self::device_sums_start`] and [`Self::device_sums_end`]), `None` for the host path.
     /// Collective, as those are.
     fn device_sums_by_kernel<T: Scalar>(
         &self,
         input: (Option<&Buffer<T>>, usize, usize, usize),
         sums: &mut Buffer<T>,
-        out_off: usize,
-        zero: bool,
+        out: (usize, usize, usize),
     ) -> Result<Option<bool>>
     where
         B: HaloOps,
@@ -573,8 +577,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             groups,
             slots,
             sums,
-            out_off,
-            zero,
+            out,
         )?;
         if done {
             self.record(|s| {
@@ -1257,7 +1260,8 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
         // On the devices: the step's sums (one group each) summed over the ranks in place.
         // beta and g (positions 2 count, 2 count + 1) get the sum of what the ranks hold there;
         // the update writes them before anything reads them.
-        let fused = self.device_sums_by_kernel((None, coef_off, 1, len), coef, coef_off, false)?;
+        let fused =
+            self.device_sums_by_kernel((None, coef_off, 1, len), coef, (coef_off, 1, len))?;
         if fused == Some(true) {
             self.record(|s| {
                 s.globalize_seconds += t.elapsed().as_secs_f64();

@@ -60,10 +60,9 @@ impl HaloOps for CudaBackend {
         groups: usize,
         slots: usize,
         sums: &mut Buffer<T>,
-        out_off: usize,
-        zero: bool,
+        out: (usize, usize, usize),
     ) -> Result<bool> {
-        self.peer_sums_by_kernel(link, partials, in_off, groups, slots, sums, out_off, zero)
+        self.peer_sums_by_kernel(link, partials, in_off, groups, slots, sums, out)
     }
 
     fn halo_gather<T: Scalar>(

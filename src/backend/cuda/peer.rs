@@ -675,8 +675,7 @@ impl CudaBackend {
         groups: usize,
         slots: usize,
         sums: &mut Buffer<T>,
-        out_off: usize,
-        zero: bool,
+        out: (usize, usize, usize),
     ) -> Result<bool> {
         use super::module::Kernel;
         use super::Arg;
@@ -704,14 +703,21 @@ impl CudaBackend {
         let reads = slots
             .checked_mul(groups)
             .ok_or_else(|| Error::param("slots", "slots x groups overflows"))?;
+        let (out_off, out_stride, out_len) = out;
+        let spans = out_stride >= 1
+            && slots
+                .saturating_sub(1)
+                .checked_mul(out_stride)
+                .is_some_and(|last| last < out_len.max(1));
+        if !spans || u32::try_from(out_len).is_err() || u32::try_from(out_stride).is_err() {
+            return Err(Error::param(
+                "out",
+                format!("{slots} sums at stride {out_stride} do not fit {out_len} entries"),
+            ));
+        }
         let sums_len = sums.len();
-        need(
-            sums_len,
-            out_off,
-            slots + usize::from(zero),
-            "halo_sums_link: sums",
-        )?;
-        let out = self.raw(sums)?.ptr();
+        need(sums_len, out_off, out_len, "halo_sums_link: sums")?;
+        let out_ptr = self.raw(sums)?.ptr();
         let input = match partials {
             Some(p) => {
                 need(p.len(), in_off, reads, "halo_sums_link: partials")?;
@@ -719,7 +725,7 @@ impl CudaBackend {
             }
             None => {
                 need(sums_len, in_off, reads, "halo_sums_link: partials")?;
-                out
+                out_ptr
             }
         };
         peer.count = peer.count.wrapping_add(1);
@@ -740,19 +746,20 @@ impl CudaBackend {
             Arg::Ptr(area),
             Arg::Ptr(a.base + 4 * (peer.ranks + me) as u64),
             Arg::U32(me as u32),
-            Arg::Ptr(out),
+            Arg::Ptr(out_ptr),
             Arg::U64(out_off as u64),
-            Arg::U32(u32::from(zero)),
+            Arg::U32(out_stride as u32),
+            Arg::U32(out_len as u32),
         ];
         // SAFETY: halo_sums_link(const SCALAR* partials, ulong in_off, uint groups, uint slots,
         // double* dst, const uint* consumed, uint expect, uint* sent_there, uint k, const uint*
         // sent, const double* area, uint* consumed_there, uint me, SCALAR* sums, ulong out_off,
-        // uint zero): the partials and the sums hold the ranges read and written (checked above;
-        // the kernel reads every partial before it writes a sum, so they may share a buffer);
-        // `dst` is the neighbour's room for this rank's sends and `area` this rank's room for
-        // the neighbour's, both of at least `slots` doubles (checked above against the ranges
-        // agreed at connect); the flags are this rank's own (`consumed`, `sent`) and its flags in
-        // the neighbour's opened allocation; one block, slots <= HALO_SUMS_LINK_MAX (256).
+        // uint out_stride, uint out_len): the partials and the sums hold the ranges read and
+        // written (checked above; the kernel reads every partial before it writes a sum, so they
+        // may share a buffer); `dst` is the neighbour's room for this rank's sends and `area` this
+        // rank's room for the neighbour's, both of at least `slots` doubles (checked above against
+        // the ranges agreed at connect); the flags are this rank's own (`consumed`, `sent`) and its
+        // flags in the neighbour's opened allocation; one block, slots <= HALO_SUMS_LINK_MAX (256).
         unsafe { self.launch::<T>(Kernel::HaloSumsLink, 1, &args) }?;
         Ok(true)
     }

@@ -298,11 +298,14 @@ pub trait HaloOps: VectorOps {
     /// where the link exchanges by kernels ([`PeerOptions::kernels`]) with one neighbour on
     /// another device: the `slots` slots of `groups` partials at `in_off` of `partials` (of
     /// `sums` itself when `None`) finished as [`HaloOps::halo_partials_finish`] does, sent,
-    /// the neighbour's received, and both added in rank order into `sums[out_off..out_off +
-    /// slots]` (then a 0 with `zero`) as [`HaloOps::halo_rank_sums`] does: the same bits as
-    /// those steps, in one launch instead of four. One exchange of the link, as a
-    /// [`HaloOps::halo_peer_send`] and [`HaloOps::halo_peer_receive`] pair. `Ok(false)` with
-    /// nothing queued where the link does not run so (the caller then takes the steps).
+    /// the neighbour's received, and both added in rank order as [`HaloOps::halo_rank_sums`]
+    /// does: the same bits as those steps, in one launch instead of four. `out` = (offset,
+    /// stride, length): sum j goes to `sums[offset + j stride]` and every other entry of
+    /// `sums[offset..offset + length]` is set to 0 (stride 1, length slots + 1: the sums and a 0;
+    /// stride `groups`: a partials layout whose group 0 holds the global sums). One exchange
+    /// of the link, as a [`HaloOps::halo_peer_send`] and [`HaloOps::halo_peer_receive`] pair.
+    /// `Ok(false)` with nothing queued where the link does not run so (the caller then takes
+    /// the steps).
     #[allow(clippy::too_many_arguments)]
     fn halo_sums_by_kernel<T: Scalar>(
         &self,
@@ -312,10 +315,9 @@ pub trait HaloOps: VectorOps {
         groups: usize,
         slots: usize,
         sums: &mut Buffer<T>,
-        out_off: usize,
-        zero: bool,
+        out: (usize, usize, usize),
     ) -> Result<bool> {
-        let _ = (link, partials, in_off, groups, slots, sums, out_off, zero);
+        let _ = (link, partials, in_off, groups, slots, sums, out);
         Ok(false)
     }
 
