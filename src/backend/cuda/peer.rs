@@ -31,7 +31,12 @@
 //! (`PIPEKRYLOV_CUDA_TRACE`) the copy-stream path left the device idle about 24 us per exchange
 //! (event waits, copy-engine and stream memory-operation latencies in a chain), the kernels about
 //! 3. A spinning kernel is only used where no other rank shares the device (see
-//! `link_by_kernels`); `PIPEKRYLOV_LINK_KERNELS=0` keeps the copy stream.
+//! `link_by_kernels`); `PIPEKRYLOV_LINK_KERNELS=0` keeps the copy stream. The global sums of
+//! such a link take one kernel for the whole sum (`halo_sums_link`: the rank's partials
+//! finished, pushed, the neighbour's pulled, both added in rank order; `peer_sums_by_kernel`),
+//! which saved 10-22 us per BiCGStab iteration against the four kernels of those steps on two
+//! H200s. A halo link at two ranks does not exchange by kernels: push and pull kernels of 512 KB
+//! cost 12-24 us more per exchange than the host-staged halo (BENCHMARKS.md, 2026-11-27 (e)).
 
 use super::CudaBackend;
 use crate::backend::buffer::Buffer;
