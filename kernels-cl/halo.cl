@@ -225,26 +225,33 @@ pk_kernel void halo_dcgs2_add_dots(PK_GLOBAL(const uint, rows), PK_GLOBAL(const 
 #define HALO_SUM ulong
 #endif
 
+#ifdef cl_khr_fp64
+/* One slot's finished sum in double, by one work-item: group g to lane g mod 32, each lane in
+ * group order, then the lanes pairwise (the host's finish order). */
+inline double halo_finish_slot(__global const SCALAR *partials, const ulong base, const uint groups) {
+    double lanes[32];
+    for (uint l = 0; l < 32u; ++l) {
+        lanes[l] = 0.0;
+    }
+    for (uint g = 0; g < groups; ++g) {
+        lanes[g & 31u] += (double)partials[base + g];
+    }
+    for (uint h = 16u; h > 0u; h >>= 1) {
+        for (uint l = 0; l < h; ++l) {
+            lanes[l] += lanes[l + h];
+        }
+    }
+    return lanes[0];
+}
+#endif
+
 pk_kernel void halo_partials_finish(PK_GLOBAL(const SCALAR, partials), const ulong in_off, const uint groups,
                                     const uint slots, PK_GLOBAL(HALO_SUM, out), const uint out_off) {
 #ifdef cl_khr_fp64
     PK_BIND(const SCALAR, partials);
     PK_BIND(double, out);
     FOR_EACH(slot, slots) {
-        double lanes[32];
-        for (uint l = 0; l < 32u; ++l) {
-            lanes[l] = 0.0;
-        }
-        const ulong base = in_off + (ulong)slot * groups;
-        for (uint g = 0; g < groups; ++g) {
-            lanes[g & 31u] += (double)partials[base + g];
-        }
-        for (uint h = 16u; h > 0u; h >>= 1) {
-            for (uint l = 0; l < h; ++l) {
-                lanes[l] += lanes[l + h];
-            }
-        }
-        out[out_off + slot] = lanes[0];
+        out[out_off + slot] = halo_finish_slot(partials, in_off + (ulong)slot * groups, groups);
     }
 #endif
 }
@@ -354,20 +361,7 @@ pk_kernel void halo_sums_link(PK_GLOBAL(const SCALAR, partials), const ulong in_
     const uint n = slots < HALO_SUMS_LINK_MAX ? slots : HALO_SUMS_LINK_MAX;
     /* halo_partials_finish's order: 32 lanes over the groups, then the tree. */
     for (uint slot = get_local_id(0); slot < n; slot += WG) {
-        double lanes[32];
-        for (uint l = 0; l < 32u; ++l) {
-            lanes[l] = 0.0;
-        }
-        const ulong base = in_off + (ulong)slot * groups;
-        for (uint g = 0; g < groups; ++g) {
-            lanes[g & 31u] += (double)partials[base + g];
-        }
-        for (uint h = 16u; h > 0u; h >>= 1) {
-            for (uint l = 0; l < h; ++l) {
-                lanes[l] += lanes[l + h];
-            }
-        }
-        own[slot] = lanes[0];
+        own[slot] = halo_finish_slot(partials, in_off + (ulong)slot * groups, groups);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (halo_link_wait(consumed, expect, &came)) {

@@ -229,6 +229,20 @@ extern "C" __launch_bounds__(WG) __global__ void halo_dcgs2_add_dots(const uint 
  * fp64, whose kernels then do nothing). */
 #define HALO_SUM double
 
+/* One slot's finished sum in double, by a whole warp: lane l adds groups l, l + 32, ... in order,
+ * then the lanes pairwise (the host's finish order); lane 0 holds the result. */
+__device__ __forceinline__ double halo_finish_slot(const SCALAR *p, const uint groups, const uint lane) {
+    double acc = 0.0;
+    for (uint g = lane; g < groups; g += 32u) {
+        acc = __dadd_rn(acc, (double)p[g]);
+    }
+#pragma unroll
+    for (uint h = 16u; h > 0u; h >>= 1) {
+        acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
+    }
+    return acc;
+}
+
 extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCALAR *partials, const ulong in_off,
                                                                       const uint groups,
                                                                       const uint slots, HALO_SUM *out,
@@ -239,15 +253,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_partials_finish(const SCAL
     if (slot >= slots) {
         return;
     }
-    const SCALAR *p = partials + in_off + (ulong)slot * groups;
-    double acc = 0.0;
-    for (uint g = lane; g < groups; g += 32u) {
-        acc = __dadd_rn(acc, (double)p[g]);
-    }
-#pragma unroll
-    for (uint h = 16u; h > 0u; h >>= 1) {
-        acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
-    }
+    const double acc = halo_finish_slot(partials + in_off + (ulong)slot * groups, groups, lane);
     if (lane == 0) {
         out[out_off + slot] = acc;
     }
@@ -355,15 +361,7 @@ extern "C" __launch_bounds__(WG) __global__ void halo_sums_link(const SCALAR *pa
     /* halo_partials_finish: a warp per slot, lanes over the groups, the same tree. */
     const uint lane = threadIdx.x & 31u;
     for (uint slot = threadIdx.x >> 5; slot < n; slot += WARPS) {
-        const SCALAR *p = partials + in_off + (ulong)slot * groups;
-        double acc = 0.0;
-        for (uint g = lane; g < groups; g += 32u) {
-            acc = __dadd_rn(acc, (double)p[g]);
-        }
-#pragma unroll
-        for (uint h = 16u; h > 0u; h >>= 1) {
-            acc = __dadd_rn(acc, __shfl_down_sync(FULL_MASK, acc, h));
-        }
+        const double acc = halo_finish_slot(partials + in_off + (ulong)slot * groups, groups, lane);
         if (lane == 0) {
             own[slot] = acc;
         }
