@@ -204,7 +204,8 @@ impl<B: VectorOps> DistBackend<B> {
         // where the link runs so. A failed allocation here takes the steps below instead,
         // which exchange all the same (the other ranks' devices wait for this rank's flags)
         // and report it.
-        if let [part] = parts {
+        let on_devices = matches!(*self.sums_path_decided()?, SumsPath::Device(_));
+        if let ([part], true) = (parts, on_devices) {
             let (len, groups) = (part.buffer().len(), part.groups());
             let stride = groups.max(1);
             let fits = total.checked_mul(stride).is_some_and(|used| used <= len);
@@ -541,6 +542,21 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         Ok(Some(sums))
     }
 
+    /// The path of the global sums, agreed by all ranks at the first call (collective then).
+    fn sums_path_decided(&self) -> Result<std::cell::RefMut<'_, SumsPath>>
+    where
+        B: HaloOps,
+    {
+        let mut path = self
+            .sums_path
+            .try_borrow_mut()
+            .map_err(|_| Error::Distributed("global sums re-entered".into()))?;
+        if matches!(*path, SumsPath::Undecided) {
+            *path = self.agree_on_sums_link();
+        }
+        Ok(path)
+    }
+
     /// The device-to-device global sums of one input `(partials, offset, groups, slots)` (the
     /// partials of `sums` itself when `None`) in one kernel where the link exchanges by kernels
     /// ([`HaloOps::halo_sums_by_kernel`], `out` = (offset, stride, length) in `sums`):
@@ -557,13 +573,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
         B: HaloOps,
     {
         let (partials, in_off, groups, slots) = input;
-        let mut path = self
-            .sums_path
-            .try_borrow_mut()
-            .map_err(|_| Error::Distributed("global sums re-entered".into()))?;
-        if matches!(*path, SumsPath::Undecided) {
-            *path = self.agree_on_sums_link();
-        }
+        let mut path = self.sums_path_decided()?;
         let SumsPath::Device(l) = &mut *path else {
             return Ok(None);
         };
@@ -601,13 +611,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     where
         B: HaloOps,
     {
-        let mut path = self
-            .sums_path
-            .try_borrow_mut()
-            .map_err(|_| Error::Distributed("global sums re-entered".into()))?;
-        if matches!(*path, SumsPath::Undecided) {
-            *path = self.agree_on_sums_link();
-        }
+        let path = self.sums_path_decided()?;
         let Ok(mut l) = std::cell::RefMut::filter_map(path, |p| match p {
             SumsPath::Device(l) if total <= l.local.len() => Some(l),
             _ => None,
