@@ -82,7 +82,7 @@ type ScatterLists = std::collections::HashMap<(usize, usize, usize, usize, usize
 
 /// Finished sums a [`SumsPath::Device`] link carries per rank and reduction: more slots than
 /// that (GMRES(m) with m above about 125) take the host path for that reduction.
-const SUMS_LINK_SLOTS: usize = 256;
+const SUMS_LINK_SLOTS: usize = crate::backend::ops::halo::SUMS_LINK_MAX_SLOTS;
 
 /// How [`DistBackend`]'s globalized partials are summed over the ranks, decided collectively at
 /// the first such reduction.

@@ -96,6 +96,10 @@ struct CudaPeer {
     /// Exchanges done by `halo_link_push` / `halo_link_pull` on the compute stream instead of
     /// the copy stream's copies and flag operations (set at connect: see [`link_by_kernels`]).
     kernels: bool,
+    /// Whether the global sums may take one kernel (`halo_sums_link`): a link by kernels between
+    /// two ranks with one neighbour, and [`crate::backend::tuning::SUMS_KERNEL_ENV`] not `0`
+    /// (set at connect).
+    sums_kernel: bool,
     /// The backend's compute stream, which the link kernels run on.
     compute: Arc<CudaStream>,
 }
@@ -300,6 +304,7 @@ impl CudaBackend {
             used: false,
             fenced_flags: crate::backend::tuning::halo_flag_write_value(),
             kernels: false,
+            sums_kernel: false,
             compute: self.stream.clone(),
         };
         // SAFETY: `base` holds `bytes` bytes. The memset runs on the legacy stream, which the
@@ -449,6 +454,10 @@ impl CudaBackend {
         let probed = probe();
         let synced = self.sync();
         peer.kernels = options.kernels && link_by_kernels(peer);
+        peer.sums_kernel = peer.kernels
+            && peer.ranks == 2
+            && peer.areas.len() == 1
+            && crate::backend::tuning::sums_kernel();
         probed.and(synced)
     }
 
@@ -684,54 +693,25 @@ impl CudaBackend {
     ) -> Result<bool> {
         use super::module::Kernel;
         use super::Arg;
-        const MAX_SLOTS: usize = 256;
+        use crate::backend::ops::halo::{check_sums_by_kernel, SUMS_LINK_MAX_SLOTS};
         self.check_alive()?;
         self.bind()?;
         let peer = state(link)?;
         let bytes = slots.checked_mul(8);
         let Some(a) = peer.areas.first().filter(|a| {
-            peer.kernels
-                && crate::backend::tuning::sums_kernel()
-                && peer.ranks == 2
-                && peer.areas.len() == 1
-                && slots <= MAX_SLOTS
+            peer.sums_kernel
+                && slots <= SUMS_LINK_MAX_SLOTS
                 && bytes.is_some_and(|b| b <= a.send.len() && b <= a.recv.len())
         }) else {
             return Ok(false);
         };
-        let need = |len: usize, off: usize, count: usize, what: &str| -> Result<()> {
-            match off.checked_add(count) {
-                Some(end) if end <= len => Ok(()),
-                _ => Err(Error::dims(what, off.saturating_add(count), len)),
-            }
-        };
-        let reads = slots
-            .checked_mul(groups)
-            .ok_or_else(|| Error::param("slots", "slots x groups overflows"))?;
+        let partials_len = partials.map(|p| p.len());
+        check_sums_by_kernel(partials_len, in_off, groups, slots, sums.len(), out)?;
         let (out_off, out_stride, out_len) = out;
-        let spans = out_stride >= 1
-            && slots
-                .saturating_sub(1)
-                .checked_mul(out_stride)
-                .is_some_and(|last| last < out_len.max(1));
-        if !spans || u32::try_from(out_len).is_err() || u32::try_from(out_stride).is_err() {
-            return Err(Error::param(
-                "out",
-                format!("{slots} sums at stride {out_stride} do not fit {out_len} entries"),
-            ));
-        }
-        let sums_len = sums.len();
-        need(sums_len, out_off, out_len, "halo_sums_link: sums")?;
         let out_ptr = self.raw(sums)?.ptr();
         let input = match partials {
-            Some(p) => {
-                need(p.len(), in_off, reads, "halo_sums_link: partials")?;
-                self.raw(p)?.ptr()
-            }
-            None => {
-                need(sums_len, in_off, reads, "halo_sums_link: partials")?;
-                out_ptr
-            }
+            Some(p) => self.raw(p)?.ptr(),
+            None => out_ptr,
         };
         peer.count = peer.count.wrapping_add(1);
         peer.used = true;

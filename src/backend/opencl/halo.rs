@@ -322,19 +322,23 @@ mod tests {
             .unwrap();
         let own = cl.download(&finished).unwrap();
         for me in [0u32, 1] {
+            // Exchange 9 with the neighbour's flags ready, into the layout (stride, length).
+            let run = |layout| {
+                launch(
+                    &cl,
+                    &partials,
+                    groups,
+                    slots,
+                    &theirs,
+                    me,
+                    9,
+                    (8, 9),
+                    layout,
+                )
+            };
             // The copy's layout: sum j at j * groups, zeros elsewhere.
             let len = groups * slots + 5;
-            let got = launch(
-                &cl,
-                &partials,
-                groups,
-                slots,
-                &theirs,
-                me,
-                9,
-                (8, 9),
-                (groups, len),
-            );
+            let got = run((groups, len));
             assert_eq!(got.sent_to, own, "rank {me}: the sums sent");
             assert_eq!(got.flags, (9, 9), "rank {me}: sent and consumed raised");
             for (i, v) in got.sums.iter().enumerate() {
@@ -352,17 +356,7 @@ mod tests {
                 assert_eq!(v.to_bits(), want.to_bits(), "rank {me}, entry {i}");
             }
             // Stride 1 and one entry more: the sums, then a 0.
-            let got = launch(
-                &cl,
-                &partials,
-                groups,
-                slots,
-                &theirs,
-                me,
-                9,
-                (8, 9),
-                (1, 4),
-            );
+            let got = run((1, 4));
             assert_eq!(got.sums[3], 0.0);
             assert!(got.sums[..3].iter().all(|v| v.is_finite()));
         }

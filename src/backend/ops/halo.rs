@@ -435,6 +435,60 @@ pub(crate) fn check_ghost_dcgs2<T: Scalar>(
     super::checks::slots("halo_dcgs2_add_dots", pb, ghost.n_local, &on)
 }
 
+/// Most sums one [`HaloOps::halo_sums_by_kernel`] carries (`HALO_SUMS_LINK_MAX` of the
+/// kernels), and what the distributed layer's sums link carries per rank.
+#[cfg_attr(not(any(feature = "cuda", feature = "mpi")), allow(dead_code))]
+pub(crate) const SUMS_LINK_MAX_SLOTS: usize = 256;
+
+/// The ranges of [`HaloOps::halo_sums_by_kernel`]: the partials (of `sums` itself when
+/// `partials_len` is `None`) hold `in_off + slots x groups` entries, and `out` = (offset,
+/// stride, length) lies in `sums` and holds the `slots` sums at its stride, with its stride and
+/// length in 32 bits.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn check_sums_by_kernel(
+    partials_len: Option<usize>,
+    in_off: usize,
+    groups: usize,
+    slots: usize,
+    sums_len: usize,
+    out: (usize, usize, usize),
+) -> Result<()> {
+    let fits = |len: usize, off: usize, count: Option<usize>, what: &str| -> Result<()> {
+        match count.and_then(|c| off.checked_add(c)) {
+            Some(end) if end <= len => Ok(()),
+            _ => Err(Error::dims(
+                what,
+                off.saturating_add(count.unwrap_or(usize::MAX)),
+                len,
+            )),
+        }
+    };
+    let (out_off, stride, out_len) = out;
+    let spans = stride >= 1
+        && slots
+            .saturating_sub(1)
+            .checked_mul(stride)
+            .is_some_and(|last| last < out_len.max(1));
+    if !spans || u32::try_from(out_len).is_err() || u32::try_from(stride).is_err() {
+        return Err(Error::param(
+            "out",
+            format!("{slots} sums at stride {stride} do not fit {out_len} entries"),
+        ));
+    }
+    fits(
+        sums_len,
+        out_off,
+        Some(out_len),
+        "halo_sums_by_kernel: sums",
+    )?;
+    fits(
+        partials_len.unwrap_or(sums_len),
+        in_off,
+        slots.checked_mul(groups),
+        "halo_sums_by_kernel: partials",
+    )
+}
+
 /// Check the shapes of `halo_gather`.
 /// The sizes [`HaloOps::halo_partials_finish`] needs.
 pub(crate) fn check_partials_finish<T: Scalar>(
@@ -632,5 +686,24 @@ mod tests {
             );
         }
         assert!(GhostBlock::<f64>::upload(&h, &[], &[], &[], &[], 5, 3).is_err());
+    }
+
+    #[test]
+    fn the_one_kernel_sums_check_their_ranges() {
+        // BiCGStab's globalized copy: 3 sums at stride 37 in a buffer of 116.
+        assert!(check_sums_by_kernel(Some(116), 0, 37, 3, 116, (0, 37, 116)).is_ok());
+        // GMRES's coefficient row, in place: 6 sums at 10, groups 1.
+        assert!(check_sums_by_kernel(None, 10, 1, 6, 16, (10, 1, 6)).is_ok());
+        // The partials too short, the sums too short, a stride that leaves the output.
+        assert!(check_sums_by_kernel(Some(110), 0, 37, 3, 116, (0, 37, 116)).is_err());
+        assert!(check_sums_by_kernel(None, 11, 1, 6, 16, (10, 1, 6)).is_err());
+        assert!(check_sums_by_kernel(Some(116), 0, 37, 3, 100, (0, 37, 116)).is_err());
+        assert!(check_sums_by_kernel(Some(116), 0, 37, 3, 116, (0, 60, 116)).is_err());
+        assert!(check_sums_by_kernel(Some(116), 0, 37, 3, 116, (0, 0, 116)).is_err());
+        // Overflowing counts are errors, not panics.
+        assert!(check_sums_by_kernel(Some(8), 0, usize::MAX, 2, 8, (0, 1, 2)).is_err());
+        assert!(check_sums_by_kernel(Some(8), usize::MAX, 1, 2, 8, (0, 1, 2)).is_err());
+        // No sums: nothing to hold.
+        assert!(check_sums_by_kernel(Some(0), 0, 0, 0, 0, (0, 1, 0)).is_ok());
     }
 }
