@@ -23,7 +23,7 @@
  * Kernel argument lists (CUDA mirrors them in this order):
  *   cg_update_resident  (double* state, uint slot_rr_in, uint slot_apap, uint slot_pap,
  *                        uint hist_index, SCALAR* x, SCALAR* r, SCALAR* p, const SCALAR* ap,
- *                        uint n, SCALAR* partials, uint slot_rr, uint fin_at)
+ *                        uint n, SCALAR* partials, uint slot_rr)
  *   pcg_update_resident (double* state, uint slot_rr_in, uint slot_pap, uint slot_rz_in,
  *                        uint slot_apq, uint hist_index, SCALAR* x, SCALAR* r, SCALAR* z,
  *                        SCALAR* p, const SCALAR* ap, const SCALAR* q, uint n,
@@ -34,19 +34,7 @@
  *       if so it computes alpha = gamma / <p, Ap>, beta = alpha^2 <Ap, q> / gamma - 1 exactly
  *       as the host does (no contraction) and runs cg_update / pcg_update with them, writing
  *       the partials of slot_rr (slot_rz), which differ from the read slots (the host
- *       alternates two sets); work-group 0 records ||r|| or sets the flag. cg_update_resident
- *       with fin_at != 0 reads the three sums from state[fin_at .. fin_at + 3) instead, where
- *       the cg_spmv_finish_resident before it put them.
- *   cg_spmv_finish_resident (double* state, uint fin_at, const uint* row_ptr,
- *                            const uint* col_idx, const SCALAR* values, uint n, uint k,
- *                            uint early, const SCALAR* p, SCALAR* ap, SCALAR* partials,
- *                            uint slot_rr, uint slot_apap, uint slot_pap)
- *       spmv_dots_csr of CG's product (k threads per row, no long rows; ap = A p, <Ap, Ap> into
- *       slot_apap, <p, Ap> into slot_pap; early ignored, as above), then the last work-group to
- *       write its partials finishes slots rr, apap, pap in the finish order into
- *       state[fin_at .. fin_at + 3): the work-groups take tickets from the counter at
- *       state[fin_at + 3] (a uint; the host writes 0.0 there before a batch and the last
- *       work-group sets it back to 0).
+ *       alternates two sets); work-group 0 records ||r|| or sets the flag.
  *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
@@ -253,18 +241,12 @@ inline RSTATE rs_norm(const RSTATE sq) {
  * Called by every work-item. */
 inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *partials, const uint slot_rr,
                                 const uint slot_curv, const uint slot_pap, const uint slot_rz, const uint with_pc,
-                                const uint hist_index, const uint fin_at, __local BICG_ACC *stage,
-                                __local RSTATE *sums, __local RSTATE *hdr, __local RSTATE *coef) {
+                                const uint hist_index, __local BICG_ACC *stage, __local RSTATE *sums,
+                                __local RSTATE *hdr, __local RSTATE *coef) {
     const uint t = get_local_id(0);
     rs_load_header(state, hdr, t);
-    if (fin_at != 0u) {
-        if (t < 3u) {
-            sums[t] = state[fin_at + t];
-        }
-    } else {
-        ordered_slot_sums(partials, get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u,
-                          stage, sums);
-    }
+    ordered_slot_sums(partials, get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u,
+                      stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips
@@ -301,59 +283,10 @@ inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *p
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* The last work-group to write its partials finishes slots s0, s1, s2 into state[fin_at ..
- * fin_at + 3) (see cg_spmv_finish_resident above; CUDA: last_block_finish). Work-item 0 wrote the
- * group's partials; it fences them before taking its ticket. */
-inline void last_group_finish(__global RSTATE *state, const uint fin_at, __global const SCALAR *partials,
-                              const uint s0, const uint s1, const uint s2, __local BICG_ACC *stage,
-                              __local RSTATE *sums, __local uint *is_last) {
-    volatile __global uint *ticket = (volatile __global uint *)(state + fin_at + 3u);
-    if (get_local_id(0) == 0) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        *is_last = atomic_inc(ticket) == get_num_groups(0) - 1u;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!*is_last) {
-        return;
-    }
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    ordered_slot_sums(partials, get_num_groups(0), 3u, s0, s1, s2, 0u, 0u, stage, sums);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) < 3u) {
-        state[fin_at + get_local_id(0)] = sums[get_local_id(0)];
-    }
-    if (get_local_id(0) == 0) {
-        *ticket = 0u;
-    }
-}
-
-pk_kernel void cg_spmv_finish_resident(PK_GLOBAL(RSTATE, state), const uint fin_at,
-                                       PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
-                                       PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
-                                       const uint early, PK_GLOBAL(const SCALAR, p), PK_GLOBAL(SCALAR, ap),
-                                       PK_GLOBAL(SCALAR, partials), const uint slot_rr, const uint slot_apap,
-                                       const uint slot_pap) {
-    PK_BIND(RSTATE, state);
-    PK_BIND_RESTRICT(const uint, row_ptr);
-    PK_BIND_RESTRICT(const uint, col_idx);
-    PK_BIND_RESTRICT(const SCALAR, values);
-    PK_BIND(const SCALAR, p);
-    PK_BIND(SCALAR, ap);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[3 * WG];
-    __local BICG_ACC stage[SUM_STAGE];
-    __local RSTATE sums[3];
-    __local uint is_last;
-    (void)early;
-    csr_dots_body(row_ptr, col_idx, values, n, k, 0xffffffffu, p, 0, ap, 0, p, 0, p, 0, partials, (int)slot_apap,
-                  (int)slot_pap, -1, scratch);
-    last_group_finish(state, fin_at, partials, slot_rr, slot_apap, slot_pap, stage, sums, &is_last);
-}
-
 pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_apap,
                                   const uint slot_pap, const uint hist_index, PK_GLOBAL(SCALAR, x),
                                   PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
-                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr, const uint fin_at) {
+                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
     PK_BIND(RSTATE, state);
     PK_BIND(SCALAR, x);
     PK_BIND(SCALAR, r);
@@ -365,8 +298,8 @@ pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_i
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, fin_at, stage,
-                        sums, hdr, coef);
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, stage, sums, hdr,
+                        coef);
     if (coef[2] == (RSTATE)0) {
         return;
     }
@@ -392,8 +325,8 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, 0u, stage, sums,
-                        hdr, coef);
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, stage, sums, hdr,
+                        coef);
     if (coef[2] == (RSTATE)0) {
         return;
     }

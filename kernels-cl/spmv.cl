@@ -202,14 +202,23 @@ inline void finish_dots(__local SCALAR *scratch, SCALAR *acc, __global SCALAR *p
     }
 }
 
-/* The body of spmv_dots_csr (shared with cg_spmv_finish_resident of resident.cl): the rows, their
- * dots, and the work-group's partials. `scratch` holds 3 WG entries. */
-inline void csr_dots_body(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                          __global const SCALAR *restrict values, const uint n_rows, const uint k, const uint long_len,
-                          __global const SCALAR *x, const ulong x_off, __global SCALAR *y, const ulong y_off,
-                          __global const SCALAR *w0, const ulong w0_off, __global const SCALAR *w1,
-                          const ulong w1_off, __global SCALAR *partials, const int slot_yy, const int slot_w0,
-                          const int slot_w1, __local SCALAR *scratch) {
+pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
+                   const uint long_len, const uint early, PK_GLOBAL(const SCALAR, x), const ulong x_off,
+                   PK_GLOBAL(SCALAR, y), const ulong y_off,
+                   PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
+                   PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
+                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
+                   const int slot_w1) {
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(const SCALAR, x);
+    PK_BIND(SCALAR, y);
+    PK_BIND(const SCALAR, w0);
+    PK_BIND(const SCALAR, w1);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[3 * WG];
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
         FOR_EACH(row, n_rows) {
@@ -233,27 +242,6 @@ inline void csr_dots_body(__global const uint *restrict row_ptr, __global const 
         }
     }
     finish_dots(scratch, acc, partials, slot_yy, slot_w0, slot_w1);
-}
-
-pk_kernel void spmv_dots_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
-                   PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n_rows, const uint k,
-                   const uint long_len, const uint early, PK_GLOBAL(const SCALAR, x), const ulong x_off,
-                   PK_GLOBAL(SCALAR, y), const ulong y_off,
-                   PK_GLOBAL(const SCALAR, w0), const ulong w0_off,
-                   PK_GLOBAL(const SCALAR, w1), const ulong w1_off,
-                   PK_GLOBAL(SCALAR, partials), const int slot_yy, const int slot_w0,
-                   const int slot_w1) {
-    PK_BIND_RESTRICT(const uint, row_ptr);
-    PK_BIND_RESTRICT(const uint, col_idx);
-    PK_BIND_RESTRICT(const SCALAR, values);
-    PK_BIND(const SCALAR, x);
-    PK_BIND(SCALAR, y);
-    PK_BIND(const SCALAR, w0);
-    PK_BIND(const SCALAR, w1);
-    PK_BIND(SCALAR, partials);
-    __local SCALAR scratch[3 * WG];
-    csr_dots_body(row_ptr, col_idx, values, n_rows, k, long_len, x, x_off, y, y_off, w0, w0_off, w1, w1_off, partials,
-                  slot_yy, slot_w0, slot_w1, scratch);
 }
 
 pk_kernel void residual_csr(PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),

@@ -161,10 +161,7 @@ __device__ __forceinline__ void write_partial(SCALAR *partials, uint slot, SCALA
  * lane g mod 32, each lane adds its groups in group order from 0, then the lanes are added pairwise
  * (lane l += lane l + h, h = 16, 8, 4, 2, 1). Warp w finishes slots w, w + WARPS, ...: its lanes'
  * loads are independent (in flight together) and the chain is groups / 32 + 5 additions instead of
- * `groups`. Called by every thread; the caller synchronizes before reading `sums`. COHERENT: the
- * loads bypass L1 (partials other blocks of the same kernel wrote, see last_block_finish in
- * resident.cu). */
-template <bool COHERENT = false>
+ * `groups`. Called by every thread; the caller synchronizes before reading `sums`. */
 __device__ __forceinline__ void ordered_slot_sums(const SCALAR *partials, const uint groups, const uint count,
                                                   const uint s0, const uint s1, const uint s2, const uint s3,
                                                   const uint s4, double *sums) {
@@ -175,7 +172,7 @@ __device__ __forceinline__ void ordered_slot_sums(const SCALAR *partials, const 
         double acc = 0.0;
 #pragma unroll 8
         for (uint g = lane; g < groups; g += 32u) {
-            acc = __dadd_rn(acc, (double)(COHERENT ? __ldcg(p + g) : p[g]));
+            acc = __dadd_rn(acc, (double)p[g]);
         }
 #pragma unroll
         for (uint h = 16u; h > 0u; h >>= 1) {

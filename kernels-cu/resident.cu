@@ -26,12 +26,6 @@
  *                             const SCALAR* as_, const SCALAR* phat, const SCALAR* shat,
  *                             const SCALAR* r0star, uint n, SCALAR* partials, uint slot_rr0,
  *                             uint slot_rr)
- *   cg_spmv_finish_resident (double* state, uint fin_at, const uint* row_ptr,
- *                            const uint* col_idx, const SCALAR* values, uint n, uint k,
- *                            uint early, const SCALAR* p, SCALAR* ap, SCALAR* partials,
- *                            uint slot_rr, uint slot_apap, uint slot_pap)
- * cg_update_resident's fin_at: 0 = every block finishes the partials; else the sums are
- * state[fin_at .. fin_at + 3), finished by the cg_spmv_finish_resident before it.
  * All are launched with partials.groups() blocks.
  */
 
@@ -240,17 +234,11 @@ __device__ __forceinline__ double rs_norm(const double sq) {
  * resident.cl); called by every thread. */
 __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR *partials, const uint slot_rr,
                                                     const uint slot_curv, const uint slot_pap, const uint slot_rz,
-                                                    const uint with_pc, const uint hist_index, const uint fin_at,
-                                                    double *sums, double *hdr, double *coef) {
+                                                    const uint with_pc, const uint hist_index, double *sums,
+                                                    double *hdr, double *coef) {
     const uint t = threadIdx.x;
     rs_load_header(state, hdr, t);
-    if (fin_at != 0u) {
-        if (t < 3u) {
-            sums[t] = state[fin_at + t];
-        }
-    } else {
-        ordered_slot_sums(partials, gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u, sums);
-    }
+    ordered_slot_sums(partials, gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u, sums);
     __syncthreads();
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the
@@ -285,74 +273,11 @@ __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR 
     __syncthreads();
 }
 
-/* The last block of a kernel to write its partials finishes the slots s0, s1, s2 (in the
- * finish order, the bits every block of cg_update_resident would get) into state[fin_at ..
- * fin_at + 3). The blocks take tickets from the counter at state[fin_at + 3] (read as a uint;
- * the host writes 0.0 there before a batch, the last block sets it back to 0): thread 0 wrote
- * the block's partials, makes them visible device-wide, then takes its ticket; the block with the
- * last ticket reads every partial past L1. Called by every thread after the partials are
- * written. */
-__device__ __forceinline__ void last_block_finish(RSTATE *state, const uint fin_at, const SCALAR *partials,
-                                                  const uint s0, const uint s1, const uint s2) {
-    __shared__ uint is_last;
-    __shared__ double sums[3];
-    if (threadIdx.x == 0) {
-        __threadfence();
-        is_last = atomicAdd((uint *)(state + fin_at + 3u), 1u) == gridDim.x - 1u;
-    }
-    __syncthreads();
-    if (!is_last) {
-        return;
-    }
-    __threadfence();
-    ordered_slot_sums<true>(partials, gridDim.x, 3u, s0, s1, s2, 0u, 0u, sums);
-    __syncthreads();
-    if (threadIdx.x < 3u) {
-        state[fin_at + threadIdx.x] = sums[threadIdx.x];
-    }
-    if (threadIdx.x == 0) {
-        *(uint *)(state + fin_at + 3u) = 0u;
-    }
-}
-
-/* spmv_dots_csr of CG's product (ap = A p, <Ap, Ap> into slot_apap, <p, Ap> into slot_pap; a CSR
- * matrix without long rows), then the last block finishes <r, r> (slot_rr, written by the update
- * before), <Ap, Ap> and <p, Ap> into the state for the next cg_update_resident (fin_at): its
- * blocks then read three sums instead of every block reading every partial. The same rows, sums
- * and partials as spmv_dots_csr. */
-extern "C" __launch_bounds__(WG) __global__ void cg_spmv_finish_resident(
-    RSTATE *state, const uint fin_at, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-    const SCALAR *__restrict__ values, const uint n, const uint k, const uint early, const SCALAR *p, SCALAR *ap,
-    SCALAR *partials, const uint slot_rr, const uint slot_apap, const uint slot_pap) {
-    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
-    SCALAR acc[3] = {ZERO, ZERO, ZERO};
-#define FINISH_CASE(K)                                                                                 \
-    case K:                                                                                           \
-        csr_dots_rows<K>(row_ptr, col_idx, values, n, 0xffffffffu, early, p, ap, p, p, (int)slot_apap, \
-                         (int)slot_pap, -1, acc);                                                      \
-        break;
-    switch (k) {
-        FINISH_CASE(2)
-        FINISH_CASE(4)
-        FINISH_CASE(8)
-        FINISH_CASE(16)
-        FINISH_CASE(32)
-    default:
-        csr_dots_rows<1>(row_ptr, col_idx, values, n, 0xffffffffu, early, p, ap, p, p, (int)slot_apap,
-                         (int)slot_pap, -1, acc);
-        break;
-    }
-#undef FINISH_CASE
-    finish_dots(acc, partials, (int)slot_apap, (int)slot_pap, -1);
-    last_block_finish(state, fin_at, partials, slot_rr, slot_apap, slot_pap);
-}
-
 extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *state, const uint slot_rr_in,
                                                                     const uint slot_apap, const uint slot_pap,
                                                                     const uint hist_index, SCALAR *x, SCALAR *r,
                                                                     SCALAR *p, const SCALAR *ap, const uint n,
-                                                                    SCALAR *partials, const uint slot_rr,
-                                                                    const uint fin_at) {
+                                                                    SCALAR *partials, const uint slot_rr) {
     PDL_WAIT_START_NEXT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
@@ -364,8 +289,8 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *stat
     const bool has0 = i0 < n;
     const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO;
     const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, fin_at, sums,
-                        hdr, coef);
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums, hdr,
+                        coef);
     if (coef[2] == 0.0) {
         return;
     }
@@ -394,7 +319,7 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *sta
     const bool has0 = i0 < n;
     const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO, z0 = has0 ? z[i0] : ZERO;
     const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO, q0 = has0 ? q[i0] : ZERO;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, 0u, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums, hdr,
                         coef);
     if (coef[2] == 0.0) {
         return;

@@ -8,6 +8,9 @@
 # (resident-finish-h200.csv: the bench's columns after finish, groups and round), a table last.
 # From the repository root on the device after a release build packed into .device/bin:
 #   OUT=... bash scripts/h200-resident-finish.sh
+# Ran once at commit 6fdc3a8 (2026-11-27 (f)); the kernel was rejected and reverted (CUDA CG 1.2-1.7 us
+# slower per iteration up to 65K), so PIPEKRYLOV_RESIDENT_FINISH no longer exists: results and reasons in
+# bench/results/h200-resident-finish-rejected/ and BENCHMARKS.md.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"

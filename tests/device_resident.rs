@@ -1007,131 +1007,6 @@ fn bicgstab_update_resident_matches_reference<B: Backend>(be: &B) {
     }
 }
 
-/// `cg_spmv_finish_resident` on `be` against its own parts: the product and its partials bit for
-/// bit those of `spmv_dots`, the three finished sums bit for bit the backend's own finish of the
-/// same partials (and within rounding of the host backend's), the ticket back at 0 after every
-/// launch; twice in a row, on awkward sizes and a random pattern. Returns whether the backend ran
-/// it (GPU backends: CSR without long rows).
-fn cg_spmv_finish_matches_parts<B: Backend>(be: &B) -> bool {
-    use pipekrylov::backend::ops::resident::layout;
-    use pipekrylov::backend::{CgSlots, ResidentState, Slot, SpmvDots, SpmvOps, VectorOps};
-    let host = HostBackend::new();
-    let slots = CgSlots {
-        rr: Slot(5),
-        ap_ap: Slot(1),
-        p_ap: Slot(2),
-        rz: Slot(3),
-        ap_q: Slot(4),
-    };
-    let matrices = [
-        Generator::Poisson2d.generate::<f64>(4000).unwrap().matrix,
-        Generator::Poisson3d.generate::<f64>(1331).unwrap().matrix,
-        common::random_matrix::<f64>(1237, 7, true, 11),
-        Generator::Poisson2d.generate::<f64>(70_000).unwrap().matrix,
-    ];
-    let mut ran = true;
-    for a in &matrices {
-        let n = a.n_rows();
-        let label = format!("{} n = {n}", be.name());
-        let m = be.upload_matrix(a, MatrixFormat::Csr).unwrap();
-        let p = be.upload(&common::rand_vec(n, 5)).unwrap();
-        let r = be.upload(&common::rand_vec(n, 6)).unwrap();
-        let mut state = ResidentState::new(be, 4).unwrap();
-        let zeros = vec![0.0; state.buffer().len()];
-        be.write(state.buffer_mut(), &zeros).unwrap();
-        let mut partials = be.partials::<f64>(n, 6).unwrap();
-        let mut ap = be.alloc::<f64>(n).unwrap();
-        let mut want_partials = be.partials::<f64>(n, 6).unwrap();
-        let mut want_ap = be.alloc::<f64>(n).unwrap();
-        for round in 0..2 {
-            be.dot_partials(&r, &r, &mut partials, slots.rr).unwrap();
-            be.dot_partials(&r, &r, &mut want_partials, slots.rr)
-                .unwrap();
-            let done = be
-                .cg_spmv_finish_resident(&mut state, &m, &p, &mut ap, &mut partials, slots)
-                .unwrap();
-            if !done {
-                ran = false;
-                continue;
-            }
-            be.spmv_dots(
-                &m,
-                &p,
-                &mut want_ap,
-                SpmvDots {
-                    yy: Some(slots.ap_ap),
-                    with: [Some((&p, slots.p_ap)), None],
-                },
-                &mut want_partials,
-            )
-            .unwrap();
-            let (got, want) = (be.download(&ap).unwrap(), be.download(&want_ap).unwrap());
-            assert!(
-                got.iter()
-                    .zip(&want)
-                    .all(|(g, w)| g.to_bits() == w.to_bits()),
-                "{label} round {round}: A p"
-            );
-            let finished = be.finish(&partials).unwrap();
-            let reference = be.finish(&want_partials).unwrap();
-            let st = be.download(state.buffer()).unwrap();
-            let at = state.finished_at();
-            let order = [slots.rr, slots.ap_ap, slots.p_ap];
-            for (k, slot) in order.into_iter().enumerate() {
-                assert_eq!(
-                    finished.get(slot).to_bits(),
-                    reference.get(slot).to_bits(),
-                    "{label} round {round}: partials of {slot:?}"
-                );
-                assert_eq!(
-                    st[at + k].to_bits(),
-                    finished.get(slot).to_bits(),
-                    "{label} round {round}: finished {slot:?}"
-                );
-            }
-            assert_eq!(
-                st[at + layout::FINISHED - 1].to_bits(),
-                0,
-                "{label} round {round}: the ticket is back at 0"
-            );
-            // Against the host backend's sums of the same vectors (other groups: rounding).
-            let hm = host.upload_matrix(a, MatrixFormat::Csr).unwrap();
-            let (hp, hr) = (
-                host.upload(&common::rand_vec(n, 5)).unwrap(),
-                host.upload(&common::rand_vec(n, 6)).unwrap(),
-            );
-            let mut hpart = host.partials::<f64>(n, 6).unwrap();
-            let mut hap = host.alloc::<f64>(n).unwrap();
-            host.dot_partials(&hr, &hr, &mut hpart, slots.rr).unwrap();
-            host.spmv_dots(
-                &hm,
-                &hp,
-                &mut hap,
-                SpmvDots {
-                    yy: Some(slots.ap_ap),
-                    with: [Some((&hp, slots.p_ap)), None],
-                },
-                &mut hpart,
-            )
-            .unwrap();
-            let hsums = host.finish(&hpart).unwrap();
-            for (k, slot) in order.into_iter().enumerate() {
-                let (g, w) = (st[at + k], hsums.get(slot));
-                assert!(
-                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
-                    "{label}: {slot:?} {g} against the host's {w}"
-                );
-            }
-        }
-    }
-    ran
-}
-
-#[test]
-fn host_cg_spmv_finish_matches_parts() {
-    assert!(cg_spmv_finish_matches_parts(&HostBackend::new()));
-}
-
 #[test]
 fn host_resident_matches_sync() {
     resident_matches_sync(&HostBackend::new());
@@ -1191,21 +1066,12 @@ fn opencl_bicgstab_resident_matches_sync() {
     preconditioned_resident_matches_sync(&be);
 }
 
-#[cfg(feature = "opencl")]
-#[test]
-fn opencl_cg_spmv_finish_matches_parts() {
-    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
-        .expect("an OpenCL device (PoCL in CI)");
-    assert!(cg_spmv_finish_matches_parts(&be), "the OpenCL kernel ran");
-}
-
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_resident_matches_sync() {
     let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
     resident_matches_sync(&be);
-    assert!(cg_spmv_finish_matches_parts(&be), "the CUDA kernel ran");
 }
 
 #[cfg(feature = "cuda")]

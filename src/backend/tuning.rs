@@ -52,19 +52,6 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
-/// Environment variable: `0` makes the device-resident CG's every update work-group finish the
-/// partials of the previous iteration itself, as before, instead of the product's last
-/// work-group finishing them once into the state (`cg_spmv_finish_resident`, the default on the
-/// GPU backends for CSR matrices without long rows).
-pub const RESIDENT_FINISH_ENV: &str = "PIPEKRYLOV_RESIDENT_FINISH";
-
-/// False when [`RESIDENT_FINISH_ENV`] is `0`.
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn resident_finish() -> bool {
-    static FINISH: OnceLock<bool> = OnceLock::new();
-    *FINISH.get_or_init(|| parse_env(RESIDENT_FINISH_ENV) != Some(0))
-}
-
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
 /// streamed (evict first), 2 also the gathers through the read-only path; anything else means

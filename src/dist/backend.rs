@@ -1640,23 +1640,12 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-        prefinished: bool,
     ) -> Result<()> {
         if self.comm.size() > 1 {
             return Err(resident_unsupported());
         }
-        self.inner.cg_update_resident(
-            state,
-            slots,
-            hist_index,
-            x,
-            r,
-            p,
-            ap,
-            partials,
-            rr,
-            prefinished,
-        )
+        self.inner
+            .cg_update_resident(state, slots, hist_index, x, r, p, ap, partials, rr)
     }
     fn pcg_update_resident<T: Scalar>(
         &self,

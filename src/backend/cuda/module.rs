@@ -123,7 +123,6 @@ pub(crate) enum Kernel {
     HaloLinkPull,
     HaloSumsLink,
     CgUpdateResident,
-    CgSpmvFinishResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
     BicgstabSSpmvResident,
@@ -133,7 +132,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 75] = [
+    pub(crate) const ALL: [Kernel; 74] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -203,7 +202,6 @@ impl Kernel {
         Kernel::HaloLinkPull,
         Kernel::HaloSumsLink,
         Kernel::CgUpdateResident,
-        Kernel::CgSpmvFinishResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
         Kernel::BicgstabSSpmvResident,
@@ -283,7 +281,6 @@ impl Kernel {
             Kernel::HaloLinkPull => "halo_link_pull",
             Kernel::HaloSumsLink => "halo_sums_link",
             Kernel::CgUpdateResident => "cg_update_resident",
-            Kernel::CgSpmvFinishResident => "cg_spmv_finish_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",
             Kernel::BicgstabSSpmvResident => "bicgstab_s_spmv_resident",
@@ -645,9 +642,8 @@ mod tests {
 
     /// The CSR products that may read their matrix before the wait: their bodies start by
     /// calling a row helper whose first statement calls `csr_first_then_wait`.
-    const MATRIX_BEFORE_WAIT: [(&str, &str); 5] = [
+    const MATRIX_BEFORE_WAIT: [(&str, &str); 4] = [
         ("spmv_dots_csr", "csr_dots_rows"),
-        ("cg_spmv_finish_resident", "csr_dots_rows"),
         ("residual_csr", "csr_residual_rows"),
         ("bicgstab_s_spmv_resident", "bicgstab_s_spmv_body"),
         ("gmres_dcgs2_spmv_dots", "dcgs2_spmv_dots_rows"),
@@ -679,13 +675,7 @@ mod tests {
                         "kernel {name} must say where it waits"
                     );
                     assert!(body.contains(&format!("{rows}<")), "{name} calls {rows}");
-                    // The helper is in the kernel's file or in spmv.cu (the CSR rows).
-                    let home = if text.contains(&format!(" {rows}(")) {
-                        text
-                    } else {
-                        SOURCES.iter().find(|(f, _)| *f == "spmv.cu").unwrap().1
-                    };
-                    let helper = function_text(home, rows);
+                    let helper = function_text(text, rows);
                     let first = helper[helper.find('{').unwrap() + 1..]
                         .find("csr_first_then_wait<")
                         .expect("the first row read by csr_first_then_wait");

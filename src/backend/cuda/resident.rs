@@ -4,9 +4,7 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{
-    check_bicgstab_slots, check_cg_finish, check_cg_slots, check_s_spmv,
-};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState};
 use crate::error::Result;
@@ -36,11 +34,9 @@ impl ResidentOps for CudaBackend {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-        prefinished: bool,
     ) -> Result<()> {
         check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
-        let fin_at = if prefinished { state.finished_at() } else { 0 };
         let args = [
             self.ptr(&state.buffer)?,
             index_arg("slot", slots.rr.0)?,
@@ -54,57 +50,12 @@ impl ResidentOps for CudaBackend {
             len_arg(n)?,
             self.ptr(partials.buffer())?,
             index_arg("slot", rr.0)?,
-            index_arg("fin_at", fin_at)?,
         ];
         // SAFETY: cg_update_resident(double* state, uint slot_rr_in, uint slot_apap,
-        // uint slot_pap, uint hist_index, x, r, p, ap, uint n, partials, uint slot_rr,
-        // uint fin_at): all vectors hold n elements, the read slots are inside the partials and
-        // differ from the written one, the history entry and the finished sums are inside the
-        // state (checked, and by construction); grid = groups.
+        // uint slot_pap, uint hist_index, x, r, p, ap, uint n, partials, uint slot_rr): all
+        // vectors hold n elements, the read slots are inside the partials and differ from the
+        // written one, the history entry is inside the state (checked); grid = groups.
         unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
-    }
-
-    fn cg_spmv_finish_resident<T: Scalar>(
-        &self,
-        state: &mut ResidentState,
-        a: &DeviceMatrix<T>,
-        p: &Buffer<T>,
-        ap: &mut Buffer<T>,
-        partials: &mut Partials<T>,
-        slots: CgSlots,
-    ) -> Result<bool> {
-        if !crate::backend::tuning::resident_finish() {
-            return Ok(false);
-        }
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
-            return Ok(false);
-        };
-        check_cg_finish(a, p, ap, partials, slots)?;
-        let n = a.n_rows();
-        let mut args = vec![
-            self.ptr(&state.buffer)?,
-            index_arg("fin_at", state.finished_at())?,
-            self.ptr(row_ptr)?,
-            self.ptr(col_idx)?,
-            self.ptr(values)?,
-            len_arg(n)?,
-            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            super::Arg::U32(super::spmv::early_bits(a, true)),
-            self.ptr(p)?,
-            self.ptr(ap)?,
-            self.ptr(partials.buffer())?,
-        ];
-        for slot in [slots.rr, slots.ap_ap, slots.p_ap] {
-            args.push(index_arg("slot", slot.0)?);
-        }
-        // SAFETY: cg_spmv_finish_resident(double* state, uint fin_at, row_ptr, col_idx, values,
-        // uint n, uint k, uint early, p, ap, partials, uint slot_rr, uint slot_apap,
-        // uint slot_pap): a is a square CSR matrix without long rows (its arrays as
-        // spmv_dots_csr reads them), p and ap hold n elements, the slots are distinct and inside
-        // the partials (checked); fin_at + 4 entries are inside the state (allocated so);
-        // grid = groups, as spmv_dots uses.
-        unsafe { self.launch::<T>(Kernel::CgSpmvFinishResident, partials.groups(), &args) }?;
-        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(

@@ -4,13 +4,10 @@
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::resident::{
-    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_finish,
-    check_cg_slots, layout,
+    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_slots, layout,
 };
 use crate::backend::partials::{sum_slot_f64, sum_slots, Partials, Slot};
-use crate::backend::{
-    BicgstabSlots, CgSlots, DeviceMatrix, KrylovOps, ResidentOps, ResidentState, SpmvDots, SpmvOps,
-};
+use crate::backend::{BicgstabSlots, CgSlots, KrylovOps, ResidentOps, ResidentState};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -26,48 +23,11 @@ impl ResidentOps for HostBackend {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-        prefinished: bool,
     ) -> Result<()> {
-        match self.cg_scalars(
-            state,
-            slots,
-            false,
-            hist_index,
-            partials,
-            &[rr],
-            prefinished,
-        )? {
+        match self.cg_scalars(state, slots, false, hist_index, partials, &[rr])? {
             None => Ok(()),
             Some([alpha, beta]) => self.cg_update(alpha, beta, x, r, p, ap, partials, rr),
         }
-    }
-
-    fn cg_spmv_finish_resident<T: Scalar>(
-        &self,
-        state: &mut ResidentState,
-        a: &DeviceMatrix<T>,
-        p: &Buffer<T>,
-        ap: &mut Buffer<T>,
-        partials: &mut Partials<T>,
-        slots: CgSlots,
-    ) -> Result<bool> {
-        check_cg_finish(a, p, ap, partials, slots)?;
-        let dots = SpmvDots {
-            yy: Some(slots.ap_ap),
-            with: [Some((p, slots.p_ap)), None],
-        };
-        self.spmv_dots(a, p, ap, dots, partials)?;
-        let sums = sum_slots(
-            partials.buffer().host()?,
-            partials.groups(),
-            partials.slots(),
-        );
-        let at = state.finished_at();
-        let st = state.buffer.host_mut()?;
-        for (k, slot) in [slots.rr, slots.ap_ap, slots.p_ap].into_iter().enumerate() {
-            st[at + k] = sums.get(slot);
-        }
-        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(
@@ -85,7 +45,7 @@ impl ResidentOps for HostBackend {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        match self.cg_scalars(state, slots, true, hist_index, partials, &[rr, rz], false)? {
+        match self.cg_scalars(state, slots, true, hist_index, partials, &[rr, rz])? {
             None => Ok(()),
             Some([alpha, beta]) => {
                 self.pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
@@ -166,9 +126,8 @@ impl ResidentOps for HostBackend {
 
 impl HostBackend {
     /// The scalars part of the resident CG updates: checks, the reference's decision on the
-    /// finished sums (from the partials, or `prefinished` from the state), alpha and beta in T
-    /// when the update runs (else the launch is counted here).
-    #[allow(clippy::too_many_arguments)]
+    /// finished sums, alpha and beta in T when the update runs (else the launch is counted
+    /// here).
     fn cg_scalars<T: Scalar>(
         &self,
         state: &mut ResidentState,
@@ -177,21 +136,14 @@ impl HostBackend {
         hist_index: usize,
         partials: &Partials<T>,
         written: &[Slot],
-        prefinished: bool,
     ) -> Result<Option<[T; 2]>> {
         check_cg_slots(partials, slots, with_pc, hist_index, state, written)?;
-        let finished = if prefinished && !with_pc {
-            let at = state.finished_at();
-            let st = state.buffer.host()?;
-            [st[at], st[at + 1], st[at + 2], st[at], 0.0]
-        } else {
-            let sums = sum_slots(
-                partials.buffer().host()?,
-                partials.groups(),
-                partials.slots(),
-            );
-            slots.all().map(|k| sums.get(k))
-        };
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let finished = slots.all().map(|k| sums.get(k));
         let decided = cg_scalars_reference(finished, with_pc, hist_index, state.buffer.host_mut()?);
         if decided.is_none() {
             self.counters.launch();

@@ -4,9 +4,7 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{
-    check_bicgstab_slots, check_cg_finish, check_cg_slots, check_s_spmv,
-};
+use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     BackendInfo, BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
@@ -39,12 +37,10 @@ impl ResidentOps for OpenClBackend {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-        prefinished: bool,
     ) -> Result<()> {
         self.check_resident()?;
         check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
-        let fin_at = if prefinished { state.finished_at() } else { 0 };
         self.launch::<T>(
             "cg_update_resident",
             partials.groups(),
@@ -61,48 +57,8 @@ impl ResidentOps for OpenClBackend {
                 Arg::uint(Self::len_u32(n)?),
                 Arg::Mem(self.mem(partials.buffer())?),
                 Self::slot_arg(rr)?,
-                Arg::uint(Self::len_u32(fin_at)?),
             ],
         )
-    }
-
-    fn cg_spmv_finish_resident<T: Scalar>(
-        &self,
-        state: &mut ResidentState,
-        a: &DeviceMatrix<T>,
-        p: &Buffer<T>,
-        ap: &mut Buffer<T>,
-        partials: &mut Partials<T>,
-        slots: CgSlots,
-    ) -> Result<bool> {
-        if !crate::backend::tuning::resident_finish() {
-            return Ok(false);
-        }
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
-            return Ok(false);
-        };
-        self.check_resident()?;
-        check_cg_finish(a, p, ap, partials, slots)?;
-        let n = a.n_rows();
-        let mut args = vec![
-            Arg::Mem(self.mem(&state.buffer)?),
-            Arg::uint(Self::len_u32(state.finished_at())?),
-            Arg::Mem(self.mem(row_ptr)?),
-            Arg::Mem(self.mem(col_idx)?),
-            Arg::Mem(self.mem(values)?),
-            Arg::uint(Self::len_u32(n)?),
-            Arg::uint(self.csr_lanes(a.nnz(), n)),
-            // early: the CUDA kernel's early matrix reads (ignored here).
-            Arg::uint(0),
-            Arg::Mem(self.mem(p)?),
-            Arg::Mem(self.mem(ap)?),
-            Arg::Mem(self.mem(partials.buffer())?),
-        ];
-        for slot in [slots.rr, slots.ap_ap, slots.p_ap] {
-            args.push(Self::slot_arg(slot)?);
-        }
-        self.launch::<T>("cg_spmv_finish_resident", partials.groups(), &args)?;
-        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(

@@ -129,7 +129,6 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         "resident",
         &[
             "cg_update_resident",
-            "cg_spmv_finish_resident",
             "pcg_update_resident",
             "bicgstab_s_update_resident",
             "bicgstab_s_spmv_resident",

@@ -53,10 +53,6 @@ pub mod layout {
     pub const ITER_PAR: usize = 14;
     /// First entry of the batch's residual history.
     pub const HISTORY: usize = 16;
-    /// Entries after the history (at [`super::ResidentState::finished_at`]): the three sums
-    /// `cg_spmv_finish_resident` finishes for the next CG update, then its ticket counter (a
-    /// `u32` in the entry's low bytes; 0.0 before a batch).
-    pub const FINISHED: usize = 4;
 }
 
 /// The device-side state of a device-resident solve: a buffer of `HISTORY + batch` doubles.
@@ -73,13 +69,9 @@ impl ResidentState {
             return Err(Error::param("batch", "at least one iteration per batch"));
         }
         Ok(Self {
-            buffer: backend.alloc(layout::HISTORY + batch + layout::FINISHED)?,
+            buffer: backend.alloc(layout::HISTORY + batch)?,
             batch,
         })
-    }
-    /// The first of the [`layout::FINISHED`] entries after the history.
-    pub fn finished_at(&self) -> usize {
-        layout::HISTORY + self.batch
     }
     /// Largest batch.
     pub fn batch(&self) -> usize {
@@ -168,9 +160,7 @@ pub trait ResidentOps: VectorOps {
     /// `slots`, decides as [`cg_scalars_reference`] does and, for an ordinary iteration, runs
     /// `cg_update` with its alpha and beta, writing the partials of `rr` (which must differ from
     /// the read slots); work-group 0 records ||r|| in history entry `hist_index` or sets the
-    /// flag. Nothing when the flag is set. `prefinished`: the sums are not finished from the
-    /// partials but read from the state, where the
-    /// [`ResidentOps::cg_spmv_finish_resident`] just before put them.
+    /// flag. Nothing when the flag is set.
     #[allow(clippy::too_many_arguments)]
     fn cg_update_resident<T: Scalar>(
         &self,
@@ -183,29 +173,7 @@ pub trait ResidentOps: VectorOps {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-        prefinished: bool,
     ) -> Result<()>;
-
-    /// Kernel `cg_spmv_finish_resident`: CG's product `spmv_dots(a, p, ap)` with <Ap, Ap> into
-    /// `slots.ap_ap` and <p, Ap> into `slots.p_ap` (bit for bit `spmv_dots`), after which the
-    /// last work-group to write its partials finishes `slots.rr`, `ap_ap` and `p_ap` in the
-    /// finish order into the state ([`ResidentState::finished_at`]), so that the next
-    /// `cg_update_resident` reads three sums (`prefinished`) instead of every work-group
-    /// finishing every partial. `Ok(false)`, nothing enqueued, where the backend has no such
-    /// kernel, it is switched off (`PIPEKRYLOV_RESIDENT_FINISH=0`) or `a` does not suit it (GPU
-    /// backends: CSR without long rows); the caller then runs `spmv_dots`.
-    #[allow(clippy::too_many_arguments)]
-    fn cg_spmv_finish_resident<T: Scalar>(
-        &self,
-        _state: &mut ResidentState,
-        _a: &DeviceMatrix<T>,
-        _p: &Buffer<T>,
-        _ap: &mut Buffer<T>,
-        _partials: &mut Partials<T>,
-        _slots: CgSlots,
-    ) -> Result<bool> {
-        Ok(false)
-    }
 
     /// Start recording the kernel launches that follow instead of running them (CUDA: stream
     /// capture into a graph). `Ok(false)`: this backend does not record, the launches run.
@@ -366,30 +334,6 @@ pub(crate) fn check_scalars<T: Scalar>(
         return Err(Error::param(
             "hist_index",
             format!("{hist_index} beyond the batch of {}", state.batch),
-        ));
-    }
-    Ok(())
-}
-
-/// Check the operands of `cg_spmv_finish_resident`: those of its `spmv_dots`, and the finished
-/// `slots.rr` inside the partials and not one of the two it writes.
-pub(crate) fn check_cg_finish<T: Scalar>(
-    a: &DeviceMatrix<T>,
-    p: &Buffer<T>,
-    ap: &Buffer<T>,
-    partials: &Partials<T>,
-    slots: CgSlots,
-) -> Result<()> {
-    let dots = SpmvDots {
-        yy: Some(slots.ap_ap),
-        with: [Some((p, slots.p_ap)), None],
-    };
-    super::checks::spmv_dots(a, p, ap, &dots, partials)?;
-    if slots.rr.0 >= partials.slots() || slots.rr == slots.ap_ap || slots.rr == slots.p_ap {
-        return Err(Error::param(
-            "slot",
-            "cg_spmv_finish_resident: <r, r> must be a slot of the partials other than the two \
-             the product writes",
         ));
     }
     Ok(())

@@ -12,12 +12,6 @@
 //! other work-groups still read the previous ones, so the positions alternate between two slot
 //! sets: position k reads the canonical slots when k is even and writes the second set, and the
 //! other way round when k is odd (a batch has an even length unless the iteration limit ends it).
-//!
-//! Without a preconditioner, where the backend can (`ResidentOps::cg_spmv_finish_resident`: CSR
-//! without long rows on the GPU backends, and the host), the product's last work-group also
-//! finishes the three sums the next update needs into the state, and that update's work-groups
-//! read them instead of each finishing every partial (the same bits, one finish per iteration
-//! instead of one per work-group; `PIPEKRYLOV_RESIDENT_FINISH=0` turns it off).
 
 use super::{slot, Cg};
 use crate::backend::ops::resident::layout;
@@ -47,9 +41,6 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
         count: usize,
     ) -> Result<()> {
         let be = self.backend;
-        // Whether the last product finished the sums the next update reads (never at a batch's
-        // first position: the host's own step or the last batch ran the product before).
-        let mut prefinished = false;
         for k in 0..count {
             let ((rr_in, rz_in), (rr_out, rz_out)) = alternating(k);
             let slots = CgSlots {
@@ -70,7 +61,6 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                     &self.ap,
                     &mut self.partials,
                     rr_out,
-                    prefinished,
                 )?,
                 Some(_) => be.pcg_update_resident(
                     state,
@@ -87,23 +77,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                     rz_out,
                 )?,
             }
-            // Seed 001 Alg. 2 lines 13-14 (A p and its dots), with the next update's sums
-            // finished once where the backend can.
-            prefinished = self.precond.is_none()
-                && be.cg_spmv_finish_resident(
-                    state,
-                    self.a,
-                    &self.p,
-                    &mut self.ap,
-                    &mut self.partials,
-                    CgSlots {
-                        rr: rr_out,
-                        ..slots
-                    },
-                )?;
-            if !prefinished {
-                self.product()?;
-            }
+            self.product()?;
         }
         Ok(())
     }
