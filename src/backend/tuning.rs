@@ -52,34 +52,6 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
-/// Environment variable (experiment): at most this many blocks of GMRES's fused DCGS2 product
-/// (`gmres_dcgs2_spmv_dots`) per multiprocessor on CUDA, by reserving shared memory (0, the
-/// default: no limit).
-pub const DCGS2_PRODUCT_BLOCKS_ENV: &str = "PIPEKRYLOV_DCGS2_PRODUCT_BLOCKS_PER_SM";
-
-/// Environment variable (experiment): when the CUDA DCGS2 updates let the fused product start
-/// right after their wait: 0 never, 1 (the default) when twice the groups fit the
-/// multiprocessors, 2 always.
-pub const DCGS2_START_NEXT_ENV: &str = "PIPEKRYLOV_DCGS2_START_NEXT";
-
-/// The limit of [`DCGS2_PRODUCT_BLOCKS_ENV`] (0: none).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn dcgs2_product_blocks() -> usize {
-    static BLOCKS: OnceLock<usize> = OnceLock::new();
-    *BLOCKS.get_or_init(|| parse_env(DCGS2_PRODUCT_BLOCKS_ENV).unwrap_or(0))
-}
-
-/// The rule of [`DCGS2_START_NEXT_ENV`] (0..=2, default 1).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn dcgs2_start_next_rule() -> usize {
-    static RULE: OnceLock<usize> = OnceLock::new();
-    *RULE.get_or_init(|| {
-        parse_env(DCGS2_START_NEXT_ENV)
-            .filter(|r| *r <= 2)
-            .unwrap_or(1)
-    })
-}
-
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
 /// streamed (evict first), 2 also the gathers through the read-only path; anything else means

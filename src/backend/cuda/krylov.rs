@@ -501,13 +501,12 @@ impl KrylovOps for CudaBackend {
             self.ptr(pa.buffer())?,
             self.ptr(pb.buffer())?,
         ];
-        let limit = crate::backend::tuning::dcgs2_product_blocks();
         // SAFETY: gmres_dcgs2_spmv_dots(row_ptr, col_idx, values, uint k, uint early, basis, uint n,
         // uint ucol, pa, pb): a is an n x n CSR matrix without long rows, columns 1..=ucol + 1
         // exist (u = ucol is read, w = ucol + 1 written, never read as a column), slots
         // 0..ucol-1 of pa and pb exist and both partials have the launch's group count, ucol
         // <= the columns one pass of the block's warps takes (checked).
-        unsafe { self.launch_limited::<T>(Kernel::GmresDcgs2SpmvDots, pa.groups(), &args, limit) }?;
+        unsafe { self.launch::<T>(Kernel::GmresDcgs2SpmvDots, pa.groups(), &args) }?;
         Ok(true)
     }
 
@@ -603,11 +602,7 @@ impl CudaBackend {
     /// With the product's blocks sharing the update's multiprocessors, GMRES(30) was 2-3 us
     /// per iteration slower at n = 32K-65K (BENCHMARKS.md, issue 15, 2026-11-27).
     fn dcgs2_start_next(&self, groups: usize) -> u32 {
-        match crate::backend::tuning::dcgs2_start_next_rule() {
-            0 => 0,
-            2 => 1,
-            _ => u32::from(2 * groups <= self.state.device.multiprocessors),
-        }
+        u32::from(2 * groups <= self.state.device.multiprocessors)
     }
 
     /// Launch `gmres_dcgs2_update` with `groups` blocks on columns and coefficients the caller

@@ -101,8 +101,6 @@ pub struct DeviceInfo {
     pub max_threads_per_block: usize,
     /// Resident threads per multiprocessor.
     pub max_threads_per_multiprocessor: usize,
-    /// Shared memory per multiprocessor in bytes.
-    pub shared_memory_per_multiprocessor: usize,
     /// Device memory in bytes.
     pub total_memory: usize,
 }
@@ -718,50 +716,7 @@ impl CudaBackend {
             Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
         })?;
         // SAFETY: as for this function; `args` outlives the call.
-        unsafe { self.launch_ex(kernel, func, grid, args, 0) }?;
-        self.counters.launch();
-        Ok(())
-    }
-
-    /// [`Self::launch`] with at most `blocks_per_sm` of the kernel's blocks resident on one
-    /// multiprocessor (0: no limit): each block also reserves an unused share of the
-    /// multiprocessor's shared memory, so that `blocks_per_sm + 1` of them do not fit.
-    ///
-    /// # Safety
-    /// As for [`Self::launch`].
-    pub(crate) unsafe fn launch_limited<T: Scalar>(
-        &self,
-        kernel: Kernel,
-        grid: usize,
-        args: &[Arg],
-        blocks_per_sm: usize,
-    ) -> Result<()> {
-        if blocks_per_sm == 0 {
-            // SAFETY: as for this function.
-            return unsafe { self.launch::<T>(kernel, grid, args) };
-        }
-        self.check_alive()?;
-        let kernels = self.kernels_for(T::PRECISION)?;
-        let func = kernels.get(kernel);
-        let grid = u32::try_from(grid.max(1)).map_err(|_| {
-            Error::param("grid", format!("{grid} blocks exceed the CUDA grid limit"))
-        })?;
-        let bytes = self.state.device.shared_memory_per_multiprocessor / (blocks_per_sm + 1) + 1;
-        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
-        self.bind()?;
-        // SAFETY: `func` is a loaded function of this context; the attribute takes a byte count.
-        unsafe {
-            cudarc::driver::sys::cuFuncSetAttribute(
-                func.cu_function(),
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
-        }
-        .result()
-        .map_err(|e| self.driver_error("cuFuncSetAttribute(dynamic shared memory)", e, 0))?;
-        // SAFETY: as for this function; the kernel declares no dynamic shared memory, so the
-        // reserved bytes are never touched.
-        unsafe { self.launch_ex(kernel, func, grid, args, bytes) }?;
+        unsafe { self.launch_ex(kernel, func, grid, args) }?;
         self.counters.launch();
         Ok(())
     }
@@ -780,7 +735,6 @@ impl CudaBackend {
         func: &cudarc::driver::CudaFunction,
         grid: u32,
         args: &[Arg],
-        shared_bytes: u32,
     ) -> Result<()> {
         use cudarc::driver::sys;
         use std::ffi::c_void;
@@ -806,7 +760,7 @@ impl CudaBackend {
             blockDimX: self.block,
             blockDimY: 1,
             blockDimZ: 1,
-            sharedMemBytes: shared_bytes,
+            sharedMemBytes: 0,
             hStream: self.stream.cu_stream(),
             attrs: &mut attr,
             numAttrs: u32::from(self.state.pdl),
@@ -870,9 +824,6 @@ fn query_device(ctx: &Arc<CudaContext>) -> std::result::Result<DeviceInfo, Drive
         max_threads_per_multiprocessor: attr(
             Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
         )?,
-        shared_memory_per_multiprocessor: attr(
-            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-        )?,
         total_memory: ctx.total_mem()?,
     })
 }
@@ -899,9 +850,6 @@ fn list_devices() -> std::result::Result<Vec<DeviceInfo>, (String, DriverError)>
                     max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
                     max_threads_per_multiprocessor: attr(
                         Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-                    )?,
-                    shared_memory_per_multiprocessor: attr(
-                        Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                     )?,
                     // SAFETY: as above.
                     total_memory: unsafe { cu::device::total_mem(dev) }?,
