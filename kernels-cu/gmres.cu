@@ -44,9 +44,6 @@
 
 #define DOTS_PER_WARP 4
 #define DOTS_PER_PASS (DOTS_PER_WARP * WARPS)
-#ifndef PK_DCGS2_ROWS_OUTER
-#define PK_DCGS2_ROWS_OUTER 1
-#endif
 
 extern "C" __launch_bounds__(WG) __global__ void basis_dots(const SCALAR *basis, const uint n, const uint w, const uint first_col,
            const uint count, SCALAR *partials, const uint first_slot) {
@@ -282,31 +279,6 @@ __device__ __forceinline__ void dcgs2_spmv_dots_tile(const SCALAR v, const uint 
     }
     __syncthreads();
     const uint len = min(rows, n - t0);
-#if PK_DCGS2_ROWS_OUTER
-    /* Rows outer, the warp's columns inner: the loads of all its columns are independent and in
-     * flight together (columns outer made one chain of L2 round trips per column); each column's
-     * sums still run over q ascending, so the same bits. */
-    const SCALAR *vj[DOTS_PER_WARP];
-    bool on[DOTS_PER_WARP];
-#pragma unroll
-    for (int c = 0; c < DOTS_PER_WARP; ++c) {
-        const uint j = warp + (uint)c * WARPS;
-        on[c] = j < count_a;
-        vj[c] = basis + (ulong)(1 + (on[c] ? j : 0u)) * n + t0;
-    }
-    for (uint q = lane; q < len; q += 32) {
-        const SCALAR tu = tile_u[q];
-        const SCALAR tw = tile_w[q];
-#pragma unroll
-        for (int c = 0; c < DOTS_PER_WARP; ++c) {
-            if (on[c]) {
-                const SCALAR x = vj[c][q];
-                acc_a[c] += x * tu;
-                acc_b[c] += x * tw;
-            }
-        }
-    }
-#else
 #pragma unroll
     for (int c = 0; c < DOTS_PER_WARP; ++c) {
         const uint j = warp + (uint)c * WARPS;
@@ -319,7 +291,6 @@ __device__ __forceinline__ void dcgs2_spmv_dots_tile(const SCALAR v, const uint 
             }
         }
     }
-#endif
 }
 
 template <uint K>

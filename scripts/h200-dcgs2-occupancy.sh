@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran once at commit 4c53959 (2026-11-27 (f)) and reverted in a4dd1f7: no gain (BENCHMARKS.md); the switches
+# no longer exist.
 # Issue 15: GMRES(30)'s device-resident step at n = 4K-65K on CUDA with the fused DCGS2 product
 # limited to B blocks per multiprocessor (PIPEKRYLOV_DCGS2_PRODUCT_BLOCKS_PER_SM, reserved shared
 # memory; 0 = no limit) and the DCGS2 update starting the product right after its wait by rule R

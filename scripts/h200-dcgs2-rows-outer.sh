@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran once at commit 3ba22ca (2026-11-27 (f)) and reverted: slower everywhere (BENCHMARKS.md); the switch
+# PIPEKRYLOV_DCGS2_ROWS_OUTER no longer exists.
 # Issue 15/16: the dots of GMRES's fused DCGS2 product (gmres_dcgs2_spmv_dots, CUDA) with the tile's
 # rows outer and the warp's columns inner (PK_DCGS2_ROWS_OUTER=1: the loads of all its columns in
 # flight together) against columns outer (0: one chain of L2 round trips per column); the same bits.

@@ -339,10 +339,6 @@ fn options(arch: &str, precision: Precision, block: u32) -> Vec<String> {
             "-DPK_EARLY_TRIGGER={}",
             u32::from(crate::backend::tuning::cuda_early_start() >= 1)
         ),
-        format!(
-            "-DPK_DCGS2_ROWS_OUTER={}",
-            u32::from(std::env::var("PIPEKRYLOV_DCGS2_ROWS_OUTER").as_deref() != Ok("0"))
-        ),
         "--std=c++17".into(),
         "-default-device".into(),
         "--fmad=false".into(),
