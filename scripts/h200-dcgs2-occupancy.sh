@@ -17,21 +17,7 @@ PK="bash .device/run pipekrylov"
 CSV="$OUT/dcgs2-occupancy-h200.csv"
 SETTINGS=${SETTINGS:-0:1 2:1 2:2 3:2 0:2}
 append() {
-  python3 - "$1" "$2" "$3" "$4" "$CSV" <<'PY'
-import csv, os, sys
-src, blocks, rule, rnd, dst = sys.argv[1:]
-rows = list(csv.DictReader(open(src))) if os.path.exists(src) else []
-if not rows:
-    sys.exit()
-new = not os.path.exists(dst)
-with open(dst, "a", newline="") as f:
-    w = csv.DictWriter(f, ["blocks_per_sm", "start_next_rule", "round"] + list(rows[0].keys()))
-    if new:
-        w.writeheader()
-    for r in rows:
-        w.writerow({"blocks_per_sm": blocks, "start_next_rule": rule, "round": rnd, **r})
-PY
-  rm -f "$1"
+  python3 scripts/append_tagged.py "$1" "$CSV" blocks_per_sm=$2 start_next_rule=$3 round=$4
 }
 nvidia-smi -L
 for part in ${PARTS:-tests ladder}; do

@@ -14,21 +14,7 @@ set -uo pipefail
 PK="bash .device/run pipekrylov"
 CSV="$OUT/dcgs2-rows-outer-h200.csv"
 append() {
-  python3 - "$1" "$2" "$3" "$CSV" <<'PY'
-import csv, os, sys
-src, ro, rnd, dst = sys.argv[1:]
-rows = list(csv.DictReader(open(src))) if os.path.exists(src) else []
-if not rows:
-    sys.exit()
-new = not os.path.exists(dst)
-with open(dst, "a", newline="") as f:
-    w = csv.DictWriter(f, ["rows_outer", "round"] + list(rows[0].keys()))
-    if new:
-        w.writeheader()
-    for r in rows:
-        w.writerow({"rows_outer": ro, "round": rnd, **r})
-PY
-  rm -f "$1"
+  python3 scripts/append_tagged.py "$1" "$CSV" rows_outer=$2 round=$3
 }
 nvidia-smi -L
 for part in ${PARTS:-tests ladder large}; do

@@ -17,21 +17,7 @@ PK="bash .device/run pipekrylov"
 CSV="$OUT/resident-finish-h200.csv"
 # Append the rows of the bench CSV $1 to $CSV with the columns finish=$2, groups=$3, round=$4 first.
 append() {
-  python3 - "$1" "$2" "$3" "$4" "$CSV" <<'PY'
-import csv, os, sys
-src, fin, groups, rnd, dst = sys.argv[1:]
-rows = list(csv.DictReader(open(src))) if os.path.exists(src) else []
-if not rows:
-    sys.exit()
-new = not os.path.exists(dst)
-with open(dst, "a", newline="") as f:
-    w = csv.DictWriter(f, ["finish", "groups_per_sm", "round"] + list(rows[0].keys()))
-    if new:
-        w.writeheader()
-    for r in rows:
-        w.writerow({"finish": fin, "groups_per_sm": groups, "round": rnd, **r})
-PY
-  rm -f "$1"
+  python3 scripts/append_tagged.py "$1" "$CSV" finish=$2 groups_per_sm=$3 round=$4
 }
 nvidia-smi -L
 for part in ${PARTS:-tests ladder large}; do
