@@ -35,6 +35,20 @@
  *       as the host does (no contraction) and runs cg_update / pcg_update with them, writing
  *       the partials of slot_rr (slot_rz), which differ from the read slots (the host
  *       alternates two sets); work-group 0 records ||r|| or sets the flag.
+ *   cg_fused_resident (double* state, uint slot_rr_in, uint slot_apap_in, uint slot_pap_in,
+ *                      uint hist_index, const uint* row_ptr, const uint* col_idx,
+ *                      const SCALAR* values, uint n, uint k, SCALAR* x, const SCALAR* r,
+ *                      const SCALAR* p, const SCALAR* ap, SCALAR* r_out, SCALAR* p_out,
+ *                      SCALAR* ap_out, SCALAR* partials, uint slot_rr_out, uint slot_apap_out,
+ *                      uint slot_pap_out)
+ *       one whole unpreconditioned iteration for a CSR matrix without long rows (k work-items
+ *       per row): cg_update_resident's decision from the input slots (rr, <Ap, Ap>, <p, Ap>)
+ *       and its update, writing the new r and p to r_out and p_out (x in place) and <r, r> to
+ *       slot_rr_out, then spmv_dots_csr of the new p into ap_out with <Ap, Ap> and <p, Ap> into
+ *       slot_apap_out and slot_pap_out; the product recomputes p_j = (r_j - alpha ap_j) + beta p_j
+ *       where it reads it (the stored value, bit for bit), so no work-group reads what another
+ *       writes. Not ordinary or stopped: nothing is written. The output slots and vectors differ
+ *       from the input ones (the host alternates two sets).
  *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
@@ -225,6 +239,91 @@ pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_REST
     write_partial(partials, slot_asr0, acc[2]);
 }
 
+/* CG's new search direction p_c = (r_c - alpha ap_c) + beta p_c from the old vectors, in the
+ * statements of cg_update_body (so contracted alike: the value it stores, bit for bit). */
+inline SCALAR cg_new_p(__global const SCALAR *r, __global const SCALAR *ap, __global const SCALAR *p,
+                       const SCALAR alpha, const SCALAR beta, const uint c) {
+    const SCALAR ri = r[c] - alpha * ap[c];
+    return ri + beta * p[c];
+}
+
+/* csr_row_shifted with the entries of the new p (cg_new_p). */
+inline SCALAR csr_row_new_p(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                            __global const SCALAR *restrict values, __global const SCALAR *r,
+                            __global const SCALAR *ap, __global const SCALAR *p, const SCALAR alpha,
+                            const SCALAR beta, const uint row, const uint n_rows, const uint k,
+                            __local SCALAR *scratch) {
+    const uint lid = get_local_id(0);
+    const uint lane = lid & (k - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += k) {
+            sum += values[j] * cg_new_p(r, ap, p, alpha, beta, col_idx[j]);
+        }
+    }
+    if (k > 1) {
+        scratch[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint h = k / 2; h > 0; h >>= 1) {
+            if (lane < h) {
+                scratch[lid] += scratch[lid + h];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        sum = scratch[lid];
+    }
+    return sum;
+}
+
+/* The work of cg_fused_resident after the scalars: cg_update_body into r_out and p_out (x in
+ * place), then csr_dots_body of the new p into ap_out with <Ap, Ap> and <p, Ap>, each entry of p
+ * recomputed where it is read. `scratch` holds 3 WG entries. */
+inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const uint *restrict row_ptr,
+                          __global const uint *restrict col_idx, __global const SCALAR *restrict values,
+                          const uint n, const uint k, __global SCALAR *x, __global const SCALAR *r,
+                          __global const SCALAR *p, __global const SCALAR *ap, __global SCALAR *r_out,
+                          __global SCALAR *p_out, __global SCALAR *ap_out, __global SCALAR *partials,
+                          const uint slot_rr_out, const uint slot_apap_out, const uint slot_pap_out,
+                          __local SCALAR *scratch) {
+    SCALAR rr = ZERO;
+    FOR_EACH(i, n) {
+        const SCALAR pi = p[i];
+        x[i] += alpha * pi;
+        const SCALAR ri = r[i] - alpha * ap[i];
+        r_out[i] = ri;
+        p_out[i] = ri + beta * pi;
+        rr += ri * ri;
+    }
+    rr = group_sum(scratch, rr);
+    write_partial(partials, slot_rr_out, rr);
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    if (k == 1) {
+        FOR_EACH(row, n) {
+            const SCALAR v = csr_row_new_p(row_ptr, col_idx, values, r, ap, p, alpha, beta, row, n, 1, scratch);
+            ap_out[row] = v;
+            acc[0] += v * v;
+            acc[1] += v * cg_new_p(r, ap, p, alpha, beta, row);
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR v = csr_row_new_p(row_ptr, col_idx, values, r, ap, p, alpha, beta, row, n, k, scratch);
+            if (lane == 0 && row < n) {
+                ap_out[row] = v;
+                acc[0] += v * v;
+                acc[1] += v * cg_new_p(r, ap, p, alpha, beta, row);
+            }
+        }
+    }
+    group_sum_multi(scratch, acc, 3);
+    write_partial(partials, slot_apap_out, acc[0]);
+    write_partial(partials, slot_pap_out, acc[1]);
+}
+
 /* The scalars exactly as the host computes them: no contraction into fma. This family is the last
  * of the program source, so the pragma changes no other kernel. */
 #pragma OPENCL FP_CONTRACT OFF
@@ -304,6 +403,40 @@ pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_i
         return;
     }
     cg_update_body((SCALAR)coef[0], (SCALAR)coef[1], x, r, p, ap, n, partials, slot_rr, scratch);
+}
+
+pk_kernel void cg_fused_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_apap_in,
+                                 const uint slot_pap_in, const uint hist_index,
+                                 PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                                 PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
+                                 PK_GLOBAL(SCALAR, x), PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, p),
+                                 PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, r_out), PK_GLOBAL(SCALAR, p_out),
+                                 PK_GLOBAL(SCALAR, ap_out), PK_GLOBAL(SCALAR, partials), const uint slot_rr_out,
+                                 const uint slot_apap_out, const uint slot_pap_out) {
+    PK_BIND(RSTATE, state);
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(SCALAR, x);
+    PK_BIND(const SCALAR, r);
+    PK_BIND(const SCALAR, p);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(SCALAR, r_out);
+    PK_BIND(SCALAR, p_out);
+    PK_BIND(SCALAR, ap_out);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[3 * WG];
+    __local BICG_ACC stage[SUM_STAGE];
+    __local RSTATE sums[4];
+    __local RSTATE hdr[RS_HEADER];
+    __local RSTATE coef[3];
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, stage,
+                        sums, hdr, coef);
+    if (coef[2] == (RSTATE)0) {
+        return;
+    }
+    cg_fused_body((SCALAR)coef[0], (SCALAR)coef[1], row_ptr, col_idx, values, n, k, x, r, p, ap, r_out, p_out,
+                  ap_out, partials, slot_rr_out, slot_apap_out, slot_pap_out, scratch);
 }
 
 pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_pap,

@@ -26,6 +26,12 @@
  *                             const SCALAR* as_, const SCALAR* phat, const SCALAR* shat,
  *                             const SCALAR* r0star, uint n, SCALAR* partials, uint slot_rr0,
  *                             uint slot_rr)
+ *   cg_fused_resident (double* state, uint slot_rr_in, uint slot_apap_in, uint slot_pap_in,
+ *                      uint hist_index, const uint* row_ptr, const uint* col_idx,
+ *                      const SCALAR* values, uint n, uint k, SCALAR* x,
+ *                      const SCALAR* r, const SCALAR* p, const SCALAR* ap, SCALAR* r_out,
+ *                      SCALAR* p_out, SCALAR* ap_out, SCALAR* partials, uint slot_rr_out,
+ *                      uint slot_apap_out, uint slot_pap_out)
  * All are launched with partials.groups() blocks.
  */
 
@@ -301,6 +307,139 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *stat
         acc += ri * ri;
     }
     cg_update_rest(alpha, beta, x, r, p, ap, n, i0 + GRID_STRIDE, acc, partials, slot_rr);
+}
+
+/* CG's new search direction p_j = (r_j - alpha ap_j) + beta p_j from the old vectors: the value
+ * cg_update_element stores, bit for bit (no contraction). */
+struct CgNewP {
+    const SCALAR *r;
+    const SCALAR *ap;
+    const SCALAR *p;
+    SCALAR alpha;
+    SCALAR beta;
+    __device__ __forceinline__ SCALAR operator()(const uint c) const {
+        return (r[c] - alpha * ap[c]) + beta * p[c];
+    }
+};
+
+/* csr_row (no long rows) with the gathered entries computed by g (csr_row_shifted's shape). */
+template <uint K, class G>
+__device__ __forceinline__ SCALAR csr_row_gathered(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+                                                   const SCALAR *__restrict__ values, const G &g, const uint row,
+                                                   const uint n_rows) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += K) {
+            sum += values[j] * g(col_idx[j]);
+        }
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return sum;
+}
+
+/* The rows of cg_fused_resident: ap_out = A p_new with <Ap, Ap> (acc[0]) and <p, Ap> (acc[1]),
+ * p_new from g (csr_dots_rows' loop and sums). */
+template <uint K>
+__device__ __forceinline__ void cg_fused_rows(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+                                              const SCALAR *__restrict__ values, const uint n_rows,
+                                              const CgNewP &g, SCALAR *ap_out, SCALAR (&acc)[3]) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
+    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
+        if (lane0 && row < n_rows) {
+            ap_out[row] = v;
+            acc[0] += v * v;
+            acc[1] += v * g(row);
+        }
+    }
+}
+
+/* cg_fused_resident for K threads per row. */
+template <uint K>
+__device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_in, const uint slot_apap_in,
+                                              const uint slot_pap_in, const uint hist_index,
+                                              const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+                                              const SCALAR *__restrict__ values, const uint n,
+                                              SCALAR *x, const SCALAR *r, const SCALAR *p, const SCALAR *ap,
+                                              SCALAR *r_out, SCALAR *p_out, SCALAR *ap_out, SCALAR *partials,
+                                              const uint slot_rr_out, const uint slot_apap_out,
+                                              const uint slot_pap_out) {
+    __shared__ double sums[4];
+    __shared__ double hdr[RS_HEADER];
+    __shared__ double coef[3];
+    /* The first element's operands before the sums, as in cg_update_resident. */
+    const uint i0 = GRID_START;
+    const bool has0 = i0 < n;
+    const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO;
+    const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO;
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, sums,
+                        hdr, coef);
+    if (coef[2] == 0.0) {
+        return; /* not ordinary, or stopped: nothing written (the host takes over from the inputs) */
+    }
+    const SCALAR alpha = (SCALAR)coef[0], beta = (SCALAR)coef[1];
+    /* Seed 001 Alg. 2 lines 9-11 (cg_update's element, into the other vectors). */
+    SCALAR rr = ZERO;
+    for (uint i = i0; i < n; i += GRID_STRIDE) {
+        const bool first = i == i0;
+        const SCALAR pi = first ? p0 : p[i];
+        x[i] = (first ? x0 : x[i]) + alpha * pi;
+        const SCALAR ri = (first ? r0 : r[i]) - alpha * (first ? ap0 : ap[i]);
+        r_out[i] = ri;
+        p_out[i] = ri + beta * pi;
+        rr += ri * ri;
+    }
+    write_partial(partials, slot_rr_out, block_sum1(rr));
+    /* Lines 13-14: the product of the new p, its entries recomputed where they are read. */
+    const CgNewP g{r, ap, p, alpha, beta};
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    cg_fused_rows<K>(row_ptr, col_idx, values, n, g, ap_out, acc);
+    block_sum<3>(acc);
+    write_partial(partials, slot_apap_out, acc[0]);
+    write_partial(partials, slot_pap_out, acc[1]);
+}
+
+/* One whole pipelined CG iteration in one launch, for a CSR matrix without long rows and no
+ * preconditioner: cg_update_resident's decision and update, writing r and p to r_out and p_out
+ * (x in place), then spmv_dots_csr of the new p into ap_out with <Ap, Ap> and <p, Ap>. The
+ * product reads p_new_j as (r_j - alpha ap_j) + beta p_j from the unchanged inputs, so no block
+ * reads a vector another block writes and the results are the two kernels' bit for bit. Every
+ * block finishes the input slots; the output slots must differ from them (the host alternates
+ * two sets and two sets of vectors). Not ordinary or stopped: nothing is written. */
+extern "C" __launch_bounds__(WG) __global__ void cg_fused_resident(
+    RSTATE *state, const uint slot_rr_in, const uint slot_apap_in, const uint slot_pap_in, const uint hist_index,
+    const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
+    const uint n, const uint k, SCALAR *x, const SCALAR *r, const SCALAR *p, const SCALAR *ap, SCALAR *r_out,
+    SCALAR *p_out, SCALAR *ap_out, SCALAR *partials, const uint slot_rr_out, const uint slot_apap_out,
+    const uint slot_pap_out) {
+    /* No row is read before the wait (as the other CSR products do): the first row's registers,
+     * live across the update, took the kernel to 80 registers (64 with 300 bytes of spills). */
+    PDL_WAIT();
+#define FUSED_CASE(K)                                                                                             \
+    case K:                                                                                                      \
+        cg_fused_body<K>(state, slot_rr_in, slot_apap_in, slot_pap_in, hist_index, row_ptr, col_idx, values, n, \
+                         x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out, slot_pap_out); \
+        break;
+    switch (k) {
+        FUSED_CASE(2)
+        FUSED_CASE(4)
+        FUSED_CASE(8)
+        FUSED_CASE(16)
+        FUSED_CASE(32)
+    default:
+        cg_fused_body<1>(state, slot_rr_in, slot_apap_in, slot_pap_in, hist_index, row_ptr, col_idx, values, n,
+                         x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out, slot_pap_out);
+        break;
+    }
+#undef FUSED_CASE
 }
 
 extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *state, const uint slot_rr_in,

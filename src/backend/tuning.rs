@@ -52,6 +52,18 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
+/// Environment variable: `0` makes the device-resident CG run its update and its product as two
+/// kernels per iteration, as before, instead of one (`cg_fused_resident`, the default on the GPU
+/// backends for an unpreconditioned solve with a CSR matrix without long rows).
+pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
+
+/// False when [`CG_FUSED_ENV`] is `0`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn cg_fused() -> bool {
+    static FUSED: OnceLock<bool> = OnceLock::new();
+    *FUSED.get_or_init(|| parse_env(CG_FUSED_ENV) != Some(0))
+}
+
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
 /// streamed (evict first), 2 also the gathers through the read-only path; anything else means

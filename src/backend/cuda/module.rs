@@ -123,6 +123,7 @@ pub(crate) enum Kernel {
     HaloLinkPull,
     HaloSumsLink,
     CgUpdateResident,
+    CgFusedResident,
     PcgUpdateResident,
     BicgstabSUpdateResident,
     BicgstabSSpmvResident,
@@ -132,7 +133,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 74] = [
+    pub(crate) const ALL: [Kernel; 75] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -202,6 +203,7 @@ impl Kernel {
         Kernel::HaloLinkPull,
         Kernel::HaloSumsLink,
         Kernel::CgUpdateResident,
+        Kernel::CgFusedResident,
         Kernel::PcgUpdateResident,
         Kernel::BicgstabSUpdateResident,
         Kernel::BicgstabSSpmvResident,
@@ -281,6 +283,7 @@ impl Kernel {
             Kernel::HaloLinkPull => "halo_link_pull",
             Kernel::HaloSumsLink => "halo_sums_link",
             Kernel::CgUpdateResident => "cg_update_resident",
+            Kernel::CgFusedResident => "cg_fused_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",
             Kernel::BicgstabSSpmvResident => "bicgstab_s_spmv_resident",

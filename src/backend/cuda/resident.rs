@@ -4,9 +4,13 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
+use crate::backend::ops::resident::{
+    check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
+};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState};
+use crate::backend::{
+    BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
+};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -56,6 +60,57 @@ impl ResidentOps for CudaBackend {
         // vectors hold n elements, the read slots are inside the partials and differ from the
         // written one, the history entry is inside the state (checked); grid = groups.
         unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
+    }
+
+    fn cg_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: CgFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 3],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        if !crate::backend::tuning::cg_fused() {
+            return Ok(false);
+        }
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+            return Ok(false);
+        };
+        let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let mut args = vec![self.ptr(&state.buffer)?];
+        for slot in read {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        args.extend([
+            index_arg("hist_index", hist_index)?,
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            len_arg(n)?,
+            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            self.ptr(x)?,
+            self.ptr(v.r)?,
+            self.ptr(v.p)?,
+            self.ptr(v.ap)?,
+            self.ptr(v.r_out)?,
+            self.ptr(v.p_out)?,
+            self.ptr(v.ap_out)?,
+            self.ptr(partials.buffer())?,
+        ]);
+        for slot in written {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        // SAFETY: cg_fused_resident(double* state, three uint slots, uint hist_index, row_ptr,
+        // col_idx, values, uint n, uint k, x, r, p, ap, r_out, p_out, ap_out, partials, three uint
+        // slots): a is an n x n CSR matrix without long rows (its arrays as spmv_dots_csr reads
+        // them), every vector holds n elements and the written ones are other buffers than the
+        // read ones (borrows), the read slots and the history entry are inside the partials and
+        // the state, the written slots distinct and apart from them (checked); grid = groups.
+        unsafe { self.launch::<T>(Kernel::CgFusedResident, partials.groups(), &args) }?;
+        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(

@@ -4,10 +4,14 @@
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::resident::{
-    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_slots, layout,
+    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_fused,
+    check_cg_slots, layout,
 };
 use crate::backend::partials::{sum_slot_f64, sum_slots, Partials, Slot};
-use crate::backend::{BicgstabSlots, CgSlots, KrylovOps, ResidentOps, ResidentState};
+use crate::backend::{
+    BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, KrylovOps, ResidentOps, ResidentState,
+    SpmvDots, SpmvOps, VectorOps,
+};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -28,6 +32,49 @@ impl ResidentOps for HostBackend {
             None => Ok(()),
             Some([alpha, beta]) => self.cg_update(alpha, beta, x, r, p, ap, partials, rr),
         }
+    }
+
+    fn cg_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: CgFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 3],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let slots = CgSlots {
+            rr: read[0],
+            ap_ap: read[1],
+            p_ap: read[2],
+            rz: read[0],
+            ap_q: read[0],
+        };
+        let Some([alpha, beta]) =
+            self.cg_scalars(state, slots, false, hist_index, partials, &written)?
+        else {
+            return Ok(true);
+        };
+        let CgFusedVectors {
+            r,
+            p,
+            ap,
+            r_out,
+            p_out,
+            ap_out,
+        } = v;
+        self.copy(r, r_out)?;
+        self.copy(p, p_out)?;
+        self.cg_update(alpha, beta, x, r_out, p_out, ap, partials, written[0])?;
+        let dots = SpmvDots {
+            yy: Some(written[1]),
+            with: [Some((&*p_out, written[2])), None],
+        };
+        self.spmv_dots(a, p_out, ap_out, dots, partials)?;
+        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(

@@ -4,10 +4,12 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
-use crate::backend::ops::resident::{check_bicgstab_slots, check_cg_slots, check_s_spmv};
+use crate::backend::ops::resident::{
+    check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
+};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BackendInfo, BicgstabSlots, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
+    BackendInfo, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -59,6 +61,52 @@ impl ResidentOps for OpenClBackend {
                 Self::slot_arg(rr)?,
             ],
         )
+    }
+
+    fn cg_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: CgFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 3],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        if !crate::backend::tuning::cg_fused() {
+            return Ok(false);
+        }
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+            return Ok(false);
+        };
+        self.check_resident()?;
+        let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        for slot in read {
+            args.push(Self::slot_arg(slot)?);
+        }
+        args.extend([
+            Arg::uint(Self::len_u32(hist_index)?),
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::uint(self.csr_lanes(a.nnz(), n)),
+            Arg::Mem(self.mem(x)?),
+            Arg::Mem(self.mem(v.r)?),
+            Arg::Mem(self.mem(v.p)?),
+            Arg::Mem(self.mem(v.ap)?),
+            Arg::Mem(self.mem(v.r_out)?),
+            Arg::Mem(self.mem(v.p_out)?),
+            Arg::Mem(self.mem(v.ap_out)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+        ]);
+        for slot in written {
+            args.push(Self::slot_arg(slot)?);
+        }
+        self.launch::<T>("cg_fused_resident", partials.groups(), &args)?;
+        Ok(true)
     }
 
     fn pcg_update_resident<T: Scalar>(

@@ -22,7 +22,7 @@ pub use precond::{
     IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
     AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
-pub use resident::{BicgstabSlots, CgSlots, Recording, ResidentOps, ResidentState};
+pub use resident::{BicgstabSlots, CgFusedVectors, CgSlots, Recording, ResidentOps, ResidentState};
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -129,6 +129,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
         "resident",
         &[
             "cg_update_resident",
+            "cg_fused_resident",
             "pcg_update_resident",
             "bicgstab_s_update_resident",
             "bicgstab_s_spmv_resident",

@@ -130,6 +130,24 @@ impl CgSlots {
     }
 }
 
+/// The vectors of `cg_fused_resident`: the iteration's r, p and A p, and where the next ones go
+/// (other buffers: the product reads the old vectors at every row's neighbours).
+#[derive(Debug)]
+pub struct CgFusedVectors<'a, T: Scalar> {
+    /// r_i
+    pub r: &'a Buffer<T>,
+    /// p_i
+    pub p: &'a Buffer<T>,
+    /// A p_i
+    pub ap: &'a Buffer<T>,
+    /// r_{i+1} (written)
+    pub r_out: &'a mut Buffer<T>,
+    /// p_{i+1} (written)
+    pub p_out: &'a mut Buffer<T>,
+    /// A p_{i+1} (written)
+    pub ap_out: &'a mut Buffer<T>,
+}
+
 /// The slots of one pipelined BiCGStab iteration that `bicgstab_update_resident` finishes (rho
 /// comes from the state, stored there by `bicgstab_s_update_resident`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +192,30 @@ pub trait ResidentOps: VectorOps {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()>;
+
+    /// Kernel `cg_fused_resident`: one whole unpreconditioned pipelined CG iteration in one
+    /// launch. Every work-group finishes the sums of `read` (<r, r>, <Ap, Ap>, <p, Ap>) and
+    /// decides as `cg_update_resident` does; for an ordinary iteration it runs `cg_update` with x
+    /// in place and the new r and p into `v.r_out` and `v.p_out` (<r, r> into `written[0]`),
+    /// then `spmv_dots` of the new p into `v.ap_out` with <Ap, Ap> and <p, Ap> into `written[1]`
+    /// and `written[2]`: bit for bit those two kernels. Otherwise (or with the flag set) nothing
+    /// is written. The written slots differ from the read ones. `Ok(false)`, nothing enqueued,
+    /// where the backend has no such kernel, it is switched off (`PIPEKRYLOV_CG_FUSED=0`) or `a`
+    /// does not suit it (GPU backends: CSR without long rows); the caller then runs the two.
+    #[allow(clippy::too_many_arguments)]
+    fn cg_fused_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _hist_index: usize,
+        _x: &mut Buffer<T>,
+        _v: CgFusedVectors<'_, T>,
+        _partials: &mut Partials<T>,
+        _read: [Slot; 3],
+        _written: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
 
     /// Start recording the kernel launches that follow instead of running them (CUDA: stream
     /// capture into a graph). `Ok(false)`: this backend does not record, the launches run.
@@ -337,6 +379,58 @@ pub(crate) fn check_scalars<T: Scalar>(
         ));
     }
     Ok(())
+}
+
+/// Check the operands of `cg_fused_resident`: a square matrix, every vector of its size, the
+/// read slots inside the partials, the written ones distinct and apart from them, the history
+/// entry inside the state. Returns n.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_cg_fused<T: Scalar>(
+    state: &ResidentState,
+    a: &DeviceMatrix<T>,
+    hist_index: usize,
+    x: &Buffer<T>,
+    v: &CgFusedVectors<'_, T>,
+    partials: &Partials<T>,
+    read: [Slot; 3],
+    written: [Slot; 3],
+) -> Result<usize> {
+    let n = a.n_rows();
+    if a.n_cols() != n {
+        return Err(Error::dims(
+            "cg_fused_resident: matrix columns vs rows",
+            n,
+            a.n_cols(),
+        ));
+    }
+    let lengths = [
+        ("x", x.len()),
+        ("r", v.r.len()),
+        ("p", v.p.len()),
+        ("ap", v.ap.len()),
+        ("r_out", v.r_out.len()),
+        ("p_out", v.p_out.len()),
+        ("ap_out", v.ap_out.len()),
+    ];
+    if let Some((name, len)) = lengths.iter().find(|(_, l)| *l != n) {
+        return Err(Error::dims(
+            format!("cg_fused_resident: {name} length vs matrix rows"),
+            n,
+            *len,
+        ));
+    }
+    check_scalars(partials, &read, hist_index, state)?;
+    for (i, w) in written.iter().enumerate() {
+        partials.check(*w, n)?;
+        if read.contains(w) || written[..i].contains(w) {
+            return Err(Error::param(
+                "slot",
+                "cg_fused_resident: every written slot must differ from the others and from the read \
+                 ones",
+            ));
+        }
+    }
+    Ok(n)
 }
 
 /// Check the slots of `cg_update_resident` / `pcg_update_resident`: the read ones inside the

@@ -51,7 +51,10 @@ mod slot {
     /// <r, r> and <r, z> written by every other device-resident update (`resident`)
     pub const RR_ALT: Slot = Slot(7);
     pub const RZ_ALT: Slot = Slot(8);
-    pub const COUNT: usize = 9;
+    /// <Ap, Ap> and <p, Ap> written by every other fused device-resident iteration
+    pub const AP_AP_ALT: Slot = Slot(9);
+    pub const P_AP_ALT: Slot = Slot(10);
+    pub const COUNT: usize = 11;
 }
 
 /// Conjugate gradients for symmetric positive definite systems.
@@ -93,8 +96,14 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     scratch: Partials<T>,
     /// State of the device-resident mode (allocated when it may run).
     resident: Option<crate::backend::ResidentState>,
-    /// Recorded batches of the device-resident mode (CUDA graphs).
-    recordings: Recordings,
+    /// The other r, p and A p of the fused device-resident iterations (`resident`; empty
+    /// until that mode may run without a preconditioner).
+    alt: Option<[Buffer<T>; 3]>,
+    /// Whether the device-resident batches run fused (set by the first batch launched).
+    fused_batches: bool,
+    /// Recorded batches of the device-resident mode (CUDA graphs), by batch length and the
+    /// identities of x and of the r the batch starts from.
+    recordings: Recordings<(usize, u64, u64)>,
     setup_seconds: f64,
 }
 
@@ -135,6 +144,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                 )?,
                 scratch: backend.partials(n, 1)?,
                 resident: state_for(backend, "cg", n, &params)?,
+                alt: None,
+                fused_batches: false,
                 recordings: Recordings::default(),
                 setup_seconds: t0.elapsed().as_secs_f64()
                     + precond.map_or(0.0, |m| m.setup_seconds()),
@@ -272,7 +283,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             };
             iteration += 1;
             self.host_step(alpha, beta, x)?;
-            let mut second_slots = false;
+            let mut second_slots = (false, false);
             if tracker.execution == Execution::DeviceResident {
                 // The device decides this iteration and the ordinary ones after it, and stops at
                 // the first one the host has to decide: its sums are in the partials, as after
@@ -281,9 +292,13 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             }
             // The one transfer of the iteration: line 15's <r, r> and line 14's products.
             sums = be.finish(&self.partials)?;
-            if second_slots {
+            if second_slots.0 {
                 sums.0.swap(slot::RR.0, slot::RR_ALT.0);
                 sums.0.swap(slot::RZ.0, slot::RZ_ALT.0);
+            }
+            if second_slots.1 {
+                sums.0.swap(slot::AP_AP.0, slot::AP_AP_ALT.0);
+                sums.0.swap(slot::P_AP.0, slot::P_AP_ALT.0);
             }
             let mut rnorm = norm(sums.get(slot::RR));
             gamma = match pc {
@@ -298,6 +313,11 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             {
                 let before = be.counters();
                 sums = self.replace_residual(b, x)?;
+                if second_slots.1 {
+                    // Its finish read the products' slots as they stand (see above).
+                    sums.0.swap(slot::AP_AP.0, slot::AP_AP_ALT.0);
+                    sums.0.swap(slot::P_AP.0, slot::P_AP_ALT.0);
+                }
                 rnorm = norm(sums.get(slot::RR));
                 if tracker.passes(rnorm) {
                     // The claim holds: a final check, not counted as an iteration's work.
