@@ -37,12 +37,12 @@
  *       alternates two sets); work-group 0 records ||r|| or sets the flag.
  *   cg_fused_resident (double* state, uint slot_rr_in, uint slot_apap_in, uint slot_pap_in,
  *                      uint hist_index, const uint* row_ptr, const uint* col_idx,
- *                      const SCALAR* values, uint n, uint k, SCALAR* x, const SCALAR* r,
- *                      const SCALAR* p, const SCALAR* ap, SCALAR* r_out, SCALAR* p_out,
+ *                      const SCALAR* values, uint n, uint k, uint early, SCALAR* x,
+ *                      const SCALAR* r, const SCALAR* p, const SCALAR* ap, SCALAR* r_out, SCALAR* p_out,
  *                      SCALAR* ap_out, SCALAR* partials, uint slot_rr_out, uint slot_apap_out,
  *                      uint slot_pap_out)
  *       one whole unpreconditioned iteration for a CSR matrix without long rows (k work-items
- *       per row): cg_update_resident's decision from the input slots (rr, <Ap, Ap>, <p, Ap>)
+ *       per row; early: the CUDA twin's early matrix reads, ignored here): cg_update_resident's decision from the input slots (rr, <Ap, Ap>, <p, Ap>)
  *       and its update, writing the new r and p to r_out and p_out (x in place) and <r, r> to
  *       slot_rr_out, then spmv_dots_csr of the new p into ap_out with <Ap, Ap> and <p, Ap> into
  *       slot_apap_out and slot_pap_out; the product recomputes p_j = (r_j - alpha ap_j) + beta p_j
@@ -409,7 +409,7 @@ pk_kernel void cg_fused_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in
                                  const uint slot_pap_in, const uint hist_index,
                                  PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
                                  PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
-                                 PK_GLOBAL(SCALAR, x), PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, p),
+                                 const uint early, PK_GLOBAL(SCALAR, x), PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, p),
                                  PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, r_out), PK_GLOBAL(SCALAR, p_out),
                                  PK_GLOBAL(SCALAR, ap_out), PK_GLOBAL(SCALAR, partials), const uint slot_rr_out,
                                  const uint slot_apap_out, const uint slot_pap_out) {
@@ -430,6 +430,7 @@ pk_kernel void cg_fused_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
+    (void)early;
     cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, stage,
                         sums, hdr, coef);
     if (coef[2] == (RSTATE)0) {

@@ -28,7 +28,7 @@
  *                             uint slot_rr)
  *   cg_fused_resident (double* state, uint slot_rr_in, uint slot_apap_in, uint slot_pap_in,
  *                      uint hist_index, const uint* row_ptr, const uint* col_idx,
- *                      const SCALAR* values, uint n, uint k, SCALAR* x,
+ *                      const SCALAR* values, uint n, uint k, uint early, SCALAR* x,
  *                      const SCALAR* r, const SCALAR* p, const SCALAR* ap, SCALAR* r_out,
  *                      SCALAR* p_out, SCALAR* ap_out, SCALAR* partials, uint slot_rr_out,
  *                      uint slot_apap_out, uint slot_pap_out)
@@ -342,16 +342,48 @@ __device__ __forceinline__ SCALAR csr_row_gathered(const uint *__restrict__ row_
     return sum;
 }
 
+/* csr_row_gathered for the row whose first entries f holds (csr_first_then_wait): the same sum
+ * in the same order. */
+template <uint K, class G>
+__device__ __forceinline__ SCALAR csr_row_gathered_first(const CsrFirst &f, const uint *__restrict__ col_idx,
+                                                         const SCALAR *__restrict__ values, const G &g) {
+    const uint lane = threadIdx.x & (K - 1);
+    SCALAR sum = ZERO;
+#pragma unroll
+    for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
+        if (f.begin + lane + t * K < f.end) {
+            sum += f.val[t] * g(f.col[t]);
+        }
+    }
+    for (uint j = f.begin + lane + CSR_FIRST_ENTRIES * K; j < f.end; j += K) {
+        sum += values[j] * g(col_idx[j]);
+    }
+#pragma unroll
+    for (uint off = K / 2; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
+    }
+    return sum;
+}
+
 /* The rows of cg_fused_resident: ap_out = A p_new with <Ap, Ap> (acc[0]) and <p, Ap> (acc[1]),
- * p_new from g (csr_dots_rows' loop and sums). */
+ * p_new from g; the first row of each thread from f (csr_shifted_dots_rows' shape). */
 template <uint K>
-__device__ __forceinline__ void cg_fused_rows(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-                                              const SCALAR *__restrict__ values, const uint n_rows,
-                                              const CgNewP &g, SCALAR *ap_out, SCALAR (&acc)[3]) {
+__device__ __forceinline__ void cg_fused_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
+                                              const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
+                                              const uint n_rows, const CgNewP &g, SCALAR *ap_out, SCALAR (&acc)[3]) {
     const uint rows_per_block = WG / K;
     const uint stride = gridDim.x * rows_per_block;
     const bool lane0 = (threadIdx.x & (K - 1)) == 0;
-    for (uint base = blockIdx.x * rows_per_block; base < n_rows; base += stride) {
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
+        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, g);
+        if (lane0 && row0 < n_rows) {
+            ap_out[row0] = v;
+            acc[0] += v * v;
+            acc[1] += v * g(row0);
+        }
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
         const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
         if (lane0 && row < n_rows) {
@@ -367,11 +399,15 @@ template <uint K>
 __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_in, const uint slot_apap_in,
                                               const uint slot_pap_in, const uint hist_index,
                                               const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-                                              const SCALAR *__restrict__ values, const uint n,
+                                              const SCALAR *__restrict__ values, const uint n, const uint early,
                                               SCALAR *x, const SCALAR *r, const SCALAR *p, const SCALAR *ap,
                                               SCALAR *r_out, SCALAR *p_out, SCALAR *ap_out, SCALAR *partials,
                                               const uint slot_rr_out, const uint slot_apap_out,
-                                              const uint slot_pap_out) {
+                                              const uint slot_pap_out, CsrFirst *first) {
+    /* The first row, read before the wait when early, is parked in shared memory across the
+     * update: in registers it took the kernel to 80 registers (64 with 300 bytes of spills). */
+    first[threadIdx.x] =
+        csr_first_then_wait<K>(row_ptr, col_idx, values, blockIdx.x * (WG / K) + threadIdx.x / K, n, early);
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
     __shared__ double coef[3];
@@ -401,7 +437,7 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
     /* Lines 13-14: the product of the new p, its entries recomputed where they are read. */
     const CgNewP g{r, ap, p, alpha, beta};
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    cg_fused_rows<K>(row_ptr, col_idx, values, n, g, ap_out, acc);
+    cg_fused_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, ap_out, acc);
     block_sum<3>(acc);
     write_partial(partials, slot_apap_out, acc[0]);
     write_partial(partials, slot_pap_out, acc[1]);
@@ -417,16 +453,16 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
 extern "C" __launch_bounds__(WG) __global__ void cg_fused_resident(
     RSTATE *state, const uint slot_rr_in, const uint slot_apap_in, const uint slot_pap_in, const uint hist_index,
     const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
-    const uint n, const uint k, SCALAR *x, const SCALAR *r, const SCALAR *p, const SCALAR *ap, SCALAR *r_out,
-    SCALAR *p_out, SCALAR *ap_out, SCALAR *partials, const uint slot_rr_out, const uint slot_apap_out,
+    const uint n, const uint k, const uint early, SCALAR *x, const SCALAR *r, const SCALAR *p, const SCALAR *ap,
+    SCALAR *r_out, SCALAR *p_out, SCALAR *ap_out, SCALAR *partials, const uint slot_rr_out, const uint slot_apap_out,
     const uint slot_pap_out) {
-    /* No row is read before the wait (as the other CSR products do): the first row's registers,
-     * live across the update, took the kernel to 80 registers (64 with 300 bytes of spills). */
-    PDL_WAIT();
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
+    __shared__ CsrFirst first[WG];
 #define FUSED_CASE(K)                                                                                             \
     case K:                                                                                                      \
         cg_fused_body<K>(state, slot_rr_in, slot_apap_in, slot_pap_in, hist_index, row_ptr, col_idx, values, n, \
-                         x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out, slot_pap_out); \
+                         early, x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out,        \
+                         slot_pap_out, first);                                                                   \
         break;
     switch (k) {
         FUSED_CASE(2)
@@ -436,7 +472,8 @@ extern "C" __launch_bounds__(WG) __global__ void cg_fused_resident(
         FUSED_CASE(32)
     default:
         cg_fused_body<1>(state, slot_rr_in, slot_apap_in, slot_pap_in, hist_index, row_ptr, col_idx, values, n,
-                         x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out, slot_pap_out);
+                         early, x, r, p, ap, r_out, p_out, ap_out, partials, slot_rr_out, slot_apap_out,
+                         slot_pap_out, first);
         break;
     }
 #undef FUSED_CASE

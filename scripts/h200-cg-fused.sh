@@ -3,7 +3,7 @@
 # update, then the product of the new p with its entries recomputed where they are read) against
 # two (PIPEKRYLOV_CG_FUSED=0). GPU tests on CUDA and NVIDIA OpenCL (PARTS=tests), the resident CG
 # on the 2D/3D Poisson ladders up to 65K, 300-iteration solves, 10 repeats, ROUNDS alternated
-# (PARTS=ladder), and CG at n >= 4M in both execution modes (PARTS=large). One CSV
+# (PARTS=ladder), at 262K-1M (PARTS=mid), and CG at n >= 4M in both execution modes (PARTS=large). One CSV
 # (cg-fused-h200.csv: the bench's columns after fused and round), a table last.
 # From the repository root on the device after a release build packed into .device/bin:
 #   OUT=... bash scripts/h200-cg-fused.sh
@@ -32,6 +32,16 @@ for part in ${PARTS:-tests ladder large}; do
             PIPEKRYLOV_CG_FUSED=$fused timeout 200 $PK bench --backends cuda,opencl --solvers cg --executions resident \
               --problem $p --max-n 70000 --iterations 300 --repeats 10 --out "$OUT/b.csv" --quiet > /dev/null 2>&1
             echo "round $round fused $fused $p: status $?"; append "$OUT/b.csv" $fused $round
+          done
+        done
+      done ;;
+    mid)
+      for round in ${ROUNDS:-1 2}; do
+        for fused in 0 1; do
+          for p in poisson2d:262144 poisson2d:1048576 poisson3d:262144; do
+            PIPEKRYLOV_CG_FUSED=$fused timeout 200 $PK bench --backends cuda,opencl --solvers cg --executions resident \
+              --problem $p --iterations 300 --repeats 5 --out "$OUT/b.csv" --quiet > /dev/null 2>&1
+            echo "mid round $round fused $fused $p: status $?"; append "$OUT/b.csv" $fused $round
           done
         done
       done ;;

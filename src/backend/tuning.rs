@@ -52,16 +52,29 @@ pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 /// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
-/// Environment variable: `0` makes the device-resident CG run its update and its product as two
-/// kernels per iteration, as before, instead of one (`cg_fused_resident`, the default on the GPU
-/// backends for an unpreconditioned solve with a CSR matrix without long rows).
+/// Environment variable choosing whether the device-resident CG without a preconditioner runs
+/// one kernel per iteration (`cg_fused_resident`, for CSR matrices without long rows) instead of
+/// two: `0` never, `1` always; unset (or anything else), by backend and size
+/// ([`cg_fused_for`]).
 pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
 
-/// False when [`CG_FUSED_ENV`] is `0`.
+/// The largest system the OpenCL backend runs the fused CG iteration for by default.
+pub const CG_FUSED_OPENCL_MAX_ROWS: usize = 1 << 17;
+
+/// The largest system the CUDA backend runs the fused CG iteration for by default.
+pub const CG_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
+
+/// Whether the device-resident CG runs fused on `n` rows ([`CG_FUSED_ENV`]; by default on
+/// OpenCL up to [`CG_FUSED_OPENCL_MAX_ROWS`], on CUDA up to [`CG_FUSED_CUDA_MAX_ROWS`]).
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn cg_fused() -> bool {
-    static FUSED: OnceLock<bool> = OnceLock::new();
-    *FUSED.get_or_init(|| parse_env(CG_FUSED_ENV) != Some(0))
+pub(crate) fn cg_fused_for(cuda: bool, n: usize) -> bool {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    match *FORCED.get_or_init(|| parse_env(CG_FUSED_ENV)) {
+        Some(0) => false,
+        Some(1) => true,
+        _ if cuda => n <= CG_FUSED_CUDA_MAX_ROWS,
+        _ => n <= CG_FUSED_OPENCL_MAX_ROWS,
+    }
 }
 
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads

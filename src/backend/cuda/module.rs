@@ -645,8 +645,9 @@ mod tests {
 
     /// The CSR products that may read their matrix before the wait: their bodies start by
     /// calling a row helper whose first statement calls `csr_first_then_wait`.
-    const MATRIX_BEFORE_WAIT: [(&str, &str); 4] = [
+    const MATRIX_BEFORE_WAIT: [(&str, &str); 5] = [
         ("spmv_dots_csr", "csr_dots_rows"),
+        ("cg_fused_resident", "cg_fused_body"),
         ("residual_csr", "csr_residual_rows"),
         ("bicgstab_s_spmv_resident", "bicgstab_s_spmv_body"),
         ("gmres_dcgs2_spmv_dots", "dcgs2_spmv_dots_rows"),

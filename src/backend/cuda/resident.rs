@@ -73,7 +73,7 @@ impl ResidentOps for CudaBackend {
         read: [Slot; 3],
         written: [Slot; 3],
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_fused() {
+        if !crate::backend::tuning::cg_fused_for(true, a.n_rows()) {
             return Ok(false);
         }
         let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
@@ -91,6 +91,7 @@ impl ResidentOps for CudaBackend {
             self.ptr(values)?,
             len_arg(n)?,
             super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            super::Arg::U32(super::spmv::early_bits(a, true)),
             self.ptr(x)?,
             self.ptr(v.r)?,
             self.ptr(v.p)?,
@@ -104,7 +105,7 @@ impl ResidentOps for CudaBackend {
             args.push(index_arg("slot", slot.0)?);
         }
         // SAFETY: cg_fused_resident(double* state, three uint slots, uint hist_index, row_ptr,
-        // col_idx, values, uint n, uint k, x, r, p, ap, r_out, p_out, ap_out, partials, three uint
+        // col_idx, values, uint n, uint k, uint early, x, r, p, ap, r_out, p_out, ap_out, partials, three uint
         // slots): a is an n x n CSR matrix without long rows (its arrays as spmv_dots_csr reads
         // them), every vector holds n elements and the written ones are other buffers than the
         // read ones (borrows), the read slots and the history entry are inside the partials and

@@ -74,7 +74,7 @@ impl ResidentOps for OpenClBackend {
         read: [Slot; 3],
         written: [Slot; 3],
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_fused() {
+        if !crate::backend::tuning::cg_fused_for(false, a.n_rows()) {
             return Ok(false);
         }
         let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
@@ -93,6 +93,8 @@ impl ResidentOps for OpenClBackend {
             Arg::Mem(self.mem(values)?),
             Arg::uint(Self::len_u32(n)?),
             Arg::uint(self.csr_lanes(a.nnz(), n)),
+            // early: the CUDA kernel's early matrix reads (ignored here).
+            Arg::uint(0),
             Arg::Mem(self.mem(x)?),
             Arg::Mem(self.mem(v.r)?),
             Arg::Mem(self.mem(v.p)?),
