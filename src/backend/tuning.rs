@@ -59,7 +59,7 @@ pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
 
 /// The largest system the OpenCL backend runs the fused CG iteration for by default.
-pub const CG_FUSED_OPENCL_MAX_ROWS: usize = 1 << 17;
+pub const CG_FUSED_OPENCL_MAX_ROWS: usize = 1 << 18;
 
 /// The largest system the CUDA backend runs the fused CG iteration for by default.
 pub const CG_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
