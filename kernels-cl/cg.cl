@@ -16,20 +16,28 @@
 /* The bodies, shared with the device-resident kernels of resident.cl (the same code, so the
  * same rounding: the device-resident mode reproduces the synchronous one bit for bit).
  * `scratch` is the kernel's __local array (WG entries for cg, 2 WG for pcg). */
-inline void cg_update_body(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
-                           __global SCALAR *p, __global const SCALAR *ap, const uint n,
-                           __global SCALAR *partials, const uint slot_rr, __local SCALAR *scratch) {
+inline void cg_update_into(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global const SCALAR *r,
+                           __global const SCALAR *p, __global const SCALAR *ap, __global SCALAR *r_out,
+                           __global SCALAR *p_out, const uint n, __global SCALAR *partials, const uint slot_rr,
+                           __local SCALAR *scratch) {
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
         const SCALAR pi = p[i];
         x[i] += alpha * pi;
         const SCALAR ri = r[i] - alpha * ap[i];
-        r[i] = ri;
-        p[i] = ri + beta * pi;
+        r_out[i] = ri;
+        p_out[i] = ri + beta * pi;
         acc += ri * ri;
     }
     acc = group_sum(scratch, acc);
     write_partial(partials, slot_rr, acc);
+}
+
+/* cg_update in place (cg_update_into with the new r and p over the old). */
+inline void cg_update_body(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,
+                           __global SCALAR *p, __global const SCALAR *ap, const uint n,
+                           __global SCALAR *partials, const uint slot_rr, __local SCALAR *scratch) {
+    cg_update_into(alpha, beta, x, r, p, ap, r, p, n, partials, slot_rr, scratch);
 }
 
 inline void pcg_update_body(const SCALAR alpha, const SCALAR beta, __global SCALAR *x, __global SCALAR *r,

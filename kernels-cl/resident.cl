@@ -151,6 +151,25 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
     bicgstab_store_rho(state, (RSTATE)sums[0]);
 }
 
+/* The sum of a row's k segment parts onto its first work-item (csr_row's tree in spmv.cl); every
+ * work-item of the group calls it (barriers when k > 1). */
+inline SCALAR segment_sum(SCALAR sum, const uint k, __local SCALAR *scratch) {
+    if (k > 1) {
+        const uint lid = get_local_id(0);
+        const uint lane = lid & (k - 1);
+        scratch[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint h = k / 2; h > 0; h >>= 1) {
+            if (lane < h) {
+                scratch[lid] += scratch[lid + h];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        sum = scratch[lid];
+    }
+    return sum;
+}
+
 /* csr_row of spmv.cl (no long rows) for A s with s_j = r_j - alpha ap_j computed where it is read
  * (bit for bit the stored s). Must be called by every work-item of the group. */
 inline SCALAR csr_row_shifted(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
@@ -167,18 +186,7 @@ inline SCALAR csr_row_shifted(__global const uint *restrict row_ptr, __global co
             sum += values[j] * (r[c] - alpha * ap[c]);
         }
     }
-    if (k > 1) {
-        scratch[lid] = sum;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint h = k / 2; h > 0; h >>= 1) {
-            if (lane < h) {
-                scratch[lid] += scratch[lid + h];
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        sum = scratch[lid];
-    }
-    return sum;
+    return segment_sum(sum, k, scratch);
 }
 
 /* The dots of one entry of As (spmv.cl's row_dots with w0 = s computed in place). */
@@ -262,21 +270,10 @@ inline SCALAR csr_row_new_p(__global const uint *restrict row_ptr, __global cons
             sum += values[j] * cg_new_p(r, ap, p, alpha, beta, col_idx[j]);
         }
     }
-    if (k > 1) {
-        scratch[lid] = sum;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint h = k / 2; h > 0; h >>= 1) {
-            if (lane < h) {
-                scratch[lid] += scratch[lid + h];
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        sum = scratch[lid];
-    }
-    return sum;
+    return segment_sum(sum, k, scratch);
 }
 
-/* The work of cg_fused_resident after the scalars: cg_update_body into r_out and p_out (x in
+/* The work of cg_fused_resident after the scalars: cg_update_into r_out and p_out (x in
  * place), then csr_dots_body of the new p into ap_out with <Ap, Ap> and <p, Ap>, each entry of p
  * recomputed where it is read. `scratch` holds 3 WG entries. */
 inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const uint *restrict row_ptr,
@@ -286,17 +283,7 @@ inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const 
                           __global SCALAR *p_out, __global SCALAR *ap_out, __global SCALAR *partials,
                           const uint slot_rr_out, const uint slot_apap_out, const uint slot_pap_out,
                           __local SCALAR *scratch) {
-    SCALAR rr = ZERO;
-    FOR_EACH(i, n) {
-        const SCALAR pi = p[i];
-        x[i] += alpha * pi;
-        const SCALAR ri = r[i] - alpha * ap[i];
-        r_out[i] = ri;
-        p_out[i] = ri + beta * pi;
-        rr += ri * ri;
-    }
-    rr = group_sum(scratch, rr);
-    write_partial(partials, slot_rr_out, rr);
+    cg_update_into(alpha, beta, x, r, p, ap, r_out, p_out, n, partials, slot_rr_out, scratch);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
         FOR_EACH(row, n) {

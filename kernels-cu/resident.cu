@@ -92,21 +92,29 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTA
     bicgstab_store_rho(state, sums[0]);
 }
 
-/* Row `row` of A s for spmv_dots_csr's K-thread segments (csr_row without long rows), with
- * s_j = r_j - alpha ap_j computed where it is read: the value bicgstab_s_update_body stores,
- * bit for bit (no contraction), so the sum is csr_row's on the stored s. */
-template <uint K>
-__device__ __forceinline__ SCALAR csr_row_shifted(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-                                                  const SCALAR *__restrict__ values, const SCALAR *r,
-                                                  const SCALAR *ap, const SCALAR alpha, const uint row,
-                                                  const uint n_rows) {
+/* BiCGStab's s_j = r_j - alpha ap_j computed where it is read: the value bicgstab_s_update_body
+ * stores, bit for bit (no contraction), so a row's sum is csr_row's on the stored s. */
+struct BicgstabS {
+    const SCALAR *r;
+    const SCALAR *ap;
+    SCALAR alpha;
+    __device__ __forceinline__ SCALAR operator()(const uint c) const {
+        return r[c] - alpha * ap[c];
+    }
+};
+
+/* Row `row` of A v for spmv_dots_csr's K-thread segments (csr_row without long rows), with the
+ * gathered entries v_c computed by g. */
+template <uint K, class G>
+__device__ __forceinline__ SCALAR csr_row_gathered(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+                                                   const SCALAR *__restrict__ values, const G &g, const uint row,
+                                                   const uint n_rows) {
     const uint lane = threadIdx.x & (K - 1);
     SCALAR sum = ZERO;
     if (row < n_rows) {
         const uint end = row_ptr[row + 1];
         for (uint j = row_ptr[row] + lane; j < end; j += K) {
-            const uint c = col_idx[j];
-            sum += values[j] * (r[c] - alpha * ap[c]);
+            sum += values[j] * g(col_idx[j]);
         }
     }
 #pragma unroll
@@ -116,24 +124,21 @@ __device__ __forceinline__ SCALAR csr_row_shifted(const uint *__restrict__ row_p
     return sum;
 }
 
-/* csr_row_shifted for the row whose first entries f holds (csr_first_then_wait): the same sum
+/* csr_row_gathered for the row whose first entries f holds (csr_first_then_wait): the same sum
  * in the same order. */
-template <uint K>
-__device__ __forceinline__ SCALAR csr_row_shifted_first(const CsrFirst &f, const uint *__restrict__ col_idx,
-                                                        const SCALAR *__restrict__ values, const SCALAR *r,
-                                                        const SCALAR *ap, const SCALAR alpha) {
+template <uint K, class G>
+__device__ __forceinline__ SCALAR csr_row_gathered_first(const CsrFirst &f, const uint *__restrict__ col_idx,
+                                                         const SCALAR *__restrict__ values, const G &g) {
     const uint lane = threadIdx.x & (K - 1);
     SCALAR sum = ZERO;
 #pragma unroll
     for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
         if (f.begin + lane + t * K < f.end) {
-            const uint c = f.col[t];
-            sum += f.val[t] * (r[c] - alpha * ap[c]);
+            sum += f.val[t] * g(f.col[t]);
         }
     }
     for (uint j = f.begin + lane + CSR_FIRST_ENTRIES * K; j < f.end; j += K) {
-        const uint c = col_idx[j];
-        sum += values[j] * (r[c] - alpha * ap[c]);
+        sum += values[j] * g(col_idx[j]);
     }
 #pragma unroll
     for (uint off = K / 2; off > 0; off >>= 1) {
@@ -154,7 +159,7 @@ __device__ __forceinline__ void shifted_dots_row(const SCALAR v, const uint row,
     }
 }
 
-/* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as in csr_row_shifted; the first
+/* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as BicgstabS computes it; the first
  * row of each thread from f (row0: blockIdx.x (WG / K) + threadIdx.x / K), outside the loop so
  * that f's registers are free for the rest (inside it they stayed live and the kernel took 106
  * registers instead of 32). */
@@ -169,12 +174,12 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const u
     const bool lane0 = (threadIdx.x & (K - 1)) == 0;
     const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
     if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
-        const SCALAR v = csr_row_shifted_first<K>(f, col_idx, values, r, ap, alpha);
+        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, BicgstabS{r, ap, alpha});
         shifted_dots_row(v, row0, n_rows, r, ap, alpha, y, w1, lane0, acc);
     }
     for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
         const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row_shifted<K>(row_ptr, col_idx, values, r, ap, alpha, row, n_rows);
+        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, BicgstabS{r, ap, alpha}, row, n_rows);
         shifted_dots_row(v, row, n_rows, r, ap, alpha, y, w1, lane0, acc);
     }
 }
@@ -199,7 +204,7 @@ __device__ __forceinline__ void bicgstab_s_spmv_body(
 /* bicgstab_s_update_resident and spmv_dots_csr of s (slots asas, ass, asr0) in one launch, for a
  * CSR matrix without long rows and no preconditioner: the s-update part is the same code (the
  * same elements per block, the same partial <s, s>); the product reads s_j as r_j - alpha ap_j
- * (csr_row_shifted), so no block reads an s another block writes and the results are those of
+ * (BicgstabS), so no block reads an s another block writes and the results are those of
  * the two kernels bit for bit. */
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
@@ -322,49 +327,6 @@ struct CgNewP {
     }
 };
 
-/* csr_row (no long rows) with the gathered entries computed by g (csr_row_shifted's shape). */
-template <uint K, class G>
-__device__ __forceinline__ SCALAR csr_row_gathered(const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
-                                                   const SCALAR *__restrict__ values, const G &g, const uint row,
-                                                   const uint n_rows) {
-    const uint lane = threadIdx.x & (K - 1);
-    SCALAR sum = ZERO;
-    if (row < n_rows) {
-        const uint end = row_ptr[row + 1];
-        for (uint j = row_ptr[row] + lane; j < end; j += K) {
-            sum += values[j] * g(col_idx[j]);
-        }
-    }
-#pragma unroll
-    for (uint off = K / 2; off > 0; off >>= 1) {
-        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
-    }
-    return sum;
-}
-
-/* csr_row_gathered for the row whose first entries f holds (csr_first_then_wait): the same sum
- * in the same order. */
-template <uint K, class G>
-__device__ __forceinline__ SCALAR csr_row_gathered_first(const CsrFirst &f, const uint *__restrict__ col_idx,
-                                                         const SCALAR *__restrict__ values, const G &g) {
-    const uint lane = threadIdx.x & (K - 1);
-    SCALAR sum = ZERO;
-#pragma unroll
-    for (uint t = 0; t < CSR_FIRST_ENTRIES; ++t) {
-        if (f.begin + lane + t * K < f.end) {
-            sum += f.val[t] * g(f.col[t]);
-        }
-    }
-    for (uint j = f.begin + lane + CSR_FIRST_ENTRIES * K; j < f.end; j += K) {
-        sum += values[j] * g(col_idx[j]);
-    }
-#pragma unroll
-    for (uint off = K / 2; off > 0; off >>= 1) {
-        sum += __shfl_down_sync(FULL_MASK, sum, off, K);
-    }
-    return sum;
-}
-
 /* The rows of cg_fused_resident: ap_out = A p_new with <Ap, Ap> (acc[0]) and <p, Ap> (acc[1]),
  * p_new from g; the first row of each thread from f (csr_shifted_dots_rows' shape). */
 template <uint K>
@@ -406,8 +368,9 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
                                               const uint slot_pap_out, CsrFirst *first) {
     /* The first row, read before the wait when early, is parked in shared memory across the
      * update: in registers it took the kernel to 80 registers (64 with 300 bytes of spills). */
-    first[threadIdx.x] =
+    const CsrFirst f =
         csr_first_then_wait<K>(row_ptr, col_idx, values, blockIdx.x * (WG / K) + threadIdx.x / K, n, early);
+    first[threadIdx.x] = f;
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
     __shared__ double coef[3];
@@ -426,11 +389,8 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
     SCALAR rr = ZERO;
     for (uint i = i0; i < n; i += GRID_STRIDE) {
         const bool first = i == i0;
-        const SCALAR pi = first ? p0 : p[i];
-        x[i] = (first ? x0 : x[i]) + alpha * pi;
-        const SCALAR ri = (first ? r0 : r[i]) - alpha * (first ? ap0 : ap[i]);
-        r_out[i] = ri;
-        p_out[i] = ri + beta * pi;
+        const SCALAR ri = cg_update_element(alpha, beta, x, r_out, p_out, i, first ? x0 : x[i], first ? r0 : r[i],
+                                            first ? p0 : p[i], first ? ap0 : ap[i]);
         rr += ri * ri;
     }
     write_partial(partials, slot_rr_out, block_sum1(rr));

@@ -55,7 +55,7 @@ pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 /// Environment variable choosing whether the device-resident CG without a preconditioner runs
 /// one kernel per iteration (`cg_fused_resident`, for CSR matrices without long rows) instead of
 /// two: `0` never, `1` always; unset (or anything else), by backend and size
-/// ([`cg_fused_for`]).
+/// (the rule of `cg_fused_for`).
 pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
 
 /// The largest system the OpenCL backend runs the fused CG iteration for by default.

@@ -11,8 +11,31 @@ use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+
+impl CudaBackend {
+    /// The arguments of a CSR matrix without long rows as the fused resident kernels take them:
+    /// row_ptr, col_idx, values, n, k, early (`spmv::early_bits`).
+    fn plain_csr_args<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        n: usize,
+        may_start_next: bool,
+    ) -> Result<Vec<super::Arg>> {
+        let (row_ptr, col_idx, values) = a.plain_csr().ok_or_else(|| {
+            Error::Unsupported("the fused resident kernels take CSR without long rows".into())
+        })?;
+        Ok(vec![
+            self.ptr(row_ptr)?,
+            self.ptr(col_idx)?,
+            self.ptr(values)?,
+            len_arg(n)?,
+            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            super::Arg::U32(super::spmv::early_bits(a, may_start_next)),
+        ])
+    }
+}
 
 impl ResidentOps for CudaBackend {
     fn begin_recording(&self) -> Result<bool> {
@@ -76,22 +99,17 @@ impl ResidentOps for CudaBackend {
         if !crate::backend::tuning::cg_fused_for(true, a.n_rows()) {
             return Ok(false);
         }
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+        if a.plain_csr().is_none() {
             return Ok(false);
-        };
+        }
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
         let mut args = vec![self.ptr(&state.buffer)?];
         for slot in read {
             args.push(index_arg("slot", slot.0)?);
         }
+        args.push(index_arg("hist_index", hist_index)?);
+        args.extend(self.plain_csr_args(a, n, true)?);
         args.extend([
-            index_arg("hist_index", hist_index)?,
-            self.ptr(row_ptr)?,
-            self.ptr(col_idx)?,
-            self.ptr(values)?,
-            len_arg(n)?,
-            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            super::Arg::U32(super::spmv::early_bits(a, true)),
             self.ptr(x)?,
             self.ptr(v.r)?,
             self.ptr(v.p)?,
@@ -187,26 +205,21 @@ impl ResidentOps for CudaBackend {
         update_slots: [Slot; 3],
         products: [Slot; 3],
     ) -> Result<bool> {
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+        if a.plain_csr().is_none() {
             return Ok(false);
-        };
+        }
         let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;
         let [rr0, apr0, ss] = update_slots;
-        let mut args = vec![
-            self.ptr(&state.buffer)?,
-            self.ptr(row_ptr)?,
-            self.ptr(col_idx)?,
-            self.ptr(values)?,
-            len_arg(n)?,
-            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            super::Arg::U32(super::spmv::early_bits(a, false)),
+        let mut args = vec![self.ptr(&state.buffer)?];
+        args.extend(self.plain_csr_args(a, n, false)?);
+        args.extend([
             self.ptr(r)?,
             self.ptr(ap)?,
             self.ptr(s)?,
             self.ptr(as_)?,
             self.ptr(r0star)?,
             self.ptr(partials.buffer())?,
-        ];
+        ]);
         for slot in [rr0, apr0, ss, products[0], products[1], products[2]] {
             args.push(index_arg("slot", slot.0)?);
         }

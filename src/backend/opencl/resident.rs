@@ -27,6 +27,29 @@ impl OpenClBackend {
     }
 }
 
+impl OpenClBackend {
+    /// The arguments of a CSR matrix without long rows as the fused resident kernels take them:
+    /// row_ptr, col_idx, values, n, k, and `early` (the CUDA twins' early matrix reads, ignored
+    /// here).
+    fn plain_csr_args<'a, T: Scalar>(
+        &self,
+        a: &'a DeviceMatrix<T>,
+        n: usize,
+    ) -> Result<Vec<Arg<'a>>> {
+        let (row_ptr, col_idx, values) = a.plain_csr().ok_or_else(|| {
+            Error::Unsupported("the fused resident kernels take CSR without long rows".into())
+        })?;
+        Ok(vec![
+            Arg::Mem(self.mem(row_ptr)?),
+            Arg::Mem(self.mem(col_idx)?),
+            Arg::Mem(self.mem(values)?),
+            Arg::uint(Self::len_u32(n)?),
+            Arg::uint(self.csr_lanes(a.nnz(), n)),
+            Arg::uint(0),
+        ])
+    }
+}
+
 impl ResidentOps for OpenClBackend {
     fn cg_update_resident<T: Scalar>(
         &self,
@@ -77,24 +100,18 @@ impl ResidentOps for OpenClBackend {
         if !crate::backend::tuning::cg_fused_for(false, a.n_rows()) {
             return Ok(false);
         }
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+        if a.plain_csr().is_none() {
             return Ok(false);
-        };
+        }
         self.check_resident()?;
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
         for slot in read {
             args.push(Self::slot_arg(slot)?);
         }
+        args.push(Arg::uint(Self::len_u32(hist_index)?));
+        args.extend(self.plain_csr_args(a, n)?);
         args.extend([
-            Arg::uint(Self::len_u32(hist_index)?),
-            Arg::Mem(self.mem(row_ptr)?),
-            Arg::Mem(self.mem(col_idx)?),
-            Arg::Mem(self.mem(values)?),
-            Arg::uint(Self::len_u32(n)?),
-            Arg::uint(self.csr_lanes(a.nnz(), n)),
-            // early: the CUDA kernel's early matrix reads (ignored here).
-            Arg::uint(0),
             Arg::Mem(self.mem(x)?),
             Arg::Mem(self.mem(v.r)?),
             Arg::Mem(self.mem(v.p)?),
@@ -183,28 +200,22 @@ impl ResidentOps for OpenClBackend {
         update_slots: [Slot; 3],
         products: [Slot; 3],
     ) -> Result<bool> {
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+        if a.plain_csr().is_none() {
             return Ok(false);
-        };
+        }
         self.check_resident()?;
         let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;
         let [rr0, apr0, ss] = update_slots;
-        let mut args = vec![
-            Arg::Mem(self.mem(&state.buffer)?),
-            Arg::Mem(self.mem(row_ptr)?),
-            Arg::Mem(self.mem(col_idx)?),
-            Arg::Mem(self.mem(values)?),
-            Arg::uint(Self::len_u32(n)?),
-            Arg::uint(self.csr_lanes(a.nnz(), n)),
-            // early: the CUDA kernel's early matrix reads (ignored here).
-            Arg::uint(0),
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        args.extend(self.plain_csr_args(a, n)?);
+        args.extend([
             Arg::Mem(self.mem(r)?),
             Arg::Mem(self.mem(ap)?),
             Arg::Mem(self.mem(s)?),
             Arg::Mem(self.mem(as_)?),
             Arg::Mem(self.mem(r0star)?),
             Arg::Mem(self.mem(partials.buffer())?),
-        ];
+        ]);
         for slot in [rr0, apr0, ss, products[0], products[1], products[2]] {
             args.push(Self::slot_arg(slot)?);
         }
