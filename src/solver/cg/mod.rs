@@ -57,6 +57,20 @@ mod slot {
     pub const COUNT: usize = 11;
 }
 
+/// Put the device-resident mode's second slot set in the canonical slots of finished `sums`:
+/// <r, r> and <r, z> when `rr`, <Ap, Ap> and <p, Ap> when `products` (`resident`).
+fn second_set_first(sums: &mut crate::backend::Sums, rr: bool, products: bool) {
+    let pairs = [
+        (rr, slot::RR, slot::RR_ALT),
+        (rr, slot::RZ, slot::RZ_ALT),
+        (products, slot::AP_AP, slot::AP_AP_ALT),
+        (products, slot::P_AP, slot::P_AP_ALT),
+    ];
+    for (_, canonical, second) in pairs.into_iter().filter(|p| p.0) {
+        sums.0.swap(canonical.0, second.0);
+    }
+}
+
 /// Conjugate gradients for symmetric positive definite systems.
 ///
 /// Built once for a matrix (all workspace allocated here), then solves any number of
@@ -292,14 +306,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             }
             // The one transfer of the iteration: line 15's <r, r> and line 14's products.
             sums = be.finish(&self.partials)?;
-            if second_slots.0 {
-                sums.0.swap(slot::RR.0, slot::RR_ALT.0);
-                sums.0.swap(slot::RZ.0, slot::RZ_ALT.0);
-            }
-            if second_slots.1 {
-                sums.0.swap(slot::AP_AP.0, slot::AP_AP_ALT.0);
-                sums.0.swap(slot::P_AP.0, slot::P_AP_ALT.0);
-            }
+            second_set_first(&mut sums, second_slots.0, second_slots.1);
             let mut rnorm = norm(sums.get(slot::RR));
             gamma = match pc {
                 Some(_) => sums.get(slot::RZ),
@@ -313,11 +320,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             {
                 let before = be.counters();
                 sums = self.replace_residual(b, x)?;
-                if second_slots.1 {
-                    // Its finish read the products' slots as they stand (see above).
-                    sums.0.swap(slot::AP_AP.0, slot::AP_AP_ALT.0);
-                    sums.0.swap(slot::P_AP.0, slot::P_AP_ALT.0);
-                }
+                // Its finish read the products' slots as they stand (its <r, r> is canonical).
+                second_set_first(&mut sums, false, second_slots.1);
                 rnorm = norm(sums.get(slot::RR));
                 if tracker.passes(rnorm) {
                     // The claim holds: a final check, not counted as an iteration's work.
