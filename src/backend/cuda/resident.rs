@@ -85,6 +85,10 @@ impl ResidentOps for CudaBackend {
         unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
     }
 
+    fn fuses_cg_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        crate::backend::tuning::cg_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
+    }
+
     fn cg_fused_resident<T: Scalar>(
         &self,
         state: &mut ResidentState,
@@ -96,10 +100,7 @@ impl ResidentOps for CudaBackend {
         read: [Slot; 3],
         written: [Slot; 3],
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_fused_for(true, a.n_rows()) {
-            return Ok(false);
-        }
-        if a.plain_csr().is_none() {
+        if !self.fuses_cg_resident(a) {
             return Ok(false);
         }
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;

@@ -34,6 +34,10 @@ impl ResidentOps for HostBackend {
         }
     }
 
+    fn fuses_cg_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        true
+    }
+
     fn cg_fused_resident<T: Scalar>(
         &self,
         state: &mut ResidentState,

@@ -86,6 +86,12 @@ impl ResidentOps for OpenClBackend {
         )
     }
 
+    fn fuses_cg_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        self.supports_f64()
+            && crate::backend::tuning::cg_fused_for(false, a.n_rows())
+            && a.plain_csr().is_some()
+    }
+
     fn cg_fused_resident<T: Scalar>(
         &self,
         state: &mut ResidentState,
@@ -97,13 +103,9 @@ impl ResidentOps for OpenClBackend {
         read: [Slot; 3],
         written: [Slot; 3],
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_fused_for(false, a.n_rows()) {
+        if !self.fuses_cg_resident(a) {
             return Ok(false);
         }
-        if a.plain_csr().is_none() {
-            return Ok(false);
-        }
-        self.check_resident()?;
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
         for slot in read {

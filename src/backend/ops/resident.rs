@@ -193,6 +193,12 @@ pub trait ResidentOps: VectorOps {
         rr: Slot,
     ) -> Result<()>;
 
+    /// Whether [`ResidentOps::cg_fused_resident`] runs on `a` (so that a solver allocates its
+    /// second vectors only then).
+    fn fuses_cg_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        false
+    }
+
     /// Kernel `cg_fused_resident`: one whole unpreconditioned pipelined CG iteration in one
     /// launch. Every work-group finishes the sums of `read` (<r, r>, <Ap, Ap>, <p, Ap>) and
     /// decides as `cg_update_resident` does; for an ordinary iteration it runs `cg_update` with x

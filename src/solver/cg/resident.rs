@@ -164,9 +164,9 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             .take()
             .ok_or_else(|| Error::param("execution", "device-resident state not allocated"))?;
         let be = self.backend;
-        // The fused iterations' second vectors, once (a failed allocation leaves two kernels per
-        // iteration).
-        if self.precond.is_none() && self.alt.is_none() && self.a.plain_csr().is_some() {
+        // The fused iterations' second vectors, once, where the backend fuses (a failed
+        // allocation leaves two kernels per iteration).
+        if self.precond.is_none() && self.alt.is_none() && be.fuses_cg_resident(self.a) {
             let n = self.a.n_rows();
             self.alt = (|| Ok::<_, Error>([be.alloc(n)?, be.alloc(n)?, be.alloc(n)?]))().ok();
         }
