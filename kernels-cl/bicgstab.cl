@@ -68,13 +68,18 @@ inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups
 }
 
 /* The body of bicgstab_s_update, shared with bicgstab_s_update_resident of resident.cl; the
- * finished sums stay in `sums` (rho, <Ap, r0*>). `scratch` holds WG entries, `stage` SUM_STAGE. */
-inline void bicgstab_s_update_body(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
+ * finished sums stay in `sums` (rho, <Ap, r0*>). `scratch` holds WG entries, `stage` SUM_STAGE.
+ * With `stop` (the resident kernels' flag; the same in every work-item) nothing is written and
+ * false is returned. */
+inline bool bicgstab_s_update_body(__global const SCALAR *r, __global const SCALAR *ap, __global SCALAR *s,
                                    const uint n, __global SCALAR *partials, const uint slot_rr0,
-                                   const uint slot_apr0, const uint slot_ss, __local SCALAR *scratch,
-                                   __local BICG_ACC *stage, __local BICG_ACC *sums) {
+                                   const uint slot_apr0, const uint slot_ss, const bool stop,
+                                   __local SCALAR *scratch, __local BICG_ACC *stage, __local BICG_ACC *sums) {
     ordered_slot_sums(partials, get_num_groups(0), 2u, slot_rr0, slot_apr0, 0u, 0u, 0u, stage, sums);
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (stop) {
+        return false;
+    }
     const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
     SCALAR acc = ZERO;
     FOR_EACH(i, n) {
@@ -84,6 +89,7 @@ inline void bicgstab_s_update_body(__global const SCALAR *r, __global const SCAL
     }
     acc = group_sum(scratch, acc);
     write_partial(partials, slot_ss, acc);
+    return true;
 }
 
 pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(SCALAR, s),
@@ -96,18 +102,19 @@ pk_kernel void bicgstab_s_update(PK_GLOBAL(const SCALAR, r), PK_GLOBAL(const SCA
     __local SCALAR scratch[WG];
     __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, false, scratch, stage, sums);
 }
 
-/* The body, shared with bicgstab_update_resident of resident.cl (the same code, so the same
- * rounding). `scratch` is the kernel's __local array of 2 WG entries. */
-inline void bicgstab_update_body(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
-                                 __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
+/* The body, shared with the resident kernels of resident.cl (the same code, so the same
+ * rounding), with the new p into p_out (p itself in bicgstab_update_body). `scratch` is the
+ * kernel's __local array of 2 WG entries. */
+inline void bicgstab_update_into(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                                 __global SCALAR *x, __global SCALAR *r, __global const SCALAR *p,
                                  __global const SCALAR *s, __global const SCALAR *ap,
                                  __global const SCALAR *as_, __global const SCALAR *phat,
-                                 __global const SCALAR *shat, __global const SCALAR *r0star, const uint n,
-                                 __global SCALAR *partials, const uint slot_rr0, const uint slot_rr,
-                                 __local SCALAR *scratch) {
+                                 __global const SCALAR *shat, __global const SCALAR *r0star,
+                                 __global SCALAR *p_out, const uint n, __global SCALAR *partials,
+                                 const uint slot_rr0, const uint slot_rr, __local SCALAR *scratch) {
     SCALAR acc[2] = {ZERO, ZERO};
     FOR_EACH(i, n) {
         const SCALAR ph = phat[i];
@@ -116,13 +123,25 @@ inline void bicgstab_update_body(const SCALAR alpha, const SCALAR omega, const S
         x[i] += alpha * ph + omega * sh;
         const SCALAR ri = s[i] - omega * as_[i];
         r[i] = ri;
-        p[i] = ri + beta * (pi - omega * ap[i]);
+        p_out[i] = ri + beta * (pi - omega * ap[i]);
         acc[0] += ri * r0star[i];
         acc[1] += ri * ri;
     }
     group_sum_multi(scratch, acc, 2);
     write_partial(partials, slot_rr0, acc[0]);
     write_partial(partials, slot_rr, acc[1]);
+}
+
+/* bicgstab_update_into with the new p over the old (phat_i is read before p_i is written). */
+inline void bicgstab_update_body(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                                 __global SCALAR *x, __global SCALAR *r, __global SCALAR *p,
+                                 __global const SCALAR *s, __global const SCALAR *ap,
+                                 __global const SCALAR *as_, __global const SCALAR *phat,
+                                 __global const SCALAR *shat, __global const SCALAR *r0star, const uint n,
+                                 __global SCALAR *partials, const uint slot_rr0, const uint slot_rr,
+                                 __local SCALAR *scratch) {
+    bicgstab_update_into(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, p, n, partials, slot_rr0,
+                         slot_rr, scratch);
 }
 
 pk_kernel void bicgstab_update(const SCALAR alpha, const SCALAR omega, const SCALAR beta,

@@ -14,7 +14,8 @@
  *   state[12] / state[13] the iteration count / ||r|| the current update reads (copied from
  *   state[3] / state[8] by the s-update)
  *   CG: state[14 + (k & 1)] the iteration count the update at batch position k reads (it
- *   writes the other one)
+ *   writes the other one); BiCGStab: state[14] <Ap, r0*> of the current iteration (written by
+ *   the s-update, read by bicgstab_fused_resident)
  *   state[16 + k] ||r|| of the iteration decided at batch position k
  * No kernel reads an entry that another work-group of the same launch writes, except the flag:
  * a work-group that sees the flag set by work-group 0 of its own launch skips the update, which
@@ -52,8 +53,9 @@
  *   bicgstab_s_update_resident (double* state, const SCALAR* r, const SCALAR* ap, SCALAR* s,
  *                               uint n, SCALAR* partials, uint slot_rr0, uint slot_apr0,
  *                               uint slot_ss)
- *       bicgstab_s_update; work-group 0 also stores rho (its finished <r, r0*>) and copies the
- *       last update's iteration count and ||r|| to the entries the next update reads.
+ *       bicgstab_s_update; work-group 0 also stores rho and <Ap, r0*> (its finished sums) and
+ *       copies the last update's iteration count and ||r|| to the entries the next update
+ *       reads. With the flag set, nothing is written (as in bicgstab_s_spmv_resident).
  *   bicgstab_s_spmv_resident (double* state, const uint* row_ptr, const uint* col_idx,
  *                             const SCALAR* values, uint n, uint k, uint early, const SCALAR* r,
  *                             const SCALAR* ap, SCALAR* s, SCALAR* as_, const SCALAR* r0star,
@@ -80,6 +82,22 @@
  *       runs bicgstab_update with them; work-group 0 records ||r_{i+1}||^2 =
  *       <s, s> - 2 omega <As, s> + omega^2 <As, As> (its root) or sets the flag. Nothing when
  *       the flag is set. The written slots differ from the read ones.
+ *   bicgstab_fused_resident (double* state, uint slot_ss, uint slot_ass, uint slot_asas,
+ *                            uint slot_asr0, uint hist_index, const uint* row_ptr,
+ *                            const uint* col_idx, const SCALAR* values, uint n, uint k, uint early,
+ *                            SCALAR* x, SCALAR* r, const SCALAR* p, const SCALAR* s,
+ *                            const SCALAR* ap, const SCALAR* as_, const SCALAR* r0star,
+ *                            SCALAR* p_out, SCALAR* ap_out, SCALAR* partials, uint slot_rr0,
+ *                            uint slot_rr, uint slot_apr0)
+ *       an unpreconditioned update and the next iteration's A p in one launch, for a CSR matrix
+ *       without long rows: bicgstab_update_resident's decision with <Ap, r0*> from state[14] (the
+ *       s-update stored it there; the partials of slot_apr0 are overwritten by this launch) and
+ *       its update, x and r in place and the new p into p_out, then spmv_dots_csr of the new p
+ *       into ap_out with <Ap, r0*> into slot_apr0; the product recomputes
+ *       p_j = (s_j - omega as_j) + beta (p_j - omega ap_j) where it reads it (the stored value,
+ *       bit for bit). Not ordinary or stopped: nothing is written, and the s-updates, which check
+ *       the flag, then write nothing either. p_out and ap_out differ from p and ap (the host
+ *       alternates two sets).
  * All are launched with partials.groups() work-groups.
  */
 
@@ -105,6 +123,7 @@
 #define RS_ITER_CUR 12
 #define RS_R_NORM_CUR 13
 #define RS_ITER_PAR 14
+#define RS_AP_R0 14
 #define RS_HISTORY 16
 /* Entries before the history. */
 #define RS_HEADER 16
@@ -124,12 +143,13 @@ inline void rs_load_header(__global const RSTATE *state, __local RSTATE *hdr, co
 #endif
 }
 
-/* Work-group 0 stores rho (the finished <r, r0*>) and copies the last update's iteration count
- * and ||r|| to the entries the next update reads (bicgstab_s_update_resident and
+/* Work-group 0 stores rho and <Ap, r0*> (the finished sums) and copies the last update's
+ * iteration count and ||r|| to the entries the next update reads (bicgstab_s_update_resident and
  * bicgstab_s_spmv_resident). */
-inline void bicgstab_store_rho(__global RSTATE *state, const RSTATE rho) {
+inline void bicgstab_store_rho(__global RSTATE *state, __local const BICG_ACC *sums) {
     if (get_group_id(0) == 0 && get_local_id(0) == 0) {
-        state[RS_RHO] = rho;
+        state[RS_RHO] = (RSTATE)sums[0];
+        state[RS_AP_R0] = (RSTATE)sums[1];
         state[RS_ITER_CUR] = state[RS_ITER];
         state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
@@ -147,8 +167,10 @@ pk_kernel void bicgstab_s_update_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(co
     __local SCALAR scratch[WG];
     __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
-    bicgstab_store_rho(state, (RSTATE)sums[0]);
+    const bool stop = state[RS_FLAG] != (RSTATE)0;
+    if (bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, stop, scratch, stage, sums)) {
+        bicgstab_store_rho(state, sums);
+    }
 }
 
 /* The sum of a row's k segment parts onto its first work-item (csr_row's tree in spmv.cl); every
@@ -218,8 +240,11 @@ pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_REST
     __local SCALAR scratch[3 * WG];
     __local BICG_ACC stage[SUM_STAGE];
     __local BICG_ACC sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, scratch, stage, sums);
-    bicgstab_store_rho(state, (RSTATE)sums[0]);
+    const bool stop = state[RS_FLAG] != (RSTATE)0;
+    if (!bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, stop, scratch, stage, sums)) {
+        return;
+    }
+    bicgstab_store_rho(state, sums);
     const SCALAR alpha = (SCALAR)(sums[0] / sums[1]);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     if (k == 1) {
@@ -309,6 +334,68 @@ inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const 
     group_sum_multi(scratch, acc, 3);
     write_partial(partials, slot_apap_out, acc[0]);
     write_partial(partials, slot_pap_out, acc[1]);
+}
+
+/* BiCGStab's new search direction p_c = (s_c - omega as_c) + beta (p_c - omega ap_c) from the old
+ * vectors, in the statements of bicgstab_update_into (the value it stores, bit for bit). */
+inline SCALAR bicgstab_new_p(__global const SCALAR *s, __global const SCALAR *as_, __global const SCALAR *p,
+                             __global const SCALAR *ap, const SCALAR omega, const SCALAR beta, const uint c) {
+    const SCALAR ri = s[c] - omega * as_[c];
+    return ri + beta * (p[c] - omega * ap[c]);
+}
+
+/* csr_row_shifted with the entries of BiCGStab's new p (bicgstab_new_p). */
+inline SCALAR csr_row_bicgstab_p(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                                 __global const SCALAR *restrict values, __global const SCALAR *s,
+                                 __global const SCALAR *as_, __global const SCALAR *p, __global const SCALAR *ap,
+                                 const SCALAR omega, const SCALAR beta, const uint row, const uint n_rows,
+                                 const uint k, __local SCALAR *scratch) {
+    const uint lid = get_local_id(0);
+    const uint lane = lid & (k - 1);
+    SCALAR sum = ZERO;
+    if (row < n_rows) {
+        const uint end = row_ptr[row + 1];
+        for (uint j = row_ptr[row] + lane; j < end; j += k) {
+            sum += values[j] * bicgstab_new_p(s, as_, p, ap, omega, beta, col_idx[j]);
+        }
+    }
+    return segment_sum(sum, k, scratch);
+}
+
+/* The work of bicgstab_fused_resident after the scalars: bicgstab_update_into (x and r in place,
+ * the new p into p_out), then spmv_dots_csr of the new p into ap_out with <Ap, r0*>, each entry of
+ * p recomputed where it is read. `scratch` holds 3 WG entries. */
+inline void bicgstab_fused_body(const SCALAR alpha, const SCALAR omega, const SCALAR beta,
+                                __global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                                __global const SCALAR *restrict values, const uint n, const uint k,
+                                __global SCALAR *x, __global SCALAR *r, __global const SCALAR *p,
+                                __global const SCALAR *s, __global const SCALAR *ap, __global const SCALAR *as_,
+                                __global const SCALAR *r0star, __global SCALAR *p_out, __global SCALAR *ap_out,
+                                __global SCALAR *partials, const uint slot_rr0, const uint slot_rr,
+                                const uint slot_apr0, __local SCALAR *scratch) {
+    bicgstab_update_into(alpha, omega, beta, x, r, p, s, ap, as_, p, s, r0star, p_out, n, partials, slot_rr0, slot_rr,
+                         scratch);
+    SCALAR acc[3] = {ZERO, ZERO, ZERO};
+    if (k == 1) {
+        FOR_EACH(row, n) {
+            const SCALAR v = csr_row_bicgstab_p(row_ptr, col_idx, values, s, as_, p, ap, omega, beta, row, n, 1, scratch);
+            ap_out[row] = v;
+            acc[1] += v * r0star[row];
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR v = csr_row_bicgstab_p(row_ptr, col_idx, values, s, as_, p, ap, omega, beta, row, n, k, scratch);
+            if (lane == 0 && row < n) {
+                ap_out[row] = v;
+                acc[1] += v * r0star[row];
+            }
+        }
+    }
+    finish_dots(scratch, acc, partials, -1, (int)slot_apr0, -1);
 }
 
 /* The scalars exactly as the host computes them: no contraction into fma. This family is the last
@@ -454,6 +541,49 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
     pcg_update_body((SCALAR)coef[0], (SCALAR)coef[1], x, r, z, p, ap, q, n, partials, slot_rr, slot_rz, scratch);
 }
 
+/* The decision of a resident BiCGStab update, by work-item 0 of every group, from the header hdr,
+ * <Ap, r0*> and the finished sums <s, s>, <As, s>, <As, As>, <As, r0*>: alpha, omega, beta into
+ * coef[0..3] and coef[3] = 1 when the group updates; group 0 records the iteration or sets the
+ * flag. Group 0 may set the flag while another group reads it: that group then skips the update,
+ * which it would have decided anyway from the same sums. */
+inline void bicgstab_resident_decide(__global RSTATE *state, __local const RSTATE *hdr, const RSTATE ap_r0,
+                                     __local const RSTATE *sums, const uint hist_index, __local RSTATE *coef) {
+    const bool stopped = hdr[RS_FLAG] != (RSTATE)0;
+    const RSTATE rho = hdr[RS_RHO];
+    const RSTATE ss = sums[0];
+    const RSTATE as_s = sums[1];
+    const RSTATE as_as = sums[2];
+    const RSTATE as_r0 = sums[3];
+    const RSTATE target = hdr[RS_TARGET];
+    const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != (RSTATE)0 &&
+                        !(fabs(rho) <= hdr[RS_EPS2] * hdr[RS_R_NORM_CUR] * hdr[RS_R0STAR_NORM]) && isfinite(ss) &&
+                        isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) && !(rs_norm(ss) <= target);
+    const RSTATE omega = as_as > (RSTATE)0 ? as_s / as_as : (RSTATE)0;
+    const RSTATE rr = ss - (RSTATE)2 * omega * as_s + omega * omega * as_as;
+    const RSTATE rnorm = rs_norm(rr);
+    const RSTATE it = hdr[RS_ITER_CUR] + (RSTATE)1;
+    const bool ordinary = usable && omega != (RSTATE)0 && isfinite(rnorm) && !(rnorm <= target) &&
+                          !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
+    const RSTATE alpha = rho / ap_r0;
+    const RSTATE beta = -as_r0 / ap_r0;
+    coef[0] = alpha;
+    coef[1] = omega;
+    coef[2] = beta;
+    coef[3] = (!stopped && ordinary) ? (RSTATE)1 : (RSTATE)0;
+    if (get_group_id(0) == 0 && !stopped) {
+        if (ordinary) {
+            state[RS_ALPHA] = alpha;
+            state[RS_OMEGA] = omega;
+            state[RS_BETA] = beta;
+            state[RS_R_NORM] = rnorm;
+            state[RS_ITER] = it;
+            state[RS_HISTORY + hist_index] = rnorm;
+        } else {
+            state[RS_FLAG] = (RSTATE)1;
+        }
+    }
+}
+
 pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_apr0, const uint slot_ss,
                                         const uint slot_ass, const uint slot_asas, const uint slot_asr0,
                                         const uint hist_index, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
@@ -484,44 +614,7 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
                       sums);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
-        /* Work-group 0 may set the flag while another group reads it: that group then skips
-         * the update, which it would have decided anyway from the same sums. */
-        const bool stopped = hdr[RS_FLAG] != (RSTATE)0;
-        const RSTATE rho = hdr[RS_RHO];
-        const RSTATE ap_r0 = sums[0];
-        const RSTATE ss = sums[1];
-        const RSTATE as_s = sums[2];
-        const RSTATE as_as = sums[3];
-        const RSTATE as_r0 = sums[4];
-        const RSTATE target = hdr[RS_TARGET];
-        const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != (RSTATE)0 &&
-                            !(fabs(rho) <= hdr[RS_EPS2] * hdr[RS_R_NORM_CUR] * hdr[RS_R0STAR_NORM]) &&
-                            isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
-                            !(rs_norm(ss) <= target);
-        const RSTATE omega = as_as > (RSTATE)0 ? as_s / as_as : (RSTATE)0;
-        const RSTATE rr = ss - (RSTATE)2 * omega * as_s + omega * omega * as_as;
-        const RSTATE rnorm = rs_norm(rr);
-        const RSTATE it = hdr[RS_ITER_CUR] + (RSTATE)1;
-        const bool ordinary = usable && omega != (RSTATE)0 && isfinite(rnorm) && !(rnorm <= target) &&
-                              !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
-        const RSTATE alpha = rho / ap_r0;
-        const RSTATE beta = -as_r0 / ap_r0;
-        coef[0] = alpha;
-        coef[1] = omega;
-        coef[2] = beta;
-        coef[3] = (!stopped && ordinary) ? (RSTATE)1 : (RSTATE)0;
-        if (get_group_id(0) == 0 && !stopped) {
-            if (ordinary) {
-                state[RS_ALPHA] = alpha;
-                state[RS_OMEGA] = omega;
-                state[RS_BETA] = beta;
-                state[RS_R_NORM] = rnorm;
-                state[RS_ITER] = it;
-                state[RS_HISTORY + hist_index] = rnorm;
-            } else {
-                state[RS_FLAG] = (RSTATE)1;
-            }
-        }
+        bicgstab_resident_decide(state, hdr, sums[0], sums + 1, hist_index, coef);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (coef[3] == (RSTATE)0) {
@@ -529,4 +622,49 @@ pk_kernel void bicgstab_update_resident(PK_GLOBAL(RSTATE, state), const uint slo
     }
     bicgstab_update_body((SCALAR)coef[0], (SCALAR)coef[1], (SCALAR)coef[2], x, r, p, s, ap, as_, phat, shat, r0star,
                          n, partials, slot_rr0, slot_rr, scratch);
+}
+
+pk_kernel void bicgstab_fused_resident(PK_GLOBAL(RSTATE, state), const uint slot_ss, const uint slot_ass,
+                                       const uint slot_asas, const uint slot_asr0, const uint hist_index,
+                                       PK_GLOBAL_RESTRICT(const uint, row_ptr), PK_GLOBAL_RESTRICT(const uint, col_idx),
+                                       PK_GLOBAL_RESTRICT(const SCALAR, values), const uint n, const uint k,
+                                       const uint early, PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r),
+                                       PK_GLOBAL(const SCALAR, p), PK_GLOBAL(const SCALAR, s),
+                                       PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(const SCALAR, as_),
+                                       PK_GLOBAL(const SCALAR, r0star), PK_GLOBAL(SCALAR, p_out),
+                                       PK_GLOBAL(SCALAR, ap_out), PK_GLOBAL(SCALAR, partials), const uint slot_rr0,
+                                       const uint slot_rr, const uint slot_apr0) {
+    PK_BIND(RSTATE, state);
+    PK_BIND_RESTRICT(const uint, row_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND(SCALAR, x);
+    PK_BIND(SCALAR, r);
+    PK_BIND(const SCALAR, p);
+    PK_BIND(const SCALAR, s);
+    PK_BIND(const SCALAR, ap);
+    PK_BIND(const SCALAR, as_);
+    PK_BIND(const SCALAR, r0star);
+    PK_BIND(SCALAR, p_out);
+    PK_BIND(SCALAR, ap_out);
+    PK_BIND(SCALAR, partials);
+    __local SCALAR scratch[3 * WG];
+    __local BICG_ACC stage[SUM_STAGE];
+    __local RSTATE sums[4];
+    __local RSTATE hdr[RS_HEADER];
+    __local RSTATE coef[4];
+    (void)early;
+    const uint t = get_local_id(0);
+    rs_load_header(state, hdr, t);
+    ordered_slot_sums(partials, get_num_groups(0), 4u, slot_ss, slot_ass, slot_asas, slot_asr0, 0u, stage, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0) {
+        bicgstab_resident_decide(state, hdr, hdr[RS_AP_R0], sums, hist_index, coef);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (coef[3] == (RSTATE)0) {
+        return;
+    }
+    bicgstab_fused_body((SCALAR)coef[0], (SCALAR)coef[1], (SCALAR)coef[2], row_ptr, col_idx, values, n, k, x, r, p, s,
+                        ap, as_, r0star, p_out, ap_out, partials, slot_rr0, slot_rr, slot_apr0, scratch);
 }

@@ -19,10 +19,12 @@
  */
 
 /* The body of bicgstab_s_update, shared with bicgstab_s_update_resident of resident.cu; the
- * finished sums stay in `sums` (rho, <Ap, r0*>). */
-__device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n,
+ * finished sums stay in `sums` (rho, <Ap, r0*>). With `stop` nonzero (the resident kernels' flag,
+ * loaded by the caller so that the load overlaps the sums' loads) nothing is written and false
+ * is returned; every thread of the block gets the same `stop`. */
+__device__ __forceinline__ bool bicgstab_s_update_body(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n,
                                                        SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
-                                                       const uint slot_ss, double *sums) {
+                                                       const uint slot_ss, const double stop, double *sums) {
     /* The first element's operands are loaded before the sums are finished (they do not depend
      * on them; the compiler would not move the loads across the barriers). */
     const uint i0 = GRID_START;
@@ -30,6 +32,9 @@ __device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SC
     const SCALAR ap0 = i0 < n ? ap[i0] : ZERO;
     ordered_slot_sums(partials, gridDim.x, 2u, slot_rr0, slot_apr0, 0u, 0u, 0u, sums);
     __syncthreads();
+    if (stop != 0.0) {
+        return false;
+    }
     const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
     SCALAR acc = ZERO;
     for (uint i = i0; i < n; i += GRID_STRIDE) {
@@ -38,13 +43,14 @@ __device__ __forceinline__ void bicgstab_s_update_body(const SCALAR *r, const SC
         acc += si * si;
     }
     write_partial(partials, slot_ss, block_sum1(acc));
+    return true;
 }
 
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update(const SCALAR *r, const SCALAR *ap, SCALAR *s, const uint n, SCALAR *partials,
                   const uint slot_rr0, const uint slot_apr0, const uint slot_ss) {
     PDL_WAIT();
     __shared__ double sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
+    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, 0.0, sums);
 }
 
 /* The body, shared with bicgstab_update_resident of resident.cu (the same code, so the same

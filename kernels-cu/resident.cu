@@ -32,6 +32,13 @@
  *                      const SCALAR* r, const SCALAR* p, const SCALAR* ap, SCALAR* r_out,
  *                      SCALAR* p_out, SCALAR* ap_out, SCALAR* partials, uint slot_rr_out,
  *                      uint slot_apap_out, uint slot_pap_out)
+ *   bicgstab_fused_resident (double* state, uint slot_ss, uint slot_ass, uint slot_asas,
+ *                            uint slot_asr0, uint hist_index, const uint* row_ptr,
+ *                            const uint* col_idx, const SCALAR* values, uint n, uint k, uint early,
+ *                            SCALAR* x, SCALAR* r, const SCALAR* p, const SCALAR* s,
+ *                            const SCALAR* ap, const SCALAR* as_, const SCALAR* r0star,
+ *                            SCALAR* p_out, SCALAR* ap_out, SCALAR* partials, uint slot_rr0,
+ *                            uint slot_rr, uint slot_apr0)
  * All are launched with partials.groups() blocks.
  */
 
@@ -53,6 +60,7 @@
 #define RS_ITER_CUR 12
 #define RS_R_NORM_CUR 13
 #define RS_ITER_PAR 14
+#define RS_AP_R0 14
 #define RS_HISTORY 16
 /* Entries before the history. */
 #define RS_HEADER 16
@@ -71,12 +79,13 @@ __device__ __forceinline__ void rs_load_header(const RSTATE *state, double *hdr,
 #endif
 }
 
-/* Block 0 stores rho (the finished <r, r0*>) and copies the last update's iteration count and
- * ||r|| to the entries the next update reads (bicgstab_s_update_resident and
+/* Block 0 stores rho and <Ap, r0*> (the finished sums) and copies the last update's iteration
+ * count and ||r|| to the entries the next update reads (bicgstab_s_update_resident and
  * bicgstab_s_spmv_resident). */
-__device__ __forceinline__ void bicgstab_store_rho(RSTATE *state, const double rho) {
+__device__ __forceinline__ void bicgstab_store_rho(RSTATE *state, const double *sums) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        state[RS_RHO] = rho;
+        state[RS_RHO] = sums[0];
+        state[RS_AP_R0] = sums[1];
         state[RS_ITER_CUR] = state[RS_ITER];
         state[RS_R_NORM_CUR] = state[RS_R_NORM];
     }
@@ -88,8 +97,9 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_update_resident(RSTA
                                                                             const uint slot_apr0, const uint slot_ss) {
     PDL_WAIT_START_NEXT();
     __shared__ double sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
-    bicgstab_store_rho(state, sums[0]);
+    if (bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, state[RS_FLAG], sums)) {
+        bicgstab_store_rho(state, sums);
+    }
 }
 
 /* BiCGStab's s_j = r_j - alpha ap_j computed where it is read: the value bicgstab_s_update_body
@@ -185,9 +195,10 @@ __device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const u
 }
 
 /* The work of bicgstab_s_spmv_resident for K threads per row: the first row of each thread read
- * (before the wait when early, see csr_first_then_wait), the s update, the product. */
+ * (before the wait when early, see csr_first_then_wait), the s update, the product; false (nothing
+ * written) when the flag is set. */
 template <uint K>
-__device__ __forceinline__ void bicgstab_s_spmv_body(
+__device__ __forceinline__ bool bicgstab_s_spmv_body(
     RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
     const SCALAR *__restrict__ values, const uint n, const uint early, const SCALAR *r, const SCALAR *ap,
     SCALAR *s, SCALAR *as_, const SCALAR *r0star, SCALAR *partials, const uint slot_rr0, const uint slot_apr0,
@@ -195,17 +206,21 @@ __device__ __forceinline__ void bicgstab_s_spmv_body(
     const uint row0 = blockIdx.x * (WG / K) + threadIdx.x / K;
     const CsrFirst f = csr_first_then_wait<K>(row_ptr, col_idx, values, row0, n, early);
     __shared__ double sums[2];
-    bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, sums);
-    bicgstab_store_rho(state, sums[0]);
+    if (!bicgstab_s_update_body(r, ap, s, n, partials, slot_rr0, slot_apr0, slot_ss, state[RS_FLAG], sums)) {
+        return false;
+    }
+    bicgstab_store_rho(state, sums);
     const SCALAR alpha = (SCALAR)__ddiv_rn(sums[0], sums[1]);
     csr_shifted_dots_rows<K>(f, row_ptr, col_idx, values, n, r, ap, alpha, as_, r0star, acc);
+    return true;
 }
 
 /* bicgstab_s_update_resident and spmv_dots_csr of s (slots asas, ass, asr0) in one launch, for a
  * CSR matrix without long rows and no preconditioner: the s-update part is the same code (the
  * same elements per block, the same partial <s, s>); the product reads s_j as r_j - alpha ap_j
  * (BicgstabS), so no block reads an s another block writes and the results are those of
- * the two kernels bit for bit. */
+ * the two kernels bit for bit. With the flag set nothing is written (the fused update before it
+ * may have written nothing, see bicgstab_fused_resident). */
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     RSTATE *state, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
     const SCALAR *__restrict__ values, const uint n, const uint k, const uint early, const SCALAR *r,
@@ -213,10 +228,11 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
     const uint slot_apr0, const uint slot_ss, const uint slot_asas, const uint slot_ass, const uint slot_asr0) {
     /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-#define SHIFTED_CASE(K)                                                                               \
-    case K:                                                                                          \
-        bicgstab_s_spmv_body<K>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, \
-                                partials, slot_rr0, slot_apr0, slot_ss, acc);                         \
+    bool ran;
+#define SHIFTED_CASE(K)                                                                                   \
+    case K:                                                                                              \
+        ran = bicgstab_s_spmv_body<K>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, \
+                                      partials, slot_rr0, slot_apr0, slot_ss, acc);                       \
         break;
     switch (k) {
         SHIFTED_CASE(2)
@@ -225,11 +241,14 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_s_spmv_resident(
         SHIFTED_CASE(16)
         SHIFTED_CASE(32)
     default:
-        bicgstab_s_spmv_body<1>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, partials,
-                                slot_rr0, slot_apr0, slot_ss, acc);
+        ran = bicgstab_s_spmv_body<1>(state, row_ptr, col_idx, values, n, early, r, ap, s, as_, r0star, partials,
+                                      slot_rr0, slot_apr0, slot_ss, acc);
         break;
     }
 #undef SHIFTED_CASE
+    if (!ran) {
+        return;
+    }
     block_sum<3>(acc);
     write_partial(partials, slot_asas, acc[0]);
     write_partial(partials, slot_ass, acc[1]);
@@ -471,6 +490,51 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *sta
     pcg_update_rest(alpha, beta, x, r, z, p, ap, q, n, i0 + GRID_STRIDE, acc, partials, slot_rr, slot_rz);
 }
 
+/* The decision of a resident BiCGStab update, by thread 0 of every block, from the header hdr,
+ * <Ap, r0*> and the finished sums <s, s>, <As, s>, <As, As>, <As, r0*>: alpha, omega, beta into
+ * coef[0..3] and coef[3] = 1 when the block updates; block 0 records the iteration or sets the
+ * flag. Block 0 may set the flag while another block reads it: that block then skips the update,
+ * which it would have decided anyway from the same sums. */
+__device__ __forceinline__ void bicgstab_resident_decide(RSTATE *state, const double *hdr, const double ap_r0,
+                                                         const double *sums, const uint hist_index, double *coef) {
+    const bool stopped = hdr[RS_FLAG] != 0.0;
+    const double rho = hdr[RS_RHO];
+    const double ss = sums[0];
+    const double as_s = sums[1];
+    const double as_as = sums[2];
+    const double as_r0 = sums[3];
+    const double target = hdr[RS_TARGET];
+    const double rho_floor = __dmul_rn(__dmul_rn(hdr[RS_EPS2], hdr[RS_R_NORM_CUR]), hdr[RS_R0STAR_NORM]);
+    const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != 0.0 && !(fabs(rho) <= rho_floor) &&
+                        isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
+                        !(rs_norm(ss) <= target);
+    const double omega = as_as > 0.0 ? __ddiv_rn(as_s, as_as) : 0.0;
+    const double rr = __dadd_rn(__dadd_rn(ss, -__dmul_rn(__dmul_rn(2.0, omega), as_s)),
+                                __dmul_rn(__dmul_rn(omega, omega), as_as));
+    const double rnorm = rs_norm(rr);
+    const double it = hdr[RS_ITER_CUR] + 1.0;
+    const bool ordinary = usable && omega != 0.0 && isfinite(rnorm) && !(rnorm <= target) &&
+                          !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
+    const double alpha = __ddiv_rn(rho, ap_r0);
+    const double beta = __ddiv_rn(-as_r0, ap_r0);
+    coef[0] = alpha;
+    coef[1] = omega;
+    coef[2] = beta;
+    coef[3] = (!stopped && ordinary) ? 1.0 : 0.0;
+    if (blockIdx.x == 0 && !stopped) {
+        if (ordinary) {
+            state[RS_ALPHA] = alpha;
+            state[RS_OMEGA] = omega;
+            state[RS_BETA] = beta;
+            state[RS_R_NORM] = rnorm;
+            state[RS_ITER] = it;
+            state[RS_HISTORY + hist_index] = rnorm;
+        } else {
+            state[RS_FLAG] = 1.0;
+        }
+    }
+}
+
 extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     RSTATE *state, const uint slot_apr0, const uint slot_ss, const uint slot_ass, const uint slot_asas,
     const uint slot_asr0, const uint hist_index, SCALAR *x, SCALAR *r, SCALAR *p, const SCALAR *s, const SCALAR *ap,
@@ -493,45 +557,7 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     ordered_slot_sums(partials, gridDim.x, 5u, slot_apr0, slot_ss, slot_ass, slot_asas, slot_asr0, sums);
     __syncthreads();
     if (t == 0) {
-        /* Block 0 may set the flag while another block reads it: that block then skips the
-         * update, which it would have decided anyway from the same sums. */
-        const bool stopped = hdr[RS_FLAG] != 0.0;
-        const double rho = hdr[RS_RHO];
-        const double ap_r0 = sums[0];
-        const double ss = sums[1];
-        const double as_s = sums[2];
-        const double as_as = sums[3];
-        const double as_r0 = sums[4];
-        const double target = hdr[RS_TARGET];
-        const double rho_floor = __dmul_rn(__dmul_rn(hdr[RS_EPS2], hdr[RS_R_NORM_CUR]), hdr[RS_R0STAR_NORM]);
-        const bool usable = isfinite(rho) && isfinite(ap_r0) && ap_r0 != 0.0 && !(fabs(rho) <= rho_floor) &&
-                            isfinite(ss) && isfinite(as_s) && isfinite(as_as) && isfinite(as_r0) &&
-                            !(rs_norm(ss) <= target);
-        const double omega = as_as > 0.0 ? __ddiv_rn(as_s, as_as) : 0.0;
-        const double rr = __dadd_rn(__dadd_rn(ss, -__dmul_rn(__dmul_rn(2.0, omega), as_s)),
-                                    __dmul_rn(__dmul_rn(omega, omega), as_as));
-        const double rnorm = rs_norm(rr);
-        const double it = hdr[RS_ITER_CUR] + 1.0;
-        const bool ordinary = usable && omega != 0.0 && isfinite(rnorm) && !(rnorm <= target) &&
-                              !(rnorm > hdr[RS_DTOL_R0]) && it < hdr[RS_MAX_ITER];
-        const double alpha = __ddiv_rn(rho, ap_r0);
-        const double beta = __ddiv_rn(-as_r0, ap_r0);
-        coef[0] = alpha;
-        coef[1] = omega;
-        coef[2] = beta;
-        coef[3] = (!stopped && ordinary) ? 1.0 : 0.0;
-        if (blockIdx.x == 0 && !stopped) {
-            if (ordinary) {
-                state[RS_ALPHA] = alpha;
-                state[RS_OMEGA] = omega;
-                state[RS_BETA] = beta;
-                state[RS_R_NORM] = rnorm;
-                state[RS_ITER] = it;
-                state[RS_HISTORY + hist_index] = rnorm;
-            } else {
-                state[RS_FLAG] = 1.0;
-            }
-        }
+        bicgstab_resident_decide(state, hdr, sums[0], sums + 1, hist_index, coef);
     }
     __syncthreads();
     if (coef[3] == 0.0) {
@@ -544,4 +570,139 @@ extern "C" __launch_bounds__(WG) __global__ void bicgstab_update_resident(
     }
     bicgstab_update_rest(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, n, i0 + GRID_STRIDE, acc,
                          partials, slot_rr0, slot_rr);
+}
+
+/* BiCGStab's new search direction p_j = (s_j - omega as_j) + beta (p_j - omega ap_j) from the old
+ * vectors: the value bicgstab_update_element stores, bit for bit (no contraction). */
+struct BicgstabNewP {
+    const SCALAR *s;
+    const SCALAR *as_;
+    const SCALAR *p;
+    const SCALAR *ap;
+    SCALAR omega;
+    SCALAR beta;
+    __device__ __forceinline__ SCALAR operator()(const uint c) const {
+        const SCALAR ri = s[c] - omega * as_[c];
+        return ri + beta * (p[c] - omega * ap[c]);
+    }
+};
+
+/* The rows of bicgstab_fused_resident: ap_out = A p_new with <Ap, r0*> (acc), p_new from g; the
+ * first row of each thread from f (cg_fused_rows' shape, spmv_dots_csr's order). */
+template <uint K>
+__device__ __forceinline__ void bicgstab_fused_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
+                                                    const uint *__restrict__ col_idx,
+                                                    const SCALAR *__restrict__ values, const uint n_rows,
+                                                    const BicgstabNewP &g, const SCALAR *r0star, SCALAR *ap_out,
+                                                    SCALAR &acc) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
+        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, g);
+        if (lane0 && row0 < n_rows) {
+            ap_out[row0] = v;
+            acc += v * r0star[row0];
+        }
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
+        if (lane0 && row < n_rows) {
+            ap_out[row] = v;
+            acc += v * r0star[row];
+        }
+    }
+}
+
+/* bicgstab_fused_resident for K threads per row. */
+template <uint K>
+__device__ __forceinline__ void bicgstab_fused_body(
+    RSTATE *state, const uint slot_ss, const uint slot_ass, const uint slot_asas, const uint slot_asr0,
+    const uint hist_index, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint n, const uint early, SCALAR *x, SCALAR *r, const SCALAR *p,
+    const SCALAR *s, const SCALAR *ap, const SCALAR *as_, const SCALAR *r0star, SCALAR *p_out, SCALAR *ap_out,
+    SCALAR *partials, const uint slot_rr0, const uint slot_rr, const uint slot_apr0, CsrFirst *first) {
+    /* The first row, read before the wait when early, parked in shared memory across the update
+     * (as in cg_fused_body). */
+    const CsrFirst f =
+        csr_first_then_wait<K>(row_ptr, col_idx, values, blockIdx.x * (WG / K) + threadIdx.x / K, n, early);
+    first[threadIdx.x] = f;
+    __shared__ double sums[4];
+    __shared__ double hdr[RS_HEADER];
+    __shared__ double coef[4];
+    const uint t = threadIdx.x;
+    rs_load_header(state, hdr, t);
+    /* The first element's operands before the sums, as in bicgstab_update_resident. */
+    const uint i0 = GRID_START;
+    const bool has0 = i0 < n;
+    const SCALAR x0 = has0 ? x[i0] : ZERO, p0 = has0 ? p[i0] : ZERO, s0 = has0 ? s[i0] : ZERO;
+    const SCALAR as0 = has0 ? as_[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO, r00 = has0 ? r0star[i0] : ZERO;
+    ordered_slot_sums(partials, gridDim.x, 4u, slot_ss, slot_ass, slot_asas, slot_asr0, 0u, sums);
+    __syncthreads();
+    if (t == 0) {
+        bicgstab_resident_decide(state, hdr, hdr[RS_AP_R0], sums, hist_index, coef);
+    }
+    __syncthreads();
+    if (coef[3] == 0.0) {
+        return; /* not ordinary, or stopped: nothing written (the host takes over from the inputs) */
+    }
+    const SCALAR alpha = (SCALAR)coef[0], omega = (SCALAR)coef[1], beta = (SCALAR)coef[2];
+    /* Seed 001 Alg. 4 lines 15, 16 and 19 (bicgstab_update's element, p into p_out). */
+    SCALAR acc[2] = {ZERO, ZERO};
+    for (uint i = i0; i < n; i += GRID_STRIDE) {
+        const bool one = i == i0;
+        const SCALAR pi = one ? p0 : p[i], si = one ? s0 : s[i];
+        bicgstab_update_element(alpha, omega, beta, x, r, p_out, i, one ? x0 : x[i], pi, si, pi, si,
+                                one ? as0 : as_[i], one ? ap0 : ap[i], one ? r00 : r0star[i], acc);
+    }
+    block_sum<2>(acc);
+    write_partial(partials, slot_rr0, acc[0]);
+    write_partial(partials, slot_rr, acc[1]);
+    /* Lines 6-7 of the next iteration: the product of the new p, its entries recomputed where they
+     * are read. */
+    const BicgstabNewP g{s, as_, p, ap, omega, beta};
+    SCALAR dot = ZERO;
+    bicgstab_fused_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, r0star, ap_out, dot);
+    write_partial(partials, slot_apr0, block_sum1(dot));
+}
+
+/* An unpreconditioned pipelined BiCGStab update and the next iteration's A p in one launch, for a
+ * CSR matrix without long rows: bicgstab_update_resident's decision (with <Ap, r0*> from the
+ * state, where the s-update stored it, so that no block finishes partials another block
+ * overwrites) and update, x and r in place and the new p into p_out, then spmv_dots_csr of the
+ * new p into ap_out with <Ap, r0*>. The product reads p_new_j as
+ * (s_j - omega as_j) + beta (p_j - omega ap_j) from the unchanged inputs, so no block reads a
+ * vector another block writes and the results are the two kernels' bit for bit. The written slots
+ * differ from the read ones; p_out and ap_out are other buffers than p and ap (the host alternates
+ * two sets). Not ordinary or stopped: nothing is written, and the next s-update, which checks the
+ * flag, writes nothing either. */
+extern "C" __launch_bounds__(WG) __global__ void bicgstab_fused_resident(
+    RSTATE *state, const uint slot_ss, const uint slot_ass, const uint slot_asas, const uint slot_asr0,
+    const uint hist_index, const uint *__restrict__ row_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint n, const uint k, const uint early, SCALAR *x, SCALAR *r,
+    const SCALAR *p, const SCALAR *s, const SCALAR *ap, const SCALAR *as_, const SCALAR *r0star, SCALAR *p_out,
+    SCALAR *ap_out, SCALAR *partials, const uint slot_rr0, const uint slot_rr, const uint slot_apr0) {
+    /* PDL_WAIT() in csr_first_then_wait: the matrix may be read first. */
+    __shared__ CsrFirst first[WG];
+#define BICG_FUSED_CASE(K)                                                                                       \
+    case K:                                                                                                     \
+        bicgstab_fused_body<K>(state, slot_ss, slot_ass, slot_asas, slot_asr0, hist_index, row_ptr, col_idx,   \
+                               values, n, early, x, r, p, s, ap, as_, r0star, p_out, ap_out, partials, slot_rr0, \
+                               slot_rr, slot_apr0, first);                                                     \
+        break;
+    switch (k) {
+        BICG_FUSED_CASE(2)
+        BICG_FUSED_CASE(4)
+        BICG_FUSED_CASE(8)
+        BICG_FUSED_CASE(16)
+        BICG_FUSED_CASE(32)
+    default:
+        bicgstab_fused_body<1>(state, slot_ss, slot_ass, slot_asas, slot_asr0, hist_index, row_ptr, col_idx, values,
+                               n, early, x, r, p, s, ap, as_, r0star, p_out, ap_out, partials, slot_rr0, slot_rr,
+                               slot_apr0, first);
+        break;
+    }
+#undef BICG_FUSED_CASE
 }

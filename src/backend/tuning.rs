@@ -77,6 +77,32 @@ pub(crate) fn cg_fused_for(cuda: bool, n: usize) -> bool {
     }
 }
 
+/// Environment variable choosing whether the device-resident BiCGStab without a preconditioner
+/// runs its update and the next A p as one kernel (`bicgstab_fused_resident`, for CSR matrices
+/// without long rows: two kernels per iteration instead of three): `0` never, `1` always; unset
+/// (or anything else), by backend and size (the rule of `bicgstab_fused_for`).
+pub const BICGSTAB_FUSED_ENV: &str = "PIPEKRYLOV_BICGSTAB_FUSED";
+
+/// The largest system the OpenCL backend runs the fused BiCGStab update for by default.
+pub const BICGSTAB_FUSED_OPENCL_MAX_ROWS: usize = 1 << 18;
+
+/// The largest system the CUDA backend runs the fused BiCGStab update for by default.
+pub const BICGSTAB_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
+
+/// Whether the device-resident BiCGStab runs its update fused with the next product on `n` rows
+/// ([`BICGSTAB_FUSED_ENV`]; by default on OpenCL up to [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], on
+/// CUDA up to [`BICGSTAB_FUSED_CUDA_MAX_ROWS`]).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn bicgstab_fused_for(cuda: bool, n: usize) -> bool {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    match *FORCED.get_or_init(|| parse_env(BICGSTAB_FUSED_ENV)) {
+        Some(0) => false,
+        Some(1) => true,
+        _ if cuda => n <= BICGSTAB_FUSED_CUDA_MAX_ROWS,
+        _ => n <= BICGSTAB_FUSED_OPENCL_MAX_ROWS,
+    }
+}
+
 /// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
 /// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
 /// streamed (evict first), 2 also the gathers through the read-only path; anything else means

@@ -128,12 +128,13 @@ pub(crate) enum Kernel {
     BicgstabSUpdateResident,
     BicgstabSSpmvResident,
     BicgstabUpdateResident,
+    BicgstabFusedResident,
     BufferAddress,
 }
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 75] = [
+    pub(crate) const ALL: [Kernel; 76] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -208,6 +209,7 @@ impl Kernel {
         Kernel::BicgstabSUpdateResident,
         Kernel::BicgstabSSpmvResident,
         Kernel::BicgstabUpdateResident,
+        Kernel::BicgstabFusedResident,
         Kernel::BufferAddress,
     ];
 
@@ -288,6 +290,7 @@ impl Kernel {
             Kernel::BicgstabSUpdateResident => "bicgstab_s_update_resident",
             Kernel::BicgstabSSpmvResident => "bicgstab_s_spmv_resident",
             Kernel::BicgstabUpdateResident => "bicgstab_update_resident",
+            Kernel::BicgstabFusedResident => "bicgstab_fused_resident",
             Kernel::BufferAddress => "buffer_address",
         }
     }
@@ -645,11 +648,12 @@ mod tests {
 
     /// The CSR products that may read their matrix before the wait: their bodies start by
     /// calling a row helper whose first statement calls `csr_first_then_wait`.
-    const MATRIX_BEFORE_WAIT: [(&str, &str); 5] = [
+    const MATRIX_BEFORE_WAIT: [(&str, &str); 6] = [
         ("spmv_dots_csr", "csr_dots_rows"),
         ("cg_fused_resident", "cg_fused_body"),
         ("residual_csr", "csr_residual_rows"),
         ("bicgstab_s_spmv_resident", "bicgstab_s_spmv_body"),
+        ("bicgstab_fused_resident", "bicgstab_fused_body"),
         ("gmres_dcgs2_spmv_dots", "dcgs2_spmv_dots_rows"),
     ];
 

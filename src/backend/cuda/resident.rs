@@ -5,11 +5,12 @@ use super::{index_arg, len_arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::{
-    check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
+    check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
+    BicgstabFusedVectors, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps,
+    ResidentState,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -266,5 +267,56 @@ impl ResidentOps for CudaBackend {
         // `bicgstab_update_args`; the finished slots are inside the partials and differ from the
         // written ones, the history entry is inside the state (checked).
         unsafe { self.launch::<T>(Kernel::BicgstabUpdateResident, partials.groups(), &args) }
+    }
+
+    fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        crate::backend::tuning::bicgstab_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
+    }
+
+    fn bicgstab_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: BicgstabFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 4],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        if !self.fuses_bicgstab_resident(a) {
+            return Ok(false);
+        }
+        let n = check_bicgstab_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let mut args = vec![self.ptr(&state.buffer)?];
+        for slot in read {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        args.push(index_arg("hist_index", hist_index)?);
+        args.extend(self.plain_csr_args(a, n, true)?);
+        args.extend([
+            self.ptr(x)?,
+            self.ptr(v.r)?,
+            self.ptr(v.p)?,
+            self.ptr(v.s)?,
+            self.ptr(v.ap)?,
+            self.ptr(v.as_)?,
+            self.ptr(v.r0star)?,
+            self.ptr(v.p_out)?,
+            self.ptr(v.ap_out)?,
+            self.ptr(partials.buffer())?,
+        ]);
+        for slot in written {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        // SAFETY: bicgstab_fused_resident(double* state, four uint slots, uint hist_index,
+        // row_ptr, col_idx, values, uint n, uint k, uint early, x, r, p, s, ap, as_, r0star,
+        // p_out, ap_out, partials, three uint slots): a is an n x n CSR matrix without long rows
+        // (its arrays as spmv_dots_csr reads them), every vector holds n elements and the written
+        // p_out, ap_out are other buffers than the read ones (borrows), the read slots and the
+        // history entry are inside the partials and the state, the written slots distinct and
+        // apart from them (checked); grid = groups.
+        unsafe { self.launch::<T>(Kernel::BicgstabFusedResident, partials.groups(), &args) }?;
+        Ok(true)
     }
 }

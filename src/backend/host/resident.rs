@@ -3,14 +3,15 @@
 
 use super::HostBackend;
 use crate::backend::buffer::Buffer;
+use crate::backend::ops::checks;
 use crate::backend::ops::resident::{
-    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_slots, check_cg_fused,
-    check_cg_slots, layout,
+    bicgstab_scalars_reference, cg_scalars_reference, check_bicgstab_fused, check_bicgstab_slots,
+    check_cg_fused, check_cg_slots, layout,
 };
 use crate::backend::partials::{sum_slot_f64, sum_slots, Partials, Slot};
 use crate::backend::{
-    BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, KrylovOps, ResidentOps, ResidentState,
-    SpmvDots, SpmvOps, VectorOps,
+    BicgstabFusedVectors, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, KrylovOps,
+    ResidentOps, ResidentState, SpmvDots, SpmvOps, VectorOps,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -115,10 +116,19 @@ impl ResidentOps for HostBackend {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
+        checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
+        if state.buffer.host()?[layout::FLAG] != 0.0 {
+            // After the flag: nothing written (the fused update before may have written nothing).
+            self.counters.launch();
+            return Ok(());
+        }
         self.bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-        let rho = sum_slot_f64(partials.buffer().host()?, partials.groups(), rr0);
+        let finished = partials.buffer().host()?;
+        let rho = sum_slot_f64(finished, partials.groups(), rr0);
+        let ap_r0 = sum_slot_f64(finished, partials.groups(), apr0);
         let st = state.buffer.host_mut()?;
         st[layout::RHO] = rho;
+        st[layout::AP_R0] = ap_r0;
         st[layout::ITER_CUR] = st[layout::ITER];
         st[layout::R_NORM_CUR] = st[layout::R_NORM];
         Ok(())
@@ -172,6 +182,72 @@ impl ResidentOps for HostBackend {
                 rr,
             ),
         }
+    }
+
+    fn fuses_bicgstab_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        true
+    }
+
+    fn bicgstab_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: BicgstabFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 4],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        check_bicgstab_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let sums = sum_slots(
+            partials.buffer().host()?,
+            partials.groups(),
+            partials.slots(),
+        );
+        let st = state.buffer.host_mut()?;
+        let [ss, as_s, as_as, as_r0] = read.map(|k| sums.get(k));
+        let finished = [st[layout::AP_R0], ss, as_s, as_as, as_r0];
+        let Some([alpha, omega, beta]) = bicgstab_scalars_reference(finished, hist_index, st)
+        else {
+            self.counters.launch();
+            return Ok(true);
+        };
+        let BicgstabFusedVectors {
+            r,
+            p,
+            s,
+            ap,
+            as_,
+            r0star,
+            p_out,
+            ap_out,
+        } = v;
+        let [rr0, rr, ap_r0] = written;
+        self.copy(p, p_out)?;
+        self.bicgstab_update(
+            T::from_f64(alpha),
+            T::from_f64(omega),
+            T::from_f64(beta),
+            x,
+            r,
+            p_out,
+            s,
+            ap,
+            as_,
+            Some(p),
+            Some(s),
+            r0star,
+            partials,
+            rr0,
+            rr,
+        )?;
+        let dots = SpmvDots {
+            yy: None,
+            with: [Some((r0star, ap_r0)), None],
+        };
+        self.spmv_dots(a, p_out, ap_out, dots, partials)?;
+        Ok(true)
     }
 }
 

@@ -5,11 +5,12 @@ use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::{
-    check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
+    check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    BackendInfo, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix, ResidentOps, ResidentState,
+    BackendInfo, BicgstabFusedVectors, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix,
+    ResidentOps, ResidentState,
 };
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -254,5 +255,51 @@ impl ResidentOps for OpenClBackend {
             self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
         );
         self.launch::<T>("bicgstab_update_resident", partials.groups(), &args)
+    }
+
+    fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        self.supports_f64()
+            && crate::backend::tuning::bicgstab_fused_for(false, a.n_rows())
+            && a.plain_csr().is_some()
+    }
+
+    fn bicgstab_fused_resident<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: BicgstabFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 4],
+        written: [Slot; 3],
+    ) -> Result<bool> {
+        if !self.fuses_bicgstab_resident(a) {
+            return Ok(false);
+        }
+        let n = check_bicgstab_fused(state, a, hist_index, x, &v, partials, read, written)?;
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        for slot in read {
+            args.push(Self::slot_arg(slot)?);
+        }
+        args.push(Arg::uint(Self::len_u32(hist_index)?));
+        args.extend(self.plain_csr_args(a, n)?);
+        args.extend([
+            Arg::Mem(self.mem(x)?),
+            Arg::Mem(self.mem(v.r)?),
+            Arg::Mem(self.mem(v.p)?),
+            Arg::Mem(self.mem(v.s)?),
+            Arg::Mem(self.mem(v.ap)?),
+            Arg::Mem(self.mem(v.as_)?),
+            Arg::Mem(self.mem(v.r0star)?),
+            Arg::Mem(self.mem(v.p_out)?),
+            Arg::Mem(self.mem(v.ap_out)?),
+            Arg::Mem(self.mem(partials.buffer())?),
+        ]);
+        for slot in written {
+            args.push(Self::slot_arg(slot)?);
+        }
+        self.launch::<T>("bicgstab_fused_resident", partials.groups(), &args)?;
+        Ok(true)
     }
 }

@@ -22,7 +22,10 @@ pub use precond::{
     IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
     AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
-pub use resident::{BicgstabSlots, CgFusedVectors, CgSlots, Recording, ResidentOps, ResidentState};
+pub use resident::{
+    BicgstabFusedVectors, BicgstabSlots, CgFusedVectors, CgSlots, Recording, ResidentOps,
+    ResidentState,
+};
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
 pub use vector::VectorOps;
 
@@ -134,6 +137,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "bicgstab_s_update_resident",
             "bicgstab_s_spmv_resident",
             "bicgstab_update_resident",
+            "bicgstab_fused_resident",
         ],
     ),
 ];

@@ -51,6 +51,9 @@ pub mod layout {
     /// The iteration count the CG update at batch position k reads: `ITER_PAR + k % 2` (it
     /// writes the other entry).
     pub const ITER_PAR: usize = 14;
+    /// <A p_i, r0*> of the current BiCGStab iteration (written by the s-update, read by the fused
+    /// update, whose product overwrites its partials; the entry is CG's `ITER_PAR`).
+    pub const AP_R0: usize = 14;
     /// First entry of the batch's residual history.
     pub const HISTORY: usize = 16;
 }
@@ -142,6 +145,28 @@ pub struct CgFusedVectors<'a, T: Scalar> {
     pub ap: &'a Buffer<T>,
     /// r_{i+1} (written)
     pub r_out: &'a mut Buffer<T>,
+    /// p_{i+1} (written)
+    pub p_out: &'a mut Buffer<T>,
+    /// A p_{i+1} (written)
+    pub ap_out: &'a mut Buffer<T>,
+}
+
+/// The vectors of `bicgstab_fused_resident`: the iteration's vectors, and where the next p and
+/// A p go (other buffers: the product reads the old p and A p at every row's neighbours).
+#[derive(Debug)]
+pub struct BicgstabFusedVectors<'a, T: Scalar> {
+    /// r_i (r_{i+1} written in place)
+    pub r: &'a mut Buffer<T>,
+    /// p_i
+    pub p: &'a Buffer<T>,
+    /// s_i
+    pub s: &'a Buffer<T>,
+    /// A p_i
+    pub ap: &'a Buffer<T>,
+    /// A s_i
+    pub as_: &'a Buffer<T>,
+    /// r0*
+    pub r0star: &'a Buffer<T>,
     /// p_{i+1} (written)
     pub p_out: &'a mut Buffer<T>,
     /// A p_{i+1} (written)
@@ -301,6 +326,39 @@ pub trait ResidentOps: VectorOps {
         Ok(false)
     }
 
+    /// Whether [`ResidentOps::bicgstab_fused_resident`] runs on `a` (so that a solver allocates
+    /// its second vectors only then).
+    fn fuses_bicgstab_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        false
+    }
+
+    /// Kernel `bicgstab_fused_resident`: an unpreconditioned pipelined BiCGStab update and the
+    /// next iteration's A p in one launch. Every work-group finishes the sums of `read`
+    /// (<s, s>, <As, s>, <As, As>, <As, r0*>; rho and <Ap, r0*> come from the state, where the
+    /// s-update stored them) and decides as `bicgstab_update_resident` does; for an ordinary
+    /// iteration it runs `bicgstab_update` with x and r in place and the new p into `v.p_out`
+    /// (<r, r0*>, <r, r> into `written[0]`, `written[1]`), then `spmv_dots` of the new p into
+    /// `v.ap_out` with <Ap, r0*> into `written[2]`: bit for bit those kernels. Otherwise (or
+    /// with the flag set) nothing is written, and the s-updates after it, which check the flag,
+    /// write nothing either. The written slots differ from the read ones. `Ok(false)`, nothing
+    /// enqueued, where the backend has no such kernel, it is switched off
+    /// (`PIPEKRYLOV_BICGSTAB_FUSED=0`) or `a` does not suit it (GPU backends: CSR without long
+    /// rows); the caller then runs the update and the product.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_fused_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _hist_index: usize,
+        _x: &mut Buffer<T>,
+        _v: BicgstabFusedVectors<'_, T>,
+        _partials: &mut Partials<T>,
+        _read: [Slot; 4],
+        _written: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Kernel `bicgstab_update_resident`: every work-group finishes the sums of `slots`, decides
     /// as [`bicgstab_scalars_reference`] does and, for an ordinary iteration, runs
     /// `bicgstab_update` with the coefficients (writing the partials of `rr0` and `rr`, which
@@ -401,14 +459,6 @@ pub(crate) fn check_cg_fused<T: Scalar>(
     read: [Slot; 3],
     written: [Slot; 3],
 ) -> Result<usize> {
-    let n = a.n_rows();
-    if a.n_cols() != n {
-        return Err(Error::dims(
-            "cg_fused_resident: matrix columns vs rows",
-            n,
-            a.n_cols(),
-        ));
-    }
     let lengths = [
         ("x", x.len()),
         ("r", v.r.len()),
@@ -418,21 +468,94 @@ pub(crate) fn check_cg_fused<T: Scalar>(
         ("p_out", v.p_out.len()),
         ("ap_out", v.ap_out.len()),
     ];
+    check_fused_operands(
+        "cg_fused_resident",
+        state,
+        a,
+        hist_index,
+        &lengths,
+        partials,
+        &read,
+        &written,
+    )
+}
+
+/// Check the operands of `bicgstab_fused_resident`: a square matrix, every vector of its size,
+/// the read slots inside the partials, the written ones distinct and apart from them, the history
+/// entry inside the state. Returns n.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_bicgstab_fused<T: Scalar>(
+    state: &ResidentState,
+    a: &DeviceMatrix<T>,
+    hist_index: usize,
+    x: &Buffer<T>,
+    v: &BicgstabFusedVectors<'_, T>,
+    partials: &Partials<T>,
+    read: [Slot; 4],
+    written: [Slot; 3],
+) -> Result<usize> {
+    let lengths = [
+        ("x", x.len()),
+        ("r", v.r.len()),
+        ("p", v.p.len()),
+        ("s", v.s.len()),
+        ("ap", v.ap.len()),
+        ("as", v.as_.len()),
+        ("r0star", v.r0star.len()),
+        ("p_out", v.p_out.len()),
+        ("ap_out", v.ap_out.len()),
+    ];
+    check_fused_operands(
+        "bicgstab_fused_resident",
+        state,
+        a,
+        hist_index,
+        &lengths,
+        partials,
+        &read,
+        &written,
+    )
+}
+
+/// What the fused checks share: a square matrix, the vectors' `lengths` equal to its rows, the
+/// read slots and the history entry inside the partials and the state, the written slots inside
+/// the partials, distinct and apart from the read ones. Returns n.
+#[allow(clippy::too_many_arguments)]
+fn check_fused_operands<T: Scalar>(
+    kernel: &str,
+    state: &ResidentState,
+    a: &DeviceMatrix<T>,
+    hist_index: usize,
+    lengths: &[(&str, usize)],
+    partials: &Partials<T>,
+    read: &[Slot],
+    written: &[Slot],
+) -> Result<usize> {
+    let n = a.n_rows();
+    if a.n_cols() != n {
+        return Err(Error::dims(
+            format!("{kernel}: matrix columns vs rows"),
+            n,
+            a.n_cols(),
+        ));
+    }
     if let Some((name, len)) = lengths.iter().find(|(_, l)| *l != n) {
         return Err(Error::dims(
-            format!("cg_fused_resident: {name} length vs matrix rows"),
+            format!("{kernel}: {name} length vs matrix rows"),
             n,
             *len,
         ));
     }
-    check_scalars(partials, &read, hist_index, state)?;
+    check_scalars(partials, read, hist_index, state)?;
     for (i, w) in written.iter().enumerate() {
         partials.check(*w, n)?;
         if read.contains(w) || written[..i].contains(w) {
             return Err(Error::param(
                 "slot",
-                "cg_fused_resident: every written slot must differ from the others and from the read \
-                 ones",
+                format!(
+                    "{kernel}: every written slot must differ from the others and from the read \
+                     ones"
+                ),
             ));
         }
     }

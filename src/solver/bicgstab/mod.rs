@@ -93,8 +93,11 @@ pub struct BiCgStab<'a, B: Backend, T: Scalar> {
     scratch: Partials<T>,
     /// State of the device-resident mode (allocated when it may run).
     resident: Option<ResidentState>,
-    /// Recorded batches of the device-resident mode (CUDA graphs).
-    recordings: Recordings,
+    /// Recorded batches of the device-resident mode (CUDA graphs), by batch length, x and p.
+    recordings: Recordings<(usize, u64, u64)>,
+    /// The second p and A p of the fused device-resident iterations (allocated at their first
+    /// use, where the backend fuses; see `resident`).
+    alt: Option<[Buffer<T>; 2]>,
     setup_seconds: f64,
 }
 
@@ -129,6 +132,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                 scratch: backend.partials(n, 1)?,
                 resident: state_for(backend, "bicgstab", n, &params)?,
                 recordings: Recordings::default(),
+                alt: None,
                 setup_seconds: t0.elapsed().as_secs_f64()
                     + precond.map_or(0.0, |m| m.setup_seconds()),
             })
@@ -316,8 +320,13 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
     /// (device-resident without a preconditioner: s and A s_i in one kernel where the backend
     /// has it).
     fn products(&mut self, state: Option<&mut ResidentState>) -> Result<()> {
+        self.ap_product()?;
+        self.s_products(state)
+    }
+
+    /// Lines 6-7: A p_i (right-preconditioned: A M^-1 p_i) with the partial <Ap, r0*>.
+    fn ap_product(&mut self) -> Result<()> {
         let (be, a, pc) = (self.backend, self.a, self.precond);
-        // Lines 6-7.
         if let Some(m) = pc {
             m.apply(be, &self.p, &mut self.phat)?;
         }
@@ -331,7 +340,12 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                 with: [Some((&self.r0star, slot::AP_R0)), None],
             },
             &mut self.partials,
-        )?;
+        )
+    }
+
+    /// Lines 8-12 (see `products`).
+    fn s_products(&mut self, state: Option<&mut ResidentState>) -> Result<()> {
+        let (be, a, pc) = (self.backend, self.a, self.precond);
         // Lines 8-9.
         let (r, ap, s, partials) = (&self.r, &self.ap, &mut self.s, &mut self.partials);
         let (rr0, apr0, ss) = (slot::R_R0, slot::AP_R0, slot::S_S);
