@@ -83,22 +83,24 @@ pub(crate) fn cg_fused_for(cuda: bool, n: usize) -> bool {
 /// (or anything else), by backend and size (the rule of `bicgstab_fused_for`).
 pub const BICGSTAB_FUSED_ENV: &str = "PIPEKRYLOV_BICGSTAB_FUSED";
 
-/// The largest system the OpenCL backend runs the fused BiCGStab update for by default.
-pub const BICGSTAB_FUSED_OPENCL_MAX_ROWS: usize = 1 << 18;
-
-/// The largest system the CUDA backend runs the fused BiCGStab update for by default.
-pub const BICGSTAB_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
+/// The largest system the OpenCL backend runs the fused BiCGStab update for by default. On the
+/// H200 (NVIDIA OpenCL, 2026-11-27, `bench/results/h200-bicgstab-fused/`) the fused update took
+/// 0.64-0.90 of the three-kernel time up to 65K unknowns and 0.96 at 2D 131K, and lost 1-5% at
+/// 3D 133K, 262K and 1M.
+pub const BICGSTAB_FUSED_OPENCL_MAX_ROWS: usize = 1 << 17;
 
 /// Whether the device-resident BiCGStab runs its update fused with the next product on `n` rows
-/// ([`BICGSTAB_FUSED_ENV`]; by default on OpenCL up to [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], on
-/// CUDA up to [`BICGSTAB_FUSED_CUDA_MAX_ROWS`]).
+/// ([`BICGSTAB_FUSED_ENV`]; by default on OpenCL up to [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], never
+/// on CUDA: there programmatic dependent launch already overlaps the kernels' starts, and on the
+/// H200 the fused update was 0.99-1.15 of the three-kernel time up to 65K unknowns and
+/// 0.98-1.07 above).
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn bicgstab_fused_for(cuda: bool, n: usize) -> bool {
     static FORCED: OnceLock<Option<usize>> = OnceLock::new();
     match *FORCED.get_or_init(|| parse_env(BICGSTAB_FUSED_ENV)) {
         Some(0) => false,
         Some(1) => true,
-        _ if cuda => n <= BICGSTAB_FUSED_CUDA_MAX_ROWS,
+        _ if cuda => false,
         _ => n <= BICGSTAB_FUSED_OPENCL_MAX_ROWS,
     }
 }

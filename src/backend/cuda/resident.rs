@@ -213,7 +213,9 @@ impl ResidentOps for CudaBackend {
         let n = check_s_spmv(a, r, ap, s, as_, r0star, partials, update_slots, products)?;
         let [rr0, apr0, ss] = update_slots;
         let mut args = vec![self.ptr(&state.buffer)?];
-        args.extend(self.plain_csr_args(a, n, false)?);
+        // Its successor is the fused update where the backend fuses, which reads its matrix
+        // before its wait: started early then (the plain update, which waits first, is not).
+        args.extend(self.plain_csr_args(a, n, self.fuses_bicgstab_resident(a))?);
         args.extend([
             self.ptr(r)?,
             self.ptr(ap)?,
