@@ -7,7 +7,7 @@
 #   large   LARGE problems (default 2D 4.19M, 3D 4.1M), both execution modes, format auto.
 # One CSV ($OUT/env-ab-h200.csv: the bench's columns after value and round) and a table last
 # (median over rounds per value, and the last value's time over the first's).
-# BIN names the packed executable (default pipekrylov).
+# BIN names the packed executable (default pipekrylov), BACKENDS the backends (default cuda,opencl).
 # From the repository root on the device after a release build packed into .device/bin:
 #   OUT=... ENV=PIPEKRYLOV_BICGSTAB_FUSED SOLVERS=bicgstab bash scripts/h200-env-ab.sh
 set -uo pipefail
@@ -16,10 +16,11 @@ set -uo pipefail
 SOLVERS=${SOLVERS:-cg,bicgstab,gmres}
 VALUES=${VALUES:-0 1}
 PK="bash .device/run ${BIN:-pipekrylov}"
+BACKENDS=${BACKENDS:-cuda,opencl}
 CSV="$OUT/env-ab-h200.csv"
 bench() { # value round tag bench-arguments...
   local value=$1 round=$2 tag=$3; shift 3
-  env "$ENV=$value" timeout 300 $PK bench --backends cuda,opencl --solvers "$SOLVERS" "$@" \
+  env "$ENV=$value" timeout 300 $PK bench --backends "$BACKENDS" --solvers "$SOLVERS" "$@" \
     --out "$OUT/b.csv" --quiet > /dev/null 2>&1
   echo "$tag round $round $ENV=$value $*: status $?"
   python3 scripts/append_tagged.py "$OUT/b.csv" "$CSV" value="$value" round="$round"

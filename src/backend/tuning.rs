@@ -284,6 +284,22 @@ pub(crate) fn cuda_pdl() -> bool {
     *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
 }
 
+/// Environment variable setting every CUDA kernel's preferred shared-memory carveout (percent of
+/// the most shared memory an SM has, 0..=100; `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`,
+/// a hint to the driver); unset or anything else leaves the driver's choice per kernel.
+pub const CUDA_SMEM_CARVEOUT_ENV: &str = "PIPEKRYLOV_CUDA_SMEM_CARVEOUT";
+
+/// The carveout of [`CUDA_SMEM_CARVEOUT_ENV`], if set to 0..=100.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_smem_carveout() -> Option<i32> {
+    static CARVEOUT: OnceLock<Option<i32>> = OnceLock::new();
+    *CARVEOUT.get_or_init(|| {
+        parse_env(CUDA_SMEM_CARVEOUT_ENV)
+            .filter(|c| *c <= 100)
+            .map(|c| c as i32)
+    })
+}
+
 /// The early start of [`CUDA_EARLY_START_ENV`] (0..=3, default 3).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn cuda_early_start() -> usize {

@@ -531,6 +531,14 @@ pub(crate) fn kernels(
                 .map_err(|e| driver_err(&format!("cuModuleGetFunction({})", k.name()), e))
         })
         .collect::<Result<Vec<_>>>()?;
+    if let Some(carveout) = crate::backend::tuning::cuda_smem_carveout() {
+        let attribute =
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+        for f in &functions {
+            f.set_attribute(attribute, carveout)
+                .map_err(|e| driver_err("cuFuncSetAttribute(preferred carveout)", e))?;
+        }
+    }
     let k = Arc::new(Kernels {
         functions,
         _module: module,
