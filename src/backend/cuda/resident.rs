@@ -36,6 +36,37 @@ impl CudaBackend {
             super::Arg::U32(super::spmv::early_bits(a, may_start_next)),
         ])
     }
+
+    /// The arguments of the fused resident iterations (`cg_fused_resident`,
+    /// `bicgstab_fused_resident`): the state, the `read` slots, the history entry, the matrix
+    /// (starting the next kernel early), the `vectors`, the partials and the `written` slots.
+    #[allow(clippy::too_many_arguments)]
+    fn fused_args<T: Scalar>(
+        &self,
+        state: &ResidentState,
+        read: &[Slot],
+        hist_index: usize,
+        a: &DeviceMatrix<T>,
+        n: usize,
+        vectors: &[&Buffer<T>],
+        partials: &Partials<T>,
+        written: &[Slot],
+    ) -> Result<Vec<super::Arg>> {
+        let mut args = vec![self.ptr(&state.buffer)?];
+        for slot in read {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        args.push(index_arg("hist_index", hist_index)?);
+        args.extend(self.plain_csr_args(a, n, true)?);
+        for v in vectors {
+            args.push(self.ptr(v)?);
+        }
+        args.push(self.ptr(partials.buffer())?);
+        for slot in written {
+            args.push(index_arg("slot", slot.0)?);
+        }
+        Ok(args)
+    }
 }
 
 impl ResidentOps for CudaBackend {
@@ -105,25 +136,8 @@ impl ResidentOps for CudaBackend {
             return Ok(false);
         }
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
-        let mut args = vec![self.ptr(&state.buffer)?];
-        for slot in read {
-            args.push(index_arg("slot", slot.0)?);
-        }
-        args.push(index_arg("hist_index", hist_index)?);
-        args.extend(self.plain_csr_args(a, n, true)?);
-        args.extend([
-            self.ptr(x)?,
-            self.ptr(v.r)?,
-            self.ptr(v.p)?,
-            self.ptr(v.ap)?,
-            self.ptr(v.r_out)?,
-            self.ptr(v.p_out)?,
-            self.ptr(v.ap_out)?,
-            self.ptr(partials.buffer())?,
-        ]);
-        for slot in written {
-            args.push(index_arg("slot", slot.0)?);
-        }
+        let vectors = [&*x, v.r, v.p, v.ap, &*v.r_out, &*v.p_out, &*v.ap_out];
+        let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
         // SAFETY: cg_fused_resident(double* state, three uint slots, uint hist_index, row_ptr,
         // col_idx, values, uint n, uint k, uint early, x, r, p, ap, r_out, p_out, ap_out, partials, three uint
         // slots): a is an n x n CSR matrix without long rows (its arrays as spmv_dots_csr reads
@@ -290,27 +304,10 @@ impl ResidentOps for CudaBackend {
             return Ok(false);
         }
         let n = check_bicgstab_fused(state, a, hist_index, x, &v, partials, read, written)?;
-        let mut args = vec![self.ptr(&state.buffer)?];
-        for slot in read {
-            args.push(index_arg("slot", slot.0)?);
-        }
-        args.push(index_arg("hist_index", hist_index)?);
-        args.extend(self.plain_csr_args(a, n, true)?);
-        args.extend([
-            self.ptr(x)?,
-            self.ptr(v.r)?,
-            self.ptr(v.p)?,
-            self.ptr(v.s)?,
-            self.ptr(v.ap)?,
-            self.ptr(v.as_)?,
-            self.ptr(v.r0star)?,
-            self.ptr(v.p_out)?,
-            self.ptr(v.ap_out)?,
-            self.ptr(partials.buffer())?,
-        ]);
-        for slot in written {
-            args.push(index_arg("slot", slot.0)?);
-        }
+        let vectors = [
+            &*x, &*v.r, v.p, v.s, v.ap, v.as_, v.r0star, &*v.p_out, &*v.ap_out,
+        ];
+        let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
         // SAFETY: bicgstab_fused_resident(double* state, four uint slots, uint hist_index,
         // row_ptr, col_idx, values, uint n, uint k, uint early, x, r, p, s, ap, as_, r0star,
         // p_out, ap_out, partials, three uint slots): a is an n x n CSR matrix without long rows

@@ -49,6 +49,37 @@ impl OpenClBackend {
             Arg::uint(0),
         ])
     }
+
+    /// The arguments of the fused resident iterations (`cg_fused_resident`,
+    /// `bicgstab_fused_resident`): the state, the `read` slots, the history entry, the matrix,
+    /// the `vectors`, the partials and the `written` slots.
+    #[allow(clippy::too_many_arguments)]
+    fn fused_args<'a, T: Scalar>(
+        &self,
+        state: &'a ResidentState,
+        read: &[Slot],
+        hist_index: usize,
+        a: &'a DeviceMatrix<T>,
+        n: usize,
+        vectors: &[&'a Buffer<T>],
+        partials: &'a Partials<T>,
+        written: &[Slot],
+    ) -> Result<Vec<Arg<'a>>> {
+        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
+        for slot in read {
+            args.push(Self::slot_arg(*slot)?);
+        }
+        args.push(Arg::uint(Self::len_u32(hist_index)?));
+        args.extend(self.plain_csr_args(a, n)?);
+        for v in vectors {
+            args.push(Arg::Mem(self.mem(v)?));
+        }
+        args.push(Arg::Mem(self.mem(partials.buffer())?));
+        for slot in written {
+            args.push(Self::slot_arg(*slot)?);
+        }
+        Ok(args)
+    }
 }
 
 impl ResidentOps for OpenClBackend {
@@ -108,25 +139,8 @@ impl ResidentOps for OpenClBackend {
             return Ok(false);
         }
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
-        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
-        for slot in read {
-            args.push(Self::slot_arg(slot)?);
-        }
-        args.push(Arg::uint(Self::len_u32(hist_index)?));
-        args.extend(self.plain_csr_args(a, n)?);
-        args.extend([
-            Arg::Mem(self.mem(x)?),
-            Arg::Mem(self.mem(v.r)?),
-            Arg::Mem(self.mem(v.p)?),
-            Arg::Mem(self.mem(v.ap)?),
-            Arg::Mem(self.mem(v.r_out)?),
-            Arg::Mem(self.mem(v.p_out)?),
-            Arg::Mem(self.mem(v.ap_out)?),
-            Arg::Mem(self.mem(partials.buffer())?),
-        ]);
-        for slot in written {
-            args.push(Self::slot_arg(slot)?);
-        }
+        let vectors = [&*x, v.r, v.p, v.ap, &*v.r_out, &*v.p_out, &*v.ap_out];
+        let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
         self.launch::<T>("cg_fused_resident", partials.groups(), &args)?;
         Ok(true)
     }
@@ -278,27 +292,10 @@ impl ResidentOps for OpenClBackend {
             return Ok(false);
         }
         let n = check_bicgstab_fused(state, a, hist_index, x, &v, partials, read, written)?;
-        let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
-        for slot in read {
-            args.push(Self::slot_arg(slot)?);
-        }
-        args.push(Arg::uint(Self::len_u32(hist_index)?));
-        args.extend(self.plain_csr_args(a, n)?);
-        args.extend([
-            Arg::Mem(self.mem(x)?),
-            Arg::Mem(self.mem(v.r)?),
-            Arg::Mem(self.mem(v.p)?),
-            Arg::Mem(self.mem(v.s)?),
-            Arg::Mem(self.mem(v.ap)?),
-            Arg::Mem(self.mem(v.as_)?),
-            Arg::Mem(self.mem(v.r0star)?),
-            Arg::Mem(self.mem(v.p_out)?),
-            Arg::Mem(self.mem(v.ap_out)?),
-            Arg::Mem(self.mem(partials.buffer())?),
-        ]);
-        for slot in written {
-            args.push(Self::slot_arg(slot)?);
-        }
+        let vectors = [
+            &*x, &*v.r, v.p, v.s, v.ap, v.as_, v.r0star, &*v.p_out, &*v.ap_out,
+        ];
+        let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
         self.launch::<T>("bicgstab_fused_resident", partials.groups(), &args)?;
         Ok(true)
     }
