@@ -316,9 +316,9 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
 
     /// Lines 6-12 of one iteration: A p_i (right-preconditioned: A M^-1 p_i) with the partial
     /// <Ap, r0*>; s = r - alpha Ap with alpha finished in every work-group, partial <s, s>
-    /// (device-resident: also rho into the `state`); A s_i with <As, s>, <As, As>, <As, r0*>
-    /// (device-resident without a preconditioner: s and A s_i in one kernel where the backend
-    /// has it).
+    /// (device-resident: also rho and <Ap, r0*> into the `state`); A s_i with <As, s>,
+    /// <As, As>, <As, r0*> (device-resident without a preconditioner: s and A s_i in one kernel
+    /// where the backend has it).
     fn products(&mut self, state: Option<&mut ResidentState>) -> Result<()> {
         self.ap_product()?;
         self.s_products(state)
