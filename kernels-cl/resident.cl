@@ -272,19 +272,24 @@ pk_kernel void bicgstab_s_spmv_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL_REST
     write_partial(partials, slot_asr0, acc[2]);
 }
 
-/* CG's new search direction p_c = (r_c - alpha ap_c) + beta p_c from the old vectors, in the
- * statements of cg_update_body (so contracted alike: the value it stores, bit for bit). */
-inline SCALAR cg_new_p(__global const SCALAR *r, __global const SCALAR *ap, __global const SCALAR *p,
-                       const SCALAR alpha, const SCALAR beta, const uint c) {
-    const SCALAR ri = r[c] - alpha * ap[c];
-    return ri + beta * p[c];
+/* The new search direction of a fused update at entry c, from the unchanged old vectors, in the
+ * statements of the update that stores it (so contracted alike: the stored value, bit for bit):
+ * CG (bicgstab = 0)       p_c = (r_c - alpha ap_c) + beta p_c        (u = r, v = ap, w = alpha);
+ * BiCGStab (bicgstab = 1) p_c = (s_c - omega as_c) + beta (p_c - omega ap_c)
+ *                                                   (u = s, v = as_, w = omega, q = ap).
+ * The callers pass bicgstab as a literal, so the compiler drops the other form. */
+inline SCALAR fused_new_p(const uint bicgstab, __global const SCALAR *u, __global const SCALAR *v,
+                          __global const SCALAR *p, __global const SCALAR *q, const SCALAR w, const SCALAR beta,
+                          const uint c) {
+    const SCALAR ri = u[c] - w * v[c];
+    return bicgstab ? ri + beta * (p[c] - w * q[c]) : ri + beta * p[c];
 }
 
-/* csr_row_shifted with the entries of the new p (cg_new_p). */
+/* csr_row_shifted with the entries of the new search direction (fused_new_p). */
 inline SCALAR csr_row_new_p(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                            __global const SCALAR *restrict values, __global const SCALAR *r,
-                            __global const SCALAR *ap, __global const SCALAR *p, const SCALAR alpha,
-                            const SCALAR beta, const uint row, const uint n_rows, const uint k,
+                            __global const SCALAR *restrict values, const uint bicgstab, __global const SCALAR *u,
+                            __global const SCALAR *v, __global const SCALAR *p, __global const SCALAR *q,
+                            const SCALAR w, const SCALAR beta, const uint row, const uint n_rows, const uint k,
                             __local SCALAR *scratch) {
     const uint lid = get_local_id(0);
     const uint lane = lid & (k - 1);
@@ -292,10 +297,54 @@ inline SCALAR csr_row_new_p(__global const uint *restrict row_ptr, __global cons
     if (row < n_rows) {
         const uint end = row_ptr[row + 1];
         for (uint j = row_ptr[row] + lane; j < end; j += k) {
-            sum += values[j] * cg_new_p(r, ap, p, alpha, beta, col_idx[j]);
+            sum += values[j] * fused_new_p(bicgstab, u, v, p, q, w, beta, col_idx[j]);
         }
     }
     return segment_sum(sum, k, scratch);
+}
+
+/* One row's dots in a fused update's product (y = (A p_new)_row): CG's <Ap, Ap> and <p, Ap> into
+ * acc[0] and acc[1], or BiCGStab's <Ap, r0*> into acc[1]. */
+inline void fused_row_dots(const uint bicgstab, const SCALAR y, const uint row, __global const SCALAR *u,
+                           __global const SCALAR *v, __global const SCALAR *p, __global const SCALAR *q,
+                           const SCALAR w, const SCALAR beta, __global const SCALAR *r0star, SCALAR *acc) {
+    if (bicgstab) {
+        acc[1] += y * r0star[row];
+    } else {
+        acc[0] += y * y;
+        acc[1] += y * fused_new_p(bicgstab, u, v, p, q, w, beta, row);
+    }
+}
+
+/* The product of a fused update (csr_dots_body's rows and order): ap_out = A p_new, p_new's
+ * entries recomputed where they are read (fused_new_p), and the dots of fused_row_dots; k
+ * work-items per row. */
+inline void fused_product_rows(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
+                               __global const SCALAR *restrict values, const uint n, const uint k,
+                               const uint bicgstab, __global const SCALAR *u, __global const SCALAR *v,
+                               __global const SCALAR *p, __global const SCALAR *q, const SCALAR w,
+                               const SCALAR beta, __global const SCALAR *r0star, __global SCALAR *ap_out,
+                               SCALAR *acc, __local SCALAR *scratch) {
+    if (k == 1) {
+        FOR_EACH(row, n) {
+            const SCALAR y = csr_row_new_p(row_ptr, col_idx, values, bicgstab, u, v, p, q, w, beta, row, n, 1, scratch);
+            ap_out[row] = y;
+            fused_row_dots(bicgstab, y, row, u, v, p, q, w, beta, r0star, acc);
+        }
+    } else {
+        const uint rows_per_group = WG / k;
+        const uint stride = get_num_groups(0) * rows_per_group;
+        const uint lane = get_local_id(0) & (k - 1);
+        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
+            const uint row = base + get_local_id(0) / k;
+            const SCALAR y =
+                csr_row_new_p(row_ptr, col_idx, values, bicgstab, u, v, p, q, w, beta, row, n, k, scratch);
+            if (lane == 0 && row < n) {
+                ap_out[row] = y;
+                fused_row_dots(bicgstab, y, row, u, v, p, q, w, beta, r0star, acc);
+            }
+        }
+    }
 }
 
 /* The work of cg_fused_resident after the scalars: cg_update_into r_out and p_out (x in
@@ -310,56 +359,10 @@ inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const 
                           __local SCALAR *scratch) {
     cg_update_into(alpha, beta, x, r, p, ap, r_out, p_out, n, partials, slot_rr_out, scratch);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    if (k == 1) {
-        FOR_EACH(row, n) {
-            const SCALAR v = csr_row_new_p(row_ptr, col_idx, values, r, ap, p, alpha, beta, row, n, 1, scratch);
-            ap_out[row] = v;
-            acc[0] += v * v;
-            acc[1] += v * cg_new_p(r, ap, p, alpha, beta, row);
-        }
-    } else {
-        const uint rows_per_group = WG / k;
-        const uint stride = get_num_groups(0) * rows_per_group;
-        const uint lane = get_local_id(0) & (k - 1);
-        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
-            const uint row = base + get_local_id(0) / k;
-            const SCALAR v = csr_row_new_p(row_ptr, col_idx, values, r, ap, p, alpha, beta, row, n, k, scratch);
-            if (lane == 0 && row < n) {
-                ap_out[row] = v;
-                acc[0] += v * v;
-                acc[1] += v * cg_new_p(r, ap, p, alpha, beta, row);
-            }
-        }
-    }
+    fused_product_rows(row_ptr, col_idx, values, n, k, 0, r, ap, p, ap, alpha, beta, r, ap_out, acc, scratch);
     group_sum_multi(scratch, acc, 3);
     write_partial(partials, slot_apap_out, acc[0]);
     write_partial(partials, slot_pap_out, acc[1]);
-}
-
-/* BiCGStab's new search direction p_c = (s_c - omega as_c) + beta (p_c - omega ap_c) from the old
- * vectors, in the statements of bicgstab_update_into (the value it stores, bit for bit). */
-inline SCALAR bicgstab_new_p(__global const SCALAR *s, __global const SCALAR *as_, __global const SCALAR *p,
-                             __global const SCALAR *ap, const SCALAR omega, const SCALAR beta, const uint c) {
-    const SCALAR ri = s[c] - omega * as_[c];
-    return ri + beta * (p[c] - omega * ap[c]);
-}
-
-/* csr_row_shifted with the entries of BiCGStab's new p (bicgstab_new_p). */
-inline SCALAR csr_row_bicgstab_p(__global const uint *restrict row_ptr, __global const uint *restrict col_idx,
-                                 __global const SCALAR *restrict values, __global const SCALAR *s,
-                                 __global const SCALAR *as_, __global const SCALAR *p, __global const SCALAR *ap,
-                                 const SCALAR omega, const SCALAR beta, const uint row, const uint n_rows,
-                                 const uint k, __local SCALAR *scratch) {
-    const uint lid = get_local_id(0);
-    const uint lane = lid & (k - 1);
-    SCALAR sum = ZERO;
-    if (row < n_rows) {
-        const uint end = row_ptr[row + 1];
-        for (uint j = row_ptr[row] + lane; j < end; j += k) {
-            sum += values[j] * bicgstab_new_p(s, as_, p, ap, omega, beta, col_idx[j]);
-        }
-    }
-    return segment_sum(sum, k, scratch);
 }
 
 /* The work of bicgstab_fused_resident after the scalars: bicgstab_update_into (x and r in place,
@@ -376,25 +379,7 @@ inline void bicgstab_fused_body(const SCALAR alpha, const SCALAR omega, const SC
     bicgstab_update_into(alpha, omega, beta, x, r, p, s, ap, as_, p, s, r0star, p_out, n, partials, slot_rr0, slot_rr,
                          scratch);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    if (k == 1) {
-        FOR_EACH(row, n) {
-            const SCALAR v = csr_row_bicgstab_p(row_ptr, col_idx, values, s, as_, p, ap, omega, beta, row, n, 1, scratch);
-            ap_out[row] = v;
-            acc[1] += v * r0star[row];
-        }
-    } else {
-        const uint rows_per_group = WG / k;
-        const uint stride = get_num_groups(0) * rows_per_group;
-        const uint lane = get_local_id(0) & (k - 1);
-        for (uint base = get_group_id(0) * rows_per_group; base < n; base += stride) {
-            const uint row = base + get_local_id(0) / k;
-            const SCALAR v = csr_row_bicgstab_p(row_ptr, col_idx, values, s, as_, p, ap, omega, beta, row, n, k, scratch);
-            if (lane == 0 && row < n) {
-                ap_out[row] = v;
-                acc[1] += v * r0star[row];
-            }
-        }
-    }
+    fused_product_rows(row_ptr, col_idx, values, n, k, 1, s, as_, p, ap, omega, beta, r0star, ap_out, acc, scratch);
     finish_dots(scratch, acc, partials, -1, (int)slot_apr0, -1);
 }
 

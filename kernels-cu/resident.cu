@@ -157,41 +157,51 @@ __device__ __forceinline__ SCALAR csr_row_gathered_first(const CsrFirst &f, cons
     return sum;
 }
 
-/* One row of csr_shifted_dots_rows: y's entry (v, the row's sum on lane 0) stored and the dots. */
-__device__ __forceinline__ void shifted_dots_row(const SCALAR v, const uint row, const uint n_rows,
-                                                 const SCALAR *r, const SCALAR *ap, const SCALAR alpha, SCALAR *y,
-                                                 const SCALAR *w1, const bool lane0, SCALAR (&acc)[3]) {
-    if (lane0 && row < n_rows) {
-        y[row] = v;
-        acc[0] += v * v;
-        acc[1] += v * (r[row] - alpha * ap[row]);
-        acc[2] += v * w1[row];
+/* The rows of a product whose vector is computed where it is read (g, e.g. BicgstabS), for K
+ * threads per row: each row's sum v (spmv_dots_csr's order) goes to row_done(row, v) on the row's
+ * first lane, for rows below n_rows. The first row of each thread comes from f (row0:
+ * blockIdx.x (WG / K) + threadIdx.x / K; see csr_first_then_wait), outside the loop so that f's
+ * registers are free for the rest (inside it they stayed live and the s-update's product took 106
+ * registers instead of 32). */
+template <uint K, class G, class RowDone>
+__device__ __forceinline__ void csr_gathered_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
+                                                  const uint *__restrict__ col_idx,
+                                                  const SCALAR *__restrict__ values, const uint n_rows, const G &g,
+                                                  RowDone row_done) {
+    const uint rows_per_block = WG / K;
+    const uint stride = gridDim.x * rows_per_block;
+    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
+    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
+    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
+        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, g);
+        if (lane0 && row0 < n_rows) {
+            row_done(row0, v);
+        }
+    }
+    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
+        const uint row = base + threadIdx.x / K;
+        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
+        if (lane0 && row < n_rows) {
+            row_done(row, v);
+        }
     }
 }
 
 /* csr_dots_rows for y = A s with <y, y>, <y, s>, <y, w1>, s as BicgstabS computes it; the first
- * row of each thread from f (row0: blockIdx.x (WG / K) + threadIdx.x / K), outside the loop so
- * that f's registers are free for the rest (inside it they stayed live and the kernel took 106
- * registers instead of 32). */
+ * row of each thread from f (csr_gathered_rows). */
 template <uint K>
 __device__ __forceinline__ void csr_shifted_dots_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
                                                       const uint *__restrict__ col_idx,
                                                       const SCALAR *__restrict__ values, const uint n_rows,
                                                       const SCALAR *r, const SCALAR *ap, const SCALAR alpha,
                                                       SCALAR *y, const SCALAR *w1, SCALAR (&acc)[3]) {
-    const uint rows_per_block = WG / K;
-    const uint stride = gridDim.x * rows_per_block;
-    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
-    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
-    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
-        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, BicgstabS{r, ap, alpha});
-        shifted_dots_row(v, row0, n_rows, r, ap, alpha, y, w1, lane0, acc);
-    }
-    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
-        const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, BicgstabS{r, ap, alpha}, row, n_rows);
-        shifted_dots_row(v, row, n_rows, r, ap, alpha, y, w1, lane0, acc);
-    }
+    csr_gathered_rows<K>(f, row_ptr, col_idx, values, n_rows, BicgstabS{r, ap, alpha},
+                         [&](const uint row, const SCALAR v) {
+                             y[row] = v;
+                             acc[0] += v * v;
+                             acc[1] += v * (r[row] - alpha * ap[row]);
+                             acc[2] += v * w1[row];
+                         });
 }
 
 /* The work of bicgstab_s_spmv_resident for K threads per row: the first row of each thread read
@@ -346,35 +356,6 @@ struct CgNewP {
     }
 };
 
-/* The rows of cg_fused_resident: ap_out = A p_new with <Ap, Ap> (acc[0]) and <p, Ap> (acc[1]),
- * p_new from g; the first row of each thread from f (csr_shifted_dots_rows' shape). */
-template <uint K>
-__device__ __forceinline__ void cg_fused_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
-                                              const uint *__restrict__ col_idx, const SCALAR *__restrict__ values,
-                                              const uint n_rows, const CgNewP &g, SCALAR *ap_out, SCALAR (&acc)[3]) {
-    const uint rows_per_block = WG / K;
-    const uint stride = gridDim.x * rows_per_block;
-    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
-    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
-    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
-        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, g);
-        if (lane0 && row0 < n_rows) {
-            ap_out[row0] = v;
-            acc[0] += v * v;
-            acc[1] += v * g(row0);
-        }
-    }
-    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
-        const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
-        if (lane0 && row < n_rows) {
-            ap_out[row] = v;
-            acc[0] += v * v;
-            acc[1] += v * g(row);
-        }
-    }
-}
-
 /* cg_fused_resident for K threads per row. */
 template <uint K>
 __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_in, const uint slot_apap_in,
@@ -416,7 +397,11 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
     /* Lines 13-14: the product of the new p, its entries recomputed where they are read. */
     const CgNewP g{r, ap, p, alpha, beta};
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
-    cg_fused_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, ap_out, acc);
+    csr_gathered_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, [&](const uint row, const SCALAR v) {
+        ap_out[row] = v;
+        acc[0] += v * v;
+        acc[1] += v * g(row);
+    });
     block_sum<3>(acc);
     write_partial(partials, slot_apap_out, acc[0]);
     write_partial(partials, slot_pap_out, acc[1]);
@@ -587,35 +572,6 @@ struct BicgstabNewP {
     }
 };
 
-/* The rows of bicgstab_fused_resident: ap_out = A p_new with <Ap, r0*> (acc), p_new from g; the
- * first row of each thread from f (cg_fused_rows' shape, spmv_dots_csr's order). */
-template <uint K>
-__device__ __forceinline__ void bicgstab_fused_rows(const CsrFirst &f, const uint *__restrict__ row_ptr,
-                                                    const uint *__restrict__ col_idx,
-                                                    const SCALAR *__restrict__ values, const uint n_rows,
-                                                    const BicgstabNewP &g, const SCALAR *r0star, SCALAR *ap_out,
-                                                    SCALAR &acc) {
-    const uint rows_per_block = WG / K;
-    const uint stride = gridDim.x * rows_per_block;
-    const bool lane0 = (threadIdx.x & (K - 1)) == 0;
-    const uint row0 = blockIdx.x * rows_per_block + threadIdx.x / K;
-    if (blockIdx.x * rows_per_block < n_rows) { /* the block's segments alike (their shuffles) */
-        const SCALAR v = csr_row_gathered_first<K>(f, col_idx, values, g);
-        if (lane0 && row0 < n_rows) {
-            ap_out[row0] = v;
-            acc += v * r0star[row0];
-        }
-    }
-    for (uint base = blockIdx.x * rows_per_block + stride; base < n_rows; base += stride) {
-        const uint row = base + threadIdx.x / K;
-        const SCALAR v = csr_row_gathered<K>(row_ptr, col_idx, values, g, row, n_rows);
-        if (lane0 && row < n_rows) {
-            ap_out[row] = v;
-            acc += v * r0star[row];
-        }
-    }
-}
-
 /* bicgstab_fused_resident for K threads per row. */
 template <uint K>
 __device__ __forceinline__ void bicgstab_fused_body(
@@ -664,7 +620,10 @@ __device__ __forceinline__ void bicgstab_fused_body(
      * are read. */
     const BicgstabNewP g{s, as_, p, ap, omega, beta};
     SCALAR dot = ZERO;
-    bicgstab_fused_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, r0star, ap_out, dot);
+    csr_gathered_rows<K>(first[threadIdx.x], row_ptr, col_idx, values, n, g, [&](const uint row, const SCALAR v) {
+        ap_out[row] = v;
+        dot += v * r0star[row];
+    });
     write_partial(partials, slot_apr0, block_sum1(dot));
 }
 
