@@ -360,6 +360,9 @@ inline void cg_fused_body(const SCALAR alpha, const SCALAR beta, __global const 
     cg_update_into(alpha, beta, x, r, p, ap, r_out, p_out, n, partials, slot_rr_out, scratch);
     SCALAR acc[3] = {ZERO, ZERO, ZERO};
     fused_product_rows(row_ptr, col_idx, values, n, k, 0, r, ap, p, ap, alpha, beta, r, ap_out, acc, scratch);
+    /* Not finish_dots: with its early return (uniform, before the group sum) here, PoCL 3.1 computed
+     * wrong sums and the resident CG stopped at iteration 2 (device_resident, resident_many_groups);
+     * the same calls without that return pass. NVIDIA OpenCL passed either way. */
     group_sum_multi(scratch, acc, 3);
     write_partial(partials, slot_apap_out, acc[0]);
     write_partial(partials, slot_pap_out, acc[1]);
