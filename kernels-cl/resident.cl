@@ -124,8 +124,9 @@
 #define RS_R_NORM_CUR 13
 #define RS_ITER_PAR 14
 #define RS_AP_R0 14
-#define RS_HISTORY 16
-/* Entries before the history. */
+#define RS_SUMS 16
+#define RS_HISTORY 20
+/* Entries rs_load_header reads (the sums and the history follow). */
 #define RS_HEADER 16
 
 /* The header into __local memory, by work-items of the second warp (issued before
@@ -402,12 +403,18 @@ inline RSTATE rs_norm(const RSTATE sq) {
  * Called by every work-item. */
 inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *partials, const uint slot_rr,
                                 const uint slot_curv, const uint slot_pap, const uint slot_rz, const uint with_pc,
-                                const uint hist_index, __local BICG_ACC *stage, __local RSTATE *sums,
-                                __local RSTATE *hdr, __local RSTATE *coef) {
+                                const uint hist_index, const uint sums_ready, __local BICG_ACC *stage,
+                                __local RSTATE *sums, __local RSTATE *hdr, __local RSTATE *coef) {
     const uint t = get_local_id(0);
     rs_load_header(state, hdr, t);
-    ordered_slot_sums(partials, get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u,
-                      stage, sums);
+    /* With sums_ready the sums were finished once by cg_sums_resident (the same order, so the same
+     * bits): no partials to read here (and no barrier under a condition). */
+    ordered_slot_sums(partials, sums_ready ? 0u : get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap,
+                      slot_rz, 0u, stage, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (sums_ready && t < 4u) {
+        sums[t] = state[RS_SUMS + t];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips
@@ -444,10 +451,31 @@ inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *p
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* The sums a CG update finishes (<r, r>, the curvature <Ap, Ap> or <Ap, q>, <p, Ap>, and <r, z>
+ * with a preconditioner) finished once, in ordered_slot_sums' order, into state[RS_SUMS..] for the
+ * next cg_update_resident / pcg_update_resident launched with sums_ready: at large n, where the
+ * product leaves a partial per group of a full-occupancy grid, every work-group of the update
+ * finishing them costs more than this launch. One work-group; `groups` partials per slot. */
+pk_kernel void cg_sums_resident(PK_GLOBAL(RSTATE, state), PK_GLOBAL(const SCALAR, partials), const uint groups,
+                                const uint slot_rr, const uint slot_curv, const uint slot_pap, const uint slot_rz,
+                                const uint with_pc) {
+    PK_BIND(RSTATE, state);
+    PK_BIND(const SCALAR, partials);
+    __local BICG_ACC stage[SUM_STAGE];
+    __local BICG_ACC sums[4];
+    const uint count = with_pc ? 4u : 3u;
+    ordered_slot_sums(partials, groups, count, slot_rr, slot_curv, slot_pap, slot_rz, 0u, stage, sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) < count) {
+        state[RS_SUMS + get_local_id(0)] = sums[get_local_id(0)];
+    }
+}
+
+/* sums_ready: the sums come from cg_sums_resident (state[RS_SUMS..]) instead of the partials. */
 pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in, const uint slot_apap,
                                   const uint slot_pap, const uint hist_index, PK_GLOBAL(SCALAR, x),
                                   PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), const uint n,
-                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr) {
+                                  PK_GLOBAL(SCALAR, partials), const uint slot_rr, const uint sums_ready) {
     PK_BIND(RSTATE, state);
     PK_BIND(SCALAR, x);
     PK_BIND(SCALAR, r);
@@ -459,7 +487,8 @@ pk_kernel void cg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_i
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, stage, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums_ready, stage,
+                        sums, hdr,
                         coef);
     if (coef[2] == (RSTATE)0) {
         return;
@@ -493,7 +522,7 @@ pk_kernel void cg_fused_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_in
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
     (void)early;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, stage,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, 0u, stage,
                         sums, hdr, coef);
     if (coef[2] == (RSTATE)0) {
         return;
@@ -507,7 +536,7 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
                                    PK_GLOBAL(SCALAR, x), PK_GLOBAL(SCALAR, r), PK_GLOBAL(SCALAR, z),
                                    PK_GLOBAL(SCALAR, p), PK_GLOBAL(const SCALAR, ap), PK_GLOBAL(const SCALAR, q),
                                    const uint n, PK_GLOBAL(SCALAR, partials), const uint slot_rr,
-                                   const uint slot_rz) {
+                                   const uint slot_rz, const uint sums_ready) {
     PK_BIND(RSTATE, state);
     PK_BIND(SCALAR, x);
     PK_BIND(SCALAR, r);
@@ -521,7 +550,8 @@ pk_kernel void pcg_update_resident(PK_GLOBAL(RSTATE, state), const uint slot_rr_
     __local RSTATE sums[4];
     __local RSTATE hdr[RS_HEADER];
     __local RSTATE coef[3];
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, stage, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums_ready, stage,
+                        sums, hdr,
                         coef);
     if (coef[2] == (RSTATE)0) {
         return;

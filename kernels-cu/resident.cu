@@ -61,8 +61,9 @@
 #define RS_R_NORM_CUR 13
 #define RS_ITER_PAR 14
 #define RS_AP_R0 14
-#define RS_HISTORY 16
-/* Entries before the history. */
+#define RS_SUMS 16
+#define RS_HISTORY 20
+/* Entries rs_load_header reads (the sums and the history follow). */
 #define RS_HEADER 16
 
 /* The header into shared memory, by threads of the second warp (issued before ordered_slot_sums
@@ -274,11 +275,18 @@ __device__ __forceinline__ double rs_norm(const double sq) {
  * resident.cl); called by every thread. */
 __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR *partials, const uint slot_rr,
                                                     const uint slot_curv, const uint slot_pap, const uint slot_rz,
-                                                    const uint with_pc, const uint hist_index, double *sums,
-                                                    double *hdr, double *coef) {
+                                                    const uint with_pc, const uint hist_index, const uint sums_ready,
+                                                    double *sums, double *hdr, double *coef) {
     const uint t = threadIdx.x;
     rs_load_header(state, hdr, t);
-    ordered_slot_sums(partials, gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz, 0u, sums);
+    /* With sums_ready the sums were finished once by cg_sums_resident (the same order, so the same
+     * bits): no partials to read here. */
+    ordered_slot_sums(partials, sums_ready ? 0u : gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz,
+                      0u, sums);
+    __syncthreads();
+    if (sums_ready && t < 4u) {
+        sums[t] = state[RS_SUMS + t];
+    }
     __syncthreads();
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the
@@ -313,11 +321,32 @@ __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR 
     __syncthreads();
 }
 
+/* The sums a CG update finishes (<r, r>, the curvature <Ap, Ap> or <Ap, q>, <p, Ap>, and <r, z>
+ * with a preconditioner) finished once, in ordered_slot_sums' order, into state[RS_SUMS..] for the
+ * next cg_update_resident / pcg_update_resident launched with sums_ready: at large n, where the
+ * product leaves a partial per block of a full-occupancy grid, every block of the update finishing
+ * them costs more than this launch. One block; `groups` partials per slot. */
+extern "C" __launch_bounds__(WG) __global__ void cg_sums_resident(RSTATE *state, const SCALAR *partials,
+                                                                  const uint groups, const uint slot_rr,
+                                                                  const uint slot_curv, const uint slot_pap,
+                                                                  const uint slot_rz, const uint with_pc) {
+    PDL_WAIT_START_NEXT();
+    __shared__ double sums[4];
+    const uint count = with_pc ? 4u : 3u;
+    ordered_slot_sums(partials, groups, count, slot_rr, slot_curv, slot_pap, slot_rz, 0u, sums);
+    __syncthreads();
+    if (threadIdx.x < count) {
+        state[RS_SUMS + threadIdx.x] = sums[threadIdx.x];
+    }
+}
+
+/* sums_ready: the sums come from cg_sums_resident (state[RS_SUMS..]) instead of the partials. */
 extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *state, const uint slot_rr_in,
                                                                     const uint slot_apap, const uint slot_pap,
                                                                     const uint hist_index, SCALAR *x, SCALAR *r,
                                                                     SCALAR *p, const SCALAR *ap, const uint n,
-                                                                    SCALAR *partials, const uint slot_rr) {
+                                                                    SCALAR *partials, const uint slot_rr,
+                                                                    const uint sums_ready) {
     PDL_WAIT_START_NEXT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
@@ -329,7 +358,7 @@ extern "C" __launch_bounds__(WG) __global__ void cg_update_resident(RSTATE *stat
     const bool has0 = i0 < n;
     const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO;
     const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap, slot_pap, slot_rr_in, 0u, hist_index, sums_ready, sums, hdr,
                         coef);
     if (coef[2] == 0.0) {
         return;
@@ -379,7 +408,7 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
     const bool has0 = i0 < n;
     const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO;
     const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, sums,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apap_in, slot_pap_in, slot_rr_in, 0u, hist_index, 0u, sums,
                         hdr, coef);
     if (coef[2] == 0.0) {
         return; /* not ordinary, or stopped: nothing written (the host takes over from the inputs) */
@@ -449,7 +478,7 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *sta
                                                                      SCALAR *x, SCALAR *r, SCALAR *z, SCALAR *p,
                                                                      const SCALAR *ap, const SCALAR *q, const uint n,
                                                                      SCALAR *partials, const uint slot_rr,
-                                                                     const uint slot_rz) {
+                                                                     const uint slot_rz, const uint sums_ready) {
     PDL_WAIT();
     __shared__ double sums[4];
     __shared__ double hdr[RS_HEADER];
@@ -459,7 +488,7 @@ extern "C" __launch_bounds__(WG) __global__ void pcg_update_resident(RSTATE *sta
     const bool has0 = i0 < n;
     const SCALAR x0 = has0 ? x[i0] : ZERO, r0 = has0 ? r[i0] : ZERO, z0 = has0 ? z[i0] : ZERO;
     const SCALAR p0 = has0 ? p[i0] : ZERO, ap0 = has0 ? ap[i0] : ZERO, q0 = has0 ? q[i0] : ZERO;
-    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums, hdr,
+    cg_resident_scalars(state, partials, slot_rr_in, slot_apq, slot_pap, slot_rz_in, 1u, hist_index, sums_ready, sums, hdr,
                         coef);
     if (coef[2] == 0.0) {
         return;

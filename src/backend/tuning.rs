@@ -77,6 +77,35 @@ pub(crate) fn cg_fused_for(cuda: bool, n: usize) -> bool {
     }
 }
 
+/// Environment variable choosing whether the device-resident CG and PCG updates take their sums
+/// from `cg_sums_resident`, which finishes them once per iteration, instead of finishing the
+/// product's partials in every work-group: `0` never, `1` always; unset (or anything else), by
+/// backend and group count (the rule of `cg_sums_kernel_for`).
+pub const CG_SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_CG_SUMS_KERNEL";
+
+/// The partials per slot from which the device-resident CG updates on CUDA take their sums from
+/// one `cg_sums_resident` launch (one launch more per iteration). On the H200
+/// (`bench/results/h200-cg-sums-kernel/`, resident CG, 2026-11-27) that gained 1.3-7.2% per
+/// iteration wherever the product leaves 1024 or more partials (SELL and the CSR stream kernel,
+/// full-occupancy grids: 2D Poisson 1M and 4.19M with SELL 0.93 / 0.96, the 27-point stencil 1M /
+/// 4.1M 0.96 / 0.98, elasticity3d 305K 0.94, the power-law matrix 0.99) and lost 1.7% on CSR's
+/// 528 partials.
+pub const CG_SUMS_KERNEL_MIN_GROUPS: usize = 1024;
+
+/// Whether a device-resident CG or PCG update on `groups` partials per slot takes its sums from
+/// `cg_sums_resident` ([`CG_SUMS_KERNEL_ENV`]; by default on CUDA from
+/// [`CG_SUMS_KERNEL_MIN_GROUPS`] partials on, never on OpenCL: there the launch costs as much as
+/// it saves at 4M unknowns and 1.5-4% more at 0.3-1M on the H200).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn cg_sums_kernel_for(cuda: bool, groups: usize) -> bool {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    match *FORCED.get_or_init(|| parse_env(CG_SUMS_KERNEL_ENV)) {
+        Some(0) => false,
+        Some(1) => true,
+        _ => cuda && groups >= CG_SUMS_KERNEL_MIN_GROUPS,
+    }
+}
+
 /// Environment variable choosing whether the device-resident BiCGStab without a preconditioner
 /// runs its update and the next A p as one kernel (`bicgstab_fused_resident`, for CSR matrices
 /// without long rows: two kernels per iteration instead of three): `0` never, `1` always; unset

@@ -122,6 +122,7 @@ pub(crate) enum Kernel {
     HaloLinkPush,
     HaloLinkPull,
     HaloSumsLink,
+    CgSumsResident,
     CgUpdateResident,
     CgFusedResident,
     PcgUpdateResident,
@@ -134,7 +135,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 76] = [
+    pub(crate) const ALL: [Kernel; 77] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -203,6 +204,7 @@ impl Kernel {
         Kernel::HaloLinkPush,
         Kernel::HaloLinkPull,
         Kernel::HaloSumsLink,
+        Kernel::CgSumsResident,
         Kernel::CgUpdateResident,
         Kernel::CgFusedResident,
         Kernel::PcgUpdateResident,
@@ -284,6 +286,7 @@ impl Kernel {
             Kernel::HaloLinkPush => "halo_link_push",
             Kernel::HaloLinkPull => "halo_link_pull",
             Kernel::HaloSumsLink => "halo_sums_link",
+            Kernel::CgSumsResident => "cg_sums_resident",
             Kernel::CgUpdateResident => "cg_update_resident",
             Kernel::CgFusedResident => "cg_fused_resident",
             Kernel::PcgUpdateResident => "pcg_update_resident",

@@ -1,7 +1,7 @@
 //! CUDA implementation of [`ResidentOps`] (kernels in `kernels-cu/resident.cu`).
 
 use super::module::Kernel;
-use super::{index_arg, len_arg, CudaBackend};
+use super::{index_arg, len_arg, Arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
 use crate::backend::ops::resident::{
@@ -23,7 +23,7 @@ impl CudaBackend {
         a: &DeviceMatrix<T>,
         n: usize,
         may_start_next: bool,
-    ) -> Result<Vec<super::Arg>> {
+    ) -> Result<Vec<Arg>> {
         let (row_ptr, col_idx, values) = a.plain_csr().ok_or_else(|| {
             Error::Unsupported("the fused resident kernels take CSR without long rows".into())
         })?;
@@ -32,8 +32,8 @@ impl CudaBackend {
             self.ptr(col_idx)?,
             self.ptr(values)?,
             len_arg(n)?,
-            super::Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            super::Arg::U32(super::spmv::early_bits(a, may_start_next)),
+            Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
+            Arg::U32(super::spmv::early_bits(a, may_start_next)),
         ])
     }
 
@@ -51,7 +51,7 @@ impl CudaBackend {
         vectors: &[&Buffer<T>],
         partials: &Partials<T>,
         written: &[Slot],
-    ) -> Result<Vec<super::Arg>> {
+    ) -> Result<Vec<Arg>> {
         let mut args = vec![self.ptr(&state.buffer)?];
         for slot in read {
             args.push(index_arg("slot", slot.0)?);
@@ -66,6 +66,43 @@ impl CudaBackend {
             args.push(index_arg("slot", slot.0)?);
         }
         Ok(args)
+    }
+}
+
+impl CudaBackend {
+    /// Launch `cg_sums_resident` for the next CG (`with_pc` false: <r, r>, <Ap, Ap>, <p, Ap>) or
+    /// PCG update (<r, r>, <Ap, q>, <p, Ap>, <r, z>) where `tuning::cg_sums_kernel_for` picks it
+    /// for the partials' group count; whether it did (the update's `sums_ready`).
+    fn cg_sums<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+    ) -> Result<bool> {
+        if !crate::backend::tuning::cg_sums_kernel_for(true, partials.groups()) {
+            return Ok(false);
+        }
+        let (curvature, rz) = if with_pc {
+            (slots.ap_q, slots.rz)
+        } else {
+            (slots.ap_ap, slots.rr)
+        };
+        let args = [
+            self.ptr(&state.buffer)?,
+            self.ptr(partials.buffer())?,
+            len_arg(partials.groups())?,
+            index_arg("slot", slots.rr.0)?,
+            index_arg("slot", curvature.0)?,
+            index_arg("slot", slots.p_ap.0)?,
+            index_arg("slot", rz.0)?,
+            Arg::U32(u32::from(with_pc)),
+        ];
+        // SAFETY: cg_sums_resident(double* state, partials, uint groups, four uint slots, uint
+        // with_pc): the slots were checked inside the partials (check_cg_slots), `groups` is the
+        // partials' group count and the state holds layout::SUMS + 4 entries; one block.
+        unsafe { self.launch::<T>(Kernel::CgSumsResident, 1, &args) }?;
+        Ok(true)
     }
 }
 
@@ -96,6 +133,7 @@ impl ResidentOps for CudaBackend {
     ) -> Result<()> {
         check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
+        let sums_ready = self.cg_sums(state, partials, slots, false)?;
         let args = [
             self.ptr(&state.buffer)?,
             index_arg("slot", slots.rr.0)?,
@@ -109,9 +147,11 @@ impl ResidentOps for CudaBackend {
             len_arg(n)?,
             self.ptr(partials.buffer())?,
             index_arg("slot", rr.0)?,
+            Arg::U32(u32::from(sums_ready)),
         ];
         // SAFETY: cg_update_resident(double* state, uint slot_rr_in, uint slot_apap,
-        // uint slot_pap, uint hist_index, x, r, p, ap, uint n, partials, uint slot_rr): all
+        // uint slot_pap, uint hist_index, x, r, p, ap, uint n, partials, uint slot_rr,
+        // uint sums_ready): all
         // vectors hold n elements, the read slots are inside the partials and differ from the
         // written one, the history entry is inside the state (checked); grid = groups.
         unsafe { self.launch::<T>(Kernel::CgUpdateResident, partials.groups(), &args) }
@@ -165,6 +205,7 @@ impl ResidentOps for CudaBackend {
     ) -> Result<()> {
         check_cg_slots(partials, slots, true, hist_index, state, &[rr, rz])?;
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
+        let sums_ready = self.cg_sums(state, partials, slots, true)?;
         let args = [
             self.ptr(&state.buffer)?,
             index_arg("slot", slots.rr.0)?,
@@ -182,10 +223,11 @@ impl ResidentOps for CudaBackend {
             self.ptr(partials.buffer())?,
             index_arg("slot", rr.0)?,
             index_arg("slot", rz.0)?,
+            Arg::U32(u32::from(sums_ready)),
         ];
         // SAFETY: pcg_update_resident(double* state, uint slot_rr_in, uint slot_pap,
         // uint slot_rz_in, uint slot_apq, uint hist_index, x, r, z, p, ap, q, uint n, partials,
-        // uint slot_rr, uint slot_rz): as cg_update_resident (checked).
+        // uint slot_rr, uint slot_rz, uint sums_ready): as cg_update_resident (checked).
         unsafe { self.launch::<T>(Kernel::PcgUpdateResident, partials.groups(), &args) }
     }
 

@@ -82,6 +82,44 @@ impl OpenClBackend {
     }
 }
 
+impl OpenClBackend {
+    /// Launch `cg_sums_resident` for the next CG (`with_pc` false: <r, r>, <Ap, Ap>, <p, Ap>) or
+    /// PCG update (<r, r>, <Ap, q>, <p, Ap>, <r, z>) where
+    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count;
+    /// whether it did (the update's `sums_ready`).
+    fn cg_sums<T: Scalar>(
+        &self,
+        state: &mut ResidentState,
+        partials: &Partials<T>,
+        slots: CgSlots,
+        with_pc: bool,
+    ) -> Result<bool> {
+        if !crate::backend::tuning::cg_sums_kernel_for(false, partials.groups()) {
+            return Ok(false);
+        }
+        let (curvature, rz) = if with_pc {
+            (slots.ap_q, slots.rz)
+        } else {
+            (slots.ap_ap, slots.rr)
+        };
+        self.launch::<T>(
+            "cg_sums_resident",
+            1,
+            &[
+                Arg::Mem(self.mem(&state.buffer)?),
+                Arg::Mem(self.mem(partials.buffer())?),
+                Arg::uint(Self::len_u32(partials.groups())?),
+                Self::slot_arg(slots.rr)?,
+                Self::slot_arg(curvature)?,
+                Self::slot_arg(slots.p_ap)?,
+                Self::slot_arg(rz)?,
+                Arg::uint(u32::from(with_pc)),
+            ],
+        )?;
+        Ok(true)
+    }
+}
+
 impl ResidentOps for OpenClBackend {
     fn cg_update_resident<T: Scalar>(
         &self,
@@ -98,6 +136,7 @@ impl ResidentOps for OpenClBackend {
         self.check_resident()?;
         check_cg_slots(partials, slots, false, hist_index, state, &[rr])?;
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
+        let sums_ready = self.cg_sums(state, partials, slots, false)?;
         self.launch::<T>(
             "cg_update_resident",
             partials.groups(),
@@ -114,6 +153,7 @@ impl ResidentOps for OpenClBackend {
                 Arg::uint(Self::len_u32(n)?),
                 Arg::Mem(self.mem(partials.buffer())?),
                 Self::slot_arg(rr)?,
+                Arg::uint(u32::from(sums_ready)),
             ],
         )
     }
@@ -163,6 +203,7 @@ impl ResidentOps for OpenClBackend {
         self.check_resident()?;
         check_cg_slots(partials, slots, true, hist_index, state, &[rr, rz])?;
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
+        let sums_ready = self.cg_sums(state, partials, slots, true)?;
         self.launch::<T>(
             "pcg_update_resident",
             partials.groups(),
@@ -183,6 +224,7 @@ impl ResidentOps for OpenClBackend {
                 Arg::Mem(self.mem(partials.buffer())?),
                 Self::slot_arg(rr)?,
                 Self::slot_arg(rz)?,
+                Arg::uint(u32::from(sums_ready)),
             ],
         )
     }

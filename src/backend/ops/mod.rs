@@ -131,6 +131,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
     (
         "resident",
         &[
+            "cg_sums_resident",
             "cg_update_resident",
             "cg_fused_resident",
             "pcg_update_resident",

@@ -54,8 +54,11 @@ pub mod layout {
     /// <A p_i, r0*> of the current BiCGStab iteration (written by the s-update, read by the fused
     /// update, whose product overwrites its partials; the entry is CG's `ITER_PAR`).
     pub const AP_R0: usize = 14;
+    /// The CG update's sums (<r, r>, the curvature, <p, Ap>, <r, z>) when `cg_sums_resident`
+    /// finished them (4 entries).
+    pub const SUMS: usize = 16;
     /// First entry of the batch's residual history.
-    pub const HISTORY: usize = 16;
+    pub const HISTORY: usize = 20;
 }
 
 /// The device-side state of a device-resident solve: a buffer of `HISTORY + batch` doubles.
