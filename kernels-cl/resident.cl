@@ -408,22 +408,19 @@ inline void cg_resident_scalars(__global RSTATE *state, __global const SCALAR *p
     const uint t = get_local_id(0);
     rs_load_header(state, hdr, t);
     /* With sums_ready the sums were finished once by cg_sums_resident (the same order, so the same
-     * bits): no partials to read here (and no barrier under a condition). */
+     * bits): no partials to read here (and no barrier under a condition); work-item 0 takes them
+     * from the state below. */
     ordered_slot_sums(partials, sums_ready ? 0u : get_num_groups(0), with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap,
                       slot_rz, 0u, stage, sums);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (sums_ready && t < 4u) {
-        sums[t] = state[RS_SUMS + t];
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) {
         /* Work-group 0 may set the flag while another group reads it: that group then skips
          * the update, which it would have decided anyway from the same sums. */
         const bool stopped = hdr[RS_FLAG] != (RSTATE)0;
-        const RSTATE rr = sums[0];
-        const RSTATE curvature = sums[1];
-        const RSTATE delta = sums[2];
-        const RSTATE gamma = with_pc ? sums[3] : rr;
+        const RSTATE rr = sums_ready ? state[RS_SUMS] : sums[0];
+        const RSTATE curvature = sums_ready ? state[RS_SUMS + 1] : sums[1];
+        const RSTATE delta = sums_ready ? state[RS_SUMS + 2] : sums[2];
+        const RSTATE gamma = with_pc ? (sums_ready ? state[RS_SUMS + 3] : sums[3]) : rr;
         const RSTATE rnorm = rs_norm(rr);
         const RSTATE it = hdr[RS_ITER_PAR + (hist_index & 1u)] + (RSTATE)1;
         const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&

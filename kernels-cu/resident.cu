@@ -280,22 +280,18 @@ __device__ __forceinline__ void cg_resident_scalars(RSTATE *state, const SCALAR 
     const uint t = threadIdx.x;
     rs_load_header(state, hdr, t);
     /* With sums_ready the sums were finished once by cg_sums_resident (the same order, so the same
-     * bits): no partials to read here. */
+     * bits): no partials to read here; thread 0 takes them from the state below. */
     ordered_slot_sums(partials, sums_ready ? 0u : gridDim.x, with_pc ? 4u : 3u, slot_rr, slot_curv, slot_pap, slot_rz,
                       0u, sums);
-    __syncthreads();
-    if (sums_ready && t < 4u) {
-        sums[t] = state[RS_SUMS + t];
-    }
     __syncthreads();
     if (t == 0) {
         /* Block 0 may set the flag while another block reads it: that block then skips the
          * update, which it would have decided anyway from the same sums. */
         const bool stopped = hdr[RS_FLAG] != 0.0;
-        const double rr = sums[0];
-        const double curvature = sums[1];
-        const double delta = sums[2];
-        const double gamma = with_pc ? sums[3] : rr;
+        const double rr = sums_ready ? state[RS_SUMS] : sums[0];
+        const double curvature = sums_ready ? state[RS_SUMS + 1] : sums[1];
+        const double delta = sums_ready ? state[RS_SUMS + 2] : sums[2];
+        const double gamma = with_pc ? (sums_ready ? state[RS_SUMS + 3] : sums[3]) : rr;
         const double rnorm = rs_norm(rr);
         const double it = hdr[RS_ITER_PAR + (hist_index & 1u)] + 1.0;
         const bool ordinary = isfinite(rnorm) && !(rnorm <= hdr[RS_TARGET]) && !(rnorm > hdr[RS_DTOL_R0]) &&

@@ -58,17 +58,7 @@ fn resident_equals_sync_with_many_groups<B: Backend>(be: &B) {
         let label = format!("{} bicgstab={bicgstab} jacobi={jacobi}", be.name());
         let (s, sx) = solve(be, bicgstab, jacobi, Execution::Synchronous);
         let (r, rx) = solve(be, bicgstab, jacobi, Execution::DeviceResident);
-        assert_eq!(r.execution, Execution::DeviceResident, "{label}");
-        assert_eq!(s.iterations, 60, "{label}");
-        assert_eq!(s.iterations, r.iterations, "{label}");
-        assert_eq!(s.stop_reason, r.stop_reason, "{label}");
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(
-            bits(&s.residual_history),
-            bits(&r.residual_history),
-            "{label}: history"
-        );
-        assert!(bits(&sx) == bits(&rx), "{label}: solution");
+        common::assert_resident_equals_sync(&label, 60, (&s, &sx), (&r, &rx));
     }
 }
 

@@ -40,17 +40,7 @@ fn resident_equals_sync_with_the_sums_kernel<B: Backend>(be: &B) {
         let label = format!("{} jacobi={jacobi}", be.name());
         let (s, sx) = solve(be, jacobi, Execution::Synchronous);
         let (r, rx) = solve(be, jacobi, Execution::DeviceResident);
-        assert_eq!(r.execution, Execution::DeviceResident, "{label}");
-        assert_eq!(s.iterations, 80, "{label}");
-        assert_eq!(s.iterations, r.iterations, "{label}");
-        assert_eq!(s.stop_reason, r.stop_reason, "{label}");
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(
-            bits(&s.residual_history),
-            bits(&r.residual_history),
-            "{label}: history"
-        );
-        assert!(bits(&sx) == bits(&rx), "{label}: solution");
+        common::assert_resident_equals_sync(&label, 80, (&s, &sx), (&r, &rx));
         // The sums kernel is one launch more per iteration than the update and the product
         // (plus the preconditioner's application with Jacobi).
         let kernels = if jacobi { 4.0 } else { 3.0 };

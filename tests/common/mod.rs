@@ -5,6 +5,28 @@
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::Scalar;
 
+/// A device-resident solve `(r, rx)` equals the synchronous one `(s, sx)` bit for bit: the mode
+/// that ran, `iterations` iterations in both, the stop, the residual history and the solution.
+pub fn assert_resident_equals_sync(
+    label: &str,
+    iterations: usize,
+    (s, sx): (&pipekrylov::solver::SolveReport, &[f64]),
+    (r, rx): (&pipekrylov::solver::SolveReport, &[f64]),
+) {
+    use pipekrylov::solver::Execution;
+    assert_eq!(r.execution, Execution::DeviceResident, "{label}");
+    assert_eq!(s.iterations, iterations, "{label}");
+    assert_eq!(s.iterations, r.iterations, "{label}");
+    assert_eq!(s.stop_reason, r.stop_reason, "{label}");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&s.residual_history),
+        bits(&r.residual_history),
+        "{label}: history"
+    );
+    assert!(bits(sx) == bits(rx), "{label}: solution");
+}
+
 /// Deterministic xorshift generator.
 pub struct Rng(pub u64);
 

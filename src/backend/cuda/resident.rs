@@ -70,9 +70,9 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
-    /// Launch `cg_sums_resident` for the next CG (`with_pc` false: <r, r>, <Ap, Ap>, <p, Ap>) or
-    /// PCG update (<r, r>, <Ap, q>, <p, Ap>, <r, z>) where `tuning::cg_sums_kernel_for` picks it
-    /// for the partials' group count; whether it did (the update's `sums_ready`).
+    /// Launch `cg_sums_resident` for the next CG or PCG update (`CgSlots::finished`) where
+    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
+    /// update's `sums_ready`).
     fn cg_sums<T: Scalar>(
         &self,
         state: &mut ResidentState,
@@ -83,18 +83,14 @@ impl CudaBackend {
         if !crate::backend::tuning::cg_sums_kernel_for(true, partials.groups()) {
             return Ok(false);
         }
-        let (curvature, rz) = if with_pc {
-            (slots.ap_q, slots.rz)
-        } else {
-            (slots.ap_ap, slots.rr)
-        };
+        let [rr, curvature, p_ap, rz] = slots.finished(with_pc);
         let args = [
             self.ptr(&state.buffer)?,
             self.ptr(partials.buffer())?,
             len_arg(partials.groups())?,
-            index_arg("slot", slots.rr.0)?,
+            index_arg("slot", rr.0)?,
             index_arg("slot", curvature.0)?,
-            index_arg("slot", slots.p_ap.0)?,
+            index_arg("slot", p_ap.0)?,
             index_arg("slot", rz.0)?,
             Arg::U32(u32::from(with_pc)),
         ];

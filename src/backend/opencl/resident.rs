@@ -83,10 +83,9 @@ impl OpenClBackend {
 }
 
 impl OpenClBackend {
-    /// Launch `cg_sums_resident` for the next CG (`with_pc` false: <r, r>, <Ap, Ap>, <p, Ap>) or
-    /// PCG update (<r, r>, <Ap, q>, <p, Ap>, <r, z>) where
-    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count;
-    /// whether it did (the update's `sums_ready`).
+    /// Launch `cg_sums_resident` for the next CG or PCG update (`CgSlots::finished`) where
+    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
+    /// update's `sums_ready`).
     fn cg_sums<T: Scalar>(
         &self,
         state: &mut ResidentState,
@@ -97,11 +96,7 @@ impl OpenClBackend {
         if !crate::backend::tuning::cg_sums_kernel_for(false, partials.groups()) {
             return Ok(false);
         }
-        let (curvature, rz) = if with_pc {
-            (slots.ap_q, slots.rz)
-        } else {
-            (slots.ap_ap, slots.rr)
-        };
+        let [rr, curvature, p_ap, rz] = slots.finished(with_pc);
         self.launch::<T>(
             "cg_sums_resident",
             1,
@@ -109,9 +104,9 @@ impl OpenClBackend {
                 Arg::Mem(self.mem(&state.buffer)?),
                 Arg::Mem(self.mem(partials.buffer())?),
                 Arg::uint(Self::len_u32(partials.groups())?),
-                Self::slot_arg(slots.rr)?,
+                Self::slot_arg(rr)?,
                 Self::slot_arg(curvature)?,
-                Self::slot_arg(slots.p_ap)?,
+                Self::slot_arg(p_ap)?,
                 Self::slot_arg(rz)?,
                 Arg::uint(u32::from(with_pc)),
             ],

@@ -134,6 +134,18 @@ impl CgSlots {
     pub fn all(&self) -> [Slot; 5] {
         [self.rr, self.ap_ap, self.p_ap, self.rz, self.ap_q]
     }
+
+    /// The slots the CG (`with_pc` false) or PCG update finishes, in `cg_sums_resident`'s
+    /// argument order: <r, r>, the curvature (<Ap, Ap>, or <Ap, q> with a preconditioner),
+    /// <p, Ap>, and <r, z> (<r, r> again without a preconditioner, as the update passes it).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn finished(&self, with_pc: bool) -> [Slot; 4] {
+        if with_pc {
+            [self.rr, self.ap_q, self.p_ap, self.rz]
+        } else {
+            [self.rr, self.ap_ap, self.p_ap, self.rr]
+        }
+    }
 }
 
 /// The vectors of `cg_fused_resident`: the iteration's r, p and A p, and where the next ones go
