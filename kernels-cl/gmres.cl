@@ -660,3 +660,80 @@ pk_kernel void gmres_dcgs2_spmv_dots(PK_GLOBAL_RESTRICT(const uint, row_ptr),
     acc_d = group_sum(scratch, acc_d);
     write_partial(pb, count_a - 1, acc_d);
 }
+
+/* gmres_dcgs2_spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx,
+ *                             const SCALAR* values, const uint* row_perm, const uint* row_len,
+ *                             uint n, uint compact, const ushort* col_off, const uint* slice_col,
+ *                             SCALAR* basis, uint ucol, SCALAR* pa, SCALAR* pb):
+ * gmres_dcgs2_spmv_dots for a SELL-C-sigma matrix whose sorting window divides WG (or is 1),
+ * so the WG sorted positions of a group's tile hold the rows of the same range: work-item t
+ * sums the row at position t0 + t (as spmv_dots_sell), writes it to w and stages it with u's
+ * entry in the tiles at its row's place; the group's teams then take the columns over the tiles
+ * as basis_dots2 does (one pass: ucol <= DOTS2_PER_PASS). The same results and slots as
+ * gmres_dcgs2_spmv_dots. Launched with the partials' group count. */
+pk_kernel void gmres_dcgs2_spmv_dots_sell(const uint c, PK_GLOBAL_RESTRICT(const uint, slice_ptr),
+                                          PK_GLOBAL_RESTRICT(const uint, col_idx),
+                                          PK_GLOBAL_RESTRICT(const SCALAR, values),
+                                          PK_GLOBAL_RESTRICT(const uint, row_perm),
+                                          PK_GLOBAL_RESTRICT(const uint, row_len), const uint n,
+                                          const uint compact, PK_GLOBAL_RESTRICT(const ushort, col_off),
+                                          PK_GLOBAL_RESTRICT(const uint, slice_col), PK_GLOBAL(SCALAR, basis),
+                                          const uint ucol, PK_GLOBAL(SCALAR, pa), PK_GLOBAL(SCALAR, pb)) {
+    PK_BIND_RESTRICT(const uint, slice_ptr);
+    PK_BIND_RESTRICT(const uint, col_idx);
+    PK_BIND_RESTRICT(const SCALAR, values);
+    PK_BIND_RESTRICT(const uint, row_perm);
+    PK_BIND_RESTRICT(const uint, row_len);
+    PK_BIND_RESTRICT(const ushort, col_off);
+    PK_BIND_RESTRICT(const uint, slice_col);
+    PK_BIND(SCALAR, basis);
+    PK_BIND(SCALAR, pa);
+    PK_BIND(SCALAR, pb);
+    __local SCALAR tile_u[WG];
+    __local SCALAR tile_w[WG];
+    __local SCALAR scratch[2 * DOTS_PER_TEAM * WG];
+    const uint count_a = ucol;
+    const uint count_b = ucol - 1;
+    __global const SCALAR *u = basis + (ulong)ucol * n;
+    __global SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    const uint lid = get_local_id(0);
+    const uint team = lid / DOTS_TEAM;
+    const uint lane = lid % DOTS_TEAM;
+    const uint stride = get_num_groups(0) * WG;
+    SCALAR acc_a[DOTS_PER_TEAM];
+    SCALAR acc_b[DOTS_PER_TEAM];
+    for (uint k = 0; k < DOTS_PER_TEAM; ++k) {
+        acc_a[k] = ZERO;
+        acc_b[k] = ZERO;
+    }
+    SCALAR acc_d = ZERO;
+    for (uint t0 = get_group_id(0) * WG; t0 < n; t0 += stride) {
+        const uint p = t0 + lid;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous tile is consumed */
+        if (p < n) {
+            const SCALAR v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, u, 0, p);
+            const uint row = row_perm[p];
+            const SCALAR ur = u[row];
+            w[row] = v;
+            acc_d += v * ur;
+            tile_u[row - t0] = ur;
+            tile_w[row - t0] = v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint len = min((uint)WG, n - t0);
+        for (uint k = 0; k < DOTS_PER_TEAM; ++k) {
+            const uint j = team + k * DOTS_TEAMS;
+            if (j < count_a) {
+                __global const SCALAR *vj = basis + (ulong)(1 + j) * n + t0;
+                for (uint q = lane; q < len; q += DOTS_TEAM) {
+                    const SCALAR x = vj[q];
+                    acc_a[k] += x * tile_u[q];
+                    acc_b[k] += x * tile_w[q];
+                }
+            }
+        }
+    }
+    team_column_partials(scratch, acc_a, acc_b, 0, count_a, count_b, pa, pb);
+    acc_d = group_sum(scratch, acc_d);
+    write_partial(pb, count_a - 1, acc_d);
+}

@@ -361,6 +361,52 @@ extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots(const uin
 #undef DCGS2_SPMV_CASE
 }
 
+/* gmres_dcgs2_spmv_dots_sell (uint c, const uint* slice_ptr, const uint* col_idx,
+ *                             const SCALAR* values, const uint* row_perm, const uint* row_len,
+ *                             uint n, uint compact, const ushort* col_off, const uint* slice_col,
+ *                             SCALAR* basis, uint ucol, SCALAR* pa, SCALAR* pb):
+ * gmres_dcgs2_spmv_dots for a SELL-C-sigma matrix whose sorting window divides WG (or is 1),
+ * so the WG sorted positions of a block's tile hold the rows of the same range: thread t sums
+ * the row at position t0 + t (as spmv_dots_sell) and stages it in the tile at its row's place,
+ * then the block's warps take the columns over the tile (dcgs2_spmv_dots_tile). The same
+ * results and slots as the CSR kernel; ucol <= DOTS_PER_PASS. Launched with the partials'
+ * block count. */
+extern "C" __launch_bounds__(WG) __global__ void gmres_dcgs2_spmv_dots_sell(
+    const uint c, const uint *__restrict__ slice_ptr, const uint *__restrict__ col_idx,
+    const SCALAR *__restrict__ values, const uint *__restrict__ row_perm, const uint *__restrict__ row_len,
+    const uint n, const uint compact, const ushort *__restrict__ col_off, const uint *__restrict__ slice_col,
+    SCALAR *basis, const uint ucol, SCALAR *pa, SCALAR *pb) {
+    PDL_WAIT();
+    __shared__ SCALAR tile_u[WG];
+    __shared__ SCALAR tile_w[WG];
+    const uint count_a = ucol;
+    const uint count_b = ucol - 1;
+    const SCALAR *u = basis + (ulong)ucol * n;
+    SCALAR *w = basis + (ulong)(ucol + 1) * n;
+    SCALAR acc_a[DOTS_PER_WARP];
+    SCALAR acc_b[DOTS_PER_WARP];
+#pragma unroll
+    for (int k = 0; k < DOTS_PER_WARP; ++k) {
+        acc_a[k] = ZERO;
+        acc_b[k] = ZERO;
+    }
+    SCALAR acc_d = ZERO;
+    for (uint t0 = blockIdx.x * WG; t0 < n; t0 += gridDim.x * WG) {
+        const uint p = t0 + threadIdx.x;
+        SCALAR v = ZERO;
+        /* A position past n stages a zero at its own place, which no row of the tile takes. */
+        uint slot = threadIdx.x;
+        if (p < n) {
+            v = sell_row(c, slice_ptr, col_idx, values, row_len, compact, col_off, slice_col, u, p);
+            slot = row_perm[p] - t0;
+        }
+        dcgs2_spmv_dots_tile(v, t0, basis, u, w, n, WG, slot, count_a, true, tile_u, tile_w, acc_a, acc_b,
+                             acc_d);
+    }
+    write_column_partials(acc_a, acc_b, 0, count_a, count_b, pa, pb);
+    write_partial(pb, count_a - 1, block_sum1(acc_d));
+}
+
 /* gmres_dcgs2_finish (const SCALAR* pa, const SCALAR* pc, uint read_groups, uint count,
  *                     SCALAR* coef, ulong coef_off): the sums of one DCGS2 step, one block per
  * slot (tree order, deterministic), see kernels-cl/gmres.cl. Grid: 2 (count + 1) blocks. */

@@ -1414,12 +1414,47 @@ fn host_solves_are_deterministic() {
 /// `gmres_dcgs2_spmv_dots` (one DCGS2 step's product and dots in one kernel) against
 /// `basis_spmv_dots` + `basis_dots2` on the same backend: w = A u and every other column bit for
 /// bit (the same row sums), the finished dots to rounding, for sizes 1..4099 and u in columns
-/// 1..30; a matrix with long rows is declined (nothing written). The host declines always.
+/// 1..30, CSR and SELL (sorted within windows of 256 and 128, unsorted, and with one dense row);
+/// a CSR matrix with long rows and SELL sorted over windows wider than any block are declined
+/// (nothing written). The host declines always.
 fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B) {
     let gpu = b.name() != "host";
+    let sell = |c, sigma| MatrixFormat::Sell { c, sigma };
     for n in [1usize, 31, 33, 1000, 4099] {
         let a = random_matrix::<f64>(n, 5, true, 7 + n as u64);
-        let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+        let dense = with_dense_row(&a, n / 2, 5);
+        for (a, format) in [
+            (&a, MatrixFormat::Csr),
+            (&a, sell(32, 256)),
+            (&a, sell(32, 128)),
+            (&a, sell(4, 1)),
+            (&dense, sell(32, 256)),
+        ] {
+            dcgs2_spmv_dots_case(b, a, format, gpu);
+        }
+    }
+    // SELL sorted within windows of 512 rows: a block's tile of positions would hold rows of
+    // other tiles; declined.
+    let a = random_matrix::<f64>(4099, 5, true, 5);
+    let m = b.upload_matrix(&a, sell(32, 512)).unwrap();
+    assert!(!b.fuses_dcgs2_spmv_dots(&m, 2), "{}: sell:32:512", b.name());
+    let mut basis =
+        Basis::from_buffer(b.upload(&vec![1.0f64; 4099 * 4]).unwrap(), 4099, 4).unwrap();
+    let (mut pa, mut pb) = (
+        b.partials::<f64>(4099, 2).unwrap(),
+        b.partials::<f64>(4099, 2).unwrap(),
+    );
+    assert!(!b
+        .gmres_dcgs2_spmv_dots(&m, &mut basis, 2, &mut pa, &mut pb)
+        .unwrap());
+    dcgs2_spmv_dots_declines_long_rows(b);
+}
+
+/// One matrix and format of [`dcgs2_spmv_dots_matches_two_kernels`].
+fn dcgs2_spmv_dots_case<B: Backend>(b: &B, a: &CsrMatrix<f64>, format: MatrixFormat, gpu: bool) {
+    let n = a.n_rows();
+    let m = b.upload_matrix(a, format).unwrap();
+    {
         for ucol in [1usize, 2, 7, 30] {
             let cols = ucol + 2;
             let data: Vec<f64> = rand_vec(n * cols, 11 + ucol as u64);
@@ -1450,8 +1485,12 @@ fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B) {
             let fused = b
                 .gmres_dcgs2_spmv_dots(&m, &mut b2, ucol, &mut pa2, &mut pb2)
                 .unwrap();
-            let label = format!("{} n={n} ucol={ucol}", b.name());
-            assert_eq!(fused, gpu, "{label}: fused");
+            let label = format!("{} {format} n={n} ucol={ucol}", b.name());
+            assert_eq!(fused, b.fuses_dcgs2_spmv_dots(&m, ucol), "{label}: fused");
+            // Every GPU block or group takes at least 7 columns in one pass.
+            if ucol <= 7 {
+                assert_eq!(fused, gpu, "{label}: fused");
+            }
             if !fused {
                 continue;
             }
@@ -1478,7 +1517,10 @@ fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B) {
             }
         }
     }
-    // Long rows (one dense row): declined, the basis untouched.
+}
+
+/// CSR with a long row (one dense row): declined, the basis untouched.
+fn dcgs2_spmv_dots_declines_long_rows<B: Backend>(b: &B) {
     let n = 4099;
     let a = with_dense_row(&random_matrix::<f64>(n, 5, false, 3), 17, 5);
     let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();

@@ -91,6 +91,9 @@ pub enum DeviceFormat<T> {
     Sell {
         /// Slice height.
         c: usize,
+        /// Sorting window: row_perm maps the positions of each window of `sigma` positions
+        /// (from 0) onto the rows of the same range; 1: no sorting.
+        sigma: usize,
         /// Number of slices.
         n_slices: usize,
         /// Offsets of the slices (n_slices + 1).
@@ -240,6 +243,16 @@ impl<T: Scalar> DeviceMatrix<T> {
             _ => None,
         }
     }
+    /// Whether this is a SELL matrix whose sorted positions of each aligned range of `tile`
+    /// positions hold the rows of the same range (sorting window 1 or a divisor of `tile`): the
+    /// fused kernels that stage a tile of rows (`gmres_dcgs2_spmv_dots_sell`) need it.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn sell_rows_within_tiles(&self, tile: usize) -> bool {
+        match &self.format {
+            DeviceFormat::Sell { sigma, .. } => *sigma == 1 || (*sigma > 0 && tile % *sigma == 0),
+            _ => false,
+        }
+    }
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         self.n_rows
@@ -271,7 +284,10 @@ impl<T: Scalar> DeviceMatrix<T> {
     pub fn format_kind(&self) -> MatrixFormat {
         match &self.format {
             DeviceFormat::Csr { .. } => MatrixFormat::Csr,
-            DeviceFormat::Sell { c, .. } => MatrixFormat::Sell { c: *c, sigma: 1 },
+            DeviceFormat::Sell { c, sigma, .. } => MatrixFormat::Sell {
+                c: *c,
+                sigma: *sigma,
+            },
             DeviceFormat::Bsr { block_size, .. } => MatrixFormat::Bsr {
                 block_size: *block_size,
             },

@@ -30,6 +30,11 @@ pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 /// non-negative integer, 0 for two kernels always.
 pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
 
+/// Environment variable turning the GPU backends' fused DCGS2 product and dots for SELL matrices
+/// (`gmres_dcgs2_spmv_dots_sell`) off (`0`, for comparisons): GMRES then runs the product and
+/// `basis_dots2` apart on SELL, as before the kernel existed.
+pub const DCGS2_SELL_FUSED_ENV: &str = "PIPEKRYLOV_DCGS2_SELL_FUSED";
+
 /// Environment variable forcing the adaptive FSAI's growth kernel on the GPU backends: `row`
 /// (`afsai_grow`, one work-item per row) or `team` (`afsai_grow_team` wherever it fits; by
 /// default it runs where it fits and A has [`crate::backend::AFSAI_TEAM_MIN_ROW_LEN`] entries
@@ -349,6 +354,13 @@ pub(crate) fn matrix_load_hints() -> usize {
             .filter(|h| *h <= 2)
             .unwrap_or(1)
     })
+}
+
+/// False when [`DCGS2_SELL_FUSED_ENV`] is `0`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn dcgs2_sell_fused() -> bool {
+    static FUSED: OnceLock<bool> = OnceLock::new();
+    *FUSED.get_or_init(|| parse_env(DCGS2_SELL_FUSED_ENV) != Some(0))
 }
 
 /// False when [`OPENCL_INLINE_PTX_ENV`] is `0`.

@@ -470,8 +470,12 @@ impl KrylovOps for CudaBackend {
     }
 
     fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, ucol: usize) -> bool {
-        // The kernel's warps take every column in one pass: 4 per warp.
-        a.plain_csr().is_some() && ucol <= 4 * (self.block as usize / 32)
+        // The kernels' warps take every column in one pass: 4 per warp. SELL: the sorted
+        // positions of a block's tile hold its rows.
+        let block = self.block as usize;
+        ucol <= 4 * (block / 32)
+            && (a.plain_csr().is_some()
+                || (a.sell_rows_within_tiles(block) && crate::backend::tuning::dcgs2_sell_fused()))
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
@@ -482,13 +486,27 @@ impl KrylovOps for CudaBackend {
         pa: &mut Partials<T>,
         pb: &mut Partials<T>,
     ) -> Result<bool> {
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
-            return Ok(false);
-        };
         if !self.fuses_dcgs2_spmv_dots(a, ucol) {
             return Ok(false);
         }
         let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+            // SELL (fuses_dcgs2_spmv_dots: windows within the block's tiles).
+            let (mut args, _, _) = super::spmv::matrix_args(self, a)?;
+            args.extend([
+                self.ptr(&basis.data)?,
+                index_arg("column", ucol)?,
+                self.ptr(pa.buffer())?,
+                self.ptr(pb.buffer())?,
+            ]);
+            // SAFETY: gmres_dcgs2_spmv_dots_sell(SELL arguments of spmv_dots_sell up to
+            // slice_col, basis, uint ucol, pa, pb): a is an n x n SELL matrix whose sorting
+            // windows divide the block size, columns 1..=ucol + 1 exist, slots 0..ucol-1 of
+            // pa and pb exist with the launch's group count, ucol <= the columns one pass of
+            // the block's warps takes (checked).
+            unsafe { self.launch::<T>(Kernel::GmresDcgs2SpmvDotsSell, pa.groups(), &args) }?;
+            return Ok(true);
+        };
         let args = [
             self.ptr(row_ptr)?,
             self.ptr(col_idx)?,

@@ -90,6 +90,7 @@ pub(crate) enum Kernel {
     GmresDcgs2UpdateSmall,
     BasisDots2,
     GmresDcgs2SpmvDots,
+    GmresDcgs2SpmvDotsSell,
     DiagScale,
     DiagScaleDot,
     BlockDiagScale,
@@ -135,7 +136,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// All kernels, in the order of the function table of [`Kernels`].
-    pub(crate) const ALL: [Kernel; 77] = [
+    pub(crate) const ALL: [Kernel; 78] = [
         Kernel::Fill,
         Kernel::Copy,
         Kernel::CopyFromF32,
@@ -172,6 +173,7 @@ impl Kernel {
         Kernel::GmresDcgs2UpdateSmall,
         Kernel::BasisDots2,
         Kernel::GmresDcgs2SpmvDots,
+        Kernel::GmresDcgs2SpmvDotsSell,
         Kernel::DiagScale,
         Kernel::DiagScaleDot,
         Kernel::BlockDiagScale,
@@ -254,6 +256,7 @@ impl Kernel {
             Kernel::GmresDcgs2UpdateSmall => "gmres_dcgs2_update_small",
             Kernel::BasisDots2 => "basis_dots2",
             Kernel::GmresDcgs2SpmvDots => "gmres_dcgs2_spmv_dots",
+            Kernel::GmresDcgs2SpmvDotsSell => "gmres_dcgs2_spmv_dots_sell",
             Kernel::DiagScale => "diag_scale",
             Kernel::DiagScaleDot => "diag_scale_dot",
             Kernel::BlockDiagScale => "block_diag_scale",

@@ -87,7 +87,7 @@ fn compact_args(b: &CudaBackend, c: Option<&CompactColumnBuffers>) -> Result<[Ar
 }
 
 /// The arguments before `x` of every kernel of a format (see `kernels-cu/spmv.cu`).
-fn matrix_args<T: Scalar>(
+pub(super) fn matrix_args<T: Scalar>(
     b: &CudaBackend,
     a: &DeviceMatrix<T>,
 ) -> Result<(Vec<Arg>, [Kernel; 2], usize)> {

@@ -411,8 +411,13 @@ impl KrylovOps for OpenClBackend {
         )
     }
 
-    fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, _ucol: usize) -> bool {
+    fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, ucol: usize) -> bool {
+        // CSR: any number of columns (in chunks). SELL: one pass of the group's teams (4
+        // columns per team of 32), and the sorted positions of a group's tile hold its rows.
         a.plain_csr().is_some()
+            || (ucol <= 4 * (self.wg / 32).max(1)
+                && a.sell_rows_within_tiles(self.wg)
+                && crate::backend::tuning::dcgs2_sell_fused())
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
@@ -423,10 +428,22 @@ impl KrylovOps for OpenClBackend {
         pa: &mut Partials<T>,
         pb: &mut Partials<T>,
     ) -> Result<bool> {
-        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+        if !self.fuses_dcgs2_spmv_dots(a, ucol) {
             return Ok(false);
-        };
+        }
         let n = checks::gmres_dcgs2_spmv_dots(a, basis, ucol, pa, pb)?;
+        let Some((row_ptr, col_idx, values)) = a.plain_csr() else {
+            // SELL (fuses_dcgs2_spmv_dots: windows within the group's tiles).
+            let (_, mut args) = self.matrix_args(a)?;
+            args.extend([
+                Arg::Mem(self.mem(basis.buffer())?),
+                col(ucol),
+                Arg::Mem(self.mem(pa.buffer())?),
+                Arg::Mem(self.mem(pb.buffer())?),
+            ]);
+            self.launch::<T>("gmres_dcgs2_spmv_dots_sell", pa.groups(), &args)?;
+            return Ok(true);
+        };
         self.launch::<T>(
             "gmres_dcgs2_spmv_dots",
             pa.groups(),

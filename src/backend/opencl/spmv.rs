@@ -39,7 +39,7 @@ pub(super) struct Dots<'a> {
 
 /// The device format of a matrix, naming its two kernels.
 #[derive(Clone, Copy)]
-enum Fmt {
+pub(super) enum Fmt {
     Csr,
     CsrStream,
     Sell,
@@ -109,7 +109,10 @@ impl OpenClBackend {
     }
 
     /// The matrix arguments of a kernel (everything before x), per format.
-    fn matrix_args<'a, T: Scalar>(&self, a: &'a DeviceMatrix<T>) -> Result<(Fmt, Vec<Arg<'a>>)> {
+    pub(super) fn matrix_args<'a, T: Scalar>(
+        &self,
+        a: &'a DeviceMatrix<T>,
+    ) -> Result<(Fmt, Vec<Arg<'a>>)> {
         let n_rows = Self::len_u32(a.n_rows())?;
         Ok(match &a.format {
             DeviceFormat::Csr {

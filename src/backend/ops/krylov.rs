@@ -247,8 +247,9 @@ pub trait KrylovOps: SpmvOps {
     /// followed by `basis_dots2(basis, ucol, ucol + 1, 1..ucol + 1, ucol - 1, pa, pb)` (w = A u
     /// bit for bit; the partials summed in another order, so equal to rounding). `Ok(false)`
     /// (nothing enqueued) where the backend has no such kernel or `a` does not suit it (GPU
-    /// backends: CSR without long rows; CUDA also at most `4 WG / 32` columns); the caller then
-    /// runs the two kernels.
+    /// backends: CSR without long rows, `gmres_dcgs2_spmv_dots`, or SELL sorted within windows
+    /// that divide the block size, `gmres_dcgs2_spmv_dots_sell`, at most `4 WG / 32` columns;
+    /// OpenCL takes any number of columns for CSR); the caller then runs the two kernels.
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
         _a: &DeviceMatrix<T>,

@@ -81,6 +81,7 @@ pub const KERNELS: &[(&str, &[&str])] = &[
             "gmres_dcgs2_update_small",
             "basis_dots2",
             "gmres_dcgs2_spmv_dots",
+            "gmres_dcgs2_spmv_dots_sell",
         ],
     ),
     ("precond", &["diag_scale", "diag_scale_dot"]),

@@ -173,6 +173,7 @@ pub trait SpmvOps: VectorOps {
                     false => None,
                 },
                 c: s.c,
+                sigma: s.sigma,
                 n_slices: s.n_slices(),
                 slice_ptr: self.upload(&s.slice_ptr)?,
                 col_idx: self.upload(&s.col_idx)?,
