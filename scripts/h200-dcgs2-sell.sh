@@ -6,7 +6,7 @@
 # = SELL-32-256 or `auto`), with CSR beside them (CSR: problem:n pairs, its fused kernel
 # unchanged). From the repository root on the device, release build with --features "cuda opencl
 # mpi cli" packed into .device/bin:
-#   OUT=... bash scripts/h200-dcgs2-sell.sh            (PARTS="tests gmres")
+#   OUT=... bash scripts/h200-dcgs2-sell.sh            (PARTS="tests gmres"; TEST_FILTER: a test name filter)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
@@ -15,7 +15,7 @@ for part in ${PARTS:-tests gmres}; do
   case $part in
     tests)
       for t in ${TESTS:-backend_agreement dcgs2_two_kernels device_resident}; do
-        timeout 300 bash .device/run "test-$t" --include-ignored > "$OUT/test.tmp" 2>&1
+        timeout 300 bash .device/run "test-$t" --include-ignored ${TEST_FILTER:-} > "$OUT/test.tmp" 2>&1
         status=$?
         { echo "== $t: status $status"; cat "$OUT/test.tmp"; } >> "$OUT/tests-h200.log"
         echo "$t: status $status"; grep -E "test result|FAILED|panicked" "$OUT/test.tmp" | head -4

@@ -1411,138 +1411,9 @@ fn host_solves_are_deterministic() {
     );
 }
 
-/// `gmres_dcgs2_spmv_dots` (one DCGS2 step's product and dots in one kernel) against
-/// `basis_spmv_dots` + `basis_dots2` on the same backend: w = A u and every other column bit for
-/// bit (the same row sums), the finished dots to rounding, for sizes 1..4099 and u in columns
-/// 1..30, CSR and SELL (sorted within windows of 256 and 128, unsorted, and with one dense row);
-/// a CSR matrix with long rows and SELL sorted over windows wider than any block are declined
-/// (nothing written). The host declines always.
-fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B) {
-    let gpu = b.name() != "host";
-    let sell = |c, sigma| MatrixFormat::Sell { c, sigma };
-    for n in [1usize, 31, 33, 1000, 4099] {
-        let a = random_matrix::<f64>(n, 5, true, 7 + n as u64);
-        let dense = with_dense_row(&a, n / 2, 5);
-        for (a, format) in [
-            (&a, MatrixFormat::Csr),
-            (&a, sell(32, 256)),
-            (&a, sell(32, 128)),
-            (&a, sell(4, 1)),
-            (&dense, sell(32, 256)),
-        ] {
-            dcgs2_spmv_dots_case(b, a, format, gpu);
-        }
-    }
-    // SELL sorted within windows of 512 rows: a block's tile of positions would hold rows of
-    // other tiles; declined.
-    let a = random_matrix::<f64>(4099, 5, true, 5);
-    let m = b.upload_matrix(&a, sell(32, 512)).unwrap();
-    assert!(!b.fuses_dcgs2_spmv_dots(&m, 2), "{}: sell:32:512", b.name());
-    let mut basis =
-        Basis::from_buffer(b.upload(&vec![1.0f64; 4099 * 4]).unwrap(), 4099, 4).unwrap();
-    let (mut pa, mut pb) = (
-        b.partials::<f64>(4099, 2).unwrap(),
-        b.partials::<f64>(4099, 2).unwrap(),
-    );
-    assert!(!b
-        .gmres_dcgs2_spmv_dots(&m, &mut basis, 2, &mut pa, &mut pb)
-        .unwrap());
-    dcgs2_spmv_dots_declines_long_rows(b);
-}
-
-/// One matrix and format of [`dcgs2_spmv_dots_matches_two_kernels`].
-fn dcgs2_spmv_dots_case<B: Backend>(b: &B, a: &CsrMatrix<f64>, format: MatrixFormat, gpu: bool) {
-    let n = a.n_rows();
-    let m = b.upload_matrix(a, format).unwrap();
-    {
-        for ucol in [1usize, 2, 7, 30] {
-            let cols = ucol + 2;
-            let data: Vec<f64> = rand_vec(n * cols, 11 + ucol as u64);
-            let basis = || Basis::from_buffer(b.upload(&data).unwrap(), n, cols).unwrap();
-            let partials = || b.partials::<f64>(n, ucol).unwrap();
-            let (mut b1, mut pa1, mut pb1) = (basis(), partials(), partials());
-            b.basis_spmv_dots(
-                &m,
-                None,
-                &mut b1,
-                ucol + 1,
-                &mut pb1,
-                Some(Slot(ucol - 1)),
-                None,
-            )
-            .unwrap();
-            b.basis_dots2(
-                &b1,
-                ucol,
-                ucol + 1,
-                1..ucol + 1,
-                ucol - 1,
-                &mut pa1,
-                &mut pb1,
-            )
-            .unwrap();
-            let (mut b2, mut pa2, mut pb2) = (basis(), partials(), partials());
-            let fused = b
-                .gmres_dcgs2_spmv_dots(&m, &mut b2, ucol, &mut pa2, &mut pb2)
-                .unwrap();
-            let label = format!("{} {format} n={n} ucol={ucol}", b.name());
-            assert_eq!(fused, b.fuses_dcgs2_spmv_dots(&m, ucol), "{label}: fused");
-            // Every GPU block or group takes at least 7 columns in one pass.
-            if ucol <= 7 {
-                assert_eq!(fused, gpu, "{label}: fused");
-            }
-            if !fused {
-                continue;
-            }
-            let bits = |v: &Basis<f64>| -> Vec<u64> {
-                dl(b, v.buffer()).iter().map(|x| x.to_bits()).collect()
-            };
-            assert!(bits(&b1) == bits(&b2), "{label}: basis");
-            let (sa1, sa2) = (b.finish(&pa1).unwrap(), b.finish(&pa2).unwrap());
-            let (sb1, sb2) = (b.finish(&pb1).unwrap(), b.finish(&pb2).unwrap());
-            for k in 0..ucol {
-                let tol = 1e-12 * n as f64;
-                assert_scalar_close(
-                    &format!("{label}: a {k}"),
-                    sa2.get(Slot(k)),
-                    sa1.get(Slot(k)),
-                    tol,
-                );
-                assert_scalar_close(
-                    &format!("{label}: c/d {k}"),
-                    sb2.get(Slot(k)),
-                    sb1.get(Slot(k)),
-                    tol,
-                );
-            }
-        }
-    }
-}
-
-/// CSR with a long row (one dense row): declined, the basis untouched.
-fn dcgs2_spmv_dots_declines_long_rows<B: Backend>(b: &B) {
-    let n = 4099;
-    let a = with_dense_row(&random_matrix::<f64>(n, 5, false, 3), 17, 5);
-    let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
-    let data: Vec<f64> = rand_vec(n * 4, 13);
-    let mut basis = Basis::from_buffer(b.upload(&data).unwrap(), n, 4).unwrap();
-    let (mut pa, mut pb) = (
-        b.partials::<f64>(n, 2).unwrap(),
-        b.partials::<f64>(n, 2).unwrap(),
-    );
-    assert!(!b
-        .gmres_dcgs2_spmv_dots(&m, &mut basis, 2, &mut pa, &mut pb)
-        .unwrap());
-    assert!(
-        dl(b, basis.buffer()) == data,
-        "{}: declined, yet written",
-        b.name()
-    );
-}
-
 #[test]
 fn host_declines_the_fused_dcgs2_product() {
-    dcgs2_spmv_dots_matches_two_kernels(&HostBackend::new());
+    common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&HostBackend::new(), false);
 }
 
 /// `basis_dots2` (both targets against the same columns in one pass) against `basis_dots` of
@@ -1658,7 +1529,8 @@ mod opencl {
     }
     #[test]
     fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
-        dcgs2_spmv_dots_matches_two_kernels(&backend());
+        // SELL fused by default on CUDA only (tests/dcgs2_sell_fused.rs forces it on OpenCL).
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), false);
     }
     #[test]
     fn opencl_basis_dots2_matches_basis_dots() {
@@ -1692,7 +1564,7 @@ mod cuda {
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_dcgs2_spmv_dots_matches_two_kernels() {
-        dcgs2_spmv_dots_matches_two_kernels(&backend());
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), true);
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

@@ -2,6 +2,8 @@
 //! with empty rows, comparisons.
 #![allow(dead_code)]
 
+pub mod dcgs2;
+
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::Scalar;
 

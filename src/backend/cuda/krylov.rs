@@ -475,7 +475,8 @@ impl KrylovOps for CudaBackend {
         let block = self.block as usize;
         ucol <= 4 * (block / 32)
             && (a.plain_csr().is_some()
-                || (a.sell_rows_within_tiles(block) && crate::backend::tuning::dcgs2_sell_fused()))
+                || (a.sell_rows_within_tiles(block)
+                    && crate::backend::tuning::dcgs2_sell_fused_for(true)))
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(

@@ -413,11 +413,12 @@ impl KrylovOps for OpenClBackend {
 
     fn fuses_dcgs2_spmv_dots<T: Scalar>(&self, a: &DeviceMatrix<T>, ucol: usize) -> bool {
         // CSR: any number of columns (in chunks). SELL: one pass of the group's teams (4
-        // columns per team of 32), and the sorted positions of a group's tile hold its rows.
+        // columns per team of 32), the sorted positions of a group's tile hold its rows, and
+        // only when asked for (measured slower than the two kernels on NVIDIA OpenCL).
         a.plain_csr().is_some()
             || (ucol <= 4 * (self.wg / 32).max(1)
                 && a.sell_rows_within_tiles(self.wg)
-                && crate::backend::tuning::dcgs2_sell_fused())
+                && crate::backend::tuning::dcgs2_sell_fused_for(false))
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(

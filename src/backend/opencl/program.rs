@@ -135,16 +135,18 @@ fn build_log(program: &Program, device: DeviceId) -> String {
 }
 
 /// The kernels that run from the inline-PTX program on NVIDIA GPUs (the SpMV kernels with the
-/// load hints, the warp version of the adaptive FSAI's team growth); every other kernel runs
+/// load hints, GMRES's fused SELL product and dots with them, the warp version of the adaptive
+/// FSAI's team growth); every other kernel runs
 /// from the portable program. On the H200 the portable program's small kernels mostly launched
 /// faster: device-resident CG at n <= 16K took 9.9-12.1 us per iteration from it against
 /// 11.9-12.5 from a program built with `-D PK_NV_PTX` (`bench/results/opencl-warp-sums/`).
-pub(crate) const PTX_KERNELS: [&str; 6] = [
+pub(crate) const PTX_KERNELS: [&str; 7] = [
     "spmv_dots_csr_stream",
     "residual_csr_stream",
     "csr_long_chunks",
     "spmv_dots_sell",
     "residual_sell",
+    "gmres_dcgs2_spmv_dots_sell",
     "afsai_grow_team",
 ];
 
