@@ -12,6 +12,11 @@
 //!   stay CSR: 2D Poisson's CG iteration is 1.07x slower in SELL on CUDA, 1.04x on OpenCL;
 //! * dense square blocks (BSR fill at least [`BSR_MIN_FILL`] for a block size of 2 to 6 that
 //!   divides n): BSR (elasticity3d, 3x3 blocks: 0.81x CSR's SpMV time on CUDA, 0.88x on OpenCL);
+//! * short rows of nearly equal length on an OpenCL GPU from [`SELL_OPENCL_MIN_ROWS`] rows:
+//!   SELL-32-256 (2D/3D Poisson at n = 1-4.2M on NVIDIA OpenCL, an H100: SpMV 0.69-0.91x
+//!   CSR's time, CG 0.88-0.99x, BiCGStab 0.92-0.93x, GMRES(30) 0.95-1.01x; below, at 0.26M and
+//!   less, CG and BiCGStab ran 1.1-1.7x slower in SELL, whose device-resident iterations have no
+//!   fused one-kernel form; `BENCHMARKS.md`, "Short rows on NVIDIA OpenCL");
 //! * otherwise CSR.
 
 use super::matrix::MatrixFormat;
@@ -26,6 +31,9 @@ pub const BSR_MIN_FILL: f64 = 0.9;
 pub const SELL_MAX_PADDING: f64 = 1.15;
 /// Smallest mean row length for which SELL is chosen.
 pub const SELL_MIN_MEAN_ROW: f64 = 16.0;
+/// Fewest rows for which an OpenCL GPU takes SELL for short rows (mean below
+/// [`SELL_MIN_MEAN_ROW`]).
+pub const SELL_OPENCL_MIN_ROWS: usize = 1_000_000;
 
 /// The `auto` format's choice for one matrix and backend.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,6 +157,15 @@ pub fn choose_format<T: Scalar, B: BackendInfo + ?Sized>(
             reason: format!("dense {s}x{s} blocks (fill {fill:.2}): BSR"),
         };
     }
+    if backend.name() == "opencl" && n >= SELL_OPENCL_MIN_ROWS && padding <= SELL_MAX_PADDING {
+        return FormatChoice {
+            format: MatrixFormat::Sell { c: 32, sigma: 256 },
+            reason: format!(
+                "short rows of nearly equal length, mean {mean:.1}, {n} rows on OpenCL (SELL \
+                 stores {padding:.2}x nnz): SELL"
+            ),
+        };
+    }
     csr(format!(
         "row lengths mean {mean:.1}, longest {max_len}, SELL would store {padding:.2}x nnz: CSR"
     ))
@@ -256,6 +273,21 @@ mod tests {
         );
         assert_eq!(
             chosen(Generator::Circuit, 30_000, "cuda"),
+            MatrixFormat::Csr
+        );
+        // Short rows: SELL on OpenCL from a million rows, CSR below and on CUDA.
+        assert_eq!(chosen(Generator::Poisson2d, 1_100_000, "opencl"), sell);
+        assert_eq!(chosen(Generator::Poisson3d, 1_100_000, "opencl"), sell);
+        assert_eq!(
+            chosen(Generator::Poisson2d, 1_100_000, "cuda"),
+            MatrixFormat::Csr
+        );
+        assert_eq!(
+            chosen(Generator::Poisson2d, 900_000, "opencl"),
+            MatrixFormat::Csr
+        );
+        assert_eq!(
+            chosen(Generator::Powerlaw, 1_100_000, "opencl"),
             MatrixFormat::Csr
         );
         let host = crate::backend::host::HostBackend::new();
