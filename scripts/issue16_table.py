@@ -5,7 +5,9 @@ H200 row among the committed bench CSVs whose floor is CSR's for every layout (f
 PIPEKRYLOV_MATRIX_LOAD_HINTS left out), with its format, kernel, achieved bandwidth
 and file; cuSPARSE's CSR SpMV (ALG1) on the same matrix. Markdown on stdout.
 
-    python3 scripts/issue16_table.py [bench/results]
+    python3 scripts/issue16_table.py [bench/results] [CARD]
+
+CARD (default h200): the tag the file names carry, e.g. h100 for a table of an H100's runs.
 """
 import csv
 import glob
@@ -13,10 +15,11 @@ import os
 import sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+card = sys.argv[2] if len(sys.argv) > 2 else "h200"
 best, cusparse = {}, {}
 for f in sorted(glob.glob(os.path.join(root, "*.csv"))):
     name = os.path.basename(f)
-    if "h200" not in name:
+    if card not in name:
         continue
     try:
         rows = list(csv.DictReader(open(f)))
