@@ -4,7 +4,9 @@ For comparing revisions without a GPU; the library's own reader is
 pipekrylov::backend::cuda::kernel_registers_for_arch (checked in tests/cuda_nvrtc.rs).
 Needs the NVRTC wheel (pip install nvidia-cuda-nvrtc==13.0.88) and LD_LIBRARY_PATH set to its
 nvidia/cu13/lib folder, as scripts/test.sh does.
-    python3 scripts/cuda-kernel-registers.py REV|worktree [kernel-name-substring ...]"""
+    python3 scripts/cuda-kernel-registers.py REV|worktree [kernel-name-substring ...]
+Each line also gives the md5 of the kernel's machine code (its .text section), to check that a
+refactoring left the code as it was."""
 import ctypes, glob, os, site, struct, subprocess, sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The build order of src/backend/cuda/module.rs (SOURCES).
@@ -52,6 +54,9 @@ for x in secs:
                 if attr == 0x2f:
                     si, c = struct.unpack_from("<II", data, p); regs[syms[si]] = c
                 p += val
+import hashlib
+text = {nm(x[0])[len(".text."):]: hashlib.md5(data[x[4]:x[4] + x[5]]).hexdigest()[:12]
+        for x in secs if nm(x[0]).startswith(".text.")}
 for k, c in sorted(regs.items()):
     if not pats or any(q in k for q in pats):
-        print(f"{k:40} regs {c}")
+        print(f"{k:40} regs {c}  text md5 {text.get(k, '-')}")

@@ -71,18 +71,5 @@ PY
 for part in large ladder; do
   files=$(ls "$OUT"/$part-*.csv 2>/dev/null)
   [ -n "$files" ] || continue
-  python3 - "$OUT/cg-sums-$part-h200.csv" $files <<'PY'
-import csv, os, sys
-dst, srcs = sys.argv[1], sys.argv[2:]
-with open(dst, "w", newline="") as f:
-    w = None
-    for src in srcs:
-        tag = os.path.basename(src)[:-4]
-        for r in csv.DictReader(open(src)):
-            if w is None:
-                w = csv.DictWriter(f, ["file"] + list(r.keys()))
-                w.writeheader()
-            w.writerow({"file": tag, **r})
-PY
-  rm -f $files
+  python3 scripts/merge_tagged.py "$OUT/cg-sums-$part-h200.csv" $files
 done

@@ -11,13 +11,15 @@ set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
 nvidia-smi -L
+# The files carry the card's tag (a call that names nvidia-h200 may get an H100).
+if nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then card=h200; else card=h100; fi
 for part in ${PARTS:-tests gmres}; do
   case $part in
     tests)
       for t in ${TESTS:-backend_agreement dcgs2_two_kernels device_resident}; do
         timeout 300 bash .device/run "test-$t" --include-ignored ${TEST_FILTER:-} > "$OUT/test.tmp" 2>&1
         status=$?
-        { echo "== $t: status $status"; cat "$OUT/test.tmp"; } >> "$OUT/tests-h200.log"
+        { echo "== $t: status $status"; cat "$OUT/test.tmp"; } >> "$OUT/tests-$card.log"
         echo "$t: status $status"; grep -E "test result|FAILED|panicked" "$OUT/test.tmp" | head -4
       done
       rm -f "$OUT/test.tmp" ;;
@@ -27,13 +29,13 @@ for part in ${PARTS:-tests gmres}; do
           for pf in ${LARGE:-poisson2d:4190209:sell poisson3d:4096000:sell}; do
             p=${pf%:*}; f=${pf##*:}
             PIPEKRYLOV_DCGS2_SELL_FUSED=$v timeout 200 $PK bench --backends cuda,opencl --solvers gmres \
-              --problem $p --format $f --repeats 5 --out "$OUT/gmres-$v-${p%%:*}-$f-r$r-h200.csv" --quiet > /dev/null 2>&1
+              --problem $p --format $f --repeats 5 --out "$OUT/gmres-$v-${p%%:*}-$f-r$r.csv" --quiet > /dev/null 2>&1
             echo "gmres fused_sell=$v $p $f round $r: status $?"
           done
         done
         for pn in ${CSR:-poisson2d:4190209 poisson3d:4096000}; do
           timeout 200 $PK bench --backends cuda,opencl --solvers gmres --problem $pn --format csr --repeats 5 \
-            --out "$OUT/gmres-csr-${pn%%:*}-csr-r$r-h200.csv" --quiet > /dev/null 2>&1
+            --out "$OUT/gmres-csr-${pn%%:*}-csr-r$r.csv" --quiet > /dev/null 2>&1
           echo "gmres csr $pn round $r: status $?"
         done
       done ;;
@@ -64,18 +66,5 @@ PY
 # One CSV (the device returns a limited number of files).
 files=$(ls "$OUT"/gmres-*.csv 2>/dev/null)
 if [ -n "$files" ]; then
-  python3 - "$OUT/dcgs2-sell-gmres-${TAG:-a}-h200.csv" $files <<'PY'
-import csv, os, sys
-dst, srcs = sys.argv[1], sys.argv[2:]
-with open(dst, "w", newline="") as f:
-    w = None
-    for src in srcs:
-        tag = os.path.basename(src)[:-4]
-        for r in csv.DictReader(open(src)):
-            if w is None:
-                w = csv.DictWriter(f, ["file"] + list(r.keys()))
-                w.writeheader()
-            w.writerow({"file": tag, **r})
-PY
-  rm -f $files
+  python3 scripts/merge_tagged.py "$OUT/dcgs2-sell-gmres-${TAG:-a}-$card.csv" $files
 fi

@@ -9,6 +9,8 @@ set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
 nvidia-smi -L
+# The files carry the card's tag (a call that names nvidia-h200 may get an H100).
+if nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then card=h200; else card=h100; fi
 for p in ${PROBLEMS:-poisson2d poisson3d}; do
   for f in csr sell; do
     timeout 280 $PK bench --backends "${BACKENDS:-opencl}" --solvers spmv,cg,bicgstab,gmres --problem "$p" \
@@ -31,17 +33,5 @@ for k in sorted({k[:4] for k in d}):
 PY
 files=$(ls "$OUT"/ladder-*.csv 2>/dev/null)
 if [ -n "$files" ]; then
-  python3 - "$OUT/opencl-sell-ladder-h200.csv" $files <<'PY'
-import csv, os, sys
-dst, srcs = sys.argv[1], sys.argv[2:]
-with open(dst, "w", newline="") as f:
-    w = None
-    for src in srcs:
-        for r in csv.DictReader(open(src)):
-            if w is None:
-                w = csv.DictWriter(f, ["file"] + list(r.keys()))
-                w.writeheader()
-            w.writerow({"file": os.path.basename(src)[:-4], **r})
-PY
-  rm -f $files
+  python3 scripts/merge_tagged.py "$OUT/opencl-sell-ladder-$card.csv" $files
 fi

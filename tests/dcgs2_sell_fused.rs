@@ -9,41 +9,20 @@
 
 mod common;
 
+use common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
-use pipekrylov::matrix::generate::Generator;
-use pipekrylov::solver::{Execution, Gmres, Params, SolveReport};
 
 fn force() {
     std::env::set_var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV, "1");
 }
 
-/// GMRES(20), 40 steps, on a 3D convection-diffusion matrix in SELL-32-256 (n = 4096).
-fn solve<B: Backend>(be: &B, format: MatrixFormat) -> SolveReport {
-    let a = Generator::ConvDiff3d.generate::<f64>(4096).unwrap().matrix;
-    let n = a.n_rows();
-    let m = be.upload_matrix(&a, format).unwrap();
-    let b = be.upload(&common::rand_vec::<f64>(n, 3)).unwrap();
-    let mut x = be.alloc::<f64>(n).unwrap();
-    let params = Params {
-        restart: 20,
-        rtol: 0.0,
-        max_iter: 40,
-        execution: Execution::Synchronous,
-        ..Params::default()
-    };
-    Gmres::new(be, &m, None, params)
-        .unwrap()
-        .solve(&b, &mut x)
-        .unwrap()
-}
-
 fn gmres_on_sell_agrees_with_the_host<B: Backend>(be: &B) {
     force();
     let sell = MatrixFormat::Sell { c: 32, sigma: 256 };
-    let host = solve(&HostBackend::new(), MatrixFormat::Csr);
-    let csr = solve(be, MatrixFormat::Csr);
-    let got = solve(be, sell);
+    let host = gmres20_solve(&HostBackend::new(), MatrixFormat::Csr);
+    let csr = gmres20_solve(be, MatrixFormat::Csr);
+    let got = gmres20_solve(be, sell);
     assert_eq!(got.iterations, 40, "{}", be.name());
     // The product and dots in one launch on SELL as on CSR.
     assert_eq!(
@@ -52,19 +31,7 @@ fn gmres_on_sell_agrees_with_the_host<B: Backend>(be: &B) {
         "{}: launches of 40 steps on SELL and CSR",
         be.name()
     );
-    assert_eq!(got.residual_history.len(), host.residual_history.len());
-    for (k, (a, b)) in got
-        .residual_history
-        .iter()
-        .zip(&host.residual_history)
-        .enumerate()
-    {
-        assert!(
-            (a - b).abs() <= 1e-8 * b.abs().max(1e-300),
-            "{}: residual {k}: {a:e} vs {b:e}",
-            be.name()
-        );
-    }
+    assert_histories_close(be.name(), &got, &host);
 }
 
 #[cfg(feature = "opencl")]
