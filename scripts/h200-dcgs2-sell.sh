@@ -6,7 +6,7 @@
 # = SELL-32-256 or `auto`), with CSR beside them (CSR: problem:n pairs, its fused kernel
 # unchanged). From the repository root on the device, release build with --features "cuda opencl
 # mpi cli" packed into .device/bin:
-#   OUT=... bash scripts/h200-dcgs2-sell.sh            (PARTS="tests gmres"; TEST_FILTER: a test name filter)
+#   OUT=... bash scripts/h200-dcgs2-sell.sh            (PARTS="tests gmres"; TEST_FILTER: a test name filter; BACKENDS)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 PK="bash .device/run pipekrylov"
@@ -28,13 +28,13 @@ for part in ${PARTS:-tests gmres}; do
         for v in 0 1; do
           for pf in ${LARGE:-poisson2d:4190209:sell poisson3d:4096000:sell}; do
             p=${pf%:*}; f=${pf##*:}
-            PIPEKRYLOV_DCGS2_SELL_FUSED=$v timeout 200 $PK bench --backends cuda,opencl --solvers gmres \
+            PIPEKRYLOV_DCGS2_SELL_FUSED=$v timeout 200 $PK bench --backends "${BACKENDS:-cuda,opencl}" --solvers gmres \
               --problem $p --format $f --repeats 5 --out "$OUT/gmres-$v-${p%%:*}-$f-r$r.csv" --quiet > /dev/null 2>&1
             echo "gmres fused_sell=$v $p $f round $r: status $?"
           done
         done
         for pn in ${CSR:-poisson2d:4190209 poisson3d:4096000}; do
-          timeout 200 $PK bench --backends cuda,opencl --solvers gmres --problem $pn --format csr --repeats 5 \
+          timeout 200 $PK bench --backends "${BACKENDS:-cuda,opencl}" --solvers gmres --problem $pn --format csr --repeats 5 \
             --out "$OUT/gmres-csr-${pn%%:*}-csr-r$r.csv" --quiet > /dev/null 2>&1
           echo "gmres csr $pn round $r: status $?"
         done
