@@ -1530,7 +1530,8 @@ mod opencl {
     #[test]
     fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
         // SELL fused by default on CUDA only (tests/dcgs2_sell_fused.rs forces it on OpenCL).
-        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), false);
+        let sell_fused = common::dcgs2::sell_fused_expected(false);
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), sell_fused);
     }
     #[test]
     fn opencl_basis_dots2_matches_basis_dots() {
@@ -1564,7 +1565,8 @@ mod cuda {
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_dcgs2_spmv_dots_matches_two_kernels() {
-        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), true);
+        let sell_fused = common::dcgs2::sell_fused_expected(true);
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), sell_fused);
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

@@ -13,12 +13,14 @@ use common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 
+/// Sets the knob once, before any backend of this process starts (the tests run on parallel
+/// threads; every test calls this first).
 fn force() {
-    std::env::set_var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV, "1");
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| std::env::set_var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV, "1"));
 }
 
 fn gmres_on_sell_agrees_with_the_host<B: Backend>(be: &B) {
-    force();
     let sell = MatrixFormat::Sell { c: 32, sigma: 256 };
     let host = gmres20_solve(&HostBackend::new(), MatrixFormat::Csr);
     let csr = gmres20_solve(be, MatrixFormat::Csr);
@@ -40,12 +42,12 @@ mod opencl {
     use pipekrylov::backend::opencl::OpenClBackend;
 
     fn backend() -> OpenClBackend {
+        force();
         OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)")
     }
 
     #[test]
     fn opencl_sell_kernel_matches_two_kernels() {
-        force();
         common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), true);
     }
 
@@ -61,13 +63,13 @@ mod cuda {
     use pipekrylov::backend::cuda::CudaBackend;
 
     fn backend() -> CudaBackend {
+        force();
         CudaBackend::from_env().expect("a CUDA device")
     }
 
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
     fn cuda_sell_kernel_matches_two_kernels() {
-        force();
         common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), true);
     }
 

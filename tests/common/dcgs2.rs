@@ -53,36 +53,52 @@ fn dl<B: Backend>(b: &B, v: &pipekrylov::backend::Buffer<f64>) -> Vec<f64> {
     b.download(v).unwrap()
 }
 
+/// Whether a GPU backend fuses the DCGS2 step for SELL as the knob in this process's
+/// environment says (`pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV`: 0 never, 1 always,
+/// otherwise on CUDA only), for the tests' expectations.
+pub fn sell_fused_expected(cuda: bool) -> bool {
+    let env = std::env::var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV).ok();
+    match env.and_then(|v| v.trim().parse::<usize>().ok()) {
+        Some(0) => false,
+        Some(1) => true,
+        _ => cuda,
+    }
+}
+
 /// `gmres_dcgs2_spmv_dots` (one DCGS2 step's product and dots in one kernel) against
 /// `basis_spmv_dots` + `basis_dots2` on the same backend: w = A u and every other column bit for
 /// bit (the same row sums), the finished dots to rounding, for sizes 1..4099 and u in columns
-/// 1..30, CSR and SELL (sorted within windows of 256 and 128, unsorted, and with one dense row);
-/// a CSR matrix with long rows and SELL sorted over windows wider than any block are declined
-/// (nothing written). The host declines always; `sell_fused`: the backend fuses SELL (at
-/// ucol <= 7) as well as CSR.
+/// 1..30, CSR, ELL and SELL (sorted within windows of 256 and 128, unsorted, and with one dense
+/// row), and SELL at n = 300,000 (many tiles per block on a GPU); a CSR matrix with long rows
+/// and SELL sorted over windows wider than any block are declined (nothing written). The host
+/// declines always; `sell_fused`: the backend fuses SELL (at ucol <= 4) as well as CSR.
 pub fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B, sell_fused: bool) {
     let gpu = b.name() != "host";
     let sell = |c, sigma| MatrixFormat::Sell { c, sigma };
+    let all_columns = [1usize, 2, 7, 30];
     for n in [1usize, 31, 33, 1000, 4099] {
         let a = random_matrix::<f64>(n, 5, true, 7 + n as u64);
         let dense = with_dense_row(&a, n / 2, 5);
         for (a, format) in [
             (&a, MatrixFormat::Csr),
+            (&a, MatrixFormat::Ell),
             (&a, sell(32, 256)),
             (&a, sell(32, 128)),
             (&a, sell(4, 1)),
             (&dense, sell(32, 256)),
         ] {
-            dcgs2_spmv_dots_case(b, a, format, gpu, sell_fused);
+            dcgs2_spmv_dots_case(b, a, format, gpu, sell_fused, &all_columns);
         }
     }
+    let large = random_matrix::<f64>(300_000, 5, true, 3);
+    dcgs2_spmv_dots_case(b, &large, sell(32, 256), gpu, sell_fused, &[7]);
     // SELL sorted within windows of 512 rows: a block's tile of positions would hold rows of
-    // other tiles; declined.
+    // other tiles; declined, the basis untouched.
     let a = random_matrix::<f64>(4099, 5, true, 5);
     let m = b.upload_matrix(&a, sell(32, 512)).unwrap();
     assert!(!b.fuses_dcgs2_spmv_dots(&m, 2), "{}: sell:32:512", b.name());
-    let mut basis =
-        Basis::from_buffer(b.upload(&vec![1.0f64; 4099 * 4]).unwrap(), 4099, 4).unwrap();
+    let data: Vec<f64> = rand_vec(4099 * 4, 17);
+    let mut basis = Basis::from_buffer(b.upload(&data).unwrap(), 4099, 4).unwrap();
     let (mut pa, mut pb) = (
         b.partials::<f64>(4099, 2).unwrap(),
         b.partials::<f64>(4099, 2).unwrap(),
@@ -90,6 +106,11 @@ pub fn dcgs2_spmv_dots_matches_two_kernels<B: Backend>(b: &B, sell_fused: bool) 
     assert!(!b
         .gmres_dcgs2_spmv_dots(&m, &mut basis, 2, &mut pa, &mut pb)
         .unwrap());
+    assert!(
+        dl(b, basis.buffer()) == data,
+        "{}: sell:32:512 declined, yet written",
+        b.name()
+    );
     dcgs2_spmv_dots_declines_long_rows(b);
 }
 
@@ -100,11 +121,12 @@ fn dcgs2_spmv_dots_case<B: Backend>(
     format: MatrixFormat,
     gpu: bool,
     sell_fused: bool,
+    columns: &[usize],
 ) {
     let n = a.n_rows();
     let m = b.upload_matrix(a, format).unwrap();
     {
-        for ucol in [1usize, 2, 7, 30] {
+        for &ucol in columns {
             let cols = ucol + 2;
             let data: Vec<f64> = rand_vec(n * cols, 11 + ucol as u64);
             let basis = || Basis::from_buffer(b.upload(&data).unwrap(), n, cols).unwrap();
@@ -136,8 +158,8 @@ fn dcgs2_spmv_dots_case<B: Backend>(
                 .unwrap();
             let label = format!("{} {format} n={n} ucol={ucol}", b.name());
             assert_eq!(fused, b.fuses_dcgs2_spmv_dots(&m, ucol), "{label}: fused");
-            // Every GPU block or group takes at least 7 columns in one pass.
-            if ucol <= 7 {
+            // Every GPU block or group takes at least 4 columns in one pass.
+            if ucol <= 4 {
                 let expected = gpu && (format == MatrixFormat::Csr || sell_fused);
                 assert_eq!(fused, expected, "{label}: fused");
             }

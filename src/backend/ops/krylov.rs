@@ -249,7 +249,9 @@ pub trait KrylovOps: SpmvOps {
     /// (nothing enqueued) where the backend has no such kernel or `a` does not suit it (GPU
     /// backends: CSR without long rows, `gmres_dcgs2_spmv_dots`, or SELL sorted within windows
     /// that divide the block size, `gmres_dcgs2_spmv_dots_sell`, at most `4 WG / 32` columns;
-    /// OpenCL takes any number of columns for CSR); the caller then runs the two kernels.
+    /// OpenCL takes any number of columns for CSR; SELL on CUDA by default, on OpenCL with
+    /// `PIPEKRYLOV_DCGS2_SELL_FUSED=1`, nowhere with `=0`); the caller then runs the two
+    /// kernels.
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
         _a: &DeviceMatrix<T>,

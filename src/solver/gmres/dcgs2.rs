@@ -17,7 +17,8 @@
 //! restart, the steps) is one recording, replayed before the host has seen the restart's
 //! ||r||: one write, one replay and one read per cycle. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
 //! `gmres_dcgs2_finish` for their sums, once, and the update; without a preconditioner the GPU
-//! backends fuse the first two for CSR and SELL matrices, `gmres_dcgs2_spmv_dots(_sell)`, and for partials of
+//! backends fuse the first two for CSR matrices, `gmres_dcgs2_spmv_dots`, and for SELL ones on CUDA
+//! (`gmres_dcgs2_spmv_dots_sell`; OpenCL with `PIPEKRYLOV_DCGS2_SELL_FUSED=1`), and for partials of
 //! few groups the last two, `gmres_dcgs2_update_small`: two kernels per step), no transfer while
 //! orthogonalizing; the basis is read twice per step, as in the paper's CGS1, instead of CGS2's
 //! four times. (With the sums finished inside the update, each of its ~500 work-groups summed
@@ -45,7 +46,8 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         for s in 1..=steps {
             let (ucol, wcol) = (s, s + 1);
             let pre = self.prepare_source(wcol)?;
-            // Without a preconditioner the GPU backends do both in one kernel (CSR, SELL).
+            // Without a preconditioner the GPU backends may do both in one kernel (CSR; SELL on
+            // CUDA by default).
             let fused = !pre
                 && be.gmres_dcgs2_spmv_dots(
                     self.a,
