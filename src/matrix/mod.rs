@@ -1,10 +1,12 @@
-//! Host-side sparse formats and I/O: COO, CSR, SELL-C-sigma / ELL, BSR, Matrix Market, generators.
+//! Host-side sparse formats and I/O: COO, CSR, SELL-C-sigma / ELL, BSR, Matrix Market, generators,
+//! reorderings.
 
 pub mod bsr;
 pub mod coo;
 pub mod csr;
 pub mod generate;
 pub mod matrix_market;
+pub mod reorder;
 pub mod sell;
 
 pub use bsr::BsrMatrix;
