@@ -15,7 +15,7 @@ fn cg_solution(a: &CsrMatrix<f64>, b: &[f64]) -> (Vec<f64>, usize) {
     let rhs = be.upload(b).unwrap();
     let mut x = be.alloc(a.n_rows()).unwrap();
     let params = Params {
-        rtol: 1e-11,
+        rtol: 1e-13,
         max_iter: 2000,
         ..Params::default()
     };
