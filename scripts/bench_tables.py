@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables for BENCHMARKS.md from `pipekrylov bench` CSVs, next to ViennaCL 1.7.1
+"""Markdown tables (the 2026-11-20 ladder in bench/log/) from `pipekrylov bench` CSVs, next to ViennaCL 1.7.1
 measured on the same H200 model on 2026-11-20 (us per iteration, the tables below).
 Usage: python3 scripts/bench_tables.py bench/results/h200_poisson2d.csv [...]"""
 import csv, sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FSAI benchmark (seed 004 Tables 5/6 shape): PCG to a relative residual of 1e-6 with b = A 1,
+# FSAI benchmark ([Bernaschi19] Tables 5/6 shape): PCG to a relative residual of 1e-6 with b = A 1,
 # Jacobi-PCG against static FSAI at levels 1..3 and adaptive FSAI, on elasticity3d (geomechanics-like), aniso2d
 # (the paper's pi8grid8-like anisotropy) and jump3d (coefficient jumps 1e4-1e6). One CSV row per
 # solve: iterations, setup (with its split), solve and total time, density, memory.

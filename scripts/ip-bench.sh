@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Incomplete Poisson benchmark (seed 003 Table II shape): CG to a relative residual of 1e-6,
+# Incomplete Poisson benchmark ([Ament10] Table II shape): CG to a relative residual of 1e-6,
 # right-hand side of ones, on the 3D Poisson problem 256^3 (n = 16,777,216, the paper's largest
 # single-GPU case), without a preconditioner, with Jacobi, with the assembled IP (one SpMV on
 # A's pattern) and with the matrix-free IP (no matrix stored). One CSV row per solve:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Preconditioning I benchmark (seed 000 Tables 2-4 shape): GMRES(30) to a relative residual of
+# Preconditioning I benchmark ([Ma21a] Tables 2-4 shape): GMRES(30) to a relative residual of
 # 1e-5, right-hand side of ones, on an atmosmodd-like 3D convection-diffusion (n = 108^3 =
 # 1,259,712, block size 4) and a thermal2-like 2D heat-conduction FEM problem (n = 1095^2 =
 # 1,199,025, block size 5), with no preconditioner, Jacobi, point-block Jacobi, BILU(0) with the
 # exact level-scheduled triangular solves, BILU(0) with K = 1..6 block-Jacobi sweeps and
-# block-ISAI of the BILU(0) factors (Preconditioning II, seed 002) with pattern levels k = 1..3.
+# block-ISAI of the BILU(0) factors (Preconditioning II, [Ma21b]) with pattern levels k = 1..3.
 # One CSV row per solve: iterations, time to solution, setup time (host and device parts),
 # median time of one preconditioner application, launches per application.
 #

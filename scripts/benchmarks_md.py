@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Write BENCHMARKS.md, the current numbers, from committed CSVs under bench/results/.
+
+    python3 scripts/benchmarks_md.py            # from the repository root: rewrites BENCHMARKS.md
+    python3 scripts/benchmarks_md.py --check    # exit status 1 when BENCHMARKS.md is not up to date
+
+Every number in the tables is read from the CSV files listed in SOURCES (medians where a file or a
+set of files holds several rows of one configuration); the machine, commit, date and command of
+each table are the metadata recorded with the run in its log note under bench/log/. To move a
+table to newer measurements, commit the new CSVs, point its entry in SOURCES at them (and at the
+log note that describes the run), and run this script again. Python 3 standard library only.
+"""
+import csv
+import glob
+import os
+import statistics
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = "bench/results"
+
+# What each table is built from. "files" are globs relative to bench/results/.
+SOURCES = {
+    "latency": {
+        "title": "Latency ladder (small n)",
+        "files": ["h200-issue15-final/modes-poisson2d-r[12]-h200.csv",
+                  "h200-issue15-final/modes-poisson3d-r[12]-h200.csv"],
+        "machine": "one NVIDIA H200 (`nvidia-h200`)",
+        "commit": "ddabbd6, 2026-11-27 (the build differed from it in one place, the OpenCL fused CG's "
+                  "finish of its two dots; see the log note)",
+        "command": "`OUT=$OUT PARTS=modes bash bench/experiments/h200-issue15-final.sh`, i.e. per problem "
+                   "`pipekrylov bench --backends cuda,opencl --solvers cg,bicgstab,gmres --executions sync,resident "
+                   "--problem P --max-n 70000 --iterations 300 --repeats 10`, two rounds",
+        "log": "2026-11-27-issue15-final.md",
+    },
+    "bandwidth": {
+        "title": "Bandwidth at n >= 4M against the memory floor",
+        "files": ["h200-issue16-final/refresh-hints-*-h200.csv",
+                  "h200-issue16-final/modes-large-*-h200.csv"],
+        "cusparse": "h200-issue16-final/load-hints-cusparse-h200.csv",
+        "machine": "one NVIDIA H200 (`nvidia-h200`)",
+        "commit": "ddabbd6, 2026-11-27",
+        "command": "`OUT=$OUT PARTS=refresh bash bench/experiments/h200-issue16-final.sh` (`pipekrylov bench "
+                   "--solvers spmv,cg,bicgstab,gmres --repeats 5`, automatic format, SELL forced on 2D/3D Poisson) "
+                   "and `pipekrylov bench --solvers cg,bicgstab --executions sync,resident --problem P --format F "
+                   "--repeats 5` (`modes-large-*`); cuSPARSE from `benches/cusparse_spmv.cu`",
+        "log": "2026-11-27-issue16-final.md",
+    },
+    "precond-convdiff3d": {
+        "title": "convdiff3d (atmosmodd-like), n = 1,259,712, BSR blocks of 4, GMRES(30) to 1e-5, b = ones",
+        "files": ["bilu0-device-factor-h200-convdiff3d-[12].csv", "isai-flat-pattern-h200-convdiff3d-[12].csv"],
+        "machine": "one NVIDIA H200",
+        "commit": "53c6c1e and acaf505, 2026-11-25 (the commits that added the CSVs)",
+        "command": "`CONFIGS=... bash scripts/precond-bench.sh OUT.csv \"cuda opencl\" convdiff3d`, twice per file set",
+        "log": "2026-11-25-bilu0-device-factorization.md",
+    },
+    "precond-thermal2d": {
+        "title": "thermal2d (thermal2-like), n = 1,199,025, BSR blocks of 5, GMRES(30) to 1e-5, b = A 1",
+        "files": ["bilu0-device-factor-h200-thermal2d.csv", "bilu0-device-factor-h200-thermal2d-exact-solve.csv",
+                  "isai-device-factor-h200-thermal2d.csv"],
+        "machine": "one NVIDIA H200",
+        "commit": "53c6c1e and 7730152, 2026-11-25 (the commits that added the CSVs)",
+        "command": "`RHS=a-ones CONFIGS=... bash scripts/precond-bench.sh OUT.csv \"cuda opencl\" thermal2d`",
+        "log": "2026-11-25-bilu0-device-factorization.md",
+    },
+    "precond-ip": {
+        "title": "poisson3d 256^3, n = 16,777,216, CG to 1e-6, b = ones, CSR",
+        "files": ["ip-poisson3d-h200-device-assembly.csv"],
+        "machine": "one NVIDIA H200",
+        "commit": "dddc3c0, 2026-11-25 (the commits that added the CSVs)",
+        "command": "`REPEAT=3 bash scripts/ip-bench.sh OUT.csv \"cuda opencl\" \"none jacobi ip ip-matrix-free\"`",
+        "log": "2026-11-25-ip-device-assembly.md",
+    },
+    "precond-fsai": {
+        "title": "SPD problems, PCG to 1e-6, b = A 1: Jacobi, static FSAI (level 1), adaptive FSAI",
+        "files": ["fsai-rows-f32-h200.csv"],
+        "machine": "one NVIDIA H200",
+        "commit": "f3101ed, 2026-11-25 (the commits that added the CSVs)",
+        "command": "`OUT=$OUT bash bench/experiments/h200-fsai-rows.sh` (`scripts/fsai-bench.sh`, every "
+                   "configuration twice)",
+        "log": "2026-11-25-fsai-rows-coalesced-f32.md",
+    },
+    "multi-gpu-2": {
+        "title": "1 -> 2 GPUs",
+        "files": ["h200x2-sums-kernel/instance-2/r[12]-base/*-np[12].csv"],
+        "machine": "two NVIDIA H200s of one host (`nvidia-h200-x2`)",
+        "commit": "54c8162, 2026-11-27 (the commits that added the CSVs)",
+        "command": "`OUT=$OUT bash bench/experiments/h200x2-sums-kernel.sh` (the defaults' rounds `r1-base`, "
+                   "`r2-base` of `bench/experiments/h200-scaling.sh` with `RANKS=\"1 2\"`)",
+        "log": "2026-11-27-two-h200-sums-kernel.md",
+    },
+    "multi-gpu-4": {
+        "title": "1 -> 4 GPUs",
+        "files": ["h200x4-4147a09/*-np[124].csv", "h200x4-4147a09/host-staged-np4-*.csv"],
+        "machine": "four NVIDIA H200s of one host (`nvidia-h200-x4`)",
+        "commit": "4147a09, 2026-11-27",
+        "command": "`OUT=$OUT bash bench/experiments/h200x4-session.sh` (`bench/experiments/h200-scaling.sh` with "
+                   "`RANKS=\"1 2 4\"`, then `PIPEKRYLOV_HALO_PEER=0` at 4 ranks)",
+        "log": "2026-11-27-two-four-h200-weak-box.md",
+    },
+}
+
+SOLVER_NAMES = {"cg": "CG", "bicgstab": "BiCGStab", "gmres": "GMRES(30)", "spmv": "SpMV"}
+
+
+def files_of(key):
+    out = []
+    for pattern in SOURCES[key]["files"]:
+        found = sorted(glob.glob(os.path.join(ROOT, RESULTS, pattern)))
+        if not found:
+            sys.exit(f"benchmarks_md.py: no file matches {RESULTS}/{pattern}")
+        out.extend(found)
+    return out
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def rel(path):
+    return os.path.relpath(path, os.path.join(ROOT, RESULTS))
+
+
+def med(values):
+    return statistics.median(values) if values else None
+
+
+def f1(v):
+    return "-" if v is None else f"{v:.1f}"
+
+
+def f2(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def f3(v):
+    return "-" if v is None else f"{v:.3f}"
+
+
+def para(text):
+    """One paragraph, wrapped like the rest of the repository's Markdown."""
+    return textwrap.fill(text, width=110, break_long_words=False, break_on_hyphens=False).split("\n") + [""]
+
+
+def source_lines(key):
+    s = SOURCES[key]
+    files_of(key)  # every pattern must match
+    names = ", ".join(f"`{p}`" for p in s["files"])
+    return para(f"Machine: {s['machine']}. Commit: {s['commit']}. Command: {s['command']}. "
+                f"Files (under `{RESULTS}/`): {names}. Log: [{s['log']}](bench/log/{s['log']}).")
+
+
+def device_name(paths):
+    for p in paths:
+        for r in rows_of(p):
+            d = r.get("device", "")
+            if d:
+                return d.split(" (rank")[0]
+    return "?"
+
+
+def latency():
+    paths = files_of("latency")
+    times = {}
+    for p in paths:
+        for r in rows_of(p):
+            key = (r["solver"], r["problem"], int(r["n"]), r["backend"], r["execution"])
+            times.setdefault(key, []).append(float(r["median_s_per_iter"]) * 1e6)
+    out = [f"## {SOURCES['latency']['title']}", ""]
+    out += source_lines("latency")
+    out += para(f"Device: {device_name(paths)}. Pipelined, f64, CSR, no preconditioner, right-hand side of ones; "
+                "us per iteration of 300-iteration solves (median of 10 repeats, then the median of the rounds). "
+                "`sync`: one host transfer per iteration; `resident`: the scalars stay on the device "
+                "(`Execution::DeviceResident`, the default on a GPU at these sizes).")
+    out += ["| solver | problem | n | CUDA sync | CUDA resident | OpenCL sync | OpenCL resident |",
+            "|---|---|---|---|---|---|---|"]
+    order = {"cg": 0, "bicgstab": 1, "gmres": 2}
+    cases = sorted({k[:3] for k in times}, key=lambda k: (order.get(k[0], 9), k[1], k[2]))
+    for s, prob, n in cases:
+        cells = [f1(med(times.get((s, prob, n, b, e), []))) for b in ("cuda", "opencl") for e in ("sync", "resident")]
+        out.append(f"| {SOLVER_NAMES.get(s, s)} | {prob} | {n} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def bandwidth():
+    paths = files_of("bandwidth")
+    best, copy_bw = {}, []
+    for p in paths:
+        for r in rows_of(p):
+            if int(r["n"]) < 3_900_000 or r.get("backend") not in ("cuda", "opencl"):
+                continue
+            if r.get("precision") != "f64" or r.get("variant") != "pipelined":
+                continue
+            if r.get("solver") not in SOLVER_NAMES or r.get("restart") not in ("30", ""):
+                continue
+            copy_bw.append(float(r["copy_gb_per_s"]))
+            key = (r["problem"], r["solver"], r["backend"])
+            ratio = float(r["floor_ratio"])
+            if key not in best or ratio < best[key]["ratio"]:
+                best[key] = {"ratio": ratio, "us": float(r["median_s_per_iter"]) * 1e6,
+                             "floor": float(r["floor_s_per_iter"]) * 1e6, "n": int(r["n"]),
+                             "nnz": int(r["nnz"]), "format": r.get("format", ""),
+                             "gbs": float(r["achieved_gb_per_s"]), "exec": r.get("execution", "")}
+    cusparse = {}
+    cpath = os.path.join(ROOT, RESULTS, SOURCES["bandwidth"]["cusparse"])
+    for r in rows_of(cpath):
+        if r["algorithm"] == "csr_alg1":
+            cusparse.setdefault(r["problem"], []).append(float(r["median_s"]) * 1e6)
+    out = [f"## {SOURCES['bandwidth']['title']}", ""]
+    out += source_lines("bandwidth")
+    out += para(f"Device: {device_name(paths)}. Pipelined, f64, us per iteration (median of 5 repeats of 30 "
+            "iterations), the best row per matrix, solver and backend among the files (format and execution "
+            "mode as given). The floor is the time CSR's bytes per iteration take at the copy bandwidth "
+            f"measured in the same run ({min(copy_bw):.0f}-{max(copy_bw):.0f} GB/s), for every layout; "
+            "\"x floor\" = time / floor. cuSPARSE: its CSR SpMV (ALG1) on the same matrix, "
+            f"`{SOURCES['bandwidth']['cusparse'].split('/')[-1]}`.")
+    out += ["| problem | n | nnz | solver | floor us | CUDA us | x floor | format | OpenCL us | x floor | format | cuSPARSE us |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    order = {"spmv": 0, "cg": 1, "bicgstab": 2, "gmres": 3}
+    cases = sorted({(k[0], k[1]) for k in best}, key=lambda k: (k[0], order[k[1]]))
+    for prob, s in cases:
+        c, o = best.get((prob, s, "cuda")), best.get((prob, s, "opencl"))
+        ref = c or o
+        cells = [prob, str(ref["n"]), str(ref["nnz"]), SOLVER_NAMES[s], f1(ref["floor"])]
+        for x in (c, o):
+            cells += ["-", "-", "-"] if x is None else [f1(x["us"]), f2(x["ratio"]), f"{x['format']} {x['exec']}"]
+        cells.append(f1(med(cusparse.get(prob, []))) if s == "spmv" else "")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def precond_label(r):
+    p = r["precond"]
+    tri, fac, lvl, s = r.get("trisolve", "-"), r.get("factorization", "-"), r.get("isai_level", "-"), r.get("block_size", "-")
+    where = "" if fac in ("-", "", None) else (
+        " (host factors)" if fac == "host" else f" (device factors, F = {fac.split(':')[1]})")
+    if p == "bilu0":
+        solve = "exact solves" if tri == "exact" else f"K = {tri.split(':')[1]} sweeps"
+        return f"BILU(0), {solve}{where}"
+    if p == "isai":
+        return f"block-ISAI k = {lvl}{where}"
+    if p == "point-block-jacobi":
+        return f"point-block Jacobi (S = {s})"
+    return {"none": "none", "jacobi": "Jacobi"}.get(p, p)
+
+
+def precond_table(key, label, extra=None):
+    groups, order = {}, []
+    for p in files_of(key):
+        for r in rows_of(p):
+            name = label(r)
+            if name not in groups:
+                groups[name] = {}
+                order.append(name)
+            g = groups[name].setdefault(r["backend"], {"its": [], "setup": [], "solve": [], "total": [], "conv": []})
+            g["its"].append(int(r["iterations"]))
+            g["setup"].append(float(r.get("precond_setup_s") or r.get("setup_s") or 0))
+            g["solve"].append(float(r["solve_s"]))
+            g["total"].append(float(r["total_s"]))
+            g["conv"].append(r["converged"] == "True")
+    out = [f"### {SOURCES[key]['title']}", ""]
+    out += source_lines(key)
+    out += ["| preconditioner | CUDA its | setup s | solve s | total s | OpenCL its | setup s | solve s | total s |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for name in order:
+        cells = [name]
+        for b in ("cuda", "opencl"):
+            g = groups[name].get(b)
+            if g is None:
+                cells += ["-"] * 4
+                continue
+            its = f"{med(g['its']):.0f}" + ("" if all(g["conv"]) else " (not converged)")
+            cells += [its, f3(med(g["setup"])), f3(med(g["solve"])), f3(med(g["total"]))]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def fsai_label(r):
+    p = r["precond"]
+    prec = "" if r.get("setup_precision") in ("-", "", None) else f", {r['setup_precision']} setup"
+    prec = prec.replace("solve setup", "f64 setup")
+    if p == "fsai":
+        return f"{r['problem']} ({int(r['n']):,}): static FSAI level {r['level']}{prec}"
+    if p == "afsai":
+        rule = "eq. (17)" if r.get("stop") == "ratio" else "step rule"
+        return f"{r['problem']} ({int(r['n']):,}): aFSAI {rule}, eps {r['eps']}{prec}"
+    return f"{r['problem']} ({int(r['n']):,}): {precond_label(r)}"
+
+
+def preconditioners():
+    out = ["## Preconditioners: time to solution", ""]
+    out += para("Seconds; medians over the rows of each configuration in the listed files; total = setup + "
+                "solve. Iterations are counted to the tolerance (a capped run says \"not converged\"). K: "
+                "triangular sweeps per factor; F: fixed-point sweeps of the factorization on the device.")
+    out += precond_table("precond-convdiff3d", precond_label)
+    out += precond_table("precond-thermal2d", precond_label)
+    out += precond_table("precond-ip", lambda r: {"ip": "Incomplete Poisson, assembled on the device",
+                                                  "ip-matrix-free": "Incomplete Poisson, matrix-free (fused into CG)"}
+                         .get(r["precond"], precond_label(r)))
+    out += precond_table("precond-fsai", fsai_label)
+    return out
+
+
+def scaling(key):
+    """us per iteration of the slowest rank by (study, solver, column) and round; column "N" for N ranks with
+    the defaults, "Nh" for N ranks with the host-staged halo (files host-staged-*)."""
+    per = {}
+    for p in files_of(key):
+        name = os.path.basename(p)
+        host_staged = name.startswith("host-staged-")
+        parts = rel(p).split("/")
+        rnd = next((x.split("-")[0] for x in parts if x[:1] == "r" and x[1:2].isdigit()), "r1")
+        for r in rows_of(p):
+            if host_staged:
+                study = "strong3d" if r["n"] == "16777216" else "weak"
+            else:
+                study = {"strong-poisson3d": "strong3d", "strong-poisson2d": "strong2d"}.get(
+                    name.split("-np")[0], "weak")
+            col = r["ranks"] + ("h" if host_staged else "")
+            per.setdefault((study, r["solver"], col), {}).setdefault(rnd, []).append(
+                float(r["slowest_rank_s_per_iter"]) * 1e6)
+    return per
+
+
+def multi_gpu():
+    out = ["## Multi-GPU efficiency", ""]
+    out += para("Pipelined, f64, CSR, synchronous mode, one rank per GPU; us per iteration of the slowest rank "
+                "(median of 5 repeats of 30 iterations). Strong: 2D 4096^2 or 3D 256^3 (16,777,216 unknowns) on "
+                "1, 2, 4 GPUs, efficiency t1 / (N tN). Weak: the 3D box of 256 x 256 x 128 unknowns (8,388,608) "
+                "per GPU, efficiency t1 / tN.")
+    studies = {"strong2d": "strong 2D 4096^2", "strong3d": "strong 3D 256^3", "weak": "weak 3D box"}
+    order = {"cg": 0, "bicgstab": 1, "gmres": 2}
+
+    def eff(study, t1, tn, n):
+        return t1 / (n * tn) if study.startswith("strong") else t1 / tn
+
+    per = scaling("multi-gpu-2")
+    out += [f"### {SOURCES['multi-gpu-2']['title']}", ""]
+    out += source_lines("multi-gpu-2")
+    out += ["Two rounds on one machine; each round's efficiency from its own one-GPU time.", "",
+            "| study | solver | 1 GPU r1 / r2 | 2 GPUs r1 / r2 | efficiency r1 / r2 |", "|---|---|---|---|---|"]
+    for (study, solver) in sorted({(k[0], k[1]) for k in per}, key=lambda k: (k[0], order[k[1]])):
+        one, two = per[(study, solver, "1")], per[(study, solver, "2")]
+        rounds = sorted(set(one) & set(two))
+        t1 = [med(one[r]) for r in rounds]
+        t2 = [med(two[r]) for r in rounds]
+        e = [eff(study, a, b, 2) for a, b in zip(t1, t2)]
+        out.append(f"| {studies[study]} | {SOLVER_NAMES[solver]} | " + " / ".join(f1(x) for x in t1) + " | "
+                   + " / ".join(f1(x) for x in t2) + " | " + " / ".join(f3(x) for x in e) + " |")
+    out.append("")
+    per = scaling("multi-gpu-4")
+    out += [f"### {SOURCES['multi-gpu-4']['title']}", ""]
+    out += source_lines("multi-gpu-4")
+    out += para("One round. At 4 ranks the halo goes device to device (the default from three ranks on); "
+                "\"host-staged\" is the same run with `PIPEKRYLOV_HALO_PEER=0`. Efficiency in brackets.")
+    out += ["| study | solver | 1 GPU | 2 GPUs | 4 GPUs | 4 GPUs, host-staged |", "|---|---|---|---|---|---|"]
+    for (study, solver) in sorted({(k[0], k[1]) for k in per}, key=lambda k: (k[0], order[k[1]])):
+        t1 = med(per[(study, solver, "1")]["r1"])
+        cells = [studies[study], SOLVER_NAMES[solver], f1(t1)]
+        for col, n in (("2", 2), ("4", 4), ("4h", 4)):
+            v = per.get((study, solver, col))
+            t = med(v["r1"]) if v else None
+            cells.append("-" if t is None else f"{t:.1f} ({eff(study, t1, t, n):.2f})")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def document():
+    out = ["# Benchmarks", ""]
+    out += para("The current numbers, written by `python3 scripts/benchmarks_md.py` from the committed CSVs "
+                "named under each table (do not edit this file by hand). Each table names its machine, the commit, "
+                "the command that produced its CSVs and the log note with the full discussion. The dated notes of "
+                "every measurement, including the rejected experiments, are in [bench/log/](bench/log/README.md); "
+                "the device scripts in [bench/experiments/](bench/experiments/README.md). How `pipekrylov bench` "
+                "measures: [docs/PERFORMANCE.md](docs/PERFORMANCE.md).")
+    out += latency()
+    out += bandwidth()
+    out += preconditioners()
+    out += multi_gpu()
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main():
+    text = document()
+    target = os.path.join(ROOT, "BENCHMARKS.md")
+    if "--check" in sys.argv[1:]:
+        with open(target) as f:
+            if f.read() != text:
+                sys.exit("BENCHMARKS.md is not what scripts/benchmarks_md.py writes; run it")
+        return
+    with open(target, "w") as f:
+        f.write(text)
+    print(f"wrote BENCHMARKS.md ({text.count(chr(10))} lines)")
+
+
+if __name__ == "__main__":
+    main()
