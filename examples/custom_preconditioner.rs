@@ -122,12 +122,23 @@ fn solve<B: Backend>(
     Cg::new(backend, &m, pc, params)?.solve(&b, &mut x)
 }
 
-fn main() -> Result<()> {
+/// Bad arguments and solver errors end the program with the error's message and exit code 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let k: usize = args
-        .next()
-        .map_or(Ok(200), |s| s.parse())
-        .expect("K: a number");
+    let k: usize = args.next().map_or(Ok(200), |s| {
+        s.parse()
+            .map_err(|_| pipekrylov::Error::param("K", format!("'{s}' is not a whole number")))
+    })?;
     let choice: BackendChoice = args.next().as_deref().unwrap_or("auto").parse()?;
     let (backend, _skipped) = choice.create()?;
     let a = Generator::Poisson2d.generate_with_param::<f64>(k)?.matrix;

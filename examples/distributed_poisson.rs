@@ -14,12 +14,23 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::Jacobi;
 use pipekrylov::solver::{Cg, Params};
 
-fn main() -> Result<(), pipekrylov::Error> {
+/// Bad arguments and solver errors end the program with the error's message and exit code 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), pipekrylov::Error> {
     let mut args = std::env::args().skip(1);
-    let k: usize = args
-        .next()
-        .map_or(Ok(64), |s| s.parse())
-        .expect("K: a number");
+    let k: usize = args.next().map_or(Ok(64), |s| {
+        s.parse()
+            .map_err(|_| pipekrylov::Error::param("K", format!("'{s}' is not a whole number")))
+    })?;
     let choice: BackendChoice = args.next().as_deref().unwrap_or("auto").parse()?;
     let mpi = Mpi::init()?;
     let comm = mpi.world();

@@ -16,16 +16,29 @@ use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::Jacobi;
 use pipekrylov::solver::{Cg, Params};
 
-fn main() -> Result<(), pipekrylov::Error> {
+/// Bad arguments and solver errors end the program with the error's message and exit code 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The positional argument `name` as a number (`default` when absent).
+fn number(arg: Option<String>, name: &str, default: usize) -> Result<usize, pipekrylov::Error> {
+    arg.map_or(Ok(default), |s| {
+        s.parse()
+            .map_err(|_| pipekrylov::Error::param(name, format!("'{s}' is not a whole number")))
+    })
+}
+
+fn run() -> Result<(), pipekrylov::Error> {
     let mut args = std::env::args().skip(1);
-    let k: usize = args
-        .next()
-        .map_or(Ok(127), |s| s.parse())
-        .expect("GRID: a number");
-    let steps: usize = args
-        .next()
-        .map_or(Ok(200), |s| s.parse())
-        .expect("STEPS: a number");
+    let k = number(args.next(), "GRID", 127)?;
+    let steps = number(args.next(), "STEPS", 200)?;
     let choice: BackendChoice = args.next().as_deref().unwrap_or("auto").parse()?;
     let (n, h) = (k * k, 1.0 / (k + 1) as f64);
     let dt = 1e-4;

@@ -10,7 +10,20 @@
 use pipekrylov::matrix::matrix_market;
 use pipekrylov::{solve, Method, SolveOptions};
 
-fn main() -> Result<(), pipekrylov::Error> {
+/// Exit codes: 0 converged, 2 ran without converging, 1 an error (its message on stderr).
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::from(2),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The solve; `Ok(converged)`.
+fn run() -> Result<bool, pipekrylov::Error> {
     let mut args = std::env::args().skip(1);
     let path = args
         .next()
@@ -50,8 +63,5 @@ fn main() -> Result<(), pipekrylov::Error> {
     let out = std::env::temp_dir().join("solution.mtx");
     matrix_market::write_vector_file(&out, &sol.x)?;
     println!("solution written to {}", out.display());
-    if !r.stop_reason.converged() {
-        std::process::exit(2);
-    }
-    Ok(())
+    Ok(r.stop_reason.converged())
 }

@@ -1,5 +1,5 @@
 /*
- * bicgstab.cl -- fused updates of pipelined BiCGStab (seed 001, Alg. 4).
+ * bicgstab.cl -- fused updates of pipelined BiCGStab ([Rupp16], Alg. 4).
  * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
  *
  * Kernel argument lists (CUDA mirrors them in this order):

@@ -1,7 +1,7 @@
 /*
  * bilu.cl -- BILU(0) factored on the device by fixed-point sweeps: the block form of Chow and
  * Patel's fine-grained parallel ILU ("Fine-grained parallel incomplete LU factorization", SIAM J.
- * Sci. Comput. 37 (2015)), the GPU setup option of seed 000's BILU(0). Conventions (SCALAR, WG,
+ * Sci. Comput. 37 (2015)), the GPU setup option of [Ma21a]'s BILU(0). Conventions (SCALAR, WG,
  * uint, FOR_EACH, PK_GLOBAL): see reduce.cl. Blocks are bs x bs, column-major, 1 <= bs <= 8.
  *
  * The factors live in the layout of the `trsv` kernels (trsv.cl): the strict lower part of L

@@ -1,5 +1,5 @@
 /*
- * cg.cl -- fused updates of pipelined CG (seed 001, Alg. 2 lines 10-12 and the first stage of
+ * cg.cl -- fused updates of pipelined CG ([Rupp16], Alg. 2 lines 10-12 and the first stage of
  * line 15). Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
  *
  * Kernel argument lists (CUDA mirrors them in this order):

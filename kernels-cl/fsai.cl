@@ -1,5 +1,5 @@
 /*
- * fsai.cl -- static factored sparse approximate inverse (FSAI) setup (PrecondOps), seed 004
+ * fsai.cl -- static factored sparse approximate inverse (FSAI) setup (PrecondOps), [Bernaschi19]
  * Section 2 (the static pattern; the adaptive growth is not here). Conventions (SCALAR, WG,
  * uint/ulong, FOR_EACH): see reduce.cl.
  *
@@ -232,7 +232,7 @@ pk_kernel void fsai_rows_team(const uint row_begin, const uint rows, PK_GLOBAL(c
 }
 
 /*
- * afsai_grow -- the adaptive FSAI pattern (seed 004 Section 2, Algorithm 1; the growth of
+ * afsai_grow -- the adaptive FSAI pattern ([Bernaschi19] Section 2, Algorithm 1; the growth of
  * every row is independent, so one work-item runs all k_max steps of its row: no host round
  * trip per step or per row).
  *

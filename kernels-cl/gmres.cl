@@ -1,6 +1,6 @@
 /*
- * gmres.cl -- Krylov-basis kernels of pipelined GMRES (seed 001, Alg. 6) and the batched
- * operations of seed 000 (batched dots, VecAXPYKernel_j).
+ * gmres.cl -- Krylov-basis kernels of pipelined GMRES ([Rupp16], Alg. 6) and the batched
+ * operations of [Ma21a] (batched dots, VecAXPYKernel_j).
  * Conventions (SCALAR, WG, uint/ulong, slots, partials layout): see reduce.cl.
  *
  * The basis holds `cols` columns of length n contiguously: column j starts at (ulong)j * n.

@@ -1,5 +1,5 @@
 /*
- * ip.cl -- matrix-free Incomplete Poisson preconditioner (PrecondOps), seed 003 Section IV.C,
+ * ip.cl -- matrix-free Incomplete Poisson preconditioner (PrecondOps), [Ament10] Section IV.C,
  * eq. (15) cut to the pattern of A, for a constant-coefficient 5/7-point stencil on an
  * nx x ny x nz grid (lexicographic numbering i = x + nx (y + ny z), Dirichlet neighbours
  * eliminated). Conventions (SCALAR, WG, uint, FOR_EACH, partials): see reduce.cl.

@@ -1,5 +1,5 @@
 /*
- * ip_assemble.cl -- the Incomplete Poisson matrix assembled on the device (seed 003 eq. (15)):
+ * ip_assemble.cl -- the Incomplete Poisson matrix assembled on the device ([Ament10] eq. (15)):
  * M^-1 = K K^T cut to the pattern of A, K = I - L D^-1, from A in CSR (columns ascending in
  * every row), and the check that A is in IP's domain. Conventions (SCALAR, WG, uint, FOR_EACH,
  * PK_GLOBAL, partials): see reduce.cl. Both kernels use partials.groups() groups.
@@ -13,12 +13,14 @@
  *       than 64 ulps of the larger (the host's `domain::symmetric_violation`). 0 exactly when
  *       A passes.
  *   ip_assemble     (uint n, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                    SCALAR* m_values, SCALAR* partials, uint slot)
+ *                    SCALAR* m_values, SCALAR* partials, uint slot, uint scaled)
  *       m_values[p] for every entry p = (i, j) of A: sum over the common k of K_ik K_jk in
- *       ascending k, with K_xk = -a_xk / a_kk for the stored k < x and K_xx = 1 (the host's
- *       `assemble::ip_matrix`, the same operations in the same order: bit for bit); partial
- *       count of the rows with an entry that is not finite into slot. A must pass
- *       ip_domain_check (every row holds its diagonal).
+ *       ascending k, with K_xk = -a_xk / a_kk for the stored k < x and K_xx = 1; with scaled
+ *       != 0 the sum of C_ik C_jk / a_kk with C_xk = -a_xk / a_xx and C_xx = 1 (the IP of
+ *       D^-1/2 A D^-1/2 scaled back). Both as the host's `assemble::ip_matrix`, the same
+ *       operations in the same order: bit for bit; partial count of the rows with an entry
+ *       that is not finite into slot. A must pass ip_domain_check (every row holds its
+ *       diagonal).
  */
 
 /* The position of column `key` in the ascending col_idx[lo..hi), or hi. */
@@ -83,7 +85,7 @@ pk_kernel void ip_domain_check(const uint n, PK_GLOBAL(const uint, row_ptr), PK_
 
 pk_kernel void ip_assemble(const uint n, PK_GLOBAL(const uint, row_ptr), PK_GLOBAL(const uint, col_idx),
                            PK_GLOBAL(const SCALAR, values), PK_GLOBAL(SCALAR, m_values), PK_GLOBAL(SCALAR, partials),
-                           const uint slot) {
+                           const uint slot, const uint scaled) {
     PK_BIND(const uint, row_ptr);
     PK_BIND(const uint, col_idx);
     PK_BIND(const SCALAR, values);
@@ -108,6 +110,17 @@ pk_kernel void ip_assemble(const uint n, PK_GLOBAL(const uint, row_ptr), PK_GLOB
                 if (ck < cl) {
                     p++;
                 } else if (ck > cl) {
+                    q++;
+                } else if (scaled) {
+                    /* C_ik = -a_ik / a_ii, C_jk = -a_jk / a_jj, each product over a_kk (positions
+                     * ie and je hold the diagonals: A passed ip_domain_check). */
+                    const SCALAR x = p < ie ? -values[p] / values[ie] : (SCALAR)1;
+                    const SCALAR y = q < je ? -values[q] / values[je] : (SCALAR)1;
+                    const SCALAR d = p == ie   ? values[ie]
+                                     : q == je ? values[je]
+                                               : values[ipa_find(col_idx, row_ptr[ck], row_ptr[ck + 1], ck)];
+                    acc += x * y / d;
+                    p++;
                     q++;
                 } else {
                     SCALAR x = (SCALAR)1, y = (SCALAR)1;

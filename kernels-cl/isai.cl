@@ -1,5 +1,5 @@
 /*
- * isai.cl -- block incomplete sparse approximate inverse (block-ISAI) setup, seed 002
+ * isai.cl -- block incomplete sparse approximate inverse (block-ISAI) setup, [Ma21b]
  * Algorithm 1 steps 2-4: one small block triangular system per block column of the inverse.
  * Conventions (SCALAR, WG, uint, FOR_EACH): see reduce.cl; block layout and the triangular
  * factor's arrays (strict part in block CSR, inverted diagonal or unit diagonal): see trsv.cl.
@@ -9,7 +9,7 @@
  *   T[P_j, P_j] N[P_j, j] = E_j     (E_j: the identity block in row j, zero elsewhere),
  * forward over P_j for a lower factor (j is the first row), backward for an upper one (j is
  * the last). Row r of the gathered system only keeps the blocks T(r, p) with p in P_j (found
- * by binary search in the sorted row set), so the system is never stored (seed 002 Section
+ * by binary search in the sorted row set), so the system is never stored ([Ma21b] Section
  * 3.2, second strategy). Block (r, j) of N is written to out[dest[e] * bs * bs ...], e its
  * position in the CSC, i.e. straight into the block CSR of N used by the BSpMV.
  *

@@ -1,7 +1,7 @@
 /*
  * trsv.cl -- block triangular solves and block-diagonal scaling (PrecondOps), for the BSR
  * preconditioners: point-block Jacobi and BILU(0) with exact (level-scheduled) or inexact
- * (block-Jacobi sweep) triangular solves, seed 000 Section 3.3, equations (10)-(11) and
+ * (block-Jacobi sweep) triangular solves, [Ma21a] Section 3.3, equations (10)-(11) and
  * Algorithms 6-7. Conventions (SCALAR, WG, uint, FOR_EACH): see reduce.cl.
  *
  * Blocks are bs x bs, column-major (entry (i, j) of block k at values[k*bs*bs + j*bs + i]),

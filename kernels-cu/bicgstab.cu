@@ -1,5 +1,5 @@
 /*
- * bicgstab.cu -- fused updates of pipelined BiCGStab (seed 001, Alg. 4). Mirrors
+ * bicgstab.cu -- fused updates of pipelined BiCGStab ([Rupp16], Alg. 4). Mirrors
  * kernels-cl/bicgstab.cl; conventions in reduce.cu.
  *
  *   bicgstab_s_update (const SCALAR* r, const SCALAR* ap, SCALAR* s, uint n, SCALAR* partials,

@@ -1,5 +1,5 @@
 /*
- * cg.cu -- fused updates of pipelined CG (seed 001, Alg. 2 lines 10-12 and the first stage of
+ * cg.cu -- fused updates of pipelined CG ([Rupp16], Alg. 2 lines 10-12 and the first stage of
  * line 15). Mirrors kernels-cl/cg.cl; conventions in reduce.cu.
  *
  *   cg_update  (SCALAR alpha, SCALAR beta, SCALAR* x, SCALAR* r, SCALAR* p, const SCALAR* ap,

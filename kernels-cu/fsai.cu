@@ -12,7 +12,7 @@
  *               const SCALAR* a_values, uint max_steps, uint per_step, SCALAR eps,
  *               uint stop_rule,
  *               SCALAR* scratch, uint* iscratch, uint* out_cols, uint* out_len)
- * The adaptive pattern (seed 004 Algorithm 1), one thread per row, all steps in one launch;
+ * The adaptive pattern ([Bernaschi19] Algorithm 1), one thread per row, all steps in one launch;
  * see kernels-cl/fsai.cl for the algorithm, the scratch layout and the arithmetic order.
  */
 

@@ -1,6 +1,6 @@
 /*
- * gmres.cu -- Krylov-basis kernels of pipelined GMRES (seed 001, Alg. 6) and the batched
- * operations of seed 000 (batched dots, VecAXPYKernel_j). Mirrors kernels-cl/gmres.cl (same
+ * gmres.cu -- Krylov-basis kernels of pipelined GMRES ([Rupp16], Alg. 6) and the batched
+ * operations of [Ma21a] (batched dots, VecAXPYKernel_j). Mirrors kernels-cl/gmres.cl (same
  * names, same argument order); conventions in reduce.cu.
  *
  * The basis holds `cols` columns of length n contiguously: column j starts at (ulong)j * n.

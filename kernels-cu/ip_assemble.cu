@@ -1,5 +1,5 @@
 /*
- * ip_assemble.cu -- the Incomplete Poisson matrix assembled on the device (seed 003 eq. (15)):
+ * ip_assemble.cu -- the Incomplete Poisson matrix assembled on the device ([Ament10] eq. (15)):
  * M^-1 = K K^T cut to the pattern of A, K = I - L D^-1, from A in CSR (columns ascending in
  * every row), and the check that A is in IP's domain. Mirrors kernels-cl/ip_assemble.cl (argument
  * meanings and arithmetic order documented there); conventions in reduce.cu. Both kernels
@@ -8,7 +8,7 @@
  *   ip_domain_check (uint n, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
  *                    SCALAR* partials, uint slot)
  *   ip_assemble     (uint n, const uint* row_ptr, const uint* col_idx, const SCALAR* values,
- *                    SCALAR* m_values, SCALAR* partials, uint slot)
+ *                    SCALAR* m_values, SCALAR* partials, uint slot, uint scaled)
  */
 
 /* The position of column `key` in the ascending col_idx[lo..hi), or hi. */
@@ -72,7 +72,7 @@ extern "C" __launch_bounds__(WG) __global__ void ip_assemble(const uint n, const
                                                              const uint *__restrict__ col_idx,
                                                              const SCALAR *__restrict__ values,
                                                              SCALAR *__restrict__ m_values, SCALAR *partials,
-                                                             const uint slot) {
+                                                             const uint slot, const uint scaled) {
     PDL_WAIT();
     SCALAR acc_bad = ZERO;
     for (uint i = GRID_START; i < n; i += GRID_STRIDE) {
@@ -92,6 +92,17 @@ extern "C" __launch_bounds__(WG) __global__ void ip_assemble(const uint n, const
                 if (ck < cl) {
                     p++;
                 } else if (ck > cl) {
+                    q++;
+                } else if (scaled) {
+                    /* C_ik = -a_ik / a_ii, C_jk = -a_jk / a_jj, each product over a_kk (positions
+                     * ie and je hold the diagonals: A passed ip_domain_check). */
+                    const SCALAR x = p < ie ? -values[p] / values[ie] : (SCALAR)1;
+                    const SCALAR y = q < je ? -values[q] / values[je] : (SCALAR)1;
+                    const SCALAR d = p == ie   ? values[ie]
+                                     : q == je ? values[je]
+                                               : values[ipa_find(col_idx, row_ptr[ck], row_ptr[ck + 1], ck)];
+                    acc += x * y / d;
+                    p++;
                     q++;
                 } else {
                     SCALAR x = (SCALAR)1, y = (SCALAR)1;

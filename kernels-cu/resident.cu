@@ -410,7 +410,7 @@ __device__ __forceinline__ void cg_fused_body(RSTATE *state, const uint slot_rr_
         return; /* not ordinary, or stopped: nothing written (the host takes over from the inputs) */
     }
     const SCALAR alpha = (SCALAR)coef[0], beta = (SCALAR)coef[1];
-    /* Seed 001 Alg. 2 lines 9-11 (cg_update's element, into the other vectors). */
+    /* [Rupp16] Alg. 2 lines 9-11 (cg_update's element, into the other vectors). */
     SCALAR rr = ZERO;
     for (uint i = i0; i < n; i += GRID_STRIDE) {
         const bool first = i == i0;
@@ -630,7 +630,7 @@ __device__ __forceinline__ void bicgstab_fused_body(
         return; /* not ordinary, or stopped: nothing written (the host takes over from the inputs) */
     }
     const SCALAR alpha = (SCALAR)coef[0], omega = (SCALAR)coef[1], beta = (SCALAR)coef[2];
-    /* Seed 001 Alg. 4 lines 15, 16 and 19 (bicgstab_update's element, p into p_out). */
+    /* [Rupp16] Alg. 4 lines 15, 16 and 19 (bicgstab_update's element, p into p_out). */
     SCALAR acc[2] = {ZERO, ZERO};
     for (uint i = i0; i < n; i += GRID_STRIDE) {
         const bool one = i == i0;

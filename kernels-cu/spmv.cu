@@ -1,5 +1,5 @@
 /*
- * spmv.cu -- y = A x fused with the first stage of the inner products on y (seed 001: CG Alg. 2
+ * spmv.cu -- y = A x fused with the first stage of the inner products on y ([Rupp16]: CG Alg. 2
  * lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES Alg. 6 line 7), and the residual
  * r = b - A x with an optional partial <r, r>, for CSR, SELL-C-sigma and BSR. Mirrors
  * kernels-cl/spmv.cl (same names, same argument order); conventions in reduce.cu.

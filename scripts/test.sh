@@ -24,6 +24,18 @@ cargo run --release --quiet --features "$features" --example heat_equation -- 63
 cargo run --release --quiet --features "$features" --example solve_matrix_market -- \
   tests/data/494_bus.mtx cg jacobi host
 cargo run --release --quiet --features "$features" --example custom_preconditioner -- 100 host
+# The examples answer a bad argument like the CLI: the error's message and exit code 1, no panic.
+for run in "heat_equation -- abc" "solve_matrix_market -- tests/data/494_bus.mtx cgg" \
+  "custom_preconditioner -- x host" "heat_equation -- 10 10 nobackend"; do
+  set +e
+  # shellcheck disable=SC2086
+  out=$(cargo run --release --quiet --features "$features" --example $run 2>&1)
+  status=$?
+  set -e
+  if [ "$status" -ne 1 ] || grep -q panicked <<<"$out" || ! grep -q "^error: " <<<"$out"; then
+    echo "example '$run' with a bad argument: status $status"; echo "$out"; exit 1
+  fi
+done
 # The OpenCL kernels once more with buffers passed as device addresses (-D PK_ADDRESS_ARGS, the
 # default on NVIDIA GPUs; PoCL supports it too): every kernel against the host again.
 case " $features " in
@@ -55,5 +67,27 @@ case " $features " in
     # The users' multi-rank example (README: examples/) on two host ranks.
     cargo build --release --quiet --features "$features" --example distributed_poisson
     timeout 300 mpirun --oversubscribe -np 2 target/release/examples/distributed_poisson 24 host
+    # `solve --json` under mpirun: one JSON object on stdout with every field of the
+    # one-process report and a per-rank table whose columns add up to each rank's own time
+    # per iteration.
+    solve_args=(solve --generate poisson2d:10000 --solver cg --precond jacobi --backend host --json)
+    one=$(target/release/pipekrylov "${solve_args[@]}")
+    for np in 2 3 4; do
+      out=$(timeout 300 mpirun --oversubscribe -np "$np" target/release/pipekrylov "${solve_args[@]}")
+      ONE="$one" NP="$np" python3 -c '
+import json, os, sys
+one, np = json.loads(os.environ["ONE"]), int(os.environ["NP"])
+v = json.loads(sys.stdin.read())  # exactly one object, nothing else on stdout
+missing = sorted(set(one) - set(v))
+assert not missing, f"fields missing under mpirun: {missing}"
+assert v["ranks"] == np and len(v["per_rank"]) == np, v
+assert v["converged"] and v["iterations"] == one["iterations"], (v["iterations"], one["iterations"])
+for r, row in enumerate(v["per_rank"]):
+    parts = row["halo_us"] + row["reduce_us"] + row["globalize_us"]
+    assert parts <= row["iteration_us"] * (1 + 1e-9) + 1e-6, (r, row)
+    assert abs(parts + row["rest_us"] - row["iteration_us"]) <= 1e-6 * max(1.0, row["iteration_us"]), (r, row)
+print(f"== mpirun -np {np} solve --json: one object, {len(v)} fields, per-rank columns add up")
+' <<<"$out"
+    done
     ;;
 esac

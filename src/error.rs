@@ -6,8 +6,9 @@
 
 use thiserror::Error;
 
-/// Convenient alias used throughout the crate.
-pub type Result<T> = std::result::Result<T, Error>;
+/// Convenient alias used throughout the crate. The error type defaults to [`Error`] but can be
+/// named, so `Result<(), Box<dyn std::error::Error>>` still works where this alias is imported.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in pipekrylov.
 #[derive(Debug, Error, Clone, PartialEq)]

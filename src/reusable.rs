@@ -22,14 +22,12 @@
 //! }
 //! ```
 
-use crate::backend::{
-    AnyBackend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, MatrixFormat, SpmvOps, VectorOps,
-};
+use crate::backend::{AnyBackend, BackendInfo, Buffer, DeviceMatrix, SpmvOps, VectorOps};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::{self, PrecondKind, Preconditioner};
+use crate::precond::{self, Preconditioner};
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, Params};
+use crate::solver::{BiCgStab, Cg, Gmres, Monitor, Progress};
 use crate::{Method, Solution, SolveOptions};
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
@@ -40,36 +38,10 @@ pub struct SolverBuilder<'a, T> {
 }
 
 impl<'a, T: Scalar> SolverBuilder<'a, T> {
-    /// The Krylov method (default GMRES).
-    pub fn method(mut self, method: Method) -> Self {
-        self.options.method = method;
-        self
+    fn options_mut(&mut self) -> &mut SolveOptions {
+        &mut self.options
     }
-    /// The preconditioner at its default parameters (default none).
-    pub fn precond(mut self, kind: PrecondKind) -> Self {
-        self.options.precond.kind = kind;
-        self
-    }
-    /// The relative tolerance.
-    pub fn rtol(mut self, rtol: f64) -> Self {
-        self.options.params.rtol = rtol;
-        self
-    }
-    /// Every solver parameter at once (tolerances, iteration limit, restart, variant, ...).
-    pub fn params(mut self, params: Params) -> Self {
-        self.options.params = params;
-        self
-    }
-    /// Where to run (default: the best compiled-in GPU backend that works, else the host).
-    pub fn backend(mut self, backend: BackendChoice) -> Self {
-        self.options.backend = backend;
-        self
-    }
-    /// The matrix's storage format on the device (default CSR).
-    pub fn format(mut self, format: MatrixFormat) -> Self {
-        self.options.format = format;
-        self
-    }
+    crate::solve::option_setters!(options_mut);
     /// All options at once.
     pub fn options(mut self, options: SolveOptions) -> Self {
         self.options = options;
@@ -151,7 +123,7 @@ impl<T: Scalar> ReusableSolver<T> {
     pub fn solve(&mut self, b: &[T]) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.backend.fill(&mut self.x, T::zero())?;
-        self.run(b)
+        self.run(b, None)
     }
 
     /// Solve A x = b from the initial guess `x0`.
@@ -159,7 +131,32 @@ impl<T: Scalar> ReusableSolver<T> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
         self.backend.write(&mut self.x, x0)?;
-        self.run(b)
+        self.run(b, None)
+    }
+
+    /// [`ReusableSolver::solve`] with `monitor` called after every iteration (see
+    /// [`crate::solve_with_monitor`]).
+    pub fn solve_with_monitor(
+        &mut self,
+        b: &[T],
+        monitor: &mut dyn FnMut(Progress),
+    ) -> Result<Solution<T>> {
+        self.check_len("right-hand side", b.len())?;
+        self.backend.fill(&mut self.x, T::zero())?;
+        self.run(b, Some(monitor))
+    }
+
+    /// [`ReusableSolver::solve_from`] with `monitor` called after every iteration.
+    pub fn solve_from_with_monitor(
+        &mut self,
+        b: &[T],
+        x0: &[T],
+        monitor: &mut dyn FnMut(Progress),
+    ) -> Result<Solution<T>> {
+        self.check_len("right-hand side", b.len())?;
+        self.check_len("initial guess", x0.len())?;
+        self.backend.write(&mut self.x, x0)?;
+        self.run(b, Some(monitor))
     }
 
     fn check_len(&self, what: &str, len: usize) -> Result<()> {
@@ -173,7 +170,7 @@ impl<T: Scalar> ReusableSolver<T> {
         Ok(())
     }
 
-    fn run(&mut self, b: &[T]) -> Result<Solution<T>> {
+    fn run(&mut self, b: &[T], monitor: Monitor<'_>) -> Result<Solution<T>> {
         let Self {
             options,
             notes,
@@ -186,9 +183,13 @@ impl<T: Scalar> ReusableSolver<T> {
         backend.write(rhs, b)?;
         let (m, pc, p) = (&*matrix, precond.as_deref(), options.params);
         let report = match options.method {
-            Method::Cg => Cg::new(&*backend, m, pc, p)?.solve(rhs, x)?,
-            Method::BiCgStab => BiCgStab::new(&*backend, m, pc, p)?.solve(rhs, x)?,
-            Method::Gmres => Gmres::new(&*backend, m, pc, p)?.solve(rhs, x)?,
+            Method::Cg => Cg::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?,
+            Method::BiCgStab => {
+                BiCgStab::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?
+            }
+            Method::Gmres => {
+                Gmres::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?
+            }
         };
         Ok(Solution {
             x: backend.download(x)?,

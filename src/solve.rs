@@ -5,9 +5,9 @@
 use crate::backend::{BackendChoice, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::{PrecondKind, PrecondSpec};
+use crate::precond::PrecondSpec;
 use crate::scalar::Scalar;
-use crate::solver::{Params, SolveReport};
+use crate::solver::{Params, Progress, SolveReport};
 
 /// Which Krylov method [`solve`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,17 +37,40 @@ impl std::str::FromStr for Method {
 }
 
 /// What [`solve`] does: method, preconditioner, tolerances and where it runs.
+///
+/// Every field has a builder method, so options read as a chain from the defaults:
+///
+/// ```
+/// use pipekrylov::precond::PrecondKind;
+/// use pipekrylov::solver::Execution;
+/// use pipekrylov::{Method, SolveOptions};
+/// let opts = SolveOptions::default()
+///     .method(Method::Gmres)
+///     .restart(50)
+///     .precond(PrecondKind::Jacobi)
+///     .rtol(1e-10)
+///     .atol(1e-14)
+///     .max_iter(500)
+///     .execution(Execution::Synchronous);
+/// assert_eq!(opts.params.restart, 50);
+/// assert_eq!(opts.params.max_iter, 500);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SolveOptions {
-    /// The Krylov method.
+    /// The Krylov method. Default: [`Method::Gmres`].
     pub method: Method,
-    /// The preconditioner and its parameters (`PrecondSpec::default()` is none).
+    /// The preconditioner and its parameters. Default: `PrecondSpec::default()`, no
+    /// preconditioner.
     pub precond: PrecondSpec,
-    /// Tolerances, iteration limit, restart, pipelined or classical.
+    /// Tolerances, iteration limit, restart, pipelined or classical, execution mode. Default:
+    /// [`Params::default`] (each field's default is stated there: rtol 1e-8, atol 0, at most
+    /// 10,000 iterations, restart 30, pipelined, automatic execution).
     pub params: Params,
-    /// Where to run (`Auto`: the best compiled-in GPU backend that works, else the host).
+    /// Where to run. Default: [`BackendChoice::Auto`], the best compiled-in GPU backend that
+    /// works, else the host (the host also for systems of at most
+    /// [`AUTO_HOST_MAX_N`](crate::backend::AUTO_HOST_MAX_N) unknowns).
     pub backend: BackendChoice,
-    /// Storage format of the matrix on the device.
+    /// Storage format of the matrix on the device. Default: [`MatrixFormat::Csr`].
     pub format: MatrixFormat,
 }
 
@@ -63,27 +86,93 @@ impl Default for SolveOptions {
     }
 }
 
+/// The setters shared by [`SolveOptions`] and [`crate::SolverBuilder`]: `$options` is a method
+/// of the type that returns its `&mut SolveOptions`.
+macro_rules! option_setters {
+    ($options:ident) => {
+        /// The Krylov method (default GMRES).
+        pub fn method(mut self, method: $crate::Method) -> Self {
+            self.$options().method = method;
+            self
+        }
+        /// The preconditioner `kind` at its default parameters (default none).
+        pub fn precond(mut self, kind: $crate::precond::PrecondKind) -> Self {
+            self.$options().precond.kind = kind;
+            self
+        }
+        /// The preconditioner with all its parameters (block size, triangular solves, levels,
+        /// ...).
+        pub fn precond_spec(mut self, spec: $crate::precond::PrecondSpec) -> Self {
+            self.$options().precond = spec;
+            self
+        }
+        /// Every solver parameter at once (tolerances, iteration limit, restart, variant, ...).
+        pub fn params(mut self, params: $crate::solver::Params) -> Self {
+            self.$options().params = params;
+            self
+        }
+        /// The relative tolerance: stop when ||r|| <= max(rtol ||b||, atol) (default 1e-8).
+        pub fn rtol(mut self, rtol: f64) -> Self {
+            self.$options().params.rtol = rtol;
+            self
+        }
+        /// The absolute tolerance (default 0).
+        pub fn atol(mut self, atol: f64) -> Self {
+            self.$options().params.atol = atol;
+            self
+        }
+        /// The iteration limit (Krylov steps for GMRES; default 10,000).
+        pub fn max_iter(mut self, max_iter: usize) -> Self {
+            self.$options().params.max_iter = max_iter;
+            self
+        }
+        /// The GMRES restart length m (default 30; capped at min(m, n, max_iter) by the solver).
+        pub fn restart(mut self, restart: usize) -> Self {
+            self.$options().params.restart = restart;
+            self
+        }
+        /// The orthogonalization of the pipelined GMRES (default DCGS2).
+        pub fn gmres_orthogonalization(
+            mut self,
+            orthogonalization: $crate::solver::GmresOrthogonalization,
+        ) -> Self {
+            self.$options().params.gmres_orthogonalization = orthogonalization;
+            self
+        }
+        /// Pipelined or classical (default pipelined).
+        pub fn variant(mut self, variant: $crate::solver::Variant) -> Self {
+            self.$options().params.variant = variant;
+            self
+        }
+        /// Synchronous or device-resident iterations (default automatic).
+        pub fn execution(mut self, execution: $crate::solver::Execution) -> Self {
+            self.$options().params.execution = execution;
+            self
+        }
+        /// Whether the report keeps the residual history (default true).
+        pub fn record_history(mut self, record: bool) -> Self {
+            self.$options().params.record_history = record;
+            self
+        }
+        /// Where to run (default: the best compiled-in GPU backend that works, else the host).
+        pub fn backend(mut self, backend: $crate::backend::BackendChoice) -> Self {
+            self.$options().backend = backend;
+            self
+        }
+        /// The matrix's storage format on the device (default CSR).
+        pub fn format(mut self, format: $crate::backend::MatrixFormat) -> Self {
+            self.$options().format = format;
+            self
+        }
+    };
+}
+pub(crate) use option_setters;
+
 impl SolveOptions {
-    /// These options with the method `method`.
-    pub fn method(mut self, method: Method) -> Self {
-        self.method = method;
+    fn options_mut(&mut self) -> &mut SolveOptions {
         self
     }
-    /// These options with the preconditioner `kind` at its default parameters.
-    pub fn precond(mut self, kind: PrecondKind) -> Self {
-        self.precond.kind = kind;
-        self
-    }
-    /// These options with the relative tolerance `rtol`.
-    pub fn rtol(mut self, rtol: f64) -> Self {
-        self.params.rtol = rtol;
-        self
-    }
-    /// These options on the backend `backend`.
-    pub fn backend(mut self, backend: BackendChoice) -> Self {
-        self.backend = backend;
-        self
-    }
+    option_setters!(options_mut);
 }
 
 /// The result of [`solve`].
@@ -116,6 +205,56 @@ pub struct Solution<T> {
 /// assert!(sol.report.stop_reason.converged() && sol.report.relative_true_residual < 1e-9);
 /// ```
 pub fn solve<T: Scalar>(a: &CsrMatrix<T>, b: &[T], options: &SolveOptions) -> Result<Solution<T>> {
+    checked(a, b)?;
+    // The reusable solver, used once: the same checks, setup and solve from x = 0.
+    let solution = crate::ReusableSolver::builder(a)
+        .options(*options)
+        .build()?
+        .solve(b)?;
+    Ok(with_hints(a, solution))
+}
+
+/// [`solve`] with `monitor` called after every iteration (GMRES: at the end of each cycle on
+/// the pipelined DCGS2 path) with the iteration number and the recursive residual norm. A
+/// monitor makes pipelined CG and BiCGStab run synchronously (it must see every iteration as it
+/// happens).
+///
+/// ```
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::solver::Progress;
+/// use pipekrylov::{solve_with_monitor, Method, SolveOptions};
+/// let a = Generator::Poisson2d.generate::<f64>(400).unwrap().matrix;
+/// let b = vec![1.0; a.n_rows()];
+/// let mut seen = Vec::new();
+/// let opts = SolveOptions::default().method(Method::Cg);
+/// let sol = solve_with_monitor(&a, &b, &opts, &mut |p: Progress| seen.push(p.iteration)).unwrap();
+/// assert_eq!(seen.len(), sol.report.iterations + 1); // iteration 0 is the initial residual
+/// ```
+pub fn solve_with_monitor<T: Scalar>(
+    a: &CsrMatrix<T>,
+    b: &[T],
+    options: &SolveOptions,
+    monitor: &mut dyn FnMut(Progress),
+) -> Result<Solution<T>> {
+    checked(a, b)?;
+    let solution = crate::ReusableSolver::builder(a)
+        .options(*options)
+        .build()?
+        .solve_with_monitor(b, monitor)?;
+    Ok(with_hints(a, solution))
+}
+
+/// The solution with a note in its report when CG stopped without converging on a matrix that
+/// is not symmetric (the report suggests GMRES or BiCGStab).
+fn with_hints<T: Scalar>(a: &CsrMatrix<T>, mut solution: Solution<T>) -> Solution<T> {
+    if let Some(hint) = crate::precond::domain::cg_nonsymmetric_hint(a, &solution.report) {
+        solution.report.notes.push(hint);
+    }
+    solution
+}
+
+/// The length check of the one-call API, before anything is set up.
+fn checked<T: Scalar>(a: &CsrMatrix<T>, b: &[T]) -> Result<()> {
     if b.len() != a.n_rows() {
         return Err(Error::dims(
             "right-hand side length vs matrix rows",
@@ -123,9 +262,5 @@ pub fn solve<T: Scalar>(a: &CsrMatrix<T>, b: &[T], options: &SolveOptions) -> Re
             b.len(),
         ));
     }
-    // The reusable solver, used once: the same checks, setup and solve from x = 0.
-    crate::ReusableSolver::builder(a)
-        .options(*options)
-        .build()?
-        .solve(b)
+    Ok(())
 }

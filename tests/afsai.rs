@@ -1,4 +1,4 @@
-//! Adaptive FSAI (seed 004 Algorithm 1): the grown pattern against an independent dense
+//! Adaptive FSAI (\[Bernaschi19\] Algorithm 1): the grown pattern against an independent dense
 //! reference, identical patterns and equal factors on every backend (host is the reference),
 //! rows that stop growing early, PCG convergence against Jacobi-PCG, typed errors.
 
@@ -688,7 +688,7 @@ fn host_layout_kernels() {
 
 /// A single-precision setup (A rounded to f32, every setup kernel in f32, G cast to f64 on the
 /// device) gives a factor close to the double-precision one and PCG iteration counts within 2%
-/// (seed 004: unchanged counts), for the adaptive and the static FSAI.
+/// (\[Bernaschi19\]: unchanged counts), for the adaptive and the static FSAI.
 fn f32_setup_matches_f64<B: Backend + 'static>(b: &B) {
     // The three generated problems.
     let cases: Vec<_> = common::spd_problems().into_iter().take(3).collect();

@@ -1,4 +1,4 @@
-//! Preconditioning II: block-ISAI (seed 002) and Incomplete Poisson (seed 003).
+//! Preconditioning II: block-ISAI (\[Ma21b\]) and Incomplete Poisson (\[Ament10\]).
 //!
 //! The ISAI patterns against a dense boolean power, the `isai_solve` kernel of every backend
 //! against dense Gaussian elimination of each gathered system (S = 1..8, k = 1..3, awkward
@@ -337,7 +337,7 @@ fn ip_equals_the_closed_formula_on_poisson() {
                     0
                 };
             for (&j, &v) in cols.iter().zip(vals) {
-                // seed 003 eq. (29): 1/d off the diagonal, 1 + sum (1/d)^2 over the lower
+                // [Ament10] eq. (29): 1/d off the diagonal, 1 + sum (1/d)^2 over the lower
                 // neighbours on it.
                 let want = if j == i {
                     1.0 + lower as f64 / (d * d)
@@ -742,7 +742,7 @@ fn load(name: &str) -> CsrMatrix<f64> {
 /// GMRES(30) + block-ISAI converges where GMRES(30) alone does not (within the budget), with
 /// two launches per application. The Olmstead matrices are left out: like the Jacobi sweeps
 /// of Preconditioning I, a sparse approximate inverse of their factors (a dependency chain
-/// as long as the matrix) is far from the exact one and GMRES stalls (see BENCHMARKS.md).
+/// as long as the matrix) is far from the exact one and GMRES stalls (see bench/log/).
 fn gmres_with_isai_converges<B: Backend + 'static>(b: &B) {
     let cases: Vec<(&str, CsrMatrix<f64>, usize, usize)> = vec![
         (

@@ -1289,7 +1289,7 @@ fn solve_on<B: Backend>(
     .unwrap()
 }
 
-/// Launch and transfer counts of the pipelined solvers (seed 001 section 3).
+/// Launch and transfer counts of the pipelined solvers (\[Rupp16\] section 3).
 fn pipelined_counts<B: Backend>(b: &B) {
     let p = Generator::Poisson2d.generate::<f64>(4096).unwrap();
     let m = b.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
@@ -1364,7 +1364,7 @@ fn pipelined_counts<B: Backend>(b: &B) {
         "GMRES (CGS2) launches per cycle"
     );
     assert_eq!(r.inner_counters.transfers, 0);
-    // The paper's simpler GMRES (seed 001 Algorithm 6): step 1: 2 kernels, step 2: 3, steps
+    // The paper's simpler GMRES ([Rupp16] Algorithm 6): step 1: 2 kernels, step 2: 3, steps
     // 3..30: 4 each.
     let simpler = Params {
         gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,

@@ -333,7 +333,7 @@ fn pipelined_iterations_launch_and_transfer_like_the_paper() {
         (r.loop_counters.launches, r.loop_counters.transfers),
         (120, 30)
     );
-    // The paper's GMRES (simpler GMRES, seed 001 Algorithm 6): step 1: 2 kernels, step 2: 3,
+    // The paper's GMRES (simpler GMRES, [Rupp16] Algorithm 6): step 1: 2 kernels, step 2: 3,
     // steps 3..30: 4 each (the default DCGS2 Arnoldi is counted in backend_agreement.rs).
     let simpler = Params {
         gmres_orthogonalization: pipekrylov::solver::GmresOrthogonalization::SimplerCgs,

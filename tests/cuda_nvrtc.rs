@@ -89,7 +89,7 @@ fn every_kernel_compiles_for_sm90_and_sm80_in_both_precisions() {
 /// the H200: the reductions' grid then runs in one wave. A kernel that read its first CSR row
 /// into registers held across its grid-stride loop took 128 registers (gmres_dcgs2_spmv_dots)
 /// and 106 (bicgstab_s_spmv_resident) instead of 64 and 32, two blocks per multiprocessor:
-/// GMRES(30) ran 13% slower at 4M-17M unknowns on the H200 (BENCHMARKS.md, 2026-11-26).
+/// GMRES(30) ran 13% slower at 4M-17M unknowns on the H200 (bench/log/, 2026-11-26).
 #[test]
 fn kernels_fit_the_reduction_grid_on_each_multiprocessor() {
     let limit = 65_536 / (DEFAULT_BLOCK * REDUCTION_BLOCKS_PER_SM as u32);

@@ -1,4 +1,4 @@
-//! Static FSAI (seed 004, Section 2): the factor of every backend against a dense reference
+//! Static FSAI (\[Bernaschi19\], Section 2): the factor of every backend against a dense reference
 //! (Gaussian elimination of each row's system) on awkward sizes, levels 1..3 and with
 //! prefiltration; the pattern against a dense boolean power; G^T the transpose of G;
 //! diag(G A G^T) = 1; PCG convergence with the true residual and far fewer iterations than

@@ -67,6 +67,45 @@ fn device_assembly_applies_like_the_host_one<B: Backend>(b: &B) {
     }
 }
 
+/// Both scalings, forced: the device assembly applies like the host assembly of the same
+/// scaling, and the scaled matrix is the unscaled one over d on a constant diagonal.
+fn device_assembly_of_each_scaling_applies_like_the_host_one<B: Backend>(b: &B) {
+    use pipekrylov::precond::{incomplete_poisson_matrix_scaled, IpScaling};
+    for (name, a) in problems() {
+        let n = a.n_rows();
+        let x = rand_vec::<f64>(n, n as u64 + 5);
+        let r = b.upload(&x).unwrap();
+        for scaling in [IpScaling::None, IpScaling::Symmetric] {
+            let host =
+                IncompletePoisson::new_with_scaling(b, &a, MatrixFormat::Csr, scaling).unwrap();
+            let device =
+                IncompletePoisson::with_scaling(b, &a, None, MatrixFormat::Csr, scaling).unwrap();
+            let (mut z1, mut z2) = (b.alloc(n).unwrap(), b.alloc(n).unwrap());
+            host.apply(b, &r, &mut z1).unwrap();
+            device.apply(b, &r, &mut z2).unwrap();
+            let (z1, z2) = (b.download(&z1).unwrap(), b.download(&z2).unwrap());
+            assert!(rel_diff(&z2, &z1) < 1e-14, "{name} {scaling}");
+            let params = Preconditioner::<B, f64>::params(&device);
+            let want = if scaling == IpScaling::None {
+                "none"
+            } else {
+                "symmetric"
+            };
+            assert_eq!(params["scaling"], want, "{name}");
+        }
+        let d = a.diagonal();
+        if d.iter().all(|&v| v == d[0]) {
+            let plain = pipekrylov::precond::incomplete_poisson_matrix(&a).unwrap();
+            let scaled = incomplete_poisson_matrix_scaled(&a).unwrap();
+            let (mut y1, mut y2) = (vec![0.0; n], vec![0.0; n]);
+            plain.mul_vec(&x, &mut y1).unwrap();
+            scaled.mul_vec(&x, &mut y2).unwrap();
+            let y1: Vec<f64> = y1.iter().map(|v| v / d[0]).collect();
+            assert!(rel_diff(&y2, &y1) < 1e-14, "{name}: scaled = plain / d");
+        }
+    }
+}
+
 /// CG with the device-assembled IP converges (true residual) in the host assembly's iterations.
 fn cg_with_device_ip_converges<B: Backend + 'static>(b: &B) {
     for (name, a) in [
@@ -152,6 +191,11 @@ fn host_device_assembly_applies_like_the_host_one() {
     device_assembly_applies_like_the_host_one(&HostBackend::new());
 }
 #[test]
+fn host_device_assembly_of_each_scaling_applies_like_the_host_one() {
+    device_assembly_of_each_scaling_applies_like_the_host_one(&HostBackend::new());
+}
+
+#[test]
 fn host_cg_with_device_ip_converges() {
     cg_with_device_ip_converges(&HostBackend::new());
 }
@@ -170,6 +214,10 @@ mod opencl {
     #[test]
     fn opencl_device_assembly_applies_like_the_host_one() {
         super::device_assembly_applies_like_the_host_one(&backend());
+    }
+    #[test]
+    fn opencl_device_assembly_of_each_scaling_applies_like_the_host_one() {
+        super::device_assembly_of_each_scaling_applies_like_the_host_one(&backend());
     }
     #[test]
     fn opencl_cg_with_device_ip_converges() {
@@ -192,6 +240,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_device_assembly_applies_like_the_host_one() {
         super::device_assembly_applies_like_the_host_one(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_device_assembly_of_each_scaling_applies_like_the_host_one() {
+        super::device_assembly_of_each_scaling_applies_like_the_host_one(&backend());
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

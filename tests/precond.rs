@@ -510,7 +510,7 @@ fn assert_converged(what: &str, r: &SolveReport) {
 /// GMRES(30) and BiCGStab with BILU(0) (exact and 3 sweeps) converge to 1e-8 within a budget
 /// in which the unpreconditioned solve does not. On the Olmstead matrices (a chain of
 /// dependencies as long as the matrix) 3 sweeps are far from the exact triangular solves and
-/// GMRES stalls with them: only the exact solve is asserted there (see BENCHMARKS.md). On Pd,
+/// GMRES stalls with them: only the exact solve is asserted there (see bench/log/). On Pd,
 /// BiCGStab with 3 sweeps climbs to 1e4-1e7 times the initial residual in its first 30
 /// iterations, and whether that hump crosses the divergence bound (dtol = 1e5) depends on
 /// rounding (on the host: peak 6.7e4 and convergence in 105 iterations with the partials summed

@@ -1,4 +1,4 @@
-//! Solver behaviour on the host backend: the paper's pipelined-vs-classical comparison (seed 001
+//! Solver behaviour on the host backend: the paper's pipelined-vs-classical comparison (\[Rupp16\]
 //! Table 4.3), convergence on every generator that suits each solver, preconditioning, and the
 //! RELIABILITY.md rows about solves (1-13, 28).
 

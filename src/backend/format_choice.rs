@@ -1,6 +1,6 @@
 //! The `auto` device format (issue 16): a format chosen from the matrix's row-length statistics
 //! and block structure for the backend it goes to, with the reason (for the JSON report and the
-//! bench CSV). The rules follow measurements on the H200 (`BENCHMARKS.md`, "The SpMV alone
+//! bench CSV). The rules follow measurements on the H200 (the log `bench/log/`, "The SpMV alone
 //! against cuSPARSE" and "Automatic format choice"; CG iterations at n = 0.3-1M):
 //!
 //! * not a GPU (host backend, OpenCL CPU devices): CSR, the format their kernels are written for;
@@ -16,7 +16,7 @@
 //!   SELL-32-256 (2D/3D Poisson at n = 1-4.2M on NVIDIA OpenCL, an H100: SpMV 0.69-0.91x
 //!   CSR's time, CG 0.88-0.99x, BiCGStab 0.92-0.93x, GMRES(30) 0.95-1.01x; below, at 0.26M and
 //!   less, CG and BiCGStab ran 1.1-1.7x slower in SELL, whose device-resident iterations have no
-//!   fused one-kernel form; `BENCHMARKS.md`, "Short rows on NVIDIA OpenCL");
+//!   fused one-kernel form; the log `bench/log/`, "Short rows on NVIDIA OpenCL");
 //! * otherwise CSR.
 
 use super::matrix::MatrixFormat;

@@ -34,7 +34,7 @@ pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS"
 /// SELL matrices (`gmres_dcgs2_spmv_dots_sell`): `0` never (the product and `basis_dots2` apart,
 /// as before the kernel existed), `1` on both backends; unset (or anything else) on CUDA only
 /// (measured: 6-10% faster GMRES(30) iterations at n = 4M on CUDA, 0.5-1.6% slower on NVIDIA
-/// OpenCL; `BENCHMARKS.md`, "GMRES's DCGS2 product and dots fused for SELL").
+/// OpenCL; the log `bench/log/`, "GMRES's DCGS2 product and dots fused for SELL").
 pub const DCGS2_SELL_FUSED_ENV: &str = "PIPEKRYLOV_DCGS2_SELL_FUSED";
 
 /// Environment variable forcing the adaptive FSAI's growth kernel on the GPU backends: `row`
@@ -161,7 +161,7 @@ pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 /// must see the same value (the ranks agree on the link at the first exchange).
 pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 
-/// The fewest ranks for which the halo link is tried by default. Measured (BENCHMARKS.md,
+/// The fewest ranks for which the halo link is tried by default. Measured (bench/log/,
 /// "Two and four H200s with the box-shaped weak problem"): at 2 ranks each rank has one
 /// neighbour, the host-staged exchange hides behind the local product, and the link was
 /// 0.4-2.8% slower on two H200s (even on two H100s); at 4 ranks it made CG 2.1x faster on four
@@ -196,7 +196,7 @@ fn halo_peer_choice(env: Option<usize>, ranks: usize) -> bool {
 pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
 
 /// The most ranks for which the device-to-device global sums are tried by default. Measured
-/// on four H200s (BENCHMARKS.md, "The device-to-device global sums by default at two ranks"):
+/// on four H200s (bench/log/, "The device-to-device global sums by default at two ranks"):
 /// at 2 ranks (host-staged halo) BiCGStab and GMRES(30) ran 1.2-4.3% faster per iteration in
 /// both rounds; at 4 ranks (halo link) they were 0.4-2.6% slower, so they stay off there.
 pub const SUMS_PEER_MAX_RANKS: usize = 2;

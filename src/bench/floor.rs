@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn cg_csr_f64_matches_the_anchor_formula() {
-        // 12 nnz + 76 n bytes (the H200 anchor measurements in BENCHMARKS.md): n = 4190209, nnz = 20942857 -> 570 MB.
+        // 12 nnz + 76 n bytes (the H200 anchor measurements in bench/log/): n = 4190209, nnz = 20942857 -> 570 MB.
         let (n, nnz) = (4_190_209usize, 20_942_857usize);
         let b = iteration_bytes(
             "cg",

@@ -159,7 +159,10 @@ pub fn ladder(g: Generator, min_n: usize, max_n: usize) -> Vec<usize> {
         Generator::Poisson2d | Generator::Aniso2d | Generator::Thermal2d => {
             (4..=11).map(|j| (1usize << j) - 1).collect()
         }
-        Generator::Poisson3d | Generator::ConvDiff3d | Generator::Jump3d => {
+        Generator::Poisson3d
+        | Generator::ConvDiff3d
+        | Generator::Jump3d
+        | Generator::RandJump3d => {
             vec![8, 16, 32, 64, 128, 160]
         }
         Generator::Fem2d => (4..=11).collect(),

@@ -1,6 +1,6 @@
 //! SVG plot of seconds per iteration vs n (log-log): one panel per solver, one colour per
 //! backend, pipelined thick and classical thin, each backend's traffic floor dashed in its
-//! colour — the shape of seed 001's Fig. 4.
+//! colour — the shape of \[Rupp16\]'s Fig. 4.
 
 use super::BenchRow;
 use crate::error::{Error, Result};

@@ -1,7 +1,7 @@
 //! `pipekrylov`: solve, benchmark and inspect backends from the command line.
 //!
 //! Exit codes: 0 converged (or command succeeded), 2 solve ended without converging (report
-//! still printed), 1 error (message on stderr).
+//! still printed), 1 error (message on stderr), usage errors included.
 
 use clap::{Parser, Subcommand};
 use pipekrylov::backend::format_choice::FormatRequest;
@@ -28,12 +28,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Solve one linear system.
+    ///
+    /// Exit codes: 0 converged, 2 ran without converging (the report is printed), 1 an error
+    /// (bad arguments included; the message on stderr).
+    #[command(allow_negative_numbers = true)]
     Solve {
         /// Matrix Market file.
         #[arg(long)]
         matrix: Option<String>,
         /// Generated problem NAME:N (poisson2d, poisson3d, fem2d, elasticity3d, convdiff3d, aniso2d,
-        /// thermal2d, jump3d, stencil27, powerlaw, circuit), or a box grid NAME:NXxNY (poisson2d,
+        /// thermal2d, jump3d, randjump3d, stencil27, powerlaw, circuit), or a box grid NAME:NXxNY (poisson2d,
         /// aniso2d) / NAME:NXxNYxNZ (poisson3d).
         #[arg(long)]
         generate: Option<String>,
@@ -57,13 +61,16 @@ enum Command {
         gmres_ortho: String,
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
         /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
-        /// poisson2d, poisson3d, aniso2d), fsai (static FSAI, SPD matrices) or afsai
-        /// (adaptive FSAI, SPD matrices).
+        /// poisson2d, poisson3d, aniso2d), fsai (static FSAI, SPD matrices), afsai
+        /// (adaptive FSAI, SPD matrices) or amg (smoothed-aggregation multigrid, one V-cycle;
+        /// elliptic problems).
         #[arg(long, default_value = "none")]
         precond: String,
-        /// Triangular solves of bilu0 / block-jacobi: exact (level-scheduled) or sweeps:K
-        /// (K block-Jacobi sweeps per factor).
-        #[arg(long, default_value = "exact")]
+        /// Triangular solves of bilu0 / block-jacobi: auto (exact on a CPU or where the factors
+        /// have few levels, else sweeps; the report says which ran and why), exact
+        /// (level-scheduled, one launch per level) or sweeps:K (K block-Jacobi sweeps per
+        /// factor).
+        #[arg(long, default_value = "auto")]
         trisolve: String,
         /// Block size S of the block preconditioners (1..8; default: S of --format bsr:S,
         /// else 3 for elasticity3d, else 1).
@@ -80,6 +87,32 @@ enum Command {
         /// Pattern level k of isai: the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
         #[arg(long, default_value_t = 1)]
         isai_level: usize,
+        /// Scaling of ip: auto (the IP of D^-1/2 A D^-1/2, scaled back, where the diagonal
+        /// varies: positive definite for 5-/7-point M-matrices, where the paper's form can be
+        /// indefinite; the paper's form on a constant diagonal, where the two agree up to a
+        /// factor), none (the paper's eq. (15)) or symmetric.
+        #[arg(long, default_value = "auto")]
+        ip_scaling: String,
+        /// Coarsening of amg: sa (smoothed aggregation) or aggregation (plain, cheaper setup,
+        /// more iterations).
+        #[arg(long, default_value = "sa")]
+        amg_coarsening: String,
+        /// Smoother of amg: jacobi (damped), l1-jacobi or chebyshev:K (degree K, 1..4).
+        #[arg(long, default_value = "jacobi")]
+        amg_smoother: String,
+        /// Smoothing sweeps of amg before and after the coarse correction (the same number
+        /// keeps the cycle symmetric, for CG).
+        #[arg(long, default_value_t = 1)]
+        amg_sweeps: usize,
+        /// Strength threshold of amg's aggregation (halved on every coarser level).
+        #[arg(long, default_value_t = 0.05)]
+        amg_strength: f64,
+        /// Most levels of amg, the coarsest included.
+        #[arg(long, default_value_t = 25)]
+        amg_max_levels: usize,
+        /// amg stops coarsening at this many rows and inverts that level (at most 4096).
+        #[arg(long, default_value_t = 500)]
+        amg_coarse_size: usize,
         /// Pattern level k of fsai: G on the lower triangle of the pattern of A^k (1..4).
         #[arg(long, default_value_t = 1)]
         fsai_level: usize,
@@ -95,7 +128,7 @@ enum Command {
         /// Tolerance eps of afsai's stopping rule (see --afsai-stop).
         #[arg(long, default_value_t = 1e-3)]
         afsai_eps: f64,
-        /// Stopping rule of afsai: ratio (a row stops when psi_k / psi_0 <= eps, seed 004 eq. 17)
+        /// Stopping rule of afsai: ratio (a row stops when psi_k / psi_0 <= eps, [Bernaschi19] eq. 17)
         /// or step (when the last step reduced psi by a relative eps or less).
         #[arg(long, default_value = "ratio")]
         afsai_stop: String,
@@ -136,14 +169,20 @@ enum Command {
         /// choice and its reason are in the output), csr, ell, sell, sell:C:SIGMA, bsr:S.
         #[arg(long, default_value = "auto")]
         format: String,
-        /// One JSON object on stdout.
+        /// One JSON object on stdout (under mpirun: rank 0 prints one object with the per-rank
+        /// table; see docs/JSON.md).
         #[arg(long)]
         json: bool,
+        /// Put the residual history (one norm per iteration, entry 0 the initial residual) in
+        /// the --json object.
+        #[arg(long)]
+        history: bool,
         /// Write the solution to this Matrix Market vector file.
         #[arg(long)]
         output: Option<String>,
-        /// Print the residual every K iterations on stderr (from the recorded history, after
-        /// the solve; one process only).
+        /// Print the residual every K iterations on stderr, live, as the solver computes them
+        /// (pipelined CG and BiCGStab then run synchronously; GMRES prints a cycle's steps at
+        /// its end). Under mpirun, rank 0 prints them from its history after the solve.
         #[arg(long)]
         monitor: Option<usize>,
     },
@@ -274,6 +313,13 @@ fn run(cli: Cli) -> Result<i32, Error> {
             subdomains,
             factorization,
             isai_level,
+            ip_scaling,
+            amg_coarsening,
+            amg_smoother,
+            amg_sweeps,
+            amg_strength,
+            amg_max_levels,
+            amg_coarse_size,
             fsai_level,
             fsai_tau,
             afsai_max_steps,
@@ -291,6 +337,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             maxit,
             format,
             json,
+            history,
             output,
             monitor,
         } => {
@@ -309,6 +356,17 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 subdomains,
                 factorization: factorization.parse::<Factorization>()?,
                 isai_level,
+                ip_scaling: ip_scaling.parse()?,
+                amg: pipekrylov::precond::AmgOptions {
+                    coarsening: amg_coarsening.parse()?,
+                    smoother: amg_smoother.parse()?,
+                    pre_sweeps: amg_sweeps,
+                    post_sweeps: amg_sweeps,
+                    strength: amg_strength,
+                    max_levels: amg_max_levels,
+                    coarse_size: amg_coarse_size,
+                    ..pipekrylov::precond::AmgOptions::default()
+                },
                 fsai: pipekrylov::precond::FsaiOptions {
                     level: fsai_level,
                     tau: fsai_tau,
@@ -342,6 +400,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 maxit,
                 format: format.parse()?,
                 json,
+                history,
                 output,
                 monitor,
             };
@@ -447,10 +506,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Command::Plot { csv, out, title } => {
-            let text = std::fs::read_to_string(&csv).map_err(|e| Error::Io {
-                path: csv.clone(),
-                message: e.to_string(),
-            })?;
+            let text = pipekrylov::matrix::matrix_market::read_text_file(&csv)?;
             let rows = pipekrylov::bench::read_csv(&text)?;
             pipekrylov::bench::plot::write_svg(&rows, std::path::Path::new(&out), &title)?;
             Ok(0)
@@ -463,7 +519,15 @@ fn run(cli: Cli) -> Result<i32, Error> {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // Usage errors exit with 1 like every other error (clap's own code, 2, is "did not
+    // converge" here); --help and --version print to stdout and exit with 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { EXIT_ERROR } else { 0 });
+        }
+    };
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -9,7 +9,7 @@
 
 use super::bench_cmd::BenchArgs;
 use super::problem::{load_matrix, load_rhs};
-use super::solve::{precond_spec, solve_with, SolveArgs};
+use super::solve::{precond_spec, KrylovSolver, SolveArgs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::format_choice::FormatRequest;
 use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat, VectorOps};
@@ -213,8 +213,15 @@ fn finish_solve<T: Scalar>(
     };
     let b = be.upload(&b_local)?;
     let mut x = be.alloc::<T>(b_local.len())?;
-    be.reset_comm_stats();
-    let report = match solve_with(be, &a.device, pc, params, &args.solver, &b, &mut x, None) {
+    // The per-rank table counts the solve only: the ranks leave the solver's setup together
+    // (a rank that waited in the first reduction for a slower rank's setup would otherwise
+    // charge that wait to its reductions) and the statistics start after it.
+    let solved = KrylovSolver::new(be, &a.device, pc, params, &args.solver).and_then(|mut s| {
+        comm.barrier();
+        be.reset_comm_stats();
+        s.solve(&b, &mut x, None)
+    });
+    let report = match solved {
         Ok(r) => r,
         // Errors of the solvers' collective checks reach every rank at the same point; any
         // other failure is this rank's alone, and the others would wait for it forever.
@@ -231,17 +238,23 @@ fn finish_solve<T: Scalar>(
         eprint!("{}", super::solve::monitor_lines(&report, k));
     }
     let stats = be.comm_stats();
-    // Per-rank table: rows, nonzeros, ghosts, neighbours, halo and reduction seconds.
+    // Per-rank table: rows, nonzeros, ghosts, neighbours, then the rank's own solve seconds
+    // and the halo, reduction and hand-over seconds within it.
     let mine = [
         a.device.n_rows() as f64,
         a.local.nnz() as f64 + a.ghost_nnz as f64,
         a.ghost_len as f64,
         a.neighbors as f64,
+        report.solve_seconds,
         stats.halo_seconds,
         stats.reduce_seconds,
         stats.globalize_seconds,
     ];
     let all = comm.all_gather_f64(&mine);
+    let mut report = report;
+    if let Some(hint) = crate::precond::domain::cg_nonsymmetric_hint(&system.matrix, &report) {
+        report.notes.push(hint);
+    }
     let code = if report.stop_reason.converged() {
         EXIT_CONVERGED
     } else {
@@ -252,6 +265,55 @@ fn finish_solve<T: Scalar>(
     }
     let it = report.iterations.max(1) as f64;
     let per = |s: f64| s / it * 1e6;
+    let ranks: Vec<RankRow> = all
+        .chunks(mine.len())
+        .map(|v| {
+            let (solve, halo, reduce, globalize) = (per(v[4]), per(v[5]), per(v[6]), per(v[7]));
+            RankRow {
+                rows: v[0] as usize,
+                nnz: v[1] as usize,
+                ghosts: v[2] as usize,
+                neighbours: v[3] as usize,
+                iteration_us: solve,
+                halo_us: halo,
+                reduce_us: reduce,
+                globalize_us: globalize,
+                rest_us: (solve - halo - reduce - globalize).max(0.0),
+            }
+        })
+        .collect();
+    if args.json {
+        let spec = {
+            let mut spec = precond_spec(args, system, dist_format(args));
+            spec.stencil = None;
+            spec
+        };
+        let format = crate::backend::format_choice::FormatChoice {
+            format: dist_format(args),
+            reason: match args.format {
+                FormatRequest::Fixed(_) => "requested".into(),
+                FormatRequest::Auto => "CSR (the distributed solve's automatic format)".into(),
+            },
+        };
+        let mut v = super::solve::json(
+            be.inner(),
+            &name,
+            global_nnz as usize,
+            n,
+            args,
+            &report,
+            (&format, a.device.spmv_kernel()),
+            [load_seconds, 0.0],
+            pc.map(|pc| (spec, pc, f64::NAN)),
+        );
+        v["ranks"] = comm.size().into();
+        v["halo_exchanges"] = stats.exchanges.into();
+        v["peer_exchanges"] = stats.peer_exchanges.into();
+        v["global_reductions"] = stats.reductions.into();
+        v["device_reductions"] = stats.device_reductions.into();
+        v["per_rank"] = serde_json::to_value(&ranks).unwrap_or_default();
+        return Ok((code, Some(v.to_string())));
+    }
     let mut s = format!(
         "{} ({}) on {} ranks, rank 0: {} [{}]\nsystem: {name}, n = {n}, nnz = {global_nnz}, {} precision, preconditioner {} (block-Jacobi: one block per rank)\n",
         report.solver,
@@ -267,10 +329,9 @@ fn finish_solve<T: Scalar>(
          global reductions: {} ({} summed device to device)\n",
         stats.exchanges, stats.peer_exchanges, stats.reductions, stats.device_reductions
     );
+    s += &super::solve::stop_line(&report);
     s += &format!(
-        "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
-        report.stop_reason,
-        report.iterations,
+        "relative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
         report.relative_true_residual,
         report.recursive_relative_residual()
     );
@@ -284,21 +345,40 @@ fn finish_solve<T: Scalar>(
         report.solve_seconds * 1e3,
         report.seconds_per_iteration() * 1e6
     );
-    s += "rank       rows        nnz   ghosts  neighbours  halo us/it  reduce us/it  globalize us/it  rest us/it\n";
-    for (r, v) in all.chunks(mine.len()).enumerate() {
+    s += "per rank, us per iteration of its own solve (= halo + reduce + globalize + rest):\n";
+    s += "rank       rows        nnz   ghosts  neighbours  solve us/it  halo us/it  reduce us/it  globalize us/it  rest us/it\n";
+    for (r, row) in ranks.iter().enumerate() {
         s += &format!(
-            "{r:>4} {:>10} {:>10} {:>8} {:>11} {:>11.2} {:>13.2} {:>16.2} {:>11.2}\n",
-            v[0],
-            v[1],
-            v[2],
-            v[3],
-            per(v[4]),
-            per(v[5]),
-            per(v[6]),
-            (report.seconds_per_iteration() * 1e6 - per(v[4]) - per(v[5]) - per(v[6])).max(0.0)
+            "{r:>4} {:>10} {:>10} {:>8} {:>11} {:>12.2} {:>11.2} {:>13.2} {:>16.2} {:>11.2}\n",
+            row.rows,
+            row.nnz,
+            row.ghosts,
+            row.neighbours,
+            row.iteration_us,
+            row.halo_us,
+            row.reduce_us,
+            row.globalize_us,
+            row.rest_us
         );
     }
     Ok((code, Some(s.trim_end().to_string())))
+}
+
+/// One rank's row of the distributed solve's table: its share of the system, and its own solve
+/// time per iteration split into the host time in the halo, in the reduction collectives and in
+/// handing global sums to the device, and the rest (the rank's kernels and host work).
+#[derive(Debug, Clone, serde::Serialize)]
+struct RankRow {
+    rows: usize,
+    nnz: usize,
+    ghosts: usize,
+    neighbours: usize,
+    /// This rank's solve seconds per iteration, in microseconds.
+    iteration_us: f64,
+    halo_us: f64,
+    reduce_us: f64,
+    globalize_us: f64,
+    rest_us: f64,
 }
 
 /// The columns distributed benchmark rows add to [`CSV_HEADER`]: the number of ranks, the

@@ -60,7 +60,7 @@ pub fn load_matrix<T: Scalar>(matrix: Option<&str>, generate: Option<&str>) -> R
 }
 
 /// The right-hand side: `ones`, `a-ones` (b = A 1, so that the solution is all ones, as in
-/// seed 004), `random` (deterministic, seed 1) or a Matrix Market vector file.
+/// \[Bernaschi19\]), `random` (deterministic, seed 1) or a Matrix Market vector file.
 pub fn load_rhs<T: Scalar>(spec: &str, a: &CsrMatrix<T>) -> Result<Vec<T>> {
     let n = a.n_rows();
     match spec {

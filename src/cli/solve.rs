@@ -47,6 +47,10 @@ pub struct SolveArgs {
     pub factorization: Factorization,
     /// `--isai-level k`
     pub isai_level: usize,
+    /// `--ip-scaling auto|none|symmetric`
+    pub ip_scaling: crate::precond::IpScaling,
+    /// `--amg-*`: the multigrid options (block size from `--block-size`).
+    pub amg: crate::precond::AmgOptions,
     /// `--fsai-level k`, `--fsai-tau t`
     pub fsai: crate::precond::FsaiOptions,
     /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`, `--afsai-stop ratio|step`
@@ -69,11 +73,13 @@ pub struct SolveArgs {
     pub format: FormatRequest,
     /// `--json`
     pub json: bool,
+    /// `--history`: the residual history in the `--json` object.
+    pub history: bool,
     /// `--output FILE.mtx`: write the solution as a Matrix Market vector.
     pub output: Option<String>,
-    /// `--monitor K`: the residual every K iterations on stderr, as they are computed (one
-    /// process; pipelined CG then runs synchronously), under MPI from rank 0's history after
-    /// the solve.
+    /// `--monitor K`: the residual every K iterations on stderr, live, as they are computed
+    /// (pipelined CG and BiCGStab then run synchronously; GMRES reports a cycle's steps at its
+    /// end), under MPI from rank 0's history after the solve.
     pub monitor: Option<usize>,
 }
 
@@ -184,6 +190,10 @@ fn typed<T: Scalar>(
         Some(pc) => Some(time_apply(backend, pc, &b)?),
         None => None,
     };
+    let mut report = report;
+    if let Some(hint) = crate::precond::domain::cg_nonsymmetric_hint(a, &report) {
+        report.notes.push(hint);
+    }
     let code = if report.stop_reason.converged() {
         EXIT_CONVERGED
     } else {
@@ -201,6 +211,7 @@ fn typed<T: Scalar>(
             [load_seconds, kernel_build_seconds],
             precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
         )
+        .to_string()
     } else {
         human(
             backend,
@@ -210,9 +221,21 @@ fn typed<T: Scalar>(
             args,
             &report,
             (&format, m.spmv_kernel()),
-        )
+        ) + &precond.map_or(String::new(), |pc| trisolve_line(&pc.params()))
     };
     Ok((code, text))
+}
+
+/// The triangular solves a factorization preconditioner ran and why (`--trisolve auto`
+/// decides at setup), as a line of the text report; empty for other preconditioners.
+fn trisolve_line(params: &serde_json::Value) -> String {
+    match (
+        params["trisolve"].as_str(),
+        params["trisolve_reason"].as_str(),
+    ) {
+        (Some(solve), Some(reason)) => format!("\ntriangular solves: {solve} ({reason})"),
+        _ => String::new(),
+    }
 }
 
 /// `--monitor K` after the fact: one line per K iterations (and the last one) of the recorded
@@ -245,21 +268,60 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     x: &mut crate::backend::Buffer<T>,
     monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
-    let report = match solver {
-        "cg" => Cg::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
-        "bicgstab" => BiCgStab::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
-        "gmres" => Gmres::new(backend, m, precond, params)?.solve_with_monitor(b, x, monitor),
-        other => Err(Error::param(
-            "solver",
-            format!("unknown solver '{other}' (cg, bicgstab or gmres)"),
-        )),
-    };
-    // The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
-    #[cfg(feature = "cuda")]
-    if let Err(e) = crate::backend::cuda::write_trace() {
-        eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
+    KrylovSolver::new(backend, m, precond, params, solver)?.solve(b, x, monitor)
+}
+
+/// One of the three solvers, set up (workspace allocated) and ready to solve.
+pub(crate) enum KrylovSolver<'a, B: Backend, T: Scalar> {
+    /// CG.
+    Cg(Cg<'a, B, T>),
+    /// BiCGStab.
+    BiCgStab(BiCgStab<'a, B, T>),
+    /// GMRES(m).
+    Gmres(Gmres<'a, B, T>),
+}
+
+impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
+    /// Set up `solver` (cg, bicgstab or gmres).
+    pub(crate) fn new(
+        backend: &'a B,
+        m: &'a crate::backend::DeviceMatrix<T>,
+        precond: Option<&'a dyn Preconditioner<B, T>>,
+        params: Params,
+        solver: &str,
+    ) -> Result<Self> {
+        Ok(match solver {
+            "cg" => Self::Cg(Cg::new(backend, m, precond, params)?),
+            "bicgstab" => Self::BiCgStab(BiCgStab::new(backend, m, precond, params)?),
+            "gmres" => Self::Gmres(Gmres::new(backend, m, precond, params)?),
+            other => {
+                return Err(Error::param(
+                    "solver",
+                    format!("unknown solver '{other}' (cg, bicgstab or gmres)"),
+                ))
+            }
+        })
     }
-    report
+
+    /// Solve from the guess in `x`.
+    pub(crate) fn solve(
+        &mut self,
+        b: &crate::backend::Buffer<T>,
+        x: &mut crate::backend::Buffer<T>,
+        monitor: Monitor<'_>,
+    ) -> Result<SolveReport> {
+        let report = match self {
+            Self::Cg(s) => s.solve_with_monitor(b, x, monitor),
+            Self::BiCgStab(s) => s.solve_with_monitor(b, x, monitor),
+            Self::Gmres(s) => s.solve_with_monitor(b, x, monitor),
+        };
+        // The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
+        #[cfg(feature = "cuda")]
+        if let Err(e) = crate::backend::cuda::write_trace() {
+            eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
+        }
+        report
+    }
 }
 
 /// The operator's device format: the request resolved for `a` on `backend`, except that an
@@ -311,6 +373,8 @@ pub(crate) fn precond_spec<T>(
         factorization: args.factorization,
         isai_level: args.isai_level,
         format,
+        ip_scaling: args.ip_scaling,
+        amg: args.amg,
         stencil: system.stencil,
         fsai: args.fsai,
         afsai: args.afsai,
@@ -338,8 +402,9 @@ fn time_apply<B: Backend, T: Scalar>(
     Ok(times[times.len() / 2])
 }
 
+/// The `--json` object of a solve (the distributed solve adds its per-rank table).
 #[allow(clippy::too_many_arguments)]
-fn json<B: Backend, T: Scalar>(
+pub(crate) fn json<B: Backend, T: Scalar>(
     backend: &AnyBackend,
     problem: &str,
     nnz: usize,
@@ -349,7 +414,7 @@ fn json<B: Backend, T: Scalar>(
     (format, kernel): (&FormatChoice, &str),
     [load_seconds, kernel_build_seconds]: [f64; 2],
     precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64)>,
-) -> String {
+) -> serde_json::Value {
     let mut v = serde_json::json!({
         "solver": r.solver,
         "variant": args.variant.to_string(),
@@ -365,6 +430,14 @@ fn json<B: Backend, T: Scalar>(
         "iterations": r.iterations,
         "stop_reason": r.stop_reason.to_string(),
         "converged": r.stop_reason.converged(),
+        "criterion": r.criterion.map(|c| c.to_string()),
+        "rtol": r.rtol,
+        "atol": r.atol,
+        "threshold": r.threshold,
+        "b_norm": r.b_norm,
+        "max_iter": args.maxit,
+        "restart": (r.solver == "gmres").then_some(args.restart),
+        "notes": r.notes,
         "relative_residual": r.relative_true_residual,
         "true_residual": r.true_residual,
         "recursive_relative_residual": r.recursive_relative_residual(),
@@ -397,7 +470,34 @@ fn json<B: Backend, T: Scalar>(
         v["factorization"] = spec.factorization.to_string().into();
         v["isai_level"] = spec.isai_level.into();
     }
-    v.to_string()
+    if args.history {
+        v["residual_history"] = r.residual_history.clone().into();
+    }
+    v
+}
+
+/// The stop line of the text report, in the spirit of PETSc's `-ksp_converged_reason`: why it
+/// stopped, after how many iterations, and for a converged solve which tolerance it met.
+pub(crate) fn stop_line(r: &SolveReport) -> String {
+    let why = match r.criterion {
+        Some(crate::solver::StopCriterion::Relative) => format!(
+            "converged: ||r|| <= rtol ||b|| = {:.3e} (rtol {:e}, atol {:e})",
+            r.threshold, r.rtol, r.atol
+        ),
+        Some(crate::solver::StopCriterion::Absolute) => format!(
+            "converged: ||r|| <= atol = {:.3e} (rtol {:e}, atol {:e})",
+            r.threshold, r.rtol, r.atol
+        ),
+        None => format!(
+            "{} (wanted ||r|| <= {:.3e}: rtol {:e}, atol {:e})",
+            r.stop_reason, r.threshold, r.rtol, r.atol
+        ),
+    };
+    let mut s = format!("stop: {why} after {} iterations\n", r.iterations);
+    for note in &r.notes {
+        s += &format!("note: {note}\n");
+    }
+    s
 }
 
 fn human(
@@ -420,10 +520,9 @@ fn human(
         format.format,
         format.reason
     );
+    s += &stop_line(r);
     s += &format!(
-        "stop: {} after {} iterations\nrelative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
-        r.stop_reason,
-        r.iterations,
+        "relative residual ||b - Ax||/||b|| = {:.3e} (recursive {:.3e})\n",
         r.relative_true_residual,
         r.recursive_relative_residual()
     );

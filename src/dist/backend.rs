@@ -1478,11 +1478,12 @@ impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
     fn ip_assemble<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
+        scaled: bool,
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        self.inner.ip_assemble(a, m_values, partials, slot)
+        self.inner.ip_assemble(a, scaled, m_values, partials, slot)
     }
     fn isai_solve<T: Scalar>(
         &self,

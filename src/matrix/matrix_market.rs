@@ -856,9 +856,48 @@ pub fn parse_vector<T: Scalar>(text: &str) -> Result<Vec<T>> {
     Ok(sink.v)
 }
 
+/// The longest line a text file read by the crate may have, in bytes (its newline excluded).
+/// A Matrix Market data line holds at most four numbers, and no comment a writer emits comes
+/// near this; a longer line is an error naming it, so that a file whose line never ends
+/// (`/dev/zero`, a binary file) fails after reading this much instead of filling memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Read the text file at `path` line by line, refusing a line longer than
+/// [`MAX_LINE_BYTES`] ([`Error::MatrixMarket`] naming the line) and text that is not UTF-8.
+/// Every file the crate reads (matrices, vectors, the CLI's CSV) goes through here.
+pub fn read_text_file(path: impl AsRef<Path>) -> Result<String> {
+    read_text(path.as_ref())
+}
+
 fn read_text(path: &Path) -> Result<String> {
+    use std::io::{BufRead, Read};
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| io_err(&shown, &e))?;
+    let file = std::fs::File::open(path).map_err(|e| io_err(&shown, &e))?;
+    let mut reader = io::BufReader::new(file);
+    let mut bytes = Vec::new();
+    let mut line = 1usize;
+    loop {
+        let start = bytes.len();
+        let read = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| io_err(&shown, &e))?;
+        if read == 0 {
+            break;
+        }
+        let ended = bytes.last() == Some(&b'\n');
+        let len = bytes.len() - start - usize::from(ended);
+        if len > MAX_LINE_BYTES {
+            return Err(mm_err(
+                line,
+                format!(
+                    "line longer than {MAX_LINE_BYTES} bytes in {shown} (a Matrix Market line \
+                     holds a few numbers: is this a text file?)"
+                ),
+            ));
+        }
+        line += 1;
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e

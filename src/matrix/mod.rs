@@ -8,6 +8,7 @@ pub mod generate;
 pub mod matrix_market;
 pub mod reorder;
 pub mod sell;
+pub mod spgemm;
 
 pub use bsr::BsrMatrix;
 pub use coo::CooMatrix;

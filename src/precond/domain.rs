@@ -62,3 +62,64 @@ pub(crate) fn symmetric_violation<T: Scalar>(
         (!has_diag).then(|| format!("row {i} has no diagonal entry"))
     })
 }
+
+/// Why `a` is not symmetric (pattern exactly, values up to 64 ulps of the larger entry), or
+/// `None` when it is. Used to explain a CG stop on a nonsymmetric matrix.
+pub(crate) fn asymmetry<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
+    if !a.is_square() {
+        return Some(format!(
+            "the matrix is {} x {}, not square",
+            a.n_rows(),
+            a.n_cols()
+        ));
+    }
+    let tol = T::EPSILON.to_f64() * 64.0;
+    (0..a.n_rows()).into_par_iter().find_map_first(|i| {
+        let (cols, vals) = a.row(i);
+        cols.iter().zip(vals).find_map(|(&j, &v)| {
+            let (tc, tv) = a.row(j);
+            match tc.binary_search(&i).ok().map(|k| tv[k]) {
+                Some(w)
+                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) =>
+                {
+                    None
+                }
+                Some(w) => Some(format!(
+                    "({i}, {j}) = {:.6e} but ({j}, {i}) = {:.6e}",
+                    v.to_f64(),
+                    w.to_f64()
+                )),
+                None if v == T::zero() => None,
+                None => Some(format!("({i}, {j}) is stored, ({j}, {i}) is not")),
+            }
+        })
+    })
+}
+
+/// The hint a report of CG carries when it stopped on divergence or indefiniteness (or did
+/// not converge) on a matrix that is not symmetric: CG needs a symmetric positive definite
+/// matrix, GMRES and BiCGStab do not.
+pub(crate) fn cg_nonsymmetric_hint<T: Scalar>(
+    a: &CsrMatrix<T>,
+    report: &crate::solver::SolveReport,
+) -> Option<String> {
+    use crate::solver::StopReason;
+    let suspicious = matches!(
+        report.stop_reason,
+        StopReason::Diverged
+            | StopReason::IndefiniteMatrix
+            | StopReason::IndefinitePreconditioner
+            | StopReason::MaxIterations
+            | StopReason::Stagnated
+            | StopReason::NanOrInf
+    );
+    if report.solver != "cg" || !suspicious {
+        return None;
+    }
+    asymmetry(a).map(|why| {
+        format!(
+            "the matrix is not symmetric ({why}): CG needs a symmetric positive definite \
+             matrix; try GMRES or BiCGStab"
+        )
+    })
+}

@@ -2,8 +2,9 @@
 //! `--subdomains`, `--isai-level`).
 
 use super::{
-    AfsaiOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai, FsaiOptions,
-    IncompletePoisson, Jacobi, PointBlockJacobi, Preconditioner, TriangularSolve,
+    AfsaiOptions, Amg, AmgOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai,
+    FsaiOptions, IncompletePoisson, IpScaling, Jacobi, PointBlockJacobi, Preconditioner,
+    TriangularSolve,
 };
 use crate::backend::{Backend, CsrKernel, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
@@ -35,6 +36,8 @@ pub enum PrecondKind {
     Fsai,
     /// Adaptive FSAI: the pattern grown by the Kaporin gradient (SPD matrices).
     Afsai,
+    /// Algebraic multigrid by smoothed aggregation, one V-cycle per application.
+    Amg,
 }
 
 impl PrecondKind {
@@ -51,6 +54,7 @@ impl PrecondKind {
             Self::IpMatrixFree => "ip-matrix-free",
             Self::Fsai => "fsai",
             Self::Afsai => "afsai",
+            Self::Amg => "amg",
         }
     }
 }
@@ -75,11 +79,12 @@ impl std::str::FromStr for PrecondKind {
             "ip-matrix-free" => Ok(Self::IpMatrixFree),
             "fsai" => Ok(Self::Fsai),
             "afsai" => Ok(Self::Afsai),
+            "amg" => Ok(Self::Amg),
             _ => Err(Error::param(
                 "precond",
                 format!(
                     "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai or afsai)"
+                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai, afsai or amg)"
                 ),
             )),
         }
@@ -93,7 +98,7 @@ pub struct PrecondSpec {
     pub kind: PrecondKind,
     /// Block size s (point-block Jacobi, block-Jacobi, BILU(0)).
     pub block_size: usize,
-    /// Triangular solve (block-Jacobi, BILU(0)).
+    /// Triangular solve (block-Jacobi, BILU(0); default [`TriangularSolve::Auto`]).
     pub solve: TriangularSolve,
     /// Subdomains P (block-Jacobi).
     pub subdomains: usize,
@@ -103,12 +108,17 @@ pub struct PrecondSpec {
     pub isai_level: usize,
     /// Device format of an assembled IP matrix.
     pub format: MatrixFormat,
+    /// Scaling of the assembled IP (default [`IpScaling::Auto`]: the IP of D^-1/2 A D^-1/2
+    /// where the diagonal varies).
+    pub ip_scaling: IpScaling,
     /// The stencil of a generated problem (matrix-free IP needs it).
     pub stencil: Option<GridStencil>,
     /// FSAI pattern level and prefiltration.
     pub fsai: FsaiOptions,
     /// Adaptive FSAI growth parameters.
     pub afsai: AfsaiOptions,
+    /// Algebraic multigrid parameters (its block size is [`PrecondSpec::block_size`]).
+    pub amg: AmgOptions,
     /// The CSR kernel of the FSAI factors G and G^T ([`Fsai::with_factor_kernel`]; `Auto`:
     /// chosen from their row lengths by the setup).
     pub fsai_kernel: CsrKernel,
@@ -119,14 +129,16 @@ impl Default for PrecondSpec {
         Self {
             kind: PrecondKind::None,
             block_size: 1,
-            solve: TriangularSolve::Exact,
+            solve: TriangularSolve::Auto,
             subdomains: 1,
             factorization: Factorization::Host,
             isai_level: 1,
             format: MatrixFormat::Csr,
+            ip_scaling: IpScaling::Auto,
             stencil: None,
             fsai: FsaiOptions::default(),
             afsai: AfsaiOptions::default(),
+            amg: AmgOptions::default(),
             fsai_kernel: CsrKernel::Auto,
         }
     }
@@ -177,11 +189,12 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             spec.isai_level,
             spec.factorization,
         )?)),
-        PrecondKind::Ip => Some(Box::new(IncompletePoisson::new_on(
+        PrecondKind::Ip => Some(Box::new(IncompletePoisson::with_scaling(
             backend,
             a,
             device,
             spec.format,
+            spec.ip_scaling,
         )?)),
         PrecondKind::IpMatrixFree => {
             let stencil = spec.stencil.ok_or_else(|| Error::NotApplicable {
@@ -208,6 +221,14 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             backend,
             Fsai::adaptive_on(backend, a, device, spec.afsai)?,
             spec.fsai_kernel,
+        )?)),
+        PrecondKind::Amg => Some(Box::new(Amg::new(
+            backend,
+            a,
+            AmgOptions {
+                block_size: spec.block_size,
+                ..spec.amg
+            },
         )?)),
     })
 }

@@ -5,10 +5,11 @@
 //! device memory it holds, its parameters and the launches one application costs. The solvers
 //! never know which one they hold.
 
+pub mod amg;
 mod bilu0;
 pub(crate) mod block_dense;
 mod device_a;
-mod domain;
+pub(crate) mod domain;
 pub(crate) mod flat_rows;
 pub(crate) mod fsai;
 mod identity;
@@ -18,13 +19,16 @@ mod jacobi;
 mod kind;
 mod point_block_jacobi;
 
+pub use amg::{Amg, AmgOptions, Coarsening, Hierarchy, Smoother};
 pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Factorization, Levels,
-    TriangularSolve,
+    TriangularSolve, AUTO_EXACT_MAX_LEVELS, AUTO_SWEEPS,
 };
 pub use fsai::{AfsaiOptions, Fsai, FsaiOptions, FsaiSetupSplit, FsaiVariant, MAX_FSAI_LEVEL};
 pub use identity::Identity;
-pub use incomplete_poisson::{incomplete_poisson_matrix, IncompletePoisson};
+pub use incomplete_poisson::{
+    incomplete_poisson_matrix, incomplete_poisson_matrix_scaled, IncompletePoisson, IpScaling,
+};
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
 pub use kind::{build, build_on, PrecondKind, PrecondSpec};
@@ -155,6 +159,9 @@ pub(crate) fn first_non_finite<B: Backend, T: Scalar>(
     backend: &B,
     values: &Buffer<T>,
 ) -> Result<Option<usize>> {
+    if values.is_empty() {
+        return Ok(None);
+    }
     let mut zeros = backend.alloc::<T>(values.len())?;
     backend.fill(&mut zeros, T::zero())?;
     let mut partials = backend.partials::<T>(values.len().max(1), 1)?;

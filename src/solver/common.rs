@@ -2,7 +2,7 @@
 //! final true residual and the report.
 
 use super::params::{Params, Variant};
-use super::report::{Progress, SolveReport, StopReason};
+use super::report::{Progress, SolveReport, StopCriterion, StopReason};
 use crate::backend::{
     collective_result, Backend, Buffer, CounterSnapshot, DeviceMatrix, Partials, Slot,
 };
@@ -168,6 +168,8 @@ pub(crate) struct Tracker<'m> {
     loop_end: Option<CounterSnapshot>,
     /// The execution mode that ran.
     pub execution: crate::solver::Execution,
+    /// Notes for the report (a capped restart length, ...).
+    pub notes: Vec<String>,
 }
 
 impl<'m> Tracker<'m> {
@@ -180,6 +182,7 @@ impl<'m> Tracker<'m> {
             residual_replacements: 0,
             loop_end: None,
             execution: crate::solver::Execution::Synchronous,
+            notes: Vec::new(),
             target: (params.rtol * b_norm).max(params.atol),
             r0: f64::NAN,
             history: Vec::new(),
@@ -339,6 +342,13 @@ impl<'m> Tracker<'m> {
             transfers_per_iteration: per(loop_counters.transfers),
             residual_replacements: self.residual_replacements,
             execution: self.execution,
+            rtol: self.params.rtol,
+            atol: self.params.atol,
+            threshold: self.target,
+            criterion: stop_reason
+                .converged()
+                .then(|| StopCriterion::deciding(self.params, self.b_norm)),
+            notes: self.notes,
         })
     }
 }

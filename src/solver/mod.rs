@@ -17,4 +17,4 @@ pub use params::{
     Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N,
     RESIDENT_AUTO_MAX_N_NONSYMMETRIC,
 };
-pub use report::{BreakdownKind, Progress, SolveReport, StopReason};
+pub use report::{BreakdownKind, Progress, SolveReport, StopCriterion, StopReason};

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 
-/// Pipelined (seed 001's fused algorithms, the default) or classical (the BLAS-style baseline).
+/// Pipelined (\[Rupp16\]'s fused algorithms, the default) or classical (the BLAS-style baseline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Variant {
     /// Fused kernels, one host transfer per iteration (Algorithms 2, 4, 6).
@@ -55,7 +55,7 @@ pub enum Execution {
     /// [`Execution::auto_max_n`]), synchronous otherwise.
     #[default]
     Auto,
-    /// One host transfer per iteration (seed 001).
+    /// One host transfer per iteration (\[Rupp16\]).
     Synchronous,
     /// Scalars and stop test on the device, iterations enqueued ahead in batches.
     DeviceResident,
@@ -127,7 +127,7 @@ pub enum GmresOrthogonalization {
     /// while orthogonalizing (the default).
     #[default]
     Dcgs2,
-    /// The paper's "simpler GMRES" (seed 001 Algorithm 6, Walker and Zhou) with one pass of
+    /// The paper's "simpler GMRES" (\[Rupp16\] Algorithm 6, Walker and Zhou) with one pass of
     /// classical Gram-Schmidt: 4 kernels per step, only conditionally stable (Jiranek,
     /// Rozloznik and Gutknecht 2008).
     SimplerCgs,
@@ -171,27 +171,30 @@ impl std::fmt::Display for GmresOrthogonalization {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Params {
-    /// Relative tolerance (w.r.t. ||b||), in [0, 1).
+    /// Relative tolerance (w.r.t. ||b||), in [0, 1). Default 1e-8.
     pub rtol: f64,
-    /// Absolute tolerance, >= 0.
+    /// Absolute tolerance, >= 0. Default 0 (the relative tolerance alone decides).
     pub atol: f64,
-    /// Maximum number of iterations (Krylov steps for GMRES).
+    /// Maximum number of iterations (Krylov steps for GMRES). Default 10,000.
     pub max_iter: usize,
-    /// Divergence tolerance: stop when ||r|| > dtol ||r_0||.
+    /// Divergence tolerance: stop when ||r|| > dtol ||r_0||. Default 1e5.
     pub dtol: f64,
-    /// GMRES restart length m (ignored by CG and BiCGStab), >= 1.
+    /// GMRES restart length m (ignored by CG and BiCGStab), >= 1. Default 30. GMRES runs
+    /// min(m, n, max_iter) steps per cycle (a longer basis cannot be used) and sizes its basis
+    /// from that; the report's notes say when it capped m.
     pub restart: usize,
-    /// Pipelined or classical.
+    /// Pipelined or classical. Default [`Variant::Pipelined`].
     pub variant: Variant,
     /// Orthogonalization of the pipelined GMRES (ignored by the other solvers and by the
-    /// classical GMRES).
+    /// classical GMRES). Default [`GmresOrthogonalization::Dcgs2`].
     pub gmres_orthogonalization: GmresOrthogonalization,
     /// Synchronous or device-resident iterations (pipelined solvers; see [`Execution`]).
+    /// Default [`Execution::Auto`].
     pub execution: Execution,
-    /// Keep the residual history in the report.
+    /// Keep the residual history in the report. Default true.
     pub record_history: bool,
     /// Factor by which the true residual may miss the tolerance before the report flags loss of
-    /// accuracy.
+    /// accuracy. Default 10.
     pub accuracy_factor: f64,
 }
 

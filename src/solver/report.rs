@@ -60,6 +60,37 @@ impl std::fmt::Display for StopReason {
     }
 }
 
+/// Which tolerance set the convergence threshold max(rtol ||b||, atol) that a converged solve
+/// met (PETSc's `KSP_CONVERGED_RTOL` / `KSP_CONVERGED_ATOL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum StopCriterion {
+    /// ||r|| <= rtol ||b|| (the relative tolerance was the larger bound).
+    Relative,
+    /// ||r|| <= atol (the absolute tolerance was the larger bound).
+    Absolute,
+}
+
+impl StopCriterion {
+    /// The criterion that sets max(rtol ||b||, atol) for these parameters and ||b|| (ties go to
+    /// the relative one).
+    pub fn deciding(params: crate::solver::Params, b_norm: f64) -> Self {
+        if params.atol > params.rtol * b_norm {
+            Self::Absolute
+        } else {
+            Self::Relative
+        }
+    }
+}
+
+impl std::fmt::Display for StopCriterion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Relative => "rtol",
+            Self::Absolute => "atol",
+        })
+    }
+}
+
 /// The result of one solve.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SolveReport {
@@ -103,6 +134,17 @@ pub struct SolveReport {
     pub residual_replacements: usize,
     /// How the iterations ran: synchronous or device-resident (never `Auto`).
     pub execution: crate::solver::Execution,
+    /// The relative tolerance the solve ran with.
+    pub rtol: f64,
+    /// The absolute tolerance the solve ran with.
+    pub atol: f64,
+    /// The residual norm it had to reach: max(rtol ||b||, atol).
+    pub threshold: f64,
+    /// Which tolerance set that threshold, when the solve converged (`None` otherwise: the
+    /// stop reason says why it stopped).
+    pub criterion: Option<StopCriterion>,
+    /// Notes on how the solve ran (e.g. a GMRES restart length capped at n or max_iter).
+    pub notes: Vec<String>,
 }
 
 impl SolveReport {

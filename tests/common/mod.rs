@@ -265,7 +265,7 @@ pub fn entry(a: &CsrMatrix<f64>, i: usize, j: usize) -> f64 {
     c.binary_search(&j).map_or(0.0, |k| v[k])
 }
 
-/// PCG to 1e-8 with b = A 1 (as in seed 004), x0 = 0, synchronous execution (the paper's
+/// PCG to 1e-8 with b = A 1 (as in \[Bernaschi19\]), x0 = 0, synchronous execution (the paper's
 /// counts: one transfer per iteration), at most 20000 iterations.
 pub fn pcg_a_ones<B: pipekrylov::backend::Backend>(
     b: &B,

@@ -3,7 +3,7 @@
 //! symbol. Needs NVRTC only, no driver: CI checks with it that the kernels launched on the
 //! reduction grid keep their blocks resident together (a kernel whose registers halve the
 //! blocks per multiprocessor runs its grid in two waves; that cost GMRES 13% at 4M-17M rows
-//! once, BENCHMARKS.md 2026-11-26).
+//! once, bench/log/ 2026-11-26).
 
 use crate::error::{Error, Result};
 

@@ -619,7 +619,7 @@ impl CudaBackend {
     /// fused product that follows be scheduled right after the update's wait) only where the
     /// update and that product, each with `groups` blocks, fit on separate multiprocessors.
     /// With the product's blocks sharing the update's multiprocessors, GMRES(30) was 2-3 us
-    /// per iteration slower at n = 32K-65K (BENCHMARKS.md, issue 15, 2026-11-27).
+    /// per iteration slower at n = 32K-65K (bench/log/, issue 15, 2026-11-27).
     fn dcgs2_start_next(&self, groups: usize) -> u32 {
         u32::from(2 * groups <= self.state.device.multiprocessors)
     }

@@ -36,7 +36,7 @@
 //! finished, pushed, the neighbour's pulled, both added in rank order; `peer_sums_by_kernel`),
 //! which saved 10-22 us per BiCGStab iteration against the four kernels of those steps on two
 //! H200s. A halo link at two ranks does not exchange by kernels: push and pull kernels of 512 KB
-//! cost 12-24 us more per exchange than the host-staged halo (BENCHMARKS.md, 2026-11-27 (e)).
+//! cost 12-24 us more per exchange than the host-staged halo (bench/log/, 2026-11-27 (e)).
 
 use super::CudaBackend;
 use crate::backend::buffer::Buffer;

@@ -246,6 +246,7 @@ impl PrecondOps for CudaBackend {
     fn ip_assemble<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
+        scaled: bool,
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
@@ -259,8 +260,9 @@ impl PrecondOps for CudaBackend {
             self.ptr(m_values)?,
             self.ptr(partials.buffer())?,
             index_arg("slot", slot.0)?,
+            index_arg("scaled", usize::from(scaled))?,
         ];
-        // SAFETY: ip_assemble(n, row_ptr, col_idx, values, m_values, partials, slot): as
+        // SAFETY: ip_assemble(n, row_ptr, col_idx, values, m_values, partials, slot, scaled): as
         // ip_domain_check, and m_values holds one value per entry of A (checked). A row without
         // its diagonal only gives a wrong value (the search returns the row's end, inside the
         // arrays for every row but the last, where it is the array's end: the caller runs

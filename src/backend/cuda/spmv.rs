@@ -38,7 +38,7 @@ const EARLY_MATRIX: u32 = 1;
 const EARLY_NEXT: u32 = 2;
 
 /// Most rows of a product that starts its next kernel early (`EARLY_NEXT`). Measured on the H200
-/// (BENCHMARKS.md, issue 15, 2026-11-25 (h)): the early start gained 0.4-1.1 us per BiCGStab
+/// (bench/log/, issue 15, 2026-11-25 (h)): the early start gained 0.4-1.1 us per BiCGStab
 /// iteration up to 65K unknowns and cost pipelined CG 1.6-1.8% per iteration at 1M and 4.19M,
 /// where the products fill the device.
 const EARLY_NEXT_MAX_ROWS: usize = 1 << 17;

@@ -50,9 +50,16 @@ pub(super) fn row_in_domain<T: Scalar>(i: usize, rp: &[u32], ci: &[u32], va: &[T
     has_diag
 }
 
-/// Row `i` of the IP matrix on A's pattern into `out` (the `ip_assemble` kernel); whether
-/// every entry is finite.
-pub(super) fn row<T: Scalar>(i: usize, rp: &[u32], ci: &[u32], va: &[T], out: &mut [T]) -> bool {
+/// Row `i` of the IP matrix on A's pattern into `out` (the `ip_assemble` kernel; `scaled`:
+/// the IP of D^-1/2 A D^-1/2 scaled back); whether every entry is finite.
+pub(super) fn row<T: Scalar>(
+    i: usize,
+    rp: &[u32],
+    ci: &[u32],
+    va: &[T],
+    scaled: bool,
+    out: &mut [T],
+) -> bool {
     let (i0, i1) = (rp[i] as usize, rp[i + 1] as usize);
     let ie = lower_end(ci, i0, i1, i);
     let mut finite = true;
@@ -67,6 +74,22 @@ pub(super) fn row<T: Scalar>(i: usize, rp: &[u32], ci: &[u32], va: &[T], out: &m
             match ck.cmp(&cl) {
                 std::cmp::Ordering::Less => p += 1,
                 std::cmp::Ordering::Greater => q += 1,
+                std::cmp::Ordering::Equal if scaled => {
+                    // C_ik = -a_ik / a_ii, C_jk = -a_jk / a_jj, each product over a_kk
+                    // (positions ie and je hold the diagonals: A passed the domain check).
+                    let x = if p < ie { -va[p] / va[ie] } else { T::one() };
+                    let y = if q < je { -va[q] / va[je] } else { T::one() };
+                    let d = if p == ie {
+                        va[ie]
+                    } else if q == je {
+                        va[je]
+                    } else {
+                        va[find(ci, rp[ck] as usize, rp[ck + 1] as usize, ck as u32)]
+                    };
+                    acc += x * y / d;
+                    p += 1;
+                    q += 1;
+                }
                 std::cmp::Ordering::Equal => {
                     let (mut x, mut y) = (T::one(), T::one());
                     if p < ie || q < je {

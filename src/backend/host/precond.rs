@@ -260,6 +260,7 @@ impl PrecondOps for HostBackend {
     fn ip_assemble<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
+        scaled: bool,
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
@@ -285,7 +286,7 @@ impl PrecondOps for HostBackend {
             for i in rows {
                 let entries = rp[i] as usize..rp[i + 1] as usize;
                 let row = &mut m[entries.start - base..entries.end - base];
-                if !ip_assemble::row(i, rp, ci, va, row) {
+                if !ip_assemble::row(i, rp, ci, va, scaled, row) {
                     bad += 1;
                 }
             }

@@ -226,6 +226,7 @@ impl PrecondOps for OpenClBackend {
     fn ip_assemble<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
+        scaled: bool,
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
@@ -239,6 +240,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(m_values)?),
             Arg::Mem(self.mem(partials.buffer())?),
             Arg::uint(slot.0 as u32),
+            Arg::uint(u32::from(scaled)),
         ];
         self.launch::<T>("ip_assemble", partials.groups(), &args)
     }

@@ -11,7 +11,7 @@
 //! [`WaitMode::Spin`] waits for a small read by polling its event instead of a blocking call, which
 //! on NVIDIA's runtime may sleep and wake late.
 //!
-//! Defaults, from measurements on the H200 (`scripts/opencl-submit-sweep.sh`): no explicit flush
+//! Defaults, from measurements on the H200 (`bench/experiments/opencl-submit-sweep.sh`): no explicit flush
 //! (no policy tried beat the runtime's own submission: NVIDIA's clFlush costs about what it
 //! saves) and spin waits on GPUs (CG and BiCGStab 1-2 us faster per iteration for small systems),
 //! blocking waits on CPU devices. `PIPEKRYLOV_OPENCL_FLUSH` (`none`, or `KICK:EVERY` such as `1:4`)

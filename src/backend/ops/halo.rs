@@ -1,4 +1,4 @@
-//! The distributed SpMV's halo kernels (used by [`crate::dist`], feature `mpi`; built on every
+//! The distributed SpMV's halo kernels (used by `crate::dist`, feature `mpi`; built on every
 //! backend so that the kernels are tested everywhere).
 //!
 //! A rank's rows of A split into the local block (columns it owns) and the ghost block

@@ -1,5 +1,5 @@
 //! Fused vector updates of the pipelined solvers, and the Krylov-basis operations of GMRES
-//! (batched dots, multi-AXPY, fused Gram-Schmidt). Line numbers refer to seed 001
+//! (batched dots, multi-AXPY, fused Gram-Schmidt). Line numbers refer to \[Rupp16\]
 //! (Rupp et al.), Algorithms 2, 4 and 6.
 
 use super::spmv::SpmvOps;
@@ -336,7 +336,7 @@ pub trait KrylovOps: SpmvOps {
         dst: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// Kernel `multi_axpy` (seed 000's VecAXPYKernel_j): y += sum_k coeffs_k v_{cols.start + k},
+    /// Kernel `multi_axpy` (\[Ma21a\]'s VecAXPYKernel_j): y += sum_k coeffs_k v_{cols.start + k},
     /// one pass over y. The coefficients travel with the launch (one host transfer on GPUs).
     fn multi_axpy<T: Scalar>(
         &self,
@@ -610,7 +610,7 @@ pub mod reference {
 /// Largest partials group count for which `gmres_dcgs2_update` launches the one-kernel
 /// `gmres_dcgs2_update_small` (every group sums the 2 (count + 1) slots itself) instead of
 /// `gmres_dcgs2_finish` + `gmres_dcgs2_update`. Measured on the H200: at n <= 65K (up to 256
-/// groups of 256) a launch costs more than the repeated sums (`BENCHMARKS.md`, device-resident
+/// groups of 256) a launch costs more than the repeated sums (the log `bench/log/`, device-resident
 /// GMRES). [`crate::backend::tuning::DCGS2_SMALL_MAX_GROUPS_ENV`] overrides it.
 pub const DCGS2_SMALL_MAX_GROUPS: usize = 32;
 

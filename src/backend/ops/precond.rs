@@ -226,7 +226,7 @@ impl InversePattern {
 
 /// The Incomplete Poisson preconditioner of a constant-coefficient 5/7-point stencil on an
 /// `nx x ny x nz` grid, applied matrix-free by the `ip_stencil` kernels: only the three
-/// off-diagonal weights w = -a_axis / a_center are stored (seed 003 eq. (29), see `ip.cl`).
+/// off-diagonal weights w = -a_axis / a_center are stored (\[Ament10\] eq. (29), see `ip.cl`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IpStencil<T> {
     /// Grid points per axis (x fastest).
@@ -520,7 +520,7 @@ pub(crate) fn check_fsai<T: Scalar>(
 /// the kernels).
 pub const AFSAI_MAX_PER_STEP: usize = 8;
 
-/// Growth parameters of the adaptive FSAI pattern (kernel `afsai_grow`, seed 004 Algorithm 1):
+/// Growth parameters of the adaptive FSAI pattern (kernel `afsai_grow`, \[Bernaschi19\] Algorithm 1):
 /// at most `max_steps` steps per row, `per_step` entries added per step where the Kaporin
 /// gradient is largest, a row stops by `stop` (by default psi_k / psi_0 <= `eps`, eq. 17).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -540,7 +540,7 @@ pub struct AfsaiGrowth {
 /// of the Kaporin number after step k (psi_0 = a_ii).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AfsaiStop {
-    /// psi_k / psi_0 <= eps: seed 004 eq. (17), the default. On matrices whose psi cannot fall
+    /// psi_k / psi_0 <= eps: \[Bernaschi19\] eq. (17), the default. On matrices whose psi cannot fall
     /// far below a_ii (Laplacians: psi tends to the squared Cholesky pivot, about a_ii / 2)
     /// small eps never stops a row, and every row takes all `max_steps` steps.
     #[default]
@@ -613,7 +613,7 @@ pub const AFSAI_TEAM_CAP: usize = 31;
 /// The mean entries per row of A from which the GPU backends grow the adaptive FSAI pattern by
 /// [`AfsaiGrowKernel::Team`]: below it the merge's lists are short, a team spends 32 lanes on
 /// what one work-item does in a few heap steps, and the row kernel wins. Measured on the H200
-/// (issue 13, BENCHMARKS.md 2026-11-25 (h), growth seconds row / team, f64, CUDA and OpenCL):
+/// (issue 13, bench/log/ 2026-11-25 (h), growth seconds row / team, f64, CUDA and OpenCL):
 /// 5 per row (aniso2d 2.7M, fem2d 1M) 0.25 / 1.05 and 0.13 / 0.32, 7 per row (poisson3d 1M)
 /// 0.18 / 0.35, jump3d 1M 0.35 / 0.36 (equal); 26.5 per row (27-point stencil 1M) 0.71 / 0.59
 /// on CUDA and 0.72 / 0.57 on OpenCL; 43 per row (elasticity3d 305K) 0.75 / 0.28 (section
@@ -1102,7 +1102,7 @@ pub trait PrecondOps: KrylovOps {
     ) -> Result<()>;
 
     /// Kernel `bsr_trsv_sweep`: one block-Jacobi sweep of the triangular system T x = b
-    /// (seed 000 eq. (10) for U, eq. (11) for L; Algorithm 6 is one launch):
+    /// (\[Ma21a\] eq. (10) for U, eq. (11) for L; Algorithm 6 is one launch):
     /// x_new_I = D_I^-1 (b_I - sum_{J != I} T_IJ x_old_J), with x_old = 0 when `x_old` is `None`.
     fn bsr_trsv_sweep<T: Scalar>(
         &self,
@@ -1163,19 +1163,21 @@ pub trait PrecondOps: KrylovOps {
         slot: Slot,
     ) -> Result<()>;
 
-    /// Kernel `ip_assemble`: the IP matrix K K^T (K = I - L D^-1) on A's pattern into
+    /// Kernel `ip_assemble`: the IP matrix K K^T (K = I - L D^-1) on A's pattern, or with
+    /// `scaled` the IP of D^-1/2 A D^-1/2 scaled back, C D^-1 C^T (C = I - D^-1 L), into
     /// `m_values` (one value per stored entry of A, the host assembly's bits), and the count
     /// of rows with a non-finite entry as partials into `slot`. A must be in CSR on one rank
     /// and pass [`PrecondOps::ip_domain_check`].
     fn ip_assemble<T: Scalar>(
         &self,
         a: &DeviceMatrix<T>,
+        scaled: bool,
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()>;
 
-    /// Kernel `isai_solve` (block-ISAI setup, seed 002 Algorithm 1): the blocks of N ~ T^-1 on
+    /// Kernel `isai_solve` (block-ISAI setup, \[Ma21b\] Algorithm 1): the blocks of N ~ T^-1 on
     /// `pattern`, one small block triangular system T[P_j, P_j] N[P_j, j] = E_j per block column
     /// j, forward for a lower factor, backward for an `upper` one, written into `out` (the
     /// values of N in block CSR, s*s per block, at the pattern's destinations).
@@ -1187,7 +1189,7 @@ pub trait PrecondOps: KrylovOps {
         out: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// Kernel `fsai_rows` (static FSAI setup, seed 004): for the rows of batch `batch`, row i
+    /// Kernel `fsai_rows` (static FSAI setup, \[Bernaschi19\]): for the rows of batch `batch`, row i
     /// of G from A[P_i, P_i] y = e_last by Cholesky, G(i, P_i) = y / sqrt(y_last), written to
     /// G and through the pattern's positions to G^T; a non-SPD system writes NaN into the row.
     /// One work-item per row, or on the GPU backends a team of 32 per row for the batches of
@@ -1212,7 +1214,7 @@ pub trait PrecondOps: KrylovOps {
     /// scratch it needs (none where the team kernel fits).
     fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel;
 
-    /// Kernel `afsai_grow` or `afsai_grow_team` (`kernel`; adaptive FSAI pattern, seed 004
+    /// Kernel `afsai_grow` or `afsai_grow_team` (`kernel`; adaptive FSAI pattern, \[Bernaschi19\]
     /// Algorithm 1): for every row i in `rows`, `growth.max_steps` steps of the
     /// Kaporin-gradient growth from G~ = I, every step in the one launch. Writes the
     /// off-diagonal pattern of row i = `rows.start` + t (insertion order, columns < i) at
@@ -1282,7 +1284,7 @@ pub trait PrecondOps: KrylovOps {
         gt_pos: &mut Buffer<u32>,
     ) -> Result<()>;
 
-    /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, seed 003): z = M^-1 r.
+    /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, \[Ament10\]): z = M^-1 r.
     fn ip_stencil<T: Scalar>(
         &self,
         st: &IpStencil<T>,

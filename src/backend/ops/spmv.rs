@@ -231,7 +231,7 @@ pub trait SpmvOps: VectorOps {
     fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
 
     /// Kernel `spmv_dots` (per format): y = A x fused with the first stage of the inner products
-    /// in `dots` (seed 001: CG Alg. 2 lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES
+    /// in `dots` (\[Rupp16\]: CG Alg. 2 lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES
     /// Alg. 6 line 7).
     fn spmv_dots<T: Scalar>(
         &self,

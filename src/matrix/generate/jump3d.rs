@@ -1,5 +1,5 @@
 //! Diffusion with strong coefficient jumps, `-div(kappa grad u) = f` on the unit cube: the
-//! ill-conditioned SPD case of the robustness and FSAI benchmarks (seed 004's geomechanics-like
+//! ill-conditioned SPD case of the robustness and FSAI benchmarks (\[Bernaschi19\]'s geomechanics-like
 //! jumps).
 //!
 //! Homogeneous Dirichlet boundary (eliminated), `k x k x k` interior cells, 7-point
@@ -24,6 +24,46 @@ fn kappa(x: usize, y: usize, z: usize) -> f64 {
 
 /// The matrix on a `k^3` grid: `k^3` unknowns, at most 7 entries per row.
 pub(super) fn jump3d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
+    fv_diffusion(k, kappa, 1.0)
+}
+
+/// Fraction of the cells of [`randjump3d`] at the high conductivity.
+pub(super) const RANDJUMP_FRACTION: f64 = 0.3;
+/// The high conductivity of [`randjump3d`] (the others are 1).
+pub(super) const RANDJUMP_HIGH: f64 = 1e4;
+
+/// Whether cell `i` of [`randjump3d`] has the high conductivity: a fixed hash (splitmix64) of
+/// the cell index below [`RANDJUMP_FRACTION`], so the matrix is the same on every machine.
+fn randjump_high(i: usize) -> bool {
+    let mut z = (i as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    ((z >> 11) as f64 / (1u64 << 53) as f64) < RANDJUMP_FRACTION
+}
+
+/// Cell-centred finite-volume diffusion on `k^3` cells with a random 30% of the cells at
+/// conductivity 1e4 and the rest at 1: harmonic face averages, Dirichlet outside at half a cell
+/// (a boundary face couples with 2 kappa). The variable-coefficient case where the paper's
+/// Incomplete Poisson is indefinite (issue 50).
+pub(super) fn randjump3d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
+    let kappa = |x: usize, y: usize, z: usize| {
+        if randjump_high(x + k * (y + k * z)) {
+            RANDJUMP_HIGH
+        } else {
+            1.0
+        }
+    };
+    fv_diffusion(k, kappa, 2.0)
+}
+
+/// The 7-point finite-volume matrix of conductivity `kappa` on `k^3` cells: harmonic means
+/// across inner faces, `boundary * kappa` for a face on the Dirichlet boundary.
+fn fv_diffusion<T: Scalar>(
+    k: usize,
+    kappa: impl Fn(usize, usize, usize) -> f64,
+    boundary: f64,
+) -> Result<CsrMatrix<T>> {
     let n = k
         .checked_mul(k)
         .and_then(|v| v.checked_mul(k))
@@ -70,7 +110,7 @@ pub(super) fn jump3d<T: Scalar>(k: usize) -> Result<CsrMatrix<T>> {
                 for &(present, _, kn) in &nb {
                     diag += match (present, kn) {
                         (true, Some(kn)) => face(c, kn),
-                        _ => c,
+                        _ => boundary * c,
                     };
                 }
                 for (t, &(present, j, kn)) in nb.iter().enumerate() {

@@ -88,6 +88,10 @@ pub enum Generator {
     /// 3D diffusion with conductivity 1, 1e4 or 1e6 on 8^3-cell boxes, 7-point finite volumes
     /// (`jump3d`): an ill-conditioned SPD M-matrix. `k^3` unknowns.
     Jump3d,
+    /// 3D cell-centred finite-volume diffusion with conductivity 1e4 on a fixed pseudo-random
+    /// 30% of the cells and 1 elsewhere (harmonic face means, Dirichlet at half a cell outside):
+    /// an SPD M-matrix with a varying diagonal (`randjump3d`). `k^3` unknowns.
+    RandJump3d,
     /// 3D Laplacian with the full 27-point stencil on a `k x k x k` grid: 26 on the diagonal,
     /// -1 for each in-grid neighbour (bandwidth benchmark, issue 16). `k^3` unknowns.
     Stencil27,
@@ -99,7 +103,7 @@ pub enum Generator {
     Circuit,
 }
 
-const ALL: [Generator; 11] = [
+const ALL: [Generator; 12] = [
     Generator::Poisson2d,
     Generator::Poisson3d,
     Generator::Fem2d,
@@ -108,6 +112,7 @@ const ALL: [Generator; 11] = [
     Generator::Aniso2d,
     Generator::Thermal2d,
     Generator::Jump3d,
+    Generator::RandJump3d,
     Generator::Stencil27,
     Generator::Powerlaw,
     Generator::Circuit,
@@ -138,6 +143,7 @@ impl Generator {
             Generator::Aniso2d => "aniso2d",
             Generator::Thermal2d => "thermal2d",
             Generator::Jump3d => "jump3d",
+            Generator::RandJump3d => "randjump3d",
             Generator::Stencil27 => "stencil27",
             Generator::Powerlaw => "powerlaw",
             Generator::Circuit => "circuit",
@@ -174,6 +180,7 @@ impl Generator {
             Generator::Poisson3d
             | Generator::ConvDiff3d
             | Generator::Jump3d
+            | Generator::RandJump3d
             | Generator::Stencil27 => p.saturating_mul(p).saturating_mul(p),
             Generator::Powerlaw | Generator::Circuit => p,
             Generator::Fem2d => {
@@ -278,6 +285,7 @@ impl Generator {
             Generator::Aniso2d => aniso2d::aniso2d(param)?,
             Generator::Thermal2d => thermal2d::thermal2d(param)?,
             Generator::Jump3d => jump3d::jump3d(param)?,
+            Generator::RandJump3d => jump3d::randjump3d(param)?,
             Generator::Stencil27 => irregular::stencil27(param)?,
             Generator::Powerlaw => irregular::powerlaw(param)?,
             Generator::Circuit => irregular::circuit(param)?,
@@ -305,6 +313,10 @@ impl Generator {
             Generator::Jump3d => format!(
                 "3D diffusion, conductivity 1/1e4/1e6 on 8^3-cell boxes, 7-point finite volumes, \
                  k = {param}, {n} unknowns"
+            ),
+            Generator::RandJump3d => format!(
+                "3D diffusion, conductivity 1e4 on a pseudo-random 30% of the cells and 1 \
+                 elsewhere, 7-point finite volumes, k = {param}, {n} unknowns"
             ),
             Generator::Stencil27 => {
                 format!("3D Laplacian, 27-point stencil, k = {param}, {n} unknowns")

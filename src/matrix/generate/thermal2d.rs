@@ -1,6 +1,6 @@
 //! Steady heat conduction `-div(kappa grad u) = f` on the unit square with a piecewise-constant
 //! conductivity, P1 finite elements: a stand-in for SuiteSparse's `thermal2` (2D thermal FEM,
-//! 1.2M unknowns) in the preconditioner benchmarks of seed 000.
+//! 1.2M unknowns) in the preconditioner benchmarks of \[Ma21a\].
 //!
 //! The square is cut into `(k+1) x (k+1)` cells, each cell into two right triangles along its
 //! diagonal; homogeneous Dirichlet boundary (eliminated), `k x k` interior unknowns. Each cell

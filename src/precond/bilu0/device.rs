@@ -1,5 +1,5 @@
 //! BILU(0) factored on the backend by fixed-point sweeps (Chow and Patel's fine-grained
-//! parallel ILU in block form; the GPU setup option of seed 000's BILU(0)): the block pattern
+//! parallel ILU in block form; the GPU setup option of \[Ma21a\]'s BILU(0)): the block pattern
 //! and its L/U split on the host (one pass over A's column indices), A scattered into the
 //! factors' layout on the device, then one launch per sweep. Equations and the initial guess in
 //! `kernels-cl/bilu.cl`.

@@ -1,5 +1,5 @@
 //! BILU(0): block incomplete LU factorization with zero fill-in on the block pattern of a BSR
-//! matrix (seed 000 Section 3.3; the block form of Saad, "Iterative Methods for Sparse Linear
+//! matrix (\[Ma21a\] Section 3.3; the block form of Saad, "Iterative Methods for Sparse Linear
 //! Systems", 2nd ed., Algorithm 10.4, IKJ variant), on the host.
 
 use super::super::block_dense::{invert, mul, mul_sub, SingularBlock};
@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 /// The factors of A ~ L U on the pattern of A: L block unit lower triangular (strict part
 /// stored), U block upper triangular (strict part stored, diagonal blocks stored inverted, as
-/// PETSc does and seed 000's kernels expect). Indices are `u32`, blocks column-major.
+/// PETSc does and \[Ma21a\]'s kernels expect). Indices are `u32`, blocks column-major.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BiluFactors<T> {
     /// Block size s.
@@ -284,7 +284,7 @@ fn split<T: Scalar>(
 }
 
 /// `a` without the blocks that couple different subdomains: the block rows split into `p`
-/// contiguous parts of sizes differing by at most one (seed 000 eq. (12)), and a block (I, J)
+/// contiguous parts of sizes differing by at most one (\[Ma21a\] eq. (12)), and a block (I, J)
 /// kept only when I and J lie in the same part. Block-Jacobi over subdomains.
 pub fn drop_couplings<T: Scalar>(a: &BsrMatrix<T>, p: usize) -> BsrMatrix<T> {
     let nb = a.n_block_rows;

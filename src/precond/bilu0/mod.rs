@@ -1,5 +1,5 @@
 //! BILU(0) on BSR with exact (level-scheduled) or inexact (block-Jacobi sweep) triangular
-//! solves, and block-Jacobi over P subdomains with BILU(0) on each diagonal block (seed 000,
+//! solves, and block-Jacobi over P subdomains with BILU(0) on each diagonal block (\[Ma21a\],
 //! Sections 3.3-3.4, equations (10)-(11), Algorithms 6-7).
 
 mod device;
@@ -26,13 +26,56 @@ use std::time::Instant;
 /// How the triangular systems L f = r and U z = f are solved at every application.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TriangularSolve {
-    /// Exactly, level by level (one launch per level): the baseline of seed 000 (cuSPARSE's
+    /// Exactly, level by level (one launch per level): the baseline of \[Ma21a\] (cuSPARSE's
     /// `bsrsv2` in the paper).
     Exact,
-    /// Inexactly, by K block-Jacobi sweeps per factor starting from zero (seed 000 Algorithm
+    /// Inexactly, by K block-Jacobi sweeps per factor starting from zero (\[Ma21a\] Algorithm
     /// 7, K = it_max): x_{k+1} = D^-1 (b - (T - D) x_k). K launches per factor. K at least the
     /// number of levels gives the exact solve.
     Sweeps(usize),
+    /// Chosen at setup from the factors' level counts and the device (the default):
+    /// [`TriangularSolve::Exact`] on a CPU or where the two factors have at most
+    /// [`AUTO_EXACT_MAX_LEVELS`] levels together, otherwise
+    /// [`TriangularSolve::Sweeps`]`(`[`AUTO_SWEEPS`]`)`: on a GPU every level is one launch,
+    /// so a factor with thousands of levels (a 2D grid in its natural order has about 2 sqrt(n))
+    /// costs milliseconds per application exactly. The preconditioner's parameters report
+    /// which ran and why.
+    Auto,
+}
+
+/// Most levels (L's and U's together) for which [`TriangularSolve::Auto`] solves exactly on a
+/// GPU. Measured on the H200 (BiCGStab + BILU(0), time to solution; see
+/// `bench/results/trisolve-auto-*.csv` and BENCHMARKS.md): below it the exact solve's few
+/// launches are cheaper than the sweeps' extra iterations, above it the launches dominate.
+pub const AUTO_EXACT_MAX_LEVELS: usize = 64;
+
+/// Sweeps per factor of [`TriangularSolve::Auto`] when it does not solve exactly (measured with
+/// [`AUTO_EXACT_MAX_LEVELS`]).
+pub const AUTO_SWEEPS: usize = 3;
+
+impl TriangularSolve {
+    /// The solve `Auto` resolves to for factors of `levels` levels (L's and U's together) on a
+    /// device that is a GPU or not, and why; `Exact` and `Sweeps` resolve to themselves.
+    pub fn resolve(self, levels: usize, gpu: bool) -> (TriangularSolve, String) {
+        match self {
+            TriangularSolve::Auto if !gpu => (
+                TriangularSolve::Exact,
+                format!("auto: exact on a CPU device ({levels} levels cost no launches)"),
+            ),
+            TriangularSolve::Auto if levels <= AUTO_EXACT_MAX_LEVELS => (
+                TriangularSolve::Exact,
+                format!("auto: exact, {levels} levels <= {AUTO_EXACT_MAX_LEVELS}"),
+            ),
+            TriangularSolve::Auto => (
+                TriangularSolve::Sweeps(AUTO_SWEEPS),
+                format!(
+                    "auto: sweeps:{AUTO_SWEEPS}, {levels} levels > {AUTO_EXACT_MAX_LEVELS} \
+                     (one launch each on a GPU)"
+                ),
+            ),
+            fixed => (fixed, "requested".into()),
+        }
+    }
 }
 
 impl std::fmt::Display for TriangularSolve {
@@ -40,22 +83,24 @@ impl std::fmt::Display for TriangularSolve {
         match self {
             TriangularSolve::Exact => f.write_str("exact"),
             TriangularSolve::Sweeps(k) => write!(f, "sweeps:{k}"),
+            TriangularSolve::Auto => f.write_str("auto"),
         }
     }
 }
 
 impl std::str::FromStr for TriangularSolve {
     type Err = Error;
-    /// `exact` or `sweeps:K` with K >= 1.
+    /// `auto`, `exact` or `sweeps:K` with K >= 1.
     fn from_str(s: &str) -> Result<Self> {
         let bad = || {
             Error::param(
                 "trisolve",
-                format!("'{s}' is not a triangular solve (exact or sweeps:K with K >= 1)"),
+                format!("'{s}' is not a triangular solve (auto, exact or sweeps:K with K >= 1)"),
             )
         };
         match s.split_once(':') {
             None if s == "exact" => Ok(Self::Exact),
+            None if s == "auto" => Ok(Self::Auto),
             Some(("sweeps", k)) => match k.parse::<usize>() {
                 Ok(k) if k >= 1 => Ok(Self::Sweeps(k)),
                 _ => Err(bad()),
@@ -70,7 +115,7 @@ impl std::str::FromStr for TriangularSolve {
 pub struct Bilu0Options {
     /// Block size s (1..=8); n must be a multiple of it.
     pub block_size: usize,
-    /// Triangular solve.
+    /// Triangular solve (default [`TriangularSolve::Auto`]).
     pub solve: TriangularSolve,
     /// Number of contiguous subdomains P whose couplings are dropped (1 = plain BILU(0)).
     pub subdomains: usize,
@@ -82,7 +127,7 @@ impl Default for Bilu0Options {
     fn default() -> Self {
         Self {
             block_size: 1,
-            solve: TriangularSolve::Exact,
+            solve: TriangularSolve::Auto,
             subdomains: 1,
             factorization: Factorization::Host,
         }
@@ -124,6 +169,8 @@ pub struct Bilu0<T> {
     u: BlockTriangular<T>,
     /// Level rows on the device and level starts on the host (exact solve only).
     levels: Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>,
+    /// Why the triangular solve in `opts.solve` runs (`Auto` resolved at setup).
+    solve_reason: String,
     work: Mutex<Work<T>>,
     times: SetupTimes,
     fingerprint: u64,
@@ -208,6 +255,11 @@ impl<T: Scalar> Bilu0<T> {
                 Self::factor_device(backend, a, device, fingerprint, &opts, f, name)?
             }
         };
+        // `Auto` becomes exact or sweeps from the level counts (computed for it).
+        let total_levels = levels.as_ref().map_or(0, |(l, u)| l.count() + u.count());
+        let (solve, solve_reason) = opts.solve.resolve(total_levels, backend.is_gpu());
+        let opts = Bilu0Options { solve, ..opts };
+        let levels = levels.filter(|_| solve == TriangularSolve::Exact);
         let levels = match levels {
             Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
             None => None,
@@ -237,6 +289,7 @@ impl<T: Scalar> Bilu0<T> {
             l,
             u,
             levels,
+            solve_reason,
             work: Mutex::new(work),
             times,
             fingerprint,
@@ -310,7 +363,8 @@ impl<T: Scalar> Bilu0<T> {
         Ok((l, u, levels, times))
     }
 
-    /// The levels of both factors for the exact solve, `None` for sweeps.
+    /// The levels of both factors for the exact solve (and for `Auto`, which decides from
+    /// them), `None` for sweeps.
     fn levels_of(
         opts: &Bilu0Options,
         l_row_ptr: &[u32],
@@ -319,7 +373,7 @@ impl<T: Scalar> Bilu0<T> {
         u_col_idx: &[u32],
     ) -> Option<(Levels, Levels)> {
         match opts.solve {
-            TriangularSolve::Exact => Some((
+            TriangularSolve::Exact | TriangularSolve::Auto => Some((
                 Levels::of(l_row_ptr, l_col_idx, true),
                 Levels::of(u_row_ptr, u_col_idx, false),
             )),
@@ -327,9 +381,15 @@ impl<T: Scalar> Bilu0<T> {
         }
     }
 
-    /// The options it was built with.
+    /// The options it was built with, `Auto` resolved to the triangular solve that runs.
     pub fn options(&self) -> Bilu0Options {
         self.opts
+    }
+
+    /// Why the triangular solve of [`Bilu0::options`] runs ("requested", or the automatic
+    /// choice with the level count that decided it).
+    pub fn solve_reason(&self) -> &str {
+        &self.solve_reason
     }
 
     /// The factors as they are on the backend (L's and U's strict parts, U's inverted
@@ -458,9 +518,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
                 Self::solve_sweeps(backend, &self.l, k, r, f, other)?;
                 Self::solve_sweeps(backend, &self.u, k, f, z, other)
             }
-            (None, TriangularSolve::Exact) => Err(Error::PreconditionerSetup(
-                "BILU(0): exact solve without levels".into(),
-            )),
+            (None, TriangularSolve::Exact | TriangularSolve::Auto) => Err(
+                Error::PreconditionerSetup("BILU(0): exact solve without levels".into()),
+            ),
         }
     }
     fn setup_times(&self) -> SetupTimes {
@@ -473,13 +533,14 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
         match (&self.levels, self.opts.solve) {
             (Some((_, ll, _, ul)), _) => ll.count() + ul.count(),
             (None, TriangularSolve::Sweeps(k)) => 2 * k,
-            (None, TriangularSolve::Exact) => 0,
+            (None, TriangularSolve::Exact | TriangularSolve::Auto) => 0,
         }
     }
     fn params(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
             "block_size": self.opts.block_size,
             "trisolve": self.opts.solve.to_string(),
+            "trisolve_reason": self.solve_reason,
             "subdomains": self.opts.subdomains,
             "factorization": self.opts.factorization.to_string(),
             "factor_blocks_l": self.l.n_blocks(),

@@ -1,6 +1,6 @@
 //! The adaptive FSAI pattern grown batch by batch of rows, each batch compacted as soon as it
 //! is grown, so that the setup never holds an n x k_max array: the peak memory follows the G
-//! being built, not the largest G the growth could give (seed 004's memory concern; the issue's
+//! being built, not the largest G the growth could give (\[Bernaschi19\]'s memory concern; the issue's
 //! bound is 3x the final factors).
 //!
 //! Per batch: `afsai_grow` (every step of every row of the batch in one launch), its row

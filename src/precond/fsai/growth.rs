@@ -1,4 +1,4 @@
-//! The adaptive FSAI pattern growth of one row (seed 004 Algorithm 1) in the arithmetic order
+//! The adaptive FSAI pattern growth of one row (\[Bernaschi19\] Algorithm 1) in the arithmetic order
 //! of the `afsai_grow` kernel (`kernels-cl/fsai.cl`): the host backend's implementation and the
 //! reference the GPU kernels are tested against (identical patterns).
 

@@ -1,4 +1,4 @@
-//! Factored sparse approximate inverse (FSAI), seed 004: G lower triangular, each row from a
+//! Factored sparse approximate inverse (FSAI), \[Bernaschi19\]: G lower triangular, each row from a
 //! small dense SPD system solved on the device (`fsai_rows`), G scaled so that
 //! diag(G A G^T) = 1; applied as z = G^T (G r), two SpMVs, the second fused with the dot PCG
 //! needs.
@@ -287,7 +287,7 @@ impl<T: Scalar> Fsai<T> {
         Self::from_layout(backend, a, stage, FsaiVariant::Static(opts))
     }
 
-    /// Build the adaptive FSAI G for `a` on `backend` (seed 004 Algorithm 1): the pattern of
+    /// Build the adaptive FSAI G for `a` on `backend` (\[Bernaschi19\] Algorithm 1): the pattern of
     /// every row grows on the backend from the identity by `opts.growth.per_step` entries per
     /// step where the Kaporin gradient is largest, for at most `opts.growth.max_steps` steps
     /// or until its stopping rule `opts.growth.stop` holds; the pattern is laid out on the
@@ -312,7 +312,7 @@ impl<T: Scalar> Fsai<T> {
         device: Option<&DeviceMatrix<T>>,
         opts: AfsaiOptions,
     ) -> Result<Self> {
-        let local = Self::adaptive_on_local(backend, a, device, opts);
+        let local = Self::adaptive_on_local(backend, a, device, opts).map_err(named_afsai);
         collective_result(backend, "the adaptive FSAI setup", local)
     }
 
@@ -723,6 +723,33 @@ fn widen_csr<B: Backend, U: Scalar>(backend: &B, m: DeviceMatrix<f32>) -> Result
         *rb = row_blocks;
     }
     Ok(widened)
+}
+
+/// `e` with the preconditioner it names changed from "fsai" to "afsai": the adaptive setup
+/// shares the static one's checks, and its errors must name the preconditioner that failed.
+fn named_afsai(e: Error) -> Error {
+    match e {
+        Error::NotApplicable {
+            preconditioner,
+            reason,
+        } if preconditioner == "fsai" => Error::NotApplicable {
+            preconditioner: "afsai".into(),
+            reason,
+        },
+        Error::SingularPivot {
+            preconditioner,
+            block_row,
+            detail,
+        } if preconditioner == "fsai" => Error::SingularPivot {
+            preconditioner: "afsai".into(),
+            block_row,
+            detail,
+        },
+        Error::PreconditionerSetup(message) if message.starts_with("fsai") => {
+            Error::PreconditionerSetup(format!("afsai{}", &message["fsai".len()..]))
+        }
+        other => other,
+    }
 }
 
 /// [`Error::NotApplicable`] unless `a` can be symmetric positive definite.

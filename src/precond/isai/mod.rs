@@ -1,4 +1,4 @@
-//! Block incomplete sparse approximate inverse (block-ISAI) of the BILU(0) factors, seed 002
+//! Block incomplete sparse approximate inverse (block-ISAI) of the BILU(0) factors, \[Ma21b\]
 //! Algorithm 1: N_L ~ L^-1 and N_U ~ U^-1 on the block patterns of (I + |L|)^k and
 //! (I + |U|)^k, each block column from one small block triangular system gathered from the
 //! factor, solved on the device (`isai_solve`); applied as z = N_U (N_L r), two BSpMVs.
@@ -24,7 +24,7 @@ use std::time::Instant;
 /// Largest pattern level k of [`BlockIsai`].
 pub const MAX_ISAI_LEVEL: usize = 3;
 
-/// Where block-ISAI's setup time went (seed 002 Figures 4, 6, 8, 11), in seconds.
+/// Where block-ISAI's setup time went (\[Ma21b\] Figures 4, 6, 8, 11), in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct IsaiSetupSplit {
     /// BILU(0) factorization (host).

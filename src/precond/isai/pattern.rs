@@ -1,4 +1,4 @@
-//! Sparsity patterns of the block-ISAI inverses (seed 002 Algorithm 1, step 1): the block
+//! Sparsity patterns of the block-ISAI inverses (\[Ma21b\] Algorithm 1, step 1): the block
 //! pattern of (I + |T|)^k for a strict triangular factor T, in block CSR (for the BSpMV) and
 //! block CSC (one gathered system per column) with the map between the two.
 

@@ -1,4 +1,4 @@
-//! BiCGStab: pipelined (seed 001 Algorithm 4: 4 kernels + 1 transfer per iteration; optionally
+//! BiCGStab: pipelined (\[Rupp16\] Algorithm 4: 4 kernels + 1 transfer per iteration; optionally
 //! device-resident, see `resident`) and classical (Algorithm 3), both right-preconditioned
 //! (A M^-1 y = b, x = M^-1 y).
 
@@ -196,7 +196,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         )
     }
 
-    /// Seed 001 Algorithm 4.
+    /// \[Rupp16\] Algorithm 4.
     fn pipelined(
         &mut self,
         b: &Buffer<T>,
@@ -446,7 +446,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         Ok(Claim::Restarted(r))
     }
 
-    /// Seed 001 Algorithm 3, BLAS style.
+    /// \[Rupp16\] Algorithm 3, BLAS style.
     fn classical(
         &mut self,
         b: &Buffer<T>,

@@ -1,4 +1,4 @@
-//! Conjugate gradients: pipelined (seed 001 Algorithm 2, with an optional preconditioner) and
+//! Conjugate gradients: pipelined (\[Rupp16\] Algorithm 2, with an optional preconditioner) and
 //! classical (Algorithm 1, the BLAS-style baseline).
 //!
 //! The preconditioned pipelined form keeps z = M^-1 r and q = M^-1 Ap as recurrences, so that
@@ -234,7 +234,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         )
     }
 
-    /// Seed 001 Algorithm 2 (2 kernels + 1 transfer per iteration without preconditioner).
+    /// \[Rupp16\] Algorithm 2 (2 kernels + 1 transfer per iteration without preconditioner).
     fn pipelined(
         &mut self,
         b: &Buffer<T>,
@@ -466,7 +466,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         }
     }
 
-    /// Seed 001 Algorithm 1, one BLAS call per line and one transfer per inner product.
+    /// \[Rupp16\] Algorithm 1, one BLAS call per line and one transfer per inner product.
     fn classical(
         &mut self,
         b: &Buffer<T>,

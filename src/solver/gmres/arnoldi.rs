@@ -4,7 +4,7 @@
 //! * Pipelined with `GmresOrthogonalization::Cgs2`: classical Gram-Schmidt twice (CGS2; Giraud, Langou, Rozloznik and
 //!   van den Eshof 2005: the second pass brings the loss of orthogonality to O(eps), so the
 //!   method is as stable as MGS-GMRES, Paige, Rozloznik and Strakos 2006). Six kernels per
-//!   step, all fused as in seed 001 Algorithm 6 and nothing transferred until the cycle ends:
+//!   step, all fused as in \[Rupp16\] Algorithm 6 and nothing transferred until the cycle ends:
 //!   the SpMV with <v_{k-1}, w>, the batched dots with v_0..v_{k-2}, the fused subtraction
 //!   (which also stores the coefficients), the second pass's batched dots and subtraction
 //!   (coefficients into a second matrix), and the normalization. H = first + second pass.

@@ -9,7 +9,7 @@
 //! * pipelined with [`GmresOrthogonalization::Cgs2`]: Arnoldi with classical Gram-Schmidt run
 //!   twice, 6 fused kernels per step (`arnoldi.rs`);
 //! * pipelined with [`GmresOrthogonalization::SimplerCgs`]: the paper's 4-kernel "simpler
-//!   GMRES" (seed 001 Algorithm 6, `simpler.rs`);
+//!   GMRES" (\[Rupp16\] Algorithm 6, `simpler.rs`);
 //! * classical: textbook Arnoldi with modified Gram-Schmidt and Givens rotations
 //!   (`arnoldi.rs`).
 //!
@@ -55,6 +55,8 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
     precond: Option<&'a dyn Preconditioner<B, T>>,
     params: Params,
     m: usize,
+    /// The restart length asked for, when it was capped to m = min(restart, n, max_iter).
+    requested_restart: Option<usize>,
     /// v_0 .. v_m in columns 0..m (simpler form) or 1..m+1 (Arnoldi).
     basis: Basis<T>,
     /// The simpler form's R (m x m, R_{j,i} at (j-1) + (i-1) m), or the Arnoldi H as the
@@ -87,7 +89,10 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
 }
 
 impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
-    /// Set up the solver with restart length `params.restart`.
+    /// Set up the solver with restart length m = min(`params.restart`, n, `params.max_iter`)
+    /// (at least 1): a basis longer than the system or than the iterations allowed cannot be
+    /// used, so every allocation is sized from the capped m (SciPy caps at n too). The report's
+    /// notes say when m was capped.
     pub fn new(
         backend: &'a B,
         a: &'a DeviceMatrix<T>,
@@ -95,11 +100,23 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         params: Params,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        // Row 25: a check or an allocation that fails on one rank fails every rank here.
+        // Row 25: a check that fails on one rank fails every rank before the collective sum of
+        // the rows (the restart's cap), and an allocation that fails on one rank fails every
+        // rank at the end.
+        collective_result(
+            backend,
+            "the solver's checks",
+            check_setup(backend, a, precond, &params),
+        )?;
+        let n_global = global_rows(backend, a)?;
         let built = (|| -> Result<Self> {
-            check_setup(backend, a, precond, &params)?;
             let n = a.n_rows();
-            let m = params.restart;
+            let m = params.restart.min(n_global).min(params.max_iter).max(1);
+            let requested_restart = (m != params.restart).then_some(params.restart);
+            let params = Params {
+                restart: m,
+                ..params
+            };
             let hsize = (m + 1) * (m + 1);
             let mut basis = backend.basis(n, m + 2)?;
             // Column 0 is unused by the Arnoldi forms but read by `gmres_normalize`: zero it.
@@ -117,6 +134,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 precond,
                 params,
                 m,
+                requested_restart,
                 basis,
                 rmat,
                 rmat2,
@@ -140,17 +158,27 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         collective_result(backend, "the solver's setup", built)
     }
 
-    /// Change the parameters (validated; the restart length is fixed at construction).
+    /// Change the parameters (validated; the restart length is fixed at construction: the
+    /// one asked for then, or the m it was capped to).
     pub fn set_params(&mut self, params: Params) -> Result<()> {
         params.validate()?;
-        if params.restart != self.m {
+        let asked = self.requested_restart.unwrap_or(self.m);
+        if params.restart != self.m && params.restart != asked {
             return Err(crate::Error::param(
                 "restart",
                 "the restart length is fixed when the solver is built",
             ));
         }
-        self.params = params;
+        self.params = Params {
+            restart: self.m,
+            ..params
+        };
         Ok(())
+    }
+
+    /// The restart length m the solver runs with (after the cap).
+    pub fn restart(&self) -> usize {
+        self.m
     }
 
     /// Solve A x = b starting from the guess in `x`.
@@ -183,6 +211,12 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
             tracker.execution = Execution::DeviceResident;
         }
         let (iterations, reason) = self.cycles(b, x, &mut tracker)?;
+        if let Some(asked) = self.requested_restart {
+            tracker.notes.push(format!(
+                "restart capped at {} = min(restart {asked}, n, max_iter)",
+                self.m
+            ));
+        }
         tracker.report(
             "gmres",
             self.params.variant,
@@ -422,4 +456,21 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         }
         Ok(false)
     }
+}
+
+/// The rows of the whole system: n, or under MPI the sum of every rank's rows (one reduction,
+/// at setup), so every rank caps the restart length alike.
+fn global_rows<B: Backend, T: Scalar>(backend: &B, a: &DeviceMatrix<T>) -> Result<usize> {
+    if a.ranks() == 1 {
+        return Ok(a.n_rows());
+    }
+    let prepared = (|| -> Result<(Buffer<T>, Partials<T>)> {
+        let mut ones = backend.alloc::<T>(a.n_rows())?;
+        backend.fill(&mut ones, T::one())?;
+        Ok((ones, backend.partials(a.n_rows(), 1)?))
+    })();
+    // Row 25: an allocation that fails on one rank fails every rank before the reduction.
+    let (ones, mut sums) = collective_result(backend, "the restart cap's buffers", prepared)?;
+    backend.dot_partials(&ones, &ones, &mut sums, Slot(0))?;
+    Ok(backend.finish(&sums)?.get(Slot(0)).round() as usize)
 }

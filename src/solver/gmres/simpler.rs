@@ -1,5 +1,5 @@
 //! The paper's pipelined GMRES: "simpler GMRES" (Walker and Zhou) with one pass of classical
-//! Gram-Schmidt, seed 001 Algorithm 6 (4 kernels per step, no host transfer during the
+//! Gram-Schmidt, \[Rupp16\] Algorithm 6 (4 kernels per step, no host transfer during the
 //! orthogonalization). Kept as [`GmresOrthogonalization::SimplerCgs`]; only conditionally
 //! stable (Jiranek, Rozloznik and Gutknecht 2008).
 //!

@@ -1,0 +1,423 @@
+//! The AMG preconditioner on a backend: the hierarchy set up on the host ([`Hierarchy`]) and
+//! uploaded, one V-cycle per application from backend kernels only (`spmv`, `residual`,
+//! `diag_scale`, `axpby`, `copy`), the same cycle as [`Hierarchy::vcycle_host`].
+//!
+//! Per level and Jacobi sweep pair (one sweep before, one after the coarse correction) a cycle
+//! launches 8 kernels: x = s .* b (the first sweep from x = 0), r = b - A x, b_c = R r, the
+//! coarse cycle, t = P x_c, x += t, then r = b - A x, t = s .* r, x += t; the coarsest level
+//! is one product with its dense inverse. No host transfer.
+
+use super::hierarchy::Hierarchy;
+use super::options::{AmgOptions, Smoother};
+use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::precond::{Preconditioner, SetupTimes};
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One level on the device: its operator, transfer operators and smoother diagonal.
+#[derive(Debug)]
+struct DeviceLevel<T> {
+    a: DeviceMatrix<T>,
+    p: DeviceMatrix<T>,
+    r: DeviceMatrix<T>,
+    /// The smoother's diagonal scaling s (Jacobi: w / a_ii; l1-Jacobi; Chebyshev: 1 / a_ii).
+    s: Buffer<T>,
+    /// Chebyshev: s / theta, the first step's scaling from x = 0 (empty otherwise).
+    s_first: Buffer<T>,
+    /// Chebyshev's (theta, delta) of D^-1 A (zero otherwise).
+    chebyshev: (f64, f64),
+}
+
+/// Right-hand side and solution of a level below the finest (the finest uses the caller's r
+/// and z).
+#[derive(Debug)]
+struct CoarseVectors<T> {
+    b: Buffer<T>,
+    x: Buffer<T>,
+}
+
+/// The scratch vectors of a smoothed level: residual, a product and Chebyshev's direction
+/// (empty for the Jacobi smoothers).
+#[derive(Debug)]
+struct LevelScratch<T> {
+    r: Buffer<T>,
+    t: Buffer<T>,
+    d: Buffer<T>,
+}
+
+/// The workspace of one application.
+#[derive(Debug)]
+struct Work<T> {
+    /// Levels 1 ..= the coarsest.
+    vectors: Vec<CoarseVectors<T>>,
+    /// Levels 0 .. the coarsest (excluded).
+    scratch: Vec<LevelScratch<T>>,
+    /// Partials the residual kernel wants (no slot is written).
+    partials: Partials<T>,
+}
+
+/// Algebraic multigrid by smoothed aggregation as a preconditioner: one V-cycle per
+/// application (symmetric with as many sweeps before as after, so CG may use it).
+///
+/// ```
+/// use pipekrylov::backend::{host::HostBackend, MatrixFormat, SpmvOps, VectorOps};
+/// use pipekrylov::matrix::generate::Generator;
+/// use pipekrylov::precond::{Amg, AmgOptions};
+/// use pipekrylov::solver::{Cg, Params};
+/// let a = Generator::Poisson2d.generate_with_param::<f64>(100).unwrap().matrix;
+/// let host = HostBackend::new();
+/// let amg = Amg::new(&host, &a, AmgOptions::default()).unwrap();
+/// let m = host.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+/// let b = host.upload(&vec![1.0; a.n_rows()]).unwrap();
+/// let mut x = host.alloc(a.n_rows()).unwrap();
+/// let report = Cg::new(&host, &m, Some(&amg), Params::default()).unwrap().solve(&b, &mut x).unwrap();
+/// assert!(report.stop_reason.converged() && report.iterations <= 15);
+/// ```
+#[derive(Debug)]
+pub struct Amg<T> {
+    n: usize,
+    options: AmgOptions,
+    levels: Vec<DeviceLevel<T>>,
+    coarse_inverse: DeviceMatrix<T>,
+    work: Mutex<Work<T>>,
+    /// Rows and nonzeros per level (the coarsest last), operator and grid complexity.
+    stats: Vec<(usize, usize)>,
+    operator_complexity: f64,
+    grid_complexity: f64,
+    times: SetupTimes,
+    memory: usize,
+    fingerprint: u64,
+    launches: usize,
+}
+
+impl<T: Scalar> Amg<T> {
+    /// Set up the hierarchy of `a` on the host ([`Hierarchy::build`]) and upload it.
+    ///
+    /// Errors: those of [`Hierarchy::build`] (not square, non-finite entries, a zero or
+    /// negative diagonal, a matrix that does not coarsen, a singular coarsest level, options
+    /// out of range) and device errors (out of memory included). With a distributed backend
+    /// it is the rank's diagonal block's AMG (block-Jacobi) and a failure on one rank is an
+    /// error on every rank.
+    pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, options: AmgOptions) -> Result<Self> {
+        let local = Self::new_local(backend, a, options);
+        collective_result(backend, "the AMG setup", local)
+    }
+
+    fn new_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, options: AmgOptions) -> Result<Self> {
+        let t0 = Instant::now();
+        let hierarchy = Hierarchy::build(a, &options)?;
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let mut levels = Vec::with_capacity(hierarchy.levels().len());
+        let mut vectors = Vec::with_capacity(hierarchy.levels().len());
+        let mut scratch = Vec::with_capacity(hierarchy.levels().len());
+        let mut memory = 0;
+        for (l, level) in hierarchy.levels().iter().enumerate() {
+            let n = level.a().n_rows();
+            let smoother = level.smoother();
+            let chebyshev = match smoother.kind() {
+                Smoother::Chebyshev { .. } => {
+                    let (lower, upper) = smoother.bounds();
+                    ((upper + lower) / 2.0, (upper - lower) / 2.0)
+                }
+                _ => (0.0, 0.0),
+            };
+            let s_first: Vec<T> = if chebyshev.0 > 0.0 {
+                let theta = T::from_f64(chebyshev.0);
+                smoother
+                    .scaled_inv_diag()
+                    .iter()
+                    .map(|&s| s / theta)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let dl = DeviceLevel {
+                a: backend.upload_matrix(level.a(), MatrixFormat::Csr)?,
+                p: backend.upload_matrix(level.p(), MatrixFormat::Csr)?,
+                r: backend.upload_matrix(level.r(), MatrixFormat::Csr)?,
+                s: backend.upload(smoother.scaled_inv_diag())?,
+                s_first: backend.upload(&s_first)?,
+                chebyshev,
+            };
+            memory += dl.a.device_bytes()
+                + dl.p.device_bytes()
+                + dl.r.device_bytes()
+                + dl.s.bytes()
+                + dl.s_first.bytes();
+            // The finest level's b and x are the caller's r and z.
+            if l > 0 {
+                vectors.push(CoarseVectors {
+                    b: backend.alloc(n)?,
+                    x: backend.alloc(n)?,
+                });
+                memory += 2 * n * std::mem::size_of::<T>();
+            }
+            let d_len = if chebyshev.0 > 0.0 { n } else { 0 };
+            scratch.push(LevelScratch {
+                r: backend.alloc(n)?,
+                t: backend.alloc(n)?,
+                d: backend.alloc(d_len)?,
+            });
+            memory += (2 * n + d_len) * std::mem::size_of::<T>();
+            levels.push(dl);
+        }
+        let coarse_inverse =
+            backend.upload_matrix(hierarchy.coarsest().inverse(), MatrixFormat::Csr)?;
+        memory += coarse_inverse.device_bytes();
+        // The coarsest level's b and x when it is not the finest.
+        if !levels.is_empty() {
+            let nc = hierarchy.coarsest().a().n_rows();
+            vectors.push(CoarseVectors {
+                b: backend.alloc(nc)?,
+                x: backend.alloc(nc)?,
+            });
+            memory += 2 * nc * std::mem::size_of::<T>();
+        }
+        let work = Work {
+            vectors,
+            scratch,
+            partials: backend.partials(1, 1)?,
+        };
+        backend.synchronize()?;
+        let stats = hierarchy
+            .level_stats()
+            .iter()
+            .map(|s| (s.rows, s.nnz))
+            .collect();
+        let launches = cycle_launches(&options, levels.len());
+        Ok(Self {
+            n: a.n_rows(),
+            options,
+            levels,
+            coarse_inverse,
+            work: Mutex::new(work),
+            stats,
+            operator_complexity: hierarchy.operator_complexity(),
+            grid_complexity: hierarchy.grid_complexity(),
+            times: SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            memory,
+            fingerprint: a.fingerprint(),
+            launches,
+        })
+    }
+
+    /// Levels, the coarsest included.
+    pub fn num_levels(&self) -> usize {
+        self.stats.len()
+    }
+
+    /// Rows and nonzeros of every level, the finest first.
+    pub fn level_sizes(&self) -> &[(usize, usize)] {
+        &self.stats
+    }
+
+    /// Sum of the levels' nonzeros over the finest level's.
+    pub fn operator_complexity(&self) -> f64 {
+        self.operator_complexity
+    }
+
+    /// Sum of the levels' rows over the finest level's.
+    pub fn grid_complexity(&self) -> f64 {
+        self.grid_complexity
+    }
+
+    /// `sweeps` smoothing sweeps on level `l`: x += poly(D^-1 A) D^-1 (b - A x); from x = 0
+    /// when `from_zero` (the first sweep then needs no product).
+    #[allow(clippy::too_many_arguments)]
+    fn smooth<B: Backend>(
+        &self,
+        backend: &B,
+        l: usize,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        w: &mut LevelScratch<T>,
+        scratch: &mut Partials<T>,
+        sweeps: usize,
+        mut from_zero: bool,
+    ) -> Result<()> {
+        let level = &self.levels[l];
+        let LevelScratch { r, t, d } = w;
+        for _ in 0..sweeps {
+            match self.options.smoother {
+                Smoother::Jacobi | Smoother::L1Jacobi => {
+                    if from_zero {
+                        // x = s .* b
+                        backend.diag_scale(&level.s, b, x)?;
+                    } else {
+                        // r = b - A x; t = s .* r; x += t
+                        backend.residual(&level.a, x, b, r, scratch, None)?;
+                        backend.diag_scale(&level.s, r, t)?;
+                        backend.axpby(T::one(), t, T::one(), x)?;
+                    }
+                }
+                Smoother::Chebyshev { degree } => {
+                    let (theta, delta) = level.chebyshev;
+                    let sigma = theta / delta;
+                    let mut rho = 1.0 / sigma;
+                    // d = s .* (b - A x) / theta
+                    if from_zero {
+                        backend.diag_scale(&level.s_first, b, d)?;
+                        backend.copy(d, x)?;
+                    } else {
+                        backend.residual(&level.a, x, b, r, scratch, None)?;
+                        backend.diag_scale(&level.s_first, r, d)?;
+                        backend.axpby(T::one(), d, T::one(), x)?;
+                    }
+                    for _ in 1..degree {
+                        // r = s .* (b - A x); d = rho' rho d + (2 rho' / delta) r; x += d
+                        backend.residual(&level.a, x, b, r, scratch, None)?;
+                        backend.diag_scale(&level.s, r, t)?;
+                        let rho_next = 1.0 / (2.0 * sigma - rho);
+                        backend.axpby(
+                            T::from_f64(2.0 * rho_next / delta),
+                            t,
+                            T::from_f64(rho_next * rho),
+                            d,
+                        )?;
+                        backend.axpby(T::one(), d, T::one(), x)?;
+                        rho = rho_next;
+                    }
+                }
+            }
+            from_zero = false;
+        }
+        Ok(())
+    }
+
+    /// The V-cycle from level `l`: `b`, `x` are level l's right-hand side and solution,
+    /// `vectors` those of levels l + 1 ..= the coarsest, `scratch` the scratch of levels l ..
+    /// the coarsest.
+    fn cycle<B: Backend>(
+        &self,
+        backend: &B,
+        l: usize,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        vectors: &mut [CoarseVectors<T>],
+        scratch: &mut [LevelScratch<T>],
+        partials: &mut Partials<T>,
+    ) -> Result<()> {
+        let (Some((coarse, deeper)), Some((w, deeper_scratch))) =
+            (vectors.split_first_mut(), scratch.split_first_mut())
+        else {
+            // The coarsest level: x = A_c^-1 b.
+            return backend.spmv(&self.coarse_inverse, b, x);
+        };
+        let level = &self.levels[l];
+        let pre = self.options.pre_sweeps;
+        if pre == 0 {
+            backend.fill(x, T::zero())?;
+        }
+        self.smooth(backend, l, b, x, w, partials, pre, true)?;
+        // r = b - A x; b_c = R r
+        backend.residual(&level.a, x, b, &mut w.r, partials, None)?;
+        backend.spmv(&level.r, &w.r, &mut coarse.b)?;
+        self.cycle(
+            backend,
+            l + 1,
+            &coarse.b,
+            &mut coarse.x,
+            deeper,
+            deeper_scratch,
+            partials,
+        )?;
+        // x += P x_c
+        backend.spmv(&level.p, &coarse.x, &mut w.t)?;
+        backend.axpby(T::one(), &w.t, T::one(), x)?;
+        self.smooth(
+            backend,
+            l,
+            b,
+            x,
+            w,
+            partials,
+            self.options.post_sweeps,
+            false,
+        )
+    }
+}
+
+/// Kernel launches of one V-cycle over `levels` smoothed levels.
+fn cycle_launches(options: &AmgOptions, levels: usize) -> usize {
+    let per_sweep = match options.smoother {
+        Smoother::Jacobi | Smoother::L1Jacobi => 3,
+        Smoother::Chebyshev { degree } => 3 + 4 * (degree - 1),
+    };
+    // The first pre-sweep from zero saves the residual (Jacobi: 1 launch instead of 3;
+    // Chebyshev: 2 instead of 3).
+    let first_saving = match options.smoother {
+        Smoother::Jacobi | Smoother::L1Jacobi => 2,
+        Smoother::Chebyshev { .. } => 1,
+    };
+    // No pre-sweep: x = 0 is one fill.
+    let pre = if options.pre_sweeps == 0 {
+        1
+    } else {
+        options.pre_sweeps * per_sweep - first_saving
+    };
+    let per_level = pre + 1 + 1 + 2 + options.post_sweeps * per_sweep;
+    levels * per_level + 1
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
+    fn name(&self) -> &'static str {
+        "amg"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        if r.len() != self.n || z.len() != self.n {
+            return Err(Error::dims("AMG: vector length vs rows", self.n, r.len()));
+        }
+        if self.n == 0 {
+            return Ok(());
+        }
+        let mut guard = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("AMG workspace poisoned".into()))?;
+        let Work {
+            vectors,
+            scratch,
+            partials,
+        } = &mut *guard;
+        self.cycle(backend, 0, r, z, vectors, scratch, partials)
+    }
+    fn launches_per_apply(&self) -> usize {
+        self.launches
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        self.memory
+    }
+    fn params(&self) -> serde_json::Value {
+        serde_json::json!({
+            "coarsening": format!("{:?}", self.options.coarsening),
+            "smoother": format!("{:?}", self.options.smoother),
+            "pre_sweeps": self.options.pre_sweeps,
+            "post_sweeps": self.options.post_sweeps,
+            "strength": self.options.strength,
+            "coarse_size": self.options.coarse_size,
+            "block_size": self.options.block_size,
+            "levels": self.stats.len(),
+            "level_rows": self.stats.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "level_nnz": self.stats.iter().map(|s| s.1).collect::<Vec<_>>(),
+            "operator_complexity": self.operator_complexity,
+            "grid_complexity": self.grid_complexity,
+            "setup": "hierarchy on the host, uploaded",
+        })
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
+    }
+}
