@@ -6,7 +6,7 @@
 
 use thiserror::Error;
 
-/// Convenient alias used throughout the crate. The error type defaults to [`Error`] but can be
+/// Convenient alias used throughout the crate. The error type defaults to [`Error`](enum@Error) but can be
 /// named, so `Result<(), Box<dyn std::error::Error>>` still works where this alias is imported.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -233,3 +233,44 @@ fn the_report_names_the_tolerance_met() {
         text(&out.stdout)
     );
 }
+
+/// Item 9: `--trisolve auto` is the default; the report says which solve ran and why (exact on
+/// the host, a CPU device).
+#[test]
+fn trisolve_auto_is_the_default_and_reported() {
+    let out = solve(&[
+        "--generate",
+        "convdiff3d:1000",
+        "--solver",
+        "bicgstab",
+        "--precond",
+        "bilu0",
+        "--backend",
+        "host",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v = json(&out);
+    assert_eq!(v["trisolve"], "auto");
+    assert_eq!(v["precond_params"]["trisolve"], "exact");
+    let reason = v["precond_params"]["trisolve_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("auto: exact on a CPU device"),
+        "{reason}"
+    );
+    let out = solve(&[
+        "--generate",
+        "convdiff3d:1000",
+        "--solver",
+        "bicgstab",
+        "--precond",
+        "bilu0",
+        "--backend",
+        "host",
+    ]);
+    assert!(
+        text(&out.stdout).contains("triangular solves: exact (auto: exact on a CPU device"),
+        "{}",
+        text(&out.stdout)
+    );
+}

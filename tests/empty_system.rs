@@ -19,6 +19,7 @@ const KINDS: [PrecondKind; 9] = [
     PrecondKind::Afsai,
 ];
 
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
 fn backends() -> Vec<BackendChoice> {
     let mut v = vec![BackendChoice::Host];
     #[cfg(feature = "opencl")]

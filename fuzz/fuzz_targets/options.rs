@@ -9,7 +9,8 @@
 //! backend, then the numbers block size, subdomains, isai level, fsai level, fsai tau, afsai max
 //! steps, afsai step size, afsai eps, afsai stop (ratio|step), then the BILU(0) factorization
 //! (host|sweeps:F, F capped at 64) and the FSAI factors' CSR kernel (auto|vector|stream|
-//! stream-compact).
+//! stream-compact), then the IP scaling (auto|none|symmetric) and AMG's coarsening (sa|aggregation),
+//! smoother (jacobi|l1-jacobi|chebyshev:K), sweeps, strength, max levels and coarse size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -47,6 +48,19 @@ fuzz_target!(|data: &[u8]| {
         _ => precond::Factorization::Host,
     };
     let fsai_kernel = field(18).parse::<CsrKernel>().unwrap_or(CsrKernel::Auto);
+    let ip_scaling = field(19).parse::<precond::IpScaling>().unwrap_or_default();
+    let defaults = precond::AmgOptions::default();
+    let sweeps = int(22, 4).unwrap_or(1);
+    let amg = precond::AmgOptions {
+        coarsening: field(20).parse().unwrap_or(defaults.coarsening),
+        smoother: field(21).parse().unwrap_or(defaults.smoother),
+        pre_sweeps: sweeps,
+        post_sweeps: sweeps,
+        strength: real(23).unwrap_or(defaults.strength),
+        max_levels: int(24, 32).unwrap_or(defaults.max_levels),
+        coarse_size: int(25, 8192).unwrap_or(defaults.coarse_size),
+        ..defaults
+    };
     let stop = if field(16).trim() == "step" {
         AfsaiStop::StepReduction
     } else {
@@ -73,6 +87,8 @@ fuzz_target!(|data: &[u8]| {
         factorization,
         isai_level: isai_level.unwrap_or(1),
         format: format.unwrap_or(MatrixFormat::Csr),
+        ip_scaling,
+        amg,
         stencil: None,
         fsai: FsaiOptions {
             level: fsai_level.unwrap_or(1),

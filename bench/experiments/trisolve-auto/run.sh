@@ -10,11 +10,10 @@ card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 |
 csv="$out/trisolve-auto-${card:-unknown}.csv"
 echo "problem,n,backend,trisolve,levels,iterations,stop,setup_s,solve_s,total_s,s_per_iter,apply_s,launches_per_apply" > "$csv"
 for backend in cuda opencl; do
-  for spec in convdiff3d:16000 convdiff3d:64000 convdiff3d:262144 convdiff3d:1000000 \
-              poisson2d:16384 poisson2d:65536 poisson2d:262144 poisson2d:1048576 \
-              elasticity3d:20000 elasticity3d:80000 elasticity3d:300000; do
-    for ts in exact sweeps:1 sweeps:2 sweeps:3 sweeps:5 auto; do
-      json=$(timeout 120 bash .device/run pipekrylov solve --generate "$spec" --rhs a-ones \
+  for spec in ${SPECS:-convdiff3d:64000 convdiff3d:262144 convdiff3d:1000000 poisson2d:16384 \
+              poisson2d:262144 poisson2d:1048576 elasticity3d:80000}; do
+    for ts in ${MODES:-exact sweeps:1 sweeps:2 sweeps:3 auto}; do
+      json=$(timeout 40 bash .device/run pipekrylov solve --generate "$spec" --rhs a-ones \
         --solver bicgstab --precond bilu0 --trisolve "$ts" --backend "$backend" --maxit 5000 --json 2>/dev/null)
       [ -n "$json" ] || { echo "${spec%%:*},${spec##*:},$backend,$ts,,,timeout,,,,,," >> "$csv"; continue; }
       python3 -c '

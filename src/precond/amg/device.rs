@@ -294,6 +294,7 @@ impl<T: Scalar> Amg<T> {
     /// The V-cycle from level `l`: `b`, `x` are level l's right-hand side and solution,
     /// `vectors` those of levels l + 1 ..= the coarsest, `scratch` the scratch of levels l ..
     /// the coarsest.
+    #[allow(clippy::too_many_arguments)]
     fn cycle<B: Backend>(
         &self,
         backend: &B,

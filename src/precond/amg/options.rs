@@ -179,6 +179,44 @@ impl AmgOptions {
     }
 }
 
+impl std::str::FromStr for Coarsening {
+    type Err = Error;
+    /// `sa` (or `smoothed-aggregation`) or `aggregation`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sa" | "smoothed-aggregation" => Ok(Coarsening::SmoothedAggregation),
+            "aggregation" | "plain" => Ok(Coarsening::Aggregation),
+            _ => Err(Error::param(
+                "amg coarsening",
+                format!("'{s}' is not sa or aggregation"),
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for Smoother {
+    type Err = Error;
+    /// `jacobi`, `l1-jacobi` or `chebyshev:K` (K in 1..=4; `chebyshev` alone is degree 2).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::param(
+                "amg smoother",
+                format!("'{s}' is not jacobi, l1-jacobi or chebyshev:K with K in 1..=4"),
+            )
+        };
+        match s.split_once(':') {
+            None if s == "jacobi" => Ok(Smoother::Jacobi),
+            None if s == "l1-jacobi" => Ok(Smoother::L1Jacobi),
+            None if s == "chebyshev" => Ok(Smoother::Chebyshev { degree: 2 }),
+            Some(("chebyshev", k)) => match k.parse::<usize>() {
+                Ok(degree) if (1..=4).contains(&degree) => Ok(Smoother::Chebyshev { degree }),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,44 +292,6 @@ mod tests {
                 Err(Error::InvalidParameter { name: n, .. }) => assert!(n.contains(name), "{n}"),
                 other => panic!("{name}: {other:?}"),
             }
-        }
-    }
-}
-
-impl std::str::FromStr for Coarsening {
-    type Err = Error;
-    /// `sa` (or `smoothed-aggregation`) or `aggregation`.
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "sa" | "smoothed-aggregation" => Ok(Coarsening::SmoothedAggregation),
-            "aggregation" | "plain" => Ok(Coarsening::Aggregation),
-            _ => Err(Error::param(
-                "amg coarsening",
-                format!("'{s}' is not sa or aggregation"),
-            )),
-        }
-    }
-}
-
-impl std::str::FromStr for Smoother {
-    type Err = Error;
-    /// `jacobi`, `l1-jacobi` or `chebyshev:K` (K in 1..=4; `chebyshev` alone is degree 2).
-    fn from_str(s: &str) -> Result<Self> {
-        let bad = || {
-            Error::param(
-                "amg smoother",
-                format!("'{s}' is not jacobi, l1-jacobi or chebyshev:K with K in 1..=4"),
-            )
-        };
-        match s.split_once(':') {
-            None if s == "jacobi" => Ok(Smoother::Jacobi),
-            None if s == "l1-jacobi" => Ok(Smoother::L1Jacobi),
-            None if s == "chebyshev" => Ok(Smoother::Chebyshev { degree: 2 }),
-            Some(("chebyshev", k)) => match k.parse::<usize>() {
-                Ok(degree) if (1..=4).contains(&degree) => Ok(Smoother::Chebyshev { degree }),
-                _ => Err(bad()),
-            },
-            _ => Err(bad()),
         }
     }
 }

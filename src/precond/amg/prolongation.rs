@@ -267,7 +267,7 @@ mod tests {
         let mut y = vec![0.0; p.n_rows()];
         p.mul_vec(&ones, &mut y).unwrap();
         for (i, yi) in y.iter().enumerate() {
-            assert!(p.row(i).0.len() > 0, "row {i}");
+            assert!(!p.row(i).0.is_empty(), "row {i}");
             // Interior rows (zero row sum of A) reproduce the constant exactly.
             let row_sum: f64 = a.row(i).1.iter().sum();
             if row_sum == 0.0 {

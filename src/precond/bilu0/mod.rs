@@ -44,13 +44,18 @@ pub enum TriangularSolve {
 }
 
 /// Most levels (L's and U's together) for which [`TriangularSolve::Auto`] solves exactly on a
-/// GPU. Measured on the H200 (BiCGStab + BILU(0), time to solution; see
-/// `bench/results/trisolve-auto-*.csv` and BENCHMARKS.md): below it the exact solve's few
-/// launches are cheaper than the sweeps' extra iterations, above it the launches dominate.
-pub const AUTO_EXACT_MAX_LEVELS: usize = 64;
+/// GPU. Measured on the H200 (BiCGStab + BILU(0), b = A 1, rtol 1e-8, CUDA and NVIDIA OpenCL;
+/// `bench/results/h200-2026-11-28-trisolve/`): an exact level costs 3.5-4.9 us (one launch),
+/// an application with 3 sweeps per factor 25-120 us, and the exact solve took 0.55-1.0x the
+/// sweeps' iterations, so the exact solve is faster below about 9-47 levels (the model's
+/// crossover on these matrices); every matrix measured had 174-4094 levels, where the sweeps
+/// won 8-50x in time to solution (2D Poisson 1M: 0.39 s against 20.6 s). 20 is inside the
+/// crossover range; no matrix with so few levels was measured.
+pub const AUTO_EXACT_MAX_LEVELS: usize = 20;
 
-/// Sweeps per factor of [`TriangularSolve::Auto`] when it does not solve exactly (measured with
-/// [`AUTO_EXACT_MAX_LEVELS`]).
+/// Sweeps per factor of [`TriangularSolve::Auto`] when it does not solve exactly: 2 and 3 took
+/// the same solve time within 4% summed over the matrices measured (1 was up to 1.5x slower on
+/// the small ones); 3 takes fewer iterations, the more robust choice.
 pub const AUTO_SWEEPS: usize = 3;
 
 impl TriangularSolve {
@@ -574,4 +579,34 @@ pub(crate) fn upload_factors<B: Backend, T: Scalar>(
         Some(&f.u_inv_diag),
     )?;
     Ok((l, u))
+}
+
+#[cfg(test)]
+mod auto_tests {
+    use super::{TriangularSolve, AUTO_EXACT_MAX_LEVELS, AUTO_SWEEPS};
+
+    #[test]
+    fn auto_is_exact_on_a_cpu_or_with_few_levels_else_sweeps() {
+        let (s, why) = TriangularSolve::Auto.resolve(5000, false);
+        assert_eq!(s, TriangularSolve::Exact);
+        assert!(why.contains("CPU"), "{why}");
+        let (s, _) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS, true);
+        assert_eq!(s, TriangularSolve::Exact);
+        let (s, why) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS + 1, true);
+        assert_eq!(s, TriangularSolve::Sweeps(AUTO_SWEEPS));
+        assert!(why.contains("levels"), "{why}");
+        // Fixed choices stay as asked.
+        assert_eq!(
+            TriangularSolve::Exact.resolve(5000, true).0,
+            TriangularSolve::Exact
+        );
+        assert_eq!(
+            TriangularSolve::Sweeps(2).resolve(1, false).0,
+            TriangularSolve::Sweeps(2)
+        );
+        assert_eq!(
+            "auto".parse::<TriangularSolve>().unwrap(),
+            TriangularSolve::Auto
+        );
+    }
 }
