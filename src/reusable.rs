@@ -27,8 +27,9 @@ use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, Monitor, Progress};
-use crate::{Method, Solution, SolveOptions};
+use crate::solve::KrylovSolver;
+use crate::solver::{Monitor, Progress};
+use crate::{Solution, SolveOptions};
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
 #[derive(Debug, Clone)]
@@ -182,15 +183,8 @@ impl<T: Scalar> ReusableSolver<T> {
         } = self;
         backend.write(rhs, b)?;
         let (m, pc, p) = (&*matrix, precond.as_deref(), options.params);
-        let report = match options.method {
-            Method::Cg => Cg::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?,
-            Method::BiCgStab => {
-                BiCgStab::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?
-            }
-            Method::Gmres => {
-                Gmres::new(&*backend, m, pc, p)?.solve_with_monitor(rhs, x, monitor)?
-            }
-        };
+        let report =
+            KrylovSolver::new(&*backend, m, pc, p, options.method)?.solve(rhs, x, monitor)?;
         Ok(Solution {
             x: backend.download(x)?,
             report,

@@ -2,12 +2,12 @@
 //! name on the best available backend (like the command line's `--backend auto`), the solution
 //! returned as a `Vec`.
 
-use crate::backend::{BackendChoice, MatrixFormat};
+use crate::backend::{Backend, BackendChoice, Buffer, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::PrecondSpec;
+use crate::precond::{PrecondSpec, Preconditioner};
 use crate::scalar::Scalar;
-use crate::solver::{Params, Progress, SolveReport};
+use crate::solver::{BiCgStab, Cg, Gmres, Monitor, Params, Progress, SolveReport};
 
 /// Which Krylov method [`solve`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +32,48 @@ impl std::str::FromStr for Method {
                 "solver",
                 format!("unknown solver '{s}' (cg, bicgstab or gmres)"),
             )),
+        }
+    }
+}
+
+/// One of the three solvers, set up (workspace allocated) and ready to solve: the dispatch on
+/// [`Method`] that the reusable solver and the command line share.
+pub(crate) enum KrylovSolver<'a, B: Backend, T: Scalar> {
+    /// CG.
+    Cg(Cg<'a, B, T>),
+    /// BiCGStab.
+    BiCgStab(BiCgStab<'a, B, T>),
+    /// GMRES(m).
+    Gmres(Gmres<'a, B, T>),
+}
+
+impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
+    /// Set up the solver of `method`.
+    pub(crate) fn new(
+        backend: &'a B,
+        m: &'a DeviceMatrix<T>,
+        precond: Option<&'a dyn Preconditioner<B, T>>,
+        params: Params,
+        method: Method,
+    ) -> Result<Self> {
+        Ok(match method {
+            Method::Cg => Self::Cg(Cg::new(backend, m, precond, params)?),
+            Method::BiCgStab => Self::BiCgStab(BiCgStab::new(backend, m, precond, params)?),
+            Method::Gmres => Self::Gmres(Gmres::new(backend, m, precond, params)?),
+        })
+    }
+
+    /// Solve from the guess in `x`, with `monitor` after every iteration when given.
+    pub(crate) fn solve(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        monitor: Monitor<'_>,
+    ) -> Result<SolveReport> {
+        match self {
+            Self::Cg(s) => s.solve_with_monitor(b, x, monitor),
+            Self::BiCgStab(s) => s.solve_with_monitor(b, x, monitor),
+            Self::Gmres(s) => s.solve_with_monitor(b, x, monitor),
         }
     }
 }

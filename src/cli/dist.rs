@@ -9,7 +9,7 @@
 
 use super::bench_cmd::BenchArgs;
 use super::problem::{load_matrix, load_rhs};
-use super::solve::{precond_spec, KrylovSolver, SolveArgs};
+use super::solve::{precond_spec, SolveArgs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::format_choice::FormatRequest;
 use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat, VectorOps};
@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::{Precision, Scalar};
+use crate::solve::KrylovSolver;
 use crate::solver::Params;
 use std::io::Write;
 use std::time::Instant;
@@ -216,10 +217,13 @@ fn finish_solve<T: Scalar>(
     // The per-rank table counts the solve only: the ranks leave the solver's setup together
     // (a rank that waited in the first reduction for a slower rank's setup would otherwise
     // charge that wait to its reductions) and the statistics start after it.
-    let solved = KrylovSolver::new(be, &a.device, pc, params, &args.solver).and_then(|mut s| {
+    let solved = args.solver.parse().and_then(|method| {
+        let mut s = KrylovSolver::new(be, &a.device, pc, params, method)?;
         comm.barrier();
         be.reset_comm_stats();
-        s.solve(&b, &mut x, None)
+        let report = s.solve(&b, &mut x, None);
+        super::solve::write_cuda_trace();
+        report
     });
     let report = match solved {
         Ok(r) => r,

@@ -13,9 +13,9 @@ use crate::precond::{
     self, Factorization, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve,
 };
 use crate::scalar::{Precision, Scalar};
-use crate::solver::{
-    BiCgStab, Cg, Gmres, GmresOrthogonalization, Monitor, Params, SolveReport, Variant,
-};
+use crate::solve::KrylovSolver;
+use crate::solver::{GmresOrthogonalization, Monitor, Params, SolveReport, Variant};
+use crate::Method;
 use std::time::Instant;
 
 /// Arguments of `solve` (parsed by the binary).
@@ -268,59 +268,17 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     x: &mut crate::backend::Buffer<T>,
     monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
-    KrylovSolver::new(backend, m, precond, params, solver)?.solve(b, x, monitor)
+    let report = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?
+        .solve(b, x, monitor);
+    write_cuda_trace();
+    report
 }
 
-/// One of the three solvers, set up (workspace allocated) and ready to solve.
-pub(crate) enum KrylovSolver<'a, B: Backend, T: Scalar> {
-    /// CG.
-    Cg(Cg<'a, B, T>),
-    /// BiCGStab.
-    BiCgStab(BiCgStab<'a, B, T>),
-    /// GMRES(m).
-    Gmres(Gmres<'a, B, T>),
-}
-
-impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
-    /// Set up `solver` (cg, bicgstab or gmres).
-    pub(crate) fn new(
-        backend: &'a B,
-        m: &'a crate::backend::DeviceMatrix<T>,
-        precond: Option<&'a dyn Preconditioner<B, T>>,
-        params: Params,
-        solver: &str,
-    ) -> Result<Self> {
-        Ok(match solver {
-            "cg" => Self::Cg(Cg::new(backend, m, precond, params)?),
-            "bicgstab" => Self::BiCgStab(BiCgStab::new(backend, m, precond, params)?),
-            "gmres" => Self::Gmres(Gmres::new(backend, m, precond, params)?),
-            other => {
-                return Err(Error::param(
-                    "solver",
-                    format!("unknown solver '{other}' (cg, bicgstab or gmres)"),
-                ))
-            }
-        })
-    }
-
-    /// Solve from the guess in `x`.
-    pub(crate) fn solve(
-        &mut self,
-        b: &crate::backend::Buffer<T>,
-        x: &mut crate::backend::Buffer<T>,
-        monitor: Monitor<'_>,
-    ) -> Result<SolveReport> {
-        let report = match self {
-            Self::Cg(s) => s.solve_with_monitor(b, x, monitor),
-            Self::BiCgStab(s) => s.solve_with_monitor(b, x, monitor),
-            Self::Gmres(s) => s.solve_with_monitor(b, x, monitor),
-        };
-        // The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
-        #[cfg(feature = "cuda")]
-        if let Err(e) = crate::backend::cuda::write_trace() {
-            eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
-        }
-        report
+/// The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
+pub(crate) fn write_cuda_trace() {
+    #[cfg(feature = "cuda")]
+    if let Err(e) = crate::backend::cuda::write_trace() {
+        eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
     }
 }
 

@@ -5,6 +5,31 @@ use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
+/// How the transpose entry (j, i) of a stored (i, j) = v disagrees with it.
+enum Mismatch<T> {
+    /// (j, i) is stored with this value, more than 64 ulps of the larger away.
+    Value(T),
+    /// (j, i) is not stored.
+    Missing,
+}
+
+/// Whether (j, i) of `a` matches the stored (i, j) = `v` up to 64 ulps of the larger entry
+/// (`None`) or how it does not.
+fn transpose_mismatch<T: Scalar>(
+    a: &CsrMatrix<T>,
+    i: usize,
+    j: usize,
+    v: T,
+) -> Option<Mismatch<T>> {
+    let tol = T::EPSILON.to_f64() * 64.0;
+    let (tc, tv) = a.row(j);
+    match tc.binary_search(&i).ok().map(|k| tv[k]) {
+        Some(w) if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => None,
+        Some(w) => Some(Mismatch::Value(w)),
+        None => Some(Mismatch::Missing),
+    }
+}
+
 /// Why `a` is not square, finite and symmetric with a positive diagonal, or why `offdiag`
 /// refuses one of its off-diagonal entries (i, j, a_ij); `None` when it passes. Symmetry is
 /// checked on the pattern exactly and on the values up to 64 ulps of the larger entry
@@ -23,7 +48,6 @@ pub(crate) fn symmetric_violation<T: Scalar>(
     if let Some(row) = a.first_non_finite() {
         return Some(format!("row {row} holds a NaN or infinite entry"));
     }
-    let tol = T::EPSILON.to_f64() * 64.0;
     (0..a.n_rows()).into_par_iter().find_map_first(|i| {
         let (cols, vals) = a.row(i);
         let mut has_diag = false;
@@ -41,22 +65,20 @@ pub(crate) fn symmetric_violation<T: Scalar>(
             if let Some(why) = offdiag(i, j, v) {
                 return Some(why);
             }
-            let (tc, tv) = a.row(j);
-            match tc.binary_search(&i).ok().map(|k| tv[k]) {
-                Some(w)
-                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) => {}
-                Some(w) => {
+            match transpose_mismatch(a, i, j, v) {
+                Some(Mismatch::Value(w)) => {
                     return Some(format!(
                         "the matrix is not symmetric: ({i}, {j}) = {} but ({j}, {i}) = {}",
                         v.to_f64(),
                         w.to_f64()
                     ))
                 }
-                None => {
+                Some(Mismatch::Missing) => {
                     return Some(format!(
                         "the pattern is not symmetric: ({i}, {j}) is stored, ({j}, {i}) is not"
                     ))
                 }
+                None => {}
             }
         }
         (!has_diag).then(|| format!("row {i} has no diagonal entry"))
@@ -73,26 +95,19 @@ pub(crate) fn asymmetry<T: Scalar>(a: &CsrMatrix<T>) -> Option<String> {
             a.n_cols()
         ));
     }
-    let tol = T::EPSILON.to_f64() * 64.0;
     (0..a.n_rows()).into_par_iter().find_map_first(|i| {
         let (cols, vals) = a.row(i);
-        cols.iter().zip(vals).find_map(|(&j, &v)| {
-            let (tc, tv) = a.row(j);
-            match tc.binary_search(&i).ok().map(|k| tv[k]) {
-                Some(w)
-                    if (w - v).abs().to_f64() <= tol * v.abs().to_f64().max(w.abs().to_f64()) =>
-                {
-                    None
-                }
-                Some(w) => Some(format!(
+        cols.iter()
+            .zip(vals)
+            .find_map(|(&j, &v)| match transpose_mismatch(a, i, j, v)? {
+                Mismatch::Value(w) => Some(format!(
                     "({i}, {j}) = {:.6e} but ({j}, {i}) = {:.6e}",
                     v.to_f64(),
                     w.to_f64()
                 )),
-                None if v == T::zero() => None,
-                None => Some(format!("({i}, {j}) is stored, ({j}, {i}) is not")),
-            }
-        })
+                Mismatch::Missing if v == T::zero() => None,
+                Mismatch::Missing => Some(format!("({i}, {j}) is stored, ({j}, {i}) is not")),
+            })
     })
 }
 

@@ -304,21 +304,20 @@ impl<T: Scalar> Hierarchy<T> {
     /// Sum of the nonzeros of every level's operator over the finest level's (1 for an empty
     /// matrix).
     pub fn operator_complexity(&self) -> f64 {
-        let stats = self.level_stats();
-        let fine = stats.first().map_or(0, |s| s.nnz);
-        if fine == 0 {
-            return 1.0;
-        }
-        stats.iter().map(|s| s.nnz).sum::<usize>() as f64 / fine as f64
+        self.complexity(|s| s.nnz)
     }
     /// Sum of the rows of every level over the finest level's (1 for an empty matrix).
     pub fn grid_complexity(&self) -> f64 {
+        self.complexity(|s| s.rows)
+    }
+    /// Sum of `size` over the levels divided by the finest level's (1 when that is 0).
+    fn complexity(&self, size: impl Fn(&LevelStats) -> usize) -> f64 {
         let stats = self.level_stats();
-        let fine = stats.first().map_or(0, |s| s.rows);
+        let fine = stats.first().map_or(0, &size);
         if fine == 0 {
             return 1.0;
         }
-        stats.iter().map(|s| s.rows).sum::<usize>() as f64 / fine as f64
+        stats.iter().map(&size).sum::<usize>() as f64 / fine as f64
     }
     /// Host bytes held by the operators, transfers, smoother data and the coarse inverse.
     pub fn host_bytes(&self) -> usize {
