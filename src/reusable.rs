@@ -28,7 +28,8 @@ use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::Scalar;
 use crate::solve::KrylovSolver;
-use crate::solver::{Monitor, Progress};
+use crate::solver::{Control, Progress};
+use std::ops::ControlFlow;
 use crate::{Solution, SolveOptions};
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
@@ -144,7 +145,10 @@ impl<T: Scalar> ReusableSolver<T> {
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.backend.fill(&mut self.x, T::zero())?;
-        self.run(b, Some(monitor))
+        self.run(b, Some(&mut |p| {
+            monitor(p);
+            ControlFlow::Continue(())
+        }))
     }
 
     /// [`ReusableSolver::solve_from`] with `monitor` called after every iteration.
@@ -157,7 +161,41 @@ impl<T: Scalar> ReusableSolver<T> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
         self.backend.write(&mut self.x, x0)?;
-        self.run(b, Some(monitor))
+        self.run(b, Some(&mut |p| {
+            monitor(p);
+            ControlFlow::Continue(())
+        }))
+    }
+
+    /// Solve A x = b from `x0` (zero when `None`) with `control` called after every iteration;
+    /// it stops the solve by returning `ControlFlow::Break(())` (the report's stop reason is
+    /// then [`StopReason::Interrupted`](crate::solver::StopReason::Interrupted) and `x` the
+    /// iterate so far). The Python package's Ctrl-C check is one.
+    pub fn solve_with_control(
+        &mut self,
+        b: &[T],
+        x0: Option<&[T]>,
+        control: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    ) -> Result<Solution<T>> {
+        self.check_len("right-hand side", b.len())?;
+        match x0 {
+            Some(x0) => {
+                self.check_len("initial guess", x0.len())?;
+                self.backend.write(&mut self.x, x0)?;
+            }
+            None => self.backend.fill(&mut self.x, T::zero())?,
+        }
+        self.run(b, Some(control))
+    }
+
+    /// The number of rows (and columns) of the matrix it solves with.
+    pub fn n(&self) -> usize {
+        self.matrix.n_rows()
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> &SolveOptions {
+        &self.options
     }
 
     fn check_len(&self, what: &str, len: usize) -> Result<()> {
@@ -171,7 +209,7 @@ impl<T: Scalar> ReusableSolver<T> {
         Ok(())
     }
 
-    fn run(&mut self, b: &[T], monitor: Monitor<'_>) -> Result<Solution<T>> {
+    fn run(&mut self, b: &[T], monitor: Control<'_>) -> Result<Solution<T>> {
         let Self {
             options,
             notes,

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::{PrecondSpec, Preconditioner};
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, Monitor, Params, Progress, SolveReport};
+use crate::solver::{BiCgStab, Cg, Control, Gmres, Params, Progress, SolveReport};
 
 /// Which Krylov method [`solve`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,12 +68,12 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
         &mut self,
         b: &Buffer<T>,
         x: &mut Buffer<T>,
-        monitor: Monitor<'_>,
+        monitor: Control<'_>,
     ) -> Result<SolveReport> {
         match self {
-            Self::Cg(s) => s.solve_with_monitor(b, x, monitor),
-            Self::BiCgStab(s) => s.solve_with_monitor(b, x, monitor),
-            Self::Gmres(s) => s.solve_with_monitor(b, x, monitor),
+            Self::Cg(s) => s.solve_with_control(b, x, monitor),
+            Self::BiCgStab(s) => s.solve_with_control(b, x, monitor),
+            Self::Gmres(s) => s.solve_with_control(b, x, monitor),
         }
     }
 }

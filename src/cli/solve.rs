@@ -268,8 +268,18 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     x: &mut crate::backend::Buffer<T>,
     monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
-    let report = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?
-        .solve(b, x, monitor);
+    let mut solver = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?;
+    let report = match monitor {
+        Some(f) => solver.solve(
+            b,
+            x,
+            Some(&mut |p| {
+                f(p);
+                std::ops::ControlFlow::Continue(())
+            }),
+        ),
+        None => solver.solve(b, x, None),
+    };
     write_cuda_trace();
     report
 }

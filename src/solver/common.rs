@@ -14,6 +14,12 @@ use std::time::Instant;
 /// An optional per-iteration callback.
 pub type Monitor<'m> = Option<&'m mut dyn FnMut(Progress)>;
 
+/// A monitor that can stop the solve: called like a [`Monitor`], it returns
+/// `ControlFlow::Break(())` to end the solve after this iteration with
+/// [`StopReason::Interrupted`](crate::solver::StopReason::Interrupted) (the iterate so far is
+/// kept and reported, as for any other stop). A Ctrl-C handler or a time limit is one.
+pub type Control<'m> = Option<&'m mut dyn FnMut(Progress) -> std::ops::ControlFlow<()>>;
+
 /// Check that the matrix is square, fits the backend (a distributed matrix needs the
 /// distributed backend and the other way round) and the preconditioner fits it
 /// (RELIABILITY.md row 1).
@@ -135,7 +141,7 @@ pub(crate) fn start_solve<'m, B: Backend, T: Scalar>(
     x: &mut Buffer<T>,
     scratch: &mut Partials<T>,
     params: Params,
-    monitor: Monitor<'m>,
+    monitor: Control<'m>,
 ) -> Result<Tracker<'m>> {
     // Ranks that stop on different tolerances or limits would wait in different reductions.
     backend.same_across_ranks("the solver parameters", params.fingerprint())?;
@@ -155,7 +161,7 @@ pub(crate) struct Tracker<'m> {
     r0: f64,
     history: Vec<f64>,
     last: f64,
-    monitor: Monitor<'m>,
+    monitor: Control<'m>,
     loop_start: CounterSnapshot,
     loop_started: Instant,
     inner: CounterSnapshot,
@@ -173,7 +179,7 @@ pub(crate) struct Tracker<'m> {
 }
 
 impl<'m> Tracker<'m> {
-    pub fn new(params: Params, b_norm: f64, monitor: Monitor<'m>) -> Self {
+    pub fn new(params: Params, b_norm: f64, monitor: Control<'m>) -> Self {
         Self {
             params,
             start: Instant::now(),
@@ -231,17 +237,21 @@ impl<'m> Tracker<'m> {
         if self.params.record_history {
             self.history.push(residual);
         }
-        if let Some(m) = self.monitor.as_mut() {
+        let interrupted = self.monitor.as_mut().is_some_and(|m| {
             m(Progress {
                 iteration,
                 residual,
-            });
-        }
+            })
+            .is_break()
+        });
         if !residual.is_finite() {
             return Some(StopReason::NanOrInf);
         }
         if residual <= self.target {
             return Some(StopReason::Converged);
+        }
+        if interrupted {
+            return Some(StopReason::Interrupted);
         }
         if iteration > 0 && residual > self.params.dtol * self.r0 {
             return Some(StopReason::Diverged);

@@ -11,7 +11,7 @@ mod resident;
 pub use bicgstab::BiCgStab;
 pub(crate) use cg::norm as cg_norm;
 pub use cg::Cg;
-pub use common::Monitor;
+pub use common::{Control, Monitor};
 pub use gmres::Gmres;
 pub use params::{
     Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N,

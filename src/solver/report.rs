@@ -36,6 +36,9 @@ pub enum StopReason {
     /// the precision and the matrix's conditioning is reached (pipelined CG, checked at its
     /// residual replacements).
     Stagnated,
+    /// The monitor asked to stop (a [`Control`](crate::solver::Control) callback returned
+    /// `ControlFlow::Break`: Ctrl-C in the Python package, a caller's time limit).
+    Interrupted,
 }
 
 impl StopReason {
@@ -56,6 +59,7 @@ impl std::fmt::Display for StopReason {
             StopReason::Breakdown(k) => write!(f, "breakdown_{k:?}").map(|_| ()),
             StopReason::NanOrInf => f.write_str("nan_or_inf"),
             StopReason::Stagnated => f.write_str("stagnated"),
+            StopReason::Interrupted => f.write_str("interrupted"),
         }
     }
 }

@@ -20,7 +20,7 @@
 
 mod resident;
 
-use super::common::{check_setup, start_solve, t, Monitor, Tracker};
+use super::common::{check_setup, start_solve, Control, t, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
@@ -191,6 +191,23 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         b: &Buffer<T>,
         x: &mut Buffer<T>,
         monitor: Monitor<'_>,
+    ) -> Result<SolveReport> {
+        match monitor {
+            Some(m) => self.solve_with_control(b, x, Some(&mut |p| {
+                m(p);
+                std::ops::ControlFlow::Continue(())
+            })),
+            None => self.solve_with_control(b, x, None),
+        }
+    }
+
+    /// [`Cg::solve`] with a callback after every iteration that may stop the solve
+    /// ([`StopReason::Interrupted`](crate::solver::StopReason::Interrupted)).
+    pub fn solve_with_control(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        monitor: Control<'_>,
     ) -> Result<SolveReport> {
         let mut tracker = start_solve(
             self.backend,

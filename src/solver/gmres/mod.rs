@@ -22,7 +22,7 @@ mod least_squares;
 mod simpler;
 
 use super::cg::norm;
-use super::common::{check_setup, start_solve, Monitor, Tracker};
+use super::common::{check_setup, start_solve, Control, Monitor, Tracker};
 use super::params::{Execution, GmresOrthogonalization, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{may_run, Recordings};
@@ -193,6 +193,23 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         b: &Buffer<T>,
         x: &mut Buffer<T>,
         monitor: Monitor<'_>,
+    ) -> Result<SolveReport> {
+        match monitor {
+            Some(m) => self.solve_with_control(b, x, Some(&mut |p| {
+                m(p);
+                std::ops::ControlFlow::Continue(())
+            })),
+            None => self.solve_with_control(b, x, None),
+        }
+    }
+
+    /// [`Gmres::solve`] with a callback after every iteration that may stop the solve
+    /// ([`StopReason::Interrupted`](crate::solver::StopReason::Interrupted)).
+    pub fn solve_with_control(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        monitor: Control<'_>,
     ) -> Result<SolveReport> {
         let mut tracker = start_solve(
             self.backend,

@@ -1,0 +1,339 @@
+"""SciPy-shaped solves over the Rust library: input checks and conversions, the reusable
+:class:`Solver`, the one-call :func:`cg`, :func:`bicgstab` and :func:`gmres`, and the
+:class:`Report`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _pipekrylov
+from ._errors import translate
+
+__all__ = ["Report", "Solver", "cg", "bicgstab", "gmres", "backends"]
+
+_METHODS = ("cg", "bicgstab", "gmres")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a solve did, from the library's report.
+
+    ``residual_norm`` and ``relative_residual`` are the *true* residual ||b - A x|| of the
+    returned x (recomputed once at the end), not the recurrence's."""
+
+    method: str
+    converged: bool
+    info: int
+    stop_reason: str
+    iterations: int
+    residual_norm: float
+    relative_residual: float
+    residual_history: np.ndarray
+    setup_seconds: float
+    solve_seconds: float
+    seconds_per_iteration: float
+    backend: str
+    precond: str
+    dtype: str
+    variant: str
+    execution: str
+    notes: List[str] = field(default_factory=list)
+    accuracy_warning: Optional[str] = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Report(method={self.method!r}, converged={self.converged}, "
+            f"stop_reason={self.stop_reason!r}, iterations={self.iterations}, "
+            f"relative_residual={self.relative_residual:.3e}, "
+            f"solve_seconds={self.solve_seconds:.3e}, backend={self.backend!r})"
+        )
+
+
+def backends() -> List[dict]:
+    """The backends compiled into this build and what each sees on this machine (name,
+    compiled, available, devices, note): ``pipekrylov info`` of the command line."""
+    return json.loads(_pipekrylov.backends_json())
+
+
+def _is_cupy(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
+    """A as a canonical SciPy CSR matrix of float32/float64 values and int32/int64 indices, and
+    whether it came from CuPy."""
+    from_cupy = False
+    if _is_cupy(A) and hasattr(A, "get"):
+        # TODO(issue 55): used in place on the CUDA backend once the caller's device buffers
+        # are accepted; until then one copy to the host.
+        A, from_cupy = A.get(), True
+    if isinstance(A, np.ndarray):
+        if not (np.issubdtype(A.dtype, np.number) or A.dtype == np.bool_):
+            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
+        if A.ndim != 2:
+            raise ValueError(f"A must be a 2-D matrix, got an array of shape {A.shape}")
+        A = sp.csr_matrix(A)
+    elif not sp.issparse(A):
+        raise TypeError(
+            "A must be a scipy.sparse matrix or array, a dense NumPy 2-D array or a "
+            f"cupyx.scipy.sparse matrix; got {type(A).__name__} (a LinearOperator has no "
+            "entries to build a preconditioner from)"
+        )
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    if np.issubdtype(A.dtype, np.complexfloating):
+        raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
+    if A.dtype not in (np.float32, np.float64):
+        if not (np.issubdtype(A.dtype, np.integer) or A.dtype == np.bool_):
+            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
+        A = A.astype(np.float64)
+    if A.format != "csr":
+        A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indptr.dtype not in (np.int32, np.int64) or A.indices.dtype != A.indptr.dtype:
+        A = sp.csr_matrix(
+            (A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape
+        )
+    return A, from_cupy
+
+
+def _as_vector(v: Any, n: int, dtype: np.dtype, name: str) -> Tuple[np.ndarray, bool]:
+    """v as a C-contiguous 1-D array of n values of dtype (a copy only when needed), and
+    whether it came from CuPy."""
+    from_cupy = False
+    if _is_cupy(v) and hasattr(v, "get"):
+        v, from_cupy = v.get(), True  # TODO(issue 55): in place on the CUDA backend
+    a = np.asarray(v)
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise TypeError(f"{name}: complex vectors are not supported (dtype {a.dtype})")
+    if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"{name}: expected real numbers, got dtype {a.dtype}")
+    if a.shape not in ((n,), (n, 1)):
+        raise ValueError(f"{name} has shape {a.shape}; the matrix has {n} rows")
+    return np.ascontiguousarray(a.reshape(n), dtype=dtype), from_cupy
+
+
+def _info(report: dict) -> int:
+    """SciPy's ``info``: 0 converged, < 0 a breakdown, > 0 iterations without convergence."""
+    if report["converged"]:
+        return 0
+    if report["info_breakdown"]:
+        return -1
+    return max(int(report["iterations"]), 1)
+
+
+class Solver:
+    """A matrix set up once (uploaded, preconditioner built) and solved with many right-hand
+    sides, like the crate's ``ReusableSolver``::
+
+        S = pipekrylov.Solver(A, method="cg", precond="amg", rtol=1e-8)
+        x, info = S.solve(b)
+
+    ``method`` is "cg", "bicgstab" or "gmres"; ``precond`` any of the library's preconditioners
+    ("jacobi", "point-block-jacobi", "block-jacobi", "bilu0", "isai", "ip", "fsai", "afsai",
+    "amg") or None; ``backend`` "auto" (CUDA, then OpenCL, then the host; the host for small
+    systems), "cuda", "opencl" or "host". Further keyword options: ``rtol``, ``atol``,
+    ``maxiter`` (Krylov steps), ``restart`` (GMRES), ``variant`` ("pipelined" or "classical"),
+    ``execution`` ("auto", "synchronous", "device-resident"), ``format`` ("csr", "sell", "bsr"
+    ...), ``history`` (keep the residual history, default True) and the preconditioners'
+    parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,
+    ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``,
+    ``amg_max_levels``, ``amg_coarse_size``); :func:`option_names` lists them.
+
+    The matrix is read once at construction (one copy into the library's CSR; SciPy's CSR in
+    canonical form is read directly, other formats converted first); the work runs with the
+    GIL released.
+    """
+
+    def __init__(
+        self,
+        A: Any,
+        method: str = "gmres",
+        precond: Optional[str] = None,
+        backend: str = "auto",
+        *,
+        rtol: float = 1e-5,
+        atol: float = 0.0,
+        maxiter: Optional[int] = None,
+        restart: int = 20,
+        **options: Any,
+    ) -> None:
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        csr, self._from_cupy = _as_csr(A)
+        n = csr.shape[0]
+        if maxiter is None:
+            maxiter = max(10 * n, 1)
+        opts = dict(
+            options,
+            method=method,
+            precond=precond,
+            backend=backend,
+            rtol=float(rtol),
+            atol=float(atol),
+            maxiter=int(maxiter),
+            restart=int(restart),
+        )
+        self._method = method
+        self._precond = precond or "none"
+        self._n = n
+        self._dtype = np.dtype(csr.dtype)
+        index_bits = 32 if csr.indptr.dtype == np.int32 else 64
+        indptr = np.ascontiguousarray(csr.indptr)
+        indices = np.ascontiguousarray(csr.indices)
+        data = np.ascontiguousarray(csr.data)
+        try:
+            self._solver = _pipekrylov._Solver(
+                n,
+                indptr.ctypes.data,
+                indices.ctypes.data,
+                data.ctypes.data,
+                int(data.shape[0]),
+                index_bits,
+                8 * self._dtype.itemsize,
+                opts,
+            )
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+
+    @property
+    def n(self) -> int:
+        """The number of unknowns."""
+        return self._n
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The precision of the solves (the matrix's: float32 or float64)."""
+        return self._dtype
+
+    @property
+    def backend(self) -> str:
+        """The backend and device that run the solves."""
+        return self._solver.backend
+
+    def solve(
+        self,
+        b: Any,
+        x0: Any = None,
+        *,
+        callback: Optional[Callable[[float], Any]] = None,
+        report: bool = False,
+    ):
+        """Solve A x = b from ``x0`` (zero when None). Returns ``(x, info)`` as SciPy does, or
+        ``(x, info, report)`` with ``report=True``.
+
+        ``info`` is 0 when converged, the number of iterations when the limit was reached
+        without convergence (or the solve diverged or stagnated), -1 on a breakdown or an
+        indefinite matrix or preconditioner (CG). ``callback(residual_norm)`` is called after
+        every iteration with the recurrence's residual norm (SciPy's ``callback_type="pr_norm"``;
+        the iterate itself is not passed, since that would cost a copy from the device per
+        iteration); an exception it raises stops the solve and is re-raised. Ctrl-C stops a
+        solve between iterations with ``KeyboardInterrupt`` (on a GPU in device-resident mode at
+        the solve's end: pass ``execution="synchronous"`` to stop between iterations there
+        too).
+        """
+        bv, b_cupy = _as_vector(b, self._n, self._dtype, "b")
+        x0v = None
+        if x0 is not None:
+            x0v, _ = _as_vector(x0, self._n, self._dtype, "x0")
+        x = np.empty(self._n, dtype=self._dtype)
+        try:
+            text = self._solver.solve(
+                bv.ctypes.data,
+                0 if x0v is None else x0v.ctypes.data,
+                x.ctypes.data,
+                callback,
+            )
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        raw = json.loads(text)
+        info = _info(raw)
+        if b_cupy or self._from_cupy:
+            import cupy
+
+            x = cupy.asarray(x)
+        if not report:
+            return x, info
+        return x, info, self._report(raw, info)
+
+    def _report(self, raw: dict, info: int) -> Report:
+        iterations = int(raw["iterations"])
+        return Report(
+            method=self._method,
+            converged=bool(raw["converged"]),
+            info=info,
+            stop_reason=str(raw["stop"]),
+            iterations=iterations,
+            residual_norm=float(raw["true_residual"]),
+            relative_residual=float(raw["relative_true_residual"]),
+            residual_history=np.asarray(raw["residual_history"], dtype=np.float64),
+            setup_seconds=float(raw["setup_seconds"]),
+            solve_seconds=float(raw["solve_seconds"]),
+            seconds_per_iteration=float(raw["loop_seconds"]) / max(iterations, 1),
+            backend=str(raw["backend"]),
+            precond=self._precond,
+            dtype=str(self._dtype),
+            variant=str(raw["variant"]).lower(),
+            execution=str(raw["execution"]),
+            notes=list(raw.get("notes", [])) + list(raw.get("backend_notes", [])),
+            accuracy_warning=raw.get("accuracy_warning"),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Solver(n={self._n}, method={self._method!r}, precond={self._precond!r}, "
+            f"dtype={self._dtype}, backend={self.backend!r})"
+        )
+
+
+def _one_call(method: str, A, b, x0, rtol, atol, maxiter, M, callback, report, options):
+    if M is not None:
+        raise TypeError(
+            "M: a preconditioner given as a matrix or LinearOperator is not supported; name one "
+            "of the library's instead, e.g. precond='jacobi', 'bilu0' or 'amg'"
+        )
+    precond = options.pop("precond", None)
+    backend = options.pop("backend", "auto")
+    solver = Solver(
+        A, method, precond, backend, rtol=rtol, atol=atol, maxiter=maxiter, **options
+    )
+    return solver.solve(b, x0, callback=callback, report=report)
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+       report=False, **options):
+    """Solve A x = b with (pipelined) conjugate gradients, A symmetric positive definite.
+
+    The shape of ``scipy.sparse.linalg.cg``: returns ``(x, info)`` (``(x, info, report)`` with
+    ``report=True``). Stops when ||b - A x|| <= max(rtol ||b||, atol) on the recurrence's
+    residual (the report holds the true one); ``maxiter`` counts iterations (default 10 n).
+    Extra keyword options: ``precond=`` a preconditioner's name, ``backend=``, ``variant=``,
+    ``execution=`` and the rest listed by :class:`Solver`. ``M`` (a SciPy LinearOperator) is
+    not supported: name a preconditioner instead.
+    """
+    return _one_call("cg", A, b, x0, rtol, atol, maxiter, M, callback, report, options)
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+             report=False, **options):
+    """Solve A x = b with (pipelined) BiCGStab: the shape of ``scipy.sparse.linalg.bicgstab``
+    (see :func:`cg` for the return value and the options)."""
+    return _one_call("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback, report, options)
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
+          callback=None, report=False, **options):
+    """Solve A x = b with (pipelined) GMRES(restart): the shape of
+    ``scipy.sparse.linalg.gmres`` (``restart`` default 20 as there; ``maxiter`` counts restart
+    cycles as there, default 10 n Krylov steps in all). See :func:`cg` for the rest."""
+    restart = 20 if restart is None else int(restart)
+    steps = None if maxiter is None else int(maxiter) * restart
+    options["restart"] = restart
+    return _one_call("gmres", A, b, x0, rtol, atol, steps, M, callback, report, options)

@@ -1,0 +1,34 @@
+"""Type stubs of the extension module (private: use the package's functions)."""
+
+from typing import Any, Callable, List, Optional
+
+__version__: str
+
+class RustError(Exception): ...
+
+class _Solver:
+    def __init__(
+        self,
+        n: int,
+        indptr: int,
+        indices: int,
+        data: int,
+        nnz: int,
+        index_bits: int,
+        value_bits: int,
+        options: dict[str, Any],
+    ) -> None: ...
+    def solve(
+        self, b: int, x0: int, x: int, callback: Optional[Callable[[float], Any]] = None
+    ) -> str: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def notes(self) -> List[str]: ...
+    @property
+    def dtype(self) -> str: ...
+
+def backends_json() -> str: ...
+def option_names() -> List[str]: ...

@@ -1,0 +1,320 @@
+//! `_Solver`: a [`ReusableSolver`] in f32 or f64 behind one Python class. The Python wrapper
+//! (`pipekrylov/_core.py`) checks dtypes, shapes, contiguity and keeps the arrays alive; this
+//! side reads them through their addresses (no copy of `b` or `x0`; the solution is written
+//! into the caller's array) and builds the crate's CSR matrix from the SciPy arrays (one copy:
+//! the crate stores `usize` indices).
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::solver::{Progress, StopReason};
+use pipekrylov::{Error, ReusableSolver, Scalar, Solution, SolveOptions};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{crate_error, options_error};
+
+/// How often a solve without a callback looks for Ctrl-C (taking the GIL for it).
+const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(20);
+
+/// A value that crosses `Python::detach` although it is not `Send`. `detach` releases the GIL
+/// and runs its closure on the calling thread, so nothing moves between threads; its `Send`
+/// bound keeps Python objects out of the closure, and none is inside this.
+struct OnThisThread<T>(T);
+
+// SAFETY: see the type's documentation: the value stays on the thread that made it.
+unsafe impl<T> Send for OnThisThread<T> {}
+
+/// The set-up solver of either precision.
+enum Precision {
+    F32(ReusableSolver<f32>),
+    F64(ReusableSolver<f64>),
+}
+
+/// The raw arrays of a CSR matrix, as the wrapper hands them over: addresses of C-contiguous
+/// NumPy arrays with the dtypes named, and their lengths.
+#[derive(Clone, Copy)]
+struct RawCsr {
+    n: usize,
+    indptr: usize,
+    indices: usize,
+    data: usize,
+    nnz: usize,
+    index_bits: u32,
+    value_bits: u32,
+}
+
+/// Read an index array (int32 or int64) of `len` entries at `address` as `usize`.
+///
+/// # Safety
+/// `address` points at `len` readable, aligned integers of `bits` bits.
+unsafe fn read_indices(address: usize, len: usize, bits: u32) -> Result<Vec<usize>, Error> {
+    let negative = || Error::InvalidMatrix("negative index in the CSR arrays".into());
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    match bits {
+        32 => std::slice::from_raw_parts(address as *const i32, len)
+            .iter()
+            .map(|&i| usize::try_from(i).map_err(|_| negative()))
+            .collect(),
+        64 => std::slice::from_raw_parts(address as *const i64, len)
+            .iter()
+            .map(|&i| usize::try_from(i).map_err(|_| negative()))
+            .collect(),
+        _ => Err(Error::param("index dtype", "int32 or int64")),
+    }
+}
+
+/// A slice of `len` values at `address` (empty when `len` is 0, whatever the address).
+///
+/// # Safety
+/// `address` points at `len` readable, aligned values of `T` that outlive the slice.
+unsafe fn slice<'a, T>(address: usize, len: usize) -> &'a [T] {
+    if len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(address as *const T, len)
+    }
+}
+
+impl RawCsr {
+    /// The crate's CSR matrix of these arrays (checked: sorted columns, bounds, lengths).
+    ///
+    /// # Safety
+    /// The addresses point at live arrays of the lengths and dtypes given.
+    unsafe fn matrix<T: Scalar>(&self) -> Result<CsrMatrix<T>, Error> {
+        let row_ptr = read_indices(self.indptr, self.n + 1, self.index_bits)?;
+        let col_idx = read_indices(self.indices, self.nnz, self.index_bits)?;
+        let values = slice::<T>(self.data, self.nnz).to_vec();
+        CsrMatrix::new(self.n, self.n, row_ptr, col_idx, values)
+    }
+}
+
+/// A matrix uploaded and a preconditioner built once; `solve` many times.
+#[pyclass(module = "pipekrylov._pipekrylov", name = "_Solver", unsendable)]
+pub struct PySolver {
+    solver: Precision,
+    backend: String,
+    notes: Vec<String>,
+    gpu: bool,
+}
+
+#[pymethods]
+impl PySolver {
+    /// Set up: the CSR arrays by address (`index_bits` 32/64, `value_bits` 32/64) and the
+    /// options dict (see `options::NAMES`). The GIL is released while the backend starts, the
+    /// matrix is uploaded and the preconditioner built.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        n: usize,
+        indptr: usize,
+        indices: usize,
+        data: usize,
+        nnz: usize,
+        index_bits: u32,
+        value_bits: u32,
+        options: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
+        let raw = RawCsr {
+            n,
+            indptr,
+            indices,
+            data,
+            nnz,
+            index_bits,
+            value_bits,
+        };
+        let built = py.detach(move || OnThisThread(build(raw, opts)));
+        let solver = built.0.map_err(|e| crate_error(py, e))?;
+        let (backend, notes, gpu) = match &solver {
+            Precision::F32(s) => describe(s),
+            Precision::F64(s) => describe(s),
+        };
+        Ok(Self {
+            solver,
+            backend,
+            notes,
+            gpu,
+        })
+    }
+
+    /// Solve with `b` (address, length n) from `x0` (address, or 0 for zero), the solution
+    /// written to `x` (address). `check` calls `callback(residual_norm)` after every iteration
+    /// when it is not `None`; without a callback Ctrl-C is looked for every 20 ms (on a GPU in
+    /// device-resident mode only at the end: see the package README). Returns the report as
+    /// JSON text.
+    #[pyo3(signature = (b, x0, x, callback=None))]
+    fn solve(
+        &mut self,
+        py: Python<'_>,
+        b: usize,
+        x0: usize,
+        x: usize,
+        callback: Option<Py<PyAny>>,
+    ) -> PyResult<String> {
+        // A monitor makes CG and BiCGStab synchronous; the Ctrl-C check alone is installed
+        // only where the solve is synchronous anyway (the host, or synchronous execution).
+        let watch = callback.is_some() || !self.gpu || self.synchronous();
+        let mut failure: Option<PyErr> = None;
+        let mut last_check = Instant::now();
+        let mut control = |p: Progress| -> ControlFlow<()> {
+            if callback.is_none() && last_check.elapsed() < SIGNAL_CHECK_INTERVAL {
+                return ControlFlow::Continue(());
+            }
+            last_check = Instant::now();
+            let outcome = Python::attach(|py| -> PyResult<()> {
+                py.check_signals()?;
+                if let Some(cb) = &callback {
+                    cb.call1(py, (p.residual,))?;
+                }
+                Ok(())
+            });
+            match outcome {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failure = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        };
+        let control: Option<&mut (dyn FnMut(Progress) -> ControlFlow<()> + Send)> =
+            if watch { Some(&mut control) } else { None };
+        let solver = OnThisThread(&mut self.solver);
+        let result = py.detach(move || {
+            let solver = solver;
+            match solver.0 {
+                Precision::F32(s) => run(s, b, x0, x, control),
+                Precision::F64(s) => run(s, b, x0, x, control),
+            }
+        });
+        if let Some(e) = failure {
+            // Ctrl-C (KeyboardInterrupt) or the callback's exception, after the solver
+            // stopped cleanly.
+            return Err(e);
+        }
+        if !watch {
+            py.check_signals()?;
+        }
+        result.map_err(|e| crate_error(py, e))
+    }
+
+    /// The number of unknowns.
+    #[getter]
+    fn n(&self) -> usize {
+        match &self.solver {
+            Precision::F32(s) => s.n(),
+            Precision::F64(s) => s.n(),
+        }
+    }
+
+    /// The backend and device that run the solves.
+    #[getter]
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+
+    /// The notes of the backend choice (why a GPU backend was passed over, ...).
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    /// The value dtype the solver works in ("float32" or "float64").
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        match &self.solver {
+            Precision::F32(_) => "float32",
+            Precision::F64(_) => "float64",
+        }
+    }
+}
+
+impl PySolver {
+    /// Whether the options ask for synchronous execution.
+    fn synchronous(&self) -> bool {
+        let o = match &self.solver {
+            Precision::F32(s) => s.options(),
+            Precision::F64(s) => s.options(),
+        };
+        o.params.execution == pipekrylov::solver::Execution::Synchronous
+    }
+}
+
+/// Build the solver of the matrix's precision.
+fn build(raw: RawCsr, opts: SolveOptions) -> Result<Precision, Error> {
+    // SAFETY: the wrapper passes live, C-contiguous arrays of the lengths and dtypes named and
+    // holds them for the duration of this call.
+    unsafe {
+        match raw.value_bits {
+            32 => Ok(Precision::F32(
+                ReusableSolver::builder(&raw.matrix::<f32>()?)
+                    .options(opts)
+                    .build()?,
+            )),
+            64 => Ok(Precision::F64(
+                ReusableSolver::builder(&raw.matrix::<f64>()?)
+                    .options(opts)
+                    .build()?,
+            )),
+            _ => Err(Error::param("value dtype", "float32 or float64")),
+        }
+    }
+}
+
+/// The backend's name and device, the notes of its choice, and whether it is a GPU backend.
+fn describe<T: Scalar>(s: &ReusableSolver<T>) -> (String, Vec<String>, bool) {
+    use pipekrylov::backend::BackendInfo;
+    let (backend, notes) = s.backend();
+    let name = backend.name();
+    (
+        format!("{name} ({})", backend.device_name()),
+        notes.to_vec(),
+        name != "host",
+    )
+}
+
+/// One solve into the caller's `x`; the report as JSON.
+fn run<T: Scalar>(
+    s: &mut ReusableSolver<T>,
+    b: usize,
+    x0: usize,
+    x: usize,
+    control: Option<&mut (dyn FnMut(Progress) -> ControlFlow<()> + Send)>,
+) -> Result<String, Error> {
+    let n = s.n();
+    // SAFETY: the wrapper passes C-contiguous arrays of n values of T that it holds alive, `x`
+    // writable and not aliased by `b` or `x0` (it allocates `x` itself).
+    let (b, x0) = unsafe { (slice::<T>(b, n), (x0 != 0).then(|| slice::<T>(x0, n))) };
+    let solution: Solution<T> = match control {
+        Some(c) => s.solve_with_control(b, x0, c)?,
+        None => match x0 {
+            Some(x0) => s.solve_from(b, x0)?,
+            None => s.solve(b)?,
+        },
+    };
+    if n > 0 {
+        // SAFETY: as above; `x` holds n values of T.
+        let out = unsafe { std::slice::from_raw_parts_mut(x as *mut T, n) };
+        out.copy_from_slice(&solution.x);
+    }
+    let mut report = serde_json::to_value(&solution.report)
+        .map_err(|e| Error::Unsupported(format!("report to JSON: {e}")))?;
+    report["stop"] = solution.report.stop_reason.to_string().into();
+    report["converged"] = solution.report.stop_reason.converged().into();
+    report["info_breakdown"] = matches!(
+        solution.report.stop_reason,
+        StopReason::Breakdown(_)
+            | StopReason::IndefiniteMatrix
+            | StopReason::IndefinitePreconditioner
+            | StopReason::NanOrInf
+    )
+    .into();
+    report["backend"] = solution.backend.into();
+    report["backend_notes"] = solution.notes.into();
+    Ok(report.to_string())
+}
