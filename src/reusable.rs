@@ -28,9 +28,9 @@ use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::Scalar;
 use crate::solve::KrylovSolver;
-use crate::solver::{Control, Progress};
-use std::ops::ControlFlow;
+use crate::solver::{Control, Progress, SolveReport};
 use crate::{Solution, SolveOptions};
+use std::ops::ControlFlow;
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
 #[derive(Debug, Clone)]
@@ -145,10 +145,13 @@ impl<T: Scalar> ReusableSolver<T> {
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.backend.fill(&mut self.x, T::zero())?;
-        self.run(b, Some(&mut |p| {
-            monitor(p);
-            ControlFlow::Continue(())
-        }))
+        self.run(
+            b,
+            Some(&mut |p| {
+                monitor(p);
+                ControlFlow::Continue(())
+            }),
+        )
     }
 
     /// [`ReusableSolver::solve_from`] with `monitor` called after every iteration.
@@ -161,10 +164,13 @@ impl<T: Scalar> ReusableSolver<T> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
         self.backend.write(&mut self.x, x0)?;
-        self.run(b, Some(&mut |p| {
-            monitor(p);
-            ControlFlow::Continue(())
-        }))
+        self.run(
+            b,
+            Some(&mut |p| {
+                monitor(p);
+                ControlFlow::Continue(())
+            }),
+        )
     }
 
     /// Solve A x = b from `x0` (zero when `None`) with `control` called after every iteration;
@@ -186,6 +192,25 @@ impl<T: Scalar> ReusableSolver<T> {
             None => self.backend.fill(&mut self.x, T::zero())?,
         }
         self.run(b, Some(control))
+    }
+
+    /// Solve A x = b with vectors that already live on the solver's backend: `x` holds the
+    /// initial guess on entry and the solution on exit; nothing is copied to or from the host
+    /// (the caller's device arrays through
+    /// [`CudaBackend::borrow_device_memory`](crate::backend::cuda::CudaBackend::borrow_device_memory),
+    /// or buffers from [`ReusableSolver::backend`]'s `alloc`/`upload`). `control` as in
+    /// [`ReusableSolver::solve_with_control`]. Errors: a buffer of another backend
+    /// ([`Error::WrongBackend`]) or of the wrong length, and what a solve reports.
+    pub fn solve_buffers(
+        &mut self,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        control: Option<&mut dyn FnMut(Progress) -> ControlFlow<()>>,
+    ) -> Result<SolveReport> {
+        self.check_len("right-hand side", b.len())?;
+        self.check_len("initial guess", x.len())?;
+        let (m, pc, p) = (&self.matrix, self.precond.as_deref(), self.options.params);
+        KrylovSolver::new(&self.backend, m, pc, p, self.options.method)?.solve(b, x, control)
     }
 
     /// The number of rows (and columns) of the matrix it solves with.

@@ -24,7 +24,10 @@ class Report:
     """What a solve did, from the library's report.
 
     ``residual_norm`` and ``relative_residual`` are the *true* residual ||b - A x|| of the
-    returned x (recomputed once at the end), not the recurrence's."""
+    returned x (recomputed once at the end), not the recurrence's. ``vector_copies`` counts the
+    n-vectors moved between host and device for this solve (0 for CuPy vectors on CUDA);
+    ``rust_setup_seconds`` and ``rust_solve_seconds`` are the time the solver's construction
+    and this solve spent inside the library (the rest of a call's time is the wrapper's)."""
 
     method: str
     converged: bool
@@ -42,6 +45,9 @@ class Report:
     dtype: str
     variant: str
     execution: str
+    vector_copies: int = 0
+    rust_setup_seconds: float = 0.0
+    rust_solve_seconds: float = 0.0
     notes: List[str] = field(default_factory=list)
     accuracy_warning: Optional[str] = None
 
@@ -239,29 +245,63 @@ class Solver:
         the solve's end: pass ``execution="synchronous"`` to stop between iterations there
         too).
         """
-        bv, b_cupy = _as_vector(b, self._n, self._dtype, "b")
-        x0v = None
-        if x0 is not None:
-            x0v, _ = _as_vector(x0, self._n, self._dtype, "x0")
-        x = np.empty(self._n, dtype=self._dtype)
-        try:
-            text = self._solver.solve(
-                bv.ctypes.data,
-                0 if x0v is None else x0v.ctypes.data,
-                x.ctypes.data,
-                callback,
-            )
-        except _pipekrylov.RustError as e:
-            raise translate(e) from None
+        if _is_cupy(b) and self._solver.backend.startswith("cuda"):
+            text, x = self._solve_on_device(b, x0, callback)
+            copies = 0
+            b_cupy = True
+        else:
+            bv, b_cupy = _as_vector(b, self._n, self._dtype, "b")
+            x0v = None
+            if x0 is not None:
+                x0v, _ = _as_vector(x0, self._n, self._dtype, "x0")
+            x = np.empty(self._n, dtype=self._dtype)
+            try:
+                text = self._solver.solve(
+                    bv.ctypes.data,
+                    0 if x0v is None else x0v.ctypes.data,
+                    x.ctypes.data,
+                    callback,
+                )
+            except _pipekrylov.RustError as e:
+                raise translate(e) from None
+            # Vectors moved between host and device for this solve: b (and x0) up, x down
+            # on a GPU backend; CuPy vectors on a host backend came down and x goes back up.
+            gpu = not self._solver.backend.startswith("host")
+            copies = (2 + (x0 is not None)) if (gpu or b_cupy) else 0
         raw = json.loads(text)
+        raw["vector_copies"] = copies
         info = _info(raw)
-        if b_cupy or self._from_cupy:
+        if (b_cupy or self._from_cupy) and isinstance(x, np.ndarray):
             import cupy
 
             x = cupy.asarray(x)
         if not report:
             return x, info
         return x, info, self._report(raw, info)
+
+    def _solve_on_device(self, b, x0, callback):
+        """b (and x0) CuPy arrays, the solver on CUDA: solved in place on the device, x a new
+        CuPy array; nothing passes through the host."""
+        import cupy
+
+        if b.shape not in ((self._n,), (self._n, 1)):
+            raise ValueError(f"b has shape {b.shape}; the matrix has {self._n} rows")
+        if cupy.iscomplexobj(b):
+            raise TypeError(f"b: complex vectors are not supported (dtype {b.dtype})")
+        bd = cupy.ascontiguousarray(b.reshape(self._n), dtype=self._dtype)
+        if x0 is None:
+            x = cupy.zeros(self._n, dtype=self._dtype)
+        else:
+            if tuple(x0.shape) not in ((self._n,), (self._n, 1)):
+                raise ValueError(f"x0 has shape {x0.shape}; the matrix has {self._n} rows")
+            x = cupy.array(cupy.asarray(x0).reshape(self._n), dtype=self._dtype, copy=True)
+        # The library's stream starts after the caller's work on b and x0 is done.
+        cupy.cuda.get_current_stream().synchronize()
+        try:
+            text = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback)
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        return text, x
 
     def _report(self, raw: dict, info: int) -> Report:
         iterations = int(raw["iterations"])
@@ -282,6 +322,9 @@ class Solver:
             dtype=str(self._dtype),
             variant=str(raw["variant"]).lower(),
             execution=str(raw["execution"]),
+            vector_copies=int(raw["vector_copies"]),
+            rust_setup_seconds=float(self._solver.rust_setup_seconds),
+            rust_solve_seconds=float(raw["rust_solve_seconds"]),
             notes=list(raw.get("notes", [])) + list(raw.get("backend_notes", [])),
             accuracy_warning=raw.get("accuracy_warning"),
         )

@@ -7,6 +7,7 @@
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
+use pipekrylov::backend::BackendInfo;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::solver::{Progress, StopReason};
 use pipekrylov::{Error, ReusableSolver, Scalar, Solution, SolveOptions};
@@ -25,6 +26,9 @@ struct OnThisThread<T>(T);
 
 // SAFETY: see the type's documentation: the value stays on the thread that made it.
 unsafe impl<T> Send for OnThisThread<T> {}
+
+/// The per-iteration control handed to the solver.
+type ControlRef<'a> = &'a mut (dyn FnMut(Progress) -> ControlFlow<()> + Send);
 
 /// The set-up solver of either precision.
 enum Precision {
@@ -99,6 +103,8 @@ pub struct PySolver {
     backend: String,
     notes: Vec<String>,
     gpu: bool,
+    /// Seconds spent in Rust by the constructor (backend, upload, preconditioner).
+    setup_seconds: f64,
 }
 
 #[pymethods]
@@ -129,6 +135,7 @@ impl PySolver {
             index_bits,
             value_bits,
         };
+        let started = Instant::now();
         let built = py.detach(move || OnThisThread(build(raw, opts)));
         let solver = built.0.map_err(|e| crate_error(py, e))?;
         let (backend, notes, gpu) = match &solver {
@@ -140,6 +147,7 @@ impl PySolver {
             backend,
             notes,
             gpu,
+            setup_seconds: started.elapsed().as_secs_f64(),
         })
     }
 
@@ -156,6 +164,77 @@ impl PySolver {
         x0: usize,
         x: usize,
         callback: Option<Py<PyAny>>,
+    ) -> PyResult<String> {
+        self.controlled(py, callback, move |solver, control| match solver {
+            Precision::F32(s) => run(s, b, x0, x, control),
+            Precision::F64(s) => run(s, b, x0, x, control),
+        })
+    }
+
+    /// Solve with `b` and `x` in CUDA device memory of this solver's device (addresses of `n`
+    /// values of the solver's dtype, e.g. CuPy arrays' `data.ptr`): `x` holds the initial guess
+    /// and receives the solution; nothing passes through the host. The caller has finished
+    /// its own work on both (synchronized its stream). Callback and Ctrl-C as `solve`.
+    #[pyo3(signature = (b, x, callback=None))]
+    fn solve_device(
+        &mut self,
+        py: Python<'_>,
+        b: u64,
+        x: u64,
+        callback: Option<Py<PyAny>>,
+    ) -> PyResult<String> {
+        self.controlled(py, callback, move |solver, control| match solver {
+            Precision::F32(s) => run_device(s, b, x, control),
+            Precision::F64(s) => run_device(s, b, x, control),
+        })
+    }
+
+    /// The number of unknowns.
+    #[getter]
+    fn n(&self) -> usize {
+        match &self.solver {
+            Precision::F32(s) => s.n(),
+            Precision::F64(s) => s.n(),
+        }
+    }
+
+    /// The backend and device that run the solves.
+    #[getter]
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+
+    /// The notes of the backend choice (why a GPU backend was passed over, ...).
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    /// Seconds the constructor spent in Rust (the rest of a Python call is the wrapper's).
+    #[getter]
+    fn rust_setup_seconds(&self) -> f64 {
+        self.setup_seconds
+    }
+
+    /// The value dtype the solver works in ("float32" or "float64").
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        match &self.solver {
+            Precision::F32(_) => "float32",
+            Precision::F64(_) => "float64",
+        }
+    }
+}
+
+impl PySolver {
+    /// Run `work` on the solver with the GIL released and a control that calls `callback`
+    /// after every iteration and looks for Ctrl-C; the callback's exception or
+    /// `KeyboardInterrupt` is raised after the solver stopped cleanly.
+    fn controlled(
+        &mut self,
+        py: Python<'_>,
+        callback: Option<Py<PyAny>>,
+        work: impl FnOnce(&mut Precision, Option<ControlRef<'_>>) -> Result<String, Error> + Send,
     ) -> PyResult<String> {
         // A monitor makes CG and BiCGStab synchronous; the Ctrl-C check alone is installed
         // only where the solve is synchronous anyway (the host, or synchronous execution).
@@ -182,59 +261,29 @@ impl PySolver {
                 }
             }
         };
-        let control: Option<&mut (dyn FnMut(Progress) -> ControlFlow<()> + Send)> =
-            if watch { Some(&mut control) } else { None };
+        let control: Option<ControlRef<'_>> = if watch { Some(&mut control) } else { None };
+        let started = Instant::now();
         let solver = OnThisThread(&mut self.solver);
         let result = py.detach(move || {
             let solver = solver;
-            match solver.0 {
-                Precision::F32(s) => run(s, b, x0, x, control),
-                Precision::F64(s) => run(s, b, x0, x, control),
-            }
+            work(solver.0, control)
         });
+        let rust_seconds = started.elapsed().as_secs_f64();
         if let Some(e) = failure {
-            // Ctrl-C (KeyboardInterrupt) or the callback's exception, after the solver
-            // stopped cleanly.
             return Err(e);
         }
         if !watch {
             py.check_signals()?;
         }
-        result.map_err(|e| crate_error(py, e))
+        // The report with the seconds this call spent in Rust (the per-call overhead of the
+        // wrapper is the rest).
+        let text = result.map_err(|e| crate_error(py, e))?;
+        Ok(format!(
+            "{{\"rust_solve_seconds\": {rust_seconds:e}, {}",
+            text.strip_prefix('{').unwrap_or(&text)
+        ))
     }
 
-    /// The number of unknowns.
-    #[getter]
-    fn n(&self) -> usize {
-        match &self.solver {
-            Precision::F32(s) => s.n(),
-            Precision::F64(s) => s.n(),
-        }
-    }
-
-    /// The backend and device that run the solves.
-    #[getter]
-    fn backend(&self) -> &str {
-        &self.backend
-    }
-
-    /// The notes of the backend choice (why a GPU backend was passed over, ...).
-    #[getter]
-    fn notes(&self) -> Vec<String> {
-        self.notes.clone()
-    }
-
-    /// The value dtype the solver works in ("float32" or "float64").
-    #[getter]
-    fn dtype(&self) -> &'static str {
-        match &self.solver {
-            Precision::F32(_) => "float32",
-            Precision::F64(_) => "float64",
-        }
-    }
-}
-
-impl PySolver {
     /// Whether the options ask for synchronous execution.
     fn synchronous(&self) -> bool {
         let o = match &self.solver {
@@ -268,7 +317,6 @@ fn build(raw: RawCsr, opts: SolveOptions) -> Result<Precision, Error> {
 
 /// The backend's name and device, the notes of its choice, and whether it is a GPU backend.
 fn describe<T: Scalar>(s: &ReusableSolver<T>) -> (String, Vec<String>, bool) {
-    use pipekrylov::backend::BackendInfo;
     let (backend, notes) = s.backend();
     let name = backend.name();
     (
@@ -284,7 +332,7 @@ fn run<T: Scalar>(
     b: usize,
     x0: usize,
     x: usize,
-    control: Option<&mut (dyn FnMut(Progress) -> ControlFlow<()> + Send)>,
+    control: Option<ControlRef<'_>>,
 ) -> Result<String, Error> {
     let n = s.n();
     // SAFETY: the wrapper passes C-contiguous arrays of n values of T that it holds alive, `x`
@@ -302,19 +350,61 @@ fn run<T: Scalar>(
         let out = unsafe { std::slice::from_raw_parts_mut(x as *mut T, n) };
         out.copy_from_slice(&solution.x);
     }
-    let mut report = serde_json::to_value(&solution.report)
+    report_json(&solution.report, solution.backend, solution.notes)
+}
+
+/// One solve on the caller's CUDA memory (CUDA backend only).
+fn run_device<T: Scalar>(
+    s: &mut ReusableSolver<T>,
+    b: u64,
+    x: u64,
+    control: Option<ControlRef<'_>>,
+) -> Result<String, Error> {
+    let n = s.n();
+    let (backend, notes) = s.backend();
+    let notes = notes.to_vec();
+    let name = format!("{} ({})", backend.name(), backend.device_name());
+    #[cfg(feature = "cuda")]
+    if let pipekrylov::backend::AnyBackend::Cuda(cuda) = backend {
+        // SAFETY: the wrapper passes addresses of CuPy arrays of n values of T on this device
+        // that it holds alive, after synchronizing CuPy's stream; `x` is not aliased by `b`.
+        let (b, mut x) = unsafe {
+            (
+                cuda.borrow_device_memory::<T>(b, n)?,
+                cuda.borrow_device_memory::<T>(x, n)?,
+            )
+        };
+        let control = control.map(|c| c as &mut dyn FnMut(Progress) -> ControlFlow<()>);
+        let report = s.solve_buffers(&b, &mut x, control)?;
+        return report_json(&report, name, notes);
+    }
+    let _ = (b, x, n, control, notes);
+    Err(Error::WrongBackend {
+        expected: "cuda".into(),
+        found: name,
+    })
+}
+
+/// The report as the JSON the wrapper reads: the crate's report plus the stop reason's name,
+/// whether it converged or broke down, and the backend.
+fn report_json(
+    solution_report: &pipekrylov::solver::SolveReport,
+    backend: String,
+    notes: Vec<String>,
+) -> Result<String, Error> {
+    let mut report = serde_json::to_value(solution_report)
         .map_err(|e| Error::Unsupported(format!("report to JSON: {e}")))?;
-    report["stop"] = solution.report.stop_reason.to_string().into();
-    report["converged"] = solution.report.stop_reason.converged().into();
+    report["stop"] = solution_report.stop_reason.to_string().into();
+    report["converged"] = solution_report.stop_reason.converged().into();
     report["info_breakdown"] = matches!(
-        solution.report.stop_reason,
+        solution_report.stop_reason,
         StopReason::Breakdown(_)
             | StopReason::IndefiniteMatrix
             | StopReason::IndefinitePreconditioner
             | StopReason::NanOrInf
     )
     .into();
-    report["backend"] = solution.backend.into();
-    report["backend_notes"] = solution.notes.into();
+    report["backend"] = backend.into();
+    report["backend_notes"] = notes.into();
     Ok(report.to_string())
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 /// The owning backend passes its address to kernels; the allocation is freed (stream-ordered)
 /// when the last buffer holding it (see `RawBuffer::share`) is dropped.
 pub struct RawBuffer {
-    slice: Arc<CudaSlice<u8>>,
+    /// The allocation, or `None` for memory the caller owns
+    /// ([`super::CudaBackend::borrow_device_memory`]): never freed here.
+    slice: Option<Arc<CudaSlice<u8>>>,
     ptr: u64,
     bytes: usize,
     owner: u64,
@@ -17,7 +19,17 @@ impl RawBuffer {
     /// Wrap an allocation of at least `bytes` bytes made by backend `owner`.
     pub(crate) fn new(slice: CudaSlice<u8>, ptr: u64, bytes: usize, owner: u64) -> Self {
         Self {
-            slice: Arc::new(slice),
+            slice: Some(Arc::new(slice)),
+            ptr,
+            bytes,
+            owner,
+        }
+    }
+    /// Memory the caller allocated and frees: `bytes` bytes at device address `ptr`, used by
+    /// backend `owner` and never freed by it.
+    pub(crate) fn borrowed(ptr: u64, bytes: usize, owner: u64) -> Self {
+        Self {
+            slice: None,
             ptr,
             bytes,
             owner,
@@ -26,7 +38,7 @@ impl RawBuffer {
     /// A second buffer on the same allocation (freed when both are dropped).
     pub(crate) fn share(&self) -> Self {
         Self {
-            slice: Arc::clone(&self.slice),
+            slice: self.slice.clone(),
             ptr: self.ptr,
             bytes: self.bytes,
             owner: self.owner,
@@ -46,7 +58,7 @@ impl RawBuffer {
     }
     /// Bytes actually allocated.
     pub(crate) fn capacity(&self) -> usize {
-        self.slice.len()
+        self.slice.as_ref().map_or(self.bytes, |s| s.len())
     }
 }
 

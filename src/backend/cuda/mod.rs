@@ -621,6 +621,81 @@ impl CudaBackend {
         f(staged)
     }
 
+    /// A buffer over device memory the caller allocated (a CuPy or PyTorch array, a
+    /// `cudaMalloc` of the application): `len` elements of `T` at device address `ptr`, used in
+    /// place by this backend's kernels and copies, never freed by it.
+    ///
+    /// Checked: the address is aligned for `T`, lies in an allocation of this backend's device
+    /// (`cuPointerGetAttribute`) and the allocation holds the `len` elements from it
+    /// (`cuMemGetAddressRange`); each failure is an [`Error::InvalidParameter`].
+    ///
+    /// # Safety
+    /// The caller keeps the memory allocated while the buffer (and anything holding it) lives,
+    /// and orders its own work on the memory with this backend's: finish writing it before a
+    /// solve reads it (synchronize your stream), and read the result after the call returns
+    /// (the backend's calls return with their work complete). Nothing else writes the memory
+    /// while a solve uses it.
+    pub unsafe fn borrow_device_memory<T: Pod>(&self, ptr: u64, len: usize) -> Result<Buffer<T>> {
+        use cudarc::driver::sys;
+        let bytes = self.bytes_of::<T>(len)?;
+        let bad = |why: String| Error::param("device pointer", why);
+        if ptr % std::mem::align_of::<T>() as u64 != 0 {
+            return Err(bad(format!(
+                "{ptr:#x} is not aligned to {} bytes",
+                std::mem::align_of::<T>()
+            )));
+        }
+        if len > 0 {
+            self.bind()?;
+            let mut ordinal: std::ffi::c_int = -1;
+            // SAFETY: a query of an address (any value is allowed: an unknown address is an
+            // error code, not a fault); `ordinal` is a c_int as the attribute requires.
+            let r = sys::cuPointerGetAttribute(
+                (&mut ordinal as *mut std::ffi::c_int).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr,
+            );
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(bad(format!("{ptr:#x} is not CUDA device memory ({r:?})")));
+            }
+            if ordinal < 0 || ordinal as usize != self.state.device.ordinal {
+                return Err(bad(format!(
+                    "{ptr:#x} is memory of CUDA device {ordinal}; this backend runs on device {}",
+                    self.state.device.ordinal
+                )));
+            }
+            let (mut base, mut size): (sys::CUdeviceptr, usize) = (0, 0);
+            // SAFETY: as above; the outputs are plain integers.
+            let r = sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr);
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(bad(format!("{ptr:#x}: no allocation found ({r:?})")));
+            }
+            let end = ptr.checked_add(bytes as u64);
+            if end.is_none_or(|end| end > base + size as u64) {
+                return Err(bad(format!(
+                    "{len} elements ({bytes} bytes) from {ptr:#x} run past the end of its \
+                     allocation ({size} bytes from {base:#x})"
+                )));
+            }
+        }
+        Ok(Buffer::from_storage(
+            len,
+            Storage::Cuda(memory::RawBuffer::borrowed(ptr, bytes, self.id)),
+        ))
+    }
+
+    /// The device address of a buffer of this backend (to hand to other CUDA code), or an
+    /// error for another backend's buffer.
+    pub fn device_address<T: Pod>(&self, buffer: &Buffer<T>) -> Result<u64> {
+        match &buffer.storage {
+            Storage::Cuda(r) if r.owner() == self.id => Ok(r.ptr()),
+            _ => Err(Error::WrongBackend {
+                expected: "cuda".into(),
+                found: buffer.owner().into(),
+            }),
+        }
+    }
+
     /// A new typed buffer of `len` elements; zeroed when `zero`.
     pub(crate) fn new_buffer<T: Pod>(&self, len: usize, zero: bool) -> Result<Buffer<T>> {
         let bytes = self.bytes_of::<T>(len)?;

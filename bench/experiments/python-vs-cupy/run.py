@@ -1,0 +1,164 @@
+"""The Python package against CuPy on one GPU (run on the device, see run.sh): the wrapper's
+per-call overhead over the library's own time, CG per iteration against
+cupyx.scipy.sparse.linalg.cg on the same CuPy matrix, and time to solution with the
+preconditioners CuPy has no GPU counterpart of. Writes CSVs to the folder given as argv[1] and
+prints a short table."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+
+import cupy
+import cupyx.scipy.sparse as cusp
+import cupyx.scipy.sparse.linalg as cuspla
+import numpy as np
+import scipy.sparse as sp
+
+import pipekrylov
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+
+
+def poisson2d(m: int) -> sp.csr_matrix:
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    eye = sp.identity(m)
+    return (sp.kron(t, eye) + sp.kron(eye, t)).tocsr()
+
+
+def median(xs):
+    return float(np.median(np.asarray(xs)))
+
+
+def write(name, rows):
+    with open(os.path.join(OUT, name), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def overhead():
+    """Wall time of a Python call minus the time the library spent inside it."""
+    rows = []
+    for m in (32, 64):
+        A = poisson2d(m)
+        n = A.shape[0]
+        b_np = np.ones(n)
+        b_cp = cupy.ones(n)
+        # One-call cg: construction (backend, upload, setup) + solve.
+        for _ in range(3):
+            pipekrylov.cg(A, b_np, backend="cuda", rtol=1e-8)
+        walls, rust = [], []
+        for _ in range(30):
+            t = time.perf_counter()
+            _, _, rep = pipekrylov.cg(A, b_np, backend="cuda", rtol=1e-8, report=True)
+            walls.append(time.perf_counter() - t)
+            rust.append(rep.rust_setup_seconds + rep.rust_solve_seconds)
+        over = [w - r for w, r in zip(walls, rust)]
+        rows.append(dict(call="pipekrylov.cg (one call)", n=n, wall_us=median(walls) * 1e6,
+                         rust_us=median(rust) * 1e6, overhead_us=median(over) * 1e6))
+        S = pipekrylov.Solver(A, method="cg", backend="cuda", rtol=1e-8)
+        for label, b in (("Solver.solve numpy", b_np), ("Solver.solve cupy", b_cp)):
+            for _ in range(5):
+                S.solve(b)
+            walls, rust = [], []
+            for _ in range(200):
+                t = time.perf_counter()
+                _, _, rep = S.solve(b, report=True)
+                walls.append(time.perf_counter() - t)
+                rust.append(rep.rust_solve_seconds)
+            over = [w - r for w, r in zip(walls, rust)]
+            rows.append(dict(call=label, n=n, wall_us=median(walls) * 1e6,
+                             rust_us=median(rust) * 1e6, overhead_us=median(over) * 1e6))
+    write("overhead.csv", rows)
+    return rows
+
+
+def per_iteration():
+    """CG per iteration, fixed iteration counts, CuPy matrix and vectors for both."""
+    rows = []
+    for m, iters in ((64, 200), (128, 200), (256, 200), (1024, 200), (2048, 100)):
+        A = poisson2d(m)
+        n = A.shape[0]
+        Ad = cusp.csr_matrix(A)
+        b = cupy.ones(n)
+        # CuPy: maxiter iterations (the tolerance is out of reach).
+        cuspla.cg(Ad, b, rtol=1e-30, maxiter=iters)
+        cupy.cuda.Device().synchronize()
+        cp_t = []
+        for _ in range(5):
+            t = time.perf_counter()
+            _, info = cuspla.cg(Ad, b, rtol=1e-30, maxiter=iters)
+            cupy.cuda.Device().synchronize()
+            cp_t.append(time.perf_counter() - t)
+        cp_its = iters
+        # Ours on the same CuPy matrix and vectors, the whole Python call timed.
+        S = pipekrylov.Solver(Ad, method="cg", backend="cuda", rtol=1e-30, maxiter=iters)
+        S.solve(b)
+        pk_t, pk_its, copies = [], [], []
+        for _ in range(5):
+            t = time.perf_counter()
+            _, _, rep = S.solve(b, report=True)
+            pk_t.append(time.perf_counter() - t)
+            pk_its.append(rep.iterations)
+            copies.append(rep.vector_copies)
+        pk_per = median([t / max(i, 1) for t, i in zip(pk_t, pk_its)])
+        cp_per = median(cp_t) / cp_its
+        rows.append(dict(n=n, cupy_us_per_it=cp_per * 1e6, cupy_its=cp_its,
+                         pipekrylov_us_per_it=pk_per * 1e6, pipekrylov_its=int(median(pk_its)),
+                         speedup=cp_per / pk_per, vector_copies=max(copies),
+                         execution=rep.execution))
+    write("per_iteration.csv", rows)
+    return rows
+
+
+def time_to_solution():
+    """rtol 1e-8, b = ones, x0 = 0: CuPy CG (no GPU preconditioner there) against ours."""
+    rows = []
+    for m in (1024, 2048):
+        A = poisson2d(m)
+        n = A.shape[0]
+        Ad = cusp.csr_matrix(A)
+        b = cupy.ones(n)
+        its = [0]
+        cuspla.cg(Ad, b, rtol=1e-8, maxiter=20000)
+        t = time.perf_counter()
+        x_cp, info = cuspla.cg(Ad, b, rtol=1e-8, maxiter=20000,
+                            callback=lambda _x: its.__setitem__(0, its[0] + 1))
+        cupy.cuda.Device().synchronize()
+        rows.append(dict(n=n, solver="cupyx cg", setup_s=0.0, solve_s=time.perf_counter() - t,
+                         iterations=its[0], converged=info == 0,
+                         rel_residual=float(cupy.linalg.norm(b - Ad @ x_cp) / cupy.linalg.norm(b))))
+        # (CuPy's callback costs a little per iteration; its per-iteration time is above.)
+        for precond in (None, "jacobi", "amg"):
+            t = time.perf_counter()
+            S = pipekrylov.Solver(Ad, method="cg", precond=precond, backend="cuda", rtol=1e-8,
+                                  maxiter=20000)
+            setup = time.perf_counter() - t
+            S.solve(b)  # warm (kernels compiled, recordings made)
+            t = time.perf_counter()
+            x, info, rep = S.solve(b, report=True)
+            solve = time.perf_counter() - t
+            rows.append(dict(n=n, solver=f"pipekrylov cg+{precond or 'none'}", setup_s=setup,
+                             solve_s=solve, iterations=rep.iterations, converged=info == 0,
+                             rel_residual=rep.relative_residual))
+    write("time_to_solution.csv", rows)
+    return rows
+
+
+def show(title, rows):
+    print(f"== {title}")
+    keys = list(rows[0])
+    print(" | ".join(keys))
+    for r in rows:
+        print(" | ".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys))
+
+
+if __name__ == "__main__":
+    print("pipekrylov", pipekrylov.__version__, "cupy", cupy.__version__,
+          cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
+    show("per-call overhead (us)", overhead())
+    show("CG per iteration vs cupyx.scipy.sparse.linalg.cg", per_iteration())
+    show("time to solution, rtol 1e-8", time_to_solution())

@@ -1,0 +1,97 @@
+"""CuPy inputs on the CUDA backend (run on a GPU machine with CuPy; skipped where there is no
+CUDA device or no CuPy): solved in place on the device, with no host copy of the vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pipekrylov
+
+from conftest import convdiff2d, poisson2d
+
+cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+cusp = pytest.importorskip("cupyx.scipy.sparse")
+if not any(b["name"] == "cuda" and b["available"] for b in pipekrylov.backends()):
+    pytest.skip("no CUDA device for this build", allow_module_level=True)
+
+
+@pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres"])
+def test_cupy_vectors_are_solved_in_place(method, monkeypatch):
+    A = poisson2d(64) if method == "cg" else convdiff2d(64)
+    S = pipekrylov.Solver(A, method=method, precond="jacobi", backend="cuda", rtol=1e-10)
+    b_host = np.random.default_rng(0).standard_normal(A.shape[0])
+    ref, info_ref = S.solve(b_host)
+    b = cupy.asarray(b_host)
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a CuPy array was copied to the host")
+
+    monkeypatch.setattr(cupy.ndarray, "get", refuse)
+    monkeypatch.setattr(cupy, "asnumpy", refuse)
+    x, info, rep = S.solve(b, report=True)
+    monkeypatch.undo()
+    assert isinstance(x, cupy.ndarray) and x.device.id == b.device.id
+    assert info == 0 and info_ref == 0
+    assert rep.vector_copies == 0
+    # The same iterations as from NumPy vectors: the same solve.
+    assert np.allclose(cupy.asnumpy(x), ref, rtol=1e-9, atol=1e-12)
+
+
+def test_cupy_sparse_matrix_input():
+    # The matrix comes to the host once at setup (the preconditioners are set up there); the
+    # vectors stay on the device.
+    A = poisson2d(50)
+    Ad = cusp.csr_matrix(A)
+    b = cupy.ones(A.shape[0])
+    x, info, rep = pipekrylov.cg(Ad, b, rtol=1e-8, precond="amg", backend="cuda", report=True)
+    assert info == 0 and isinstance(x, cupy.ndarray)
+    assert rep.vector_copies == 0 and rep.backend.startswith("cuda")
+    r = cupy.asnumpy(b) - A @ cupy.asnumpy(x)
+    assert np.linalg.norm(r) <= 1e-8 * np.sqrt(A.shape[0]) * 1.01
+
+
+def test_initial_guess_on_the_device():
+    A = poisson2d(40)
+    S = pipekrylov.Solver(A, method="cg", backend="cuda", rtol=1e-10)
+    b = cupy.ones(A.shape[0])
+    x, _ = S.solve(b)
+    x2, info, rep = S.solve(b, x0=x, report=True)
+    assert info == 0 and rep.iterations == 0 and rep.vector_copies == 0
+
+
+def test_float32_cupy():
+    A = poisson2d(40, dtype=np.float32)
+    S = pipekrylov.Solver(A, method="cg", backend="cuda", rtol=1e-5)
+    x, info = S.solve(cupy.ones(A.shape[0], dtype=cupy.float32))
+    assert info == 0 and x.dtype == cupy.float32
+
+
+def test_the_library_checks_device_pointers():
+    A = poisson2d(32)
+    S = pipekrylov.Solver(A, method="cg", backend="cuda")
+    n = A.shape[0]
+    host = np.ones(n)
+    good = cupy.ones(n)
+    # A host address is not CUDA device memory.
+    with pytest.raises(pipekrylov.InvalidInputError, match="not CUDA device memory"):
+        try:
+            S._solver.solve_device(host.ctypes.data, good.data.ptr)
+        except pipekrylov._pipekrylov.RustError as e:
+            raise pipekrylov._errors.translate(e) from None
+    # An allocation of n/2 values cannot hold n.
+    half = cupy.cuda.runtime.malloc(8 * (n // 2))
+    try:
+        with pytest.raises(pipekrylov.InvalidInputError, match="run past the end"):
+            try:
+                S._solver.solve_device(good.data.ptr, half)
+            except pipekrylov._pipekrylov.RustError as e:
+                raise pipekrylov._errors.translate(e) from None
+    finally:
+        cupy.cuda.runtime.free(half)
+    # Misaligned.
+    with pytest.raises(pipekrylov.InvalidInputError, match="aligned"):
+        try:
+            S._solver.solve_device(good.data.ptr + 4, good.data.ptr)
+        except pipekrylov._pipekrylov.RustError as e:
+            raise pipekrylov._errors.translate(e) from None
