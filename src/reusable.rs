@@ -31,6 +31,7 @@ use crate::solve::KrylovSolver;
 use crate::solver::{Control, Progress, SolveReport};
 use crate::{Solution, SolveOptions};
 use std::ops::ControlFlow;
+use std::ptr::NonNull;
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
 #[derive(Debug, Clone)]
@@ -73,16 +74,51 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         let precond = precond::build_on(&backend, a, Some(&matrix), self.options.precond)?;
         let rhs = backend.alloc::<T>(a.n_rows())?;
         let x = backend.alloc::<T>(a.n_rows())?;
+        let parts = Box::new(Parts {
+            backend,
+            matrix,
+            precond,
+        });
         Ok(ReusableSolver {
             options: self.options,
             notes,
-            precond,
-            matrix,
+            solver: None,
             rhs,
             x,
-            backend,
+            parts: NonNull::from(Box::leak(parts)),
         })
     }
+}
+
+/// The Krylov solver in `slot`, set up at the first call and kept.
+fn krylov<'s, T: Scalar>(
+    slot: &'s mut Option<KrylovSolver<'static, AnyBackend, T>>,
+    parts: NonNull<Parts<T>>,
+    options: &SolveOptions,
+) -> Result<&'s mut KrylovSolver<'static, AnyBackend, T>> {
+    if slot.is_none() {
+        // SAFETY: the allocation outlives the solver made from it: `Drop` drops the solver
+        // before freeing `parts`, and `parts` is never mutated or moved (it is behind a raw
+        // pointer to a leaked box), so the `'static` references stay valid for as long as the
+        // solver holding them exists.
+        let parts: &'static Parts<T> = unsafe { &*parts.as_ptr() };
+        *slot = Some(KrylovSolver::new(
+            &parts.backend,
+            &parts.matrix,
+            parts.precond.as_deref(),
+            options.params,
+            options.method,
+        )?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| Error::Unsupported("the solver was not set up".into()))
+}
+
+/// What a Krylov solver borrows: set up once, never changed while a solver borrows it.
+struct Parts<T: Scalar> {
+    backend: AnyBackend,
+    matrix: DeviceMatrix<T>,
+    precond: Option<Box<dyn Preconditioner<AnyBackend, T>>>,
 }
 
 /// A matrix uploaded and a preconditioner built once, solved with many right-hand sides (see
@@ -90,19 +126,35 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
 pub struct ReusableSolver<T: Scalar> {
     options: SolveOptions,
     notes: Vec<String>,
-    precond: Option<Box<dyn Preconditioner<AnyBackend, T>>>,
-    matrix: DeviceMatrix<T>,
+    /// The Krylov solver (its workspace, its device-resident state and recorded batches),
+    /// made at the first solve and kept: a second solve replays what the first recorded. It
+    /// borrows `parts` (hence the `'static` stand-in lifetime): dropped before them in `Drop`,
+    /// and dropped before anything in `parts` would change.
+    solver: Option<KrylovSolver<'static, AnyBackend, T>>,
     rhs: Buffer<T>,
     x: Buffer<T>,
-    backend: AnyBackend,
+    /// Backend, matrix and preconditioner, on the heap at a fixed address (a raw pointer
+    /// rather than a `Box`, so that moving the solver asserts nothing about the borrows the
+    /// cached solver holds); freed in `Drop` after `solver`.
+    parts: NonNull<Parts<T>>,
+}
+
+impl<T: Scalar> Drop for ReusableSolver<T> {
+    fn drop(&mut self) {
+        // The borrower first, then what it borrows.
+        self.solver = None;
+        // SAFETY: `parts` came from `Box::leak` in `build` and is freed only here, once; the
+        // only borrower (the cached solver) is gone.
+        drop(unsafe { Box::from_raw(self.parts.as_ptr()) });
+    }
 }
 
 impl<T: Scalar> std::fmt::Debug for ReusableSolver<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReusableSolver")
             .field("options", &self.options)
-            .field("backend", &self.backend.name())
-            .field("n", &self.matrix.n_rows())
+            .field("backend", &self.parts().backend.name())
+            .field("n", &self.n())
             .finish()
     }
 }
@@ -118,13 +170,30 @@ impl<T: Scalar> ReusableSolver<T> {
 
     /// The backend it runs on and the notes of its choice.
     pub fn backend(&self) -> (&AnyBackend, &[String]) {
-        (&self.backend, &self.notes)
+        (&self.parts().backend, &self.notes)
+    }
+
+    /// Backend, matrix and preconditioner.
+    fn parts(&self) -> &Parts<T> {
+        // SAFETY: `parts` points at the live allocation made in `build` (freed only in
+        // `Drop`); nothing mutates it (only shared references are ever made).
+        unsafe { self.parts.as_ref() }
+    }
+
+    /// Set the solver's x to `x0`, or zero.
+    fn set_x(&mut self, x0: Option<&[T]>) -> Result<()> {
+        // SAFETY: as in `parts`; the reference is not tied to `self`, whose `x` is written.
+        let backend = unsafe { &(*self.parts.as_ptr()).backend };
+        match x0 {
+            Some(x0) => backend.write(&mut self.x, x0),
+            None => backend.fill(&mut self.x, T::zero()),
+        }
     }
 
     /// Solve A x = b from x = 0.
     pub fn solve(&mut self, b: &[T]) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
-        self.backend.fill(&mut self.x, T::zero())?;
+        self.set_x(None)?;
         self.run(b, None)
     }
 
@@ -132,7 +201,7 @@ impl<T: Scalar> ReusableSolver<T> {
     pub fn solve_from(&mut self, b: &[T], x0: &[T]) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
-        self.backend.write(&mut self.x, x0)?;
+        self.set_x(Some(x0))?;
         self.run(b, None)
     }
 
@@ -144,7 +213,7 @@ impl<T: Scalar> ReusableSolver<T> {
         monitor: &mut dyn FnMut(Progress),
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
-        self.backend.fill(&mut self.x, T::zero())?;
+        self.set_x(None)?;
         self.run(
             b,
             Some(&mut |p| {
@@ -163,7 +232,7 @@ impl<T: Scalar> ReusableSolver<T> {
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
-        self.backend.write(&mut self.x, x0)?;
+        self.set_x(Some(x0))?;
         self.run(
             b,
             Some(&mut |p| {
@@ -184,13 +253,10 @@ impl<T: Scalar> ReusableSolver<T> {
         control: &mut dyn FnMut(Progress) -> ControlFlow<()>,
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
-        match x0 {
-            Some(x0) => {
-                self.check_len("initial guess", x0.len())?;
-                self.backend.write(&mut self.x, x0)?;
-            }
-            None => self.backend.fill(&mut self.x, T::zero())?,
+        if let Some(x0) = x0 {
+            self.check_len("initial guess", x0.len())?;
         }
+        self.set_x(x0)?;
         self.run(b, Some(control))
     }
 
@@ -209,13 +275,12 @@ impl<T: Scalar> ReusableSolver<T> {
     ) -> Result<SolveReport> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x.len())?;
-        let (m, pc, p) = (&self.matrix, self.precond.as_deref(), self.options.params);
-        KrylovSolver::new(&self.backend, m, pc, p, self.options.method)?.solve(b, x, control)
+        krylov(&mut self.solver, self.parts, &self.options)?.solve(b, x, control)
     }
 
     /// The number of rows (and columns) of the matrix it solves with.
     pub fn n(&self) -> usize {
-        self.matrix.n_rows()
+        self.parts().matrix.n_rows()
     }
 
     /// The options it was built with.
@@ -224,10 +289,10 @@ impl<T: Scalar> ReusableSolver<T> {
     }
 
     fn check_len(&self, what: &str, len: usize) -> Result<()> {
-        if len != self.matrix.n_rows() {
+        if len != self.n() {
             return Err(Error::dims(
                 format!("{what} length vs matrix rows"),
-                self.matrix.n_rows(),
+                self.n(),
                 len,
             ));
         }
@@ -235,24 +300,19 @@ impl<T: Scalar> ReusableSolver<T> {
     }
 
     fn run(&mut self, b: &[T], monitor: Control<'_>) -> Result<Solution<T>> {
-        let Self {
-            options,
-            notes,
-            precond,
-            matrix,
-            rhs,
-            x,
-            backend,
-        } = self;
-        backend.write(rhs, b)?;
-        let (m, pc, p) = (&*matrix, precond.as_deref(), options.params);
-        let report =
-            KrylovSolver::new(&*backend, m, pc, p, options.method)?.solve(rhs, x, monitor)?;
+        // SAFETY: as in `parts`; the reference is not tied to `self`, whose fields are used.
+        let backend = unsafe { &(*self.parts.as_ptr()).backend };
+        backend.write(&mut self.rhs, b)?;
+        let report = krylov(&mut self.solver, self.parts, &self.options)?.solve(
+            &self.rhs,
+            &mut self.x,
+            monitor,
+        )?;
         Ok(Solution {
-            x: backend.download(x)?,
+            x: backend.download(&self.x)?,
             report,
             backend: format!("{} ({})", backend.name(), backend.device_name()),
-            notes: notes.clone(),
+            notes: self.notes.clone(),
         })
     }
 }

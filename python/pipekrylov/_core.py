@@ -113,6 +113,13 @@ def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
 def _as_vector(v: Any, n: int, dtype: np.dtype, name: str) -> Tuple[np.ndarray, bool]:
     """v as a C-contiguous 1-D array of n values of dtype (a copy only when needed), and
     whether it came from CuPy."""
+    if (
+        type(v) is np.ndarray
+        and v.dtype == dtype
+        and v.shape == (n,)
+        and v.flags.c_contiguous
+    ):
+        return v, False  # the common case, read in place
     from_cupy = False
     if _is_cupy(v) and hasattr(v, "get"):
         v, from_cupy = v.get(), True  # TODO(issue 55): in place on the CUDA backend
@@ -126,13 +133,13 @@ def _as_vector(v: Any, n: int, dtype: np.dtype, name: str) -> Tuple[np.ndarray, 
     return np.ascontiguousarray(a.reshape(n), dtype=dtype), from_cupy
 
 
-def _info(report: dict) -> int:
+def _info(converged: bool, breakdown: bool, iterations: int) -> int:
     """SciPy's ``info``: 0 converged, < 0 a breakdown, > 0 iterations without convergence."""
-    if report["converged"]:
+    if converged:
         return 0
-    if report["info_breakdown"]:
+    if breakdown:
         return -1
-    return max(int(report["iterations"]), 1)
+    return max(int(iterations), 1)
 
 
 class Solver:
@@ -208,6 +215,9 @@ class Solver:
             )
         except _pipekrylov.RustError as e:
             raise translate(e) from None
+        self._backend = self._solver.backend
+        self._on_cuda = self._backend.startswith("cuda")
+        self._on_gpu = not self._backend.startswith("host")
 
     @property
     def n(self) -> int:
@@ -222,7 +232,7 @@ class Solver:
     @property
     def backend(self) -> str:
         """The backend and device that run the solves."""
-        return self._solver.backend
+        return self._backend
 
     def solve(
         self,
@@ -245,8 +255,8 @@ class Solver:
         the solve's end: pass ``execution="synchronous"`` to stop between iterations there
         too).
         """
-        if _is_cupy(b) and self._solver.backend.startswith("cuda"):
-            text, x = self._solve_on_device(b, x0, callback)
+        if self._on_cuda and _is_cupy(b):
+            outcome, x = self._solve_on_device(b, x0, callback)
             copies = 0
             b_cupy = True
         else:
@@ -256,7 +266,7 @@ class Solver:
                 x0v, _ = _as_vector(x0, self._n, self._dtype, "x0")
             x = np.empty(self._n, dtype=self._dtype)
             try:
-                text = self._solver.solve(
+                outcome = self._solver.solve(
                     bv.ctypes.data,
                     0 if x0v is None else x0v.ctypes.data,
                     x.ctypes.data,
@@ -266,17 +276,16 @@ class Solver:
                 raise translate(e) from None
             # Vectors moved between host and device for this solve: b (and x0) up, x down
             # on a GPU backend; CuPy vectors on a host backend came down and x goes back up.
-            gpu = not self._solver.backend.startswith("host")
-            copies = (2 + (x0 is not None)) if (gpu or b_cupy) else 0
-        raw = json.loads(text)
-        raw["vector_copies"] = copies
-        info = _info(raw)
+            copies = (2 + (x0 is not None)) if (self._on_gpu or b_cupy) else 0
+        info = _info(*outcome)
         if (b_cupy or self._from_cupy) and isinstance(x, np.ndarray):
             import cupy
 
             x = cupy.asarray(x)
         if not report:
             return x, info
+        raw = json.loads(self._solver.last_report_json())
+        raw["vector_copies"] = copies
         return x, info, self._report(raw, info)
 
     def _solve_on_device(self, b, x0, callback):
@@ -298,10 +307,10 @@ class Solver:
         # The library's stream starts after the caller's work on b and x0 is done.
         cupy.cuda.get_current_stream().synchronize()
         try:
-            text = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback)
+            outcome = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
-        return text, x
+        return outcome, x
 
     def _report(self, raw: dict, info: int) -> Report:
         iterations = int(raw["iterations"])

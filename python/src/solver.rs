@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use pipekrylov::backend::BackendInfo;
 use pipekrylov::matrix::CsrMatrix;
-use pipekrylov::solver::{Progress, StopReason};
+use pipekrylov::solver::{Progress, SolveReport, StopReason};
 use pipekrylov::{Error, ReusableSolver, Scalar, Solution, SolveOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -105,6 +105,8 @@ pub struct PySolver {
     gpu: bool,
     /// Seconds spent in Rust by the constructor (backend, upload, preconditioner).
     setup_seconds: f64,
+    /// The last solve's report and the seconds it spent in Rust.
+    last: Option<(SolveReport, f64)>,
 }
 
 #[pymethods]
@@ -148,14 +150,15 @@ impl PySolver {
             notes,
             gpu,
             setup_seconds: started.elapsed().as_secs_f64(),
+            last: None,
         })
     }
 
     /// Solve with `b` (address, length n) from `x0` (address, or 0 for zero), the solution
     /// written to `x` (address). `check` calls `callback(residual_norm)` after every iteration
     /// when it is not `None`; without a callback Ctrl-C is looked for every 20 ms (on a GPU in
-    /// device-resident mode only at the end: see the package README). Returns the report as
-    /// JSON text.
+    /// device-resident mode only at the end: see the package README). Returns (converged,
+    /// broke down, iterations); `last_report_json` has the whole report.
     #[pyo3(signature = (b, x0, x, callback=None))]
     fn solve(
         &mut self,
@@ -164,7 +167,7 @@ impl PySolver {
         x0: usize,
         x: usize,
         callback: Option<Py<PyAny>>,
-    ) -> PyResult<String> {
+    ) -> PyResult<(bool, bool, usize)> {
         self.controlled(py, callback, move |solver, control| match solver {
             Precision::F32(s) => run(s, b, x0, x, control),
             Precision::F64(s) => run(s, b, x0, x, control),
@@ -182,7 +185,7 @@ impl PySolver {
         b: u64,
         x: u64,
         callback: Option<Py<PyAny>>,
-    ) -> PyResult<String> {
+    ) -> PyResult<(bool, bool, usize)> {
         self.controlled(py, callback, move |solver, control| match solver {
             Precision::F32(s) => run_device(s, b, x, control),
             Precision::F64(s) => run_device(s, b, x, control),
@@ -210,6 +213,18 @@ impl PySolver {
         self.notes.clone()
     }
 
+    /// The report of the last solve as JSON (the crate's report, the stop reason's name,
+    /// whether it converged or broke down, the backend and the seconds spent in Rust), or
+    /// `None` before the first solve.
+    fn last_report_json(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let Some((report, rust_seconds)) = &self.last else {
+            return Ok(None);
+        };
+        report_json(report, &self.backend, &self.notes, *rust_seconds)
+            .map(Some)
+            .map_err(|e| crate_error(py, e))
+    }
+
     /// Seconds the constructor spent in Rust (the rest of a Python call is the wrapper's).
     #[getter]
     fn rust_setup_seconds(&self) -> f64 {
@@ -234,8 +249,8 @@ impl PySolver {
         &mut self,
         py: Python<'_>,
         callback: Option<Py<PyAny>>,
-        work: impl FnOnce(&mut Precision, Option<ControlRef<'_>>) -> Result<String, Error> + Send,
-    ) -> PyResult<String> {
+        work: impl FnOnce(&mut Precision, Option<ControlRef<'_>>) -> Result<SolveReport, Error> + Send,
+    ) -> PyResult<(bool, bool, usize)> {
         // A monitor makes CG and BiCGStab synchronous; the Ctrl-C check alone is installed
         // only where the solve is synchronous anyway (the host, or synchronous execution).
         let watch = callback.is_some() || !self.gpu || self.synchronous();
@@ -275,13 +290,16 @@ impl PySolver {
         if !watch {
             py.check_signals()?;
         }
-        // The report with the seconds this call spent in Rust (the per-call overhead of the
-        // wrapper is the rest).
-        let text = result.map_err(|e| crate_error(py, e))?;
-        Ok(format!(
-            "{{\"rust_solve_seconds\": {rust_seconds:e}, {}",
-            text.strip_prefix('{').unwrap_or(&text)
-        ))
+        let report = result.map_err(|e| crate_error(py, e))?;
+        let outcome = (
+            report.stop_reason.converged(),
+            breakdown(report.stop_reason),
+            report.iterations,
+        );
+        // Kept for `last_report_json`, with the seconds this call spent in Rust (the per-call
+        // overhead of the wrapper is the rest): the JSON is made only when asked for.
+        self.last = Some((report, rust_seconds));
+        Ok(outcome)
     }
 
     /// Whether the options ask for synchronous execution.
@@ -326,14 +344,14 @@ fn describe<T: Scalar>(s: &ReusableSolver<T>) -> (String, Vec<String>, bool) {
     )
 }
 
-/// One solve into the caller's `x`; the report as JSON.
+/// One solve into the caller's `x`.
 fn run<T: Scalar>(
     s: &mut ReusableSolver<T>,
     b: usize,
     x0: usize,
     x: usize,
     control: Option<ControlRef<'_>>,
-) -> Result<String, Error> {
+) -> Result<SolveReport, Error> {
     let n = s.n();
     // SAFETY: the wrapper passes C-contiguous arrays of n values of T that it holds alive, `x`
     // writable and not aliased by `b` or `x0` (it allocates `x` itself).
@@ -350,7 +368,7 @@ fn run<T: Scalar>(
         let out = unsafe { std::slice::from_raw_parts_mut(x as *mut T, n) };
         out.copy_from_slice(&solution.x);
     }
-    report_json(&solution.report, solution.backend, solution.notes)
+    Ok(solution.report)
 }
 
 /// One solve on the caller's CUDA memory (CUDA backend only).
@@ -359,11 +377,9 @@ fn run_device<T: Scalar>(
     b: u64,
     x: u64,
     control: Option<ControlRef<'_>>,
-) -> Result<String, Error> {
+) -> Result<SolveReport, Error> {
     let n = s.n();
-    let (backend, notes) = s.backend();
-    let notes = notes.to_vec();
-    let name = format!("{} ({})", backend.name(), backend.device_name());
+    let backend = s.backend().0;
     #[cfg(feature = "cuda")]
     if let pipekrylov::backend::AnyBackend::Cuda(cuda) = backend {
         // SAFETY: the wrapper passes addresses of CuPy arrays of n values of T on this device
@@ -375,36 +391,41 @@ fn run_device<T: Scalar>(
             )
         };
         let control = control.map(|c| c as &mut dyn FnMut(Progress) -> ControlFlow<()>);
-        let report = s.solve_buffers(&b, &mut x, control)?;
-        return report_json(&report, name, notes);
+        return s.solve_buffers(&b, &mut x, control);
     }
-    let _ = (b, x, n, control, notes);
+    let _ = (b, x, n, control);
     Err(Error::WrongBackend {
         expected: "cuda".into(),
-        found: name,
+        found: backend.name().into(),
     })
 }
 
 /// The report as the JSON the wrapper reads: the crate's report plus the stop reason's name,
 /// whether it converged or broke down, and the backend.
 fn report_json(
-    solution_report: &pipekrylov::solver::SolveReport,
-    backend: String,
-    notes: Vec<String>,
+    solution_report: &SolveReport,
+    backend: &str,
+    notes: &[String],
+    rust_seconds: f64,
 ) -> Result<String, Error> {
     let mut report = serde_json::to_value(solution_report)
         .map_err(|e| Error::Unsupported(format!("report to JSON: {e}")))?;
     report["stop"] = solution_report.stop_reason.to_string().into();
     report["converged"] = solution_report.stop_reason.converged().into();
-    report["info_breakdown"] = matches!(
-        solution_report.stop_reason,
+    report["info_breakdown"] = breakdown(solution_report.stop_reason).into();
+    report["backend"] = backend.into();
+    report["backend_notes"] = notes.into();
+    report["rust_solve_seconds"] = rust_seconds.into();
+    Ok(report.to_string())
+}
+
+/// Whether `reason` is a breakdown in SciPy's sense (`info` < 0).
+fn breakdown(reason: StopReason) -> bool {
+    matches!(
+        reason,
         StopReason::Breakdown(_)
             | StopReason::IndefiniteMatrix
             | StopReason::IndefinitePreconditioner
             | StopReason::NanOrInf
     )
-    .into();
-    report["backend"] = backend.into();
-    report["backend_notes"] = notes.into();
-    Ok(report.to_string())
 }

@@ -5,7 +5,7 @@
 mod resident;
 
 use super::cg::norm;
-use super::common::{check_setup, start_solve, Control, t, Monitor, Tracker};
+use super::common::{check_setup, start_solve, t, Control, Monitor, Tracker};
 use super::params::{Execution, Params, Variant};
 use super::report::{BreakdownKind, SolveReport, StopReason};
 use super::resident::{choose, state_for, Recordings};
@@ -160,10 +160,14 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         monitor: Monitor<'_>,
     ) -> Result<SolveReport> {
         match monitor {
-            Some(m) => self.solve_with_control(b, x, Some(&mut |p| {
-                m(p);
-                std::ops::ControlFlow::Continue(())
-            })),
+            Some(m) => self.solve_with_control(
+                b,
+                x,
+                Some(&mut |p| {
+                    m(p);
+                    std::ops::ControlFlow::Continue(())
+                }),
+            ),
             None => self.solve_with_control(b, x, None),
         }
     }

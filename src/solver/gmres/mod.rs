@@ -195,10 +195,14 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         monitor: Monitor<'_>,
     ) -> Result<SolveReport> {
         match monitor {
-            Some(m) => self.solve_with_control(b, x, Some(&mut |p| {
-                m(p);
-                std::ops::ControlFlow::Continue(())
-            })),
+            Some(m) => self.solve_with_control(
+                b,
+                x,
+                Some(&mut |p| {
+                    m(p);
+                    std::ops::ControlFlow::Continue(())
+                }),
+            ),
             None => self.solve_with_control(b, x, None),
         }
     }
