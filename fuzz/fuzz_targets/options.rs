@@ -106,6 +106,7 @@ fuzz_target!(|data: &[u8]| {
             max_batch_rows: None,
         },
         fsai_kernel,
+        ilu: precond::IluOptions::default(),
     };
     let _ = precond::build(&host, &a, spec);
 });

@@ -151,14 +151,15 @@ class Solver:
 
     ``method`` is "cg", "bicgstab" or "gmres"; ``precond`` any of the library's preconditioners
     ("jacobi", "point-block-jacobi", "block-jacobi", "bilu0", "isai", "ip", "fsai", "afsai",
-    "amg") or None; ``backend`` "auto" (CUDA, then OpenCL, then the host; the host for small
+    "amg", "ilu") or None; ``backend`` "auto" (CUDA, then OpenCL, then the host; the host for small
     systems), "cuda", "opencl" or "host". Further keyword options: ``rtol``, ``atol``,
     ``maxiter`` (Krylov steps), ``restart`` (GMRES), ``variant`` ("pipelined" or "classical"),
     ``execution`` ("auto", "synchronous", "device-resident"), ``format`` ("csr", "sell", "bsr"
     ...), ``history`` (keep the residual history, default True) and the preconditioners'
     parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,
     ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``,
-    ``amg_max_levels``, ``amg_coarse_size``); :func:`option_names` lists them.
+    ``amg_max_levels``, ``amg_coarse_size``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,
+    ``ilu_drop``, ``ilu_max_fill``, ``ilu_shift``); :func:`option_names` lists them.
 
     The matrix is read once at construction (one copy into the library's CSR; SciPy's CSR in
     canonical form is read directly, other formats converted first); the work runs with the

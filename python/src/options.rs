@@ -29,6 +29,12 @@ pub const NAMES: &[&str] = &[
     "amg_strength",
     "amg_max_levels",
     "amg_coarse_size",
+    "ilu_matching",
+    "ilu_ordering",
+    "ilu_fill",
+    "ilu_drop",
+    "ilu_max_fill",
+    "ilu_shift",
     "variant",
     "execution",
     "backend",
@@ -147,6 +153,18 @@ fn precond(options: &Bound<'_, PyDict>) -> Result<PrecondSpec, OptionError> {
     }
     if let Some(v) = number::<usize>(options, "amg_coarse_size")? {
         spec.amg.coarse_size = v;
+    }
+    if let Some(v) = text(options, "ilu_matching")? {
+        spec.ilu.matching = v.parse()?;
+    }
+    if let Some(v) = text(options, "ilu_ordering")? {
+        spec.ilu.ordering = v.parse()?;
+    }
+    spec.ilu.fill_level = number::<usize>(options, "ilu_fill")?.or(spec.ilu.fill_level);
+    spec.ilu.drop_tol = number::<f64>(options, "ilu_drop")?.or(spec.ilu.drop_tol);
+    spec.ilu.max_fill = number::<f64>(options, "ilu_max_fill")?.or(spec.ilu.max_fill);
+    if let Some(v) = number::<bool>(options, "ilu_shift")? {
+        spec.ilu.shift = v;
     }
     Ok(spec)
 }

@@ -62,11 +62,12 @@ enum Command {
         /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
         /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
         /// poisson2d, poisson3d, aniso2d), fsai (static FSAI, SPD matrices), afsai
-        /// (adaptive FSAI, SPD matrices) or amg (smoothed-aggregation multigrid, one V-cycle;
-        /// elliptic problems).
+        /// (adaptive FSAI, SPD matrices), amg (smoothed-aggregation multigrid, one V-cycle;
+        /// elliptic problems) or ilu (matching, scaling, ordering and ILU(0)/ILU(k)/ILUT, for
+        /// matrices with zero or weak diagonals).
         #[arg(long, default_value = "none")]
         precond: String,
-        /// Triangular solves of bilu0 / block-jacobi: auto (exact on a CPU or where the factors
+        /// Triangular solves of bilu0 / block-jacobi / ilu: auto (exact on a CPU or where the factors
         /// have few levels, else sweeps; the report says which ran and why), exact
         /// (level-scheduled, one launch per level) or sweeps:K (K block-Jacobi sweeps per
         /// factor).
@@ -113,6 +114,31 @@ enum Command {
         /// amg stops coarsening at this many rows and inverts that level (at most 4096).
         #[arg(long, default_value_t = 500)]
         amg_coarse_size: usize,
+        /// Matching and scaling of ilu: auto (the maximum-product matching with its scalings
+        /// where some row's diagonal is zero or below 0.1 of its row's largest entry), on, off
+        /// or equilibrate (row and column scaling only).
+        #[arg(long, default_value = "auto")]
+        ilu_matching: String,
+        /// Symmetric ordering of ilu after the matching: none, rcm or amd (approximate minimum
+        /// degree on the symmetrized pattern).
+        #[arg(long, default_value = "amd")]
+        ilu_ordering: String,
+        /// ILU(k) with this level of fill for ilu (default: ILU(0) when it factors stably,
+        /// else ILUT).
+        #[arg(long)]
+        ilu_fill: Option<usize>,
+        /// ILUT drop tolerance of ilu, relative to each row's 2-norm (default 1e-4, as SciPy's
+        /// spilu; giving it selects ILUT).
+        #[arg(long)]
+        ilu_drop: Option<f64>,
+        /// ILUT fill factor of ilu: nnz(L + U) at most about this times nnz(A) (default 10,
+        /// as SciPy's spilu; giving it selects ILUT).
+        #[arg(long)]
+        ilu_max_fill: Option<f64>,
+        /// Replace tiny pivots of ilu by shifted values (counted in the report) instead of
+        /// failing.
+        #[arg(long)]
+        ilu_shift: bool,
         /// Pattern level k of fsai: G on the lower triangle of the pattern of A^k (1..4).
         #[arg(long, default_value_t = 1)]
         fsai_level: usize,
@@ -320,6 +346,12 @@ fn run(cli: Cli) -> Result<i32, Error> {
             amg_strength,
             amg_max_levels,
             amg_coarse_size,
+            ilu_matching,
+            ilu_ordering,
+            ilu_fill,
+            ilu_drop,
+            ilu_max_fill,
+            ilu_shift,
             fsai_level,
             fsai_tau,
             afsai_max_steps,
@@ -392,6 +424,15 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     max_batch_rows: afsai_batch_rows,
                 },
                 fsai_kernel: fsai_kernel.parse()?,
+                ilu: pipekrylov::precond::IluOptions {
+                    matching: ilu_matching.parse()?,
+                    ordering: ilu_ordering.parse()?,
+                    fill_level: ilu_fill,
+                    drop_tol: ilu_drop,
+                    max_fill: ilu_max_fill,
+                    shift: ilu_shift,
+                    ..pipekrylov::precond::IluOptions::default()
+                },
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
                 precision: precision(&prec)?,

@@ -57,6 +57,9 @@ pub struct SolveArgs {
     pub afsai: crate::precond::AfsaiOptions,
     /// The CSR kernel of the FSAI factors (`auto`: chosen from their row lengths).
     pub fsai_kernel: crate::backend::CsrKernel,
+    /// `--ilu-matching`, `--ilu-ordering`, `--ilu-fill`, `--ilu-drop`, `--ilu-max-fill`,
+    /// `--ilu-shift` (the triangular solve from `--trisolve`).
+    pub ilu: crate::precond::IluOptions,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--execution auto|sync|resident`
@@ -221,7 +224,9 @@ fn typed<T: Scalar>(
             args,
             &report,
             (&format, m.spmv_kernel()),
-        ) + &precond.map_or(String::new(), |pc| trisolve_line(&pc.params()))
+        ) + &precond.map_or(String::new(), |pc| {
+            trisolve_line(&pc.params()) + &ilu_line(&pc.params())
+        })
     };
     Ok((code, text))
 }
@@ -234,6 +239,26 @@ fn trisolve_line(params: &serde_json::Value) -> String {
         params["trisolve_reason"].as_str(),
     ) {
         (Some(solve), Some(reason)) => format!("\ntriangular solves: {solve} ({reason})"),
+        _ => String::new(),
+    }
+}
+
+/// The choices of `ilu` (matching, ordering, factorization and why, fill ratio, shifted
+/// pivots) as a line of the text report; empty for other preconditioners.
+fn ilu_line(params: &serde_json::Value) -> String {
+    match (
+        params["factorization_reason"].as_str(),
+        params["fill_ratio"].as_f64(),
+    ) {
+        (Some(why), Some(fill)) => format!(
+            "\nilu: matching {} ({}), ordering {}, {} ({why}), fill ratio {fill:.2}, {} shifted \
+             pivots",
+            params["matching"].as_str().unwrap_or("?"),
+            params["matching_reason"].as_str().unwrap_or("?"),
+            params["ordering"].as_str().unwrap_or("?"),
+            params["factorization"].as_str().unwrap_or("?"),
+            params["shifted_pivots"].as_u64().unwrap_or(0),
+        ),
         _ => String::new(),
     }
 }
@@ -347,6 +372,7 @@ pub(crate) fn precond_spec<T>(
         fsai: args.fsai,
         afsai: args.afsai,
         fsai_kernel: args.fsai_kernel,
+        ilu: args.ilu,
     }
 }
 

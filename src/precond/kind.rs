@@ -1,10 +1,10 @@
 //! Run-time choice of a preconditioner (the CLI's `--precond`, `--trisolve`, `--block-size`,
-//! `--subdomains`, `--isai-level`).
+//! `--subdomains`, `--isai-level`, `--ilu-*`).
 
 use super::{
     AfsaiOptions, Amg, AmgOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai,
-    FsaiOptions, IncompletePoisson, IpScaling, Jacobi, PointBlockJacobi, Preconditioner,
-    TriangularSolve,
+    FsaiOptions, Ilu, IluOptions, IncompletePoisson, IpScaling, Jacobi, PointBlockJacobi,
+    Preconditioner, TriangularSolve,
 };
 use crate::backend::{Backend, CsrKernel, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
@@ -38,6 +38,9 @@ pub enum PrecondKind {
     Afsai,
     /// Algebraic multigrid by smoothed aggregation, one V-cycle per application.
     Amg,
+    /// Incomplete LU after a matching, scaling and ordering (ILU(0), ILU(k) or ILUT, chosen
+    /// for matrices with zero or weak diagonals): [`Ilu`].
+    Ilu,
 }
 
 impl PrecondKind {
@@ -55,6 +58,7 @@ impl PrecondKind {
             Self::Fsai => "fsai",
             Self::Afsai => "afsai",
             Self::Amg => "amg",
+            Self::Ilu => "ilu",
         }
     }
 }
@@ -80,11 +84,12 @@ impl std::str::FromStr for PrecondKind {
             "fsai" => Ok(Self::Fsai),
             "afsai" => Ok(Self::Afsai),
             "amg" => Ok(Self::Amg),
+            "ilu" => Ok(Self::Ilu),
             _ => Err(Error::param(
                 "precond",
                 format!(
                     "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai, afsai or amg)"
+                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai, afsai, amg or ilu)"
                 ),
             )),
         }
@@ -122,6 +127,8 @@ pub struct PrecondSpec {
     /// The CSR kernel of the FSAI factors G and G^T ([`Fsai::with_factor_kernel`]; `Auto`:
     /// chosen from their row lengths by the setup).
     pub fsai_kernel: CsrKernel,
+    /// Incomplete LU options (its triangular solve is [`PrecondSpec::solve`]).
+    pub ilu: IluOptions,
 }
 
 impl Default for PrecondSpec {
@@ -140,6 +147,7 @@ impl Default for PrecondSpec {
             afsai: AfsaiOptions::default(),
             amg: AmgOptions::default(),
             fsai_kernel: CsrKernel::Auto,
+            ilu: IluOptions::default(),
         }
     }
 }
@@ -228,6 +236,14 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             AmgOptions {
                 block_size: spec.block_size,
                 ..spec.amg
+            },
+        )?)),
+        PrecondKind::Ilu => Some(Box::new(Ilu::new(
+            backend,
+            a,
+            IluOptions {
+                solve: spec.solve,
+                ..spec.ilu
             },
         )?)),
     })

@@ -13,6 +13,7 @@ pub(crate) mod domain;
 pub(crate) mod flat_rows;
 pub(crate) mod fsai;
 mod identity;
+pub mod ilu;
 mod incomplete_poisson;
 mod isai;
 mod jacobi;
@@ -26,6 +27,7 @@ pub use bilu0::{
 };
 pub use fsai::{AfsaiOptions, Fsai, FsaiOptions, FsaiSetupSplit, FsaiVariant, MAX_FSAI_LEVEL};
 pub use identity::Identity;
+pub use ilu::{Ilu, IluMatching, IluOptions, IluOrdering, IluReport};
 pub use incomplete_poisson::{
     incomplete_poisson_matrix, incomplete_poisson_matrix_scaled, IncompletePoisson, IpScaling,
 };

@@ -671,7 +671,7 @@ impl CudaBackend {
                 return Err(bad(format!("{ptr:#x}: no allocation found ({r:?})")));
             }
             let end = ptr.checked_add(bytes as u64);
-            if end.is_none_or(|end| end > base + size as u64) {
+            if end.map_or(true, |end| end > base + size as u64) {
                 return Err(bad(format!(
                     "{len} elements ({bytes} bytes) from {ptr:#x} run past the end of its \
                      allocation ({size} bytes from {base:#x})"

@@ -1,0 +1,326 @@
+//! `ilu`: incomplete LU for real matrices whose diagonal is zero or weak, as SciPy's `spilu`
+//! factors them: a maximum-product matching with its scalings (static pivoting, Duff and
+//! Koster's MC64 job 5) or plain equilibration, a fill-reducing (AMD) or bandwidth (RCM)
+//! ordering on the symmetrized pattern, then ILU(0), ILU(k) or ILUT (Saad's dual threshold),
+//! chosen for the user unless asked (DESIGN.md, "Robust factorizations").
+//!
+//! The application is M^-1 r = Dc Q (L U)^-1 Q^T P Dr r with backend kernels only: the
+//! permutation and scaling on each side is one SpMV with a CSR matrix holding one scaled entry
+//! per row, and the triangular solves are the `trsv` kernels of BILU(0) with block size 1
+//! (exact level by level, or Jacobi sweeps). The user's vectors stay in the original order.
+
+mod factors;
+mod iluk;
+mod ilut;
+mod matching;
+mod options;
+mod ordering;
+mod setup;
+
+pub use factors::{IncompleteLu, PIVOT_SHIFT, PIVOT_TINY};
+pub use iluk::{iluk, iluk_numeric, iluk_pattern, IlukPattern};
+pub use ilut::{ilut, IlutParams, DEFAULT_DROP_TOL, DEFAULT_FILL_FACTOR};
+pub use matching::{equilibrate, max_product_matching, weak_diagonal, Scaling};
+pub use options::{
+    IluMatching, IluOptions, IluOrdering, STABLE_MAX_GROWTH, STABLE_MAX_INVERSE, STABLE_MIN_PIVOT,
+    WEAK_DIAGONAL,
+};
+pub use ordering::{amd, cholesky_fill};
+pub use setup::{IluFactorization, IluHost, IluReport};
+
+use super::bilu0::upload_factors;
+use super::{BiluFactors, Levels, Preconditioner, SetupTimes, TriangularSolve};
+use crate::backend::{
+    collective_result, Backend, BlockTriangular, Buffer, DeviceMatrix, MatrixFormat,
+};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Scratch vectors of one application: y = Q^T P Dr r, f = L^-1 y, g = U^-1 f, and the
+/// sweeps' second buffer.
+#[derive(Debug)]
+struct Work<T> {
+    y: Buffer<T>,
+    f: Buffer<T>,
+    g: Buffer<T>,
+    other: Buffer<T>,
+}
+
+/// The `ilu` preconditioner: matching, scaling, ordering and an incomplete LU built once on
+/// the host, applied on the backend as two one-entry-per-row SpMVs around the triangular
+/// solves.
+///
+/// ```
+/// use pipekrylov::backend::host::HostBackend;
+/// use pipekrylov::backend::VectorOps;
+/// use pipekrylov::matrix::CsrMatrix;
+/// use pipekrylov::precond::{Ilu, IluOptions, Preconditioner};
+/// // A zero diagonal: ILU(0) in this order has no pivot; the matching swaps the rows.
+/// let a = CsrMatrix::from_triplets(2, 2, &[(0, 1, 2.0), (1, 0, 4.0)]).unwrap();
+/// let host = HostBackend::new();
+/// let m = Ilu::new(&host, &a, IluOptions::default()).unwrap();
+/// assert_eq!(m.report().matching, "max-product");
+/// let r = host.upload(&[2.0, 4.0]).unwrap();
+/// let mut z = host.alloc(2).unwrap();
+/// m.apply(&host, &r, &mut z).unwrap();
+/// // Exact here: A^-1 (2, 4) = (1, 1).
+/// assert!(host.download(&z).unwrap().iter().all(|v| (v - 1.0f64).abs() < 1e-14));
+/// ```
+#[derive(Debug)]
+pub struct Ilu<T> {
+    n: usize,
+    left: Option<DeviceMatrix<T>>,
+    right: Option<DeviceMatrix<T>>,
+    l: BlockTriangular<T>,
+    u: BlockTriangular<T>,
+    /// Level rows on the device and level starts on the host (exact solve only).
+    levels: Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>,
+    solve: TriangularSolve,
+    solve_reason: String,
+    work: Mutex<Work<T>>,
+    times: SetupTimes,
+    report: IluReport,
+    fingerprint: u64,
+    memory: usize,
+}
+
+impl<T: Scalar> Ilu<T> {
+    /// Build the preconditioner of `a` on `backend` (the host setup of [`IluHost::new`], then
+    /// the uploads). Errors: those of [`IluHost::new`], [`Error::InvalidParameter`] for zero
+    /// sweeps, device errors from the uploads; with a distributed backend a failure on any
+    /// rank is an error on every rank.
+    pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: IluOptions) -> Result<Self> {
+        let local = Self::build_local(backend, a, opts);
+        collective_result(backend, "the ILU setup", local)
+    }
+
+    fn build_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, opts: IluOptions) -> Result<Self> {
+        if let TriangularSolve::Sweeps(0) = opts.solve {
+            return Err(Error::param("trisolve", "at least one sweep"));
+        }
+        let t0 = Instant::now();
+        let fingerprint = a.fingerprint();
+        let host = IluHost::new(a, &opts)?;
+        let host_setup = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let f = &host.factors.factors;
+        let levels = match opts.solve {
+            TriangularSolve::Sweeps(_) => None,
+            _ => Some((
+                Levels::of(&f.l_row_ptr, &f.l_col_idx, true),
+                Levels::of(&f.u_row_ptr, &f.u_col_idx, false),
+            )),
+        };
+        let total_levels = levels.as_ref().map_or(0, |(l, u)| l.count() + u.count());
+        let (solve, solve_reason) = opts.solve.resolve(total_levels, backend.is_gpu());
+        let levels = levels.filter(|_| solve == TriangularSolve::Exact);
+        let operators = if host.is_unpermuted() {
+            None
+        } else {
+            Some((
+                host.left_operator()?.cast::<T>(),
+                host.right_operator()?.cast::<T>(),
+            ))
+        };
+        let typed = cast_factors::<T>(f);
+        let analysis_seconds = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        let (l, u) = upload_factors(backend, &typed)?;
+        let levels = match levels {
+            Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
+            None => None,
+        };
+        let (left, right) = match operators {
+            Some((lo, ro)) => (
+                Some(backend.upload_matrix(&lo, MatrixFormat::Csr)?),
+                Some(backend.upload_matrix(&ro, MatrixFormat::Csr)?),
+            ),
+            None => (None, None),
+        };
+        let n = a.n_rows();
+        let work = Work {
+            y: backend.alloc(n)?,
+            f: backend.alloc(n)?,
+            g: backend.alloc(n)?,
+            other: backend.alloc(n)?,
+        };
+        backend.synchronize()?;
+        let upload_seconds = t2.elapsed().as_secs_f64();
+        let memory = l.bytes()
+            + u.bytes()
+            + [&work.y, &work.f, &work.g, &work.other]
+                .iter()
+                .map(|b| b.bytes())
+                .sum::<usize>()
+            + levels
+                .as_ref()
+                .map_or(0, |(lr, _, ur, _)| lr.bytes() + ur.bytes())
+            + left.as_ref().map_or(0, |m| m.device_bytes())
+            + right.as_ref().map_or(0, |m| m.device_bytes());
+        let mut report = host.report;
+        report.analysis_seconds = analysis_seconds;
+        report.upload_seconds = upload_seconds;
+        Ok(Self {
+            n,
+            left,
+            right,
+            l,
+            u,
+            levels,
+            solve,
+            solve_reason,
+            work: Mutex::new(work),
+            times: SetupTimes {
+                host_seconds: host_setup + analysis_seconds,
+                device_seconds: upload_seconds,
+            },
+            report,
+            fingerprint,
+            memory,
+        })
+    }
+
+    /// Every choice the setup made, the fill ratio and where the setup time went.
+    pub fn report(&self) -> &IluReport {
+        &self.report
+    }
+
+    /// The triangular solve that runs (`Auto` resolved) and why.
+    pub fn solve(&self) -> (TriangularSolve, &str) {
+        (self.solve, &self.solve_reason)
+    }
+
+    /// x = T^-1 b for one factor, level by level, in place in `x`.
+    fn solve_exact<B: Backend>(
+        backend: &B,
+        t: &BlockTriangular<T>,
+        rows: &Buffer<u32>,
+        levels: &Levels,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+    ) -> Result<()> {
+        for k in 0..levels.count() {
+            backend.bsr_trsv_level(t, rows, levels.start[k]..levels.start[k + 1], b, x)?;
+        }
+        Ok(())
+    }
+
+    /// x ~ T^-1 b by `k` Jacobi sweeps from zero, alternating with `other` so that the last
+    /// sweep writes `x` (as BILU(0) does).
+    fn solve_sweeps<B: Backend>(
+        backend: &B,
+        t: &BlockTriangular<T>,
+        k: usize,
+        b: &Buffer<T>,
+        x: &mut Buffer<T>,
+        other: &mut Buffer<T>,
+    ) -> Result<()> {
+        for j in 1..=k {
+            let into_x = (k - j) % 2 == 0;
+            match (j, into_x) {
+                (1, true) => backend.bsr_trsv_sweep(t, b, None, x)?,
+                (1, false) => backend.bsr_trsv_sweep(t, b, None, other)?,
+                (_, true) => backend.bsr_trsv_sweep(t, b, Some(other), x)?,
+                (_, false) => backend.bsr_trsv_sweep(t, b, Some(x), other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// out = U^-1 L^-1 y with the triangular solve chosen at setup.
+    fn triangular<B: Backend>(
+        &self,
+        backend: &B,
+        y: &Buffer<T>,
+        f: &mut Buffer<T>,
+        other: &mut Buffer<T>,
+        out: &mut Buffer<T>,
+    ) -> Result<()> {
+        match (&self.levels, self.solve) {
+            (Some((lr, ll, ur, ul)), _) => {
+                Self::solve_exact(backend, &self.l, lr, ll, y, f)?;
+                Self::solve_exact(backend, &self.u, ur, ul, f, out)
+            }
+            (None, TriangularSolve::Sweeps(k)) => {
+                Self::solve_sweeps(backend, &self.l, k, y, f, other)?;
+                Self::solve_sweeps(backend, &self.u, k, f, out, other)
+            }
+            (None, _) => Err(Error::PreconditionerSetup(
+                "ILU: exact solve without levels".into(),
+            )),
+        }
+    }
+}
+
+/// The host factors in the backend's scalar type.
+fn cast_factors<T: Scalar>(f: &BiluFactors<f64>) -> BiluFactors<T> {
+    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect();
+    BiluFactors {
+        block_size: 1,
+        n_block_rows: f.n_block_rows,
+        l_row_ptr: f.l_row_ptr.clone(),
+        l_col_idx: f.l_col_idx.clone(),
+        l_values: cast(&f.l_values),
+        u_row_ptr: f.u_row_ptr.clone(),
+        u_col_idx: f.u_col_idx.clone(),
+        u_values: cast(&f.u_values),
+        u_inv_diag: cast(&f.u_inv_diag),
+    }
+}
+
+impl<B: Backend, T: Scalar> Preconditioner<B, T> for Ilu<T> {
+    fn name(&self) -> &'static str {
+        "ilu"
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, backend: &B, r: &Buffer<T>, z: &mut Buffer<T>) -> Result<()> {
+        let mut guard = self
+            .work
+            .lock()
+            .map_err(|_| Error::PreconditionerSetup("ILU workspace poisoned".into()))?;
+        let Work { y, f, g, other } = &mut *guard;
+        match (&self.left, &self.right) {
+            (Some(left), Some(right)) => {
+                // y = Q^T P Dr r; g = (L U)^-1 y; z = Dc Q g.
+                backend.spmv(left, r, y)?;
+                self.triangular(backend, y, f, other, g)?;
+                backend.spmv(right, g, z)
+            }
+            _ => self.triangular(backend, r, f, other, z),
+        }
+    }
+    fn setup_times(&self) -> SetupTimes {
+        self.times
+    }
+    fn memory_bytes(&self) -> usize {
+        self.memory
+    }
+    fn launches_per_apply(&self) -> usize {
+        let spmvs = if self.left.is_some() { 2 } else { 0 };
+        spmvs
+            + match (&self.levels, self.solve) {
+                (Some((_, ll, _, ul)), _) => ll.count() + ul.count(),
+                (None, TriangularSolve::Sweeps(k)) => 2 * k,
+                (None, _) => 0,
+            }
+    }
+    fn params(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.report).unwrap_or_default();
+        v["factorization"] = self.report.factorization.to_string().into();
+        v["trisolve"] = self.solve.to_string().into();
+        v["trisolve_reason"] = self.solve_reason.clone().into();
+        if let Some((_, l, _, u)) = &self.levels {
+            v["levels_l"] = l.count().into();
+            v["levels_u"] = u.count().into();
+        }
+        v
+    }
+    fn built_for(&self) -> Option<u64> {
+        Some(self.fingerprint)
+    }
+}
