@@ -58,10 +58,29 @@ pub const AUTO_EXACT_MAX_LEVELS: usize = 20;
 /// the small ones); 3 takes fewer iterations, the more robust choice.
 pub const AUTO_SWEEPS: usize = 3;
 
+/// Largest [`BiluFactors::sweep_error_bound`] of [`AUTO_SWEEPS`] sweeps for which
+/// [`TriangularSolve::Auto`] takes sweeps on a GPU; beyond it the solve is exact (slower per
+/// application on many levels, but a preconditioner that works). Measured (2026-11-29): the
+/// bound is 0.2-0.9 on the 5-point, 7-point, FEM, anisotropic and convection-diffusion
+/// generators, 3.3 on randjump3d and 26 on elasticity3d (block size 3), where 3 sweeps
+/// converged in 1.0-1.4x the exact solve's iterations on the H200
+/// (`bench/results/h200-2026-11-28-trisolve/`); it is 450-8900 on the ILU(0) factors of
+/// olm1000 and olm500, where GMRES(30) with 3 sweeps stalled for 3000 iterations on the H200
+/// (true residual 0.92) and converges in 1-17 iterations with the exact solve. 100 lies
+/// between; no matrix between 26 and 450 was measured.
+pub const AUTO_SWEEP_MAX_ERROR_BOUND: f64 = 100.0;
+
 impl TriangularSolve {
     /// The solve `Auto` resolves to for factors of `levels` levels (L's and U's together) on a
-    /// device that is a GPU or not, and why; `Exact` and `Sweeps` resolve to themselves.
-    pub fn resolve(self, levels: usize, gpu: bool) -> (TriangularSolve, String) {
+    /// device that is a GPU or not, whose [`AUTO_SWEEPS`] sweeps have the error bound
+    /// `sweep_error` ([`BiluFactors::sweep_error_bound`], when the factors were on the host to
+    /// measure it), and why; `Exact` and `Sweeps` resolve to themselves.
+    pub fn resolve(
+        self,
+        levels: usize,
+        gpu: bool,
+        sweep_error: Option<f64>,
+    ) -> (TriangularSolve, String) {
         match self {
             TriangularSolve::Auto if !gpu => (
                 TriangularSolve::Exact,
@@ -71,6 +90,18 @@ impl TriangularSolve {
                 TriangularSolve::Exact,
                 format!("auto: exact, {levels} levels <= {AUTO_EXACT_MAX_LEVELS}"),
             ),
+            TriangularSolve::Auto
+                if sweep_error.is_some_and(|q| q.is_nan() || q > AUTO_SWEEP_MAX_ERROR_BOUND) =>
+            {
+                (
+                    TriangularSolve::Exact,
+                    format!(
+                        "auto: exact on {levels} levels, since {AUTO_SWEEPS} sweeps would not \
+                         contract (error bound {:.2e} > {AUTO_SWEEP_MAX_ERROR_BOUND})",
+                        sweep_error.unwrap_or(f64::NAN)
+                    ),
+                )
+            }
             TriangularSolve::Auto => (
                 TriangularSolve::Sweeps(AUTO_SWEEPS),
                 format!(
@@ -254,15 +285,20 @@ impl<T: Scalar> Bilu0<T> {
         check_options(a, &opts)?;
         let fingerprint = a.fingerprint();
         let checks_seconds = t0.elapsed().as_secs_f64();
-        let (l, u, levels, times) = match opts.factorization {
+        let (l, u, levels, times, sweep_error) = match opts.factorization {
             Factorization::Host => Self::factor_host(backend, a, &opts, name)?,
             Factorization::Sweeps(f) => {
-                Self::factor_device(backend, a, device, fingerprint, &opts, f, name)?
+                let (l, u, levels, times) =
+                    Self::factor_device(backend, a, device, fingerprint, &opts, f, name)?;
+                (l, u, levels, times, None)
             }
         };
-        // `Auto` becomes exact or sweeps from the level counts (computed for it).
+        // `Auto` becomes exact or sweeps from the level counts (computed for it) and, with
+        // host factors, how close the sweeps come to the exact solve on them.
         let total_levels = levels.as_ref().map_or(0, |(l, u)| l.count() + u.count());
-        let (solve, solve_reason) = opts.solve.resolve(total_levels, backend.is_gpu());
+        let (solve, solve_reason) = opts
+            .solve
+            .resolve(total_levels, backend.is_gpu(), sweep_error);
         let opts = Bilu0Options { solve, ..opts };
         let levels = levels.filter(|_| solve == TriangularSolve::Exact);
         let levels = match levels {
@@ -314,6 +350,7 @@ impl<T: Scalar> Bilu0<T> {
         BlockTriangular<T>,
         Option<(Levels, Levels)>,
         SetupTimes,
+        Option<f64>,
     )> {
         let t0 = Instant::now();
         let s = opts.block_size;
@@ -325,6 +362,8 @@ impl<T: Scalar> Bilu0<T> {
         };
         let f = factor::bilu0_owned(bsr, name)?;
         let levels = Self::levels_of(opts, &f.l_row_ptr, &f.l_col_idx, &f.u_row_ptr, &f.u_col_idx);
+        let sweep_error =
+            (opts.solve == TriangularSolve::Auto).then(|| f.sweep_error_bound(AUTO_SWEEPS));
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let (l, u) = upload_factors(backend, &f)?;
@@ -333,7 +372,7 @@ impl<T: Scalar> Bilu0<T> {
             host_seconds,
             device_seconds: t1.elapsed().as_secs_f64(),
         };
-        Ok((l, u, levels, times))
+        Ok((l, u, levels, times, sweep_error))
     }
 
     /// The factors computed on the backend by `sweeps` fixed-point sweeps.
@@ -587,21 +626,30 @@ mod auto_tests {
 
     #[test]
     fn auto_is_exact_on_a_cpu_or_with_few_levels_else_sweeps() {
-        let (s, why) = TriangularSolve::Auto.resolve(5000, false);
+        let (s, why) = TriangularSolve::Auto.resolve(5000, false, None);
         assert_eq!(s, TriangularSolve::Exact);
         assert!(why.contains("CPU"), "{why}");
-        let (s, _) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS, true);
+        let (s, _) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS, true, None);
         assert_eq!(s, TriangularSolve::Exact);
-        let (s, why) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS + 1, true);
+        let (s, why) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS + 1, true, Some(26.0));
         assert_eq!(s, TriangularSolve::Sweeps(AUTO_SWEEPS));
         assert!(why.contains("levels"), "{why}");
+        // Factors on which sweeps would not contract: exact, with the reason.
+        for q in [150.0, f64::NAN, f64::INFINITY] {
+            let (s, why) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS + 1, true, Some(q));
+            assert_eq!(s, TriangularSolve::Exact, "{q}");
+            assert!(why.contains("contract"), "{why}");
+        }
+        // Unknown contraction (factors computed on the device): sweeps as before.
+        let (s, _) = TriangularSolve::Auto.resolve(AUTO_EXACT_MAX_LEVELS + 1, true, None);
+        assert_eq!(s, TriangularSolve::Sweeps(AUTO_SWEEPS));
         // Fixed choices stay as asked.
         assert_eq!(
-            TriangularSolve::Exact.resolve(5000, true).0,
+            TriangularSolve::Exact.resolve(5000, true, None).0,
             TriangularSolve::Exact
         );
         assert_eq!(
-            TriangularSolve::Sweeps(2).resolve(1, false).0,
+            TriangularSolve::Sweeps(2).resolve(1, false, None).0,
             TriangularSolve::Sweeps(2)
         );
         assert_eq!(

@@ -115,7 +115,11 @@ impl<T: Scalar> Ilu<T> {
             )),
         };
         let total_levels = levels.as_ref().map_or(0, |(l, u)| l.count() + u.count());
-        let (solve, solve_reason) = opts.solve.resolve(total_levels, backend.is_gpu());
+        let sweep_error =
+            (opts.solve == TriangularSolve::Auto).then(|| f.sweep_error_bound(super::AUTO_SWEEPS));
+        let (solve, solve_reason) = opts
+            .solve
+            .resolve(total_levels, backend.is_gpu(), sweep_error);
         let levels = levels.filter(|_| solve == TriangularSolve::Exact);
         let operators = if host.is_unpermuted() {
             None
