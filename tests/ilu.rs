@@ -849,3 +849,31 @@ mod cuda {
         real_matrices_converge(&backend());
     }
 }
+
+/// The sweeps' distance from the exact triangular solves, which `--trisolve auto` uses on a
+/// GPU: small on the BILU(0) factors of a Laplacian, large on those of olm500 (where three
+/// sweeps made GMRES stall on the H200), zero with as many sweeps as levels.
+#[test]
+fn sweep_relative_error_tells_good_factors_from_bad() {
+    use pipekrylov::matrix::BsrMatrix;
+    use pipekrylov::precond::bilu0;
+    let lap = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+    let f = bilu0(&BsrMatrix::from_csr(&lap, 1).unwrap(), "test").unwrap();
+    let good = f.sweep_relative_error(3);
+    assert!(good < 0.3, "{good}");
+    assert!(f.sweep_relative_error(1) > good, "more sweeps come closer");
+    // 2 sqrt(n) levels per factor: that many sweeps are the exact solve.
+    assert!(f.sweep_relative_error(200) < 1e-12);
+    let olm = load("olm500");
+    let f = bilu0(&BsrMatrix::from_csr(&olm, 1).unwrap(), "test").unwrap();
+    let bad = f.sweep_relative_error(3);
+    assert!(bad > 1.0, "{bad}");
+    // The automatic choice follows it on a GPU.
+    let (solve, why) = TriangularSolve::Auto.resolve(1000, true, Some(bad));
+    assert_eq!(solve, TriangularSolve::Exact, "{why}");
+    let (solve, _) = TriangularSolve::Auto.resolve(1000, true, Some(good));
+    assert_eq!(
+        solve,
+        TriangularSolve::Sweeps(pipekrylov::precond::AUTO_SWEEPS)
+    );
+}

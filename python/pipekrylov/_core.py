@@ -294,13 +294,16 @@ class Solver:
         CuPy array; nothing passes through the host."""
         import cupy
 
-        if b.shape not in ((self._n,), (self._n, 1)):
-            raise ValueError(f"b has shape {b.shape}; the matrix has {self._n} rows")
-        if cupy.iscomplexobj(b):
-            raise TypeError(f"b: complex vectors are not supported (dtype {b.dtype})")
-        bd = cupy.ascontiguousarray(b.reshape(self._n), dtype=self._dtype)
+        if b.dtype == self._dtype and b.shape == (self._n,) and b.flags.c_contiguous:
+            bd = b  # the common case, used in place
+        else:
+            if b.shape not in ((self._n,), (self._n, 1)):
+                raise ValueError(f"b has shape {b.shape}; the matrix has {self._n} rows")
+            if cupy.iscomplexobj(b):
+                raise TypeError(f"b: complex vectors are not supported (dtype {b.dtype})")
+            bd = cupy.ascontiguousarray(b.reshape(self._n), dtype=self._dtype)
         if x0 is None:
-            x = cupy.zeros(self._n, dtype=self._dtype)
+            x = cupy.empty(self._n, dtype=self._dtype)  # zeroed by the library's stream
         else:
             if tuple(x0.shape) not in ((self._n,), (self._n, 1)):
                 raise ValueError(f"x0 has shape {x0.shape}; the matrix has {self._n} rows")
@@ -308,7 +311,7 @@ class Solver:
         # The library's stream starts after the caller's work on b and x0 is done.
         cupy.cuda.get_current_stream().synchronize()
         try:
-            outcome = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback)
+            outcome = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback, x0 is None)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
         return outcome, x

@@ -22,7 +22,11 @@ class _Solver:
         self, b: int, x0: int, x: int, callback: Optional[Callable[[float], Any]] = None
     ) -> Tuple[bool, bool, int]: ...
     def solve_device(
-        self, b: int, x: int, callback: Optional[Callable[[float], Any]] = None
+        self,
+        b: int,
+        x: int,
+        callback: Optional[Callable[[float], Any]] = None,
+        zero_x: bool = False,
     ) -> Tuple[bool, bool, int]: ...
     def last_report_json(self) -> Optional[str]: ...
     @property
@@ -38,3 +42,14 @@ class _Solver:
 
 def backends_json() -> str: ...
 def option_names() -> List[str]: ...
+def rust_one_call_seconds(
+    n: int,
+    indptr: int,
+    indices: int,
+    data: int,
+    nnz: int,
+    index_bits: int,
+    value_bits: int,
+    b: int,
+    options: dict[str, Any],
+) -> float: ...

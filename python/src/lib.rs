@@ -29,6 +29,7 @@ fn _pipekrylov(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RustError", m.py().get_type::<errors::RustError>())?;
     m.add_function(wrap_pyfunction!(backends_json, m)?)?;
     m.add_function(wrap_pyfunction!(option_names, m)?)?;
+    m.add_function(wrap_pyfunction!(solver::rust_one_call_seconds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -177,18 +177,20 @@ impl PySolver {
     /// Solve with `b` and `x` in CUDA device memory of this solver's device (addresses of `n`
     /// values of the solver's dtype, e.g. CuPy arrays' `data.ptr`): `x` holds the initial guess
     /// and receives the solution; nothing passes through the host. The caller has finished
-    /// its own work on both (synchronized its stream). Callback and Ctrl-C as `solve`.
-    #[pyo3(signature = (b, x, callback=None))]
+    /// its own work on both (synchronized its stream). `zero_x`: start from zero (the solver
+    /// fills `x` on its stream) instead of the guess in `x`. Callback and Ctrl-C as `solve`.
+    #[pyo3(signature = (b, x, callback=None, zero_x=false))]
     fn solve_device(
         &mut self,
         py: Python<'_>,
         b: u64,
         x: u64,
         callback: Option<Py<PyAny>>,
+        zero_x: bool,
     ) -> PyResult<(bool, bool, usize)> {
         self.controlled(py, callback, move |solver, control| match solver {
-            Precision::F32(s) => run_device(s, b, x, control),
-            Precision::F64(s) => run_device(s, b, x, control),
+            Precision::F32(s) => run_device(s, b, x, zero_x, control),
+            Precision::F64(s) => run_device(s, b, x, zero_x, control),
         })
     }
 
@@ -376,6 +378,7 @@ fn run_device<T: Scalar>(
     s: &mut ReusableSolver<T>,
     b: u64,
     x: u64,
+    zero_x: bool,
     control: Option<ControlRef<'_>>,
 ) -> Result<SolveReport, Error> {
     let n = s.n();
@@ -390,10 +393,14 @@ fn run_device<T: Scalar>(
                 cuda.borrow_device_memory::<T>(x, n)?,
             )
         };
+        if zero_x {
+            use pipekrylov::backend::VectorOps;
+            cuda.fill(&mut x, T::zero())?;
+        }
         let control = control.map(|c| c as &mut dyn FnMut(Progress) -> ControlFlow<()>);
         return s.solve_buffers(&b, &mut x, control);
     }
-    let _ = (b, x, n, control);
+    let _ = (b, x, n, zero_x, control);
     Err(Error::WrongBackend {
         expected: "cuda".into(),
         found: backend.name().into(),
@@ -428,4 +435,48 @@ fn breakdown(reason: StopReason) -> bool {
             | StopReason::IndefinitePreconditioner
             | StopReason::NanOrInf
     )
+}
+
+/// The reference of the binding's per-call overhead: seconds of the crate's own one-call
+/// `pipekrylov::solve(&a, &b, &options)` (backend, upload, setup, solve, everything dropped)
+/// on the matrix of these arrays, made into the crate's CSR beforehand (untimed, as a Rust
+/// program would hold it already). `b`: address of n values of the matrix's dtype.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn rust_one_call_seconds(
+    py: Python<'_>,
+    n: usize,
+    indptr: usize,
+    indices: usize,
+    data: usize,
+    nnz: usize,
+    index_bits: u32,
+    value_bits: u32,
+    b: usize,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<f64> {
+    let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
+    let raw = RawCsr {
+        n,
+        indptr,
+        indices,
+        data,
+        nnz,
+        index_bits,
+        value_bits,
+    };
+    fn timed<T: Scalar>(raw: &RawCsr, b: usize, opts: &SolveOptions) -> Result<f64, Error> {
+        // SAFETY: as in `build` and `run`: live arrays of the lengths and dtypes named.
+        let (a, b) = unsafe { (raw.matrix::<T>()?, slice::<T>(b, raw.n).to_vec()) };
+        let started = Instant::now();
+        let solution = pipekrylov::solve(&a, &b, opts)?;
+        drop(solution);
+        Ok(started.elapsed().as_secs_f64())
+    }
+    let result = py.detach(move || match raw.value_bits {
+        32 => timed::<f32>(&raw, b, &opts),
+        64 => timed::<f64>(&raw, b, &opts),
+        _ => Err(Error::param("value dtype", "float32 or float64")),
+    });
+    result.map_err(|e| crate_error(py, e))
 }

@@ -23,7 +23,7 @@ mod point_block_jacobi;
 pub use amg::{Amg, AmgOptions, Coarsening, Hierarchy, Smoother};
 pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Factorization, Levels,
-    TriangularSolve, AUTO_EXACT_MAX_LEVELS, AUTO_SWEEPS, AUTO_SWEEP_MAX_ERROR_BOUND,
+    TriangularSolve, AUTO_EXACT_MAX_LEVELS, AUTO_SWEEPS, AUTO_SWEEP_MAX_RELATIVE_ERROR,
 };
 pub use fsai::{AfsaiOptions, Fsai, FsaiOptions, FsaiSetupSplit, FsaiVariant, MAX_FSAI_LEVEL};
 pub use identity::Identity;

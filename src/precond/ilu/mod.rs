@@ -115,8 +115,8 @@ impl<T: Scalar> Ilu<T> {
             )),
         };
         let total_levels = levels.as_ref().map_or(0, |(l, u)| l.count() + u.count());
-        let sweep_error =
-            (opts.solve == TriangularSolve::Auto).then(|| f.sweep_error_bound(super::AUTO_SWEEPS));
+        let sweep_error = (opts.solve == TriangularSolve::Auto)
+            .then(|| f.sweep_relative_error(super::AUTO_SWEEPS));
         let (solve, solve_reason) = opts
             .solve
             .resolve(total_levels, backend.is_gpu(), sweep_error);
