@@ -262,9 +262,8 @@ impl<T: Scalar> ReusableSolver<T> {
 
     /// Solve A x = b with vectors that already live on the solver's backend: `x` holds the
     /// initial guess on entry and the solution on exit; nothing is copied to or from the host
-    /// (the caller's device arrays through
-    /// [`CudaBackend::borrow_device_memory`](crate::backend::cuda::CudaBackend::borrow_device_memory),
-    /// or buffers from [`ReusableSolver::backend`]'s `alloc`/`upload`). `control` as in
+    /// (the caller's device arrays through `CudaBackend::borrow_device_memory` with the
+    /// `cuda` feature, or buffers from [`ReusableSolver::backend`]'s `alloc`/`upload`). `control` as in
     /// [`ReusableSolver::solve_with_control`]. Errors: a buffer of another backend
     /// ([`Error::WrongBackend`]) or of the wrong length, and what a solve reports.
     pub fn solve_buffers(
