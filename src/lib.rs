@@ -19,6 +19,7 @@ pub mod error;
 pub mod interop;
 pub mod matrix;
 pub mod memory;
+pub mod options_kv;
 pub mod precond;
 mod reusable;
 pub mod scalar;
