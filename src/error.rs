@@ -160,7 +160,41 @@ pub enum Error {
     Distributed(String),
 }
 
+/// The broad class of an [`Error`](enum@Error), as the bindings report it (the Python package's exception
+/// classes, the C API's status codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad input: sizes, values, parameters, a malformed matrix or file.
+    InvalidInput,
+    /// The preconditioner cannot be built or applied for this matrix.
+    Preconditioner,
+    /// An allocation failed (host or device).
+    OutOfMemory,
+    /// The backend, driver, kernels, device or distributed run failed, or the combination is
+    /// unsupported.
+    Backend,
+}
+
 impl Error {
+    /// The broad class of this error (see [`ErrorClass`]).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::DimensionMismatch { .. }
+            | Error::NonFinite { .. }
+            | Error::InvalidParameter { .. }
+            | Error::InvalidMatrix(_)
+            | Error::IndexOverflow { .. }
+            | Error::MatrixMarket { .. }
+            | Error::Io { .. } => ErrorClass::InvalidInput,
+            Error::SingularPivot { .. }
+            | Error::PreconditionerMismatch(_)
+            | Error::NotApplicable { .. }
+            | Error::PreconditionerSetup(_) => ErrorClass::Preconditioner,
+            Error::OutOfMemory { .. } => ErrorClass::OutOfMemory,
+            _ => ErrorClass::Backend,
+        }
+    }
+
     /// Shorthand for [`Error::DimensionMismatch`].
     pub fn dims(what: impl Into<String>, expected: usize, got: usize) -> Self {
         Error::DimensionMismatch {

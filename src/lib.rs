@@ -26,7 +26,7 @@ pub mod scalar;
 mod solve;
 pub mod solver;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorClass, Result};
 pub use reusable::{ReusableSolver, SolverBuilder};
 pub use solve::{solve, solve_with_monitor, Method, Solution, SolveOptions};
 

@@ -214,13 +214,7 @@ impl<T: Scalar> ReusableSolver<T> {
     ) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;
         self.set_x(None)?;
-        self.run(
-            b,
-            Some(&mut |p| {
-                monitor(p);
-                ControlFlow::Continue(())
-            }),
-        )
+        crate::solver::with_monitor(Some(monitor), |c| self.run(b, c))
     }
 
     /// [`ReusableSolver::solve_from`] with `monitor` called after every iteration.
@@ -233,13 +227,7 @@ impl<T: Scalar> ReusableSolver<T> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x0.len())?;
         self.set_x(Some(x0))?;
-        self.run(
-            b,
-            Some(&mut |p| {
-                monitor(p);
-                ControlFlow::Continue(())
-            }),
-        )
+        crate::solver::with_monitor(Some(monitor), |c| self.run(b, c))
     }
 
     /// Solve A x = b from `x0` (zero when `None`) with `control` called after every iteration;

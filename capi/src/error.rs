@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pipekrylov::Error;
+use pipekrylov::{Error, ErrorClass};
 
 /// Success.
 pub const PK_OK: c_int = 0;
@@ -62,20 +62,11 @@ impl From<Error> for Failure {
 
 /// The status code of a crate error (the classes of the Python package's exceptions).
 pub(crate) fn code_of(e: &Error) -> c_int {
-    match e {
-        Error::DimensionMismatch { .. }
-        | Error::NonFinite { .. }
-        | Error::InvalidParameter { .. }
-        | Error::InvalidMatrix(_)
-        | Error::IndexOverflow { .. }
-        | Error::MatrixMarket { .. }
-        | Error::Io { .. } => PK_ERR_INVALID_INPUT,
-        Error::SingularPivot { .. }
-        | Error::PreconditionerMismatch(_)
-        | Error::NotApplicable { .. }
-        | Error::PreconditionerSetup(_) => PK_ERR_PRECONDITIONER,
-        Error::OutOfMemory { .. } => PK_ERR_OUT_OF_MEMORY,
-        _ => PK_ERR_BACKEND,
+    match e.class() {
+        ErrorClass::InvalidInput => PK_ERR_INVALID_INPUT,
+        ErrorClass::Preconditioner => PK_ERR_PRECONDITIONER,
+        ErrorClass::OutOfMemory => PK_ERR_OUT_OF_MEMORY,
+        ErrorClass::Backend => PK_ERR_BACKEND,
     }
 }
 

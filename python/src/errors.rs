@@ -3,7 +3,7 @@
 //! package's exception of that class (`InvalidInputError`, `PreconditionerError`,
 //! `BackendError`, `OutOfMemoryError`, all `SolverError`s).
 
-use pipekrylov::Error;
+use pipekrylov::{Error, ErrorClass};
 use pyo3::prelude::*;
 
 use crate::options::OptionError;
@@ -17,20 +17,11 @@ pyo3::create_exception!(
 
 /// The Python exception class name for `e`.
 pub fn class_of(e: &Error) -> &'static str {
-    match e {
-        Error::DimensionMismatch { .. }
-        | Error::NonFinite { .. }
-        | Error::InvalidParameter { .. }
-        | Error::InvalidMatrix(_)
-        | Error::IndexOverflow { .. }
-        | Error::MatrixMarket { .. }
-        | Error::Io { .. } => "InvalidInputError",
-        Error::SingularPivot { .. }
-        | Error::PreconditionerMismatch(_)
-        | Error::NotApplicable { .. }
-        | Error::PreconditionerSetup(_) => "PreconditionerError",
-        Error::OutOfMemory { .. } => "OutOfMemoryError",
-        _ => "BackendError",
+    match e.class() {
+        ErrorClass::InvalidInput => "InvalidInputError",
+        ErrorClass::Preconditioner => "PreconditionerError",
+        ErrorClass::OutOfMemory => "OutOfMemoryError",
+        ErrorClass::Backend => "BackendError",
     }
 }
 

@@ -294,17 +294,7 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
     monitor: Monitor<'_>,
 ) -> Result<SolveReport> {
     let mut solver = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?;
-    let report = match monitor {
-        Some(f) => solver.solve(
-            b,
-            x,
-            Some(&mut |p| {
-                f(p);
-                std::ops::ControlFlow::Continue(())
-            }),
-        ),
-        None => solver.solve(b, x, None),
-    };
+    let report = crate::solver::with_monitor(monitor, |c| solver.solve(b, x, c));
     write_cuda_trace();
     report
 }

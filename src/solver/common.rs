@@ -20,6 +20,18 @@ pub type Monitor<'m> = Option<&'m mut dyn FnMut(Progress)>;
 /// kept and reported, as for any other stop). A Ctrl-C handler or a time limit is one.
 pub type Control<'m> = Option<&'m mut dyn FnMut(Progress) -> std::ops::ControlFlow<()>>;
 
+/// Run `f` with `monitor` turned into a [`Control`] that never stops the solve (the
+/// `solve_with_monitor` entry points are their `solve_with_control` with this).
+pub(crate) fn with_monitor<R>(monitor: Monitor<'_>, f: impl FnOnce(Control<'_>) -> R) -> R {
+    match monitor {
+        Some(m) => f(Some(&mut |p| {
+            m(p);
+            std::ops::ControlFlow::Continue(())
+        })),
+        None => f(None),
+    }
+}
+
 /// Check that the matrix is square, fits the backend (a distributed matrix needs the
 /// distributed backend and the other way round) and the preconditioner fits it
 /// (RELIABILITY.md row 1).

@@ -11,6 +11,7 @@ mod resident;
 pub use bicgstab::BiCgStab;
 pub(crate) use cg::norm as cg_norm;
 pub use cg::Cg;
+pub(crate) use common::with_monitor;
 pub use common::{Control, Monitor};
 pub use gmres::Gmres;
 pub use params::{

@@ -192,17 +192,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         x: &mut Buffer<T>,
         monitor: Monitor<'_>,
     ) -> Result<SolveReport> {
-        match monitor {
-            Some(m) => self.solve_with_control(
-                b,
-                x,
-                Some(&mut |p| {
-                    m(p);
-                    std::ops::ControlFlow::Continue(())
-                }),
-            ),
-            None => self.solve_with_control(b, x, None),
-        }
+        super::common::with_monitor(monitor, |c| self.solve_with_control(b, x, c))
     }
 
     /// [`Cg::solve`] with a callback after every iteration that may stop the solve
