@@ -119,9 +119,9 @@ enum Command {
         /// or equilibrate (row and column scaling only).
         #[arg(long, default_value = "auto")]
         ilu_matching: String,
-        /// Symmetric ordering of ilu after the matching: none, rcm or amd (approximate minimum
-        /// degree on the symmetrized pattern).
-        #[arg(long, default_value = "amd")]
+        /// Symmetric ordering of ilu after the matching: auto (amd after a matching, else rcm),
+        /// none, rcm or amd (approximate minimum degree on the symmetrized pattern).
+        #[arg(long, default_value = "auto")]
         ilu_ordering: String,
         /// ILU(k) with this level of fill for ilu (default: ILU(0) when it factors stably,
         /// else ILUT).

@@ -147,12 +147,17 @@ impl IluHost {
         };
         let matching_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let ordering = match opts.ordering {
-            IluOrdering::None => Permutation::identity(n),
+        let chosen = match opts.ordering {
+            IluOrdering::Auto if matching == "none" => IluOrdering::Rcm,
+            IluOrdering::Auto => IluOrdering::Amd,
+            fixed => fixed,
+        };
+        let ordering = match chosen {
+            IluOrdering::None | IluOrdering::Auto => Permutation::identity(n),
             IluOrdering::Rcm => rcm(&matched)?,
             IluOrdering::Amd => amd(&matched)?,
         };
-        let m = if opts.ordering == IluOrdering::None {
+        let m = if chosen == IluOrdering::None {
             matched
         } else {
             ordering.apply_symmetric(&matched)?
@@ -168,7 +173,7 @@ impl IluHost {
             matching_reason,
             weak_rows: weak,
             smallest_diagonal_ratio: smallest,
-            ordering: opts.ordering,
+            ordering: chosen,
             factorization,
             factorization_reason,
             nnz_a: a.nnz(),
