@@ -463,8 +463,8 @@ impl<T: Scalar> Bilu0<T> {
             .map(|(_, l, _, u)| (l.count(), u.count()))
     }
 
-    /// x = T^-1 b for one factor, exactly (level by level, in place in `x`).
-    fn solve_exact<B: Backend>(
+    /// x = T^-1 b for one factor, exactly (level by level, in place in `x`). Also `Ilu`'s.
+    pub(crate) fn solve_exact<B: Backend>(
         backend: &B,
         t: &BlockTriangular<T>,
         rows: &Buffer<u32>,
@@ -479,8 +479,8 @@ impl<T: Scalar> Bilu0<T> {
     }
 
     /// x ~ T^-1 b by `k` sweeps from zero (Algorithm 7), alternating between `x` and `other`
-    /// so that the last sweep writes `x`.
-    fn solve_sweeps<B: Backend>(
+    /// so that the last sweep writes `x`. Also `Ilu`'s.
+    pub(crate) fn solve_sweeps<B: Backend>(
         backend: &B,
         t: &BlockTriangular<T>,
         k: usize,

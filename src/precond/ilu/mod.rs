@@ -29,6 +29,7 @@ pub use ordering::{amd, cholesky_fill};
 pub use setup::{IluFactorization, IluHost, IluReport};
 
 use super::bilu0::upload_factors;
+use super::Bilu0;
 use super::{BiluFactors, Levels, Preconditioner, SetupTimes, TriangularSolve};
 use crate::backend::{
     collective_result, Backend, BlockTriangular, Buffer, DeviceMatrix, MatrixFormat,
@@ -197,43 +198,6 @@ impl<T: Scalar> Ilu<T> {
         (self.solve, &self.solve_reason)
     }
 
-    /// x = T^-1 b for one factor, level by level, in place in `x`.
-    fn solve_exact<B: Backend>(
-        backend: &B,
-        t: &BlockTriangular<T>,
-        rows: &Buffer<u32>,
-        levels: &Levels,
-        b: &Buffer<T>,
-        x: &mut Buffer<T>,
-    ) -> Result<()> {
-        for k in 0..levels.count() {
-            backend.bsr_trsv_level(t, rows, levels.start[k]..levels.start[k + 1], b, x)?;
-        }
-        Ok(())
-    }
-
-    /// x ~ T^-1 b by `k` Jacobi sweeps from zero, alternating with `other` so that the last
-    /// sweep writes `x` (as BILU(0) does).
-    fn solve_sweeps<B: Backend>(
-        backend: &B,
-        t: &BlockTriangular<T>,
-        k: usize,
-        b: &Buffer<T>,
-        x: &mut Buffer<T>,
-        other: &mut Buffer<T>,
-    ) -> Result<()> {
-        for j in 1..=k {
-            let into_x = (k - j) % 2 == 0;
-            match (j, into_x) {
-                (1, true) => backend.bsr_trsv_sweep(t, b, None, x)?,
-                (1, false) => backend.bsr_trsv_sweep(t, b, None, other)?,
-                (_, true) => backend.bsr_trsv_sweep(t, b, Some(other), x)?,
-                (_, false) => backend.bsr_trsv_sweep(t, b, Some(x), other)?,
-            }
-        }
-        Ok(())
-    }
-
     /// out = U^-1 L^-1 y with the triangular solve chosen at setup.
     fn triangular<B: Backend>(
         &self,
@@ -245,12 +209,12 @@ impl<T: Scalar> Ilu<T> {
     ) -> Result<()> {
         match (&self.levels, self.solve) {
             (Some((lr, ll, ur, ul)), _) => {
-                Self::solve_exact(backend, &self.l, lr, ll, y, f)?;
-                Self::solve_exact(backend, &self.u, ur, ul, f, out)
+                Bilu0::<T>::solve_exact(backend, &self.l, lr, ll, y, f)?;
+                Bilu0::<T>::solve_exact(backend, &self.u, ur, ul, f, out)
             }
             (None, TriangularSolve::Sweeps(k)) => {
-                Self::solve_sweeps(backend, &self.l, k, y, f, other)?;
-                Self::solve_sweeps(backend, &self.u, k, f, out, other)
+                Bilu0::<T>::solve_sweeps(backend, &self.l, k, y, f, other)?;
+                Bilu0::<T>::solve_sweeps(backend, &self.u, k, f, out, other)
             }
             (None, _) => Err(Error::PreconditionerSetup(
                 "ILU: exact solve without levels".into(),
