@@ -3,7 +3,7 @@
 //! against sequential dense references, the application against its host reference, the
 //! permuted solve against the unpermuted one, the typed errors for bad input, AMD's fill, and
 //! GMRES(30) with `ilu` to a true relative residual of 1e-8 on every real matrix of
-//! `tests/data/` (from `../shared/matrices/`) on the host and on OpenCL (PoCL in CI).
+//! `tests/data/` (SuiteSparse matrices, sources in its README) on the host and on OpenCL (PoCL in CI).
 
 // Dense reference algorithms read best with explicit indices.
 #![allow(clippy::needless_range_loop)]
@@ -713,7 +713,7 @@ fn amd_reduces_the_fill_of_a_grid_below_rcm() {
     );
 }
 
-/// The real matrices of `tests/data/` (copies of `../shared/matrices/`).
+/// The real matrices of `tests/data/` (SuiteSparse; sources in `tests/data/README.md`).
 const REAL: [&str; 6] = ["olm500", "olm1000", "Pd", "494_bus", "rajat19", "nnc1374"];
 
 fn load(name: &str) -> CsrMatrix<f64> {

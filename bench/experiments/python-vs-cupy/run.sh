@@ -3,7 +3,7 @@
 # and the interrupt, the backend agreement on CUDA and NVIDIA OpenCL, the Python package's
 # tests (CUDA, NVIDIA OpenCL, CuPy inputs), then run.py's measurements against CuPy.
 # Packed beforehand on the workstation:
-#   ../shared/tools/pack-for-device --features "cuda opencl" -- --test device_buffers \
+#   the team's pack-for-device tool (release test binaries into .device/bin) with --features "cuda opencl" -- --test device_buffers \
 #     --test interrupt --test ilu
 #   (cd python && maturin build --release --features opencl --auditwheel skip -o ../.device/wheels)
 #   pip download pytest -d .device/wheels
