@@ -154,6 +154,11 @@ pub enum Error {
     /// Preconditioner setup failed (zero pivot, singular block, ...).
     #[error("preconditioner setup failed: {0}")]
     PreconditionerSetup(String),
+    /// New values for a solver set up once ([`crate::ReusableSolver::update_values`]) come
+    /// with another sparsity pattern (size, nonzeros, row pointers or column indices) than the
+    /// matrix it was set up for. Nothing was changed; build a new solver for a new pattern.
+    #[error("pattern mismatch: {0}")]
+    PatternMismatch(String),
     /// MPI ranks disagree (sizes, parameters, partition) or another rank failed a collective
     /// step; every rank gets this error, none hangs (RELIABILITY.md rows 25 and 27).
     #[error("distributed: {0}")]
@@ -185,6 +190,7 @@ impl Error {
             | Error::InvalidMatrix(_)
             | Error::IndexOverflow { .. }
             | Error::MatrixMarket { .. }
+            | Error::PatternMismatch(_)
             | Error::Io { .. } => ErrorClass::InvalidInput,
             Error::SingularPivot { .. }
             | Error::PreconditionerMismatch(_)

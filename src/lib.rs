@@ -27,7 +27,7 @@ mod solve;
 pub mod solver;
 
 pub use error::{Error, ErrorClass, Result};
-pub use reusable::{ReusableSolver, SolverBuilder};
+pub use reusable::{ReusableSolver, SolverBuilder, ValuesUpdate};
 pub use solve::{solve, solve_with_monitor, Method, Solution, SolveOptions};
 
 /// The traits and types most programs need: `use pipekrylov::prelude::*;` is the one `use` a

@@ -70,6 +70,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
             });
         }
         self.options.params.validate()?;
+        let pattern = a.pattern_fingerprint();
         let matrix = backend.upload_matrix(a, self.options.format)?;
         let precond = precond::build_on(&backend, a, Some(&matrix), self.options.precond)?;
         let rhs = backend.alloc::<T>(a.n_rows())?;
@@ -82,6 +83,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         Ok(ReusableSolver {
             options: self.options,
             notes,
+            pattern,
             solver: None,
             rhs,
             x,
@@ -114,6 +116,20 @@ fn krylov<'s, T: Scalar>(
         .ok_or_else(|| Error::Unsupported("the solver was not set up".into()))
 }
 
+/// What [`ReusableSolver::update_values`] did and what it cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ValuesUpdate {
+    /// Seconds to check the new matrix and write its values into the device matrix (format
+    /// conversion included).
+    pub matrix_seconds: f64,
+    /// The preconditioner's numeric phase and what it kept (`None` without one). Its first
+    /// setup ([`ReusableSolver::setup_times`]) minus this is the symbolic phase saved.
+    pub precond: Option<crate::precond::ValuesRefresh>,
+    /// Seconds of the whole update.
+    pub seconds: f64,
+}
+
 /// What a Krylov solver borrows: set up once, never changed while a solver borrows it.
 struct Parts<T: Scalar> {
     backend: AnyBackend,
@@ -126,6 +142,8 @@ struct Parts<T: Scalar> {
 pub struct ReusableSolver<T: Scalar> {
     options: SolveOptions,
     notes: Vec<String>,
+    /// [`CsrMatrix::pattern_fingerprint`] of the matrix it was set up for.
+    pattern: u64,
     /// The Krylov solver (its workspace, its device-resident state and recorded batches),
     /// made at the first solve and kept: a second solve replays what the first recorded. It
     /// borrows `parts` (hence the `'static` stand-in lifetime): dropped before them in `Drop`,
@@ -135,7 +153,8 @@ pub struct ReusableSolver<T: Scalar> {
     x: Buffer<T>,
     /// Backend, matrix and preconditioner, on the heap at a fixed address (a raw pointer
     /// rather than a `Box`, so that moving the solver asserts nothing about the borrows the
-    /// cached solver holds); freed in `Drop` after `solver`.
+    /// cached solver holds); freed in `Drop` after `solver`; changed only by
+    /// [`ReusableSolver::update_values`], after it dropped `solver`.
     parts: NonNull<Parts<T>>,
 }
 
@@ -176,7 +195,8 @@ impl<T: Scalar> ReusableSolver<T> {
     /// Backend, matrix and preconditioner.
     fn parts(&self) -> &Parts<T> {
         // SAFETY: `parts` points at the live allocation made in `build` (freed only in
-        // `Drop`); nothing mutates it (only shared references are ever made).
+        // `Drop`); it is mutated only in `update_values` through `&mut self`, so never while
+        // this shared reference (tied to `&self`) lives.
         unsafe { self.parts.as_ref() }
     }
 
@@ -263,6 +283,113 @@ impl<T: Scalar> ReusableSolver<T> {
         self.check_len("right-hand side", b.len())?;
         self.check_len("initial guess", x.len())?;
         krylov(&mut self.solver, self.parts, &self.options)?.solve(b, x, control)
+    }
+
+    /// Take new values of the matrix, on the pattern it was set up for, and keep everything
+    /// else: the device matrix's arrays and layouts (the values are written in place, in its
+    /// device format) and the preconditioner's symbolic setup (patterns, level schedules,
+    /// orderings, aggregates: [`Preconditioner::update_values`]), whose numeric phase alone
+    /// runs again. This is the step of a nonlinear or time-dependent code whose matrix changes
+    /// values at every step (AmgX's `replace_coefficients`, PETSc's `SAME_NONZERO_PATTERN`).
+    ///
+    /// ```
+    /// use pipekrylov::matrix::generate::Generator;
+    /// use pipekrylov::precond::PrecondKind;
+    /// use pipekrylov::ReusableSolver;
+    /// let mut a = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+    /// let mut solver = ReusableSolver::builder(&a).precond(PrecondKind::Bilu0).build().unwrap();
+    /// a.values_mut().iter_mut().for_each(|v| *v *= 2.0); // a new time step's coefficients
+    /// let update = solver.update_values(&a).unwrap();
+    /// assert!(update.precond.is_some());
+    /// let sol = solver.solve(&vec![1.0; a.n_rows()]).unwrap();
+    /// assert!(sol.report.stop_reason.converged());
+    /// ```
+    ///
+    /// Errors: [`Error::PatternMismatch`] when `a`'s size or pattern differs from the
+    /// original matrix's (compared by size, nonzeros and
+    /// [`CsrMatrix::pattern_fingerprint`]), [`Error::NonFinite`] for a NaN or infinite value,
+    /// and what the preconditioner's numeric phase reports (a zero pivot, a matrix no longer
+    /// SPD for FSAI, ...). On any error the solver is left as it was, with the old values, and
+    /// stays usable.
+    pub fn update_values(&mut self, a: &CsrMatrix<T>) -> Result<ValuesUpdate> {
+        let t0 = std::time::Instant::now();
+        if a.n_rows() != self.n() || a.n_cols() != self.n() || a.nnz() != self.parts().matrix.nnz()
+        {
+            return Err(Error::PatternMismatch(format!(
+                "the solver was set up for {} x {} with {} nonzeros, the new matrix is {} x {} \
+                 with {}",
+                self.n(),
+                self.n(),
+                self.parts().matrix.nnz(),
+                a.n_rows(),
+                a.n_cols(),
+                a.nnz()
+            )));
+        }
+        if a.pattern_fingerprint() != self.pattern {
+            return Err(Error::PatternMismatch(
+                "the new matrix has other row pointers or column indices than the one the solver \
+                 was set up for (build a new solver for a new pattern)"
+                    .into(),
+            ));
+        }
+        if let Some(k) = a.first_non_finite() {
+            return Err(Error::NonFinite {
+                what: "matrix".into(),
+                index: k,
+            });
+        }
+        // The cached Krylov solver borrows the parts: it goes first (the next solve makes its
+        // workspace again).
+        self.solver = None;
+        // SAFETY: the only borrower of `parts` is gone, and `&mut self` excludes every other
+        // reference to them (`parts()` references are tied to `&self`).
+        let parts = unsafe { self.parts.as_mut() };
+        // The old values kept on the device while the preconditioner's numeric phase may still
+        // fail (skipped when there is no room: then a failure leaves the new values).
+        let backup = match parts.precond {
+            Some(_) => Self::values_backup(&parts.backend, &parts.matrix),
+            None => None,
+        };
+        let old_fingerprint = parts.matrix.fingerprint();
+        parts.matrix.update_values(&parts.backend, a)?;
+        parts.backend.synchronize()?;
+        let matrix_seconds = t0.elapsed().as_secs_f64();
+        let precond = match parts.precond.as_mut() {
+            None => None,
+            Some(m) => match m.update_values(&parts.backend, a, Some(&parts.matrix)) {
+                Ok(refresh) => Some(refresh),
+                Err(e) => {
+                    if let Some(old) = backup {
+                        parts.backend.copy(&old, parts.matrix.values_mut())?;
+                        parts.matrix.fingerprint = old_fingerprint;
+                    }
+                    return Err(e);
+                }
+            },
+        };
+        Ok(ValuesUpdate {
+            matrix_seconds,
+            precond,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// A device copy of `matrix`'s values, or `None` when it cannot be made.
+    fn values_backup(backend: &AnyBackend, matrix: &DeviceMatrix<T>) -> Option<Buffer<T>> {
+        let values = matrix.values();
+        let mut copy = backend.alloc::<T>(values.len()).ok()?;
+        backend.copy(values, &mut copy).ok()?;
+        Some(copy)
+    }
+
+    /// The preconditioner's setup time when it was built (symbolic and numeric phases; a
+    /// [`ValuesUpdate`] has the numeric phase's alone), zero without one.
+    pub fn setup_times(&self) -> crate::precond::SetupTimes {
+        self.parts()
+            .precond
+            .as_ref()
+            .map_or_else(Default::default, |m| m.setup_times())
     }
 
     /// The number of rows (and columns) of the matrix it solves with.

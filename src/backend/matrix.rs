@@ -324,6 +324,76 @@ impl<T: Scalar> DeviceMatrix<T> {
             (DeviceFormat::Bsr { .. }, _) => "spmv_dots_bsr",
         }
     }
+    /// Write the values of `a` into this matrix's value array, in its device format, in
+    /// place: `a` must have the pattern of the matrix it was uploaded from (the caller
+    /// compares [`CsrMatrix::pattern_fingerprint`]; here sizes and nonzeros are checked). The
+    /// layouts computed from the pattern (SELL's sorting, long rows, row blocks, compact
+    /// columns) are kept. Errors: [`Error::PatternMismatch`] for other sizes,
+    /// [`Error::NonFinite`] for a NaN or infinite value (nothing written), one rank's rows of a
+    /// distributed matrix ([`Error::Unsupported`]), device errors.
+    pub fn update_values<B: super::VectorOps>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+    ) -> Result<()> {
+        if self.halo.ranks > 0 {
+            return Err(Error::Unsupported(
+                "new values for one rank's rows of a distributed matrix".into(),
+            ));
+        }
+        if a.n_rows() != self.n_rows || a.n_cols() != self.n_cols || a.nnz() != self.nnz {
+            return Err(Error::PatternMismatch(format!(
+                "the device matrix is {} x {} with {} nonzeros, the new one {} x {} with {}",
+                self.n_rows,
+                self.n_cols,
+                self.nnz,
+                a.n_rows(),
+                a.n_cols(),
+                a.nnz()
+            )));
+        }
+        if let Some(k) = a.first_non_finite() {
+            return Err(Error::NonFinite {
+                what: "matrix".into(),
+                index: k,
+            });
+        }
+        match &mut self.format {
+            DeviceFormat::Csr { values, .. } => backend.write(values, a.values())?,
+            DeviceFormat::Sell {
+                c, sigma, values, ..
+            } => {
+                // ELL is the one slice of every row, unsorted.
+                let s = if *c == a.n_rows().max(1) && *sigma == 1 {
+                    SellMatrix::ell_from_csr(a)?
+                } else {
+                    SellMatrix::from_csr(a, *c, *sigma)?
+                };
+                backend.write(values, &s.values)?
+            }
+            DeviceFormat::Bsr {
+                block_size, values, ..
+            } => backend.write(values, &BsrMatrix::from_csr(a, *block_size)?.values)?,
+        }
+        self.fingerprint = a.fingerprint();
+        Ok(())
+    }
+    /// The value array in its device format.
+    pub(crate) fn values(&self) -> &Buffer<T> {
+        match &self.format {
+            DeviceFormat::Csr { values, .. }
+            | DeviceFormat::Sell { values, .. }
+            | DeviceFormat::Bsr { values, .. } => values,
+        }
+    }
+    /// The value array in its device format (what [`DeviceMatrix::update_values`] writes).
+    pub(crate) fn values_mut(&mut self) -> &mut Buffer<T> {
+        match &mut self.format {
+            DeviceFormat::Csr { values, .. }
+            | DeviceFormat::Sell { values, .. }
+            | DeviceFormat::Bsr { values, .. } => values,
+        }
+    }
     /// Bytes of device memory used by the matrix.
     pub fn device_bytes(&self) -> usize {
         match &self.format {

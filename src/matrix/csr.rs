@@ -121,6 +121,17 @@ impl<T: Scalar> CsrMatrix<T> {
     /// remember it to refuse being used with another matrix
     /// ([`crate::Error::PreconditionerMismatch`]).
     pub fn fingerprint(&self) -> u64 {
+        self.hash(true)
+    }
+
+    /// [`CsrMatrix::fingerprint`] without the values: the shape and the pattern (row pointers
+    /// and column indices). A solver set up once compares it before taking new values
+    /// ([`crate::ReusableSolver::update_values`]).
+    pub fn pattern_fingerprint(&self) -> u64 {
+        self.hash(false)
+    }
+
+    fn hash(&self, with_values: bool) -> u64 {
         use rayon::prelude::*;
         // FNV-1a per fixed chunk of 2^16 words (in parallel; the chunking does not depend on
         // the thread count, so the value is deterministic), then over the chunk hashes.
@@ -135,11 +146,14 @@ impl<T: Scalar> CsrMatrix<T> {
             .par_chunks(CHUNK)
             .map(|c| fnv1a(c.iter().map(|&p| p as u64)))
             .collect();
-        let va: Vec<u64> = self
-            .values
-            .par_chunks(CHUNK)
-            .map(|c| fnv1a(c.iter().map(|v| v.to_f64().to_bits())))
-            .collect();
+        let va: Vec<u64> = match with_values {
+            true => self
+                .values
+                .par_chunks(CHUNK)
+                .map(|c| fnv1a(c.iter().map(|v| v.to_f64().to_bits())))
+                .collect(),
+            false => Vec::new(),
+        };
         fnv1a(
             [self.n_rows as u64, self.n_cols as u64]
                 .into_iter()

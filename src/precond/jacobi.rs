@@ -104,6 +104,17 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Jacobi<T> {
     fn memory_bytes(&self) -> usize {
         self.inv_diag.bytes()
     }
+    /// No symbolic phase: the new diagonal's inverses, in place of the old ones.
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        _device: Option<&crate::backend::DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size("jacobi", self.inv_diag.len(), a)?;
+        *self = Self::new(backend, a)?;
+        Ok(super::ValuesRefresh::new(self.times, ""))
+    }
 }
 
 #[cfg(test)]

@@ -36,9 +36,10 @@ pub use jacobi::Jacobi;
 pub use kind::{build, build_on, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;
 
-use crate::backend::{Backend, Buffer, Partials, PcgStepVectors, Slot};
+use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, PcgStepVectors, Slot};
 use crate::error::Error;
 use crate::error::Result;
+use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 
 /// Where a preconditioner's setup time went.
@@ -143,6 +144,61 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn built_for(&self) -> Option<u64> {
         None
     }
+    /// Take new values of the matrix it was built for: `a` has that matrix's pattern (the
+    /// caller checked it, see [`crate::ReusableSolver::update_values`]) and new values; only
+    /// the numeric setup runs again, on the kept symbolic setup (patterns, level schedules,
+    /// orderings, matchings, aggregates; [`ValuesRefresh::kept`] says what). `device` is the
+    /// solver's device copy of `a`, its values already refreshed. Returns the time of this
+    /// numeric phase. On an error (a zero pivot, a matrix no longer SPD for FSAI, ...) the
+    /// preconditioner is left as it was, built for the old values.
+    ///
+    /// Every preconditioner of the crate has one; the default (for a preconditioner of the
+    /// caller's own) is [`Error::Unsupported`].
+    fn update_values(
+        &mut self,
+        _backend: &B,
+        _a: &CsrMatrix<T>,
+        _device: Option<&DeviceMatrix<T>>,
+    ) -> Result<ValuesRefresh> {
+        Err(Error::Unsupported(format!(
+            "the preconditioner '{}' has no values-only refresh (build a new solver)",
+            self.name()
+        )))
+    }
+}
+
+/// What a preconditioner's [`Preconditioner::update_values`] kept and what its numeric phase
+/// cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ValuesRefresh {
+    /// The numeric phase's time, host and device parts.
+    pub times: SetupTimes,
+    /// What was kept from the first setup ("the pattern of L and U and their levels", ...;
+    /// empty when there is no symbolic phase to keep).
+    pub kept: String,
+}
+
+impl ValuesRefresh {
+    /// A refresh that took `times` and kept `kept`.
+    pub(crate) fn new(times: SetupTimes, kept: impl Into<String>) -> Self {
+        Self {
+            times,
+            kept: kept.into(),
+        }
+    }
+}
+
+/// The check of every [`Preconditioner::update_values`]: `a` has the size of the matrix the
+/// preconditioner `name` was built for (n rows); the caller checked the pattern itself.
+pub(crate) fn check_same_size<T: Scalar>(name: &str, n: usize, a: &CsrMatrix<T>) -> Result<()> {
+    if a.n_rows() != n || a.n_cols() != n {
+        return Err(Error::PatternMismatch(format!(
+            "{name}: built for {n} x {n}, new values for {} x {}",
+            a.n_rows(),
+            a.n_cols()
+        )));
+    }
+    Ok(())
 }
 
 /// The error of the fused PCG methods of a preconditioner (named `name`) that does not fuse.

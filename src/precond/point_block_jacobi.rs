@@ -117,4 +117,15 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for PointBlockJacobi<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+    /// No symbolic phase: the new diagonal blocks inverted, in place of the old ones.
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        _device: Option<&crate::backend::DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size("point-block-jacobi", Preconditioner::<B, T>::n(self), a)?;
+        *self = Self::new(backend, a, self.block_size)?;
+        Ok(super::ValuesRefresh::new(self.times, ""))
+    }
 }

@@ -177,6 +177,14 @@ struct Work<T> {
     other: Buffer<T>,
 }
 
+/// Factors of a values-only refresh, before they replace the old ones.
+enum NewFactors<T> {
+    /// Computed on the host, to be written into the kept device arrays.
+    Host(BiluFactors<T>),
+    /// Computed on the device by the sweeps.
+    Device(BlockTriangular<T>, BlockTriangular<T>),
+}
+
 /// BILU(0) preconditioner M = L U on the block pattern of A, applied as z = U^-1 (L^-1 r)
 /// with the `trsv` kernels. With `subdomains` = P > 1 it is block-Jacobi: the blocks coupling
 /// different contiguous parts are dropped before the factorization.
@@ -425,6 +433,100 @@ impl<T: Scalar> Bilu0<T> {
         }
     }
 
+    /// The numeric factorization of `a` (the pattern of the matrix it was built from) for the
+    /// kept block pattern, on this rank alone; nothing of `self` changes (see
+    /// [`Bilu0::commit`]).
+    fn refresh_local<B: Backend>(
+        &self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<(NewFactors<T>, SetupTimes)> {
+        let t0 = Instant::now();
+        let s = self.opts.block_size;
+        match self.opts.factorization {
+            Factorization::Host => {
+                let bsr = BsrMatrix::from_csr(a, s)?;
+                let bsr = if self.opts.subdomains > 1 {
+                    drop_couplings(&bsr, self.opts.subdomains)
+                } else {
+                    bsr
+                };
+                let f = factor::bilu0_owned(bsr, self.name)?;
+                if f.l_values.len() != self.l.values.len()
+                    || f.u_values.len() != self.u.values.len()
+                {
+                    return Err(Error::PatternMismatch(format!(
+                        "{}: the factors of the new values have another pattern",
+                        self.name
+                    )));
+                }
+                let times = SetupTimes {
+                    host_seconds: t0.elapsed().as_secs_f64(),
+                    device_seconds: 0.0,
+                };
+                Ok((NewFactors::Host(f), times))
+            }
+            Factorization::Sweeps(sweeps) => {
+                let p = device::split_pattern(a, s, self.opts.subdomains, self.name)?;
+                let host_seconds = t0.elapsed().as_secs_f64();
+                let t1 = Instant::now();
+                let a_dev = DeviceA::of(backend, a, device, a.fingerprint())?;
+                let (l, u) = device::factor_on(backend, a_dev.get(), &p, s, sweeps, self.name)?;
+                backend.synchronize()?;
+                let times = SetupTimes {
+                    host_seconds,
+                    device_seconds: t1.elapsed().as_secs_f64(),
+                };
+                Ok((NewFactors::Device(l, u), times))
+            }
+        }
+    }
+
+    /// Put the factors of [`Bilu0::refresh_local`] in place (host factors written into the
+    /// kept device arrays); the time of the writes is added to `times`.
+    fn commit<B: Backend>(
+        &mut self,
+        backend: &B,
+        factors: NewFactors<T>,
+        fingerprint: u64,
+        mut times: SetupTimes,
+    ) -> Result<SetupTimes> {
+        let t0 = Instant::now();
+        match factors {
+            NewFactors::Host(f) => {
+                let inv = self.u.inv_diag.as_mut().ok_or_else(|| {
+                    Error::PreconditionerSetup("BILU(0): U without a diagonal".into())
+                })?;
+                backend.write(inv, &f.u_inv_diag)?;
+                backend.write(&mut self.l.values, &f.l_values)?;
+                backend.write(&mut self.u.values, &f.u_values)?;
+                backend.synchronize()?;
+            }
+            NewFactors::Device(l, u) => {
+                self.l = l;
+                self.u = u;
+            }
+        }
+        self.fingerprint = fingerprint;
+        times.device_seconds += t0.elapsed().as_secs_f64();
+        Ok(times)
+    }
+
+    /// What a values-only refresh keeps.
+    fn kept(&self) -> String {
+        let mut kept = format!(
+            "the block pattern of L and U ({} and {} blocks), the triangular solve ({})",
+            self.l.n_blocks(),
+            self.u.n_blocks(),
+            self.opts.solve
+        );
+        if let Some((l, u)) = self.level_counts() {
+            kept += &format!(" and its levels ({l} + {u})");
+        }
+        kept
+    }
+
     /// The options it was built with, `Auto` resolved to the triangular solve that runs.
     pub fn options(&self) -> Bilu0Options {
         self.opts
@@ -598,6 +700,22 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
+    }
+    /// The numeric factorization again (on the host, or by the device sweeps, as at setup) on
+    /// the kept block pattern, levels and triangular solve; the automatic choice of the solve
+    /// is not revisited. A singular pivot of the new values is [`Error::SingularPivot`] with
+    /// nothing changed (on every rank of a distributed backend).
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size(self.name, self.n, a)?;
+        let local = self.refresh_local(backend, a, device);
+        let (factors, times) = collective_result(backend, "the BILU(0) refresh", local)?;
+        let times = self.commit(backend, factors, a.fingerprint(), times)?;
+        Ok(super::ValuesRefresh::new(times, self.kept()))
     }
 }
 

@@ -86,6 +86,8 @@ pub struct Ilu<T> {
     report: IluReport,
     fingerprint: u64,
     memory: usize,
+    /// What a values-only refresh keeps (matching, ordering, factorization choice).
+    symbolic: Box<setup::IluSymbolic>,
 }
 
 impl<T: Scalar> Ilu<T> {
@@ -105,6 +107,7 @@ impl<T: Scalar> Ilu<T> {
         let t0 = Instant::now();
         let fingerprint = a.fingerprint();
         let host = IluHost::new(a, &opts)?;
+        let symbolic = Box::new(setup::IluSymbolic::of(&host, &opts));
         let host_setup = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let f = &host.factors.factors;
@@ -185,7 +188,49 @@ impl<T: Scalar> Ilu<T> {
             report,
             fingerprint,
             memory,
+            symbolic,
         })
+    }
+
+    /// Put refreshed factors `f` in place: written into the kept device arrays when their
+    /// pattern is the old one (ILU(k)), else uploaded anew with new levels for the exact
+    /// solve (ILUT); the report's factor statistics updated.
+    fn commit<B: Backend>(&mut self, backend: &B, f: IncompleteLu) -> Result<()> {
+        let typed = cast_factors::<T>(&f.factors);
+        let same_pattern = self.symbolic.keeps_factor_pattern()
+            && typed.l_values.len() == self.l.values.len()
+            && typed.u_values.len() == self.u.values.len();
+        if same_pattern {
+            let inv =
+                self.u.inv_diag.as_mut().ok_or_else(|| {
+                    Error::PreconditionerSetup("ILU: U without a diagonal".into())
+                })?;
+            backend.write(inv, &typed.u_inv_diag)?;
+            backend.write(&mut self.l.values, &typed.l_values)?;
+            backend.write(&mut self.u.values, &typed.u_values)?;
+        } else {
+            let (l, u) = upload_factors(backend, &typed)?;
+            let levels = match self.levels {
+                Some(_) => {
+                    let ll = Levels::of(&typed.l_row_ptr, &typed.l_col_idx, true);
+                    let ul = Levels::of(&typed.u_row_ptr, &typed.u_col_idx, false);
+                    Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul))
+                }
+                None => None,
+            };
+            let old = self.l.bytes() + self.u.bytes() + level_bytes(&self.levels);
+            let new = l.bytes() + u.bytes() + level_bytes(&levels);
+            self.memory = self.memory.saturating_sub(old) + new;
+            (self.l, self.u, self.levels) = (l, u, levels);
+        }
+        backend.synchronize()?;
+        let r = &mut self.report;
+        r.nnz_factors = f.nnz();
+        r.fill_ratio = f.nnz() as f64 / r.nnz_a.max(1) as f64;
+        r.shifted_pivots = f.shifted_pivots;
+        r.smallest_pivot = f.smallest_pivot;
+        r.growth = f.growth;
+        Ok(())
     }
 
     /// Every choice the setup made, the fill ratio and where the setup time went.
@@ -291,4 +336,40 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Ilu<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+    /// The factorization again on the host for the new values with the kept matching (its
+    /// permutation and scalings: new values are not matched again), ordering and
+    /// factorization choice: ILU(k) (ILU(0) included) as a numeric phase on the kept pattern,
+    /// written into the kept device arrays and levels; ILUT again (its pattern follows the
+    /// values: the factors are uploaded anew, with new levels for the exact solve). The
+    /// triangular solve chosen at setup is kept. Errors (a tiny pivot without shifting, ...)
+    /// leave it as it was.
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        _device: Option<&DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size("ilu", self.n, a)?;
+        let t0 = Instant::now();
+        let local = self.symbolic.refactor(a);
+        let f = collective_result(backend, "the ILU refresh", local)?;
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        self.commit(backend, f)?;
+        self.fingerprint = a.fingerprint();
+        Ok(super::ValuesRefresh::new(
+            SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            self.symbolic.kept(),
+        ))
+    }
+}
+
+/// Device bytes of the exact solve's level rows.
+fn level_bytes(levels: &Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>) -> usize {
+    levels
+        .as_ref()
+        .map_or(0, |(lr, _, ur, _)| lr.bytes() + ur.bytes())
 }

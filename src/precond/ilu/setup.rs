@@ -2,7 +2,7 @@
 //! given), and the record of every choice and where the time went.
 
 use super::factors::IncompleteLu;
-use super::iluk::iluk;
+use super::iluk::{iluk, iluk_numeric, iluk_pattern, IlukPattern};
 use super::ilut::{ilut, IlutParams, DEFAULT_DROP_TOL, DEFAULT_FILL_FACTOR};
 use super::matching::{column_maxima, equilibrate, max_product_matching, weak_diagonal, Scaling};
 use super::options::{
@@ -315,29 +315,134 @@ fn factor(
             }
         }
     };
-    match ilut(m, ilut_params) {
-        Ok(f) => Ok((threshold, format!("auto: ILUT, since {why_not}"), f)),
-        // The automatic choice shifts the tiny pivots that static pivoting leaves (the
-        // complete LU of rajat19 and nnc1374 after the matching meets exact zeros), counted
-        // in the report; an explicit choice fails instead unless shifting was asked for.
-        Err(crate::error::Error::SingularPivot { block_row, .. }) if !opts.shift => {
+    let (f, shifted_after) = ilut_shifting(m, ilut_params)?;
+    let reason = match shifted_after {
+        None => format!("auto: ILUT, since {why_not}"),
+        Some(row) => format!(
+            "auto: ILUT, since {why_not}; ILUT met a tiny pivot in row {row}, so {} pivots \
+             were shifted",
+            f.shifted_pivots
+        ),
+    };
+    Ok((threshold, reason, f))
+}
+
+/// ILUT as the automatic choice runs it: the tiny pivots that static pivoting leaves (the
+/// complete LU of rajat19 and nnc1374 after the matching meets exact zeros) are shifted,
+/// counted in the report, with the row of the first one (`Some`) when shifting was not asked
+/// for; an explicit choice fails instead unless shifting was asked for.
+fn ilut_shifting(m: &CsrMatrix<f64>, params: IlutParams) -> Result<(IncompleteLu, Option<usize>)> {
+    match ilut(m, params) {
+        Ok(f) => Ok((f, None)),
+        Err(crate::error::Error::SingularPivot { block_row, .. }) if !params.shift => {
             let f = ilut(
                 m,
                 IlutParams {
                     shift: true,
-                    ..ilut_params
+                    ..params
                 },
             )?;
-            Ok((
-                threshold,
-                format!(
-                    "auto: ILUT, since {why_not}; ILUT met a tiny pivot in row {block_row}, \
-                     so {} pivots were shifted",
-                    f.shifted_pivots
-                ),
-                f,
-            ))
+            Ok((f, Some(block_row)))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// What a values-only refresh of `ilu` keeps from the first setup: the matching's
+/// permutation and scalings, the ordering, the factorization chosen (and ILU(k)'s pattern once
+/// computed), and the options.
+#[derive(Debug, Clone)]
+pub(crate) struct IluSymbolic {
+    scaling: Option<Scaling>,
+    ordering: Option<Permutation>,
+    factorization: IluFactorization,
+    /// Whether the automatic choice picked ILUT (then tiny pivots are shifted as there).
+    automatic: bool,
+    opts: IluOptions,
+    /// ILU(k)'s pattern of the matched and ordered matrix (computed at the first refresh).
+    pattern: Option<IlukPattern>,
+}
+
+impl IluSymbolic {
+    /// The part of `host` (set up with `opts`) a refresh keeps.
+    pub(crate) fn of(host: &IluHost, opts: &IluOptions) -> Self {
+        let r = &host.report;
+        Self {
+            scaling: (r.matching != "none").then(|| host.scaling.clone()),
+            ordering: (r.ordering != IluOrdering::None).then(|| host.ordering.clone()),
+            factorization: r.factorization,
+            automatic: r.factorization_reason.starts_with("auto"),
+            opts: *opts,
+            pattern: None,
+        }
+    }
+
+    /// The factors of new values `a` (the first matrix's pattern) with the kept matching,
+    /// scalings, ordering and factorization: ILU(k) on its kept pattern (numeric phase
+    /// only); ILUT again, whose pattern follows the values.
+    pub(crate) fn refactor<T: Scalar>(&mut self, a: &CsrMatrix<T>) -> Result<IncompleteLu> {
+        let a = a.cast::<f64>();
+        let matched = match &self.scaling {
+            Some(s) => s.apply(&a)?,
+            None => a,
+        };
+        let m = match &self.ordering {
+            Some(q) => q.apply_symmetric(&matched)?,
+            None => matched,
+        };
+        match self.factorization {
+            IluFactorization::Level(k) => {
+                if self.pattern.is_none() {
+                    self.pattern = Some(iluk_pattern(&m, k)?);
+                }
+                let pattern = self.pattern.as_ref().ok_or_else(|| {
+                    crate::error::Error::PreconditionerSetup("ILU(k): no pattern".into())
+                })?;
+                iluk_numeric(
+                    &m,
+                    pattern,
+                    self.opts.shift,
+                    if k == 0 { "ilu0" } else { "iluk" },
+                )
+            }
+            IluFactorization::Threshold {
+                drop_tol,
+                fill_factor,
+            } => {
+                let params = IlutParams {
+                    drop_tol,
+                    fill_factor,
+                    shift: self.opts.shift,
+                };
+                match self.automatic {
+                    true => ilut_shifting(&m, params).map(|(f, _)| f),
+                    false => ilut(&m, params),
+                }
+            }
+        }
+    }
+
+    /// Whether refreshed factors keep the first factors' pattern (ILU(k)).
+    pub(crate) fn keeps_factor_pattern(&self) -> bool {
+        matches!(self.factorization, IluFactorization::Level(_))
+    }
+
+    /// What is kept, for reports.
+    pub(crate) fn kept(&self) -> String {
+        let mut parts = Vec::new();
+        if self.scaling.is_some() {
+            parts.push("the matching and its scalings");
+        }
+        if self.ordering.is_some() {
+            parts.push("the ordering");
+        }
+        let factor = match self.factorization {
+            IluFactorization::Level(_) => "the factors' pattern and levels",
+            IluFactorization::Threshold { .. } => {
+                "ILUT's parameters (its pattern follows the values)"
+            }
+        };
+        parts.push(factor);
+        parts.join(", ")
     }
 }

@@ -117,6 +117,8 @@ pub struct IncompletePoisson<T> {
     storage: Storage<T>,
     /// Whether the assembled matrix is the scaled IP, and why (`None` matrix-free).
     scaled: Option<(bool, &'static str)>,
+    /// The scaling asked for (resolved again for new values).
+    scaling: IpScaling,
     times: SetupTimes,
     fingerprint: Option<u64>,
 }
@@ -178,6 +180,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             n: a.n_rows(),
             storage: Storage::Assembled(Box::new(dm)),
             scaled: Some(scaled),
+            scaling,
             times: SetupTimes {
                 host_seconds,
                 device_seconds: t1.elapsed().as_secs_f64(),
@@ -233,29 +236,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             _ => return Self::new_local(backend, a, format, scaling),
         };
         let n = a.n_rows();
-        let not = |reason: String| Error::NotApplicable {
-            preconditioner: "ip".into(),
-            reason,
-        };
-        let mut partials = backend.partials::<T>(n, 1)?;
-        backend.ip_domain_check(ad, &mut partials, Slot(0))?;
-        let outside = local_count(backend, &partials)?;
-        if outside != 0.0 {
-            return Err(not(assemble::outside_domain(a).unwrap_or_else(|| {
-                format!(
-                    "{outside} rows are outside IP's domain (a symmetric matrix with a positive \
-                     diagonal and nonpositive off-diagonal entries)"
-                )
-            })));
-        }
-        let mut m_values = backend.alloc::<T>(a.nnz())?;
-        backend.ip_assemble(ad, scaled.0, &mut m_values, &mut partials, Slot(0))?;
-        let overflowing = local_count(backend, &partials)?;
-        if overflowing != 0.0 {
-            return Err(not(format!(
-                "the IP entries of {overflowing} rows overflow"
-            )));
-        }
+        let m_values = assemble_on_device(backend, a, ad, scaled.0)?;
         let mut m_row_ptr = backend.alloc::<u32>(n + 1)?;
         backend.afsai_place::<T>(row_ptr, n + 1, &mut m_row_ptr, 0)?;
         let mut m_col_idx = backend.alloc::<u32>(a.nnz())?;
@@ -266,6 +247,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             n,
             storage: Storage::Assembled(Box::new(dm)),
             scaled: Some(scaled),
+            scaling,
             times: SetupTimes {
                 host_seconds,
                 device_seconds: t1.elapsed().as_secs_f64(),
@@ -315,6 +297,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             n,
             storage: Storage::MatrixFree(st),
             scaled: None,
+            scaling: IpScaling::Auto,
             times: SetupTimes {
                 host_seconds: t0.elapsed().as_secs_f64(),
                 device_seconds: 0.0,
@@ -397,6 +380,80 @@ impl<T: Scalar> IncompletePoisson<T> {
     /// Whether no matrix is stored.
     pub fn is_matrix_free(&self) -> bool {
         matches!(self.storage, Storage::MatrixFree(_))
+    }
+}
+
+/// The values of M^-1 (scaled or not) on the pattern of `a`, assembled on the device from its
+/// plain CSR copy `ad` after the domain check there (kernels `ip_domain_check`, `ip_assemble`).
+fn assemble_on_device<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    ad: &DeviceMatrix<T>,
+    scaled: bool,
+) -> Result<Buffer<T>> {
+    let not = |reason: String| Error::NotApplicable {
+        preconditioner: "ip".into(),
+        reason,
+    };
+    let mut partials = backend.partials::<T>(a.n_rows(), 1)?;
+    backend.ip_domain_check(ad, &mut partials, Slot(0))?;
+    let outside = local_count(backend, &partials)?;
+    if outside != 0.0 {
+        return Err(not(assemble::outside_domain(a).unwrap_or_else(|| {
+            format!(
+                "{outside} rows are outside IP's domain (a symmetric matrix with a positive \
+                 diagonal and nonpositive off-diagonal entries)"
+            )
+        })));
+    }
+    let mut m_values = backend.alloc::<T>(a.nnz())?;
+    backend.ip_assemble(ad, scaled, &mut m_values, &mut partials, Slot(0))?;
+    let overflowing = local_count(backend, &partials)?;
+    if overflowing != 0.0 {
+        return Err(not(format!(
+            "the IP entries of {overflowing} rows overflow"
+        )));
+    }
+    Ok(m_values)
+}
+
+/// New values of an assembled IP, before they replace the old ones.
+enum NewValues<T> {
+    /// Assembled on the device, in the kept CSR layout.
+    Device(Buffer<T>),
+    /// Assembled on the host, to be written in the kept device format.
+    Host(CsrMatrix<T>),
+}
+
+impl<T: Scalar> IncompletePoisson<T> {
+    /// M^-1 of the new values `a` with the kept scaling, on this rank alone: on the device
+    /// when M^-1 is held in CSR and `device` is a plain CSR copy of `a` (as at setup), else on
+    /// the host.
+    fn refresh_local<B: Backend>(
+        &self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        scaled: bool,
+    ) -> Result<NewValues<T>> {
+        let plain_csr = |d: &DeviceMatrix<T>| {
+            matches!(
+                d.format(),
+                DeviceFormat::Csr {
+                    long_rows: None,
+                    row_blocks: None,
+                    ..
+                }
+            )
+        };
+        match (&self.storage, device) {
+            (Storage::Assembled(m), Some(d))
+                if plain_csr(m) && plain_csr(d) && d.fingerprint() == a.fingerprint() =>
+            {
+                assemble_on_device(backend, a, d, scaled).map(NewValues::Device)
+            }
+            _ => ip_checked(a, scaled).map(NewValues::Host),
+        }
     }
 }
 
@@ -567,5 +624,59 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
     }
     fn built_for(&self) -> Option<u64> {
         self.fingerprint
+    }
+    /// The assembled IP: M^-1 of the new values on the kept pattern (A's), the scaling
+    /// asked for resolved again for them ([`IpScaling::Auto`] looks at the diagonal), assembled where it was (device or host) and written over the old
+    /// values once it is complete. The matrix-free IP is its stencil's: new values are
+    /// [`Error::NotApplicable`] (unless they are the old ones).
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size("ip", self.n, a)?;
+        let t0 = Instant::now();
+        let Some(_) = self.scaled else {
+            if self.fingerprint == Some(a.fingerprint()) {
+                return Ok(super::ValuesRefresh::new(
+                    SetupTimes::default(),
+                    "the stencil",
+                ));
+            }
+            return Err(Error::NotApplicable {
+                preconditioner: "ip-matrix-free".into(),
+                reason: "the matrix-free IP is that of a fixed stencil and cannot take new \
+                         values (use --precond ip)"
+                    .into(),
+            });
+        };
+        let resolved = self.scaling.resolve(a);
+        let scaled = resolved.0;
+        let local = self.refresh_local(backend, a, device, scaled);
+        let new = collective_result(backend, "the incomplete Poisson refresh", local)?;
+        // The assembly's time is the device's when it ran there.
+        let (host_seconds, assembly_on_device) = match new {
+            NewValues::Device(_) => (0.0, t0.elapsed().as_secs_f64()),
+            NewValues::Host(_) => (t0.elapsed().as_secs_f64(), 0.0),
+        };
+        let t1 = Instant::now();
+        let Storage::Assembled(m) = &mut self.storage else {
+            return Err(Error::PreconditionerSetup("IP: no assembled matrix".into()));
+        };
+        match new {
+            NewValues::Device(mut values) => std::mem::swap(m.values_mut(), &mut values),
+            NewValues::Host(host) => m.update_values(backend, &host)?,
+        }
+        backend.synchronize()?;
+        self.fingerprint = Some(a.fingerprint());
+        self.scaled = Some(resolved);
+        Ok(super::ValuesRefresh::new(
+            SetupTimes {
+                host_seconds,
+                device_seconds: assembly_on_device + t1.elapsed().as_secs_f64(),
+            },
+            "A's pattern",
+        ))
     }
 }

@@ -12,8 +12,8 @@ use super::bilu0::{check_options, factor, factor_on, split_pattern, upload_facto
 use super::device_a::DeviceA;
 use super::{Bilu0Options, Factorization, Preconditioner, SetupTimes, TriangularSolve};
 use crate::backend::{
-    collective_result, Backend, Buffer, DeviceFormat, DeviceMatrix, InversePattern, Partials, Slot,
-    SpmvDots,
+    collective_result, Backend, BlockTriangular, Buffer, DeviceFormat, DeviceMatrix,
+    InversePattern, Partials, Slot, SpmvDots,
 };
 use crate::error::{Error, Result};
 use crate::matrix::{BsrMatrix, CsrMatrix};
@@ -62,6 +62,8 @@ pub struct BlockIsai<T> {
     times: SetupTimes,
     split: IsaiSetupSplit,
     fingerprint: u64,
+    /// The patterns of N_L and N_U (host; kept for [`Preconditioner::update_values`]).
+    layouts: Box<(InverseLayout, InverseLayout)>,
 }
 
 impl<T: Scalar> BlockIsai<T> {
@@ -120,31 +122,8 @@ impl<T: Scalar> BlockIsai<T> {
         }
         let s = block_size;
         let fingerprint = a.fingerprint();
-        // (factors, their pattern, factorization seconds on the host and on the device,
-        // upload seconds of host factors)
-        let (l, u, pattern, t_factor_device, t_factor_upload) = match factorization {
-            Factorization::Host => {
-                let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
-                let t = Instant::now();
-                let (l, u) = upload_factors(backend, &f)?;
-                let t_upload = t.elapsed().as_secs_f64();
-                let pattern = SplitPattern {
-                    l_row_ptr: f.l_row_ptr,
-                    l_col_idx: f.l_col_idx,
-                    u_row_ptr: f.u_row_ptr,
-                    u_col_idx: f.u_col_idx,
-                };
-                (l, u, pattern, 0.0, t_upload)
-            }
-            Factorization::Sweeps(sweeps) => {
-                let pattern = split_pattern(a, s, 1, "isai")?;
-                let t = Instant::now();
-                let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
-                let (l, u) = factor_on(backend, a_dev.get(), &pattern, s, sweeps, "isai")?;
-                backend.synchronize()?;
-                (l, u, pattern, t.elapsed().as_secs_f64(), 0.0)
-            }
-        };
+        let (l, u, pattern, t_factor_device, t_factor_upload) =
+            Self::factor(backend, a, device, s, factorization)?;
         // The factorization (host part and device part), without uploads of host factors.
         let t_factor = t0.elapsed().as_secs_f64() - t_factor_upload;
 
@@ -158,26 +137,16 @@ impl<T: Scalar> BlockIsai<T> {
         let (lay_l, lay_u) = (lay_l?, lay_u?);
         let t_pattern = t1.elapsed().as_secs_f64();
 
-        let t2 = Instant::now();
-        let pat_l = InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?;
-        let pat_u = InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?;
-        let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
-        let mut vals_u = backend.alloc(lay_u.n_blocks() * s * s)?;
         let work = backend.alloc(a.n_rows())?;
-        backend.synchronize()?;
-        let t_upload = t_factor_upload + t2.elapsed().as_secs_f64();
+        let ((vals_l, vals_u), t_pattern_upload, t_solve) =
+            Self::inverses_for(backend, &l, &u, &lay_l, &lay_u, s)?;
+        let t_upload = t_factor_upload + t_pattern_upload;
 
         let t3 = Instant::now();
-        backend.isai_solve(&l, false, &pat_l, &mut vals_l)?;
-        backend.isai_solve(&u, true, &pat_u, &mut vals_u)?;
-        check_finite(backend, &vals_l, &lay_l, s, "L")?;
-        check_finite(backend, &vals_u, &lay_u, s, "U")?;
-        let t_solve = t3.elapsed().as_secs_f64();
-
         let n = a.n_rows();
         let n_l = bsr_matrix(backend, n, s, &lay_l, vals_l)?;
         let n_u = bsr_matrix(backend, n, s, &lay_u, vals_u)?;
-        let t_upload = t_upload + t3.elapsed().as_secs_f64() - t_solve;
+        let t_upload = t_upload + t3.elapsed().as_secs_f64();
         Ok(Self {
             block_size: s,
             level,
@@ -197,7 +166,76 @@ impl<T: Scalar> BlockIsai<T> {
                 solve: t_solve,
             },
             fingerprint,
+            layouts: Box::new((lay_l, lay_u)),
         })
+    }
+
+    /// The BILU(0) factors of `a` as `factorization` says, with their pattern, the seconds of
+    /// a device factorization and those of uploading host factors.
+    #[allow(clippy::type_complexity)]
+    fn factor<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        s: usize,
+        factorization: Factorization,
+    ) -> Result<(
+        BlockTriangular<T>,
+        BlockTriangular<T>,
+        SplitPattern,
+        f64,
+        f64,
+    )> {
+        Ok(match factorization {
+            Factorization::Host => {
+                let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
+                let t = Instant::now();
+                let (l, u) = upload_factors(backend, &f)?;
+                let t_upload = t.elapsed().as_secs_f64();
+                let pattern = SplitPattern {
+                    l_row_ptr: f.l_row_ptr,
+                    l_col_idx: f.l_col_idx,
+                    u_row_ptr: f.u_row_ptr,
+                    u_col_idx: f.u_col_idx,
+                };
+                (l, u, pattern, 0.0, t_upload)
+            }
+            Factorization::Sweeps(sweeps) => {
+                let pattern = split_pattern(a, s, 1, "isai")?;
+                let t = Instant::now();
+                let a_dev = DeviceA::of(backend, a, device, a.fingerprint())?;
+                let (l, u) = factor_on(backend, a_dev.get(), &pattern, s, sweeps, "isai")?;
+                backend.synchronize()?;
+                (l, u, pattern, t.elapsed().as_secs_f64(), 0.0)
+            }
+        })
+    }
+
+    /// N_L and N_U's values for the factors `l`, `u` on the inverse patterns `lay_l`,
+    /// `lay_u`: [\[Ma21b\]] Algorithm 1's batched solves, checked finite; with the seconds of
+    /// the pattern uploads and of the solves.
+    #[allow(clippy::type_complexity)]
+    fn inverses_for<B: Backend>(
+        backend: &B,
+        l: &BlockTriangular<T>,
+        u: &BlockTriangular<T>,
+        lay_l: &InverseLayout,
+        lay_u: &InverseLayout,
+        s: usize,
+    ) -> Result<((Buffer<T>, Buffer<T>), f64, f64)> {
+        let t2 = Instant::now();
+        let pat_l = InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?;
+        let pat_u = InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?;
+        let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
+        let mut vals_u = backend.alloc(lay_u.n_blocks() * s * s)?;
+        backend.synchronize()?;
+        let t_upload = t2.elapsed().as_secs_f64();
+        let t3 = Instant::now();
+        backend.isai_solve(l, false, &pat_l, &mut vals_l)?;
+        backend.isai_solve(u, true, &pat_u, &mut vals_u)?;
+        check_finite(backend, &vals_l, lay_l, s, "L")?;
+        check_finite(backend, &vals_u, lay_u, s, "U")?;
+        Ok(((vals_l, vals_u), t_upload, t3.elapsed().as_secs_f64()))
     }
 
     /// The setup time split into factorization, patterns, uploads and the batched solves.
@@ -328,5 +366,42 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
+    }
+    /// The BILU(0) factors of the new values (as at setup: host, or device sweeps), then N_L
+    /// and N_U's values on the kept patterns of (I + |L|)^k and (I + |U|)^k by the same
+    /// batched solves; the new values replace the old ones once both are computed and finite.
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        super::check_same_size("isai", self.n, a)?;
+        let t0 = Instant::now();
+        let s = self.block_size;
+        let local = Self::factor(backend, a, device, s, self.factorization).and_then(
+            |(l, u, _, t_factor_device, _)| {
+                let (lay_l, lay_u) = &*self.layouts;
+                Self::inverses_for(backend, &l, &u, lay_l, lay_u, s)
+                    .map(|(values, _, _)| (values, t_factor_device))
+            },
+        );
+        let ((mut vals_l, mut vals_u), t_factor_device) =
+            collective_result(backend, "the block-ISAI refresh", local)?;
+        std::mem::swap(self.n_l.values_mut(), &mut vals_l);
+        std::mem::swap(self.n_u.values_mut(), &mut vals_u);
+        self.fingerprint = a.fingerprint();
+        let total = t0.elapsed().as_secs_f64();
+        let (bl, bu) = self.n_blocks();
+        Ok(super::ValuesRefresh::new(
+            SetupTimes {
+                host_seconds: total - t_factor_device,
+                device_seconds: t_factor_device,
+            },
+            format!(
+                "the patterns of N_L and N_U (level {}, {bl} + {bu} blocks)",
+                self.level
+            ),
+        ))
     }
 }
