@@ -1,7 +1,7 @@
 /* The C API end to end: a 2D Poisson matrix in CSR (int32_t indices, double values), solved
  * with preconditioned CG on the backend named by argv[1] ("host" by default; "opencl", "cuda",
- * "auto"), the true residual checked here, three right-hand sides at once, then the error paths
- * (wrong index width, unknown option, NULL solver). Exits 0 only if everything went as expected.
+ * "auto"), the true residual checked here, three right-hand sides at once, new values on the same
+ * pattern, then the error paths (wrong index width, unknown option, NULL solver). Exits 0 only if everything went as expected.
  *
  * Build and run: see capi/README.md. */
 #include <math.h>
@@ -106,6 +106,22 @@ int main(int argc, char **argv) {
                pk_stop_reason_name(reports[c].stop_reason), reports[c].iterations, rel);
         expect(reports[c].converged == 1 && rel < 1e-9, "column converged below 1e-9");
     }
+
+    /* New values on the same pattern (a time step's matrix): 2 A, the diagonal 10% larger. */
+    for (size_t i = 0; i < n; i++)
+        for (int32_t p = row_ptr[i]; p < row_ptr[i + 1]; p++)
+            values[p] *= (size_t)col_idx[p] == i ? 2.2 : 2.0;
+    pk_values_update times;
+    code = pk_solver_update_values(solver, row_ptr, col_idx, values, nnz, 32, 64, &times);
+    expect(code == PK_OK, "pk_solver_update_values returns PK_OK");
+    for (size_t i = 0; i < n; i++) b[i] = 1.0;
+    code = pk_solver_solve(solver, b, NULL, x, &report);
+    rel = relative_residual(n, row_ptr, col_idx, values, b, x);
+    printf("new values: update %.2e s (preconditioner %.2e s), %s after %zu iterations, true "
+           "residual %.2e\n",
+           times.seconds, times.precond_host_seconds + times.precond_device_seconds,
+           pk_stop_reason_name(report.stop_reason), report.iterations, rel);
+    expect(code == PK_OK && report.converged == 1 && rel < 1e-9, "new values solved below 1e-9");
     pk_solver_destroy(solver);
 
     /* Error paths: a code and a message each, no solver made, nothing aborts. */

@@ -128,6 +128,28 @@ typedef struct pk_report {
   double solve_seconds;
 } pk_report;
 
+/**
+ * The times of `pk_solver_update_values`.
+ */
+typedef struct pk_values_update {
+  /**
+   * Seconds of the whole update.
+   */
+  double seconds;
+  /**
+   * Seconds to check the new values and write them into the device matrix.
+   */
+  double matrix_seconds;
+  /**
+   * Seconds of the preconditioner's numeric phase on the host (0 without one).
+   */
+  double precond_host_seconds;
+  /**
+   * Seconds of the preconditioner's numeric phase on the device (0 without one).
+   */
+  double precond_device_seconds;
+} pk_values_update;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -215,6 +237,31 @@ int pk_solver_solve_many(struct pk_solver *s,
                          const void *B,
                          void *X,
                          struct pk_report *reports);
+
+/**
+ * Give the solver new values of its matrix, on the pattern it was created with (a time step's
+ * or a Newton step's matrix): `row_ptr`, `col_idx`, `values`, `nnz`, `index_bits` as in
+ * `pk_solver_create` (the arrays are read, not kept), `value_bits` the solver's precision.
+ * Only the values are written to the device and the preconditioner's numeric phase runs again
+ * (its patterns, orderings, level schedules and aggregates are kept). `update`, when not NULL,
+ * receives the times.
+ *
+ * Errors: `PK_ERR_INVALID_INPUT` for another size, pattern or precision and for NaN or
+ * infinite values; `PK_ERR_PRECONDITIONER` when the new values cannot be factored (a zero
+ * pivot, ...). On any error the solver keeps its old values and stays usable.
+ *
+ * # Safety
+ * As `pk_solver_solve` for `s`; the arrays as in `pk_solver_create` for n = the solver's size;
+ * `update` is NULL or writable.
+ */
+int pk_solver_update_values(struct pk_solver *s,
+                            const void *row_ptr,
+                            const void *col_idx,
+                            const void *values,
+                            size_t nnz,
+                            int index_bits,
+                            int value_bits,
+                            struct pk_values_update *update);
 
 /**
  * Free a solver (its device memory included). NULL is ignored.

@@ -28,7 +28,8 @@ pub use report::{
     PK_STOP_MAX_ITERATIONS, PK_STOP_NAN_OR_INF, PK_STOP_STAGNATED,
 };
 pub use solver::{
-    pk_solver_create, pk_solver_destroy, pk_solver_solve, pk_solver_solve_many, PkSolver,
+    pk_solver_create, pk_solver_destroy, pk_solver_solve, pk_solver_solve_many,
+    pk_solver_update_values, PkSolver, PkValuesUpdate,
 };
 
 /// The message of the last failed call on this thread, "" when the last call that returns a

@@ -235,6 +235,91 @@ pub unsafe extern "C" fn pk_solver_solve_many(
     })
 }
 
+/// Give the solver new values of its matrix, on the pattern it was created with (a time step's
+/// or a Newton step's matrix): `row_ptr`, `col_idx`, `values`, `nnz`, `index_bits` as in
+/// `pk_solver_create` (the arrays are read, not kept), `value_bits` the solver's precision.
+/// Only the values are written to the device and the preconditioner's numeric phase runs again
+/// (its patterns, orderings, level schedules and aggregates are kept). `update`, when not NULL,
+/// receives the times.
+///
+/// Errors: `PK_ERR_INVALID_INPUT` for another size, pattern or precision and for NaN or
+/// infinite values; `PK_ERR_PRECONDITIONER` when the new values cannot be factored (a zero
+/// pivot, ...). On any error the solver keeps its old values and stays usable.
+///
+/// # Safety
+/// As `pk_solver_solve` for `s`; the arrays as in `pk_solver_create` for n = the solver's size;
+/// `update` is NULL or writable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn pk_solver_update_values(
+    s: *mut PkSolver,
+    row_ptr: *const c_void,
+    col_idx: *const c_void,
+    values: *const c_void,
+    nnz: usize,
+    index_bits: c_int,
+    value_bits: c_int,
+    update: *mut PkValuesUpdate,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as in `pk_solver_solve`.
+        let s = unsafe { s.as_mut() }.ok_or_else(|| Failure::null("solver"))?;
+        s.run(|inner, _| {
+            let n = match inner {
+                Precision::F32(s) => s.n(),
+                Precision::F64(s) => s.n(),
+            };
+            let raw = RawCsr {
+                n,
+                row_ptr,
+                col_idx,
+                values,
+                nnz,
+                index_bits,
+            };
+            // SAFETY: the arrays as the caller promises.
+            let done = unsafe {
+                match (inner, value_bits) {
+                    (Precision::F32(s), 32) => s.update_values(&raw.matrix::<f32>()?)?,
+                    (Precision::F64(s), 64) => s.update_values(&raw.matrix::<f64>()?)?,
+                    (Precision::F32(_), _) | (Precision::F64(_), _) => {
+                        return Err(Failure::invalid(format!(
+                            "value_bits is {value_bits}: the solver's precision was set at \
+                             pk_solver_create"
+                        )))
+                    }
+                }
+            };
+            if !update.is_null() {
+                let times = done.precond.map(|p| p.times).unwrap_or_default();
+                let out = PkValuesUpdate {
+                    seconds: done.seconds,
+                    matrix_seconds: done.matrix_seconds,
+                    precond_host_seconds: times.host_seconds,
+                    precond_device_seconds: times.device_seconds,
+                };
+                // SAFETY: the caller's promise; alignment checked by `slice_mut`.
+                unsafe { slice_mut::<PkValuesUpdate>(update.cast(), 1, "update")?[0] = out };
+            }
+            Ok(())
+        })
+    })
+}
+
+/// The times of `pk_solver_update_values`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PkValuesUpdate {
+    /// Seconds of the whole update.
+    pub seconds: f64,
+    /// Seconds to check the new values and write them into the device matrix.
+    pub matrix_seconds: f64,
+    /// Seconds of the preconditioner's numeric phase on the host (0 without one).
+    pub precond_host_seconds: f64,
+    /// Seconds of the preconditioner's numeric phase on the device (0 without one).
+    pub precond_device_seconds: f64,
+}
+
 /// Free a solver (its device memory included). NULL is ignored.
 ///
 /// # Safety

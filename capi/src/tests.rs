@@ -291,3 +291,72 @@ fn every_error_path_is_a_code_and_a_message() {
         );
     }
 }
+
+#[test]
+fn new_values_on_the_same_pattern() {
+    let n = 64;
+    let (code, s) = create(n, c"method=cg;precond=bilu0;rtol=1e-12;backend=host");
+    assert_eq!(code, PK_OK, "{}", last_error());
+    let (rp, ci, v) = laplacian::<i32>(n);
+    let b = vec![1.0; n];
+    let solve = |s: *mut PkSolver| -> Vec<f64> {
+        let mut x = vec![0.0; n];
+        // SAFETY: a live solver and arrays of n values.
+        let code = unsafe {
+            pk_solver_solve(
+                s,
+                b.as_ptr().cast(),
+                null(),
+                x.as_mut_ptr().cast(),
+                null_mut(),
+            )
+        };
+        assert_eq!(code, PK_OK, "{}", last_error());
+        x
+    };
+    let update = |values: &[f64], value_bits: c_int, out: *mut PkValuesUpdate| {
+        // SAFETY: live arrays of the pattern's lengths.
+        unsafe {
+            pk_solver_update_values(
+                s,
+                rp.as_ptr().cast(),
+                ci.as_ptr().cast(),
+                values.as_ptr().cast(),
+                values.len(),
+                32,
+                value_bits,
+                out,
+            )
+        }
+    };
+    let x1 = solve(s);
+    // 3 A: the solution is x1 / 3.
+    let tripled: Vec<f64> = v.iter().map(|a| 3.0 * a).collect();
+    let mut times = PkValuesUpdate::default();
+    assert_eq!(update(&tripled, 64, &mut times), PK_OK, "{}", last_error());
+    assert!(times.seconds >= times.matrix_seconds && times.precond_host_seconds > 0.0);
+    let x3 = solve(s);
+    assert!(x1
+        .iter()
+        .zip(&x3)
+        .all(|(a, b)| (a - 3.0 * b).abs() <= 1e-9 * a.abs()));
+    // Another precision, a NaN, a zero pivot: refused, the solver keeps 3 A.
+    assert_eq!(update(&tripled, 32, null_mut()), PK_ERR_INVALID_INPUT);
+    assert!(last_error().contains("value_bits"), "{}", last_error());
+    let mut nan = tripled.clone();
+    nan[5] = f64::NAN;
+    assert_eq!(update(&nan, 64, null_mut()), PK_ERR_INVALID_INPUT);
+    let mut zero = tripled.clone();
+    zero[0] = 0.0;
+    assert_eq!(update(&zero, 64, null_mut()), PK_ERR_PRECONDITIONER);
+    assert!(last_error().contains("pivot"), "{}", last_error());
+    assert_eq!(solve(s), x3);
+    // NULL solver.
+    // SAFETY: NULL is refused before anything is read.
+    let code = unsafe {
+        pk_solver_update_values(null_mut(), null(), null(), null(), 0, 32, 64, null_mut())
+    };
+    assert_eq!(code, PK_ERR_NULL);
+    // SAFETY: a live solver, destroyed once.
+    unsafe { pk_solver_destroy(s) };
+}

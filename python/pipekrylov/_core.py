@@ -220,6 +220,46 @@ class Solver:
         self._on_cuda = self._backend.startswith("cuda")
         self._on_gpu = not self._backend.startswith("host")
 
+    def update_values(self, A: Any) -> dict:
+        """Take new values of the matrix, on the sparsity pattern it was set up for (a time
+        step's or a Newton step's matrix): only the values are written to the device and the
+        preconditioner's numeric phase runs again (patterns, orderings, level schedules,
+        aggregates are kept), like AmgX's ``replace_coefficients`` or PETSc's
+        ``SAME_NONZERO_PATTERN``. ``A`` is any matrix the constructor takes, of the same shape,
+        pattern and dtype. Returns the update's times and what the preconditioner kept::
+
+            S = pipekrylov.Solver(A0, method="cg", precond="bilu0")
+            for A in steps:
+                S.update_values(A)
+                x, info = S.solve(b)
+
+        Raises :class:`InvalidInputError` for another pattern, size or dtype and NaN/Inf,
+        :class:`PreconditionerError` when the new values cannot be factored (a zero pivot, ...);
+        then the solver keeps its old values and stays usable.
+        """
+        csr, _ = _as_csr(A)
+        if csr.shape[0] != self._n:
+            raise ValueError(f"A is {csr.shape[0]} x {csr.shape[1]}, the solver's matrix has n = {self._n}")
+        if np.dtype(csr.dtype) != self._dtype:
+            raise TypeError(f"A's dtype {csr.dtype} is not the solver's {self._dtype}")
+        index_bits = 32 if csr.indptr.dtype == np.int32 else 64
+        indptr = np.ascontiguousarray(csr.indptr)
+        indices = np.ascontiguousarray(csr.indices)
+        data = np.ascontiguousarray(csr.data)
+        try:
+            raw = self._solver.update_values(
+                self._n,
+                indptr.ctypes.data,
+                indices.ctypes.data,
+                data.ctypes.data,
+                int(data.shape[0]),
+                index_bits,
+                8 * self._dtype.itemsize,
+            )
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        return json.loads(raw)
+
     @property
     def n(self) -> int:
         """The number of unknowns."""

@@ -28,6 +28,16 @@ class _Solver:
         callback: Optional[Callable[[float], Any]] = None,
         zero_x: bool = False,
     ) -> Tuple[bool, bool, int]: ...
+    def update_values(
+        self,
+        n: int,
+        indptr: int,
+        indices: int,
+        data: int,
+        nnz: int,
+        index_bits: int,
+        value_bits: int,
+    ) -> str: ...
     def last_report_json(self) -> Optional[str]: ...
     @property
     def n(self) -> int: ...

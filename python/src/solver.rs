@@ -194,6 +194,43 @@ impl PySolver {
         })
     }
 
+    /// Take new values of the matrix on the pattern it was set up for: the CSR arrays by
+    /// address as in the constructor (the same value dtype). Only the values are written to
+    /// the device and the preconditioner's numeric phase runs again (the crate's
+    /// `ReusableSolver::update_values`), with the GIL released. Returns the update as JSON
+    /// (`matrix_seconds`, `precond` with its numeric phase's `times` and what it `kept`,
+    /// `seconds`).
+    #[allow(clippy::too_many_arguments)]
+    fn update_values(
+        &mut self,
+        py: Python<'_>,
+        n: usize,
+        indptr: usize,
+        indices: usize,
+        data: usize,
+        nnz: usize,
+        index_bits: u32,
+        value_bits: u32,
+    ) -> PyResult<String> {
+        let raw = RawCsr {
+            n,
+            indptr,
+            indices,
+            data,
+            nnz,
+            index_bits,
+            value_bits,
+        };
+        let solver = OnThisThread(&mut self.solver);
+        let updated = py.detach(move || {
+            let solver = solver;
+            OnThisThread(update(solver.0, raw))
+        });
+        let update = updated.0.map_err(|e| crate_error(py, e))?;
+        serde_json::to_string(&update)
+            .map_err(|e| crate_error(py, Error::Unsupported(format!("report as JSON: {e}"))))
+    }
+
     /// The number of unknowns.
     #[getter]
     fn n(&self) -> usize {
@@ -331,6 +368,20 @@ fn build(raw: RawCsr, opts: SolveOptions) -> Result<Precision, Error> {
                     .build()?,
             )),
             _ => Err(Error::param("value dtype", "float32 or float64")),
+        }
+    }
+}
+
+/// New values for the solver (the same value dtype as its matrix).
+fn update(solver: &mut Precision, raw: RawCsr) -> Result<pipekrylov::ValuesUpdate, Error> {
+    // SAFETY: as in `build`: live, C-contiguous arrays of the lengths and dtypes named, held
+    // by the wrapper for the duration of this call.
+    unsafe {
+        match (solver, raw.value_bits) {
+            (Precision::F32(s), 32) => s.update_values(&raw.matrix::<f32>()?),
+            (Precision::F64(s), 64) => s.update_values(&raw.matrix::<f64>()?),
+            (Precision::F32(_), _) => Err(Error::param("value dtype", "float32, as at setup")),
+            (Precision::F64(_), _) => Err(Error::param("value dtype", "float64, as at setup")),
         }
     }
 }
