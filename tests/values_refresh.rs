@@ -422,6 +422,42 @@ fn matched_ilu_takes_new_values(backend: BackendChoice) {
     println!("rajat19 refreshed: {} its ({kept})", sol.report.iterations);
 }
 
+/// A device-resident solver (its batches recorded by the first solve) given new values between
+/// two solves: the second solve runs device-resident too and equals a fresh resident solve.
+fn resident_refresh(backend: BackendChoice) {
+    use pipekrylov::solver::Execution;
+    for (method, precond) in [
+        (Method::Cg, PrecondKind::Jacobi),
+        (Method::BiCgStab, PrecondKind::Bilu0),
+    ] {
+        let a1 = if method == Method::Cg {
+            symmetric()
+        } else {
+            nonsymmetric()
+        };
+        let a2 = new_values(&a1, method == Method::Cg);
+        let build = |a: &CsrMatrix<f64>| {
+            ReusableSolver::builder(a)
+                .backend(backend)
+                .method(method)
+                .precond(precond)
+                .execution(Execution::DeviceResident)
+                .rtol(1e-10)
+                .build()
+                .unwrap()
+        };
+        let b = vec![1.0; a1.n_rows()];
+        let mut solver = build(&a1);
+        let first = solver.solve(&b).unwrap();
+        assert_eq!(first.report.execution, Execution::DeviceResident);
+        solver.update_values(&a2).unwrap();
+        let refreshed = solver.solve(&b).unwrap();
+        assert_eq!(refreshed.report.execution, Execution::DeviceResident);
+        let fresh = build(&a2).solve(&b).unwrap();
+        assert_same_solve(&format!("{method:?} resident"), &refreshed, &fresh);
+    }
+}
+
 #[test]
 fn host_refreshed_solves_as_fresh() {
     refreshed_solves_as_fresh(BackendChoice::Host);
@@ -455,6 +491,11 @@ mod opencl {
     fn opencl_matched_ilu_takes_new_values() {
         matched_ilu_takes_new_values(BackendChoice::OpenCl);
     }
+
+    #[test]
+    fn opencl_resident_solver_takes_new_values() {
+        resident_refresh(BackendChoice::OpenCl);
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -477,5 +518,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_matched_ilu_takes_new_values() {
         matched_ilu_takes_new_values(BackendChoice::Cuda);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_resident_solver_takes_new_values() {
+        resident_refresh(BackendChoice::Cuda);
     }
 }
