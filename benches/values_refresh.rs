@@ -135,7 +135,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             / scale;
         let full = precond_setup + matrix_upload;
         let precond_refresh = update.precond.as_ref().map_or(0.0, |p| p.times.total());
-        let kept = update.precond.as_ref().map_or(String::new(), |p| p.kept.clone());
+        let kept = update
+            .precond
+            .as_ref()
+            .map_or(String::new(), |p| p.kept.clone());
         rows.push(format!(
             "{},{name},{method:?},{},{},{precond_setup:.6},{matrix_upload:.6},{full:.6},{:.6},{:.6},\
              {precond_refresh:.6},{:.4},{},{},{diff:.3e},\"{}\"",
@@ -158,7 +161,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     match out {
-        Some(path) => std::fs::File::create(path)?.write_all((rows.join("\n") + "\n").as_bytes())?,
+        Some(path) => {
+            std::fs::File::create(path)?.write_all((rows.join("\n") + "\n").as_bytes())?
+        }
         None => println!("{}", rows.join("\n")),
     }
     Ok(())

@@ -36,11 +36,6 @@ for run in "heat_equation -- abc" "solve_matrix_market -- tests/data/494_bus.mtx
     echo "example '$run' with a bad argument: status $status"; echo "$out"; exit 1
   fi
 done
-# The OpenCL kernels once more with buffers passed as device addresses (-D PK_ADDRESS_ARGS, the
-# default on NVIDIA GPUs; PoCL supports it too): every kernel against the host again.
-case " $features " in
-  *" opencl "*) PIPEKRYLOV_OPENCL_ADDRESS_ARGS=1 cargo test --release --features "$features" --test backend_agreement "$@" ;;
-esac
 # The distributed solvers under MPI with 1, 2, 3 and 4 ranks (tests/mpi.rs: host and PoCL; every
 # rank compares with a one-process solve), then a rank that aborts the job must take it down
 # with its message (RELIABILITY.md row 27).

@@ -898,10 +898,9 @@ fn factor_kernels_agree<B: Backend + 'static>(b: &B) {
                 name.starts_with("arrow"),
                 "{what}: {longest}"
             );
-            // (The automatic choice follows PIPEKRYLOV_CSR_KERNEL when it is set.)
-            let env_forced =
-                forced.is_none() && std::env::var_os("PIPEKRYLOV_CSR_KERNEL").is_some();
-            if b.uses_device_layouts() && !env_forced {
+            // (The automatic choice follows the tuning's csr_kernel when it names one.)
+            let tuning_forced = forced.is_none() && b.tuning().csr_kernel != CsrKernel::Auto;
+            if b.uses_device_layouts() && !tuning_forced {
                 assert_eq!(g.csr_kernel(), Some(kernel), "{what}: G");
                 assert_eq!(gt.csr_kernel(), Some(kernel), "{what}: G^T");
                 // The arrow's row of G^T is summed apart (the long-row plan survives the cast

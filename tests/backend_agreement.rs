@@ -1021,7 +1021,7 @@ fn dcgs2_add_dots_case<B: Backend, T: Scalar>(
 /// of the ghost block is local row 2 k + 1, so a kernel that confused a boundary row's position
 /// with its row number would fail): more rows than the reduction grid of an H100 or H200 has
 /// threads by default (528 x 256 = 135,168), so the CUDA kernel's later grid-stride rows run too
-/// (not with `PIPEKRYLOV_REDUCTION_GROUPS_PER_SM` of 9 or more).
+/// (not with a tuning's `reduction_groups_per_sm` of 9 or more).
 fn dcgs2_add_dots_long_boundary<B: Backend>(b: &B) -> Vec<(String, Out)> {
     let (n, n_ghost) = (600_000usize, 1000usize);
     let rows: Vec<u32> = (0..n / 2).map(|k| (2 * k + 1) as u32).collect();
@@ -1336,7 +1336,8 @@ fn pipelined_counts<B: Backend>(b: &B) {
     // (the update sums them itself; work-groups of 64 or more on every backend tested), one
     // less again on the GPU backends, which fuse the SpMV with the dots (CSR, no
     // preconditioner); nothing transferred while orthogonalizing.
-    let small = pipekrylov::backend::ops::krylov::dcgs2_small(b.reduction_groups(n), 29, 256);
+    let small =
+        pipekrylov::backend::ops::krylov::dcgs2_small(b.tuning(), b.reduction_groups(n), 29, 256);
     let fused = b.name() != "host";
     assert_eq!(
         r.inner_counters.launches,
@@ -1530,12 +1531,58 @@ mod opencl {
     #[test]
     fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
         // SELL fused by default on CUDA only (tests/dcgs2_sell_fused.rs forces it on OpenCL).
-        let sell_fused = common::dcgs2::sell_fused_expected(false);
-        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), sell_fused);
+        let be = backend();
+        let sell_fused = common::dcgs2::sell_fused_expected(&be);
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&be, sell_fused);
     }
     #[test]
     fn opencl_basis_dots2_matches_basis_dots() {
         basis_dots2_matches_basis_dots(&backend());
+    }
+
+    /// The kernels once more with buffers passed as device addresses (`-D PK_ADDRESS_ARGS`,
+    /// packed: the default on NVIDIA GPUs; PoCL supports it too), every kernel against the host
+    /// again.
+    mod address_args {
+        use super::*;
+
+        fn backend() -> OpenClBackend {
+            let mut tuning = pipekrylov::backend::Tuning::default();
+            tuning.opencl_address_args = Some(true);
+            let device = pipekrylov::backend::DeviceSelector::from_env();
+            let be =
+                OpenClBackend::with_tuning(device, tuning).expect("an OpenCL device (PoCL in CI)");
+            assert_eq!(be.tuning().opencl_address_args, Some(true));
+            be
+        }
+        #[test]
+        fn opencl_address_args_kernels_agree_with_host() {
+            let be = backend();
+            agree_with_host(&be);
+            assert_eq!(
+                be.uses_address_args(),
+                Some(true),
+                "the address check failed"
+            );
+        }
+        #[test]
+        fn opencl_address_args_solves_agree_with_host() {
+            solves_agree_with_host(&backend());
+        }
+        #[test]
+        fn opencl_address_args_pipelined_counts() {
+            pipelined_counts(&backend());
+        }
+        #[test]
+        fn opencl_address_args_dcgs2_spmv_dots_matches_two_kernels() {
+            let be = backend();
+            let sell_fused = common::dcgs2::sell_fused_expected(&be);
+            common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&be, sell_fused);
+        }
+        #[test]
+        fn opencl_address_args_basis_dots2_matches_basis_dots() {
+            basis_dots2_matches_basis_dots(&backend());
+        }
     }
 }
 
@@ -1565,8 +1612,9 @@ mod cuda {
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_dcgs2_spmv_dots_matches_two_kernels() {
-        let sell_fused = common::dcgs2::sell_fused_expected(true);
-        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&backend(), sell_fused);
+        let be = backend();
+        let sell_fused = common::dcgs2::sell_fused_expected(&be);
+        common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&be, sell_fused);
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]

@@ -280,6 +280,67 @@ fn bench_runs_one_named_size() {
     assert_eq!(bad.status.code(), Some(1));
 }
 
+/// `--tune key=value` reaches the backend, after the `PIPEKRYLOV_*` environment (the command line
+/// wins); an unknown key or a bad value is an error naming it (exit 1). The knob: the DCGS2 step
+/// in two kernels (`dcgs2_small_max_groups` 0), one launch more per GMRES step on the host.
+#[test]
+fn tune_sets_knobs_after_the_environment() {
+    let launches = |env: Option<&str>, tune: &[&str]| {
+        let mut cmd = bin();
+        cmd.args([
+            "solve",
+            "--generate",
+            "poisson2d:400",
+            "--solver",
+            "gmres",
+            "--backend",
+            "host",
+            "--json",
+        ]);
+        for t in tune {
+            cmd.args(["--tune", t]);
+        }
+        cmd.env_remove("PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS");
+        if let Some(v) = env {
+            cmd.env("PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS", v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{env:?} {tune:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["launches_per_iteration"].as_f64().unwrap()
+    };
+    let default = launches(None, &[]);
+    let two_kernels = launches(None, &["dcgs2_small_max_groups=0"]);
+    assert!(two_kernels - default > 0.9, "{two_kernels} vs {default}");
+    assert_eq!(
+        launches(Some("0"), &[]),
+        two_kernels,
+        "from the environment"
+    );
+    assert_eq!(
+        launches(Some("0"), &["dcgs2_small_max_groups=32"]),
+        default,
+        "--tune after the environment"
+    );
+    for bad in ["no_such_knob=1", "cg_fused=2", "cg_fused"] {
+        let out = bin()
+            .args(["solve", "--generate", "poisson2d:400", "--backend", "host"])
+            .args(["--tune", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let key = bad.split('=').next().unwrap();
+        assert!(err.contains(key) || err.contains("tune"), "{bad}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
 #[test]
 fn info_lists_backends() {
     let out = bin().args(["info"]).output().unwrap();

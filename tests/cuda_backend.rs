@@ -16,13 +16,6 @@ use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use pipekrylov::{Error, Scalar};
 
-/// Tests that read or set `PIPEKRYLOV_CUDA_DEVICE` hold this lock.
-static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn env_lock() -> std::sync::MutexGuard<'static, ()> {
-    ENV.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Whether the dynamic loader finds a CUDA driver library (the names cudarc tries).
 fn driver_present() -> bool {
     ["cuda", "nvcuda"]
@@ -34,7 +27,6 @@ fn driver_present() -> bool {
 
 #[test]
 fn from_env_without_a_driver_is_unavailable_and_never_panics() {
-    let _env = env_lock();
     let r = std::panic::catch_unwind(CudaBackend::from_env);
     let r = r.expect("CudaBackend::from_env panicked");
     if driver_present() {
@@ -59,7 +51,6 @@ fn from_env_without_a_driver_is_unavailable_and_never_panics() {
 
 #[test]
 fn status_explains_itself_and_auto_falls_back() {
-    let _env = env_lock();
     let st = std::panic::catch_unwind(cuda::status).expect("status panicked");
     assert_eq!(st.name, "cuda");
     assert!(st.compiled);
@@ -82,19 +73,18 @@ fn status_explains_itself_and_auto_falls_back() {
 }
 
 #[test]
-fn a_bad_device_variable_is_a_parameter_error_or_unavailable() {
-    // The variable is parsed before any library is probed.
-    let _env = env_lock();
-    std::env::set_var(cuda::DEVICE_ENV, "not-a-number");
-    let r = CudaBackend::from_env();
-    std::env::remove_var(cuda::DEVICE_ENV);
-    assert!(matches!(r, Err(Error::InvalidParameter { .. })), "{r:?}");
+fn a_bad_device_variable_is_a_parameter_error() {
+    // The command line's PIPEKRYLOV_CUDA_DEVICE is parsed before any library is probed.
+    let r = pipekrylov::backend::tuning::parse_cuda_device("not-a-number");
+    assert!(
+        matches!(&r, Err(Error::InvalidParameter { name, .. }) if name == cuda::DEVICE_ENV),
+        "{r:?}"
+    );
 }
 
 // ---- on the GPU ---------------------------------------------------------------------------
 
 fn gpu() -> CudaBackend {
-    let _env = env_lock();
     CudaBackend::from_env().expect("a CUDA device")
 }
 

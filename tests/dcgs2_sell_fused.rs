@@ -1,6 +1,6 @@
 //! GMRES's DCGS2 product and dots fused for SELL (`gmres_dcgs2_spmv_dots_sell`), which runs by
-//! default on CUDA only, forced on every GPU backend here (`PIPEKRYLOV_DCGS2_SELL_FUSED=1`, set
-//! before the first backend call; the knob is read once per process): the kernel against the two
+//! default on CUDA only, forced on every GPU backend here (the backends' tuning,
+//! `dcgs2_sell_fused` on): the kernel against the two
 //! kernels it replaces (CSR and SELL, sorted and unsorted, a dense row), and GMRES(20) on SELL
 //! against the host, with one launch fewer per step. PoCL in CI; CUDA with `--include-ignored`
 //! and NVIDIA OpenCL on the device.
@@ -11,13 +11,13 @@ mod common;
 
 use common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::backend::{Backend, MatrixFormat, Tuning};
 
-/// Sets the knob once, before any backend of this process starts (the tests run on parallel
-/// threads; every test calls this first).
-fn force() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::env::set_var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV, "1"));
+/// The tuning of the GPU backends here: the fused DCGS2 product and dots for SELL on.
+fn forced() -> Tuning {
+    let mut tuning = Tuning::default();
+    tuning.dcgs2_sell_fused = Some(true);
+    tuning
 }
 
 fn gmres_on_sell_agrees_with_the_host<B: Backend>(be: &B) {
@@ -40,10 +40,11 @@ fn gmres_on_sell_agrees_with_the_host<B: Backend>(be: &B) {
 mod opencl {
     use super::*;
     use pipekrylov::backend::opencl::OpenClBackend;
+    use pipekrylov::backend::DeviceSelector;
 
     fn backend() -> OpenClBackend {
-        force();
-        OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)")
+        OpenClBackend::with_tuning(DeviceSelector::from_env(), forced())
+            .expect("an OpenCL device (PoCL in CI)")
     }
 
     #[test]
@@ -63,8 +64,8 @@ mod cuda {
     use pipekrylov::backend::cuda::CudaBackend;
 
     fn backend() -> CudaBackend {
-        force();
-        CudaBackend::from_env().expect("a CUDA device")
+        let device = pipekrylov::backend::tuning::cuda_device_from_env().unwrap();
+        CudaBackend::with_tuning(device.unwrap_or(0), forced()).expect("a CUDA device")
     }
 
     #[test]

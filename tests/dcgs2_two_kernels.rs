@@ -1,7 +1,7 @@
 //! The two-kernel DCGS2 step (`gmres_dcgs2_finish` + `gmres_dcgs2_update`), which the GPUs use
-//! for partials of many groups, forced here for every size with
-//! `PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS=0` (its own test binary: the knob is read once per
-//! process): GMRES on every available backend takes 4 launches per step (3 on the GPU backends,
+//! for partials of many groups, forced here for every size by the backends' tuning
+//! (`dcgs2_small_max_groups` 0): GMRES on every available backend takes 4 launches per step (3 on
+//! the GPU backends,
 //! which fuse the product with the dots, `gmres_dcgs2_spmv_dots`) and agrees with the host (the
 //! one-kernel update is covered by `backend_agreement`, whose sizes give few groups).
 
@@ -9,12 +9,24 @@ mod common;
 
 use common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::{Backend, Basis, MatrixFormat, Slot};
+use pipekrylov::backend::{Backend, Basis, MatrixFormat, Slot, Tuning};
+
+/// The tuning of every backend here: DCGS2 in two kernels whatever the group count.
+fn two_kernels() -> Tuning {
+    let mut tuning = Tuning::default();
+    tuning.dcgs2_small_max_groups = 0;
+    tuning
+}
 
 fn two_kernels_agree<B: Backend>(be: &B) {
-    std::env::set_var(pipekrylov::backend::tuning::DCGS2_SMALL_MAX_GROUPS_ENV, "0");
-    assert!(!pipekrylov::backend::ops::krylov::dcgs2_small(1, 0, 256));
-    let host = gmres20_solve(&HostBackend::new(), MatrixFormat::Csr);
+    assert_eq!(be.tuning().dcgs2_small_max_groups, 0);
+    assert!(!pipekrylov::backend::ops::krylov::dcgs2_small(
+        be.tuning(),
+        1,
+        0,
+        256
+    ));
+    let host = gmres20_solve(&HostBackend::with_tuning(two_kernels()), MatrixFormat::Csr);
     let got = gmres20_solve(be, MatrixFormat::Csr);
     assert_eq!(got.iterations, 40, "{}", be.name());
     // The GPU backends also fuse the product and the dots (gmres_dcgs2_spmv_dots) on CSR.
@@ -32,7 +44,7 @@ fn two_kernels_agree<B: Backend>(be: &B) {
 /// coefficients over the ranks in between) are `gmres_dcgs2_update` bit for bit: the same basis
 /// columns and the same 2 count + 4 coefficients.
 fn split_step_is_the_update<B: Backend>(be: &B) {
-    std::env::set_var(pipekrylov::backend::tuning::DCGS2_SMALL_MAX_GROUPS_ENV, "0");
+    assert_eq!(be.tuning().dcgs2_small_max_groups, 0);
     let (n, cols, ucol, off) = (3001, 7, 4, 5);
     let data = common::rand_vec::<f64>(n * cols, 11);
     let step = |split: bool| {
@@ -72,44 +84,52 @@ fn split_step_is_the_update<B: Backend>(be: &B) {
     assert_ne!(bits(&whole.0), bits(&data), "{}", be.name());
 }
 
+#[cfg(feature = "opencl")]
+fn opencl() -> pipekrylov::backend::opencl::OpenClBackend {
+    use pipekrylov::backend::{opencl::OpenClBackend, DeviceSelector};
+    OpenClBackend::with_tuning(DeviceSelector::from_env(), two_kernels())
+        .expect("an OpenCL device (PoCL in CI)")
+}
+
+#[cfg(feature = "cuda")]
+fn cuda() -> pipekrylov::backend::cuda::CudaBackend {
+    let device = pipekrylov::backend::tuning::cuda_device_from_env().unwrap();
+    pipekrylov::backend::cuda::CudaBackend::with_tuning(device.unwrap_or(0), two_kernels())
+        .expect("a CUDA device")
+}
+
 #[test]
 fn host_two_kernel_dcgs2() {
-    two_kernels_agree(&HostBackend::new());
+    two_kernels_agree(&HostBackend::with_tuning(two_kernels()));
 }
 
 #[test]
 fn host_split_dcgs2_step() {
-    split_step_is_the_update(&HostBackend::new());
+    split_step_is_the_update(&HostBackend::with_tuning(two_kernels()));
 }
 
 #[cfg(feature = "opencl")]
 #[test]
 fn opencl_split_dcgs2_step() {
-    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
-        .expect("an OpenCL device (PoCL in CI)");
-    split_step_is_the_update(&be);
+    split_step_is_the_update(&opencl());
 }
 
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_split_dcgs2_step() {
-    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
-    split_step_is_the_update(&be);
+    split_step_is_the_update(&cuda());
 }
 
 #[cfg(feature = "opencl")]
 #[test]
 fn opencl_two_kernel_dcgs2() {
-    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
-        .expect("an OpenCL device (PoCL in CI)");
-    two_kernels_agree(&be);
+    two_kernels_agree(&opencl());
 }
 
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_two_kernel_dcgs2() {
-    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
-    two_kernels_agree(&be);
+    two_kernels_agree(&cuda());
 }

@@ -702,36 +702,37 @@ fn main() {
         use pipekrylov::backend::cuda::CudaBackend;
         // One device per rank, as `mpirun pipekrylov` chooses (the node-local rank modulo the
         // devices), unless PIPEKRYLOV_CUDA_DEVICE says otherwise: with every rank on device 0
-        // the device-to-device links ran between processes sharing one GPU.
-        if std::env::var_os(pipekrylov::backend::cuda::DEVICE_ENV).is_none() {
-            let local: usize = [
-                "OMPI_COMM_WORLD_LOCAL_RANK",
-                "MPI_LOCALRANKID",
-                "SLURM_LOCALID",
-            ]
-            .iter()
-            .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
-            .unwrap_or(0);
-            if let Ok(count) = pipekrylov::backend::cuda::device_count() {
-                if count > 0 {
-                    std::env::set_var(
-                        pipekrylov::backend::cuda::DEVICE_ENV,
-                        (local % count).to_string(),
-                    );
-                }
+        // the device-to-device links ran between processes sharing one GPU. The ordinal is
+        // passed to the backend in-process.
+        let named = pipekrylov::backend::tuning::cuda_device_from_env();
+        let device = match named {
+            Ok(Some(d)) => Ok(d),
+            Ok(None) => {
+                let local: usize = [
+                    "OMPI_COMM_WORLD_LOCAL_RANK",
+                    "MPI_LOCALRANKID",
+                    "SLURM_LOCALID",
+                ]
+                .iter()
+                .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+                .unwrap_or(0);
+                let count = pipekrylov::backend::cuda::device_count().unwrap_or(0);
+                Ok(if count > 0 { local % count } else { 0 })
             }
-        }
-        match CudaBackend::from_env() {
-            Ok(be) => {
+            Err(e) => Err(e),
+        };
+        match device.and_then(|d| CudaBackend::new(d).map(|be| (d, be))) {
+            Ok((device, be)) => {
                 // Every rank says which GPU it runs on (the device machine's log shows whether
                 // the ranks spread over the GPUs).
                 println!(
-                    "rank {rank} of {size}: cuda device {} ({})",
-                    std::env::var(pipekrylov::backend::cuda::DEVICE_ENV).unwrap_or_default(),
+                    "rank {rank} of {size}: cuda device {device} ({})",
                     pipekrylov::backend::BackendInfo::device_name(&be)
                 );
                 drop(be);
-                let r = suite(&mut c, "cuda", mpi.world(), CudaBackend::from_env);
+                let r = suite(&mut c, "cuda", mpi.world(), move || {
+                    CudaBackend::new(device)
+                });
                 c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
             }
             Err(e) => {

@@ -5,20 +5,13 @@
 #![cfg(feature = "opencl")]
 
 use pipekrylov::backend::host::HostBackend;
-use pipekrylov::backend::opencl::{
-    list_devices, status, DeviceSelector, OpenClBackend, DEVICE_ENV,
-};
+use pipekrylov::backend::opencl::{list_devices, status, DeviceSelector, OpenClBackend};
 use pipekrylov::backend::ops::KERNELS;
 use pipekrylov::backend::{BackendInfo, KrylovOps, Slot, VectorOps};
 use pipekrylov::scalar::Precision;
 use pipekrylov::Error;
-use std::sync::Mutex;
-
-/// Tests that read or set `PIPEKRYLOV_OPENCL_DEVICE` run one at a time.
-static ENV_LOCK: Mutex<()> = Mutex::new(());
 
 fn backend() -> OpenClBackend {
-    let _g = ENV_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)")
 }
 
@@ -36,7 +29,6 @@ fn devices_are_listed_and_status_marks_the_choice() {
             .summary()
             .starts_with(&format!("{}:{} ", d.platform_index, d.device_index)));
     }
-    let _g = ENV_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let s = status();
     assert_eq!(s.name, "opencl");
     assert!(s.compiled && s.available, "{}", s.note);
@@ -102,21 +94,12 @@ fn selection_by_index_name_and_env() {
     });
     assert!(matches!(missing, Err(Error::BackendUnavailable { .. })));
 
-    let _g = ENV_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let old = std::env::var(DEVICE_ENV).ok();
-    std::env::set_var(
-        DEVICE_ENV,
-        format!("{}:{}", last.platform_index, last.device_index),
-    );
-    let by_env = OpenClBackend::from_env().map(|b| b.device_name());
-    std::env::set_var(DEVICE_ENV, last.platform_name.to_lowercase());
-    let by_env_name = OpenClBackend::from_env().map(|b| b.device_name());
-    std::env::set_var(DEVICE_ENV, "definitely-not-a-device");
-    let bad = OpenClBackend::from_env();
-    match old {
-        Some(v) => std::env::set_var(DEVICE_ENV, v),
-        None => std::env::remove_var(DEVICE_ENV),
-    }
+    // The command line's device names (PIPEKRYLOV_OPENCL_DEVICE): `P:D` or a name substring.
+    let named = |s: &str| OpenClBackend::new(DeviceSelector::parse(s));
+    let by_env =
+        named(&format!("{}:{}", last.platform_index, last.device_index)).map(|b| b.device_name());
+    let by_env_name = named(&last.platform_name.to_lowercase()).map(|b| b.device_name());
+    let bad = named("definitely-not-a-device");
     assert_eq!(by_env.unwrap(), last.full_name());
     let first_of_platform = devices
         .iter()
@@ -720,8 +703,7 @@ fn device_address_arguments_match_cl_mem_arguments_bit_for_bit() {
     let platform = on.device().platform_name.to_ascii_lowercase();
     // The inline-PTX paths build on NVIDIA GPUs and nowhere else.
     let nvidia_gpu = platform.contains("nvidia") && on.device().is_gpu;
-    let ptx_wanted = std::env::var(pipekrylov::backend::tuning::OPENCL_INLINE_PTX_ENV)
-        .map_or(true, |v| v.trim() != "0");
+    let ptx_wanted = on.tuning().opencl_inline_ptx;
     for precision in [Precision::F32, Precision::F64] {
         assert_eq!(
             on.uses_inline_ptx(precision).unwrap(),

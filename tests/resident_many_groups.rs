@@ -1,7 +1,7 @@
 //! The device-resident kernels finish the last iteration's sums themselves in the host's 32-lane
 //! order (`ordered_slot_sums` in `kernels-cu/reduce.cu`, `kernels-cl/bicgstab.cl`: each lane adds
-//! every 32nd group, then the lanes pairwise). With 256 groups per compute unit
-//! (`PIPEKRYLOV_REDUCTION_GROUPS_PER_SM`, set before the first backend call of this test binary) a
+//! every 32nd group, then the lanes pairwise). With 256 groups per compute unit (the backend's
+//! tuning, `reduction_groups_per_sm`) a
 //! 2-core CPU OpenCL device gets 512 groups at n = 160,000 (16 per lane; the GPUs get 625, not a
 //! multiple of 32), and the device-resident CG, PCG and BiCGStab must still equal the synchronous
 //! mode bit for bit (iterations, residual history, solution). PoCL in CI; CUDA with `--include-ignored` and NVIDIA
@@ -11,7 +11,7 @@
 
 mod common;
 
-use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::backend::{Backend, MatrixFormat, Tuning};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{BiCgStab, Cg, Execution, Params, SolveReport};
@@ -62,15 +62,17 @@ fn resident_equals_sync_with_many_groups<B: Backend>(be: &B) {
     }
 }
 
-fn many_groups() {
-    std::env::set_var("PIPEKRYLOV_REDUCTION_GROUPS_PER_SM", "256");
+fn many_groups() -> Tuning {
+    let mut tuning = Tuning::default();
+    tuning.reduction_groups_per_sm = Some(256);
+    tuning
 }
 
 #[cfg(feature = "opencl")]
 #[test]
 fn opencl_resident_equals_sync_with_many_groups() {
-    many_groups();
-    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
+    use pipekrylov::backend::{opencl::OpenClBackend, DeviceSelector};
+    let be = OpenClBackend::with_tuning(DeviceSelector::from_env(), many_groups())
         .expect("an OpenCL device (PoCL in CI)");
     resident_equals_sync_with_many_groups(&be);
 }
@@ -79,7 +81,9 @@ fn opencl_resident_equals_sync_with_many_groups() {
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_resident_equals_sync_with_many_groups() {
-    many_groups();
-    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    let device = pipekrylov::backend::tuning::cuda_device_from_env().unwrap();
+    let be =
+        pipekrylov::backend::cuda::CudaBackend::with_tuning(device.unwrap_or(0), many_groups())
+            .expect("a CUDA device");
     resident_equals_sync_with_many_groups(&be);
 }

@@ -1,7 +1,7 @@
 //! The device-resident CG and PCG updates can take their sums from `cg_sums_resident`, which
 //! finishes them once per iteration (by default on CUDA where the product leaves 1024 or more
-//! partials per sum). This test binary forces it for every update (`PIPEKRYLOV_CG_SUMS_KERNEL=1`
-//! and the fused CG off, set before the first backend call) and checks that the device-resident
+//! partials per sum). These tests force it for every update (the backend's tuning:
+//! `cg_sums_kernel` on and `cg_fused` off) and check that the device-resident
 //! mode still equals the synchronous one bit for bit: iterations, residual history, solution. PoCL
 //! in CI; CUDA with `--include-ignored` and NVIDIA OpenCL on the device.
 
@@ -9,7 +9,7 @@
 
 mod common;
 
-use pipekrylov::backend::{Backend, MatrixFormat};
+use pipekrylov::backend::{Backend, MatrixFormat, Tuning};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::{Jacobi, Preconditioner};
 use pipekrylov::solver::{Cg, Execution, Params, SolveReport};
@@ -52,16 +52,18 @@ fn resident_equals_sync_with_the_sums_kernel<B: Backend>(be: &B) {
     }
 }
 
-fn force_the_sums_kernel() {
-    std::env::set_var("PIPEKRYLOV_CG_SUMS_KERNEL", "1");
-    std::env::set_var("PIPEKRYLOV_CG_FUSED", "0");
+fn force_the_sums_kernel() -> Tuning {
+    let mut tuning = Tuning::default();
+    tuning.cg_sums_kernel = Some(true);
+    tuning.cg_fused = Some(false);
+    tuning
 }
 
 #[cfg(feature = "opencl")]
 #[test]
 fn opencl_resident_equals_sync_with_the_sums_kernel() {
-    force_the_sums_kernel();
-    let be = pipekrylov::backend::opencl::OpenClBackend::from_env()
+    use pipekrylov::backend::{opencl::OpenClBackend, DeviceSelector};
+    let be = OpenClBackend::with_tuning(DeviceSelector::from_env(), force_the_sums_kernel())
         .expect("an OpenCL device (PoCL in CI)");
     resident_equals_sync_with_the_sums_kernel(&be);
 }
@@ -70,7 +72,9 @@ fn opencl_resident_equals_sync_with_the_sums_kernel() {
 #[test]
 #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
 fn cuda_resident_equals_sync_with_the_sums_kernel() {
-    force_the_sums_kernel();
-    let be = pipekrylov::backend::cuda::CudaBackend::from_env().expect("a CUDA device");
+    let device = pipekrylov::backend::tuning::cuda_device_from_env().unwrap();
+    let tuning = force_the_sums_kernel();
+    let be = pipekrylov::backend::cuda::CudaBackend::with_tuning(device.unwrap_or(0), tuning)
+        .expect("a CUDA device");
     resident_equals_sync_with_the_sums_kernel(&be);
 }

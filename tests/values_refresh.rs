@@ -424,6 +424,7 @@ fn matched_ilu_takes_new_values(backend: BackendChoice) {
 
 /// A device-resident solver (its batches recorded by the first solve) given new values between
 /// two solves: the second solve runs device-resident too and equals a fresh resident solve.
+#[cfg(any(feature = "opencl", feature = "cuda"))]
 fn resident_refresh(backend: BackendChoice) {
     use pipekrylov::solver::Execution;
     for (method, precond) in [

@@ -22,13 +22,9 @@
 /// Entries per chunk of a long row (8 per work-item of a 256-wide group).
 pub const CHUNK_LEN: usize = 2048;
 
-/// A row is long when it has more than `LONG_ROW_FACTOR` times the mean row length ...
+/// A row is long when it has more than `LONG_ROW_FACTOR` times the mean row length (the
+/// default of [`super::tuning::Tuning::long_row_factor`]) ...
 pub const LONG_ROW_FACTOR: usize = 8;
-
-/// [`LONG_ROW_FACTOR`], or the override of [`super::tuning::LONG_ROW_FACTOR_ENV`].
-fn long_row_factor() -> usize {
-    super::tuning::long_row_factor().unwrap_or(LONG_ROW_FACTOR)
-}
 
 /// ... and more than `LONG_ROW_MIN` entries.
 pub const LONG_ROW_MIN: usize = 64;
@@ -50,16 +46,23 @@ pub struct LongRowPlan {
 
 impl LongRowPlan {
     /// The long rows of the CSR row pointers `row_ptr` (checked to fit `u32` already), or
-    /// `None` when no row is long.
+    /// `None` when no row is long ([`LONG_ROW_FACTOR`]; a backend uploads with its
+    /// [`super::tuning::Tuning::long_row_factor`], see [`LongRowPlan::plan_with`]).
     pub fn plan(row_ptr: &[u32]) -> Option<Self> {
-        Self::plan_with(row_ptr, long_row_factor())
+        Self::plan_with(row_ptr, LONG_ROW_FACTOR)
     }
 
     /// [`LongRowPlan::plan`] for the CSR stream kernel: rows are long only above
     /// [`super::row_blocks::STREAM_CAP`] entries too (shorter rows are staged with their
     /// block; see `backend::row_blocks`).
     pub fn plan_for_stream(row_ptr: &[u32]) -> Option<Self> {
-        let min_len = Self::threshold(row_ptr, long_row_factor())?;
+        Self::plan_for_stream_with(row_ptr, LONG_ROW_FACTOR)
+    }
+
+    /// [`LongRowPlan::plan_for_stream`] with another factor than [`LONG_ROW_FACTOR`] (0: no
+    /// plan).
+    pub fn plan_for_stream_with(row_ptr: &[u32], factor: usize) -> Option<Self> {
+        let min_len = Self::threshold(row_ptr, factor)?;
         Self::plan_above(row_ptr, min_len.max(super::row_blocks::STREAM_CAP))
     }
 

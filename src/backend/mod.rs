@@ -44,7 +44,11 @@ pub use ops::{
 };
 pub use partials::{Partials, Slot, Sums};
 pub use row_blocks::CsrKernel;
-pub use select::{available_backends, BackendChoice, BackendStatus, AUTO_HOST_MAX_N};
+pub use select::{
+    available_backends, available_backends_with, BackendChoice, BackendConfig, BackendStatus,
+    DeviceSelector, AUTO_HOST_MAX_N,
+};
+pub use tuning::Tuning;
 
 use enum_dispatch::enum_dispatch;
 // Names used in the trait signatures, needed where enum_dispatch expands AnyBackend's impls.
@@ -69,6 +73,12 @@ pub trait BackendInfo {
     /// Whether the device is a GPU (the host backend and OpenCL CPU devices are not).
     fn is_gpu(&self) -> bool {
         false
+    }
+    /// The tuning knobs this backend runs with (given at construction, e.g.
+    /// `HostBackend::with_tuning`; `dist::DistBackend` answers its inner backend's). The default
+    /// body answers the defaults, for backends that hold none.
+    fn tuning(&self) -> &crate::backend::tuning::Tuning {
+        &tuning::DEFAULT_TUNING
     }
     /// Number of MPI ranks the backend's reductions span (1 except for `dist::DistBackend`).
     fn ranks(&self) -> usize {

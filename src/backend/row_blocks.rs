@@ -19,8 +19,6 @@
 //! for these matrices), or, when it is not long by that path's measure, from a work-group-wide
 //! strided sum. Every sum has an order fixed by the matrix alone: deterministic.
 
-use std::sync::OnceLock;
-
 /// Entries (and rows) per row block; the kernels' `CSR_STREAM_CAP` (both kernel trees,
 /// checked by a test) sizes their local-memory staging buffer.
 pub const STREAM_CAP: usize = 2048;
@@ -43,9 +41,7 @@ pub const STREAM_MIN_MEAN: usize = 16;
 /// and decline stream matrices.
 pub const STREAM_MIN_NNZ: usize = 1 << 20;
 
-/// Environment variable forcing the CSR kernel of matrices uploaded with the automatic choice:
-/// `vector`, `stream` or `stream-compact` (anything else is ignored), for benchmark sweeps.
-pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
+pub use super::tuning::{CSR_KERNEL_ENV, SELL_COMPACT_ENV};
 
 /// Which CSR kernel a GPU backend runs for a matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,17 +72,6 @@ impl std::fmt::Display for CsrKernel {
             CsrKernel::StreamCompact => "stream-compact",
         })
     }
-}
-
-/// The kernel forced by [`CSR_KERNEL_ENV`], if any.
-fn forced_kernel() -> Option<CsrKernel> {
-    static KERNEL: OnceLock<Option<CsrKernel>> = OnceLock::new();
-    *KERNEL.get_or_init(
-        || match std::env::var(CSR_KERNEL_ENV).ok()?.trim().parse() {
-            Ok(CsrKernel::Auto) | Err(_) => None,
-            Ok(k) => Some(k),
-        },
-    )
 }
 
 impl std::str::FromStr for CsrKernel {
@@ -134,23 +119,25 @@ pub fn imbalance(row_ptr: &[u32], long_len: u32) -> f64 {
     }
 }
 
-/// The kernel to run for rows `row_ptr` when `requested`: [`CsrKernel::Auto`] resolves to the
-/// environment's choice ([`CSR_KERNEL_ENV`]), else, for at least [`STREAM_MIN_NNZ`] entries,
-/// to the stream kernel when the mean row length reaches [`STREAM_MIN_MEAN`] or [`imbalance`]
-/// (rows above `long_len` left out) reaches [`STREAM_MIN_IMBALANCE`].
+/// The kernel to run for rows `row_ptr` when `requested`: [`CsrKernel::Auto`] resolves, for at
+/// least [`STREAM_MIN_NNZ`] entries, to the stream kernel when the mean row length reaches
+/// [`STREAM_MIN_MEAN`] or [`imbalance`] (rows above `long_len` left out) reaches
+/// [`STREAM_MIN_IMBALANCE`], else to the vector kernel. (A backend's
+/// [`crate::backend::tuning::Tuning::csr_kernel`] replaces the automatic choice, see
+/// [`crate::backend::SpmvOps::resolve_csr_kernel`].)
 pub fn choose(row_ptr: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel {
     let n_rows = row_ptr.len().saturating_sub(1);
     let nnz = row_ptr.last().map_or(0, |&e| e as usize);
     let mean = nnz / n_rows.max(1);
     match requested {
-        CsrKernel::Auto => forced_kernel().unwrap_or_else(|| {
+        CsrKernel::Auto => {
             let unequal = || imbalance(row_ptr, long_len) >= STREAM_MIN_IMBALANCE;
             if nnz >= STREAM_MIN_NNZ && (mean >= STREAM_MIN_MEAN || unequal()) {
                 CsrKernel::StreamCompact
             } else {
                 CsrKernel::Vector
             }
-        }),
+        }
         fixed => fixed,
     }
 }
@@ -228,16 +215,6 @@ pub fn compact_columns(row_ptr: &[u32], col_idx: &[u32], starts: &[u32]) -> Opti
         })
         .collect::<Option<Vec<u32>>>()?;
     Some(CompactColumns { offsets, base })
-}
-
-/// Environment variable turning the 16-bit column offsets of SELL matrices off (`0`), for
-/// benchmark sweeps; CSR matrices take theirs from [`CsrKernel`].
-pub const SELL_COMPACT_ENV: &str = "PIPEKRYLOV_SELL_COMPACT";
-
-/// Whether SELL matrices get 16-bit column offsets where they fit ([`SELL_COMPACT_ENV`]).
-pub fn sell_compact_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var(SELL_COMPACT_ENV).map_or(true, |v| v.trim() != "0"))
 }
 
 /// The 16-bit column offsets of a SELL-C-sigma matrix: per slice the smallest column of its
@@ -331,15 +308,13 @@ mod tests {
             choose(&row_ptr(&lens), u32::MAX, CsrKernel::Vector),
             CsrKernel::Vector
         );
-        if forced_kernel().is_none() {
-            let auto = |lens: &[usize]| choose(&row_ptr(lens), u32::MAX, CsrKernel::Auto);
-            let big = |lens: &[usize]| lens.repeat(STREAM_MIN_NNZ.div_ceil(lens.len()));
-            assert_eq!(auto(&big(&lens)), CsrKernel::StreamCompact);
-            assert_eq!(auto(&lens), CsrKernel::Vector, "small: the vector kernel");
-            assert_eq!(auto(&big(&[7; 640])), CsrKernel::Vector);
-            assert_eq!(auto(&big(&[16; 64])), CsrKernel::StreamCompact);
-            assert_eq!(auto(&[16; 64]), CsrKernel::Vector);
-        }
+        let auto = |lens: &[usize]| choose(&row_ptr(lens), u32::MAX, CsrKernel::Auto);
+        let big = |lens: &[usize]| lens.repeat(STREAM_MIN_NNZ.div_ceil(lens.len()));
+        assert_eq!(auto(&big(&lens)), CsrKernel::StreamCompact);
+        assert_eq!(auto(&lens), CsrKernel::Vector, "small: the vector kernel");
+        assert_eq!(auto(&big(&[7; 640])), CsrKernel::Vector);
+        assert_eq!(auto(&big(&[16; 64])), CsrKernel::StreamCompact);
+        assert_eq!(auto(&[16; 64]), CsrKernel::Vector);
     }
 
     #[test]

@@ -2,8 +2,73 @@
 //! then host) and says why it skipped the others.
 
 use super::host::HostBackend;
+use super::tuning::Tuning;
 use super::AnyBackend;
 use crate::error::{Error, Result};
+
+/// Which OpenCL device to use (the OpenCL backend's constructors,
+/// [`BackendConfig::opencl_device`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DeviceSelector {
+    /// The first GPU over all platforms, else the first device.
+    #[default]
+    Default,
+    /// Device `device` of platform `platform` (indices as the OpenCL backend's `list_devices`
+    /// lists them).
+    Index {
+        /// Platform index.
+        platform: usize,
+        /// Device index within the platform.
+        device: usize,
+    },
+    /// The first device whose "platform / device" name contains this (case-insensitive).
+    Name(String),
+}
+
+impl DeviceSelector {
+    /// Parse a device name as the command line takes it (the value of
+    /// [`crate::backend::tuning::OPENCL_DEVICE_ENV`]): empty is `Default`, `P:D` an index pair,
+    /// anything else a name substring.
+    pub fn parse(s: &str) -> Self {
+        let s = s.trim();
+        if s.is_empty() {
+            return DeviceSelector::Default;
+        }
+        if let Some((p, d)) = s.split_once(':') {
+            if let (Ok(platform), Ok(device)) = (p.trim().parse(), d.trim().parse()) {
+                return DeviceSelector::Index { platform, device };
+            }
+        }
+        DeviceSelector::Name(s.to_string())
+    }
+}
+
+/// What [`BackendChoice::create_with`] opens a backend with: the tuning every backend gets and
+/// the devices. `BackendConfig::default()` is what [`BackendChoice::create`] uses: the default
+/// tuning, CUDA device 0 and the default OpenCL device. The command line starts from
+/// `BackendConfig::from_env()` (the library itself never reads the environment).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct BackendConfig {
+    /// The tuning knobs of the backend.
+    pub tuning: Tuning,
+    /// The CUDA device ordinal (`None`: device 0, or under `mpirun` the command line's choice
+    /// by node-local rank).
+    pub cuda_device: Option<usize>,
+    /// The OpenCL device (`Default`: the first GPU, else the first device; under `mpirun` the
+    /// command line's choice by node-local rank).
+    pub opencl_device: DeviceSelector,
+}
+
+impl BackendConfig {
+    /// The default devices with `tuning`.
+    pub fn with_tuning(tuning: Tuning) -> Self {
+        Self {
+            tuning,
+            ..Self::default()
+        }
+    }
+}
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,48 +131,66 @@ impl BackendChoice {
     /// [`BackendChoice::create`] for a system of `n` unknowns: `Auto` picks the host backend for
     /// `n <= AUTO_HOST_MAX_N` (and says so in the notes), the others are as `create`.
     pub fn create_for(self, n: usize) -> Result<(AnyBackend, Vec<String>)> {
+        self.create_for_with(n, &BackendConfig::default())
+    }
+
+    /// Create the backend. For `Auto`, the returned notes say which backends were skipped and
+    /// why (e.g. "cuda: not compiled in").
+    pub fn create(self) -> Result<(AnyBackend, Vec<String>)> {
+        self.create_with(&BackendConfig::default())
+    }
+
+    /// [`BackendChoice::create_for`] with the tuning and devices of `config`.
+    pub fn create_for_with(
+        self,
+        n: usize,
+        config: &BackendConfig,
+    ) -> Result<(AnyBackend, Vec<String>)> {
         if self == BackendChoice::Auto && n <= AUTO_HOST_MAX_N {
             return Ok((
-                AnyBackend::Host(HostBackend::new()),
+                AnyBackend::Host(HostBackend::with_tuning(config.tuning.clone())),
                 vec![format!(
                     "auto: host backend for n = {n} (at most {AUTO_HOST_MAX_N} unknowns a host \
                      iteration is cheaper than a GPU one; --backend cuda|opencl overrides)"
                 )],
             ));
         }
-        self.create()
+        self.create_with(config)
     }
 
-    /// Create the backend. For `Auto`, the returned notes say which backends were skipped and
-    /// why (e.g. "cuda: not compiled in").
-    pub fn create(self) -> Result<(AnyBackend, Vec<String>)> {
+    /// [`BackendChoice::create`] with the tuning and devices of `config`.
+    pub fn create_with(self, config: &BackendConfig) -> Result<(AnyBackend, Vec<String>)> {
         let mut notes = Vec::new();
+        let host = || AnyBackend::Host(HostBackend::with_tuning(config.tuning.clone()));
         match self {
-            BackendChoice::Host => Ok((AnyBackend::Host(HostBackend::new()), notes)),
-            BackendChoice::Cuda => Ok((create_cuda()?, notes)),
-            BackendChoice::OpenCl => Ok((create_opencl()?, notes)),
+            BackendChoice::Host => Ok((host(), notes)),
+            BackendChoice::Cuda => Ok((create_cuda(config)?, notes)),
+            BackendChoice::OpenCl => Ok((create_opencl(config)?, notes)),
             BackendChoice::Auto => {
-                match create_cuda() {
+                match create_cuda(config) {
                     Ok(b) => return Ok((b, notes)),
                     Err(e) => notes.push(format!("cuda skipped: {e}")),
                 }
-                match create_opencl_gpu() {
+                match create_opencl_gpu(config) {
                     Ok(b) => return Ok((b, notes)),
                     Err(e) => notes.push(format!("opencl skipped: {e}")),
                 }
                 notes.push("using host backend".into());
-                Ok((AnyBackend::Host(HostBackend::new()), notes))
+                Ok((host(), notes))
             }
         }
     }
 }
 
 #[cfg(feature = "cuda")]
-fn create_cuda() -> Result<AnyBackend> {
-    Ok(AnyBackend::Cuda(super::cuda::CudaBackend::from_env()?))
+fn create_cuda(config: &BackendConfig) -> Result<AnyBackend> {
+    Ok(AnyBackend::Cuda(super::cuda::CudaBackend::with_tuning(
+        config.cuda_device.unwrap_or(0),
+        config.tuning.clone(),
+    )?))
 }
 #[cfg(not(feature = "cuda"))]
-fn create_cuda() -> Result<AnyBackend> {
+fn create_cuda(_: &BackendConfig) -> Result<AnyBackend> {
     Err(Error::BackendUnavailable {
         backend: "cuda".into(),
         reason: "not compiled in (build with --features cuda)".into(),
@@ -115,12 +198,20 @@ fn create_cuda() -> Result<AnyBackend> {
 }
 
 #[cfg(feature = "opencl")]
-fn create_opencl() -> Result<AnyBackend> {
-    Ok(AnyBackend::OpenCl(super::opencl::OpenClBackend::from_env()?))
+fn create_opencl(config: &BackendConfig) -> Result<AnyBackend> {
+    Ok(AnyBackend::OpenCl(
+        super::opencl::OpenClBackend::with_tuning(
+            config.opencl_device.clone(),
+            config.tuning.clone(),
+        )?,
+    ))
 }
 #[cfg(feature = "opencl")]
-fn create_opencl_gpu() -> Result<AnyBackend> {
-    let b = super::opencl::OpenClBackend::from_env()?;
+fn create_opencl_gpu(config: &BackendConfig) -> Result<AnyBackend> {
+    let b = super::opencl::OpenClBackend::with_tuning(
+        config.opencl_device.clone(),
+        config.tuning.clone(),
+    )?;
     if !b.is_gpu() {
         return Err(Error::BackendUnavailable {
             backend: "opencl".into(),
@@ -130,19 +221,27 @@ fn create_opencl_gpu() -> Result<AnyBackend> {
     Ok(AnyBackend::OpenCl(b))
 }
 #[cfg(not(feature = "opencl"))]
-fn create_opencl() -> Result<AnyBackend> {
+fn create_opencl(_: &BackendConfig) -> Result<AnyBackend> {
     Err(Error::BackendUnavailable {
         backend: "opencl".into(),
         reason: "not compiled in (build with --features opencl)".into(),
     })
 }
 #[cfg(not(feature = "opencl"))]
-fn create_opencl_gpu() -> Result<AnyBackend> {
-    create_opencl()
+fn create_opencl_gpu(config: &BackendConfig) -> Result<AnyBackend> {
+    create_opencl(config)
 }
 
-/// Status of every backend, for `pipekrylov info`.
+/// Status of every backend, for `pipekrylov info`, with the default devices.
 pub fn available_backends() -> Vec<BackendStatus> {
+    available_backends_with(&BackendConfig::default())
+}
+
+/// Status of every backend, for `pipekrylov info`, with the devices of `config` (the ones
+/// [`BackendChoice::create_with`] would open).
+pub fn available_backends_with(config: &BackendConfig) -> Vec<BackendStatus> {
+    #[cfg(not(any(feature = "cuda", feature = "opencl")))]
+    let _ = config;
     let mut out = vec![BackendStatus {
         name: "host",
         compiled: true,
@@ -151,7 +250,7 @@ pub fn available_backends() -> Vec<BackendStatus> {
         note: "always available".into(),
     }];
     #[cfg(feature = "opencl")]
-    out.push(super::opencl::status());
+    out.push(super::opencl::status_for(&config.opencl_device));
     #[cfg(not(feature = "opencl"))]
     out.push(BackendStatus {
         name: "opencl",
@@ -161,7 +260,7 @@ pub fn available_backends() -> Vec<BackendStatus> {
         note: "not compiled in (build with --features opencl)".into(),
     });
     #[cfg(feature = "cuda")]
-    out.push(super::cuda::status());
+    out.push(super::cuda::status_for(config.cuda_device));
     #[cfg(not(feature = "cuda"))]
     out.push(BackendStatus {
         name: "cuda",

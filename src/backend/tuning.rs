@@ -1,68 +1,653 @@
-//! Tuning knobs of the CSR kernels read from the environment once per process, for benchmark
-//! sweeps on a GPU without rebuilding (the defaults are the measured choices).
+//! The tuning knobs of the backends ([`Tuning`]): typed values whose defaults are the measured
+//! choices, held by every backend ([`crate::backend::BackendInfo::tuning`]) and given to it
+//! explicitly (`HostBackend::with_tuning`, `CudaBackend::with_tuning`,
+//! `OpenClBackend::with_tuning`, [`crate::backend::BackendConfig`]).
+//!
+//! The library never reads the environment for them: [`Tuning::from_env`] (the variables named
+//! by the `*_ENV` constants below) and [`Tuning::set`] (`--tune key=value`) are for the command
+//! line and the benchmark harness, which call them in one place. This module is also the one
+//! place of the library that reads the device variables ([`CUDA_DEVICE_ENV`],
+//! [`OPENCL_DEVICE_ENV`]) and the trace file ([`CUDA_TRACE_ENV`]).
+//!
+//! ```
+//! use pipekrylov::backend::host::HostBackend;
+//! use pipekrylov::backend::tuning::Tuning;
+//! use pipekrylov::backend::BackendInfo;
+//! let mut tuning = Tuning::default();
+//! tuning.set("dcgs2_small_max_groups", "0").unwrap();
+//! assert!(tuning.set("no_such_knob", "1").is_err());
+//! let host = HostBackend::with_tuning(tuning);
+//! assert_eq!(host.tuning().dcgs2_small_max_groups, 0);
+//! ```
 
-use std::sync::OnceLock;
+use crate::backend::ops::AfsaiGrowKernel;
+use crate::backend::row_blocks::CsrKernel;
+use crate::error::{Error, Result};
+use std::path::PathBuf;
 
-/// Environment variable forcing the lanes per CSR row of the GPU backends (a power of two in
-/// 1..=32; anything else is ignored and the lanes follow the mean row length).
+/// Every tuning knob of the backends, with the measured defaults (`Tuning::default()` is the
+/// behaviour of a backend built without one). Fields are public and typed; the key of each for
+/// [`Tuning::set`] (and `--tune key=value`) is its name, and [`Tuning::from_env`] reads it from
+/// the environment variable named in its documentation. Knobs marked "for comparisons" exist for
+/// the A/B measurements of the benchmark scripts: their defaults are what won.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Tuning {
+    /// The CSR kernel of matrices uploaded with the automatic choice on GPUs
+    /// ([`CsrKernel::Auto`]: chosen from the row lengths by
+    /// [`crate::backend::row_blocks::choose`]; `vector`, `stream` or `stream-compact` force one,
+    /// for comparisons). Default `Auto`: the stream kernel won for long or unequal rows from
+    /// 2^20 entries on the H200 (`bench/results/stream-*-h200.csv`). Env [`CSR_KERNEL_ENV`].
+    pub csr_kernel: CsrKernel,
+    /// Lanes per CSR row of the GPU vector kernel, a power of two in 1..=32 (`None`: from the
+    /// mean row length, the rules of the CUDA and OpenCL backends, measured on the H200:
+    /// `bench/results/spmv-sweeps-h200.csv`, `poisson3d-lanes2-h200.csv`). For comparisons.
+    /// Env [`CSR_LANES_ENV`].
+    pub csr_lanes: Option<u32>,
+    /// A CSR row is long (summed apart by whole work-groups) above this many times the mean row
+    /// length (and [`crate::backend::long_rows::LONG_ROW_MIN`] entries); 0 turns the long-row
+    /// path off. Default [`crate::backend::long_rows::LONG_ROW_FACTOR`] (8): the circuit matrix
+    /// on the H200 took 19 ms per CG iteration without it (issue 16, `backend::long_rows`).
+    /// Env [`LONG_ROW_FACTOR_ENV`].
+    pub long_row_factor: usize,
+    /// Whether SELL matrices get 16-bit column offsets where they fit (2 bytes less per entry;
+    /// CSR takes its offsets from [`Tuning::csr_kernel`]). Default on; off for comparisons.
+    /// Env [`SELL_COMPACT_ENV`] (`0` off).
+    pub sell_compact: bool,
+    /// Cache hints of the SpMV kernels' matrix and gather loads (`PK_LOAD_HINTS` in
+    /// `kernels-cu/reduce.cu`; CUDA, and OpenCL on NVIDIA GPUs through inline PTX): 0 plain
+    /// loads, 1 the matrix streamed (evict first), 2 also the gathers through the read-only
+    /// path; values above 2 act as 2. Default 1 (the log `bench/log/`, load hints).
+    /// Env [`MATRIX_LOAD_HINTS_ENV`].
+    pub matrix_load_hints: u8,
+    /// Work-groups per multiprocessor (compute unit) of the reduction plan of the CUDA and
+    /// OpenCL backends, CPU OpenCL devices included (`partials` groups, and so the grid of every
+    /// fused SpMV and update that writes partials), 1..=256 (`None`: 4, the CUDA backend's
+    /// `REDUCTION_BLOCKS_PER_SM` and the OpenCL
+    /// backend's equal default; the tests use 256 to get many groups on a 2-core CPU device).
+    /// Env [`REDUCTION_GROUPS_PER_SM_ENV`].
+    pub reduction_groups_per_sm: Option<usize>,
+    /// Whether the device-resident CG without a preconditioner runs one kernel per iteration
+    /// (`cg_fused_resident`, CSR without long rows): `Some(false)` never, `Some(true)` always,
+    /// `None` by backend and size ([`Tuning::cg_fused_for`]: OpenCL up to
+    /// [`CG_FUSED_OPENCL_MAX_ROWS`], CUDA up to [`CG_FUSED_CUDA_MAX_ROWS`];
+    /// `bench/experiments/h200-cg-fused.sh`). Env [`CG_FUSED_ENV`].
+    pub cg_fused: Option<bool>,
+    /// Whether the device-resident CG and PCG updates take their sums from
+    /// `cg_sums_resident` (once per iteration) instead of finishing the product's partials in
+    /// every work-group: `None` by backend and group count ([`Tuning::cg_sums_kernel_for`]: on
+    /// CUDA from [`CG_SUMS_KERNEL_MIN_GROUPS`] partials, `bench/results/h200-cg-sums-kernel/`).
+    /// Env [`CG_SUMS_KERNEL_ENV`].
+    pub cg_sums_kernel: Option<bool>,
+    /// Whether the device-resident BiCGStab without a preconditioner runs its update and the
+    /// next A p as one kernel (`bicgstab_fused_resident`, CSR without long rows): `None` by
+    /// backend and size ([`Tuning::bicgstab_fused_for`]: OpenCL up to
+    /// [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], never on CUDA; `bench/results/h200-bicgstab-fused/`).
+    /// Env [`BICGSTAB_FUSED_ENV`].
+    pub bicgstab_fused: Option<bool>,
+    /// The largest partials group count for which a DCGS2 step runs as one kernel
+    /// (`gmres_dcgs2_update_small`); 0 for two kernels always. Default
+    /// [`crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS`] (32; the log `bench/log/`,
+    /// device-resident GMRES). Env [`DCGS2_SMALL_MAX_GROUPS_ENV`].
+    pub dcgs2_small_max_groups: usize,
+    /// Whether the GPU backends fuse GMRES's DCGS2 product and dots for SELL matrices
+    /// (`gmres_dcgs2_spmv_dots_sell`): `None` on CUDA only (6-10% faster GMRES(30) iterations
+    /// at n = 4M on CUDA, 0.5-1.6% slower on NVIDIA OpenCL; the log `bench/log/`, "GMRES's
+    /// DCGS2 product and dots fused for SELL"). Env [`DCGS2_SELL_FUSED_ENV`].
+    pub dcgs2_sell_fused: Option<bool>,
+    /// Multiplier of the ceiling of the adaptive FSAI's growth scratch per batch
+    /// (n (k_max s + 1) scalars), 1..=64 (`None`: 2 for the eq. (17) rule, whose rows mostly
+    /// take every step and whose wider launches grew 5-35% faster on the H200, 1 for the step
+    /// rule). Below the ceiling a batch is sized from the G the rows grown so far predict.
+    /// Env [`AFSAI_BATCH_FACTOR_ENV`].
+    pub afsai_batch_factor: Option<usize>,
+    /// The adaptive FSAI's growth kernel on the GPU backends (`None`: `afsai_grow_team` where it
+    /// fits and A has [`crate::backend::AFSAI_TEAM_MIN_ROW_LEN`] entries per row or more on
+    /// average, else `afsai_grow`; `scripts/fsai-bench.sh`). `row` or `team` force one (a team
+    /// that does not fit still falls back to rows). Env [`AFSAI_GROW_KERNEL_ENV`].
+    pub afsai_grow_kernel: Option<AfsaiGrowKernel>,
+    /// Whether the CUDA backend launches every kernel with programmatic stream serialization on
+    /// devices of compute capability 9.0 or later (each kernel waits for its predecessor
+    /// in-kernel, see `kernels-cu/reduce.cu`). Default on (issue 15, the log `bench/log/`);
+    /// off for comparisons. Env [`CUDA_PDL_ENV`] (`0` off).
+    pub cuda_pdl: bool,
+    /// How early a CUDA kernel may start on sm_90+ with programmatic dependent launch: 0 when
+    /// the previous kernel's blocks exit; 1 the products that follow the device-resident CG and
+    /// BiCGStab updates as soon as every block of the update has waited for its own predecessor
+    /// (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 as 1, and the CSR products of
+    /// uploaded matrices (and BiCGStab's fused s update and product) read their first rows
+    /// before waiting (`EARLY_MATRIX` in `kernels-cu/spmv.cu`); 3 as 2, and the CSR products
+    /// also let their next kernel start right after their wait (`EARLY_NEXT`). Values above 3
+    /// act as 3. Default 3 (bench/log/, issue 15, 2026-11-25 (h)). Env [`CUDA_EARLY_START_ENV`].
+    pub cuda_early_start: u8,
+    /// Every CUDA kernel's preferred shared-memory carveout, percent of the most shared memory
+    /// an SM has, 0..=100 (`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`, a hint to the
+    /// driver; `None`: the driver's choice per kernel). For comparisons.
+    /// Env [`CUDA_SMEM_CARVEOUT_ENV`].
+    pub cuda_smem_carveout: Option<u8>,
+    /// A kernel timeline of the CUDA backend (a diagnosis aid, `backend::cuda::write_trace`):
+    /// `Some(file)` brackets every kernel launched outside a stream capture with timing events
+    /// (about 3 us each on an H200) and the command line writes the timeline to `file` after a
+    /// solve (suffixed `.rank<R>` under an MPI launcher). Default `None`.
+    /// Env [`CUDA_TRACE_ENV`].
+    pub cuda_trace: Option<PathBuf>,
+    /// Whether the OpenCL backend builds its inline-PTX program on NVIDIA GPUs (the SpMV's load
+    /// hints and the warp version of the adaptive FSAI's team growth, `-D PK_NV_PTX`,
+    /// `kernels-cl/reduce.cl`; off: their portable code). Other devices never use it. Default
+    /// on (`bench/results/opencl-warp-sums/`). Env [`OPENCL_INLINE_PTX_ENV`] (`0` off).
+    pub opencl_inline_ptx: bool,
+    /// Whether the OpenCL backend passes buffers to kernels as device addresses (`None`: on
+    /// NVIDIA GPUs only, where a `cl_mem` argument costs ~0.25 us per launch;
+    /// `examples/probes/opencl_launch_cost.rs`, `backend::opencl` `address.rs`).
+    /// Env [`OPENCL_ADDRESS_ARGS_ENV`] (`0` or `1`).
+    pub opencl_address_args: Option<bool>,
+    /// Whether OpenCL programs with device-address arguments take all of a kernel's arguments
+    /// as one struct (~0.06 us less per argument and launch on the H200, `packed.rs`). Default
+    /// on. Env [`OPENCL_PACKED_ARGS_ENV`] (`0` or `1`).
+    pub opencl_packed_args: bool,
+    /// When the OpenCL backend calls `clFlush` after a launch. Default [`FlushPolicy::NONE`] (no
+    /// policy tried beat the runtime's own submission on the H200,
+    /// `bench/experiments/opencl-submit-sweep.sh`). For comparisons. Env [`OPENCL_FLUSH_ENV`]
+    /// (`none` or `KICK:EVERY`).
+    pub opencl_flush: FlushPolicy,
+    /// How the OpenCL backend waits for a small read (`None`: spin on GPUs, 1-2 us faster per
+    /// CG and BiCGStab iteration on the H200, block on CPU devices, which need the core).
+    /// For comparisons. Env [`OPENCL_WAIT_ENV`] (`block` or `spin`).
+    pub opencl_wait: Option<WaitMode>,
+    /// Whether a distributed solve tries the device-to-device halo link (CUDA inter-process
+    /// memory, `backend::cuda` `peer.rs`) instead of page-locked host memory and MPI: `None`
+    /// from [`HALO_PEER_MIN_RANKS`] ranks on ([`Tuning::halo_peer_for`]). Every rank must have
+    /// the same value (the ranks agree on the link at the first exchange). Env
+    /// [`HALO_PEER_ENV`].
+    pub halo_peer: Option<bool>,
+    /// Whether a distributed solve tries the device-to-device global sums of the fused kernels
+    /// that finish a reduction themselves (BiCGStab's s update, GMRES's Gram-Schmidt and DCGS2
+    /// steps): `Some(true)` on any number of ranks above one (also between ranks sharing a
+    /// device), `None` on at most [`SUMS_PEER_MAX_RANKS`] ranks each on a device of its own
+    /// ([`Tuning::sums_peer_for`]). Every rank must have the same value. Env [`SUMS_PEER_ENV`].
+    pub sums_peer: Option<bool>,
+    /// Whether the device-to-device link writes its flags with `cuStreamWriteValue32` (fenced
+    /// behind the stream's earlier writes; off: `cuMemsetD32Async`, ordered by stream order
+    /// only). Default on. For comparisons. Env [`HALO_FLAG_WRITE_ENV`] (`0` off).
+    pub halo_flag_write: bool,
+    /// Whether a one-neighbour device-to-device link (the global sums' link at two ranks)
+    /// exchanges by two single-block kernels on the compute stream (`halo_link_push`,
+    /// `halo_link_pull`, payloads up to [`LINK_KERNELS_MAX_BYTES`] between distinct devices)
+    /// instead of the copy stream's copies and flag operations, which left the device idle
+    /// about 24 us per exchange in a kernel timeline. Default on. Env [`LINK_KERNELS_ENV`]
+    /// (`0` off).
+    pub link_kernels: bool,
+    /// Whether the global sums' link at two ranks, where it exchanges by kernels, takes one
+    /// kernel (`halo_sums_link`) instead of four (`halo_partials_finish`, `halo_link_push`,
+    /// `halo_link_pull`, `halo_rank_sums`: 10-22 us more per BiCGStab iteration). Default on.
+    /// Env [`SUMS_KERNEL_ENV`] (`0` off).
+    pub sums_kernel: bool,
+}
+
+impl Tuning {
+    /// The measured defaults (what `Tuning::default()` returns).
+    pub const DEFAULT: Tuning = Tuning {
+        csr_kernel: CsrKernel::Auto,
+        csr_lanes: None,
+        long_row_factor: crate::backend::long_rows::LONG_ROW_FACTOR,
+        sell_compact: true,
+        matrix_load_hints: 1,
+        reduction_groups_per_sm: None,
+        cg_fused: None,
+        cg_sums_kernel: None,
+        bicgstab_fused: None,
+        dcgs2_small_max_groups: crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS,
+        dcgs2_sell_fused: None,
+        afsai_batch_factor: None,
+        afsai_grow_kernel: None,
+        cuda_pdl: true,
+        cuda_early_start: 3,
+        cuda_smem_carveout: None,
+        cuda_trace: None,
+        opencl_inline_ptx: true,
+        opencl_address_args: None,
+        opencl_packed_args: true,
+        opencl_flush: FlushPolicy::NONE,
+        opencl_wait: None,
+        halo_peer: None,
+        sums_peer: None,
+        halo_flag_write: true,
+        link_kernels: true,
+        sums_kernel: true,
+    };
+
+    /// Every key of [`Tuning::set`] (the field names) with the environment variable
+    /// [`Tuning::from_env`] reads it from.
+    pub const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("csr_kernel", CSR_KERNEL_ENV),
+        ("csr_lanes", CSR_LANES_ENV),
+        ("long_row_factor", LONG_ROW_FACTOR_ENV),
+        ("sell_compact", SELL_COMPACT_ENV),
+        ("matrix_load_hints", MATRIX_LOAD_HINTS_ENV),
+        ("reduction_groups_per_sm", REDUCTION_GROUPS_PER_SM_ENV),
+        ("cg_fused", CG_FUSED_ENV),
+        ("cg_sums_kernel", CG_SUMS_KERNEL_ENV),
+        ("bicgstab_fused", BICGSTAB_FUSED_ENV),
+        ("dcgs2_small_max_groups", DCGS2_SMALL_MAX_GROUPS_ENV),
+        ("dcgs2_sell_fused", DCGS2_SELL_FUSED_ENV),
+        ("afsai_batch_factor", AFSAI_BATCH_FACTOR_ENV),
+        ("afsai_grow_kernel", AFSAI_GROW_KERNEL_ENV),
+        ("cuda_pdl", CUDA_PDL_ENV),
+        ("cuda_early_start", CUDA_EARLY_START_ENV),
+        ("cuda_smem_carveout", CUDA_SMEM_CARVEOUT_ENV),
+        ("cuda_trace", CUDA_TRACE_ENV),
+        ("opencl_inline_ptx", OPENCL_INLINE_PTX_ENV),
+        ("opencl_address_args", OPENCL_ADDRESS_ARGS_ENV),
+        ("opencl_packed_args", OPENCL_PACKED_ARGS_ENV),
+        ("opencl_flush", OPENCL_FLUSH_ENV),
+        ("opencl_wait", OPENCL_WAIT_ENV),
+        ("halo_peer", HALO_PEER_ENV),
+        ("sums_peer", SUMS_PEER_ENV),
+        ("halo_flag_write", HALO_FLAG_WRITE_ENV),
+        ("link_kernels", LINK_KERNELS_ENV),
+        ("sums_kernel", SUMS_KERNEL_ENV),
+    ];
+
+    /// Keys whose environment variable was an error when its value did not parse (the OpenCL
+    /// backend refused to start); the others were ignored, and still are by
+    /// [`Tuning::from_env`].
+    const STRICT_ENV_KEYS: &'static [&'static str] = &[
+        "opencl_address_args",
+        "opencl_packed_args",
+        "opencl_flush",
+        "opencl_wait",
+    ];
+
+    /// Set the knob `key` (a field name, see [`Tuning::KEYS`]) from its text, as
+    /// `--tune key=value` does: numbers for the numeric knobs, `0`/`1` (or `false`/`true`,
+    /// `off`/`on`) for switches, `auto` for the automatic choice of the knobs that have one
+    /// (`None`), the names of [`CsrKernel`], [`AfsaiGrowKernel`], [`FlushPolicy`] and
+    /// [`WaitMode`], a file for `cuda_trace` (empty: none). An unknown key or a value out of the
+    /// knob's range is [`Error::InvalidParameter`] naming the key; the tuning is then unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let v = value.trim();
+        match key {
+            "csr_kernel" => self.csr_kernel = v.parse().map_err(|_| bad(key, v, KERNELS))?,
+            "csr_lanes" => {
+                self.csr_lanes = auto_or(v, |s| {
+                    within::<u32>(key, s, 1..=32).and_then(|k| match k.is_power_of_two() {
+                        true => Ok(k),
+                        false => Err(bad(key, s, "a power of two in 1..=32 or auto")),
+                    })
+                })?
+            }
+            "long_row_factor" => self.long_row_factor = count(key, v)?,
+            "sell_compact" => self.sell_compact = switch(key, v)?,
+            "matrix_load_hints" => self.matrix_load_hints = within(key, v, 0..=2)?,
+            "reduction_groups_per_sm" => {
+                self.reduction_groups_per_sm = auto_or(v, |s| within(key, s, 1..=256))?
+            }
+            "cg_fused" => self.cg_fused = auto_or(v, |s| switch(key, s))?,
+            "cg_sums_kernel" => self.cg_sums_kernel = auto_or(v, |s| switch(key, s))?,
+            "bicgstab_fused" => self.bicgstab_fused = auto_or(v, |s| switch(key, s))?,
+            "dcgs2_small_max_groups" => self.dcgs2_small_max_groups = count(key, v)?,
+            "dcgs2_sell_fused" => self.dcgs2_sell_fused = auto_or(v, |s| switch(key, s))?,
+            "afsai_batch_factor" => {
+                self.afsai_batch_factor = auto_or(v, |s| within(key, s, 1..=64))?
+            }
+            "afsai_grow_kernel" => {
+                self.afsai_grow_kernel = auto_or(v, |s| {
+                    s.parse().map_err(|_| bad(key, s, "row, team or auto"))
+                })?
+            }
+            "cuda_pdl" => self.cuda_pdl = switch(key, v)?,
+            "cuda_early_start" => self.cuda_early_start = within(key, v, 0..=3)?,
+            "cuda_smem_carveout" => {
+                self.cuda_smem_carveout = auto_or(v, |s| within(key, s, 0..=100))?
+            }
+            "cuda_trace" => self.cuda_trace = (!v.is_empty()).then(|| PathBuf::from(v)),
+            "opencl_inline_ptx" => self.opencl_inline_ptx = switch(key, v)?,
+            "opencl_address_args" => self.opencl_address_args = auto_or(v, |s| switch(key, s))?,
+            "opencl_packed_args" => self.opencl_packed_args = switch(key, v)?,
+            "opencl_flush" => self.opencl_flush = FlushPolicy::parse(v)?,
+            "opencl_wait" => self.opencl_wait = auto_or(v, WaitMode::parse)?,
+            "halo_peer" => self.halo_peer = auto_or(v, |s| switch(key, s))?,
+            "sums_peer" => self.sums_peer = auto_or(v, |s| switch(key, s))?,
+            "halo_flag_write" => self.halo_flag_write = switch(key, v)?,
+            "link_kernels" => self.link_kernels = switch(key, v)?,
+            "sums_kernel" => self.sums_kernel = switch(key, v)?,
+            other => {
+                let keys: Vec<&str> = Self::KEYS.iter().map(|(k, _)| *k).collect();
+                return Err(Error::param(
+                    "tune",
+                    format!("unknown tuning key `{other}` (one of {})", keys.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Tuning::set`] from `key=value` (one `--tune` argument).
+    pub fn set_pair(&mut self, pair: &str) -> Result<()> {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            Error::param(
+                "tune",
+                format!("`{pair}` is not key=value (e.g. cg_fused=0)"),
+            )
+        })?;
+        self.set(key.trim(), value)
+    }
+
+    /// The defaults with every knob whose environment variable is set (and not empty) taken
+    /// from it ([`Tuning::KEYS`]: `PIPEKRYLOV_CG_FUSED=0` is `cg_fused=0`). For the command line
+    /// and the benchmark harness only: the library never calls it. As before the knobs were
+    /// typed, a value that does not parse leaves the knob at its default (`auto`, `default`,
+    /// anything else), except for the OpenCL submission and argument knobs, for which it is
+    /// [`Error::InvalidParameter`].
+    pub fn from_env() -> Result<Self> {
+        let mut tuning = Self::default();
+        for &(key, env) in Self::KEYS {
+            let Some(value) = std::env::var_os(env) else {
+                continue;
+            };
+            let value = value.to_string_lossy();
+            if value.trim().is_empty() {
+                continue;
+            }
+            match tuning.set(key, &value) {
+                Err(Error::InvalidParameter { reason, .. })
+                    if Self::STRICT_ENV_KEYS.contains(&key) =>
+                {
+                    return Err(Error::param(env, reason))
+                }
+                _ => {}
+            }
+        }
+        Ok(tuning)
+    }
+
+    /// Whether the device-resident CG runs fused on `n` rows ([`Tuning::cg_fused`]; by default on
+    /// OpenCL up to [`CG_FUSED_OPENCL_MAX_ROWS`], on CUDA up to [`CG_FUSED_CUDA_MAX_ROWS`]).
+    pub fn cg_fused_for(&self, cuda: bool, n: usize) -> bool {
+        match self.cg_fused {
+            Some(forced) => forced,
+            None if cuda => n <= CG_FUSED_CUDA_MAX_ROWS,
+            None => n <= CG_FUSED_OPENCL_MAX_ROWS,
+        }
+    }
+
+    /// Whether a device-resident CG or PCG update on `groups` partials per slot takes its sums
+    /// from `cg_sums_resident` ([`Tuning::cg_sums_kernel`]; by default on CUDA from
+    /// [`CG_SUMS_KERNEL_MIN_GROUPS`] partials on, never on OpenCL: there the launch costs as
+    /// much as it saves at 4M unknowns and 1.5-4% more at 0.3-1M on the H200).
+    pub fn cg_sums_kernel_for(&self, cuda: bool, groups: usize) -> bool {
+        self.cg_sums_kernel
+            .unwrap_or(cuda && groups >= CG_SUMS_KERNEL_MIN_GROUPS)
+    }
+
+    /// Whether the device-resident BiCGStab runs its update fused with the next product on `n`
+    /// rows ([`Tuning::bicgstab_fused`]; by default on OpenCL up to
+    /// [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], never on CUDA: there programmatic dependent launch
+    /// already overlaps the kernels' starts, and on the H200 the fused update was 0.99-1.15 of
+    /// the three-kernel time up to 65K unknowns and 0.98-1.07 above).
+    pub fn bicgstab_fused_for(&self, cuda: bool, n: usize) -> bool {
+        match self.bicgstab_fused {
+            Some(forced) => forced,
+            None if cuda => false,
+            None => n <= BICGSTAB_FUSED_OPENCL_MAX_ROWS,
+        }
+    }
+
+    /// Whether the CUDA (`cuda`) or OpenCL backend fuses the DCGS2 product and dots for SELL
+    /// ([`Tuning::dcgs2_sell_fused`]; by default on CUDA only).
+    pub fn dcgs2_sell_fused_for(&self, cuda: bool) -> bool {
+        self.dcgs2_sell_fused.unwrap_or(cuda)
+    }
+
+    /// Whether to try the halo link on a communicator of `ranks` ranks ([`Tuning::halo_peer`];
+    /// by default from [`HALO_PEER_MIN_RANKS`] ranks on).
+    pub fn halo_peer_for(&self, ranks: usize) -> bool {
+        self.halo_peer.unwrap_or(ranks >= HALO_PEER_MIN_RANKS)
+    }
+
+    /// Whether to try the device-to-device global sums on `ranks` ranks
+    /// ([`Tuning::sums_peer`]; by default from 2 up to [`SUMS_PEER_MAX_RANKS`] ranks; never on
+    /// one rank: nothing to sum over).
+    pub fn sums_peer_for(&self, ranks: usize) -> bool {
+        ranks > 1 && self.sums_peer.unwrap_or(ranks <= SUMS_PEER_MAX_RANKS)
+    }
+
+    /// Whether [`Tuning::sums_peer`] forces the device-to-device global sums: then also between
+    /// ranks that share a device.
+    pub fn sums_peer_forced(&self) -> bool {
+        self.sums_peer == Some(true)
+    }
+
+    /// [`Tuning::cuda_early_start`] within 0..=3.
+    pub fn early_start_level(&self) -> u8 {
+        self.cuda_early_start.min(3)
+    }
+
+    /// [`Tuning::matrix_load_hints`] within 0..=2.
+    pub fn load_hints_level(&self) -> u8 {
+        self.matrix_load_hints.min(2)
+    }
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// The tuning of backends that hold none ([`crate::backend::BackendInfo::tuning`]'s default).
+pub(crate) static DEFAULT_TUNING: Tuning = Tuning::DEFAULT;
+
+const KERNELS: &str = "auto, vector, stream or stream-compact";
+
+fn bad(key: &str, value: &str, what: &str) -> Error {
+    Error::param(key, format!("`{value}` is not {what}"))
+}
+
+/// `None` for `auto` (or `default`), else `parse(value)`.
+fn auto_or<T>(value: &str, parse: impl FnOnce(&str) -> Result<T>) -> Result<Option<T>> {
+    match value.to_ascii_lowercase().as_str() {
+        "auto" | "default" => Ok(None),
+        _ => parse(value).map(Some),
+    }
+}
+
+/// A `0`/`1` (`false`/`true`, `off`/`on`) switch.
+fn switch(key: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" => Ok(true),
+        "0" | "false" | "off" => Ok(false),
+        _ => Err(bad(key, value, "0 or 1")),
+    }
+}
+
+/// An integer in `range`.
+fn within<T>(key: &str, value: &str, range: std::ops::RangeInclusive<T>) -> Result<T>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    match value.parse::<T>() {
+        Ok(x) if range.contains(&x) => Ok(x),
+        _ => Err(bad(
+            key,
+            value,
+            &format!("an integer in {}..={}", range.start(), range.end()),
+        )),
+    }
+}
+
+/// A non-negative integer.
+fn count(key: &str, value: &str) -> Result<usize> {
+    value
+        .parse()
+        .map_err(|_| bad(key, value, "a non-negative integer"))
+}
+
+/// When the OpenCL backend calls `clFlush` after a launch ([`Tuning::opencl_flush`]).
+///
+/// OpenCL lets an implementation hold enqueued commands on the host until a flush or a blocking
+/// call; NVIDIA's does, so without a flush the GPU idles while the host enqueues an iteration's
+/// kernels. A flush per launch costs more than it saves; a policy flushes the first launch after
+/// the queue went idle (so the GPU starts while the host enqueues the rest) and then every
+/// `every`-th launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushPolicy {
+    /// Flush the first launch after the queue went idle (a wait or a blocking read).
+    pub kick: bool,
+    /// Also flush every `every`-th launch since then (0 = never).
+    pub every: u32,
+}
+
+impl FlushPolicy {
+    /// No explicit flush: the runtime decides (submission at the next blocking call).
+    pub const NONE: Self = Self {
+        kick: false,
+        every: 0,
+    };
+
+    /// Whether the `launches`-th launch since the queue went idle (1-based) is flushed.
+    pub fn flush_after(&self, launches: u32) -> bool {
+        (self.kick && launches == 1) || (self.every > 0 && launches % self.every == 0)
+    }
+
+    /// Parse `none` or `KICK:EVERY` (`KICK` 0 or 1).
+    pub fn parse(s: &str) -> Result<Self> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("none") {
+            return Ok(Self::NONE);
+        }
+        let bad = || {
+            Error::param(
+                "opencl_flush",
+                format!("`{s}` is not `none` or KICK:EVERY (e.g. 1:4)"),
+            )
+        };
+        let (kick, every) = s.split_once(':').ok_or_else(bad)?;
+        let kick = match kick.trim() {
+            "0" => false,
+            "1" => true,
+            _ => return Err(bad()),
+        };
+        let every = every.trim().parse::<u32>().map_err(|_| bad())?;
+        Ok(Self { kick, every })
+    }
+}
+
+/// How the host waits for a small read of the OpenCL backend ([`Tuning::opencl_wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// A blocking `clEnqueueReadBuffer`.
+    Block,
+    /// A non-blocking read, a flush, then polling the read's event status (NVIDIA's blocking
+    /// wait may sleep and wake late).
+    Spin,
+}
+
+impl WaitMode {
+    /// Parse `block` or `spin`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "block" => Ok(Self::Block),
+            "spin" => Ok(Self::Spin),
+            other => Err(Error::param(
+                "opencl_wait",
+                format!("`{other}` is not `block` or `spin`"),
+            )),
+        }
+    }
+}
+
+/// The CUDA device ordinal [`CUDA_DEVICE_ENV`] names (`None` when unset or empty). For the
+/// command line, the benchmark harness and `CudaBackend::from_env`. A value that is not an
+/// ordinal is [`Error::InvalidParameter`].
+pub fn cuda_device_from_env() -> Result<Option<usize>> {
+    match std::env::var(CUDA_DEVICE_ENV) {
+        Ok(s) if s.trim().is_empty() => Ok(None),
+        Ok(s) => parse_cuda_device(&s).map(Some),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(Error::param(CUDA_DEVICE_ENV, "not valid UTF-8"))
+        }
+    }
+}
+
+/// A CUDA device ordinal from its text (the value of [`CUDA_DEVICE_ENV`]).
+pub fn parse_cuda_device(s: &str) -> Result<usize> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| Error::param(CUDA_DEVICE_ENV, format!("'{s}' is not a device ordinal")))
+}
+
+/// The OpenCL device [`OPENCL_DEVICE_ENV`] names ([`crate::backend::DeviceSelector::parse`];
+/// `Default` when unset). For the command line, the benchmark harness and
+/// `OpenClBackend::from_env`.
+pub fn opencl_device_from_env() -> crate::backend::DeviceSelector {
+    std::env::var(OPENCL_DEVICE_ENV)
+        .map(|v| crate::backend::DeviceSelector::parse(&v))
+        .unwrap_or_default()
+}
+
+impl crate::backend::DeviceSelector {
+    /// The selector from [`OPENCL_DEVICE_ENV`] (`Default` when unset), as the command line
+    /// reads it ([`opencl_device_from_env`]).
+    pub fn from_env() -> Self {
+        opencl_device_from_env()
+    }
+}
+
+impl crate::backend::BackendConfig {
+    /// The configuration the command line and the benchmark harness start from: the tuning of
+    /// [`Tuning::from_env`] and the devices of [`CUDA_DEVICE_ENV`] and [`OPENCL_DEVICE_ENV`].
+    pub fn from_env() -> Result<Self> {
+        Ok(Self {
+            tuning: Tuning::from_env()?,
+            cuda_device: cuda_device_from_env()?,
+            opencl_device: opencl_device_from_env(),
+        })
+    }
+}
+
+/// Environment variable of [`Tuning::csr_kernel`] (`vector`, `stream` or `stream-compact`;
+/// anything else is ignored).
+pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
+
+/// Environment variable of [`Tuning::csr_lanes`] (a power of two in 1..=32; anything else is
+/// ignored).
 pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
 
-/// Environment variable overriding the long-row factor of
-/// [`crate::backend::long_rows::LONG_ROW_FACTOR`] at upload: a non-negative integer, 0 turning
-/// the long-row path off (every row in the main kernel, as before it existed).
+/// Environment variable of [`Tuning::long_row_factor`] (a non-negative integer, 0 turning the
+/// long-row path off).
 pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
 
-/// Environment variable overriding the blocks (work-groups) per multiprocessor (compute unit) of
-/// the reduction plan of the CUDA and OpenCL backends, CPU OpenCL devices included (`partials`
-/// groups, and so the grid of every fused SpMV and update that writes partials): an integer in
-/// 1..=256 (the tests use the top of the range to get many groups on a 2-core CPU device).
+/// Environment variable of [`Tuning::sell_compact`] (`0` off).
+pub const SELL_COMPACT_ENV: &str = "PIPEKRYLOV_SELL_COMPACT";
+
+/// Environment variable of [`Tuning::reduction_groups_per_sm`] (an integer in 1..=256).
 pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
 
-/// Environment variable multiplying the ceiling of the adaptive FSAI's growth scratch per
-/// batch (n (k_max s + 1) scalars): an integer in 1..=64 (default 2 for the eq. (17) rule, 1 for
-/// the step rule). Below the ceiling a batch is sized from the G the rows grown so far
-/// predict; larger batches of rows per `afsai_grow` launch occupy more of a GPU at the cost of
-/// scratch memory.
+/// Environment variable of [`Tuning::afsai_batch_factor`] (an integer in 1..=64).
 pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
 
-/// Environment variable overriding [`crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS`]
-/// (the largest partials group count for which a DCGS2 step runs as one kernel): a
-/// non-negative integer, 0 for two kernels always.
+/// Environment variable of [`Tuning::dcgs2_small_max_groups`] (a non-negative integer, 0 for
+/// two kernels always).
 pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
 
-/// Environment variable choosing whether the GPU backends fuse GMRES's DCGS2 product and dots for
-/// SELL matrices (`gmres_dcgs2_spmv_dots_sell`): `0` never (the product and `basis_dots2` apart,
-/// as before the kernel existed), `1` on both backends; unset (or anything else) on CUDA only
-/// (measured: 6-10% faster GMRES(30) iterations at n = 4M on CUDA, 0.5-1.6% slower on NVIDIA
-/// OpenCL; the log `bench/log/`, "GMRES's DCGS2 product and dots fused for SELL").
+/// Environment variable of [`Tuning::dcgs2_sell_fused`] (`0` never, `1` on both GPU backends;
+/// unset or anything else on CUDA only).
 pub const DCGS2_SELL_FUSED_ENV: &str = "PIPEKRYLOV_DCGS2_SELL_FUSED";
 
-/// Environment variable forcing the adaptive FSAI's growth kernel on the GPU backends: `row`
-/// (`afsai_grow`, one work-item per row) or `team` (`afsai_grow_team` wherever it fits; by
-/// default it runs where it fits and A has [`crate::backend::AFSAI_TEAM_MIN_ROW_LEN`] entries
-/// per row or more on average); anything else is ignored.
+/// Environment variable of [`Tuning::afsai_grow_kernel`] (`row` or `team`; anything else is
+/// ignored).
 pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
 
-/// Environment variable turning the CUDA backend's programmatic dependent launch off (`0`): by
-/// default every kernel is launched with programmatic stream serialization on devices of compute
-/// capability 9.0 or later (each kernel waits for its predecessor in-kernel, see
-/// `kernels-cu/reduce.cu`); `0` launches them the classic way (for comparisons).
+/// Environment variable of [`Tuning::cuda_pdl`] (`0` off).
 pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
 
-/// Environment variable choosing how early a CUDA kernel may start on sm_90+ with programmatic
-/// dependent launch: 0 when the previous kernel's blocks exit; 1 the products that follow the
-/// device-resident CG and BiCGStab updates as soon as every block of the update has waited for
-/// its own predecessor (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 as 1, and the CSR
-/// products of uploaded matrices (and BiCGStab's fused s update and product) read their first
-/// rows before waiting (`EARLY_MATRIX` in `kernels-cu/spmv.cu`); 3 (the default) as 2, and the
-/// CSR products also let their next kernel start right after their wait (`EARLY_NEXT`), so that
-/// BiCGStab's fused s update and product reads its matrix early too; anything else means 3.
+/// Environment variable of [`Tuning::cuda_early_start`] (0..=3; anything else means 3).
 pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
 
-/// Environment variable choosing whether the device-resident CG without a preconditioner runs
-/// one kernel per iteration (`cg_fused_resident`, for CSR matrices without long rows) instead of
-/// two: `0` never, `1` always; unset (or anything else), by backend and size
-/// (the rule of `cg_fused_for`).
+/// Environment variable of [`Tuning::cg_fused`] (`0` never, `1` always; unset or anything else
+/// by backend and size).
 pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
 
 /// The largest system the OpenCL backend runs the fused CG iteration for by default.
@@ -71,23 +656,8 @@ pub const CG_FUSED_OPENCL_MAX_ROWS: usize = 1 << 18;
 /// The largest system the CUDA backend runs the fused CG iteration for by default.
 pub const CG_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
 
-/// Whether the device-resident CG runs fused on `n` rows ([`CG_FUSED_ENV`]; by default on
-/// OpenCL up to [`CG_FUSED_OPENCL_MAX_ROWS`], on CUDA up to [`CG_FUSED_CUDA_MAX_ROWS`]).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn cg_fused_for(cuda: bool, n: usize) -> bool {
-    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
-    match *FORCED.get_or_init(|| parse_env(CG_FUSED_ENV)) {
-        Some(0) => false,
-        Some(1) => true,
-        _ if cuda => n <= CG_FUSED_CUDA_MAX_ROWS,
-        _ => n <= CG_FUSED_OPENCL_MAX_ROWS,
-    }
-}
-
-/// Environment variable choosing whether the device-resident CG and PCG updates take their sums
-/// from `cg_sums_resident`, which finishes them once per iteration, instead of finishing the
-/// product's partials in every work-group: `0` never, `1` always; unset (or anything else), by
-/// backend and group count (the rule of `cg_sums_kernel_for`).
+/// Environment variable of [`Tuning::cg_sums_kernel`] (`0` never, `1` always; unset or anything
+/// else by backend and group count).
 pub const CG_SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_CG_SUMS_KERNEL";
 
 /// The partials per slot from which the device-resident CG updates on CUDA take their sums from
@@ -99,24 +669,8 @@ pub const CG_SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_CG_SUMS_KERNEL";
 /// 528 partials.
 pub const CG_SUMS_KERNEL_MIN_GROUPS: usize = 1024;
 
-/// Whether a device-resident CG or PCG update on `groups` partials per slot takes its sums from
-/// `cg_sums_resident` ([`CG_SUMS_KERNEL_ENV`]; by default on CUDA from
-/// [`CG_SUMS_KERNEL_MIN_GROUPS`] partials on, never on OpenCL: there the launch costs as much as
-/// it saves at 4M unknowns and 1.5-4% more at 0.3-1M on the H200).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn cg_sums_kernel_for(cuda: bool, groups: usize) -> bool {
-    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
-    match *FORCED.get_or_init(|| parse_env(CG_SUMS_KERNEL_ENV)) {
-        Some(0) => false,
-        Some(1) => true,
-        _ => cuda && groups >= CG_SUMS_KERNEL_MIN_GROUPS,
-    }
-}
-
-/// Environment variable choosing whether the device-resident BiCGStab without a preconditioner
-/// runs its update and the next A p as one kernel (`bicgstab_fused_resident`, for CSR matrices
-/// without long rows: two kernels per iteration instead of three): `0` never, `1` always; unset
-/// (or anything else), by backend and size (the rule of `bicgstab_fused_for`).
+/// Environment variable of [`Tuning::bicgstab_fused`] (`0` never, `1` always; unset or anything
+/// else by backend and size).
 pub const BICGSTAB_FUSED_ENV: &str = "PIPEKRYLOV_BICGSTAB_FUSED";
 
 /// The largest system the OpenCL backend runs the fused BiCGStab update for by default. On the
@@ -125,40 +679,28 @@ pub const BICGSTAB_FUSED_ENV: &str = "PIPEKRYLOV_BICGSTAB_FUSED";
 /// 3D 133K, 262K and 1M.
 pub const BICGSTAB_FUSED_OPENCL_MAX_ROWS: usize = 1 << 17;
 
-/// Whether the device-resident BiCGStab runs its update fused with the next product on `n` rows
-/// ([`BICGSTAB_FUSED_ENV`]; by default on OpenCL up to [`BICGSTAB_FUSED_OPENCL_MAX_ROWS`], never
-/// on CUDA: there programmatic dependent launch already overlaps the kernels' starts, and on the
-/// H200 the fused update was 0.99-1.15 of the three-kernel time up to 65K unknowns and
-/// 0.98-1.07 above).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn bicgstab_fused_for(cuda: bool, n: usize) -> bool {
-    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
-    match *FORCED.get_or_init(|| parse_env(BICGSTAB_FUSED_ENV)) {
-        Some(0) => false,
-        Some(1) => true,
-        _ if cuda => false,
-        _ => n <= BICGSTAB_FUSED_OPENCL_MAX_ROWS,
-    }
-}
-
-/// Environment variable choosing the cache hints of the SpMV kernels' matrix and gather loads
-/// (`PK_LOAD_HINTS` in `kernels-cu/reduce.cu`): 0 plain loads, 1 (the default) the matrix
-/// streamed (evict first), 2 also the gathers through the read-only path; anything else means
-/// 1. CUDA, and OpenCL on NVIDIA GPUs (inline PTX, see [`OPENCL_INLINE_PTX_ENV`]).
+/// Environment variable of [`Tuning::matrix_load_hints`] (0..=2; anything else means 1).
 pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
 
-/// Environment variable turning the OpenCL backend's inline-PTX program on NVIDIA GPUs off
-/// (`0`; anything else leaves it on): the SpMV's load hints and the warp version of the adaptive
-/// FSAI's team growth (`-D PK_NV_PTX`, `kernels-cl/reduce.cl`), which then run their portable
-/// code; other devices never use it.
+/// Environment variable of [`Tuning::opencl_inline_ptx`] (`0` off; anything else leaves it on).
 pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
 
-/// Environment variable choosing the device-to-device halo link: `0` never, `1` always,
-/// anything else (or unset) on communicators of [`HALO_PEER_MIN_RANKS`] ranks or more. With it,
-/// the ranks of a distributed solve on one node whose devices have peer access copy their halo
-/// entries into each other's device memory (CUDA inter-process memory,
-/// `src/backend/cuda/peer.rs`) instead of through page-locked host memory and MPI. Every rank
-/// must see the same value (the ranks agree on the link at the first exchange).
+/// Environment variable of [`Tuning::opencl_address_args`] (`1` on, `0` off; anything else is
+/// an error of [`Tuning::from_env`]).
+pub const OPENCL_ADDRESS_ARGS_ENV: &str = "PIPEKRYLOV_OPENCL_ADDRESS_ARGS";
+
+/// Environment variable of [`Tuning::opencl_packed_args`] (`1` on, `0` off; anything else is an
+/// error of [`Tuning::from_env`]).
+pub const OPENCL_PACKED_ARGS_ENV: &str = "PIPEKRYLOV_OPENCL_PACKED_ARGS";
+
+/// Environment variable of [`Tuning::opencl_flush`] (`none` or `KICK:EVERY` such as `1:4`).
+pub const OPENCL_FLUSH_ENV: &str = "PIPEKRYLOV_OPENCL_FLUSH";
+
+/// Environment variable of [`Tuning::opencl_wait`] (`block` or `spin`).
+pub const OPENCL_WAIT_ENV: &str = "PIPEKRYLOV_OPENCL_WAIT";
+
+/// Environment variable of [`Tuning::halo_peer`] (`0` never, `1` always; unset or anything else
+/// from [`HALO_PEER_MIN_RANKS`] ranks on).
 pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 
 /// The fewest ranks for which the halo link is tried by default. Measured (bench/log/,
@@ -168,31 +710,8 @@ pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 /// H200s.
 pub const HALO_PEER_MIN_RANKS: usize = 3;
 
-/// Whether to try the halo link on a communicator of `ranks` ranks: [`HALO_PEER_ENV`] `0` no,
-/// `1` yes, otherwise from [`HALO_PEER_MIN_RANKS`] ranks on.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn halo_peer(ranks: usize) -> bool {
-    halo_peer_choice(parse_env(HALO_PEER_ENV), ranks)
-}
-
-/// [`halo_peer`] for a given value of [`HALO_PEER_ENV`] (`None`: unset or not a number).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn halo_peer_choice(env: Option<usize>, ranks: usize) -> bool {
-    match env {
-        Some(0) => false,
-        Some(1) => true,
-        _ => ranks >= HALO_PEER_MIN_RANKS,
-    }
-}
-
-/// Environment variable choosing the device-to-device global sums of a distributed solve: `0`
-/// never, `1` on any number of ranks above one (also between ranks sharing a device), anything
-/// else (or unset) on communicators of at most [`SUMS_PEER_MAX_RANKS`] ranks, each on a device
-/// of its own (ranks sharing a GPU would wait for each other's contexts at every reduction). With them, where the ranks run on one node and their devices
-/// link (CUDA with peer access), the fused kernels that finish a reduction themselves
-/// (BiCGStab's s update, GMRES's Gram-Schmidt and DCGS2 steps) get the global sums without the
-/// partials going through the host. Every rank must see the same value (the ranks agree on the
-/// link at the first such reduction).
+/// Environment variable of [`Tuning::sums_peer`] (`0` never, `1` on any number of ranks above
+/// one; unset or anything else on at most [`SUMS_PEER_MAX_RANKS`] ranks).
 pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
 
 /// The most ranks for which the device-to-device global sums are tried by default. Measured
@@ -201,204 +720,205 @@ pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
 /// both rounds; at 4 ranks (halo link) they were 0.4-2.6% slower, so they stay off there.
 pub const SUMS_PEER_MAX_RANKS: usize = 2;
 
-/// Whether to try the device-to-device global sums on `ranks` ranks: [`SUMS_PEER_ENV`] `0`
-/// no, `1` yes, otherwise from 2 up to [`SUMS_PEER_MAX_RANKS`] ranks.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn sums_peer(ranks: usize) -> bool {
-    sums_peer_choice(parse_env(SUMS_PEER_ENV), ranks)
-}
-
-/// Whether [`SUMS_PEER_ENV`] forces the device-to-device global sums (`1`): then also between
-/// ranks that share a device.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn sums_peer_forced() -> bool {
-    parse_env(SUMS_PEER_ENV) == Some(1)
-}
-
-/// [`sums_peer`] for a given value of [`SUMS_PEER_ENV`] (`None`: unset or not a number).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-fn sums_peer_choice(env: Option<usize>, ranks: usize) -> bool {
-    ranks > 1
-        && match env {
-            Some(0) => false,
-            Some(1) => true,
-            _ => ranks <= SUMS_PEER_MAX_RANKS,
-        }
-}
-
-/// Environment variable: `0` makes the device-to-device halo link write its flags with
-/// `cuMemsetD32Async` (ordered behind the copies they announce by stream order only) instead of
-/// `cuStreamWriteValue32` (the default, whose write is fenced behind the stream's earlier
-/// writes).
+/// Environment variable of [`Tuning::halo_flag_write`] (`0` off).
 pub const HALO_FLAG_WRITE_ENV: &str = "PIPEKRYLOV_HALO_FLAG_WRITE";
 
-/// False when [`HALO_FLAG_WRITE_ENV`] is `0`.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn halo_flag_write_value() -> bool {
-    parse_env(HALO_FLAG_WRITE_ENV) != Some(0)
-}
-
-/// Environment variable: `0` makes a one-neighbour device-to-device link (the global sums' link
-/// at two ranks) exchange with the copy stream's copies and flag operations, as the halo link
-/// does, instead of two single-block kernels on the compute stream (`halo_link_push`,
-/// `halo_link_pull`: the default for payloads up to [`LINK_KERNELS_MAX_BYTES`] between distinct
-/// devices).
+/// Environment variable of [`Tuning::link_kernels`] (`0` off).
 pub const LINK_KERNELS_ENV: &str = "PIPEKRYLOV_LINK_KERNELS";
 
 /// Largest payload (bytes each way) a link exchanges by kernels: one block copies it.
 pub const LINK_KERNELS_MAX_BYTES: usize = 1 << 16;
 
-/// Environment variable: `0` makes the global sums' link at two ranks, where it exchanges by
-/// kernels, take its four steps (`halo_partials_finish`, `halo_link_push`, `halo_link_pull`,
-/// `halo_rank_sums`) instead of the one kernel that does them all (`halo_sums_link`, the
-/// default).
+/// Environment variable of [`Tuning::sums_kernel`] (`0` off).
 pub const SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_SUMS_KERNEL";
 
-/// False when [`SUMS_KERNEL_ENV`] is `0`.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn sums_kernel() -> bool {
-    parse_env(SUMS_KERNEL_ENV) != Some(0)
-}
-
-/// False when [`LINK_KERNELS_ENV`] is `0`.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn link_kernels() -> bool {
-    parse_env(LINK_KERNELS_ENV) != Some(0)
-}
-
-fn parse_env(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.trim().parse().ok()
-}
-
-/// The forced lanes per CSR row, if [`CSR_LANES_ENV`] holds a valid value (GPU backends only).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn csr_lanes() -> Option<u32> {
-    static LANES: OnceLock<Option<u32>> = OnceLock::new();
-    *LANES.get_or_init(|| {
-        parse_env(CSR_LANES_ENV)
-            .filter(|k| k.is_power_of_two() && *k <= 32)
-            .map(|k| k as u32)
-    })
-}
-
-/// The long-row factor given by [`LONG_ROW_FACTOR_ENV`], if any.
-pub(crate) fn long_row_factor() -> Option<usize> {
-    static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
-    *FACTOR.get_or_init(|| parse_env(LONG_ROW_FACTOR_ENV))
-}
-
-/// The reduction groups per multiprocessor of [`REDUCTION_GROUPS_PER_SM_ENV`], if valid.
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn reduction_groups_per_sm() -> Option<usize> {
-    static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
-    *GROUPS.get_or_init(|| parse_env(REDUCTION_GROUPS_PER_SM_ENV).filter(|g| (1..=256).contains(g)))
-}
-
-/// The growth scratch multiplier of [`AFSAI_BATCH_FACTOR_ENV`], if valid.
-pub(crate) fn afsai_batch_factor() -> Option<usize> {
-    static FACTOR: OnceLock<Option<usize>> = OnceLock::new();
-    *FACTOR.get_or_init(|| parse_env(AFSAI_BATCH_FACTOR_ENV).filter(|f| (1..=64).contains(f)))
-}
-
-/// The DCGS2 one-kernel group limit given by [`DCGS2_SMALL_MAX_GROUPS_ENV`], if any.
-pub(crate) fn dcgs2_small_max_groups() -> Option<usize> {
-    static GROUPS: OnceLock<Option<usize>> = OnceLock::new();
-    *GROUPS.get_or_init(|| parse_env(DCGS2_SMALL_MAX_GROUPS_ENV))
-}
-
-/// The growth kernel forced by [`AFSAI_GROW_KERNEL_ENV`], if valid.
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn afsai_grow_kernel() -> Option<crate::backend::ops::AfsaiGrowKernel> {
-    static KERNEL: OnceLock<Option<crate::backend::ops::AfsaiGrowKernel>> = OnceLock::new();
-    *KERNEL.get_or_init(|| std::env::var(AFSAI_GROW_KERNEL_ENV).ok()?.parse().ok())
-}
-
-/// False when [`CUDA_PDL_ENV`] is `0` (programmatic dependent launch off).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn cuda_pdl() -> bool {
-    static PDL: OnceLock<bool> = OnceLock::new();
-    *PDL.get_or_init(|| parse_env(CUDA_PDL_ENV) != Some(0))
-}
-
-/// Environment variable setting every CUDA kernel's preferred shared-memory carveout (percent of
-/// the most shared memory an SM has, 0..=100; `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`,
-/// a hint to the driver); unset or anything else leaves the driver's choice per kernel.
+/// Environment variable of [`Tuning::cuda_smem_carveout`] (0..=100; anything else leaves the
+/// driver's choice).
 pub const CUDA_SMEM_CARVEOUT_ENV: &str = "PIPEKRYLOV_CUDA_SMEM_CARVEOUT";
 
-/// The carveout of [`CUDA_SMEM_CARVEOUT_ENV`], if set to 0..=100.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn cuda_smem_carveout() -> Option<i32> {
-    static CARVEOUT: OnceLock<Option<i32>> = OnceLock::new();
-    *CARVEOUT.get_or_init(|| {
-        parse_env(CUDA_SMEM_CARVEOUT_ENV)
-            .filter(|c| *c <= 100)
-            .map(|c| c as i32)
-    })
-}
+/// Environment variable of [`Tuning::cuda_trace`] (the CSV file of the kernel timeline; unset
+/// or empty: no trace).
+pub const CUDA_TRACE_ENV: &str = "PIPEKRYLOV_CUDA_TRACE";
 
-/// The early start of [`CUDA_EARLY_START_ENV`] (0..=3, default 3).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn cuda_early_start() -> usize {
-    static EARLY: OnceLock<usize> = OnceLock::new();
-    *EARLY.get_or_init(|| {
-        parse_env(CUDA_EARLY_START_ENV)
-            .filter(|e| *e <= 3)
-            .unwrap_or(3)
-    })
-}
+/// Environment variable naming the CUDA device ordinal of the command line
+/// ([`crate::backend::BackendConfig::cuda_device`], default 0).
+pub const CUDA_DEVICE_ENV: &str = "PIPEKRYLOV_CUDA_DEVICE";
 
-/// The SpMV load hints of [`MATRIX_LOAD_HINTS_ENV`] (0..=2, default 1).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn matrix_load_hints() -> usize {
-    static HINTS: OnceLock<usize> = OnceLock::new();
-    *HINTS.get_or_init(|| {
-        parse_env(MATRIX_LOAD_HINTS_ENV)
-            .filter(|h| *h <= 2)
-            .unwrap_or(1)
-    })
-}
-
-/// Whether the CUDA (`cuda`) or OpenCL backend fuses the DCGS2 product and dots for SELL
-/// ([`DCGS2_SELL_FUSED_ENV`]; by default on CUDA only).
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn dcgs2_sell_fused_for(cuda: bool) -> bool {
-    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
-    match *FORCED.get_or_init(|| parse_env(DCGS2_SELL_FUSED_ENV)) {
-        Some(0) => false,
-        Some(1) => true,
-        _ => cuda,
-    }
-}
-
-/// False when [`OPENCL_INLINE_PTX_ENV`] is `0`.
-#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
-pub(crate) fn opencl_inline_ptx() -> bool {
-    static PTX: OnceLock<bool> = OnceLock::new();
-    *PTX.get_or_init(|| parse_env(OPENCL_INLINE_PTX_ENV) != Some(0))
-}
+/// Environment variable naming the OpenCL device of the command line
+/// ([`crate::backend::BackendConfig::opencl_device`]): `P:D` (platform and device index) or a
+/// case-insensitive substring of "platform / device".
+pub const OPENCL_DEVICE_ENV: &str = "PIPEKRYLOV_OPENCL_DEVICE";
 
 #[cfg(test)]
 mod tests {
-    use super::{halo_peer_choice, sums_peer_choice, HALO_PEER_MIN_RANKS, SUMS_PEER_MAX_RANKS};
+    use super::*;
 
     #[test]
-    fn the_links_default_by_rank_count_and_the_environment_overrides() {
-        // Unset (or not 0/1): the halo link from HALO_PEER_MIN_RANKS ranks on, the device
-        // sums from 2 up to SUMS_PEER_MAX_RANKS ranks.
-        for unset in [None, Some(2), Some(7)] {
-            assert!(!halo_peer_choice(unset, 2));
-            assert!(halo_peer_choice(unset, HALO_PEER_MIN_RANKS));
-            assert!(halo_peer_choice(unset, 8));
-            assert!(!sums_peer_choice(unset, 1));
-            assert!(sums_peer_choice(unset, 2));
-            assert!(!sums_peer_choice(unset, SUMS_PEER_MAX_RANKS + 1));
-        }
+    fn the_links_default_by_rank_count_and_the_knobs_override() {
+        // Automatic: the halo link from HALO_PEER_MIN_RANKS ranks on, the device sums from 2
+        // up to SUMS_PEER_MAX_RANKS ranks.
+        let auto = Tuning::default();
+        assert!(!auto.halo_peer_for(2));
+        assert!(auto.halo_peer_for(HALO_PEER_MIN_RANKS));
+        assert!(auto.halo_peer_for(8));
+        assert!(!auto.sums_peer_for(1));
+        assert!(auto.sums_peer_for(2));
+        assert!(!auto.sums_peer_for(SUMS_PEER_MAX_RANKS + 1));
+        assert!(!auto.sums_peer_forced());
         // 0 never, 1 always (the sums never on one rank: nothing to sum over).
-        for ranks in 1..=8 {
-            assert!(!halo_peer_choice(Some(0), ranks));
-            assert!(halo_peer_choice(Some(1), ranks));
-            assert!(!sums_peer_choice(Some(0), ranks));
-            assert_eq!(sums_peer_choice(Some(1), ranks), ranks > 1);
+        let (mut off, mut on) = (Tuning::default(), Tuning::default());
+        for key in ["halo_peer", "sums_peer"] {
+            off.set(key, "0").unwrap();
+            on.set(key, "1").unwrap();
         }
+        for ranks in 1..=8 {
+            assert!(!off.halo_peer_for(ranks));
+            assert!(on.halo_peer_for(ranks));
+            assert!(!off.sums_peer_for(ranks));
+            assert_eq!(on.sums_peer_for(ranks), ranks > 1);
+        }
+        assert!(on.sums_peer_forced());
+    }
+
+    #[test]
+    fn every_key_sets_its_field_and_bad_values_change_nothing() {
+        let mut t = Tuning::default();
+        for (key, value) in [
+            ("csr_kernel", "stream"),
+            ("csr_lanes", "8"),
+            ("long_row_factor", "0"),
+            ("sell_compact", "0"),
+            ("matrix_load_hints", "2"),
+            ("reduction_groups_per_sm", "256"),
+            ("cg_fused", "1"),
+            ("cg_sums_kernel", "0"),
+            ("bicgstab_fused", "true"),
+            ("dcgs2_small_max_groups", "0"),
+            ("dcgs2_sell_fused", "on"),
+            ("afsai_batch_factor", "64"),
+            ("afsai_grow_kernel", "team"),
+            ("cuda_pdl", "0"),
+            ("cuda_early_start", "1"),
+            ("cuda_smem_carveout", "100"),
+            ("cuda_trace", "/tmp/trace.csv"),
+            ("opencl_inline_ptx", "0"),
+            ("opencl_address_args", "1"),
+            ("opencl_packed_args", "0"),
+            ("opencl_flush", "1:4"),
+            ("opencl_wait", "block"),
+            ("halo_peer", "0"),
+            ("sums_peer", "1"),
+            ("halo_flag_write", "0"),
+            ("link_kernels", "off"),
+            ("sums_kernel", "false"),
+        ] {
+            t.set(key, value)
+                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+        }
+        assert_eq!(t.csr_kernel, CsrKernel::Stream);
+        assert_eq!(t.csr_lanes, Some(8));
+        assert_eq!(t.long_row_factor, 0);
+        assert_eq!(t.reduction_groups_per_sm, Some(256));
+        assert_eq!(
+            (t.cg_fused, t.cg_sums_kernel, t.bicgstab_fused),
+            (Some(true), Some(false), Some(true))
+        );
+        assert_eq!(t.afsai_grow_kernel, Some(AfsaiGrowKernel::Team));
+        assert_eq!(t.cuda_trace, Some(PathBuf::from("/tmp/trace.csv")));
+        assert_eq!(
+            t.opencl_flush,
+            FlushPolicy {
+                kick: true,
+                every: 4
+            }
+        );
+        assert_eq!(t.opencl_wait, Some(WaitMode::Block));
+        assert!(!t.sell_compact && !t.cuda_pdl && !t.link_kernels && !t.sums_kernel);
+        // Every key of KEYS is settable (the list and `set` agree), and differs from DEFAULT.
+        assert_eq!(Tuning::KEYS.len(), 27);
+        assert_ne!(t, Tuning::DEFAULT);
+        // `auto` restores the automatic choices.
+        for key in ["csr_lanes", "cg_fused", "afsai_grow_kernel", "opencl_wait"] {
+            t.set(key, "auto").unwrap();
+        }
+        assert_eq!((t.csr_lanes, t.cg_fused), (None, None));
+        assert_eq!((t.afsai_grow_kernel, t.opencl_wait), (None, None));
+        // Unknown keys and values out of range are typed errors naming the key.
+        let before = t.clone();
+        for (key, value) in [
+            ("csr_lanes", "3"),
+            ("csr_lanes", "64"),
+            ("matrix_load_hints", "3"),
+            ("reduction_groups_per_sm", "0"),
+            ("cg_fused", "2"),
+            ("cuda_early_start", "4"),
+            ("cuda_smem_carveout", "101"),
+            ("afsai_grow_kernel", "warp"),
+            ("csr_kernel", "fast"),
+            ("opencl_flush", "2:1"),
+            ("long_row_factor", "-1"),
+        ] {
+            match t.set(key, value) {
+                Err(Error::InvalidParameter { name, .. }) => {
+                    assert!(name == key || name.starts_with("opencl"), "{key}: {name}")
+                }
+                other => panic!("{key}={value}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            t.set("no_such_knob", "1"),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(t.set_pair("cg_fused").is_err());
+        assert_eq!(t, before);
+        t.set_pair("cg_fused = 0").unwrap();
+        assert_eq!(t.cg_fused, Some(false));
+    }
+
+    #[test]
+    fn the_rules_follow_the_defaults() {
+        let t = Tuning::default();
+        assert!(t.cg_fused_for(true, CG_FUSED_CUDA_MAX_ROWS));
+        assert!(!t.cg_fused_for(true, CG_FUSED_CUDA_MAX_ROWS + 1));
+        assert!(t.cg_fused_for(false, CG_FUSED_OPENCL_MAX_ROWS));
+        assert!(t.cg_sums_kernel_for(true, CG_SUMS_KERNEL_MIN_GROUPS));
+        assert!(!t.cg_sums_kernel_for(true, CG_SUMS_KERNEL_MIN_GROUPS - 1));
+        assert!(!t.cg_sums_kernel_for(false, 1 << 20));
+        assert!(!t.bicgstab_fused_for(true, 1));
+        assert!(t.bicgstab_fused_for(false, BICGSTAB_FUSED_OPENCL_MAX_ROWS));
+        assert!(t.dcgs2_sell_fused_for(true) && !t.dcgs2_sell_fused_for(false));
+        assert_eq!((t.early_start_level(), t.load_hints_level()), (3, 1));
+    }
+
+    #[test]
+    fn policies_parse_and_flush_where_they_say() {
+        assert_eq!(FlushPolicy::parse("none").unwrap(), FlushPolicy::NONE);
+        let p = FlushPolicy::parse("1:4").unwrap();
+        assert_eq!(
+            p,
+            FlushPolicy {
+                kick: true,
+                every: 4
+            }
+        );
+        let flushed: Vec<u32> = (1..=9).filter(|&k| p.flush_after(k)).collect();
+        assert_eq!(flushed, vec![1, 4, 8]);
+        let kick_only = FlushPolicy::parse("1:0").unwrap();
+        assert!(kick_only.flush_after(1) && !kick_only.flush_after(2));
+        assert!(!FlushPolicy::NONE.flush_after(1));
+        for bad in ["", "2:1", "1", "1:x", "yes"] {
+            assert!(FlushPolicy::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(WaitMode::parse("Spin").unwrap(), WaitMode::Spin);
+        assert!(WaitMode::parse("poll").is_err());
+    }
+
+    #[test]
+    fn cuda_devices_parse() {
+        assert_eq!(parse_cuda_device(" 3 ").unwrap(), 3);
+        assert!(matches!(
+            parse_cuda_device("not-a-number"),
+            Err(Error::InvalidParameter { .. })
+        ));
     }
 }

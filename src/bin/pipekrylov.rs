@@ -21,6 +21,11 @@ use pipekrylov::{Error, Precision};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Set a tuning knob of the backends, KEY=VALUE (repeatable; after the PIPEKRYLOV_*
+    /// environment variables, which it overrides; keys and values: docs/TUNING.md), e.g.
+    /// --tune cg_fused=0 --tune csr_kernel=stream.
+    #[arg(long, value_name = "KEY=VALUE", global = true)]
+    tune: Vec<String>,
 }
 
 // Parsed once per run: the size of the `solve` variant's options costs nothing worth boxing.
@@ -324,6 +329,7 @@ fn list<T: std::str::FromStr<Err = Error>>(s: &str) -> Result<Vec<T>, Error> {
 }
 
 fn run(cli: Cli) -> Result<i32, Error> {
+    let tune = cli.tune;
     match cli.command {
         Command::Solve {
             matrix,
@@ -444,6 +450,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 history,
                 output,
                 monitor,
+                config: pipekrylov::cli::backend_config(&tune)?,
             };
             let mut notes = Vec::new();
             #[cfg(feature = "mpi")]
@@ -508,6 +515,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 auto_format: format == "auto",
                 executions: list(&executions)?,
                 quiet: quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()),
+                config: pipekrylov::cli::backend_config(&tune)?,
             };
             for s in &args.solvers {
                 if ![
@@ -553,7 +561,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Command::Info { probe, json } => {
-            println!("{}", info::run(probe, json)?);
+            let config = pipekrylov::cli::backend_config(&tune)?;
+            println!("{}", info::run(probe, json, &config)?);
             Ok(0)
         }
     }

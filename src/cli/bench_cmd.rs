@@ -43,6 +43,9 @@ pub struct BenchArgs {
     pub executions: Vec<crate::solver::Execution>,
     /// No progress bar.
     pub quiet: bool,
+    /// The backends' tuning and devices: the environment, then `--tune key=value`
+    /// ([`super::backend_config`]).
+    pub config: crate::backend::BackendConfig,
 }
 
 /// One case of `--problem`: a generator's name and size parameter, a generator's box grid, or a
@@ -141,7 +144,7 @@ pub fn run(args: &BenchArgs) -> Result<String> {
     );
     let mut rows = Vec::new();
     for choice in &args.backends {
-        let (backend, _) = choice.create()?;
+        let (backend, _) = choice.create_with(&args.config)?;
         let bytes = if backend.name() == "host" {
             128 << 20
         } else {

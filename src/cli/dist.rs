@@ -5,14 +5,17 @@
 //!
 //! Device per rank: the node-local rank (Open MPI's `OMPI_COMM_WORLD_LOCAL_RANK`, MPICH's
 //! `MPI_LOCALRANKID`, Slurm's `SLURM_LOCALID`) modulo the devices of the node, unless
-//! `PIPEKRYLOV_CUDA_DEVICE` / `PIPEKRYLOV_OPENCL_DEVICE` name one.
+//! `PIPEKRYLOV_CUDA_DEVICE` / `PIPEKRYLOV_OPENCL_DEVICE` name one (the configuration's
+//! [`BackendConfig`] devices, passed to the backend in-process).
 
 use super::bench_cmd::BenchArgs;
 use super::problem::{load_matrix, load_rhs};
 use super::solve::{precond_spec, SolveArgs};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::format_choice::FormatRequest;
-use crate::backend::{AnyBackend, BackendChoice, BackendInfo, MatrixFormat, VectorOps};
+use crate::backend::{
+    AnyBackend, BackendChoice, BackendConfig, BackendInfo, MatrixFormat, VectorOps,
+};
 use crate::bench::{probe::probe, run_uploaded, CSV_HEADER};
 use crate::dist::{scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
 use crate::error::{Error, Result};
@@ -43,43 +46,43 @@ pub fn local_rank() -> usize {
     .unwrap_or(0)
 }
 
-/// This rank's backend: the device local rank modulo the node's devices unless the device
-/// variables say otherwise. Failure on any rank is an error on every rank.
-fn rank_backend(comm: &Comm, choice: BackendChoice, notes: &mut Vec<String>) -> Result<AnyBackend> {
+/// This rank's backend: the device local rank modulo the node's devices unless `config` names
+/// one. Failure on any rank is an error on every rank.
+fn rank_backend(
+    comm: &Comm,
+    choice: BackendChoice,
+    config: &BackendConfig,
+    notes: &mut Vec<String>,
+) -> Result<AnyBackend> {
     #[cfg_attr(
         not(any(feature = "cuda", feature = "opencl")),
-        allow(unused_variables)
+        allow(unused_variables, unused_mut)
     )]
-    let local = local_rank();
+    let (local, mut config) = (local_rank(), config.clone());
     #[cfg(feature = "cuda")]
-    if std::env::var_os(crate::backend::cuda::DEVICE_ENV).is_none()
-        && matches!(choice, BackendChoice::Cuda | BackendChoice::Auto)
-    {
+    if config.cuda_device.is_none() && matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
         if let Ok(count) = crate::backend::cuda::device_count() {
             if count > 0 {
-                std::env::set_var(
-                    crate::backend::cuda::DEVICE_ENV,
-                    (local % count).to_string(),
-                );
+                config.cuda_device = Some(local % count);
             }
         }
     }
     #[cfg(feature = "opencl")]
-    if std::env::var_os(crate::backend::opencl::DEVICE_ENV).is_none()
+    if config.opencl_device == crate::backend::DeviceSelector::Default
         && matches!(choice, BackendChoice::OpenCl | BackendChoice::Auto)
     {
         if let Ok(devices) = crate::backend::opencl::list_devices() {
             let gpus: Vec<_> = devices.iter().filter(|d| d.is_gpu).collect();
             if !gpus.is_empty() {
                 let d = gpus[local % gpus.len()];
-                std::env::set_var(
-                    crate::backend::opencl::DEVICE_ENV,
-                    format!("{}:{}", d.platform_index, d.device_index),
-                );
+                config.opencl_device = crate::backend::DeviceSelector::Index {
+                    platform: d.platform_index,
+                    device: d.device_index,
+                };
             }
         }
     }
-    let created = choice.create();
+    let created = choice.create_with(&config);
     let (backend, why) = comm.agree("creating the backend", created)?;
     if comm.rank() == 0 {
         notes.extend(why);
@@ -93,12 +96,22 @@ fn args_hash(text: &str) -> u64 {
     crate::matrix::csr::fnv1a(text.bytes().map(u64::from))
 }
 
+/// The part of `config` every rank must share: the tuning (the links need the same
+/// `halo_peer` and `sums_peer` everywhere), not the devices, which may differ per rank.
+fn shared_config(config: &BackendConfig) -> BackendConfig {
+    BackendConfig::with_tuning(config.tuning.clone())
+}
+
 /// `solve` over the ranks of the world. Returns the exit code and, on rank 0, the report.
 pub fn solve(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, Option<String>)> {
     let mpi = Mpi::init()?;
     let comm = mpi.world();
-    comm.check_same("the solve arguments", args_hash(&format!("{args:?}")))?;
-    let backend = rank_backend(&comm, args.backend, notes)?;
+    let shared = SolveArgs {
+        config: shared_config(&args.config),
+        ..args.clone()
+    };
+    comm.check_same("the solve arguments", args_hash(&format!("{shared:?}")))?;
+    let backend = rank_backend(&comm, args.backend, &args.config, notes)?;
     let be = DistBackend::new(backend, mpi.world());
     match args.precision {
         Precision::F64 => solve_typed::<f64>(&be, args),
@@ -222,7 +235,7 @@ fn finish_solve<T: Scalar>(
         comm.barrier();
         be.reset_comm_stats();
         let report = s.solve(&b, &mut x, None);
-        super::solve::write_cuda_trace();
+        super::solve::write_cuda_trace(be.tuning());
         report
     });
     let report = match solved {
@@ -403,7 +416,11 @@ pub fn dist_csv_header() -> String {
 pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
     let mpi = Mpi::init()?;
     let comm = mpi.world();
-    comm.check_same("the bench arguments", args_hash(&format!("{args:?}")))?;
+    let shared = BenchArgs {
+        config: shared_config(&args.config),
+        ..args.clone()
+    };
+    comm.check_same("the bench arguments", args_hash(&format!("{shared:?}")))?;
     let mut out = match (&args.out, comm.rank()) {
         (Some(p), 0) => {
             let mut f = std::fs::File::create(p).map_err(|e| io(p, e))?;
@@ -417,7 +434,7 @@ pub fn bench(args: &BenchArgs) -> Result<Option<String>> {
     );
     for &choice in &args.backends {
         let mut notes = Vec::new();
-        let backend = rank_backend(&comm, choice, &mut notes)?;
+        let backend = rank_backend(&comm, choice, &args.config, &mut notes)?;
         let bytes = if backend.name() == "host" {
             128 << 20
         } else {

@@ -1,19 +1,19 @@
 //! `pipekrylov info`: compiled-in backends, the devices they see, why one is unavailable, and
 //! (with `--probe`) the measured copy bandwidth and launch latencies.
 
-use crate::backend::{available_backends, BackendChoice, BackendInfo};
+use crate::backend::{available_backends_with, BackendChoice, BackendConfig, BackendInfo};
 use crate::bench::probe::probe;
 use crate::error::Result;
 
-/// The info text.
-pub fn run(with_probe: bool, json: bool) -> Result<String> {
-    let status = available_backends();
-    let (auto, notes) = BackendChoice::Auto.create()?;
+/// The info text, for the devices and tuning of `config` (the environment's and `--tune`'s).
+pub fn run(with_probe: bool, json: bool, config: &BackendConfig) -> Result<String> {
+    let status = available_backends_with(config);
+    let (auto, notes) = BackendChoice::Auto.create_with(config)?;
     let mut probes = Vec::new();
     if with_probe {
         for st in status.iter().filter(|s| s.available) {
             let choice: BackendChoice = st.name.parse()?;
-            let (b, _) = choice.create()?;
+            let (b, _) = choice.create_with(config)?;
             let bytes = if st.name == "host" {
                 64 << 20
             } else {

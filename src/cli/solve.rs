@@ -84,6 +84,9 @@ pub struct SolveArgs {
     /// (pipelined CG and BiCGStab then run synchronously; GMRES reports a cycle's steps at its
     /// end), under MPI from rank 0's history after the solve.
     pub monitor: Option<usize>,
+    /// The backend's tuning and devices: the environment, then `--tune key=value`
+    /// ([`super::backend_config`]).
+    pub config: crate::backend::BackendConfig,
 }
 
 /// Run a solve; returns the exit code and the text for stdout. Backend notes go to `notes`.
@@ -93,7 +96,7 @@ pub struct SolveArgs {
 pub fn run(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, String)> {
     let named = match args.backend {
         BackendChoice::Auto => None,
-        choice => Some(created(choice.create(), notes)?),
+        choice => Some(created(choice.create_with(&args.config), notes)?),
     };
     match args.precision {
         Precision::F64 => typed::<f64>(named, args, notes),
@@ -121,7 +124,7 @@ fn typed<T: Scalar>(
     let load_seconds = t0.elapsed().as_secs_f64();
     let backend = match named {
         Some(b) => b,
-        None => created(args.backend.create_for(n), notes)?,
+        None => created(args.backend.create_for_with(n, &args.config), notes)?,
     };
     if T::PRECISION == Precision::F64 && !backend.supports_f64() {
         return Err(Error::BackendUnavailable {
@@ -295,16 +298,26 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
 ) -> Result<SolveReport> {
     let mut solver = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?;
     let report = crate::solver::with_monitor(monitor, |c| solver.solve(b, x, c));
-    write_cuda_trace();
+    write_cuda_trace(backend.tuning());
     report
 }
 
-/// The CUDA kernel timeline, when PIPEKRYLOV_CUDA_TRACE asks for one (a diagnosis aid).
-pub(crate) fn write_cuda_trace() {
+/// The CUDA kernel timeline, when the tuning's `cuda_trace` (`PIPEKRYLOV_CUDA_TRACE`,
+/// `--tune cuda_trace=FILE`) asks for one (a diagnosis aid): to that file, suffixed with
+/// `.rank<R>` under an MPI launcher.
+pub(crate) fn write_cuda_trace(tuning: &crate::backend::tuning::Tuning) {
     #[cfg(feature = "cuda")]
-    if let Err(e) = crate::backend::cuda::write_trace() {
-        eprintln!("warning: {}: {e}", crate::backend::cuda::TRACE_ENV);
+    if let Some(path) = &tuning.cuda_trace {
+        let mut path = path.clone();
+        if let Some(rank) = super::world_rank() {
+            path.as_mut_os_string().push(format!(".rank{rank}"));
+        }
+        if let Err(e) = crate::backend::cuda::write_trace(&path) {
+            eprintln!("warning: cuda_trace {}: {e}", path.display());
+        }
     }
+    #[cfg(not(feature = "cuda"))]
+    let _ = tuning;
 }
 
 /// The operator's device format: the request resolved for `a` on `backend`, except that an

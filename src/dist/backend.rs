@@ -20,7 +20,8 @@
 //!   every BiCGStab does. GMRES's DCGS2 step runs in its two halves instead
 //!   (`gmres_dcgs2_sums`, `gmres_dcgs2_apply`): the step's 2 count + 2 sums are formed on the
 //!   device and only they are summed over the ranks. On two ranks of one node with linked
-//!   devices (by default; `PIPEKRYLOV_SUMS_PEER` chooses, see
+//!   devices (by default; the tuning's
+//!   [`sums_peer`](crate::backend::tuning::Tuning::sums_peer) chooses, see
 //!   [`crate::backend::tuning::SUMS_PEER_MAX_RANKS`]) these sums go device to device instead
 //!   ([`SumsPath`]: `halo_partials_finish`, a full-mesh link between the ranks' devices,
 //!   `halo_rank_sums` in rank order), so the host neither reads the partials nor waits for
@@ -340,22 +341,21 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     }
 
     /// Collective, once per matrix: a device-to-device link if every rank's backend makes one
-    /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, [`HALO_PEER_ENV`] asks for
-    /// it on every rank (by default: from three ranks on, see
+    /// ([`HaloOps::halo_peer_prepare`]), all ranks run on one node, the inner backend's
+    /// [`halo_peer`](crate::backend::tuning::Tuning::halo_peer) asks for it on every rank (by
+    /// default: from three ranks on, see
     /// [`HALO_PEER_MIN_RANKS`](crate::backend::tuning::HALO_PEER_MIN_RANKS)), and every rank
     /// connects to its neighbours; otherwise the
     /// host-staged exchange. Not an error when the link fails; but a sticky device fault
     /// during the connection probe poisons that rank's backend, whose next operation then
     /// fails with it.
-    ///
-    /// [`HALO_PEER_ENV`]: crate::backend::tuning::HALO_PEER_ENV
     fn agree_on_peer_link<T: Scalar>(
         &self,
         h: &DeviceHalo<T>,
         ex: &ExchangeBuffers<T>,
     ) -> Result<PeerMode> {
         let elem = std::mem::size_of::<T>();
-        let enabled = crate::backend::tuning::halo_peer(self.comm.size());
+        let enabled = self.inner.tuning().halo_peer_for(self.comm.size());
         let neighbours: Vec<_> = h
             .plan
             .neighbors
@@ -469,13 +469,13 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
 
     /// Collective, at the first globalized reduction: [`SumsPath::Device`] when every rank
     /// makes a full-mesh link for [`SUMS_LINK_SLOTS`] finished sums (see [`Self::agree_on_link`];
-    /// `PIPEKRYLOV_SUMS_PEER` chooses, `crate::backend::tuning::sums_peer`; by default only
+    /// the tuning's `sums_peer` chooses, `Tuning::sums_peer_for`; by default only
     /// between ranks on distinct devices, since ranks sharing a GPU would wait for each
     /// other's contexts at every reduction), else the host path.
     fn agree_on_sums_link(&self) -> SumsPath {
         let (ranks, me) = (self.comm.size(), self.comm.rank());
         let k = SUMS_LINK_SLOTS;
-        let wanted = crate::backend::tuning::sums_peer(ranks);
+        let wanted = self.inner.tuning().sums_peer_for(ranks);
         let buffers = (|| -> Result<(Buffer<f64>, Buffer<f64>)> {
             if !wanted {
                 return Err(Error::Unsupported(
@@ -499,7 +499,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
                 8,
                 &neighbours,
                 PeerOptions {
-                    shared_device: crate::backend::tuning::sums_peer_forced(),
+                    shared_device: self.inner.tuning().sums_peer_forced(),
                     kernels: true,
                 },
             ),
@@ -791,6 +791,9 @@ impl<B: BackendInfo> BackendInfo for DistBackend<B> {
     }
     fn supports_f64(&self) -> bool {
         self.inner.supports_f64()
+    }
+    fn tuning(&self) -> &crate::backend::tuning::Tuning {
+        self.inner.tuning()
     }
     fn ranks(&self) -> usize {
         self.comm.size()

@@ -33,12 +33,14 @@
 //!
 //! Halo path: at a matrix's first exchange the ranks agree (one collective step) on a
 //! device-to-device link ([`crate::backend::PeerLink`]) when there are three ranks or more
-//! (`PIPEKRYLOV_HALO_PEER=1`: two as well; at two the host-staged exchange hides behind the
+//! (the tuning's [`halo_peer`](crate::backend::tuning::Tuning::halo_peer) `Some(true)`,
+//! `PIPEKRYLOV_HALO_PEER=1` on the command line: two as well; at two the host-staged exchange
+//! hides behind the
 //! local product and measured faster), every rank's backend makes one (CUDA), all ranks run on
 //! one node, their devices have peer access and a probe passes; each
 //! rank then copies its send entries straight into its neighbours' device memory, and flags
 //! that the devices wait for order the exchanges, with no host involvement per exchange.
-//! Otherwise (other backends, several nodes, `PIPEKRYLOV_HALO_PEER=0`) the entries go through
+//! Otherwise (other backends, several nodes, `halo_peer` `Some(false)`) the entries go through
 //! page-locked host memory and non-blocking MPI messages. [`CommStats::peer_exchanges`] counts
 //! the device-to-device exchanges.
 //!

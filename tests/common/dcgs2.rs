@@ -53,16 +53,10 @@ fn dl<B: Backend>(b: &B, v: &pipekrylov::backend::Buffer<f64>) -> Vec<f64> {
     b.download(v).unwrap()
 }
 
-/// Whether a GPU backend fuses the DCGS2 step for SELL as the knob in this process's
-/// environment says (`pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV`: 0 never, 1 always,
-/// otherwise on CUDA only), for the tests' expectations.
-pub fn sell_fused_expected(cuda: bool) -> bool {
-    let env = std::env::var(pipekrylov::backend::tuning::DCGS2_SELL_FUSED_ENV).ok();
-    match env.and_then(|v| v.trim().parse::<usize>().ok()) {
-        Some(0) => false,
-        Some(1) => true,
-        _ => cuda,
-    }
+/// Whether a GPU backend fuses the DCGS2 step for SELL as its tuning says
+/// (`Tuning::dcgs2_sell_fused`: by default on CUDA only), for the tests' expectations.
+pub fn sell_fused_expected<B: Backend>(be: &B) -> bool {
+    be.tuning().dcgs2_sell_fused_for(be.name() == "cuda")
 }
 
 /// `gmres_dcgs2_spmv_dots` (one DCGS2 step's product and dots in one kernel) against

@@ -475,8 +475,7 @@ impl KrylovOps for CudaBackend {
         let block = self.block as usize;
         ucol <= 4 * (block / 32)
             && (a.plain_csr().is_some()
-                || (a.sell_rows_within_tiles(block)
-                    && crate::backend::tuning::dcgs2_sell_fused_for(true)))
+                || (a.sell_rows_within_tiles(block) && self.tuning().dcgs2_sell_fused_for(true)))
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
@@ -512,8 +511,8 @@ impl KrylovOps for CudaBackend {
             self.ptr(row_ptr)?,
             self.ptr(col_idx)?,
             self.ptr(values)?,
-            Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            Arg::U32(super::spmv::early_bits(a, false)),
+            Arg::U32(super::spmv::csr_lanes(self.tuning().csr_lanes, a.nnz(), n)),
+            Arg::U32(super::spmv::early_bits(self.tuning(), a, false)),
             self.ptr(&basis.data)?,
             len_arg(n)?,
             index_arg("column", ucol)?,
@@ -541,7 +540,7 @@ impl KrylovOps for CudaBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
-        if dcgs2_small(pa.groups(), count, self.block as usize) {
+        if dcgs2_small(self.tuning(), pa.groups(), count, self.block as usize) {
             let args = [
                 self.ptr(&basis.data)?,
                 len_arg(n)?,

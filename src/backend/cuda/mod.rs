@@ -18,7 +18,7 @@
 //!
 //! ```no_run
 //! use pipekrylov::backend::{cuda::CudaBackend, VectorOps};
-//! let cuda = CudaBackend::from_env().unwrap(); // device PIPEKRYLOV_CUDA_DEVICE (default 0)
+//! let cuda = CudaBackend::new(0).unwrap(); // with_tuning(0, tuning) for other knobs
 //! let x = cuda.upload(&[1.0f64, 2.0, 3.0]).unwrap();
 //! let mut p = cuda.partials::<f64>(3, 1).unwrap();
 //! cuda.dot_partials(&x, &x, &mut p, pipekrylov::backend::Slot(0)).unwrap();
@@ -38,11 +38,14 @@ mod spmv;
 mod trace;
 mod vector;
 
+pub use super::tuning::CUDA_DEVICE_ENV as DEVICE_ENV;
+pub use super::tuning::CUDA_TRACE_ENV as TRACE_ENV;
 pub use memory::RawBuffer;
 pub use module::{compile_for_arch, kernel_registers_for_arch, source, DEFAULT_BLOCK, SOURCES};
-pub use trace::{write_trace, TRACE_ENV};
+pub use trace::write_trace;
 
 use super::buffer::{Buffer, Storage};
+use super::tuning::Tuning;
 use super::{BackendInfo, BackendStatus, Counters};
 use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
@@ -53,9 +56,6 @@ use memory::PinnedBuffer;
 use module::{Kernel, Kernels};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-/// Environment variable naming the device ordinal [`CudaBackend::from_env`] opens.
-pub const DEVICE_ENV: &str = "PIPEKRYLOV_CUDA_DEVICE";
 
 /// Reads up to this many bytes go through the pinned staging buffer.
 const PINNED_MAX: usize = 1 << 20;
@@ -291,9 +291,11 @@ struct State {
     capture_start: Mutex<Option<u64>>,
     /// Copy stream and page-locked staging of the distributed SpMV's halo exchange.
     halo: Mutex<Option<halo::HaloStaging>>,
-    /// Launch kernels with programmatic stream serialization (sm_90+, unless
-    /// [`crate::backend::tuning::CUDA_PDL_ENV`] is 0).
+    /// Launch kernels with programmatic stream serialization (sm_90+, unless the tuning's
+    /// [`cuda_pdl`](Tuning::cuda_pdl) is off).
     pdl: bool,
+    /// The knobs this backend runs with.
+    tuning: Tuning,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -324,27 +326,26 @@ fn driver_message(e: DriverError) -> String {
 }
 
 impl CudaBackend {
-    /// Open the device named by `PIPEKRYLOV_CUDA_DEVICE` (an ordinal, default 0).
+    /// Open the device named by `PIPEKRYLOV_CUDA_DEVICE` (an ordinal, default 0) with the
+    /// default tuning (the environment's knobs are read by
+    /// [`Tuning::from_env`](crate::backend::tuning::Tuning::from_env) only, for the command
+    /// line: pass them with [`CudaBackend::with_tuning`]).
     ///
     /// Errors: [`Error::BackendUnavailable`] when libcuda or libnvrtc is missing, there is no
     /// such device or the driver cannot start; [`Error::InvalidParameter`] when the variable
     /// is not a number.
     pub fn from_env() -> Result<Self> {
-        let ordinal = match std::env::var(DEVICE_ENV) {
-            Ok(s) => s
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| Error::param(DEVICE_ENV, format!("'{s}' is not a device ordinal")))?,
-            Err(std::env::VarError::NotPresent) => 0,
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(Error::param(DEVICE_ENV, "not valid UTF-8"))
-            }
-        };
-        Self::new(ordinal)
+        let ordinal = crate::backend::tuning::cuda_device_from_env()?;
+        Self::new(ordinal.unwrap_or(0))
     }
 
-    /// Open device `ordinal` with a new stream.
+    /// Open device `ordinal` with a new stream and the default tuning.
     pub fn new(ordinal: usize) -> Result<Self> {
+        Self::with_tuning(ordinal, Tuning::default())
+    }
+
+    /// Open device `ordinal` with a new stream, running with the knobs of `tuning`.
+    pub fn with_tuning(ordinal: usize, tuning: Tuning) -> Result<Self> {
         probe::driver()?;
         probe::nvrtc()?;
         let ctx = probe::guarded("opening the CUDA device", || CudaContext::new(ordinal))?
@@ -367,7 +368,8 @@ impl CudaBackend {
             counters: Counters::default(),
             poisoned: AtomicBool::new(false),
             state: Box::new(State {
-                pdl: device.compute_capability.0 >= 9 && crate::backend::tuning::cuda_pdl(),
+                pdl: device.compute_capability.0 >= 9 && tuning.cuda_pdl,
+                tuning,
                 device,
                 fault: Mutex::new(None),
                 kernels_f32: OnceLock::new(),
@@ -378,6 +380,11 @@ impl CudaBackend {
                 halo: Mutex::new(None),
             }),
         })
+    }
+
+    /// The knobs this backend runs with (also [`BackendInfo::tuning`]).
+    pub fn tuning(&self) -> &Tuning {
+        &self.state.tuning
     }
 
     /// The device this backend runs on.
@@ -748,6 +755,7 @@ impl CudaBackend {
             &self.state.device.arch(),
             precision,
             self.block,
+            module::BuildOptions::of(&self.state.tuning),
             &|call, e| self.driver_error(call, e, 0),
         )?;
         Ok(cell.get_or_init(|| k))
@@ -764,8 +772,11 @@ impl CudaBackend {
 
     /// Blocks of the first stage of a reduction over `n` elements.
     pub(crate) fn groups_for(&self, n: usize) -> usize {
-        let per_sm =
-            crate::backend::tuning::reduction_groups_per_sm().unwrap_or(REDUCTION_BLOCKS_PER_SM);
+        let per_sm = self
+            .state
+            .tuning
+            .reduction_groups_per_sm
+            .unwrap_or(REDUCTION_BLOCKS_PER_SM);
         n.div_ceil(self.block as usize)
             .clamp(1, per_sm * self.state.device.multiprocessors.max(1))
     }
@@ -843,7 +854,8 @@ impl CudaBackend {
         // SAFETY: `params` holds one pointer per kernel parameter, in order, to values of the
         // kernel's parameter types (the caller's contract); the driver copies them before
         // returning. `config` and `attr` live across the call.
-        trace::traced(kernel.name(), self.stream.cu_stream(), || unsafe {
+        let tracing = self.state.tuning.cuda_trace.is_some();
+        trace::traced(tracing, kernel.name(), self.stream.cu_stream(), || unsafe {
             sys::cuLaunchKernelEx(
                 &config,
                 func.cu_function(),
@@ -878,6 +890,9 @@ impl BackendInfo for CudaBackend {
     }
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)
+    }
+    fn tuning(&self) -> &Tuning {
+        &self.state.tuning
     }
 }
 
@@ -948,8 +963,14 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// Status of the CUDA backend for `pipekrylov info`: every device with its name, memory and
-/// compute capability, or why the backend cannot be used here.
+/// compute capability, or why the backend cannot be used here (with device 0 chosen).
 pub fn status() -> BackendStatus {
+    status_for(None)
+}
+
+/// [`status`] with device `ordinal` chosen (`None`: device 0, the default of
+/// [`crate::backend::BackendConfig::cuda_device`]).
+pub fn status_for(ordinal: Option<usize>) -> BackendStatus {
     let mut st = BackendStatus {
         name: "cuda",
         compiled: true,
@@ -981,10 +1002,7 @@ pub fn status() -> BackendStatus {
         st.note = reason_of(e);
         return st;
     }
-    let wanted = std::env::var(DEVICE_ENV)
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .unwrap_or(0);
+    let wanted = ordinal.unwrap_or(0);
     if wanted >= devices.len() {
         st.note = format!(
             "{DEVICE_ENV}={wanted} but only {} device(s) are present",

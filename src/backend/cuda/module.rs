@@ -2,11 +2,12 @@
 //!
 //! All family files are concatenated (the shared header `reduce.cu` first, each file behind a
 //! `#line` directive so compiler messages name the right file) and compiled once per process
-//! for each (architecture, precision, block size): `-DSCALAR=double` or `-DSCALAR=float`, a
+//! for each (architecture, precision, block size, tuned `-D` values: [`BuildOptions`]):
+//! `-DSCALAR=double` or `-DSCALAR=float`, a
 //! real architecture read from the device (`--gpu-architecture=sm_90` on the H200), C++17,
 //! full optimisation, IEEE arithmetic (no fast math, `--fmad=false` so that element-wise
 //! results round like the host backend's). The CUBIN is loaded when NVRTC produced one, the
-//! PTX otherwise. Loaded modules are cached per (device ordinal, precision).
+//! PTX otherwise. Loaded modules are cached per (device ordinal, precision, build options).
 
 use super::probe;
 use crate::error::{Error, Result};
@@ -333,8 +334,31 @@ pub fn source() -> String {
     out
 }
 
+/// What the tuning changes in a build: the `-D` values of the load hints and of the early
+/// trigger, and the carveout attribute set on the loaded functions (part of the cache keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct BuildOptions {
+    /// `PK_LOAD_HINTS` ([`Tuning::matrix_load_hints`](crate::backend::tuning::Tuning::matrix_load_hints)).
+    load_hints: u8,
+    /// `PK_EARLY_TRIGGER`: [`Tuning::cuda_early_start`](crate::backend::tuning::Tuning::cuda_early_start) >= 1.
+    early_trigger: bool,
+    /// [`Tuning::cuda_smem_carveout`](crate::backend::tuning::Tuning::cuda_smem_carveout).
+    carveout: Option<u8>,
+}
+
+impl BuildOptions {
+    /// The build options of a backend tuned by `tuning`.
+    pub(crate) fn of(tuning: &crate::backend::tuning::Tuning) -> Self {
+        Self {
+            load_hints: tuning.load_hints_level(),
+            early_trigger: tuning.early_start_level() >= 1,
+            carveout: tuning.cuda_smem_carveout.map(|c| c.min(100)),
+        }
+    }
+}
+
 /// The NVRTC options for one build.
-fn options(arch: &str, precision: Precision, block: u32) -> Vec<String> {
+fn options(arch: &str, precision: Precision, block: u32, build: BuildOptions) -> Vec<String> {
     let scalar = match precision {
         Precision::F32 => "float",
         Precision::F64 => "double",
@@ -343,14 +367,8 @@ fn options(arch: &str, precision: Precision, block: u32) -> Vec<String> {
         format!("--gpu-architecture={arch}"),
         format!("-DSCALAR={scalar}"),
         format!("-DWG={block}"),
-        format!(
-            "-DPK_LOAD_HINTS={}",
-            crate::backend::tuning::matrix_load_hints()
-        ),
-        format!(
-            "-DPK_EARLY_TRIGGER={}",
-            u32::from(crate::backend::tuning::cuda_early_start() >= 1)
-        ),
+        format!("-DPK_LOAD_HINTS={}", build.load_hints),
+        format!("-DPK_EARLY_TRIGGER={}", u32::from(build.early_trigger)),
         "--std=c++17".into(),
         "-default-device".into(),
         "--fmad=false".into(),
@@ -387,7 +405,12 @@ impl Drop for Program {
 }
 
 /// Compile the concatenated sources with NVRTC (no cache).
-fn nvrtc_compile(arch: &str, precision: Precision, block: u32) -> Result<Image> {
+fn nvrtc_compile(
+    arch: &str,
+    precision: Precision,
+    block: u32,
+    build: BuildOptions,
+) -> Result<Image> {
     if arch.is_empty() || !arch.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(Error::param(
             "arch",
@@ -398,7 +421,7 @@ fn nvrtc_compile(arch: &str, precision: Precision, block: u32) -> Result<Image> 
     let src = CString::new(source())
         .map_err(|_| build_error("kernel sources contain a NUL character"))?;
     let name = c"pipekrylov.cu";
-    let opts = options(arch, precision, block);
+    let opts = options(arch, precision, block, build);
     probe::guarded("NVRTC", || -> Result<Image> {
         let prog = nvrtc_result::create_program(&src, Some(name))
             .map_err(|e| build_error(format!("nvrtcCreateProgram failed: {e:?}")))?;
@@ -445,27 +468,34 @@ unsafe fn cubin(prog: nvrtc_sys::nvrtcProgram) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-type ImageKey = (String, Precision, u32);
+type ImageKey = (String, Precision, u32, u8, bool);
 
-/// Compile (once per process) for `arch`, `precision` and `block` threads per block.
-fn image(arch: &str, precision: Precision, block: u32) -> Result<Arc<Image>> {
+/// Compile (once per process) for `arch`, `precision`, `block` threads per block and the
+/// tuning's `build` options.
+fn image(arch: &str, precision: Precision, block: u32, build: BuildOptions) -> Result<Arc<Image>> {
     static IMAGES: OnceLock<Mutex<HashMap<ImageKey, Arc<Image>>>> = OnceLock::new();
     let cache = IMAGES.get_or_init(Default::default);
     // Holding the lock while compiling makes concurrent first uses wait for one build.
     let mut map = cache
         .lock()
         .map_err(|_| build_error("the NVRTC image cache was poisoned by a panic"))?;
-    let key = (arch.to_string(), precision, block);
+    let key = (
+        arch.to_string(),
+        precision,
+        block,
+        build.load_hints,
+        build.early_trigger,
+    );
     if let Some(img) = map.get(&key) {
         return Ok(img.clone());
     }
-    let img = Arc::new(nvrtc_compile(arch, precision, block)?);
+    let img = Arc::new(nvrtc_compile(arch, precision, block, build)?);
     map.insert(key, img.clone());
     Ok(img)
 }
 
 /// Compile every `.cu` file for `arch` (e.g. `"sm_90"`) and `precision` with the options the
-/// backend uses, and return the PTX. Needs NVRTC only (no driver, no GPU): CI uses it to check
+/// backend uses with the default tuning, and return the PTX. Needs NVRTC only (no driver, no GPU): CI uses it to check
 /// that the kernels build. The result is cached for the process.
 ///
 /// Errors: [`Error::BackendUnavailable`] when libnvrtc cannot be loaded,
@@ -477,11 +507,13 @@ fn image(arch: &str, precision: Precision, block: u32) -> Result<Arc<Image>> {
 /// assert!(ptx.contains(".entry cg_update"));
 /// ```
 pub fn compile_for_arch(arch: &str, precision: Precision) -> Result<String> {
-    Ok(image(arch, precision, DEFAULT_BLOCK)?.ptx.clone())
+    let build = BuildOptions::of(&crate::backend::tuning::Tuning::DEFAULT);
+    Ok(image(arch, precision, DEFAULT_BLOCK, build)?.ptx.clone())
 }
 
-/// Registers per thread of every kernel as the backend builds them for `arch` (a real
-/// architecture such as `"sm_90"`) and `precision` at `block` threads per block, read from
+/// Registers per thread of every kernel as the backend builds them (default tuning) for `arch`
+/// (a real architecture such as `"sm_90"`) and `precision` at `block` threads per block, read
+/// from
 /// NVRTC's CUBIN (the image the backend loads). Needs NVRTC only; the result of the build is
 /// cached as [`compile_for_arch`]'s.
 ///
@@ -492,7 +524,8 @@ pub fn kernel_registers_for_arch(
     precision: Precision,
     block: u32,
 ) -> Result<Vec<(String, u32)>> {
-    let img = image(arch, precision, block)?;
+    let build = BuildOptions::of(&crate::backend::tuning::Tuning::DEFAULT);
+    let img = image(arch, precision, block, build)?;
     let cubin = img
         .cubin
         .as_deref()
@@ -500,30 +533,32 @@ pub fn kernel_registers_for_arch(
     super::cubin::registers(cubin)
 }
 
-type ModuleKey = (usize, Precision);
+type ModuleKey = (usize, Precision, BuildOptions);
 
 fn modules() -> &'static Mutex<HashMap<ModuleKey, Arc<Kernels>>> {
     static MODULES: OnceLock<Mutex<HashMap<ModuleKey, Arc<Kernels>>>> = OnceLock::new();
     MODULES.get_or_init(Default::default)
 }
 
-/// The kernels of `precision` on device `ordinal`, compiled for `arch` and loaded into `ctx`
-/// on first use. `driver_err` maps driver failures (so that sticky faults poison the caller).
+/// The kernels of `precision` on device `ordinal`, compiled for `arch` with `build` and loaded
+/// into `ctx` on first use. `driver_err` maps driver failures (so that sticky faults poison the
+/// caller).
 pub(crate) fn kernels(
     ctx: &Arc<CudaContext>,
     ordinal: usize,
     arch: &str,
     precision: Precision,
     block: u32,
+    build: BuildOptions,
     driver_err: &dyn Fn(&str, DriverError) -> Error,
 ) -> Result<Arc<Kernels>> {
     let mut map = modules()
         .lock()
         .map_err(|_| build_error("the CUDA module cache was poisoned by a panic"))?;
-    if let Some(k) = map.get(&(ordinal, precision)) {
+    if let Some(k) = map.get(&(ordinal, precision, build)) {
         return Ok(k.clone());
     }
-    let img = image(arch, precision, block)?;
+    let img = image(arch, precision, block, build)?;
     let module = match &img.cubin {
         Some(bin) => ctx.load_module(Ptx::from_binary(bin.clone())),
         None => ctx.load_module(Ptx::from_src(img.ptx.clone())),
@@ -537,7 +572,7 @@ pub(crate) fn kernels(
                 .map_err(|e| driver_err(&format!("cuModuleGetFunction({})", k.name()), e))
         })
         .collect::<Result<Vec<_>>>()?;
-    if let Some(carveout) = crate::backend::tuning::cuda_smem_carveout() {
+    if let Some(carveout) = build.carveout.map(i32::from) {
         let attribute =
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
         for f in &functions {
@@ -549,7 +584,7 @@ pub(crate) fn kernels(
         functions,
         _module: module,
     });
-    map.insert((ordinal, precision), k.clone());
+    map.insert((ordinal, precision, build), k.clone());
     Ok(k)
 }
 
@@ -557,7 +592,7 @@ pub(crate) fn kernels(
 /// created once every object of the broken one is gone.
 pub(crate) fn forget_device(ordinal: usize) {
     if let Ok(mut map) = modules().lock() {
-        map.retain(|(o, _), _| *o != ordinal);
+        map.retain(|(o, _, _), _| *o != ordinal);
     }
 }
 

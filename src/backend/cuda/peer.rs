@@ -18,7 +18,7 @@
 //! runs ahead, because a rank writes k + 1 only after its partner has written k); the writes
 //! to a neighbour's memory are `cuStreamWriteValue32` through the peer mapping, queued after
 //! the copies they announce (its default flags order the write behind every earlier write of
-//! the stream, a system-wide fence; `PIPEKRYLOV_HALO_FLAG_WRITE=0` writes them with
+//! the stream, a system-wide fence; the tuning's `halo_flag_write` off writes them with
 //! `cuMemsetD32Async` instead, which relies on stream order alone). A link is used only where every pair of devices has peer access
 //! (checked by `cuDeviceCanAccessPeer`, then a probe), otherwise the distributed layer keeps
 //! the host-staged exchange.
@@ -28,10 +28,10 @@
 //! kernels on the compute stream instead (`halo_link_push`: wait for
 //! `consumed`, copy into the neighbour's area, system fence, write `sent` there; `halo_link_pull`:
 //! wait for `sent`, copy the area out, write `consumed` there): in a kernel timeline of two H200s
-//! (`PIPEKRYLOV_CUDA_TRACE`) the copy-stream path left the device idle about 24 us per exchange
+//! (the tuning's `cuda_trace`) the copy-stream path left the device idle about 24 us per exchange
 //! (event waits, copy-engine and stream memory-operation latencies in a chain), the kernels about
 //! 3. A spinning kernel is only used where no other rank shares the device (see
-//! `link_by_kernels`); `PIPEKRYLOV_LINK_KERNELS=0` keeps the copy stream. The global sums of
+//! `link_by_kernels`); the tuning's `link_kernels` off keeps the copy stream. The global sums of
 //! such a link take one kernel for the whole sum (`halo_sums_link`: the rank's partials
 //! finished, pushed, the neighbour's pulled, both added in rank order; `peer_sums_by_kernel`),
 //! which saved 10-22 us per BiCGStab iteration against the four kernels of those steps on two
@@ -90,15 +90,15 @@ struct CudaPeer {
     count: u32,
     /// Whether any exchange ran (`count` wraps to 0).
     used: bool,
-    /// Flags written with `cuStreamWriteValue32` (else `cuMemsetD32Async`), read from the
-    /// environment once, at prepare.
+    /// Flags written with `cuStreamWriteValue32` (else `cuMemsetD32Async`), from the tuning's
+    /// [`halo_flag_write`](crate::backend::tuning::Tuning::halo_flag_write) at prepare.
     fenced_flags: bool,
     /// Exchanges done by `halo_link_push` / `halo_link_pull` on the compute stream instead of
     /// the copy stream's copies and flag operations (set at connect: see [`link_by_kernels`]).
     kernels: bool,
     /// Whether the global sums may take one kernel (`halo_sums_link`): a link by kernels between
-    /// two ranks with one neighbour, and [`crate::backend::tuning::SUMS_KERNEL_ENV`] not `0`
-    /// (set at connect).
+    /// two ranks with one neighbour, and the tuning's
+    /// [`sums_kernel`](crate::backend::tuning::Tuning::sums_kernel) on (set at connect).
     sums_kernel: bool,
     /// The backend's compute stream, which the link kernels run on.
     compute: Arc<CudaStream>,
@@ -302,7 +302,7 @@ impl CudaBackend {
             areas: Vec::new(),
             count: 0,
             used: false,
-            fenced_flags: crate::backend::tuning::halo_flag_write_value(),
+            fenced_flags: self.tuning().halo_flag_write,
             kernels: false,
             sums_kernel: false,
             compute: self.stream.clone(),
@@ -453,11 +453,9 @@ impl CudaBackend {
         };
         let probed = probe();
         let synced = self.sync();
-        peer.kernels = options.kernels && link_by_kernels(peer);
-        peer.sums_kernel = peer.kernels
-            && peer.ranks == 2
-            && peer.areas.len() == 1
-            && crate::backend::tuning::sums_kernel();
+        peer.kernels = options.kernels && link_by_kernels(peer, self.tuning().link_kernels);
+        peer.sums_kernel =
+            peer.kernels && peer.ranks == 2 && peer.areas.len() == 1 && self.tuning().sums_kernel;
         probed.and(synced)
     }
 
@@ -589,25 +587,26 @@ impl CudaBackend {
 /// on a flag would hold a device that another rank's context shares until the time slice ends),
 /// small payloads both ways (one block copies them), fenced flag writes on the copy-stream path
 /// (so that a kernel reading a flag the other end wrote that way also sees the data before it),
-/// and [`crate::backend::tuning::LINK_KERNELS_ENV`] not `0`; only asked for by a link that
+/// and `link_kernels` (the tuning's
+/// [`link_kernels`](crate::backend::tuning::Tuning::link_kernels)); only asked for by a link that
 /// allows it ([`PeerOptions::kernels`]: not a halo link, whose copies overlap the local product
 /// on the copy stream, where a push kernel would precede it on the compute stream). The two ends
 /// of a link may decide differently: both paths keep the same flags and areas.
-fn link_by_kernels(peer: &CudaPeer) -> bool {
+fn link_by_kernels(peer: &CudaPeer, link_kernels: bool) -> bool {
     let areas: Vec<(bool, usize)> = peer
         .areas
         .iter()
         .map(|a| (a.other_device, a.send.len()))
         .collect();
     kernels_rule(
-        crate::backend::tuning::link_kernels() && peer.fenced_flags,
+        link_kernels && peer.fenced_flags,
         peer.ranks,
         &areas,
         peer.recv_bytes,
     )
 }
 
-/// [`link_by_kernels`] on plain values: `allowed` (environment and fenced flags), the
+/// [`link_by_kernels`] on plain values: `allowed` (tuning and fenced flags), the
 /// communicator's ranks, each opened neighbour's (on another device, bytes sent to it), and the
 /// receive area's bytes.
 fn kernels_rule(allowed: bool, ranks: usize, areas: &[(bool, usize)], recv_bytes: usize) -> bool {

@@ -32,8 +32,8 @@ impl CudaBackend {
             self.ptr(col_idx)?,
             self.ptr(values)?,
             len_arg(n)?,
-            Arg::U32(super::spmv::csr_lanes(a.nnz(), n)),
-            Arg::U32(super::spmv::early_bits(a, may_start_next)),
+            Arg::U32(super::spmv::csr_lanes(self.tuning().csr_lanes, a.nnz(), n)),
+            Arg::U32(super::spmv::early_bits(self.tuning(), a, may_start_next)),
         ])
     }
 
@@ -71,7 +71,7 @@ impl CudaBackend {
 
 impl CudaBackend {
     /// Launch `cg_sums_resident` for the next CG or PCG update (`CgSlots::finished`) where
-    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
+    /// `Tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
     /// update's `sums_ready`).
     fn cg_sums<T: Scalar>(
         &self,
@@ -80,7 +80,7 @@ impl CudaBackend {
         slots: CgSlots,
         with_pc: bool,
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_sums_kernel_for(true, partials.groups()) {
+        if !self.tuning().cg_sums_kernel_for(true, partials.groups()) {
             return Ok(false);
         }
         let [rr, curvature, p_ap, rz] = slots.finished(with_pc);
@@ -154,7 +154,7 @@ impl ResidentOps for CudaBackend {
     }
 
     fn fuses_cg_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
-        crate::backend::tuning::cg_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
+        self.tuning().cg_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
     }
 
     fn cg_fused_resident<T: Scalar>(
@@ -324,7 +324,7 @@ impl ResidentOps for CudaBackend {
     }
 
     fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
-        crate::backend::tuning::bicgstab_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
+        self.tuning().bicgstab_fused_for(true, a.n_rows()) && a.plain_csr().is_some()
     }
 
     fn bicgstab_fused_resident<T: Scalar>(

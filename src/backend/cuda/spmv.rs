@@ -21,8 +21,10 @@ use crate::scalar::Scalar;
 /// fused `spmv_dots` of CG does not: with mean / 3, CG at n = 4.1M took 242 us per iteration
 /// on 3D Poisson (202 with mean / 6) and 737 on the 27-point stencil (590), so the rule stays
 /// (`bench/results/poisson3d-lanes2-h200.csv`, `irregular-*-csr-sorted-h200.csv`).
-pub(crate) fn csr_lanes(nnz: usize, rows: usize) -> u32 {
-    if let Some(k) = crate::backend::tuning::csr_lanes() {
+/// `forced` (the tuning's [`csr_lanes`](crate::backend::tuning::Tuning::csr_lanes)) replaces
+/// the rule.
+pub(crate) fn csr_lanes(forced: Option<u32>, nnz: usize, rows: usize) -> u32 {
+    if let Some(k) = forced {
         return k;
     }
     if rows == 0 {
@@ -43,12 +45,16 @@ const EARLY_NEXT: u32 = 2;
 /// where the products fill the device.
 const EARLY_NEXT_MAX_ROWS: usize = 1 << 17;
 
-/// The `early` argument of a CSR kernel reading `a` (see
-/// [`crate::backend::tuning::CUDA_EARLY_START_ENV`]): its first rows read before the wait when
-/// `a` was uploaded (level 2 and up), and, for a product that may start the next kernel early
-/// (`may_start_next`), that at level 3 up to [`EARLY_NEXT_MAX_ROWS`] rows.
-pub(crate) fn early_bits<T>(a: &DeviceMatrix<T>, may_start_next: bool) -> u32 {
-    let level = crate::backend::tuning::cuda_early_start();
+/// The `early` argument of a CSR kernel reading `a` (see the tuning's
+/// [`cuda_early_start`](crate::backend::tuning::Tuning::cuda_early_start)): its first rows read
+/// before the wait when `a` was uploaded (level 2 and up), and, for a product that may start the
+/// next kernel early (`may_start_next`), that at level 3 up to [`EARLY_NEXT_MAX_ROWS`] rows.
+pub(crate) fn early_bits<T>(
+    tuning: &crate::backend::tuning::Tuning,
+    a: &DeviceMatrix<T>,
+    may_start_next: bool,
+) -> u32 {
+    let level = tuning.early_start_level();
     let matrix = if a.uploaded && level >= 2 {
         EARLY_MATRIX
     } else {
@@ -122,7 +128,7 @@ pub(super) fn matrix_args<T: Scalar>(
             long_rows,
             row_blocks: None,
         } => {
-            let k = csr_lanes(a.nnz(), a.n_rows());
+            let k = csr_lanes(b.tuning().csr_lanes, a.nnz(), a.n_rows());
             (
                 vec![
                     b.ptr(row_ptr)?,
@@ -131,7 +137,7 @@ pub(super) fn matrix_args<T: Scalar>(
                     rows,
                     Arg::U32(k),
                     Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    Arg::U32(early_bits(a, true)),
+                    Arg::U32(early_bits(b.tuning(), a, true)),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),
@@ -406,13 +412,13 @@ mod tests {
 
     #[test]
     fn lanes_follow_the_mean_row_length() {
-        assert_eq!(csr_lanes(0, 0), 1);
-        assert_eq!(csr_lanes(0, 10), 1);
-        assert_eq!(csr_lanes(50, 10), 1);
-        assert_eq!(csr_lanes(70, 10), 1);
-        assert_eq!(csr_lanes(120, 10), 2);
-        assert_eq!(csr_lanes(435, 10), 4);
-        assert_eq!(csr_lanes(810, 10), 8);
-        assert_eq!(csr_lanes(10_000, 10), 32);
+        assert_eq!(csr_lanes(None, 0, 0), 1);
+        assert_eq!(csr_lanes(None, 0, 10), 1);
+        assert_eq!(csr_lanes(None, 50, 10), 1);
+        assert_eq!(csr_lanes(None, 70, 10), 1);
+        assert_eq!(csr_lanes(None, 120, 10), 2);
+        assert_eq!(csr_lanes(None, 435, 10), 4);
+        assert_eq!(csr_lanes(None, 810, 10), 8);
+        assert_eq!(csr_lanes(None, 10_000, 10), 32);
     }
 }

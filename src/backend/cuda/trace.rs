@@ -1,5 +1,7 @@
 //! A kernel timeline from CUDA events, for finding where a device sits idle (issue 14: the time a
-//! distributed iteration loses besides its kernels). Off unless [`TRACE_ENV`] names a file.
+//! distributed iteration loses besides its kernels). Off unless the backend's tuning has a
+//! [`cuda_trace`](crate::backend::tuning::Tuning::cuda_trace) file (`PIPEKRYLOV_CUDA_TRACE` or
+//! `--tune cuda_trace=FILE` on the command line).
 //!
 //! With it set, every kernel launched outside a stream capture is bracketed by two timing
 //! events on the compute stream. The first completes when the stream reaches the launch, i.e.
@@ -9,14 +11,12 @@
 //! depends on (a halo upload). The events add about 3 us at every kernel boundary (on an H200)
 //! and separate the kernels of a programmatic dependent launch, so absolute times shift; the
 //! idle map is what the trace is for. [`write_trace`] writes `kernel,start_us,end_us`
-//! (from the first event) to the file, suffixed with `.rank<R>` under an MPI launcher, and starts
-//! a new timeline. One CUDA context per process is traced (the first that launches).
+//! (from the first event) to a file (the command line's: the tuning's, suffixed with `.rank<R>`
+//! under an MPI launcher) and starts a new timeline. One CUDA context per process is traced (the
+//! first traced backend that launches).
 
 use cudarc::driver::{result as cu, sys};
-use std::sync::{Mutex, OnceLock};
-
-/// Environment variable naming the CSV the timeline goes to (unset: no trace).
-pub const TRACE_ENV: &str = "PIPEKRYLOV_CUDA_TRACE";
+use std::sync::Mutex;
 
 /// Events of the traced launches, in launch order.
 struct Timeline {
@@ -30,21 +30,11 @@ unsafe impl Send for Timeline {}
 /// At most this many launches are traced (a few MB of events).
 const MAX_MARKS: usize = 200_000;
 
-fn timeline() -> Option<&'static Mutex<Timeline>> {
-    static TIMELINE: OnceLock<Option<Mutex<Timeline>>> = OnceLock::new();
-    TIMELINE
-        .get_or_init(|| {
-            std::env::var_os(TRACE_ENV)
-                .filter(|v| !v.is_empty())
-                .map(|_| {
-                    Mutex::new(Timeline {
-                        context: std::ptr::null_mut(),
-                        marks: Vec::new(),
-                    })
-                })
-        })
-        .as_ref()
-}
+/// The process's timeline (empty until a traced backend launches).
+static TIMELINE: Mutex<Timeline> = Mutex::new(Timeline {
+    context: std::ptr::null_mut(),
+    marks: Vec::new(),
+});
 
 fn record(stream: sys::CUstream) -> Option<sys::CUevent> {
     let event = cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).ok()?;
@@ -82,16 +72,18 @@ fn capturing(stream: sys::CUstream) -> bool {
 }
 
 /// Run `launch` (a kernel launch on `stream`, whose context is bound) between two timing
-/// events when tracing; only `launch` otherwise. Tracing never fails a launch: a missing
-/// event just leaves that launch out.
+/// events when `tracing` (the backend's tuning has a trace file); only `launch` otherwise.
+/// Tracing never fails a launch: a missing event just leaves that launch out.
 pub(crate) fn traced<R>(
+    tracing: bool,
     name: &'static str,
     stream: sys::CUstream,
     launch: impl FnOnce() -> R,
 ) -> R {
-    let Some(timeline) = timeline() else {
+    if !tracing {
         return launch();
-    };
+    }
+    let timeline = &TIMELINE;
     let traced_here = match timeline.lock() {
         Ok(mut t) => {
             let context = current_context();
@@ -118,14 +110,11 @@ pub(crate) fn traced<R>(
     result
 }
 
-/// Write the timeline to the file [`TRACE_ENV`] names (nothing when it is unset or no launch
-/// was traced) and start a new one; waits for the traced work. A failed event query is an
-/// error (the file is not written).
-pub fn write_trace() -> std::io::Result<()> {
-    let (Some(timeline), Some(path)) = (timeline(), std::env::var_os(TRACE_ENV)) else {
-        return Ok(());
-    };
-    let mut t = timeline
+/// Write the timeline to `path` (nothing when no launch was traced: no backend's tuning had a
+/// [`cuda_trace`](crate::backend::tuning::Tuning::cuda_trace) file) and start a new one; waits
+/// for the traced work. A failed event query is an error (the file is not written).
+pub fn write_trace(path: &std::path::Path) -> std::io::Result<()> {
+    let mut t = TIMELINE
         .lock()
         .map_err(|_| std::io::Error::other("trace lock poisoned"))?;
     let marks = std::mem::take(&mut t.marks);
@@ -172,18 +161,6 @@ pub fn write_trace() -> std::io::Result<()> {
     unsafe { sys::cuCtxSetCurrent(previous) };
     if let Some(e) = failed {
         return Err(e);
-    }
-    let mut path = std::path::PathBuf::from(path);
-    let rank = [
-        "OMPI_COMM_WORLD_RANK",
-        "PMIX_RANK",
-        "PMI_RANK",
-        "SLURM_PROCID",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok());
-    if let Some(rank) = rank {
-        path.as_mut_os_string().push(format!(".rank{rank}"));
     }
     std::fs::write(path, out)
 }

@@ -562,7 +562,7 @@ impl KrylovOps for HostBackend {
         // The launches of the GPUs (work-groups of 256): gmres_dcgs2_update_small, or
         // gmres_dcgs2_finish and gmres_dcgs2_update.
         self.counters.launch();
-        if !dcgs2_small(pa.groups(), ucol - 1, 256) {
+        if !dcgs2_small(self.tuning(), pa.groups(), ucol - 1, 256) {
             self.counters.launch();
         }
         dcgs2_sums(ucol - 1, pa, pc, coef.host_mut()?, coef_off)?;

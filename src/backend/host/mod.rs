@@ -15,6 +15,7 @@ mod resident;
 mod spmv;
 mod vector;
 
+use super::tuning::Tuning;
 use super::{BackendInfo, Counters};
 use rayon::prelude::*;
 
@@ -32,12 +33,28 @@ pub const PARALLEL_MIN: usize = 8192;
 #[derive(Debug, Default)]
 pub struct HostBackend {
     counters: Counters,
+    /// The knobs the host follows where it mirrors a GPU choice (e.g. the launches of a DCGS2
+    /// step, [`Tuning::dcgs2_small_max_groups`]).
+    tuning: Tuning,
 }
 
 impl HostBackend {
-    /// A host backend using rayon's global thread pool.
+    /// A host backend using rayon's global thread pool, with the default tuning.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// [`HostBackend::new`] with `tuning`.
+    pub fn with_tuning(tuning: Tuning) -> Self {
+        Self {
+            counters: Counters::default(),
+            tuning,
+        }
+    }
+
+    /// The knobs this backend runs with (also [`BackendInfo::tuning`]).
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 }
 
@@ -47,6 +64,9 @@ impl BackendInfo for HostBackend {
     }
     fn device_name(&self) -> String {
         format!("host CPU ({} threads)", rayon::current_num_threads())
+    }
+    fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 }
 

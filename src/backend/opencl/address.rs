@@ -14,7 +14,9 @@
 //! in the buffer. The OpenCL specification does not promise that such an address stays valid or
 //! that a kernel may use memory it did not get as an argument; NVIDIA's implementation
 //! (one device per context, no migration) does both. So the mode is:
-//! - on by default only for NVIDIA GPUs, and `PIPEKRYLOV_OPENCL_ADDRESS_ARGS=0|1` forces it;
+//! - on by default only for NVIDIA GPUs, and the tuning's
+//!   [`opencl_address_args`](crate::backend::tuning::Tuning::opencl_address_args) forces it
+//!   (`PIPEKRYLOV_OPENCL_ADDRESS_ARGS=0|1` on the command line);
 //! - checked when each program is built: a kernel writes through an address and the buffer is
 //!   read back through its `cl_mem`; on a mismatch the program is rebuilt without the mode;
 //! - paired with a queue drain before a buffer whose address was handed out is released (the
@@ -25,29 +27,17 @@ use super::launch::{self, Arg};
 use super::memory::RawBuffer;
 use super::program::CompiledProgram;
 use super::{DeviceDescription, OpenClBackend};
+use crate::backend::tuning::Tuning;
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
 use std::sync::atomic::Ordering;
 
-/// Environment variable forcing device-address arguments on (`1`) or off (`0`).
-pub const ADDRESS_ENV: &str = "PIPEKRYLOV_OPENCL_ADDRESS_ARGS";
-
-/// A `0`/`1` switch read from the environment variable `name`: `None` when it is not set.
-pub(crate) fn env_switch(name: &str) -> Result<Option<bool>> {
-    match std::env::var(name) {
-        Ok(v) => match v.trim() {
-            "1" => Ok(Some(true)),
-            "0" => Ok(Some(false)),
-            other => Err(Error::param(name, format!("`{other}` is not 0 or 1"))),
-        },
-        Err(_) => Ok(None),
-    }
-}
-
-/// Whether device-address arguments are wanted on `device`: the environment variable, else on
-/// for NVIDIA GPUs only.
-pub(crate) fn wanted(device: &DeviceDescription) -> Result<bool> {
-    Ok(env_switch(ADDRESS_ENV)?.unwrap_or_else(|| device.is_nvidia_gpu()))
+/// Whether device-address arguments are wanted on `device`: the tuning's
+/// [`opencl_address_args`](Tuning::opencl_address_args), else on for NVIDIA GPUs only.
+pub(crate) fn wanted(device: &DeviceDescription, tuning: &Tuning) -> bool {
+    tuning
+        .opencl_address_args
+        .unwrap_or_else(|| device.is_nvidia_gpu())
 }
 
 impl OpenClBackend {
@@ -151,7 +141,7 @@ impl OpenClBackend {
     }
 
     /// Ask for device-address arguments (`true`) or plain `cl_mem` arguments (`false`),
-    /// overriding the default and `PIPEKRYLOV_OPENCL_ADDRESS_ARGS`. Programs already built are
+    /// overriding the default and the tuning's `opencl_address_args`. Programs already built are
     /// dropped and rebuilt at the next launch; `true` still falls back to plain arguments when
     /// the check of the module documentation fails (see [`OpenClBackend::uses_address_args`]).
     pub fn set_address_args(&mut self, on: bool) {
@@ -167,8 +157,8 @@ impl OpenClBackend {
 
     /// Whether the kernels of the inline-PTX program (the SpMV kernels with load hints, the warp
     /// growth of the adaptive FSAI) really have it for `precision`, building it if needed:
-    /// false on devices other than NVIDIA GPUs, with
-    /// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] `0`, or where the driver refused the
+    /// false on devices other than NVIDIA GPUs, with the tuning's
+    /// [`opencl_inline_ptx`](Tuning::opencl_inline_ptx) off, or where the driver refused the
     /// inline PTX (those kernels then run the portable code).
     pub fn uses_inline_ptx(&self, precision: Precision) -> Result<bool> {
         let guard = self.program_for(precision, super::program::PTX_KERNELS[0])?;

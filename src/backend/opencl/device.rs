@@ -1,56 +1,14 @@
 //! Device discovery and selection: every platform and device with the properties the backend
 //! needs, the default choice (first GPU over all platforms, else the first device) and the
-//! overrides (`PIPEKRYLOV_OPENCL_DEVICE` = `P:D` or a name substring, or [`DeviceSelector`]).
+//! overrides ([`DeviceSelector`]: `P:D` or a name substring, the command line's
+//! `PIPEKRYLOV_OPENCL_DEVICE`).
 
 use super::cl::{self, DeviceId, PlatformId, BACKEND};
+use crate::backend::tuning::OPENCL_DEVICE_ENV as DEVICE_ENV;
+use crate::backend::DeviceSelector;
 use crate::error::{Error, Result};
 use ocl::ffi;
 use std::sync::Mutex;
-
-/// Environment variable that overrides the default device: `P:D` (platform and device index)
-/// or a case-insensitive substring of "platform / device".
-pub const DEVICE_ENV: &str = "PIPEKRYLOV_OPENCL_DEVICE";
-
-/// Which OpenCL device to use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum DeviceSelector {
-    /// The first GPU over all platforms, else the first device.
-    #[default]
-    Default,
-    /// Device `device` of platform `platform` (indices as listed by [`list_devices`]).
-    Index {
-        /// Platform index.
-        platform: usize,
-        /// Device index within the platform.
-        device: usize,
-    },
-    /// The first device whose "platform / device" name contains this (case-insensitive).
-    Name(String),
-}
-
-impl DeviceSelector {
-    /// Parse the value of [`DEVICE_ENV`]: empty is `Default`, `P:D` an index pair, anything
-    /// else a name substring.
-    pub fn parse(s: &str) -> Self {
-        let s = s.trim();
-        if s.is_empty() {
-            return DeviceSelector::Default;
-        }
-        if let Some((p, d)) = s.split_once(':') {
-            if let (Ok(platform), Ok(device)) = (p.trim().parse(), d.trim().parse()) {
-                return DeviceSelector::Index { platform, device };
-            }
-        }
-        DeviceSelector::Name(s.to_string())
-    }
-
-    /// The selector from [`DEVICE_ENV`] (`Default` when unset).
-    pub fn from_env() -> Self {
-        std::env::var(DEVICE_ENV)
-            .map(|v| Self::parse(&v))
-            .unwrap_or_default()
-    }
-}
 
 /// One OpenCL device and the properties the backend uses.
 #[derive(Debug, Clone)]

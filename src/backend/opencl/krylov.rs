@@ -418,7 +418,7 @@ impl KrylovOps for OpenClBackend {
         a.plain_csr().is_some()
             || (ucol <= 4 * (self.wg / 32).max(1)
                 && a.sell_rows_within_tiles(self.wg)
-                && crate::backend::tuning::dcgs2_sell_fused_for(false))
+                && self.tuning().dcgs2_sell_fused_for(false))
     }
 
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
@@ -508,7 +508,7 @@ impl KrylovOps for OpenClBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
-        if dcgs2_small(pa.groups(), count, self.wg) {
+        if dcgs2_small(self.tuning(), pa.groups(), count, self.wg) {
             return self.launch::<T>(
                 "gmres_dcgs2_update_small",
                 pa.groups(),

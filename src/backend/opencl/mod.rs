@@ -4,7 +4,9 @@
 //! the device.
 //!
 //! Device choice: the first GPU over all platforms, else the first device (PoCL on CPU in CI);
-//! `PIPEKRYLOV_OPENCL_DEVICE` (`P:D` or a name substring) or [`DeviceSelector`] override it.
+//! a [`DeviceSelector`] overrides it (the command line's `PIPEKRYLOV_OPENCL_DEVICE`: `P:D` or a
+//! name substring). The knobs come from the backend's
+//! [`Tuning`] ([`OpenClBackend::with_tuning`]).
 //!
 //! ```no_run
 //! use pipekrylov::backend::opencl::{DeviceSelector, OpenClBackend};
@@ -17,8 +19,10 @@
 //!
 //! Kernel arguments: on NVIDIA GPUs buffers are passed as device addresses (by value) instead of
 //! `cl_mem` handles, which cost the runtime ~0.25 us each per launch (see `address.rs`,
-//! [`ADDRESS_ENV`]), and all arguments of a kernel travel as one struct argument (`packed.rs`,
-//! [`PACKED_ENV`]); small reads spin on their event on GPUs ([`WaitMode`]); `multi_axpy`'s
+//! [`Tuning::opencl_address_args`](crate::backend::tuning::Tuning::opencl_address_args)), and
+//! all arguments of a kernel travel as one struct argument (`packed.rs`,
+//! [`Tuning::opencl_packed_args`](crate::backend::tuning::Tuning::opencl_packed_args)); small
+//! reads spin on their event on GPUs ([`WaitMode`]); `multi_axpy`'s
 //! coefficients are written from pinned memory without blocking (`upload.rs`).
 //!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
@@ -41,19 +45,22 @@ mod precond;
 mod program;
 mod resident;
 mod spmv;
-mod submit;
 mod upload;
 mod vector;
 
-pub use address::ADDRESS_ENV;
-pub use device::{list_devices, DeviceDescription, DeviceSelector, DEVICE_ENV};
+pub use super::tuning::{
+    FlushPolicy, WaitMode, OPENCL_ADDRESS_ARGS_ENV as ADDRESS_ENV, OPENCL_DEVICE_ENV as DEVICE_ENV,
+    OPENCL_FLUSH_ENV as FLUSH_ENV, OPENCL_PACKED_ARGS_ENV as PACKED_ENV,
+    OPENCL_WAIT_ENV as WAIT_ENV,
+};
+pub use super::DeviceSelector;
+pub use device::{list_devices, DeviceDescription};
 pub use memory::RawBuffer;
-pub use packed::PACKED_ENV;
-pub use submit::{FlushPolicy, WaitMode, FLUSH_ENV, WAIT_ENV};
 
 use self::cl::{Context, Queue, BACKEND};
 use self::launch::Arg;
 use self::program::CompiledProgram;
+use crate::backend::tuning::Tuning;
 use crate::backend::{BackendInfo, BackendStatus, Counters, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
@@ -104,14 +111,16 @@ pub struct OpenClBackend {
     address_out: Mutex<Option<RawBuffer>>,
     /// Whether programs with device-address arguments pack them (`packed.rs`).
     packed_wanted: AtomicBool,
+    /// The knobs this backend runs with (boxed to keep `AnyBackend`'s variants of similar size).
+    tuning: Box<Tuning>,
 }
 
 /// The inline-PTX programs of NVIDIA GPUs and what became of them.
 struct PtxPrograms {
     /// f32, f64: built on first use of a kernel of [`program::PTX_KERNELS`].
     programs: [Mutex<Option<CompiledProgram>>; 2],
-    /// Whether they are wanted: an NVIDIA GPU and
-    /// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] not `0` (read once).
+    /// Whether they are wanted: an NVIDIA GPU and the tuning's
+    /// [`opencl_inline_ptx`](Tuning::opencl_inline_ptx) on.
     wanted: bool,
     /// The driver's refusal (the build log), after which the kernels of
     /// [`program::PTX_KERNELS`] run from the portable program.
@@ -134,9 +143,15 @@ fn lock_slot(slot: &Mutex<Option<CompiledProgram>>) -> MutexGuard<'_, Option<Com
 }
 
 impl OpenClBackend {
-    /// Open the device chosen by `selector`. No platform, no device, or no match is
-    /// [`Error::BackendUnavailable`].
+    /// Open the device chosen by `selector`, with the default tuning. No platform, no device,
+    /// or no match is [`Error::BackendUnavailable`].
     pub fn new(selector: DeviceSelector) -> Result<Self> {
+        Self::with_tuning(selector, Tuning::default())
+    }
+
+    /// Open the device chosen by `selector`, running with the knobs of `tuning` (as
+    /// [`OpenClBackend::new`] otherwise).
+    pub fn with_tuning(selector: DeviceSelector, tuning: Tuning) -> Result<Self> {
         let devices = list_devices()?;
         let device = device::select(&devices, &selector)?;
         let context = cl::create_context(device.platform, device.device).map_err(|e| {
@@ -159,14 +174,17 @@ impl OpenClBackend {
         } else {
             WaitMode::Block
         };
-        let (flush, wait) = submit::from_env(FlushPolicy::NONE, default_wait)?;
-        let address_wanted = address::wanted(&device)?;
-        let packed_wanted = packed::wanted()?;
+        let (flush, wait) = (
+            tuning.opencl_flush,
+            tuning.opencl_wait.unwrap_or(default_wait),
+        );
+        let address_wanted = address::wanted(&device, &tuning);
+        let packed_wanted = packed::wanted(&tuning);
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             ptx: Box::new(PtxPrograms {
                 programs: [Mutex::new(None), Mutex::new(None)],
-                wanted: program::inline_ptx_possible(&device),
+                wanted: program::inline_ptx_possible(&device, &tuning),
                 refusal: Mutex::new(None),
             }),
             staging: Mutex::new(None),
@@ -184,12 +202,21 @@ impl OpenClBackend {
             address_wanted: AtomicBool::new(address_wanted),
             address_out: Mutex::new(None),
             packed_wanted: AtomicBool::new(packed_wanted),
+            tuning: Box::new(tuning),
         })
     }
 
-    /// The device named by `PIPEKRYLOV_OPENCL_DEVICE`, or the default device.
+    /// The device named by `PIPEKRYLOV_OPENCL_DEVICE`, or the default device, with the default
+    /// tuning (the environment's knobs are read by
+    /// [`Tuning::from_env`](crate::backend::tuning::Tuning::from_env) only, for the command
+    /// line: pass them with [`OpenClBackend::with_tuning`]).
     pub fn from_env() -> Result<Self> {
-        Self::new(DeviceSelector::from_env())
+        Self::new(crate::backend::tuning::opencl_device_from_env())
+    }
+
+    /// The knobs this backend runs with (also [`BackendInfo::tuning`]).
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 
     /// Whether the device is a GPU.
@@ -286,7 +313,7 @@ impl OpenClBackend {
             self.device.is_gpu,
             self.device.local_mem_bytes,
             false,
-            self.ptx.wanted,
+            self.ptx.wanted.then_some(self.tuning.load_hints_level()),
         );
         program::build(&self.context, self.device.device, &src, &options).map(|_| ())
     }
@@ -412,7 +439,7 @@ impl OpenClBackend {
                     self.wg,
                     address_args,
                     packed_args,
-                    ptx,
+                    ptx.then_some(self.tuning.load_hints_level()),
                 )
             };
             let mut built = None;
@@ -500,7 +527,7 @@ impl OpenClBackend {
 
     /// Work-groups for a kernel over `n` elements (also the reduction plan).
     pub(crate) fn groups_for(&self, n: usize) -> usize {
-        let per_cu = crate::backend::tuning::reduction_groups_per_sm().unwrap_or(GROUPS_PER_CU);
+        let per_cu = self.tuning.reduction_groups_per_sm.unwrap_or(GROUPS_PER_CU);
         n.div_ceil(self.wg)
             .min(per_cu * self.device.compute_units)
             .max(1)
@@ -557,11 +584,20 @@ impl BackendInfo for OpenClBackend {
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)
     }
+    fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
 }
 
-/// Every platform and device OpenCL sees, which one the default choice (or
-/// `PIPEKRYLOV_OPENCL_DEVICE`) takes, or why OpenCL is unavailable.
+/// Every platform and device OpenCL sees, which one the default choice takes, or why OpenCL is
+/// unavailable.
 pub fn status() -> BackendStatus {
+    status_for(&DeviceSelector::Default)
+}
+
+/// [`status`] with the device `selector` chooses (the command line's
+/// `PIPEKRYLOV_OPENCL_DEVICE`).
+pub fn status_for(selector: &DeviceSelector) -> BackendStatus {
     let devices = match list_devices() {
         Ok(d) => d,
         Err(e) => {
@@ -574,8 +610,7 @@ pub fn status() -> BackendStatus {
             }
         }
     };
-    let selector = DeviceSelector::from_env();
-    let chosen = device::select(&devices, &selector);
+    let chosen = device::select(&devices, selector);
     let lines = devices
         .iter()
         .map(|d| {

@@ -32,20 +32,16 @@ use crate::scalar::Precision;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-/// Environment variable turning packed arguments off (`0`) or on (`1`, the default wherever
-/// device-address arguments are on).
-pub const PACKED_ENV: &str = "PIPEKRYLOV_OPENCL_PACKED_ARGS";
-
-/// Whether packed arguments are wanted (given device-address mode): the environment variable,
-/// else yes. Only little-endian hosts pack.
-pub(crate) fn wanted() -> Result<bool> {
-    let on = super::address::env_switch(PACKED_ENV)?.unwrap_or(true);
-    Ok(on && cfg!(target_endian = "little"))
+/// Whether packed arguments are wanted (given device-address mode): the tuning's
+/// [`opencl_packed_args`](crate::backend::tuning::Tuning::opencl_packed_args) (on by default).
+/// Only little-endian hosts pack.
+pub(crate) fn wanted(tuning: &crate::backend::tuning::Tuning) -> bool {
+    tuning.opencl_packed_args && cfg!(target_endian = "little")
 }
 
 impl OpenClBackend {
     /// Ask for packed arguments (`true`, the default) or one OpenCL argument per parameter
-    /// (`false`), overriding `PIPEKRYLOV_OPENCL_PACKED_ARGS`. Only programs with device-address
+    /// (`false`), overriding the tuning's `opencl_packed_args`. Only programs with device-address
     /// arguments pack; programs already built are dropped and rebuilt at the next launch.
     pub fn set_packed_args(&mut self, on: bool) {
         self.packed_wanted.store(on, Ordering::Relaxed);

@@ -331,7 +331,12 @@ impl PrecondOps for OpenClBackend {
                 crate::scalar::Precision::F64,
                 self.device.local_mem_bytes,
             );
-        AfsaiGrowKernel::choose(growth, team_allowed, mean_row_len)
+        AfsaiGrowKernel::choose(
+            growth,
+            team_allowed,
+            mean_row_len,
+            self.tuning().afsai_grow_kernel,
+        )
     }
 
     fn afsai_grow<T: Scalar>(

@@ -52,9 +52,10 @@ pub(crate) fn full_source(precision: Precision) -> String {
 /// Build options for `precision`, work-group size `wg`, and the loop layout: grid-stride on
 /// GPUs, one contiguous block per work-item elsewhere (`-D BLOCKED_LOOPS`, CPUs).
 /// `address_args` adds `-D PK_ADDRESS_ARGS` (buffers passed as device addresses), `inline_ptx`
-/// (NVIDIA GPUs only) `-D PK_NV_PTX` (warp intrinsics) and the SpMV load hints of
-/// [`crate::backend::tuning::matrix_load_hints`] (`-D PK_LOAD_HINTS`), both inline PTX (see
-/// `kernels-cl/reduce.cl`), with `-D PK_SINGLE` in single precision.
+/// (NVIDIA GPUs only; `Some(hints)`) `-D PK_NV_PTX` (warp intrinsics) and the SpMV load hints
+/// `hints` (the tuning's
+/// [`matrix_load_hints`](crate::backend::tuning::Tuning::matrix_load_hints), `-D PK_LOAD_HINTS`),
+/// both inline PTX (see `kernels-cl/reduce.cl`), with `-D PK_SINGLE` in single precision.
 /// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
 /// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
 /// local arrays pass the device's limit may not build at all).
@@ -64,7 +65,7 @@ pub(crate) fn build_options(
     gpu: bool,
     local_mem_bytes: u64,
     address_args: bool,
-    inline_ptx: bool,
+    inline_ptx: Option<u8>,
 ) -> String {
     let scalar = match precision {
         Precision::F32 => "float",
@@ -81,16 +82,16 @@ pub(crate) fn build_options(
     } else {
         ""
     };
-    let ptx = if inline_ptx {
-        let single = if precision == Precision::F32 {
-            " -D PK_SINGLE"
-        } else {
-            ""
-        };
-        let hints = crate::backend::tuning::matrix_load_hints();
-        format!(" -D PK_NV_PTX{single} -D PK_LOAD_HINTS={hints}")
-    } else {
-        String::new()
+    let ptx = match inline_ptx {
+        Some(hints) => {
+            let single = if precision == Precision::F32 {
+                " -D PK_SINGLE"
+            } else {
+                ""
+            };
+            format!(" -D PK_NV_PTX{single} -D PK_LOAD_HINTS={}", hints.min(2))
+        }
+        None => String::new(),
     };
     format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}{ptx}")
 }
@@ -150,10 +151,13 @@ pub(crate) const PTX_KERNELS: [&str; 7] = [
     "afsai_grow_team",
 ];
 
-/// Whether `desc` can have the inline-PTX program (an NVIDIA GPU, and
-/// [`crate::backend::tuning::OPENCL_INLINE_PTX_ENV`] not `0`).
-pub(crate) fn inline_ptx_possible(desc: &super::DeviceDescription) -> bool {
-    desc.is_nvidia_gpu() && crate::backend::tuning::opencl_inline_ptx()
+/// Whether `desc` can have the inline-PTX program (an NVIDIA GPU, and the tuning's
+/// [`opencl_inline_ptx`](crate::backend::tuning::Tuning::opencl_inline_ptx) on).
+pub(crate) fn inline_ptx_possible(
+    desc: &super::DeviceDescription,
+    tuning: &crate::backend::tuning::Tuning,
+) -> bool {
+    desc.is_nvidia_gpu() && tuning.opencl_inline_ptx
 }
 
 /// The binary the driver made of `program` for its one device (PTX text on NVIDIA's platform),
@@ -297,7 +301,8 @@ pub(crate) struct CompiledProgram {
 
 impl CompiledProgram {
     /// Build the library's program for `precision` (see [`build_options`]) and create all its
-    /// kernels; with `address_args` and `packed_args` the kernels take packed arguments.
+    /// kernels; with `address_args` and `packed_args` the kernels take packed arguments;
+    /// `inline_ptx` (`Some(load hints)`) builds the inline-PTX program.
     pub(crate) fn build(
         ctx: &Context,
         desc: &super::DeviceDescription,
@@ -305,10 +310,10 @@ impl CompiledProgram {
         wg: usize,
         address_args: bool,
         packed_args: bool,
-        inline_ptx: bool,
+        inline_ptx: Option<u8>,
     ) -> Result<Self> {
         let device = desc.device;
-        let options = |inline_ptx: bool| {
+        let options = |inline_ptx: Option<u8>| {
             build_options(
                 precision,
                 wg,
@@ -343,7 +348,7 @@ impl CompiledProgram {
             kernels,
             address_args,
             packed_args,
-            inline_ptx,
+            inline_ptx: inline_ptx.is_some(),
         })
     }
 }
@@ -354,7 +359,7 @@ mod tests {
 
     #[test]
     fn inline_ptx_is_defined_only_where_asked_with_the_precision_of_its_shuffles() {
-        let opts = |p, ptx| build_options(p, 256, true, 49152, true, ptx);
+        let opts = |p, ptx: bool| build_options(p, 256, true, 49152, true, ptx.then_some(1));
         let f64_opts = opts(Precision::F64, true);
         assert!(
             f64_opts.contains(" -D PK_NV_PTX -D PK_LOAD_HINTS="),
@@ -366,10 +371,9 @@ mod tests {
             f32_opts.contains(" -D PK_NV_PTX -D PK_SINGLE"),
             "{f32_opts}"
         );
-        // The default of PIPEKRYLOV_MATRIX_LOAD_HINTS (unset in the tests) is 1.
-        if std::env::var_os(crate::backend::tuning::MATRIX_LOAD_HINTS_ENV).is_none() {
-            assert!(f64_opts.ends_with(" -D PK_LOAD_HINTS=1"), "{f64_opts}");
-        }
+        assert!(f64_opts.ends_with(" -D PK_LOAD_HINTS=1"), "{f64_opts}");
+        let hints2 = build_options(Precision::F64, 256, true, 49152, true, Some(2));
+        assert!(hints2.ends_with(" -D PK_LOAD_HINTS=2"), "{hints2}");
         for p in [Precision::F32, Precision::F64] {
             let plain = opts(p, false);
             assert!(

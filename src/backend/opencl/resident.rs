@@ -84,7 +84,7 @@ impl OpenClBackend {
 
 impl OpenClBackend {
     /// Launch `cg_sums_resident` for the next CG or PCG update (`CgSlots::finished`) where
-    /// `tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
+    /// `Tuning::cg_sums_kernel_for` picks it for the partials' group count; whether it did (the
     /// update's `sums_ready`).
     fn cg_sums<T: Scalar>(
         &self,
@@ -93,7 +93,7 @@ impl OpenClBackend {
         slots: CgSlots,
         with_pc: bool,
     ) -> Result<bool> {
-        if !crate::backend::tuning::cg_sums_kernel_for(false, partials.groups()) {
+        if !self.tuning().cg_sums_kernel_for(false, partials.groups()) {
             return Ok(false);
         }
         let [rr, curvature, p_ap, rz] = slots.finished(with_pc);
@@ -155,7 +155,7 @@ impl ResidentOps for OpenClBackend {
 
     fn fuses_cg_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
         self.supports_f64()
-            && crate::backend::tuning::cg_fused_for(false, a.n_rows())
+            && self.tuning().cg_fused_for(false, a.n_rows())
             && a.plain_csr().is_some()
     }
 
@@ -310,7 +310,7 @@ impl ResidentOps for OpenClBackend {
 
     fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
         self.supports_f64()
-            && crate::backend::tuning::bicgstab_fused_for(false, a.n_rows())
+            && self.tuning().bicgstab_fused_for(false, a.n_rows())
             && a.plain_csr().is_some()
     }
 

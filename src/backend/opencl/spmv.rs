@@ -79,7 +79,7 @@ impl OpenClBackend {
         if !self.is_gpu() || rows == 0 {
             return 1;
         }
-        if let Some(k) = crate::backend::tuning::csr_lanes() {
+        if let Some(k) = self.tuning().csr_lanes {
             return k.min(self.work_group_size() as u32);
         }
         let k = (nnz / rows / 8).max(1);

@@ -249,9 +249,9 @@ pub trait KrylovOps: SpmvOps {
     /// (nothing enqueued) where the backend has no such kernel or `a` does not suit it (GPU
     /// backends: CSR without long rows, `gmres_dcgs2_spmv_dots`, or SELL sorted within windows
     /// that divide the block size, `gmres_dcgs2_spmv_dots_sell`, at most `4 WG / 32` columns;
-    /// OpenCL takes any number of columns for CSR; SELL on CUDA by default, on OpenCL with
-    /// `PIPEKRYLOV_DCGS2_SELL_FUSED=1`, nowhere with `=0`); the caller then runs the two
-    /// kernels.
+    /// OpenCL takes any number of columns for CSR; SELL as
+    /// [`Tuning::dcgs2_sell_fused_for`](crate::backend::tuning::Tuning::dcgs2_sell_fused_for)
+    /// says: on CUDA by default); the caller then runs the two kernels.
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
         _a: &DeviceMatrix<T>,
@@ -611,12 +611,18 @@ pub mod reference {
 /// `gmres_dcgs2_update_small` (every group sums the 2 (count + 1) slots itself) instead of
 /// `gmres_dcgs2_finish` + `gmres_dcgs2_update`. Measured on the H200: at n <= 65K (up to 256
 /// groups of 256) a launch costs more than the repeated sums (the log `bench/log/`, device-resident
-/// GMRES). [`crate::backend::tuning::DCGS2_SMALL_MAX_GROUPS_ENV`] overrides it.
+/// GMRES). The default of [`crate::backend::tuning::Tuning::dcgs2_small_max_groups`].
 pub const DCGS2_SMALL_MAX_GROUPS: usize = 32;
 
 /// Whether a DCGS2 step with `count` final columns runs as one kernel on partials of `groups`
-/// groups and work-groups of `wg` work-items (one work-item per slot: 2 (count + 1) <= wg).
-pub fn dcgs2_small(groups: usize, count: usize, wg: usize) -> bool {
-    let max = crate::backend::tuning::dcgs2_small_max_groups().unwrap_or(DCGS2_SMALL_MAX_GROUPS);
-    groups <= max && 2 * (count + 1) <= wg
+/// groups and work-groups of `wg` work-items (one work-item per slot: 2 (count + 1) <= wg), for
+/// a backend tuned by `tuning` (at most
+/// [`dcgs2_small_max_groups`](crate::backend::tuning::Tuning::dcgs2_small_max_groups) groups).
+pub fn dcgs2_small(
+    tuning: &crate::backend::tuning::Tuning,
+    groups: usize,
+    count: usize,
+    wg: usize,
+) -> bool {
+    groups <= tuning.dcgs2_small_max_groups && 2 * (count + 1) <= wg
 }

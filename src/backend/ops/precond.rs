@@ -671,12 +671,18 @@ impl AfsaiGrowKernel {
 
     /// The team kernel where it fits `growth`, the backend allows it (`team_allowed`) and A's
     /// rows hold [`AFSAI_TEAM_MIN_ROW_LEN`] entries or more on average (`mean_row_len`), the
-    /// row kernel otherwise; the environment's `PIPEKRYLOV_AFSAI_GROW_KERNEL` (`row`, `team`)
+    /// row kernel otherwise; `forced` (the tuning's
+    /// [`afsai_grow_kernel`](crate::backend::tuning::Tuning::afsai_grow_kernel): `row`, `team`)
     /// overrides the row-length rule (a team that does not fit still falls back to rows).
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-    pub(crate) fn choose(growth: &AfsaiGrowth, team_allowed: bool, mean_row_len: f64) -> Self {
+    pub(crate) fn choose(
+        growth: &AfsaiGrowth,
+        team_allowed: bool,
+        mean_row_len: f64,
+        forced: Option<AfsaiGrowKernel>,
+    ) -> Self {
         let team_ok = team_allowed && AfsaiGrowKernel::Team.fits(growth);
-        match crate::backend::tuning::afsai_grow_kernel() {
+        match forced {
             Some(AfsaiGrowKernel::Row) => AfsaiGrowKernel::Row,
             Some(AfsaiGrowKernel::Team) if team_ok => AfsaiGrowKernel::Team,
             None if team_ok && mean_row_len >= AFSAI_TEAM_MIN_ROW_LEN => AfsaiGrowKernel::Team,
@@ -1209,7 +1215,9 @@ pub trait PrecondOps: KrylovOps {
     /// The kernel [`PrecondOps::afsai_grow`] should run for `growth` on this backend, for a
     /// matrix with `mean_row_len` entries per row on average: the team kernel where it fits,
     /// the device's work-groups and local memory allow it and the rows are long
-    /// ([`AFSAI_TEAM_MIN_ROW_LEN`]), unless `PIPEKRYLOV_AFSAI_GROW_KERNEL` says otherwise. The
+    /// ([`AFSAI_TEAM_MIN_ROW_LEN`]), unless the backend's
+    /// [`Tuning::afsai_grow_kernel`](crate::backend::tuning::Tuning::afsai_grow_kernel) says
+    /// otherwise. The
     /// host backend, which keeps each row's work in its own vectors, answers the kernel whose
     /// scratch it needs (none where the team kernel fits).
     fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel;
@@ -1430,8 +1438,8 @@ mod tests {
         }
     }
 
-    /// The growth kernel by row length, cap and the backend's permission (the environment's
-    /// override, when a developer sets it, decides instead: only the parsing is checked then).
+    /// The growth kernel by row length, cap and the backend's permission, and the tuning's
+    /// override.
     #[test]
     fn afsai_grow_kernel_choice() {
         use AfsaiGrowKernel::{Row, Team};
@@ -1442,13 +1450,16 @@ mod tests {
         assert!(Team.fits(&g) && !Team.fits(&wide) && Row.fits(&wide));
         assert_eq!((Team.scalars_per_row(&g), Team.indices_per_row(&g)), (0, 0));
         assert_eq!(Row.scalars_per_row(&g), g.scalars_per_row());
-        if crate::backend::tuning::afsai_grow_kernel().is_none() {
-            assert_eq!(AfsaiGrowKernel::choose(&g, true, 43.0), Team);
-            assert_eq!(AfsaiGrowKernel::choose(&g, true, 26.5), Team);
-            assert_eq!(AfsaiGrowKernel::choose(&g, true, 9.0), Row);
-            assert_eq!(AfsaiGrowKernel::choose(&g, true, 6.94), Row);
-            assert_eq!(AfsaiGrowKernel::choose(&g, false, 43.0), Row);
-            assert_eq!(AfsaiGrowKernel::choose(&wide, true, 81.0), Row);
-        }
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 43.0, None), Team);
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 26.5, None), Team);
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 9.0, None), Row);
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 6.94, None), Row);
+        assert_eq!(AfsaiGrowKernel::choose(&g, false, 43.0, None), Row);
+        assert_eq!(AfsaiGrowKernel::choose(&wide, true, 81.0, None), Row);
+        // Forced: rows always, a team where it fits and is allowed.
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 43.0, Some(Row)), Row);
+        assert_eq!(AfsaiGrowKernel::choose(&g, true, 6.94, Some(Team)), Team);
+        assert_eq!(AfsaiGrowKernel::choose(&g, false, 43.0, Some(Team)), Row);
+        assert_eq!(AfsaiGrowKernel::choose(&wide, true, 81.0, Some(Team)), Row);
     }
 }

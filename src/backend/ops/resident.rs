@@ -246,7 +246,7 @@ pub trait ResidentOps: VectorOps {
     /// then `spmv_dots` of the new p into `v.ap_out` with <Ap, Ap> and <p, Ap> into `written[1]`
     /// and `written[2]`: bit for bit those two kernels. Otherwise (or with the flag set) nothing
     /// is written. The written slots differ from the read ones. `Ok(false)`, nothing enqueued,
-    /// where the backend has no such kernel, it is switched off (`PIPEKRYLOV_CG_FUSED=0`) or `a`
+    /// where the backend has no such kernel, it is switched off (the tuning's `cg_fused`) or `a`
     /// does not suit it (GPU backends: CSR without long rows); the caller then runs the two.
     #[allow(clippy::too_many_arguments)]
     fn cg_fused_resident<T: Scalar>(
@@ -357,7 +357,7 @@ pub trait ResidentOps: VectorOps {
     /// with the flag set) nothing is written, and the s-updates after it, which check the flag,
     /// write nothing either. The written slots differ from the read ones. `Ok(false)`, nothing
     /// enqueued, where the backend has no such kernel, it is switched off
-    /// (`PIPEKRYLOV_BICGSTAB_FUSED=0`) or `a` does not suit it (GPU backends: CSR without long
+    /// (the tuning's `bicgstab_fused`) or `a` does not suit it (GPU backends: CSR without long
     /// rows); the caller then runs the update and the product.
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_fused_resident<T: Scalar>(

@@ -74,13 +74,17 @@ pub trait SpmvOps: VectorOps {
     }
 
     /// The CSR kernel this backend runs for rows `rp` when `requested`, rows above `long_len`
-    /// entries being summed apart (the automatic choice of [`row_blocks::choose`] on GPUs;
-    /// always [`CsrKernel::Vector`] on backends without the GPU layouts).
+    /// entries being summed apart (on GPUs the tuning's
+    /// [`csr_kernel`](crate::backend::tuning::Tuning::csr_kernel), else the automatic choice of
+    /// [`row_blocks::choose`]; always [`CsrKernel::Vector`] on backends without the GPU
+    /// layouts).
     #[doc(hidden)]
     fn resolve_csr_kernel(&self, rp: &[u32], long_len: u32, requested: CsrKernel) -> CsrKernel {
+        let forced = self.tuning().csr_kernel;
         match requested {
             _ if !self.uses_device_layouts() => CsrKernel::Vector,
             CsrKernel::Auto if !self.auto_csr_stream() => CsrKernel::Vector,
+            CsrKernel::Auto if forced != CsrKernel::Auto => forced,
             requested => row_blocks::choose(rp, long_len, requested),
         }
     }
@@ -97,12 +101,13 @@ pub trait SpmvOps: VectorOps {
         ci: Option<&[u32]>,
         requested: CsrKernel,
     ) -> Result<CsrLayouts<T>> {
-        let vector_plan = LongRowPlan::plan(rp);
+        let factor = self.tuning().long_row_factor;
+        let vector_plan = LongRowPlan::plan_with(rp, factor);
         let long_len = vector_plan.as_ref().map_or(u32::MAX, |p| p.min_len);
         let kernel = self.resolve_csr_kernel(rp, long_len, requested);
         let stream = self.uses_device_layouts() && kernel != CsrKernel::Vector;
         let long_plan = if stream {
-            LongRowPlan::plan_for_stream(rp)
+            LongRowPlan::plan_for_stream_with(rp, factor)
         } else {
             vector_plan
         };
@@ -168,7 +173,7 @@ pub trait SpmvOps: VectorOps {
                 }
             }
             HostArrays::Sell(s) => DeviceFormat::Sell {
-                compact: match self.uses_device_layouts() && row_blocks::sell_compact_enabled() {
+                compact: match self.uses_device_layouts() && self.tuning().sell_compact {
                     true => self.upload_compact(row_blocks::sell_compact_columns(&s))?,
                     false => None,
                 },

@@ -7,28 +7,32 @@
 //! coarse cycle, t = P x_c, x += t, then r = b - A x, t = s .* r, x += t; the coarsest level
 //! is one product with its dense inverse. No host transfer.
 
-use super::hierarchy::Hierarchy;
+use super::hierarchy::{Hierarchy, LevelPattern};
 use super::options::{AmgOptions, Smoother};
+use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::{Preconditioner, SetupTimes};
 use crate::scalar::Scalar;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// One level on the device: its operator, transfer operators and smoother diagonal.
 #[derive(Debug)]
-struct DeviceLevel<T> {
-    a: DeviceMatrix<T>,
-    p: DeviceMatrix<T>,
-    r: DeviceMatrix<T>,
+pub(super) struct DeviceLevel<T> {
+    pub(super) a: DeviceMatrix<T>,
+    pub(super) p: DeviceMatrix<T>,
+    pub(super) r: DeviceMatrix<T>,
     /// The smoother's diagonal scaling s (Jacobi: w / a_ii; l1-Jacobi; Chebyshev: 1 / a_ii).
-    s: Buffer<T>,
+    pub(super) s: Buffer<T>,
     /// Chebyshev: s / theta, the first step's scaling from x = 0 (empty otherwise).
-    s_first: Buffer<T>,
+    pub(super) s_first: Buffer<T>,
     /// Chebyshev's (theta, delta) of D^-1 A (zero otherwise).
-    chebyshev: (f64, f64),
+    pub(super) chebyshev: (f64, f64),
+    /// [`CsrMatrix::pattern_fingerprint`] of the host A, P and R uploaded (a refresh writes
+    /// new values in place where they are unchanged).
+    pub(super) patterns: [u64; 3],
 }
 
 /// Right-hand side and solution of a level below the finest (the finest uses the caller's r
@@ -78,19 +82,22 @@ struct Work<T> {
 /// ```
 #[derive(Debug)]
 pub struct Amg<T> {
-    n: usize,
-    options: AmgOptions,
-    levels: Vec<DeviceLevel<T>>,
-    coarse_inverse: DeviceMatrix<T>,
+    pub(super) n: usize,
+    pub(super) options: AmgOptions,
+    pub(super) levels: Vec<DeviceLevel<T>>,
+    pub(super) coarse_inverse: DeviceMatrix<T>,
     work: Mutex<Work<T>>,
     /// Rows and nonzeros per level (the coarsest last), operator and grid complexity.
-    stats: Vec<(usize, usize)>,
-    operator_complexity: f64,
-    grid_complexity: f64,
+    pub(super) stats: Vec<(usize, usize)>,
+    pub(super) operator_complexity: f64,
+    pub(super) grid_complexity: f64,
     times: SetupTimes,
-    memory: usize,
-    fingerprint: u64,
+    pub(super) memory: usize,
+    pub(super) fingerprint: u64,
     launches: usize,
+    /// The symbolic setup of every level above the coarsest (strong couplings, aggregates),
+    /// kept on the host for [`Preconditioner::update_values`].
+    pub(super) patterns: Vec<Arc<LevelPattern>>,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -118,23 +125,7 @@ impl<T: Scalar> Amg<T> {
         for (l, level) in hierarchy.levels().iter().enumerate() {
             let n = level.a().n_rows();
             let smoother = level.smoother();
-            let chebyshev = match smoother.kind() {
-                Smoother::Chebyshev { .. } => {
-                    let (lower, upper) = smoother.bounds();
-                    ((upper + lower) / 2.0, (upper - lower) / 2.0)
-                }
-                _ => (0.0, 0.0),
-            };
-            let s_first: Vec<T> = if chebyshev.0 > 0.0 {
-                let theta = T::from_f64(chebyshev.0);
-                smoother
-                    .scaled_inv_diag()
-                    .iter()
-                    .map(|&s| s / theta)
-                    .collect()
-            } else {
-                Vec::new()
-            };
+            let (chebyshev, s_first) = smoother_scalings(smoother);
             let dl = DeviceLevel {
                 a: backend.upload_matrix(level.a(), MatrixFormat::Csr)?,
                 p: backend.upload_matrix(level.p(), MatrixFormat::Csr)?,
@@ -142,6 +133,7 @@ impl<T: Scalar> Amg<T> {
                 s: backend.upload(smoother.scaled_inv_diag())?,
                 s_first: backend.upload(&s_first)?,
                 chebyshev,
+                patterns: [level.a(), level.p(), level.r()].map(CsrMatrix::pattern_fingerprint),
             };
             memory += dl.a.device_bytes()
                 + dl.p.device_bytes()
@@ -205,6 +197,7 @@ impl<T: Scalar> Amg<T> {
             memory,
             fingerprint: a.fingerprint(),
             launches,
+            patterns: hierarchy.patterns(),
         })
     }
 
@@ -345,6 +338,29 @@ impl<T: Scalar> Amg<T> {
     }
 }
 
+/// Chebyshev's (theta, delta) and the first step's scaling s / theta of `smoother` (zeros and
+/// an empty vector for the Jacobi smoothers).
+pub(super) fn smoother_scalings<T: Scalar>(smoother: &LevelSmoother<T>) -> ((f64, f64), Vec<T>) {
+    let chebyshev = match smoother.kind() {
+        Smoother::Chebyshev { .. } => {
+            let (lower, upper) = smoother.bounds();
+            ((upper + lower) / 2.0, (upper - lower) / 2.0)
+        }
+        _ => (0.0, 0.0),
+    };
+    let s_first: Vec<T> = if chebyshev.0 > 0.0 {
+        let theta = T::from_f64(chebyshev.0);
+        smoother
+            .scaled_inv_diag()
+            .iter()
+            .map(|&s| s / theta)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (chebyshev, s_first)
+}
+
 /// Kernel launches of one V-cycle over `levels` smoothed levels.
 fn cycle_launches(options: &AmgOptions, levels: usize) -> usize {
     let per_sweep = match options.smoother {
@@ -420,5 +436,33 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
+    }
+    /// Keeps every level's strong couplings and aggregates (so the tentative prolongators,
+    /// the level count and the coarse sizes) and runs the numeric phase of the setup on the
+    /// host for the new values ([`Hierarchy::refresh`]): the filtered matrices, the
+    /// prolongators' weights (power iterations) and the smoothed prolongators, R = P^T, the
+    /// coarse operators R (A P) (the first refresh runs the host SpGEMM and keeps the
+    /// patterns of A P and R A P on the host, two index arrays of nnz(A P) + nnz(A_{l+1})
+    /// words per level; the next ones run only the products' numeric phase on them, 2-3x
+    /// faster), the smoothers' data and the coarsest inverse. The new values are then
+    /// written into the device arrays in place (operators, transfers, smoother scalings,
+    /// coarsest inverse: their patterns follow from the kept aggregates and `a`'s pattern, so
+    /// they are unchanged); a matrix whose pattern did change (`a` of another pattern, which
+    /// a direct caller may pass) is uploaded anew, and [`crate::precond::ValuesRefresh::kept`]
+    /// names its level. Equals a fresh [`Amg::new`] on `a` wherever that would find the same
+    /// strong couplings. `device` is not used.
+    ///
+    /// Errors (the preconditioner unchanged): `a` of another size
+    /// ([`Error::PatternMismatch`]), what the numeric phase of [`Hierarchy::build`] reports
+    /// (a NaN, a zero or negative diagonal entry on a level, a singular coarsest matrix). A
+    /// device error while writing, after every check passed, leaves some levels with the new
+    /// values: the preconditioner then refuses every matrix (`built_for` matches none).
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        _device: Option<&DeviceMatrix<T>>,
+    ) -> Result<crate::precond::ValuesRefresh> {
+        self.refresh(backend, a)
     }
 }

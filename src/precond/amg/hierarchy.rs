@@ -1,19 +1,17 @@
 //! The multigrid hierarchy built on the host, and its reference V-cycle.
 
-use super::aggregate::aggregate;
-use super::coarse::dense_inverse;
-use super::options::{AmgOptions, Coarsening, MAX_COARSE_SIZE};
-use super::prolongation::{
-    filtered_matrix, positive_diagonal, smoothed_prolongator, spectral_radius,
-    tentative_prolongator,
-};
+use super::aggregate::{aggregate, Aggregates};
+use super::galerkin::ProductPatterns;
+use super::numeric::{coarse_level, numeric_level};
+use super::options::{AmgOptions, MAX_COARSE_SIZE};
+use super::prolongation::positive_diagonal;
 use super::smoother::{LevelSmoother, SmootherWork};
-use super::strength::strength_graph;
+use super::strength::{strength_graph, StrengthGraph};
 use crate::error::{Error, Result};
-use crate::matrix::spgemm::spgemm;
 use crate::matrix::CsrMatrix;
-use crate::memory::{check_budget, try_filled};
+use crate::memory::try_filled;
 use crate::scalar::Scalar;
+use std::sync::{Arc, OnceLock};
 
 /// Coarsening stops when a level would keep more than this fraction of its rows (numerator
 /// over [`STALL_DENOMINATOR`]: 9/10): the level becomes the coarsest.
@@ -29,16 +27,40 @@ pub fn dense_coarse_limit(coarse_size: usize) -> usize {
     coarse_size.max((4 * coarse_size).min(MAX_COARSE_SIZE))
 }
 
+/// The symbolic setup of one level, which depends on the values only through the strength of
+/// connection: the strong couplings, the aggregates (and so the tentative prolongator, a
+/// function of them) and the threshold they were found with. A values-only refresh
+/// ([`Hierarchy::refresh`], [`super::Amg`]'s `update_values`) keeps it and recomputes the
+/// rest; its first refresh adds the patterns of the Galerkin products, for the numeric phase
+/// alone of the next ones.
+#[derive(Debug)]
+pub(super) struct LevelPattern {
+    pub(super) graph: StrengthGraph,
+    pub(super) aggregates: Aggregates,
+    /// The strength threshold eps_l.
+    pub(super) eps: f64,
+    /// The patterns of A P and R A P, once a refresh has kept them.
+    pub(super) products: OnceLock<ProductPatterns>,
+}
+
+impl PartialEq for LevelPattern {
+    /// The same symbolic setup (whether the product patterns are kept yet aside).
+    fn eq(&self, other: &Self) -> bool {
+        self.graph == other.graph && self.aggregates == other.aggregates && self.eps == other.eps
+    }
+}
+
 /// One level above the coarsest: its operator, the transfers to the next level and its
 /// smoother.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Level<T> {
-    a: CsrMatrix<T>,
-    p: CsrMatrix<T>,
-    r: CsrMatrix<T>,
-    smoother: LevelSmoother<T>,
-    strength: f64,
-    prolongation_weight: f64,
+    pub(super) a: CsrMatrix<T>,
+    pub(super) p: CsrMatrix<T>,
+    pub(super) r: CsrMatrix<T>,
+    pub(super) smoother: LevelSmoother<T>,
+    /// Shared with the refreshed hierarchies made from this one.
+    pub(super) pattern: Arc<LevelPattern>,
+    pub(super) prolongation_weight: f64,
 }
 
 impl<T: Scalar> Level<T> {
@@ -60,7 +82,17 @@ impl<T: Scalar> Level<T> {
     }
     /// The strength threshold this level was aggregated with.
     pub fn strength(&self) -> f64 {
-        self.strength
+        self.pattern.eps
+    }
+    /// The strong couplings the level was aggregated by (found on the values it was first
+    /// built for; a [`Hierarchy::refresh`] keeps them).
+    pub fn strength_graph(&self) -> &StrengthGraph {
+        &self.pattern.graph
+    }
+    /// Every node's aggregate: the tentative prolongator's columns (kept by a
+    /// [`Hierarchy::refresh`]).
+    pub fn aggregates(&self) -> &Aggregates {
+        &self.pattern.aggregates
     }
     /// The weight w of P = (I - w D_f^-1 A_f) P_tent (0 for plain aggregation).
     pub fn prolongation_weight(&self) -> f64 {
@@ -71,8 +103,8 @@ impl<T: Scalar> Level<T> {
 /// The coarsest level: its operator and the explicit inverse.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoarseLevel<T> {
-    a: CsrMatrix<T>,
-    inverse: CsrMatrix<T>,
+    pub(super) a: CsrMatrix<T>,
+    pub(super) inverse: CsrMatrix<T>,
 }
 
 impl<T: Scalar> CoarseLevel<T> {
@@ -181,50 +213,14 @@ impl<T: Scalar> Hierarchy<T> {
             if n_coarse == 0 || n_coarse * STALL_DENOMINATOR > n * STALL_NUMERATOR {
                 break;
             }
-            let diag = positive_diagonal(&current, l)?;
-            let (p, weight) = match options.coarsening {
-                Coarsening::Aggregation => (tentative_prolongator(&aggregates, b)?, 0.0),
-                Coarsening::SmoothedAggregation => {
-                    let filtered = filtered_matrix(&current, &strength, b)?;
-                    let weight = match options.prolongation_weight {
-                        Some(w) => w,
-                        None => {
-                            let d = positive_diagonal(&filtered, l)?;
-                            let rho = spectral_radius(&filtered, &d);
-                            if rho > 0.0 && rho.is_finite() {
-                                4.0 / 3.0 / rho
-                            } else {
-                                2.0 / 3.0
-                            }
-                        }
-                    };
-                    (
-                        smoothed_prolongator(&filtered, &aggregates, b, weight)?,
-                        weight,
-                    )
-                }
+            let pattern = LevelPattern {
+                graph: strength,
+                aggregates,
+                eps,
+                products: OnceLock::new(),
             };
-            check_budget(
-                "AMG restriction",
-                p.nnz()
-                    .checked_mul(std::mem::size_of::<usize>() + std::mem::size_of::<T>())
-                    .and_then(|x| x.checked_add(8 * (p.n_cols() + 1))),
-            )?;
-            let r = p.transpose();
-            // A_{l+1} = R (A_l P)
-            let ap = spgemm(&current, &p)?;
-            let next = spgemm(&r, &ap)?;
-            drop(ap);
-            let smoother =
-                LevelSmoother::new(&current, &diag, options.smoother, options.jacobi_weight)?;
-            levels.push(Level {
-                a: current,
-                p,
-                r,
-                smoother,
-                strength: eps,
-                prolongation_weight: weight,
-            });
+            let (level, next) = numeric_level(current, Arc::new(pattern), l, options, false)?;
+            levels.push(level);
             current = next;
             eps *= 0.5;
         }
@@ -245,22 +241,81 @@ impl<T: Scalar> Hierarchy<T> {
                 ),
             });
         }
-        if let Some(index) = current.first_non_finite() {
-            return Err(Error::NonFinite {
-                what: format!("AMG coarse matrix (level {})", levels.len()),
-                index,
-            });
-        }
-        let inverse = dense_inverse(&current, levels.len())?;
+        let coarse = coarse_level(current, levels.len())?;
         Ok(Self {
             levels,
-            coarse: CoarseLevel {
-                a: current,
-                inverse,
-            },
+            coarse,
             options: *options,
             setup_seconds: start.elapsed().as_secs_f64(),
         })
+    }
+
+    /// The hierarchy of new values `a` of the matrix this one was built from (same size and
+    /// pattern), on this one's symbolic setup: every level's strong couplings and aggregates
+    /// (so the tentative prolongators, the level count and the coarse sizes) are kept, and the
+    /// numeric phase of [`Hierarchy::build`] runs again on them: the filtered matrix, the
+    /// prolongator's weight by the power iterations and the smoothed prolongator, R = P^T, the
+    /// coarse operators R (A P), the smoothers' data and the coarsest inverse. The first
+    /// refresh of a hierarchy runs the host SpGEMM and keeps the patterns of A P and R A P on
+    /// the levels it shares with `self` (host memory: two index arrays of nnz(A P) and
+    /// nnz(A_{l+1}) words per level); the next refreshes of either run only the products'
+    /// numeric phase on them. Where a fresh build on `a` would find the same strong
+    /// couplings, the result equals it bit for bit. `self` is not changed but for those kept
+    /// patterns.
+    ///
+    /// A matrix of another pattern is accepted too (its levels are then aggregated as the old
+    /// one was, and their patterns may differ from this hierarchy's).
+    ///
+    /// Errors: `a` of another size ([`Error::PatternMismatch`]); a NaN or infinite entry
+    /// ([`Error::NonFinite`]); a zero, missing or negative diagonal entry on a level
+    /// ([`Error::SingularPivot`] or [`Error::NotApplicable`], naming the row, as the build);
+    /// a singular coarsest matrix ([`Error::SingularPivot`]); [`Error::OutOfMemory`].
+    pub fn refresh(&self, a: &CsrMatrix<T>) -> Result<Self> {
+        Self::numeric(a, &self.options, &self.patterns(), self.n())
+    }
+
+    /// The numeric phase of the hierarchy of `a` on the kept symbolic setup of its levels
+    /// (`patterns`, finest first; see [`Hierarchy::refresh`]), built for n x n matrices.
+    pub(super) fn numeric(
+        a: &CsrMatrix<T>,
+        options: &AmgOptions,
+        patterns: &[Arc<LevelPattern>],
+        n: usize,
+    ) -> Result<Self> {
+        let start = std::time::Instant::now();
+        if !a.is_square() || a.n_rows() != n {
+            return Err(Error::PatternMismatch(format!(
+                "amg: built for {n} x {n}, new values for {} x {}",
+                a.n_rows(),
+                a.n_cols()
+            )));
+        }
+        if let Some(index) = a.first_non_finite() {
+            return Err(Error::NonFinite {
+                what: "matrix".into(),
+                index,
+            });
+        }
+        positive_diagonal(a, 0)?;
+        let mut levels: Vec<Level<T>> = Vec::with_capacity(patterns.len());
+        let mut current = a.clone();
+        for (l, pattern) in patterns.iter().enumerate() {
+            let (level, next) = numeric_level(current, pattern.clone(), l, options, true)?;
+            levels.push(level);
+            current = next;
+        }
+        let coarse = coarse_level(current, levels.len())?;
+        Ok(Self {
+            levels,
+            coarse,
+            options: *options,
+            setup_seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The symbolic setup of every level, finest first (what a refresh keeps).
+    pub(super) fn patterns(&self) -> Vec<Arc<LevelPattern>> {
+        self.levels.iter().map(|l| l.pattern.clone()).collect()
     }
 
     /// Dimension of the finest level.
@@ -392,9 +447,10 @@ impl<T: Scalar> Hierarchy<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::Smoother;
+    use super::super::options::{Coarsening, Smoother};
     use super::*;
     use crate::matrix::generate::Generator;
+    use crate::matrix::spgemm::spgemm;
 
     fn dot(x: &[f64], y: &[f64]) -> f64 {
         x.iter().zip(y).map(|(a, b)| a * b).sum()

@@ -22,13 +22,22 @@
 //! and the coarsest level is inverted densely in f64 ([`dense_inverse`]) so its solve is one
 //! SpMV. [`Hierarchy::vcycle_host`] is the executable specification of the cycle the device
 //! preconditioner runs.
+//!
+//! A values-only refresh ([`Hierarchy::refresh`], and [`Amg`]'s `update_values`) keeps steps 1
+//! and 2 (the strong couplings and the aggregates, so the tentative prolongators, the level
+//! count and the coarse sizes) and runs steps 3 to 5 and the coarsest inverse again on the new
+//! values; from its second refresh on, a level's Galerkin products run their numeric phase
+//! alone on the patterns the first one kept.
 
 mod aggregate;
 mod coarse;
 mod device;
+mod galerkin;
 mod hierarchy;
+mod numeric;
 mod options;
 mod prolongation;
+mod refresh;
 mod smoother;
 mod strength;
 

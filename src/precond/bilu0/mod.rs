@@ -180,9 +180,9 @@ struct Work<T> {
 /// Factors of a values-only refresh, before they replace the old ones.
 enum NewFactors<T> {
     /// Computed on the host, to be written into the kept device arrays.
-    Host(BiluFactors<T>),
+    Host(Box<BiluFactors<T>>),
     /// Computed on the device by the sweeps.
-    Device(BlockTriangular<T>, BlockTriangular<T>),
+    Device(Box<(BlockTriangular<T>, BlockTriangular<T>)>),
 }
 
 /// BILU(0) preconditioner M = L U on the block pattern of A, applied as z = U^-1 (L^-1 r)
@@ -465,7 +465,7 @@ impl<T: Scalar> Bilu0<T> {
                     host_seconds: t0.elapsed().as_secs_f64(),
                     device_seconds: 0.0,
                 };
-                Ok((NewFactors::Host(f), times))
+                Ok((NewFactors::Host(Box::new(f)), times))
             }
             Factorization::Sweeps(sweeps) => {
                 let p = device::split_pattern(a, s, self.opts.subdomains, self.name)?;
@@ -478,7 +478,7 @@ impl<T: Scalar> Bilu0<T> {
                     host_seconds,
                     device_seconds: t1.elapsed().as_secs_f64(),
                 };
-                Ok((NewFactors::Device(l, u), times))
+                Ok((NewFactors::Device(Box::new((l, u))), times))
             }
         }
     }
@@ -503,9 +503,8 @@ impl<T: Scalar> Bilu0<T> {
                 backend.write(&mut self.u.values, &f.u_values)?;
                 backend.synchronize()?;
             }
-            NewFactors::Device(l, u) => {
-                self.l = l;
-                self.u = u;
+            NewFactors::Device(factors) => {
+                (self.l, self.u) = *factors;
             }
         }
         self.fingerprint = fingerprint;

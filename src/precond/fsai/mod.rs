@@ -10,9 +10,13 @@
 //!   (kernel `afsai_grow`, every step of every row in one launch per batch of rows; the host
 //!   backend runs the same algorithm with rayon), then the rows of G are computed on the final
 //!   pattern by the same `fsai_rows` kernel as the static FSAI.
+//!
+//! A values-only refresh (`update_values`, `refresh.rs`) keeps G's pattern (static or grown)
+//! and the device arrays of G and G^T, and runs `fsai_rows` alone on the new values.
 
 mod batches;
 pub(crate) mod growth;
+mod refresh;
 
 use super::device_a::{csr_matrix, with_kernel_layout, DeviceA};
 use super::isai::{layout_of, power_rows};
@@ -162,6 +166,10 @@ pub struct Fsai<T> {
     /// Adaptive FSAI: the kernel that grew the pattern.
     growth_kernel: Option<AfsaiGrowKernel>,
     fingerprint: u64,
+    /// The row pointers of G and of G^T on the host (n + 1 entries each), kept for
+    /// [`Preconditioner::update_values`] (the batches of the row solves, the transpose's
+    /// cursor).
+    host_row_ptrs: Box<(Vec<u32>, Vec<u32>)>,
 }
 
 /// The part of the setup before the rows of G: A and the pattern of G and G^T on the device,
@@ -259,7 +267,7 @@ impl<T: Scalar> Fsai<T> {
         let t1 = Instant::now();
         let fingerprint = a.fingerprint();
         let a_dev = device_a(fingerprint)?;
-        let budget = (8usize << 20).max(2 * lay.n_blocks());
+        let budget = scratch_budget(lay.n_blocks());
         let pattern = FsaiPattern::upload(backend, &lay.row_ptr, &lay.col_idx, &gt_pos, budget)?;
         let gt_col_ptr = backend.upload(&lay.col_ptr)?;
         let gt_row_idx = backend.upload(&lay.row_idx)?;
@@ -379,11 +387,14 @@ impl<T: Scalar> Fsai<T> {
         // The growth, batch by batch, each batch compacted at once (batches.rs): the peak
         // follows the G being built. The fixed budget factor (the most a batch takes): 2 for
         // eq. (17), whose rows mostly take every step (the wider launches grew 5-35% faster on
-        // the H200), 1 for the step rule; the environment's tuning factor overrides both.
-        let factor = crate::backend::tuning::afsai_batch_factor().unwrap_or(match growth.stop {
-            crate::backend::AfsaiStop::RatioToInitial => 2,
-            crate::backend::AfsaiStop::StepReduction => 1,
-        });
+        // the H200), 1 for the step rule; the backend's tuning factor overrides both.
+        let factor = backend
+            .tuning()
+            .afsai_batch_factor
+            .unwrap_or(match growth.stop {
+                crate::backend::AfsaiStop::RatioToInitial => 2,
+                crate::backend::AfsaiStop::StepReduction => 1,
+            });
         let grow_kernel = backend.afsai_grow_kernel(&growth, a.nnz() as f64 / n.max(1) as f64);
         let plan =
             batches::BatchPlan::new::<T>(n, &growth, grow_kernel, factor, opts.max_batch_rows);
@@ -451,7 +462,7 @@ impl<T: Scalar> Fsai<T> {
             &mut gt_pos,
         )?;
         drop((cursor, gt_entry));
-        let budget = (8usize << 20).max(2 * nnz_g);
+        let budget = scratch_budget(nnz_g);
         let pattern =
             FsaiPattern::from_device(backend, g_row_ptr, g_col_idx, gt_pos, &row_ptr, budget)?;
         backend.synchronize()?;
@@ -566,6 +577,7 @@ impl<T: Scalar> Fsai<T> {
             growth_batches,
             growth_kernel,
             fingerprint,
+            host_row_ptrs: Box::new((row_ptr, gt_row_ptr)),
         })
     }
 
@@ -675,6 +687,7 @@ impl Fsai<f32> {
             growth_batches: self.growth_batches,
             growth_kernel: self.growth_kernel,
             fingerprint: self.fingerprint,
+            host_row_ptrs: self.host_row_ptrs,
         })
     }
 }
@@ -809,6 +822,12 @@ fn filtered_pattern<T: Scalar>(a: &CsrMatrix<T>, tau: f64) -> Result<(Vec<u32>, 
     Ok((row_ptr, col_idx))
 }
 
+/// Scalars of `fsai_rows` scratch per batch for a G of `nnz_g` entries (the batches of
+/// [`FsaiPattern`]): 8 Mi, or twice the entries.
+fn scratch_budget(nnz_g: usize) -> usize {
+    (8usize << 20).max(2 * nnz_g)
+}
+
 /// The prefix sum 0, v0, v0 + v1, .. of `values`, or [`Error::IndexOverflow`] past u32.
 fn prefix_sum(values: impl Iterator<Item = u32>, what: &str) -> Result<Vec<u32>> {
     let (lo, _) = values.size_hint();
@@ -927,5 +946,28 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
+    }
+    /// Keeps the pattern of G (the static FSAI's lower triangle of the power pattern, or the
+    /// adaptive FSAI's grown pattern, not grown again), both factors' device arrays and their
+    /// kernel layout ([`Fsai::with_factor_kernel`]'s choice), and computes G's values for `a`
+    /// on that pattern with the setup's kernel (`fsai_rows`, in the setup's precision): the
+    /// positions of G's entries in G^T by the transpose kernels from the kept index arrays,
+    /// the rows' dense systems solved, then the new values of G and G^T replace the old ones.
+    /// `device` (the solver's CSR copy of `a`) is read instead of an upload when it is one.
+    /// For the static FSAI the result equals a fresh [`Fsai::new`] on `a` when the pattern
+    /// does not depend on the values (a prefiltration tau of 0, the default).
+    ///
+    /// Errors (the preconditioner unchanged): `a` of another size
+    /// ([`Error::PatternMismatch`]); the setup's errors for a matrix that is no longer SPD:
+    /// [`Error::NotApplicable`] (not symmetric, a diagonal entry not positive) or
+    /// [`Error::SingularPivot`] naming the first row whose dense system is not positive
+    /// definite; device errors.
+    fn update_values(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<super::ValuesRefresh> {
+        self.refresh(backend, a, device)
     }
 }

@@ -1,0 +1,139 @@
+//! The values-only refresh of [`Amg`]: the kept symbolic setup (every level's strong
+//! couplings and aggregates), the numeric phase on the host ([`Hierarchy::refresh`]'s), the
+//! new values written into the device arrays.
+
+use super::device::{smoother_scalings, Amg, DeviceLevel};
+use super::hierarchy::Hierarchy;
+use crate::backend::{collective_result, Backend, DeviceMatrix, MatrixFormat};
+use crate::error::Result;
+use crate::matrix::CsrMatrix;
+use crate::precond::{check_same_size, SetupTimes, ValuesRefresh};
+use crate::scalar::Scalar;
+use std::time::Instant;
+
+impl<T: Scalar> Amg<T> {
+    /// See the `update_values` of [`Amg`]'s [`crate::precond::Preconditioner`] impl.
+    pub(super) fn refresh<B: Backend>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+    ) -> Result<ValuesRefresh> {
+        check_same_size("amg", self.n, a)?;
+        let t0 = Instant::now();
+        let local = Hierarchy::numeric(a, &self.options, &self.patterns, self.n);
+        let hierarchy = collective_result(backend, "the AMG refresh", local)?;
+        let fingerprint = a.fingerprint();
+        let host_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let local = self
+            .write(backend, &hierarchy)
+            .and_then(|uploaded| backend.synchronize().map(|()| uploaded));
+        let uploaded = match collective_result(backend, "the AMG refresh's writes", local) {
+            Ok(uploaded) => uploaded,
+            Err(e) => {
+                // Some levels may hold the new values already: refuse every matrix.
+                self.fingerprint = !fingerprint;
+                return Err(e);
+            }
+        };
+        self.fingerprint = fingerprint;
+        self.stats = hierarchy
+            .level_stats()
+            .iter()
+            .map(|s| (s.rows, s.nnz))
+            .collect();
+        self.operator_complexity = hierarchy.operator_complexity();
+        self.grid_complexity = hierarchy.grid_complexity();
+        let levels = self.levels.len();
+        let mut kept = format!(
+            "the strong couplings and aggregates (the tentative prolongators) of {levels} level{} \
+             above the coarsest, the patterns of their Galerkin products (from the first \
+             refresh on) and every device array",
+            if levels == 1 { "" } else { "s" }
+        );
+        if !uploaded.is_empty() {
+            kept += &format!(
+                " but those of levels {uploaded:?} (their patterns changed: uploaded anew)"
+            );
+        }
+        Ok(ValuesRefresh::new(
+            SetupTimes {
+                host_seconds,
+                device_seconds: t1.elapsed().as_secs_f64(),
+            },
+            kept,
+        ))
+    }
+
+    /// Write the operators, transfers, smoother data and coarsest inverse of `h` (the numeric
+    /// phase on this preconditioner's aggregates) to the device: in place where a matrix keeps
+    /// its pattern, as a new upload where it does not. Returns the levels uploaded anew (the
+    /// coarsest counted as `levels.len()`).
+    fn write<B: Backend>(&mut self, backend: &B, h: &Hierarchy<T>) -> Result<Vec<usize>> {
+        let mut uploaded = Vec::new();
+        for (l, (dl, level)) in self.levels.iter_mut().zip(h.levels()).enumerate() {
+            let host = [level.a(), level.p(), level.r()];
+            let patterns = host.map(CsrMatrix::pattern_fingerprint);
+            let mut new_upload = false;
+            let device: [&mut DeviceMatrix<T>; 3] = [&mut dl.a, &mut dl.p, &mut dl.r];
+            for ((d, m), (&old, &new)) in device
+                .into_iter()
+                .zip(host)
+                .zip(dl.patterns.iter().zip(&patterns))
+            {
+                if old == new && same_shape(d, m) {
+                    d.update_values(backend, m)?;
+                } else {
+                    let fresh = backend.upload_matrix(m, MatrixFormat::Csr)?;
+                    self.memory = self.memory + fresh.device_bytes() - d.device_bytes();
+                    *d = fresh;
+                    new_upload = true;
+                }
+            }
+            dl.patterns = patterns;
+            write_smoother(backend, dl, level.smoother())?;
+            if new_upload {
+                uploaded.push(l);
+            }
+        }
+        let inverse = h.coarsest().inverse();
+        if inverse.nnz() == 0 {
+            // An empty matrix: nothing to write.
+        } else if same_shape(&self.coarse_inverse, inverse) {
+            // Dense: the same size is the same pattern.
+            self.coarse_inverse.update_values(backend, inverse)?;
+        } else {
+            let fresh = backend.upload_matrix(inverse, MatrixFormat::Csr)?;
+            self.memory = self.memory + fresh.device_bytes() - self.coarse_inverse.device_bytes();
+            self.coarse_inverse = fresh;
+            uploaded.push(self.levels.len());
+        }
+        Ok(uploaded)
+    }
+}
+
+/// Whether the device matrix `d` has the size and nonzeros of `m`.
+fn same_shape<T: Scalar>(d: &DeviceMatrix<T>, m: &CsrMatrix<T>) -> bool {
+    d.n_rows() == m.n_rows() && d.n_cols() == m.n_cols() && d.nnz() == m.nnz()
+}
+
+/// The smoother's scalings of `smoother` written into `dl` (the same lengths: the level keeps
+/// its rows).
+fn write_smoother<B: Backend, T: Scalar>(
+    backend: &B,
+    dl: &mut DeviceLevel<T>,
+    smoother: &super::smoother::LevelSmoother<T>,
+) -> Result<()> {
+    let (chebyshev, s_first) = smoother_scalings(smoother);
+    // (An empty write is skipped: not every driver takes a transfer of 0 bytes.)
+    for (buffer, values) in [
+        (&mut dl.s, smoother.scaled_inv_diag()),
+        (&mut dl.s_first, &s_first[..]),
+    ] {
+        if !values.is_empty() {
+            backend.write(buffer, values)?;
+        }
+    }
+    dl.chebyshev = chebyshev;
+    Ok(())
+}
