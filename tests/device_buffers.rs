@@ -109,3 +109,114 @@ mod cuda {
         }
     }
 }
+
+#[cfg(feature = "opencl")]
+mod opencl {
+    use super::*;
+    use ocl::ffi;
+    use pipekrylov::backend::opencl::OpenClBackend;
+    use pipekrylov::backend::AnyBackend;
+    use pipekrylov::Error;
+    use std::ffi::c_void;
+
+    /// A buffer "of the caller": created with the raw OpenCL API in `context`, `len` f64
+    /// (filled from `init` when given), released by the caller with `release`.
+    fn create(context: *mut c_void, len: usize, init: Option<&[f64]>) -> ffi::cl_mem {
+        let mut err = 0;
+        let (flags, host) = match init {
+            Some(v) => (
+                ffi::CL_MEM_READ_WRITE | ffi::CL_MEM_COPY_HOST_PTR,
+                v.as_ptr() as *mut c_void,
+            ),
+            None => (ffi::CL_MEM_READ_WRITE, std::ptr::null_mut()),
+        };
+        // SAFETY: a valid context; `host` (when given) holds `len` values, copied at creation.
+        let mem = unsafe { ffi::clCreateBuffer(context.cast(), flags, len * 8, host, &mut err) };
+        assert_eq!(err, ffi::CL_SUCCESS);
+        mem
+    }
+
+    fn release(mem: ffi::cl_mem) {
+        // SAFETY: the reference `create` made, released once.
+        assert_eq!(unsafe { ffi::clReleaseMemObject(mem) }, ffi::CL_SUCCESS);
+    }
+
+    fn on_opencl(s: &ReusableSolver<f64>) -> &OpenClBackend {
+        match s.backend().0 {
+            AnyBackend::OpenCl(cl) => cl,
+            _ => panic!("not on OpenCL"),
+        }
+    }
+
+    #[test]
+    fn borrowed_cl_mem_is_solved_in_place() {
+        let (mut s, b) = solver(BackendChoice::OpenCl);
+        let reference = s.solve(&b).unwrap();
+        let n = b.len();
+        // The backend's own buffers: what a solve without host vectors transfers.
+        let (own_b, mut own_x) = {
+            let cl = on_opencl(&s);
+            (cl.upload(&b).unwrap(), cl.alloc::<f64>(n).unwrap())
+        };
+        let before = s.backend().0.counters();
+        s.solve_buffers(&own_b, &mut own_x, None).unwrap();
+        let own_transfers = (s.backend().0.counters() - before).transfers;
+        // The caller's memory objects, reached by the solver only through their handles.
+        let context = on_opencl(&s).raw_context();
+        let (mb, mx) = (create(context, n, Some(&b)), create(context, n, None));
+        // SAFETY: valid memory objects of this context; nothing else uses them meanwhile.
+        let (bd, mut xd) = unsafe {
+            let cl = on_opencl(&s);
+            (
+                cl.borrow_cl_mem::<f64>(mb.cast(), n).unwrap(),
+                cl.borrow_cl_mem::<f64>(mx.cast(), n).unwrap(),
+            )
+        };
+        assert_eq!(on_opencl(&s).cl_mem(&xd).unwrap(), mx.cast());
+        let before = s.backend().0.counters();
+        let report = s.solve_buffers(&bd, &mut xd, None).unwrap();
+        let transfers = (s.backend().0.counters() - before).transfers;
+        assert_eq!(report.iterations, reference.report.iterations);
+        // No upload or download of a vector: the transfers of the backend's own buffers.
+        assert_eq!(transfers, own_transfers);
+        // The caller releases its references first: the borrows keep the memory alive.
+        release(mb);
+        release(mx);
+        assert_eq!(s.backend().0.download(&xd).unwrap(), reference.x);
+        assert_eq!(s.backend().0.download(&bd).unwrap(), b);
+    }
+
+    #[test]
+    fn bad_memory_objects_are_typed_errors() {
+        let (s, _) = solver(BackendChoice::OpenCl);
+        let cl = on_opencl(&s);
+        let mem = create(cl.raw_context(), 100, None);
+        // Another context: a second backend's.
+        let other = OpenClBackend::from_env().unwrap();
+        let foreign = create(other.raw_context(), 100, None);
+        // SAFETY: NULL or valid memory objects; every call is refused before any use.
+        unsafe {
+            for (m, len, why) in [
+                (std::ptr::null_mut(), 1, "NULL"),
+                (mem, 101, "do not fit"),
+                (foreign, 10, "another OpenCL context"),
+            ] {
+                match cl.borrow_cl_mem::<f64>(m.cast(), len) {
+                    Err(e @ Error::InvalidParameter { .. }) => {
+                        assert!(e.to_string().contains(why), "{e}")
+                    }
+                    other => panic!("{why}: {:?}", other.map(|_| ())),
+                }
+            }
+            assert!(cl.borrow_cl_mem::<f64>(mem.cast(), 100).is_ok());
+        }
+        // A buffer of another backend has no handle here.
+        let theirs = other.alloc::<f64>(4).unwrap();
+        assert!(matches!(
+            cl.cl_mem(&theirs),
+            Err(Error::WrongBackend { .. })
+        ));
+        release(mem);
+        release(foreign);
+    }
+}

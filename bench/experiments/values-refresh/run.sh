@@ -13,13 +13,13 @@ for t in values_refresh values_refresh_amg_fsai; do
   bash .device/run "test-$t" --include-ignored --test-threads 1 2>&1 \
     | grep -E "^test |test result|panicked" | tee -a "$out/refresh_tests.txt" || status=1
 done
-suites=${SUITES:-"backend_agreement cuda_backend opencl_backend resident_sums_kernel resident_many_groups dcgs2_sell_fused dcgs2_two_kernels device_resident afsai"}
+suites=${SUITES:-"backend_agreement cuda_backend opencl_backend resident_sums_kernel resident_many_groups device_resident"}
 for t in $suites; do
   [ -e ".device/bin/test-$t" ] || { echo "not packed: $t"; continue; }
   bash .device/run "test-$t" --include-ignored 2>&1 | grep -E "test result|FAILED|panicked" \
     | sed "s/^/$t: /" | tee -a "$out/gpu_suites.txt" || status=1
 done
-for be in cuda opencl host; do
+for be in ${BENCH_BACKENDS:-cuda opencl host}; do
   bash .device/run bench-values_refresh --backend "$be" --n 1000000 --out "$out/refresh_$be.csv" \
     2>&1 | tail -n 13 || status=1
 done

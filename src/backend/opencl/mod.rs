@@ -34,6 +34,7 @@
 //! nonzeros per row on GPUs (measured on the H200), more above.
 
 mod address;
+mod borrow;
 mod cl;
 mod device;
 mod halo;
