@@ -20,7 +20,9 @@ fn main() {
     println!("poisson2d n = {n}; us per kernel");
     println!("backend | spmv_dots(p) | bicgstab_s_update | spmv_dots(s) | bicgstab_update | all four | + finish | BiCGStab solve");
     for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
-        let Ok((be, _)) = choice.create() else {
+        let Ok((be, _)) =
+            choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+        else {
             continue;
         };
         let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();

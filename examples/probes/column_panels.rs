@@ -44,7 +44,9 @@ fn main() {
     println!("{spec}: n = {n}, nnz = {}", a.nnz());
     println!("backend | panels | kernel | us per product (median of 15 samples of 20)");
     for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
-        let Ok((be, _)) = choice.create() else {
+        let Ok((be, _)) =
+            choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+        else {
             continue;
         };
         let x = be.upload(&vec![1.0; n]).unwrap();

@@ -29,7 +29,9 @@ fn main() {
     println!("{problem} n = {n}, step i = {i} of GMRES({m}); us per kernel, total/enqueue");
     println!("backend | basis_spmv_dots | basis_dots (i-2 cols) | gmres_gram_schmidt | gmres_normalize | multi_axpy (m cols) | one step (4 kernels) | GMRES solve per iteration");
     for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
-        let Ok((be, _)) = choice.create() else {
+        let Ok((be, _)) =
+            choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+        else {
             continue;
         };
         let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();

@@ -42,7 +42,9 @@ fn main() {
     let names: Vec<&str> = kernels.iter().map(|k| k.0).collect();
     println!("backend | {}", names.join(" | "));
     for choice in [BackendChoice::Cuda, BackendChoice::OpenCl] {
-        let Ok((be, _)) = choice.create() else {
+        let Ok((be, _)) =
+            choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+        else {
             continue;
         };
         let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();

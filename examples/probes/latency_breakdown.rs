@@ -32,7 +32,9 @@ fn main() {
         BackendChoice::OpenCl,
         BackendChoice::Host,
     ] {
-        let Ok((be, _)) = choice.create() else {
+        let Ok((be, _)) =
+            choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+        else {
             continue;
         };
         let a = be.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();

@@ -53,7 +53,9 @@ fn main() {
             BackendChoice::Cuda,
             BackendChoice::OpenCl,
         ] {
-            let Ok((be, _)) = choice.create() else {
+            let Ok((be, _)) =
+                choice.create_with(&pipekrylov::backend::BackendConfig::from_env().unwrap())
+            else {
                 continue;
             };
             let x = be.upload(&vec![1.0; n]).unwrap();

@@ -130,7 +130,7 @@ pub(crate) fn csr_matrix<T: Scalar>(
 /// resolves it from the row lengths (any layout `m` had is dropped): the long-row plan and, for
 /// the stream kernels, the row blocks, plus 16-bit column offsets when
 /// [`CsrKernel::StreamCompact`] is asked for by name (the column indices are read back for
-/// them). [`CsrKernel::Auto`] (which the `PIPEKRYLOV_CSR_KERNEL` environment variable
+/// them). [`CsrKernel::Auto`] (which the backend's tuning, `csr_kernel`,
 /// overrides) takes the automatic choice of an upload but without 16-bit offsets: on the H200
 /// reading back and compacting an aFSAI factor's columns cost more setup than the offsets
 /// saved in the solve (`bench/results/fsai-kernel-h200.csv`). The row pointers come from

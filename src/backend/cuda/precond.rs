@@ -4,11 +4,15 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
-use crate::backend::ops::precond::{
-    check_afsai_compact, check_afsai_grow, check_afsai_place, check_block_diag_scale, check_fsai,
-    check_fsai_transpose, check_ip_assemble, check_ip_pcg_update, check_ip_quad, check_ip_stencil,
-    check_ip_stencil_check, check_isai, check_level, check_sweep, check_trsv,
+use crate::backend::ops::fsai::{
+    check_afsai_compact, check_afsai_grow, check_afsai_place, check_fsai, check_fsai_transpose,
 };
+use crate::backend::ops::ip::{
+    check_ip_pcg_update, check_ip_quad, check_ip_stencil, check_ip_stencil_check,
+};
+use crate::backend::ops::ip_assemble::check_ip_assemble;
+use crate::backend::ops::isai::check_isai;
+use crate::backend::ops::trsv::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,

@@ -2,7 +2,7 @@
 //! a block matrix on the L/U pattern, and the shape checks of [`super::PrecondOps::bilu0_scatter`]
 //! and [`super::PrecondOps::bilu0_sweep`].
 
-use super::precond::BlockTriangular;
+use super::trsv::BlockTriangular;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::{DeviceFormat, DeviceMatrix};
 use crate::error::{Error, Result};

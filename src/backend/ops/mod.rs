@@ -5,11 +5,16 @@
 
 pub mod bilu;
 pub(crate) mod checks;
+pub mod fsai;
 pub mod halo;
+pub mod ip;
+pub mod ip_assemble;
+pub mod isai;
 pub mod krylov;
 pub mod precond;
 pub mod resident;
 pub mod spmv;
+pub mod trsv;
 pub mod vector;
 
 pub use bilu::BiluParts;

@@ -18,7 +18,7 @@
 //! ||r||: one write, one replay and one read per cycle. Four kernels per step (SpMV, `basis_dots2` for the dots of u and w in one pass,
 //! `gmres_dcgs2_finish` for their sums, once, and the update; without a preconditioner the GPU
 //! backends fuse the first two for CSR matrices, `gmres_dcgs2_spmv_dots`, and for SELL ones on CUDA
-//! (`gmres_dcgs2_spmv_dots_sell`; OpenCL with `PIPEKRYLOV_DCGS2_SELL_FUSED=1`), and for partials of
+//! (`gmres_dcgs2_spmv_dots_sell`; OpenCL with the tuning's `dcgs2_sell_fused`), and for partials of
 //! few groups the last two, `gmres_dcgs2_update_small`: two kernels per step), no transfer while
 //! orthogonalizing; the basis is read twice per step, as in the paper's CGS1, instead of CGS2's
 //! four times. (With the sums finished inside the update, each of its ~500 work-groups summed
