@@ -66,9 +66,9 @@ impl OpenClBackend {
         // the type the OpenCL specification gives it.
         let (object_type, context, size) = unsafe {
             (
-                info::<ffi::cl_mem_object_type>(mem, ffi::CL_MEM_TYPE),
-                info::<ffi::cl_context>(mem, ffi::CL_MEM_CONTEXT),
-                info::<usize>(mem, ffi::CL_MEM_SIZE),
+                info::<ffi::cl_mem_object_type>(mem, ffi::CL_MEM_TYPE, 0),
+                info::<ffi::cl_context>(mem, ffi::CL_MEM_CONTEXT, std::ptr::null_mut()),
+                info::<usize>(mem, ffi::CL_MEM_SIZE, 0),
             )
         };
         let (object_type, context, size) = match (object_type, context, size) {
@@ -116,15 +116,16 @@ impl OpenClBackend {
     }
 }
 
-/// One `clGetMemObjectInfo` value of type `V`, or the status code.
+/// One `clGetMemObjectInfo` value of type `V` (written over `init`), or the status code.
 ///
 /// # Safety
 /// `mem` is a valid memory object and `V` the type of `param`'s value.
-unsafe fn info<V: Default>(
+unsafe fn info<V>(
     mem: ffi::cl_mem,
     param: ffi::cl_mem_info,
+    init: V,
 ) -> std::result::Result<V, i32> {
-    let mut value = V::default();
+    let mut value = init;
     // SAFETY: the caller's promise; `value` has the size passed.
     let code = unsafe {
         ffi::clGetMemObjectInfo(
