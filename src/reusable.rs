@@ -352,7 +352,8 @@ impl<T: Scalar> ReusableSolver<T> {
             None => None,
         };
         let old_fingerprint = parts.matrix.fingerprint();
-        parts.matrix.update_values(&parts.backend, a)?;
+        // Checked above: the pattern (hence size and nonzeros) and finite values.
+        parts.matrix.write_values(&parts.backend, a)?;
         parts.backend.synchronize()?;
         let matrix_seconds = t0.elapsed().as_secs_f64();
         let precond = match parts.precond.as_mut() {

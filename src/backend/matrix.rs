@@ -358,6 +358,15 @@ impl<T: Scalar> DeviceMatrix<T> {
                 index: k,
             });
         }
+        self.write_values(backend, a)
+    }
+    /// [`DeviceMatrix::update_values`] after its checks (the caller made them: a local,
+    /// undistributed matrix, `a` of its size and nonzeros, every value finite).
+    pub(crate) fn write_values<B: super::VectorOps>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+    ) -> Result<()> {
         match &mut self.format {
             DeviceFormat::Csr { values, .. } => backend.write(values, a.values())?,
             DeviceFormat::Sell {
