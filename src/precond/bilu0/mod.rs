@@ -523,6 +523,10 @@ impl<T: Scalar> Bilu0<T> {
         if let Some((l, u)) = self.level_counts() {
             kept += &format!(" and its levels ({l} + {u})");
         }
+        if let Factorization::Sweeps(_) = self.opts.factorization {
+            // The device factorization lays the factors out anew from A's pattern.
+            kept += "; the device factors' pattern is rebuilt (one host pass, one upload)";
+        }
         kept
     }
 
