@@ -207,20 +207,13 @@ fn params(text: &str, name: &str) -> Option<Vec<(String, String)>> {
 
 #[test]
 fn cuda_kernels_mirror_the_opencl_signatures() {
-    let cl_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels-cl");
+    use pipekrylov::backend::kernel_sources::{family_source, OPENCL};
     for (family, names) in KERNELS {
-        let cl_path = cl_dir.join(format!("{family}.cl"));
-        let Ok(cl) = std::fs::read_to_string(&cl_path) else {
-            panic!("{} is missing", cl_path.display());
-        };
-        let file = format!("{family}.cu");
-        let cu = SOURCES
-            .iter()
-            .find(|(n, _)| *n == file)
-            .map(|(_, t)| *t)
-            .unwrap_or_else(|| panic!("kernels-cu/{file} is not built"));
+        let cl = family_source(OPENCL, family).unwrap_or_else(|| panic!("no OpenCL {family}"));
+        let cu = family_source(SOURCES, family).unwrap_or_else(|| panic!("no CUDA {family}"));
+        let file = family;
         for name in *names {
-            let pcl = params(&cl, name).unwrap_or_else(|| panic!("{family}.cl: no {name}"));
+            let pcl = params(cl, name).unwrap_or_else(|| panic!("{family}: no OpenCL {name}"));
             let pcu = params(cu, name).unwrap_or_else(|| panic!("{file}: no {name}"));
             assert_eq!(pcu, pcl, "{name}: CUDA parameters differ from OpenCL");
         }

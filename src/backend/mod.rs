@@ -16,6 +16,7 @@
 pub mod buffer;
 pub mod format_choice;
 pub mod host;
+pub mod kernel_sources;
 pub mod long_rows;
 pub mod matrix;
 pub mod ops;

@@ -1,4 +1,4 @@
-//! NVRTC compilation of `kernels-cu/` and the process-wide module cache.
+//! NVRTC compilation of the CUDA kernel sources ([`SOURCES`]) and the process-wide module cache.
 //!
 //! All family files are concatenated (the shared header `reduce.cu` first, each file behind a
 //! `#line` directive so compiler messages name the right file) and compiled once per process
@@ -18,34 +18,8 @@ use std::collections::HashMap;
 use std::ffi::{c_char, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The CUDA sources, in build order: `reduce.cu` (conventions and helpers, no kernels) first,
-/// then one file per kernel family of [`crate::backend::ops::KERNELS`].
-pub const SOURCES: &[(&str, &str)] = &[
-    ("reduce.cu", include_str!("../../../kernels-cu/reduce.cu")),
-    ("vector.cu", include_str!("../../../kernels-cu/vector.cu")),
-    ("spmv.cu", include_str!("../../../kernels-cu/spmv.cu")),
-    ("cg.cu", include_str!("../../../kernels-cu/cg.cu")),
-    (
-        "bicgstab.cu",
-        include_str!("../../../kernels-cu/bicgstab.cu"),
-    ),
-    ("gmres.cu", include_str!("../../../kernels-cu/gmres.cu")),
-    ("precond.cu", include_str!("../../../kernels-cu/precond.cu")),
-    ("trsv.cu", include_str!("../../../kernels-cu/trsv.cu")),
-    ("isai.cu", include_str!("../../../kernels-cu/isai.cu")),
-    ("bilu.cu", include_str!("../../../kernels-cu/bilu.cu")),
-    (
-        "ip_assemble.cu",
-        include_str!("../../../kernels-cu/ip_assemble.cu"),
-    ),
-    ("ip.cu", include_str!("../../../kernels-cu/ip.cu")),
-    ("fsai.cu", include_str!("../../../kernels-cu/fsai.cu")),
-    ("halo.cu", include_str!("../../../kernels-cu/halo.cu")),
-    (
-        "resident.cu",
-        include_str!("../../../kernels-cu/resident.cu"),
-    ),
-];
+/// The CUDA sources in build order: the dialect header, then one file per kernel family.
+pub use crate::backend::kernel_sources::CUDA as SOURCES;
 
 /// Threads per block the sources are built for when no device is known (every CUDA device
 /// allows at least this many).
@@ -326,9 +300,9 @@ struct Image {
 /// The concatenated source, each file behind a `#line` directive.
 pub fn source() -> String {
     let mut out = String::new();
-    for (name, text) in SOURCES {
-        out.push_str(&format!("#line 1 \"{name}\"\n"));
-        out.push_str(text);
+    for source in SOURCES {
+        out.push_str(&format!("#line 1 \"{}\"\n", source.path));
+        out.push_str(source.text);
         out.push('\n');
     }
     out
@@ -626,9 +600,12 @@ mod tests {
             })
         };
         text.lines()
-            .filter(|l| l.starts_with("extern \"C\"") && l.contains("__global__"))
             .filter_map(|line| {
-                let (_, after) = line.split_once("__global__")?;
+                let after = if line.starts_with("extern \"C\"") && line.contains("__global__") {
+                    line.split_once("__global__")?.1
+                } else {
+                    line.strip_prefix("pk_kernel")?
+                };
                 let rest = after.trim_start().strip_prefix("void")?;
                 let rest = skip_bounds(rest)?;
                 let name: String = rest
@@ -644,20 +621,17 @@ mod tests {
     #[test]
     fn every_family_file_declares_exactly_its_kernels() {
         for (family, names) in crate::backend::ops::KERNELS {
-            let file = format!("{family}.cu");
-            let (_, text) = SOURCES
-                .iter()
-                .find(|(n, _)| *n == file)
-                .unwrap_or_else(|| panic!("no kernels-cu/{file}"));
+            let text = crate::backend::kernel_sources::family_source(SOURCES, family)
+                .unwrap_or_else(|| panic!("no CUDA source of family {family}"));
             let mut declared = global_names(text);
             let mut expected: Vec<String> = names.iter().map(|s| s.to_string()).collect();
             declared.sort_unstable();
             expected.sort_unstable();
-            assert_eq!(declared, expected, "kernels of kernels-cu/{file}");
+            assert_eq!(declared, expected, "kernels of family {family}");
         }
         assert!(
-            global_names(SOURCES[0].1).is_empty(),
-            "reduce.cu holds no kernels"
+            global_names(SOURCES[0].text).is_empty(),
+            "the dialect header holds no kernels"
         );
     }
 
@@ -665,8 +639,13 @@ mod tests {
     fn kernel_bodies(text: &str) -> Vec<(String, &str)> {
         let mut out = Vec::new();
         let mut rest = text;
-        while let Some(at) = rest.find("__global__ void ") {
-            let after = &rest[at + "__global__ void ".len()..];
+        loop {
+            let found = ["__global__ void ", "\npk_kernel void "]
+                .iter()
+                .filter_map(|p| rest.find(p).map(|at| (at, p.len())))
+                .min();
+            let Some((at, len)) = found else { break };
+            let after = &rest[at + len..];
             let name: String = after
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -723,7 +702,8 @@ mod tests {
     #[test]
     fn every_kernel_waits_for_its_predecessor_first() {
         let mut kernels = 0;
-        for (file, text) in SOURCES {
+        for source in SOURCES {
+            let (file, text) = (source.path, source.text);
             for (name, body) in kernel_bodies(text) {
                 if let Some((_, rows)) = MATRIX_BEFORE_WAIT.iter().find(|(k, _)| *k == name) {
                     assert!(
@@ -761,14 +741,14 @@ mod tests {
                     assert!(
                         body.starts_with("PDL_WAIT();")
                             || body.starts_with("PDL_WAIT_START_NEXT();"),
-                        "kernel {name} of kernels-cu/{file} does not start with PDL_WAIT();"
+                        "kernel {name} of {file} does not start with PDL_WAIT();"
                     );
                 }
                 kernels += 1;
             }
         }
         assert_eq!(kernels, Kernel::ALL.len());
-        let spmv = SOURCES.iter().find(|(f, _)| *f == "spmv.cu").unwrap().1;
+        let spmv = crate::backend::kernel_sources::family_source(SOURCES, "spmv").unwrap();
         let first = function_text(spmv, "csr_first_then_wait");
         let first = &first[..first.find("\n}").unwrap()];
         assert_eq!(first.matches("PDL_WAIT();").count(), 2);

@@ -1,9 +1,10 @@
 //! Kernel sources and programs: one program per precision (on NVIDIA GPUs a second one with
 //! inline PTX for [`PTX_KERNELS`]), built lazily from every
-//! `kernels-cl/*.cl` file (concatenated, `reduce.cl` first) with `-D SCALAR=float|double` and
+//! source of [`OPENCL`] (concatenated, the dialect header first) with `-D SCALAR=float|double` and
 //! `-D WG=<work-group size>`, and one cached `cl_kernel` per kernel name.
 
 use super::cl::{self, Context, DeviceId, Kernel, Program, BACKEND};
+use crate::backend::kernel_sources::OPENCL;
 use crate::backend::ops::KERNELS;
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
@@ -12,38 +13,15 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::ptr;
 
-/// The OpenCL sources by family, in build order (`reduce.cl` holds the shared helpers).
-pub(crate) const SOURCES: &[(&str, &str)] = &[
-    ("reduce", include_str!("../../../kernels-cl/reduce.cl")),
-    ("vector", include_str!("../../../kernels-cl/vector.cl")),
-    ("spmv", include_str!("../../../kernels-cl/spmv.cl")),
-    ("cg", include_str!("../../../kernels-cl/cg.cl")),
-    ("bicgstab", include_str!("../../../kernels-cl/bicgstab.cl")),
-    ("gmres", include_str!("../../../kernels-cl/gmres.cl")),
-    ("precond", include_str!("../../../kernels-cl/precond.cl")),
-    ("trsv", include_str!("../../../kernels-cl/trsv.cl")),
-    ("isai", include_str!("../../../kernels-cl/isai.cl")),
-    ("bilu", include_str!("../../../kernels-cl/bilu.cl")),
-    (
-        "ip_assemble",
-        include_str!("../../../kernels-cl/ip_assemble.cl"),
-    ),
-    ("ip", include_str!("../../../kernels-cl/ip.cl")),
-    ("fsai", include_str!("../../../kernels-cl/fsai.cl")),
-    ("halo", include_str!("../../../kernels-cl/halo.cl")),
-    // Last: it ends with #pragma OPENCL FP_CONTRACT OFF.
-    ("resident", include_str!("../../../kernels-cl/resident.cl")),
-];
-
 /// The full program source for `precision`: the fp64 pragma for double, then every family.
 pub(crate) fn full_source(precision: Precision) -> String {
     let mut src = String::new();
     if precision == Precision::F64 {
         src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     }
-    for (family, text) in SOURCES {
-        src.push_str(&format!("/* ---- kernels-cl/{family}.cl ---- */\n"));
-        src.push_str(text);
+    for source in OPENCL {
+        src.push_str(&format!("/* ---- {} ---- */\n", source.path));
+        src.push_str(source.text);
         src.push('\n');
     }
     src

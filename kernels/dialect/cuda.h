@@ -1,13 +1,22 @@
 /*
- * reduce.cu -- shared conventions and reduction helpers (no kernels). Mirrors kernels-cl/reduce.cl
- * and is prepended to every other family file when the module is built with NVRTC.
+ * kernels/dialect/cuda.h -- the CUDA C++ dialect of the kernel sources (NVRTC), the twin of
+ * kernels/dialect/opencl.h. Prepended to the family files when the module is built
+ * (src/backend/kernel_sources.rs); it holds no kernels.
+ *
+ * The family files of kernels/ are written once, in OpenCL C's vocabulary, and this header maps
+ * it onto CUDA (see "The shared vocabulary" below): pk_kernel and pk_device declarations,
+ * PK_GLOBAL / PK_BIND parameters, __global and LOCAL pointers, __local arrays (__shared__),
+ * get_local_id(0) and its siblings, barrier(), FOR_EACH, group_sum / group_sum_multi, and the
+ * warp intrinsics of PK_WARP32. What only CUDA has (programmatic dependent launch, cache-hinted
+ * loads, the double-precision intrinsics with explicit rounding) is defined here, with a no-op
+ * or plain twin in the OpenCL dialect.
  *
  * Build-time defines (passed by the backend, see src/backend/cuda/module.rs):
  *   SCALAR  float or double (the solve precision); one source, compiled once per precision.
  *   WG      threads per block: min(256, device max threads per block) rounded down to a power
  *           of two (a multiple of 32). Every kernel is launched with exactly WG threads.
  *
- * Argument conventions (identical to the OpenCL kernels, one for one, same order):
+ * Argument conventions (one list for both runtimes, kernels/README.md):
  *   - uint = unsigned int (32 bit), ulong = unsigned long long (64 bit), int = 32-bit signed.
  *     Vector lengths `n` are uint (the host checks n < 2^31). Element offsets (`*_off`) are
  *     ulong; basis column j of a basis with column length n starts at element (ulong)j * n.
@@ -108,6 +117,52 @@ typedef unsigned short ushort;
 #define GRID_START (blockIdx.x * (uint)WG + threadIdx.x)
 #define GRID_STRIDE (gridDim.x * (uint)WG)
 
+/* ---- The shared vocabulary: the OpenCL C names the family files of kernels/ are written in ---- */
+
+/* Declarations: a kernel (one line with its name, as in OpenCL: tools grep for it) and a helper. */
+#define pk_kernel extern "C" __launch_bounds__(WG) __global__
+#define pk_device __device__ __forceinline__
+/* Pointers: global memory is the generic address space; LOCAL marks a pointer to a __local
+ * (shared) array, __local declares one (in a kernel's body). */
+#define __global
+#define LOCAL
+#define __local __shared__
+#define restrict __restrict__
+/* Buffer parameters (the OpenCL dialect may pass them as device addresses; see there). */
+#define PK_GLOBAL(T, name) T *name
+#define PK_GLOBAL_RESTRICT(T, name) T *__restrict__ name
+#define PK_BIND(T, name) (void)0
+#define PK_BIND_RESTRICT(T, name) (void)0
+/* Work-item indices (dimension 0 only: every kernel is 1-D). */
+#define get_local_id(dim) threadIdx.x
+#define get_group_id(dim) blockIdx.x
+#define get_num_groups(dim) gridDim.x
+#define get_local_size(dim) ((uint)WG)
+#define get_global_id(dim) GRID_START
+#define get_global_size(dim) GRID_STRIDE
+/* Barriers: __syncthreads() orders the block's shared and global accesses alike. */
+#define CLK_LOCAL_MEM_FENCE 1
+#define CLK_GLOBAL_MEM_FENCE 2
+#define barrier(fences) __syncthreads()
+#define mem_fence(fences) __threadfence_block()
+/* Element loops: grid-stride (the OpenCL dialect's GPU layout). */
+#define FOR_EACH(i, n) for (uint i = GRID_START; i < (uint)(n); i += GRID_STRIDE)
+/* Reinterpretation and atomics under their OpenCL names. */
+#define as_uint(x) __float_as_uint(x)
+#define as_float(x) __uint_as_float(x)
+#define atomic_add(p, v) atomicAdd((p), (v))
+#define atomic_min(p, v) atomicMin((p), (v))
+#define atomic_max(p, v) atomicMax((p), (v))
+#define atomic_cmpxchg(p, cmp, v) atomicCAS((p), (cmp), (v))
+#define atomic_xchg(p, v) atomicExch((p), (v))
+/* Warps of 32 threads: always on CUDA (on OpenCL only on NVIDIA GPUs, -D PK_NV_PTX). */
+#define PK_WARP32 1
+#define warp_sync() __syncwarp()
+#define warp_shfl_u32(v, src) __shfl_sync(FULL_MASK, (uint)(v), (src))
+#define warp_shfl_scalar(v, src) __shfl_sync(FULL_MASK, (SCALAR)(v), (src))
+#define warp_min_u32(v) __reduce_min_sync(FULL_MASK, (uint)(v))
+#define warp_ballot(pred) __ballot_sync(FULL_MASK, (pred))
+
 /* Tree sum over the 32 lanes of a warp (fixed order); lane 0 holds the result. */
 __device__ __forceinline__ SCALAR warp_sum(SCALAR v) {
 #pragma unroll
@@ -117,29 +172,43 @@ __device__ __forceinline__ SCALAR warp_sum(SCALAR v) {
     return v;
 }
 
-/* Sums of M values per thread over the block; v[k] of thread 0 receives the block sum of k
- * (other threads' values are unspecified). Called by every thread of the block; ends with a
- * barrier so that it may be called again right away. */
-template <int M>
-__device__ __forceinline__ void block_sum(SCALAR (&v)[M]) {
-    __shared__ SCALAR scratch[M][WARPS];
+/* The shared vocabulary's group sums (the OpenCL dialect has the same calls): m values per
+ * thread (m <= 8) summed over the block in a fixed order (warp shuffles, then one warp over the
+ * per-warp sums); vals[k] of thread 0 receives the block sum of k (other threads' values are
+ * unspecified). `scratch` is a __local array of SUM_SCRATCH(m) entries. Called by every thread
+ * of the block; ends with a barrier so that it may be called again right away. */
+#define SUM_SCRATCH(m) ((m) * WARPS)
+__device__ __forceinline__ void group_sum_multi(SCALAR *scratch, SCALAR *vals, const uint m) {
     const uint lane = threadIdx.x & 31u;
     const uint warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int k = 0; k < M; ++k) {
-        const SCALAR s = warp_sum(v[k]);
+    for (uint k = 0; k < m; ++k) {
+        const SCALAR s = warp_sum(vals[k]);
         if (lane == 0) {
-            scratch[k][warp] = s;
+            scratch[k * WARPS + warp] = s;
         }
     }
     __syncthreads();
     if (warp == 0) {
 #pragma unroll
-        for (int k = 0; k < M; ++k) {
-            v[k] = warp_sum(lane < WARPS ? scratch[k][lane] : ZERO);
+        for (uint k = 0; k < m; ++k) {
+            vals[k] = warp_sum(lane < WARPS ? scratch[k * WARPS + lane] : ZERO);
         }
     }
     __syncthreads();
+}
+
+/* The block sum of one value per thread, valid in thread 0 (SUM_SCRATCH(1) entries). */
+__device__ __forceinline__ SCALAR group_sum(SCALAR *scratch, SCALAR v) {
+    group_sum_multi(scratch, &v, 1);
+    return v;
+}
+
+/* group_sum_multi with a scratch of its own (the families not yet in kernels/). */
+template <int M>
+__device__ __forceinline__ void block_sum(SCALAR (&v)[M]) {
+    __shared__ SCALAR scratch[SUM_SCRATCH(M)];
+    group_sum_multi(scratch, v, M);
 }
 
 /* Block sum of one value per thread; the result is valid in thread 0. */

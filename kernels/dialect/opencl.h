@@ -1,6 +1,9 @@
 /*
- * reduce.cl -- shared conventions and reduction helpers (no kernels). Prepended to every other
- * family file when the program is built; kernels-cu/ mirrors it as a header.
+ * kernels/dialect/opencl.h -- the OpenCL C dialect of the kernel sources, the twin of
+ * kernels/dialect/cuda.h. Prepended to the family files when the program is built
+ * (src/backend/kernel_sources.rs); it holds no kernels. The family files of kernels/ are
+ * written in OpenCL C's own vocabulary plus the few names below that CUDA needs (pk_device,
+ * LOCAL, PDL_WAIT, SUM_SCRATCH, PK_WARP32), which are plain OpenCL here.
  *
  * Build-time defines (passed by the backend):
  *   SCALAR  float or double (the solve precision)
@@ -173,6 +176,25 @@ inline uint warp_ballot(int pred) {
 /* GPUs: grid-stride, consecutive work-items on consecutive elements (coalesced). */
 #define FOR_EACH(i, n) for (uint i = get_global_id(0); i < (uint)(n); i += get_global_size(0))
 #endif
+
+/* ---- The shared vocabulary's names that only CUDA gives a meaning (kernels/dialect/cuda.h) ---- */
+
+/* A helper function of a family file. */
+#define pk_device inline
+/* A pointer to a __local array (CUDA: a generic pointer). */
+#define LOCAL __local
+/* Programmatic dependent launch (CUDA sm_90+): nothing to wait for here, kernels on a queue
+ * run one after another. */
+#define PDL_WAIT() ((void)0)
+#define PDL_START_NEXT() ((void)0)
+#define PDL_WAIT_START_NEXT() ((void)0)
+/* Warps of 32 work-items: on NVIDIA GPUs only (-D PK_NV_PTX, the warp intrinsics above). */
+#ifdef PK_NV_PTX
+#define PK_WARP32 1
+#endif
+
+/* Entries of the __local scratch of group_sum_multi(.., m). */
+#define SUM_SCRATCH(m) ((m) * WG)
 
 /* Tree sum of one value per work-item over the work-group; every work-item gets the result.
  * `scratch` has WG entries. Must be called by all work-items of the group. */
