@@ -8,6 +8,7 @@ use crate::backend::ops::halo::{
     check_gather, check_ghost, check_ghost_basis, check_ghost_dcgs2, check_ghost_dots,
     check_partials_finish, check_rank_sums,
 };
+use crate::backend::ops::Kernel;
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -26,7 +27,7 @@ impl HaloOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "halo_gather",
+            Kernel::HaloGather,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(&list.idx)?),
@@ -52,7 +53,7 @@ impl HaloOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "halo_partials_finish",
+            Kernel::HaloPartialsFinish,
             self.elementwise_groups(slots),
             &[
                 Arg::Mem(self.mem(partials)?),
@@ -82,7 +83,7 @@ impl HaloOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "halo_rank_sums",
+            Kernel::HaloRankSums,
             self.elementwise_groups(work),
             &[
                 Arg::Mem(self.mem(local)?),
@@ -110,7 +111,7 @@ impl HaloOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "halo_spmv_add",
+            Kernel::HaloSpmvAdd,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(&ghost.rows)?),
@@ -174,7 +175,7 @@ impl HaloOps for OpenClBackend {
             return Ok(()); // no row changes, no correction
         }
         self.launch::<T>(
-            "halo_dcgs2_add_dots",
+            Kernel::HaloDcgs2AddDots,
             pb.groups(),
             &[
                 Arg::Mem(self.mem(&ghost.rows)?),
@@ -208,7 +209,7 @@ impl OpenClBackend {
             return Ok(()); // no row changes, no correction
         }
         self.launch::<T>(
-            "halo_spmv_add_dots",
+            Kernel::HaloSpmvAddDots,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(&ghost.rows)?),
@@ -271,7 +272,7 @@ mod tests {
         let consumed_there = cl.upload(&[0u32]).unwrap();
         let sums = cl.upload(&vec![-5.0f64; len]).unwrap();
         cl.launch::<f64>(
-            "halo_sums_link",
+            Kernel::HaloSumsLink,
             1,
             &[
                 Arg::Mem(cl.mem(&p).unwrap()),

@@ -9,6 +9,7 @@ use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
 use crate::backend::ops::krylov::dcgs2_small;
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::{Error, Result};
@@ -34,7 +35,7 @@ impl KrylovOps for OpenClBackend {
     ) -> Result<()> {
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         self.launch::<T>(
-            "cg_update",
+            Kernel::CgUpdate,
             partials.groups(),
             &[
                 Arg::scalar(alpha),
@@ -66,7 +67,7 @@ impl KrylovOps for OpenClBackend {
     ) -> Result<()> {
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         self.launch::<T>(
-            "pcg_update",
+            Kernel::PcgUpdate,
             partials.groups(),
             &[
                 Arg::scalar(alpha),
@@ -96,7 +97,7 @@ impl KrylovOps for OpenClBackend {
         ss: Slot,
     ) -> Result<()> {
         let args = self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?;
-        self.launch::<T>("bicgstab_s_update", partials.groups(), &args)
+        self.launch::<T>(Kernel::BicgstabSUpdate, partials.groups(), &args)
     }
 
     fn bicgstab_update<T: Scalar>(
@@ -121,7 +122,7 @@ impl KrylovOps for OpenClBackend {
         args.extend(
             self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
         );
-        self.launch::<T>("bicgstab_update", partials.groups(), &args)
+        self.launch::<T>(Kernel::BicgstabUpdate, partials.groups(), &args)
     }
 
     fn basis_spmv_dots<T: Scalar>(
@@ -170,7 +171,7 @@ impl KrylovOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "basis_dots",
+            Kernel::BasisDots,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -197,7 +198,7 @@ impl KrylovOps for OpenClBackend {
         checks::gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)?;
         let n = basis.n();
         self.launch::<T>(
-            "gmres_gram_schmidt",
+            Kernel::GmresGramSchmidt,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -237,7 +238,7 @@ impl KrylovOps for OpenClBackend {
         let read_groups = u32::try_from(partials.groups())
             .map_err(|_| Error::param("partials", "too many groups"))?;
         self.launch::<T>(
-            "gmres_normalize",
+            Kernel::GmresNormalize,
             xi_partials.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -264,7 +265,7 @@ impl KrylovOps for OpenClBackend {
         checks::basis_axpy(basis, dst, src)?;
         let n = basis.n();
         self.launch::<T>(
-            "basis_axpy",
+            Kernel::BasisAxpy,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -280,7 +281,7 @@ impl KrylovOps for OpenClBackend {
         basis.check_col(c)?;
         let n = basis.n();
         self.launch::<T>(
-            "basis_scale",
+            Kernel::BasisScale,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -301,7 +302,7 @@ impl KrylovOps for OpenClBackend {
         checks::basis_vector("basis_load: source length", basis, c, src)?;
         let n = basis.n();
         self.launch::<T>(
-            "basis_load",
+            Kernel::BasisLoad,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -326,7 +327,7 @@ impl KrylovOps for OpenClBackend {
         checks::basis_load_normalized(basis, c, src, partials, slot, out, out_off)?;
         let n = basis.n();
         self.launch::<T>(
-            "basis_load_normalized",
+            Kernel::BasisLoadNormalized,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -351,7 +352,7 @@ impl KrylovOps for OpenClBackend {
         checks::basis_vector("basis_store: destination length", basis, c, dst)?;
         let n = basis.n();
         self.launch::<T>(
-            "basis_store",
+            Kernel::BasisStore,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -398,7 +399,7 @@ impl KrylovOps for OpenClBackend {
         checks::gmres_dcgs2_last_sums(pa, count, coef, coef_off)?;
         // gmres_dcgs2_finish with count + 1 groups reads only pa.
         self.launch::<T>(
-            "gmres_dcgs2_finish",
+            Kernel::GmresDcgs2Finish,
             count + 1,
             &[
                 Arg::Mem(self.mem(pa.buffer())?),
@@ -442,11 +443,11 @@ impl KrylovOps for OpenClBackend {
                 Arg::Mem(self.mem(pa.buffer())?),
                 Arg::Mem(self.mem(pb.buffer())?),
             ]);
-            self.launch::<T>("gmres_dcgs2_spmv_dots_sell", pa.groups(), &args)?;
+            self.launch::<T>(Kernel::GmresDcgs2SpmvDotsSell, pa.groups(), &args)?;
             return Ok(true);
         };
         self.launch::<T>(
-            "gmres_dcgs2_spmv_dots",
+            Kernel::GmresDcgs2SpmvDots,
             pa.groups(),
             &[
                 Arg::Mem(self.mem(row_ptr)?),
@@ -480,7 +481,7 @@ impl KrylovOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "basis_dots2",
+            Kernel::BasisDots2,
             pa.groups(),
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -510,7 +511,7 @@ impl KrylovOps for OpenClBackend {
         let count = ucol - 1;
         if dcgs2_small(self.tuning(), pa.groups(), count, self.wg) {
             return self.launch::<T>(
-                "gmres_dcgs2_update_small",
+                Kernel::GmresDcgs2UpdateSmall,
                 pa.groups(),
                 &[
                     Arg::Mem(self.mem(basis.buffer())?),
@@ -568,7 +569,7 @@ impl OpenClBackend {
         coef_off: usize,
     ) -> Result<()> {
         self.launch::<T>(
-            "gmres_dcgs2_finish",
+            Kernel::GmresDcgs2Finish,
             2 * (count + 1),
             &[
                 Arg::Mem(self.mem(pa.buffer())?),
@@ -592,7 +593,7 @@ impl OpenClBackend {
         groups: usize,
     ) -> Result<()> {
         self.launch::<T>(
-            "gmres_dcgs2_update",
+            Kernel::GmresDcgs2Update,
             groups,
             &[
                 Arg::Mem(self.mem(basis.buffer())?),
@@ -616,7 +617,7 @@ impl OpenClBackend {
     ) -> Result<()> {
         let n = basis.n();
         self.launch::<T>(
-            "multi_axpy",
+            Kernel::MultiAxpy,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(y)?),

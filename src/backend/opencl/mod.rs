@@ -480,13 +480,14 @@ impl OpenClBackend {
         Ok(guard)
     }
 
-    /// Enqueue kernel `name` of precision `T` with `groups` work-groups (counts one launch).
+    /// Enqueue `kernel` of precision `T` with `groups` work-groups (counts one launch).
     pub(crate) fn launch<T: Scalar>(
         &self,
-        name: &'static str,
+        kernel: crate::backend::ops::Kernel,
         groups: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let name = kernel.name();
         self.check_alive()?;
         let mut guard = self.program_for(T::PRECISION, name)?;
         let prog = guard.as_mut().ok_or_else(Self::not_built)?;

@@ -13,6 +13,7 @@ use crate::backend::ops::ip::{
 use crate::backend::ops::ip_assemble::check_ip_assemble;
 use crate::backend::ops::isai::check_isai;
 use crate::backend::ops::trsv::{check_block_diag_scale, check_level, check_sweep, check_trsv};
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
@@ -28,7 +29,7 @@ impl PrecondOps for OpenClBackend {
         check_len("diag_scale: x length", x, n)?;
         check_len("diag_scale: y length", y, n)?;
         self.launch::<T>(
-            "diag_scale",
+            Kernel::DiagScale,
             self.elementwise_groups(n),
             &[
                 Arg::Mem(self.mem(d)?),
@@ -52,7 +53,7 @@ impl PrecondOps for OpenClBackend {
         check_len("diag_scale_dot: y length", y, n)?;
         partials.check(slot, n)?;
         self.launch::<T>(
-            "diag_scale_dot",
+            Kernel::DiagScaleDot,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(d)?),
@@ -75,7 +76,7 @@ impl PrecondOps for OpenClBackend {
         check_block_diag_scale(block_size, inv_blocks, x, y)?;
         let (s, n) = (block_size, x.len());
         self.launch::<T>(
-            "block_diag_scale",
+            Kernel::BlockDiagScale,
             self.elementwise_groups(n),
             &[
                 Arg::uint(s as u32),
@@ -112,7 +113,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(x_new)?),
         ]);
         self.launch::<T>(
-            "bsr_trsv_sweep",
+            Kernel::BsrTrsvSweep,
             self.elementwise_groups(t.n_block_rows),
             &args,
         )
@@ -137,7 +138,7 @@ impl PrecondOps for OpenClBackend {
         ];
         args.extend(self.triangular_args(t)?);
         args.extend([Arg::Mem(self.mem(b)?), Arg::Mem(self.mem(x)?)]);
-        self.launch::<T>("bsr_trsv_level", self.elementwise_groups(len), &args)
+        self.launch::<T>(Kernel::BsrTrsvLevel, self.elementwise_groups(len), &args)
     }
 
     fn bilu0_scatter<T: Scalar>(
@@ -163,7 +164,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(&u.values)?),
             Arg::Mem(self.mem(diag)?),
         ];
-        self.launch::<T>("bilu0_scatter", self.elementwise_groups(n), &args)
+        self.launch::<T>(Kernel::Bilu0Scatter, self.elementwise_groups(n), &args)
     }
 
     fn bilu0_sweep<T: Scalar>(
@@ -203,7 +204,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(bad_row)?),
         ];
         self.launch::<T>(
-            "bilu0_sweep",
+            Kernel::Bilu0Sweep,
             self.elementwise_groups(l.n_block_rows),
             &args,
         )
@@ -224,7 +225,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(partials.buffer())?),
             Arg::uint(slot.0 as u32),
         ];
-        self.launch::<T>("ip_domain_check", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpDomainCheck, partials.groups(), &args)
     }
 
     fn ip_assemble<T: Scalar>(
@@ -246,7 +247,7 @@ impl PrecondOps for OpenClBackend {
             Arg::uint(slot.0 as u32),
             Arg::uint(u32::from(scaled)),
         ];
-        self.launch::<T>("ip_assemble", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpAssemble, partials.groups(), &args)
     }
 
     fn isai_solve<T: Scalar>(
@@ -271,7 +272,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(&pattern.dest)?),
             Arg::Mem(self.mem(out)?),
         ]);
-        self.launch::<T>("isai_solve", self.elementwise_groups(work), &args)
+        self.launch::<T>(Kernel::IsaiSolve, self.elementwise_groups(work), &args)
     }
 
     fn fsai_rows<T: Scalar>(
@@ -300,9 +301,9 @@ impl PrecondOps for OpenClBackend {
         // Batches of long rows by teams of 32 work-items where the work-groups hold whole teams.
         let team = pattern.batch_is_team(batch) && self.wg >= 32 && self.wg % 32 == 0;
         let (kernel, items) = if team {
-            ("fsai_rows_team", rows * 32)
+            (Kernel::FsaiRowsTeam, rows * 32)
         } else {
-            ("fsai_rows", rows)
+            (Kernel::FsaiRows, rows)
         };
         self.launch::<T>(
             kernel,
@@ -402,9 +403,9 @@ impl PrecondOps for OpenClBackend {
         args.extend([Arg::Mem(self.mem(out_cols)?), Arg::Mem(self.mem(out_len)?)]);
         // The team kernel: one 32-wide team per row, as many work-items as 32 per row.
         let (name, items) = if team {
-            ("afsai_grow_team", count * 32)
+            (Kernel::AfsaiGrowTeam, count * 32)
         } else {
-            ("afsai_grow", count)
+            (Kernel::AfsaiGrow, count)
         };
         self.launch::<T>(name, self.elementwise_groups(items), &args)
     }
@@ -426,7 +427,7 @@ impl PrecondOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "afsai_compact",
+            Kernel::AfsaiCompact,
             self.elementwise_groups(count as usize),
             &[
                 Arg::uint(count),
@@ -455,7 +456,7 @@ impl PrecondOps for OpenClBackend {
             return Ok(());
         }
         self.launch::<T>(
-            "afsai_place",
+            Kernel::AfsaiPlace,
             self.elementwise_groups(len as usize),
             &[
                 Arg::uint(len),
@@ -481,7 +482,7 @@ impl PrecondOps for OpenClBackend {
         )?;
         let groups = self.elementwise_groups(n as usize);
         self.launch::<T>(
-            "fsai_transpose_fill",
+            Kernel::FsaiTransposeFill,
             groups,
             &[
                 Arg::uint(n),
@@ -494,7 +495,7 @@ impl PrecondOps for OpenClBackend {
             ],
         )?;
         self.launch::<T>(
-            "fsai_transpose_sort",
+            Kernel::FsaiTransposeSort,
             groups,
             &[
                 Arg::uint(n),
@@ -516,7 +517,7 @@ impl PrecondOps for OpenClBackend {
         check_ip_stencil(st, r, z)?;
         let mut args = Self::ip_args(st);
         args.extend([Arg::Mem(self.mem(r)?), Arg::Mem(self.mem(z)?)]);
-        self.launch::<T>("ip_stencil", self.elementwise_groups(r.len()), &args)
+        self.launch::<T>(Kernel::IpStencil, self.elementwise_groups(r.len()), &args)
     }
 
     fn ip_stencil_dot<T: Scalar>(
@@ -536,7 +537,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(partials.buffer())?),
             Self::slot_arg(slot)?,
         ]);
-        self.launch::<T>("ip_stencil_dot", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpStencilDot, partials.groups(), &args)
     }
 
     fn ip_stencil_quad<T: Scalar>(
@@ -554,7 +555,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(partials.buffer())?),
             Self::slot_arg(slot)?,
         ]);
-        self.launch::<T>("ip_stencil_quad", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpStencilQuad, partials.groups(), &args)
     }
 
     fn ip_pcg_update<T: Scalar>(
@@ -578,7 +579,7 @@ impl PrecondOps for OpenClBackend {
             Self::slot_arg(slots.0)?,
             Self::slot_arg(slots.1)?,
         ]);
-        self.launch::<T>("ip_pcg_update", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpPcgUpdate, partials.groups(), &args)
     }
 
     fn ip_stencil_check<T: Scalar>(
@@ -605,7 +606,7 @@ impl PrecondOps for OpenClBackend {
             Arg::Mem(self.mem(partials.buffer())?),
             Self::slot_arg(slot)?,
         ];
-        self.launch::<T>("ip_stencil_check", partials.groups(), &args)
+        self.launch::<T>(Kernel::IpStencilCheck, partials.groups(), &args)
     }
 }
 

@@ -7,6 +7,7 @@ use crate::backend::ops::checks;
 use crate::backend::ops::resident::{
     check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
 };
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
     BackendInfo, BicgstabFusedVectors, BicgstabSlots, CgFusedVectors, CgSlots, DeviceMatrix,
@@ -98,7 +99,7 @@ impl OpenClBackend {
         }
         let [rr, curvature, p_ap, rz] = slots.finished(with_pc);
         self.launch::<T>(
-            "cg_sums_resident",
+            Kernel::CgSumsResident,
             1,
             &[
                 Arg::Mem(self.mem(&state.buffer)?),
@@ -133,7 +134,7 @@ impl ResidentOps for OpenClBackend {
         let n = checks::cg_update(x, r, p, ap, partials, rr)?;
         let sums_ready = self.cg_sums(state, partials, slots, false)?;
         self.launch::<T>(
-            "cg_update_resident",
+            Kernel::CgUpdateResident,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(&state.buffer)?),
@@ -176,7 +177,7 @@ impl ResidentOps for OpenClBackend {
         let n = check_cg_fused(state, a, hist_index, x, &v, partials, read, written)?;
         let vectors = [&*x, v.r, v.p, v.ap, &*v.r_out, &*v.p_out, &*v.ap_out];
         let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
-        self.launch::<T>("cg_fused_resident", partials.groups(), &args)?;
+        self.launch::<T>(Kernel::CgFusedResident, partials.groups(), &args)?;
         Ok(true)
     }
 
@@ -200,7 +201,7 @@ impl ResidentOps for OpenClBackend {
         let n = checks::pcg_update(x, r, z, p, ap, q, partials, rr, rz)?;
         let sums_ready = self.cg_sums(state, partials, slots, true)?;
         self.launch::<T>(
-            "pcg_update_resident",
+            Kernel::PcgUpdateResident,
             partials.groups(),
             &[
                 Arg::Mem(self.mem(&state.buffer)?),
@@ -238,7 +239,7 @@ impl ResidentOps for OpenClBackend {
         self.check_resident()?;
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
         args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
-        self.launch::<T>("bicgstab_s_update_resident", partials.groups(), &args)
+        self.launch::<T>(Kernel::BicgstabSUpdateResident, partials.groups(), &args)
     }
 
     fn bicgstab_s_spmv_resident<T: Scalar>(
@@ -273,7 +274,7 @@ impl ResidentOps for OpenClBackend {
         for slot in [rr0, apr0, ss, products[0], products[1], products[2]] {
             args.push(Self::slot_arg(slot)?);
         }
-        self.launch::<T>("bicgstab_s_spmv_resident", partials.groups(), &args)?;
+        self.launch::<T>(Kernel::BicgstabSSpmvResident, partials.groups(), &args)?;
         Ok(true)
     }
 
@@ -305,7 +306,7 @@ impl ResidentOps for OpenClBackend {
         args.extend(
             self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
         );
-        self.launch::<T>("bicgstab_update_resident", partials.groups(), &args)
+        self.launch::<T>(Kernel::BicgstabUpdateResident, partials.groups(), &args)
     }
 
     fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
@@ -333,7 +334,7 @@ impl ResidentOps for OpenClBackend {
             &*x, &*v.r, v.p, v.s, v.ap, v.as_, v.r0star, &*v.p_out, &*v.ap_out,
         ];
         let args = self.fused_args(state, &read, hist_index, a, n, &vectors, partials, &written)?;
-        self.launch::<T>("bicgstab_fused_resident", partials.groups(), &args)?;
+        self.launch::<T>(Kernel::BicgstabFusedResident, partials.groups(), &args)?;
         Ok(true)
     }
 }

@@ -7,6 +7,7 @@ use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};
 use crate::backend::ops::spmv::check_spmv;
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{SpmvDots, SpmvOps};
 use crate::error::{Error, Result};
@@ -47,20 +48,20 @@ pub(super) enum Fmt {
 }
 
 impl Fmt {
-    fn spmv_dots(self) -> &'static str {
+    fn spmv_dots(self) -> Kernel {
         match self {
-            Fmt::Csr => "spmv_dots_csr",
-            Fmt::CsrStream => "spmv_dots_csr_stream",
-            Fmt::Sell => "spmv_dots_sell",
-            Fmt::Bsr => "spmv_dots_bsr",
+            Fmt::Csr => Kernel::SpmvDotsCsr,
+            Fmt::CsrStream => Kernel::SpmvDotsCsrStream,
+            Fmt::Sell => Kernel::SpmvDotsSell,
+            Fmt::Bsr => Kernel::SpmvDotsBsr,
         }
     }
-    fn residual(self) -> &'static str {
+    fn residual(self) -> Kernel {
         match self {
-            Fmt::Csr => "residual_csr",
-            Fmt::CsrStream => "residual_csr_stream",
-            Fmt::Sell => "residual_sell",
-            Fmt::Bsr => "residual_bsr",
+            Fmt::Csr => Kernel::ResidualCsr,
+            Fmt::CsrStream => Kernel::ResidualCsrStream,
+            Fmt::Sell => Kernel::ResidualSell,
+            Fmt::Bsr => Kernel::ResidualBsr,
         }
     }
 }
@@ -223,7 +224,7 @@ impl OpenClBackend {
         };
         let sums = self.mem(&long.chunk_sums)?;
         self.launch::<T>(
-            "csr_long_chunks",
+            Kernel::CsrLongChunks,
             self.groups_for(long.n_chunks.saturating_mul(self.wg)),
             &[
                 Arg::Mem(self.mem(col_idx)?),
@@ -237,7 +238,7 @@ impl OpenClBackend {
             ],
         )?;
         self.launch::<T>(
-            "csr_long_rows",
+            Kernel::CsrLongRows,
             self.groups_for(long.n_rows),
             &[
                 Arg::Mem(self.mem(&long.rows)?),

@@ -3,6 +3,7 @@
 use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{CounterSnapshot, VectorOps};
 use crate::error::Result;
@@ -51,7 +52,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let xm = self.mem(x)?;
         self.launch::<T>(
-            "fill",
+            Kernel::Fill,
             self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::uint(n), Arg::scalar(value)],
         )
@@ -62,7 +63,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
-            "copy",
+            Kernel::Copy,
             self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
         )
@@ -73,7 +74,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
-            "copy_from_f32",
+            Kernel::CopyFromF32,
             self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
         )
@@ -84,7 +85,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
-            "copy_to_f32",
+            Kernel::CopyToF32,
             self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
         )
@@ -95,7 +96,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<f32>(
-            "copy_u32",
+            Kernel::CopyU32,
             self.elementwise_groups(x.len()),
             &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
         )
@@ -106,7 +107,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym) = (self.mem(x)?, self.mem(y)?);
         self.launch::<T>(
-            "axpby",
+            Kernel::Axpby,
             self.elementwise_groups(x.len()),
             &[
                 Arg::scalar(alpha),
@@ -122,7 +123,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let xm = self.mem(x)?;
         self.launch::<T>(
-            "scale",
+            Kernel::Scale,
             self.elementwise_groups(x.len()),
             &[Arg::scalar(alpha), Arg::Mem(xm), Arg::uint(n)],
         )
@@ -140,7 +141,7 @@ impl VectorOps for OpenClBackend {
         let n = Self::len_u32(x.len())?;
         let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
         self.launch::<T>(
-            "dot_partials",
+            Kernel::DotPartials,
             partials.groups(),
             &[
                 Arg::Mem(xm),
