@@ -6,6 +6,7 @@ provides. The build order is read from src/backend/kernel_sources.rs. The real b
 tests (`opencl_backend` on PoCL, `cuda_nvrtc` with NVRTC); this is the quick loop while editing.
 
     python3 scripts/check_kernels.py            # exit status 1 and clang's messages on an error
+    python3 scripts/check_kernels.py --shared ip,fsai   # as if these families were in kernels/
 """
 import os
 import re
@@ -66,15 +67,20 @@ __device__ double nan(const char *);
 """
 
 
+SHARED = set()
+
+
 def sources(runtime):
-    """The (path, text) list of `runtime` ("OPENCL" or "CUDA") in build order."""
+    """The (path, text) list of `runtime` ("OPENCL" or "CUDA") in build order (the families of
+    SHARED from kernels/ whatever the list says)."""
     rs = open(os.path.join(TOP, "src/backend/kernel_sources.rs")).read()
     body = rs[rs.index(f"pub const {runtime}: &[KernelSource] = &["):]
     body = body[: body.index("];")]
     out = [re.search(r'path: "([^"]+)"', body).group(1)]
     for m in re.finditer(r'(shared|own)!\("(\w+)"(?:, "([\w-]+)", "(\w+)")?\)', body):
         kind, family, folder, ext = m.groups()
-        out.append(f"kernels/{family}.kc" if kind == "shared" else f"{folder}/{family}.{ext}")
+        shared = kind == "shared" or family in SHARED
+        out.append(f"kernels/{family}.kc" if shared else f"{folder}/{family}.{ext}")
     return [(p, open(os.path.join(TOP, p)).read()) for p in out]
 
 
@@ -93,6 +99,8 @@ def run(cmd, text):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--shared":
+        SHARED.update(sys.argv[2].split(","))
     failed = 0
     cl = concatenated("OPENCL")
     cl_base = ["clang", "-x", "cl", "-cl-std=CL1.2", "-fsyntax-only", "-Xclang", "-finclude-default-header",
@@ -100,7 +108,7 @@ def main():
     for scalar in ["double", "float"]:
         single = ["-DPK_SINGLE"] if scalar == "float" else []
         for name, extra in [
-            ("gpu", []),
+            ("gpu", ["-DAFSAI_TEAM_LOCAL_OK"]),
             ("cpu", ["-DBLOCKED_LOOPS"]),
             ("nvidia", ["-target", "nvptx64-nvidia-nvcl", "-Xclang", "-fgnu-keywords", "-DPK_ADDRESS_ARGS",
                         "-DPK_NV_PTX", "-DPK_LOAD_HINTS=2", "-DAFSAI_TEAM_LOCAL_OK"]),

@@ -117,7 +117,13 @@ typedef unsigned short ushort;
 #define GRID_START (blockIdx.x * (uint)WG + threadIdx.x)
 #define GRID_STRIDE (gridDim.x * (uint)WG)
 
+/* The dialect, for the rare guarded block of a family file. */
+#define PK_CUDA 1
+
 /* ---- The shared vocabulary: the OpenCL C names the family files of kernels/ are written in ---- */
+
+/* `#pragma unroll` where a #pragma cannot go (a macro's body): C99's _Pragma. */
+#define PK_UNROLL _Pragma("unroll")
 
 /* Declarations: a kernel (one line with its name, as in OpenCL: tools grep for it) and a helper. */
 #define pk_kernel extern "C" __launch_bounds__(WG) __global__
@@ -150,6 +156,11 @@ typedef unsigned short ushort;
 /* Reinterpretation and atomics under their OpenCL names. */
 #define as_uint(x) __float_as_uint(x)
 #define as_float(x) __uint_as_float(x)
+/* The quiet NaN and the index of the lowest set bit of x != 0. */
+#ifndef NAN
+#define NAN nan("")
+#endif
+#define pk_lowest_bit(x) ((uint)(__ffs((int)(x)) - 1))
 #define atomic_add(p, v) atomicAdd((p), (v))
 #define atomic_min(p, v) atomicMin((p), (v))
 #define atomic_max(p, v) atomicMax((p), (v))
@@ -160,7 +171,17 @@ typedef unsigned short ushort;
 #define warp_sync() __syncwarp()
 #define warp_shfl_u32(v, src) __shfl_sync(FULL_MASK, (uint)(v), (src))
 #define warp_shfl_scalar(v, src) __shfl_sync(FULL_MASK, (SCALAR)(v), (src))
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define warp_min_u32(v) __reduce_min_sync(FULL_MASK, (uint)(v))
+#else
+__device__ __forceinline__ uint warp_min_u32(uint v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        v = min(v, __shfl_xor_sync(FULL_MASK, v, off));
+    }
+    return v;
+}
+#endif
 #define warp_ballot(pred) __ballot_sync(FULL_MASK, (pred))
 
 /* Tree sum over the 32 lanes of a warp (fixed order); lane 0 holds the result. */

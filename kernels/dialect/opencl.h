@@ -177,7 +177,13 @@ inline uint warp_ballot(int pred) {
 #define FOR_EACH(i, n) for (uint i = get_global_id(0); i < (uint)(n); i += get_global_size(0))
 #endif
 
+/* The dialect, for the rare guarded block of a family file. */
+#define PK_OPENCL 1
+
 /* ---- The shared vocabulary's names that only CUDA gives a meaning (kernels/dialect/cuda.h) ---- */
+
+/* `#pragma unroll` where a #pragma cannot go (a macro's body): C99's _Pragma. */
+#define PK_UNROLL _Pragma("unroll")
 
 /* A helper function of a family file. */
 #define pk_device inline
@@ -192,6 +198,9 @@ inline uint warp_ballot(int pred) {
 #ifdef PK_NV_PTX
 #define PK_WARP32 1
 #endif
+
+/* The index of the lowest set bit of x != 0 (CUDA: __ffs). */
+#define pk_lowest_bit(x) ((uint)popcount(((x) & (0u - (x))) - 1u))
 
 /* Entries of the __local scratch of group_sum_multi(.., m). */
 #define SUM_SCRATCH(m) ((m) * WG)
