@@ -58,7 +58,7 @@ pub const OPENCL: &[KernelSource] = &[
     shared!("ip_assemble"),
     shared!("ip"),
     shared!("fsai"),
-    own!("halo", "kernels-cl", "cl"),
+    shared!("halo"),
     own!("resident", "kernels-cl", "cl"),
 ];
 
@@ -81,7 +81,7 @@ pub const CUDA: &[KernelSource] = &[
     shared!("ip_assemble"),
     shared!("ip"),
     shared!("fsai"),
-    own!("halo", "kernels-cu", "cu"),
+    shared!("halo"),
     own!("resident", "kernels-cu", "cu"),
 ];
 
