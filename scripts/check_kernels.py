@@ -6,7 +6,6 @@ provides. The build order is read from src/backend/kernel_sources.rs. The real b
 tests (`opencl_backend` on PoCL, `cuda_nvrtc` with NVRTC); this is the quick loop while editing.
 
     python3 scripts/check_kernels.py            # exit status 1 and clang's messages on an error
-    python3 scripts/check_kernels.py --shared ip,fsai   # as if these families were in kernels/
 """
 import os
 import re
@@ -67,21 +66,13 @@ __device__ double nan(const char *);
 """
 
 
-SHARED = set()
-
-
 def sources(runtime):
-    """The (path, text) list of `runtime` ("OPENCL" or "CUDA") in build order (the families of
-    SHARED from kernels/ whatever the list says)."""
+    """The (path, text) list of `runtime` ("opencl" or "cuda") in build order."""
     rs = open(os.path.join(TOP, "src/backend/kernel_sources.rs")).read()
-    body = rs[rs.index(f"pub const {runtime}: &[KernelSource] = &["):]
-    body = body[: body.index("];")]
-    out = [re.search(r'path: "([^"]+)"', body).group(1)]
-    for m in re.finditer(r'(shared|own)!\("(\w+)"(?:, "([\w-]+)", "(\w+)")?\)', body):
-        kind, family, folder, ext = m.groups()
-        shared = kind == "shared" or family in SHARED
-        out.append(f"kernels/{family}.kc" if shared else f"{folder}/{family}.{ext}")
-    return [(p, open(os.path.join(TOP, p)).read()) for p in out]
+    body = rs[rs.index("sources!(\n"):]
+    body = body[: body.index(");")]
+    paths = [f"kernels/dialect/{runtime}.h"] + [f"kernels/{f}.kc" for f in re.findall(r'"(\w+)"', body)]
+    return [(p, open(os.path.join(TOP, p)).read()) for p in paths]
 
 
 def concatenated(runtime):
@@ -99,10 +90,8 @@ def run(cmd, text):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--shared":
-        SHARED.update(sys.argv[2].split(","))
     failed = 0
-    cl = concatenated("OPENCL")
+    cl = concatenated("opencl")
     cl_base = ["clang", "-x", "cl", "-cl-std=CL1.2", "-fsyntax-only", "-Xclang", "-finclude-default-header",
                "-DWG=256"]
     for scalar in ["double", "float"]:
@@ -119,7 +108,7 @@ def main():
             if rc:
                 failed += 1
                 print(err[:6000])
-    cu = concatenated("CUDA")
+    cu = concatenated("cuda")
     for scalar in ["double", "float"]:
         rc, err = run(["clang", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib",
                        "--cuda-gpu-arch=sm_80", "-fsyntax-only", "-std=c++17", f"-DSCALAR={scalar}", "-DWG=256"],

@@ -1,4 +1,4 @@
-"""Registers per kernel of kernels-cu/ at a git revision (or the working tree) as the CUDA backend
+"""Registers per kernel of the CUDA module at a git revision (or the working tree) as the CUDA backend
 builds them for the H200: NVRTC, sm_90 CUBIN, f64, 256 threads per block, default -D options.
 For comparing revisions without a GPU; the library's own reader is
 pipekrylov::backend::cuda::kernel_registers_for_arch (checked in tests/cuda_nvrtc.rs).
@@ -7,17 +7,26 @@ nvidia/cu13/lib folder, as scripts/test.sh does.
     python3 scripts/cuda-kernel-registers.py REV|worktree [kernel-name-substring ...]
 Each line also gives the md5 of the kernel's machine code (its .text section), to check that a
 refactoring left the code as it was."""
-import ctypes, glob, os, site, struct, subprocess, sys
+import ctypes, glob, os, re, site, struct, subprocess, sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The build order of src/backend/cuda/module.rs (SOURCES).
-ORDER = ["reduce.cu","vector.cu","spmv.cu","cg.cu","bicgstab.cu","gmres.cu","precond.cu","trsv.cu","isai.cu","bilu.cu","ip_assemble.cu","ip.cu","fsai.cu","halo.cu","resident.cu"]
 rev = sys.argv[1]; pats = sys.argv[2:]
-def read(name):
+def read(path):
     if rev == "worktree":
-        return open(os.path.join(TOP, "kernels-cu", name)).read()
-    r = subprocess.run(["git", "-C", TOP, "show", f"{rev}:kernels-cu/{name}"], capture_output=True, text=True)
+        full = os.path.join(TOP, path)
+        return open(full).read() if os.path.exists(full) else ""
+    r = subprocess.run(["git", "-C", TOP, "show", f"{rev}:{path}"], capture_output=True, text=True)
     return r.stdout if r.returncode == 0 else ""
-src = "".join(f'#line 1 "{n}"\n' + read(n) + "\n" for n in ORDER)
+# The build order: src/backend/kernel_sources.rs's list (kernels/ written once), or, before it,
+# the kernels-cu/ files of src/backend/cuda/module.rs.
+listing = read("src/backend/kernel_sources.rs")
+if "sources!(" in listing:
+    body = listing[listing.index("sources!(\n"):]
+    paths = ["kernels/dialect/cuda.h"] + [f"kernels/{f}.kc" for f in re.findall(r'"(\w+)"', body[: body.index(");")])]
+else:
+    paths = ["kernels-cu/" + n for n in ["reduce.cu", "vector.cu", "spmv.cu", "cg.cu", "bicgstab.cu", "gmres.cu",
+             "precond.cu", "trsv.cu", "isai.cu", "bilu.cu", "ip_assemble.cu", "ip.cu", "fsai.cu", "halo.cu",
+             "resident.cu"]]
+src = "".join(f'#line 1 "{p}"\n' + read(p) + "\n" for p in paths)
 lib = [p for d in site.getsitepackages() + [site.getusersitepackages()]
        for p in glob.glob(os.path.join(d, "nvidia", "cu13", "lib", "libnvrtc.so*"))][0]
 nv = ctypes.CDLL(lib)

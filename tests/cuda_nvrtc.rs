@@ -1,4 +1,4 @@
-//! CI check of the CUDA kernels without a GPU: NVRTC compiles every `kernels-cu/*.cu` file for
+//! CI check of the CUDA kernels without a GPU: NVRTC compiles the CUDA module (`kernels/`) for
 //! sm_90 (the H200) and sm_80, in f32 and f64, and every kernel of the inventory
 //! (`backend::ops::KERNELS`) appears as a `.entry` of the PTX. The kernels also mirror the
 //! OpenCL ones: same names, same parameters in the same order.
@@ -57,7 +57,7 @@ fn every_kernel_compiles_for_sm90_and_sm80_in_both_precisions() {
                 for name in *names {
                     assert!(
                         found.iter().any(|e| e == name),
-                        "{arch} {precision}: kernel {name} of kernels-cu/{family}.cu is not a \
+                        "{arch} {precision}: kernel {name} of kernels/{family}.kc is not a \
                          .entry of the PTX (entries: {found:?})"
                     );
                 }

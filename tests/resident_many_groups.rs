@@ -1,5 +1,5 @@
 //! The device-resident kernels finish the last iteration's sums themselves in the host's 32-lane
-//! order (`ordered_slot_sums` in `kernels-cu/reduce.cu`, `kernels-cl/bicgstab.cl`: each lane adds
+//! order (`ordered_slot_sums` in `kernels/dialect/cuda.h`, `kernels/bicgstab.kc`: each lane adds
 //! every 32nd group, then the lanes pairwise). With 256 groups per compute unit (the backend's
 //! tuning, `reduction_groups_per_sm`) a
 //! 2-core CPU OpenCL device gets 512 groups at n = 160,000 (16 per lane; the GPUs get 625, not a

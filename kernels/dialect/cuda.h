@@ -104,6 +104,13 @@
 #define GATHER_LOAD(p) (*(p))
 #endif
 
+/* The typed names the family files use (as the OpenCL dialect's): MATRIX_LOAD_S / _U / _H read a
+ * SCALAR, uint or ushort matrix entry, GATHER_LOAD_S an entry of the gathered vector. */
+#define MATRIX_LOAD_S(p) MATRIX_LOAD(p)
+#define MATRIX_LOAD_U(p) MATRIX_LOAD(p)
+#define MATRIX_LOAD_H(p) MATRIX_LOAD(p)
+#define GATHER_LOAD_S(p) GATHER_LOAD(p)
+
 #define ZERO ((SCALAR)0)
 #define WARPS (WG / 32)
 #define FULL_MASK 0xffffffffu
@@ -153,6 +160,14 @@ typedef unsigned short ushort;
 #define mem_fence(fences) __threadfence_block()
 /* Element loops: grid-stride (the OpenCL dialect's GPU layout). */
 #define FOR_EACH(i, n) for (uint i = GRID_START; i < (uint)(n); i += GRID_STRIDE)
+/* FOR_EACH(i, n) split after its first element, for the kernels that load their first element
+ * early (before the barriers of a finish, or a wait):
+ *   FOR_EACH_FIRST(n)           the first element of this work-item's loop (n or more: none)
+ *   FOR_EACH_NEXT(i)            the element after i in that loop (maybe past its end)
+ *   FOR_EACH_FROM(i, first, n)  the loop from element `first` (of the loop, or past its end) on */
+#define FOR_EACH_FIRST(n) GRID_START
+#define FOR_EACH_NEXT(i) ((i) + GRID_STRIDE)
+#define FOR_EACH_FROM(i, first, n) for (uint i = (first); i < (uint)(n); i += GRID_STRIDE)
 /* Reinterpretation and atomics under their OpenCL names. */
 #define as_uint(x) __float_as_uint(x)
 #define as_float(x) __uint_as_float(x)
@@ -245,6 +260,10 @@ __device__ __forceinline__ void write_partial(SCALAR *partials, uint slot, SCALA
         partials[(ulong)slot * gridDim.x + blockIdx.x] = v;
     }
 }
+
+/* The type and the __local entries (`sums`, FINISH_SCRATCH(count)) of ordered_slot_sums. */
+#define FINISH_T double
+#define FINISH_SCRATCH(m) (m)
 
 /* The finished sums of `count` (1..5) partials slots s0..s4 in double, into sums[0..count), in the
  * host's finish order (src/backend/partials.rs, FINISH_LANES), so the same bits: group g goes to

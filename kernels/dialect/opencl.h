@@ -205,6 +205,23 @@ inline uint warp_ballot(int pred) {
 /* Entries of the __local scratch of group_sum_multi(.., m). */
 #define SUM_SCRATCH(m) ((m) * WG)
 
+/* FOR_EACH(i, n) split after its first element, for the kernels that load their first element
+ * early (before the barriers of a finish, or a wait):
+ *   FOR_EACH_FIRST(n)           the first element of this work-item's loop (n or more: none)
+ *   FOR_EACH_NEXT(i)            the element after i in that loop (maybe past its end)
+ *   FOR_EACH_FROM(i, first, n)  the loop from element `first` (of the loop, or past its end) on */
+#ifdef BLOCKED_LOOPS
+#define FOR_EACH_BLOCK(n) (((uint)(n) + (uint)get_global_size(0) - 1) / (uint)get_global_size(0))
+#define FOR_EACH_FIRST(n) min((uint)get_global_id(0) * FOR_EACH_BLOCK(n), (uint)(n))
+#define FOR_EACH_NEXT(i) ((i) + 1)
+#define FOR_EACH_FROM(i, first, n) \
+    for (uint i = (first), i##_end = min(FOR_EACH_FIRST(n) + FOR_EACH_BLOCK(n), (uint)(n)); i < i##_end; ++i)
+#else
+#define FOR_EACH_FIRST(n) ((uint)get_global_id(0))
+#define FOR_EACH_NEXT(i) ((i) + (uint)get_global_size(0))
+#define FOR_EACH_FROM(i, first, n) for (uint i = (first); i < (uint)(n); i += get_global_size(0))
+#endif
+
 /* Tree sum of one value per work-item over the work-group; every work-item gets the result.
  * `scratch` has WG entries. Must be called by all work-items of the group. */
 inline SCALAR group_sum(__local SCALAR *scratch, SCALAR v) {
@@ -242,6 +259,52 @@ inline void group_sum_multi(__local SCALAR *scratch, SCALAR *vals, uint m) {
         vals[k] = scratch[k * WG];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The finished sums of
+ * `count` (1..5) partials slots s0..s4 in FINISH_T (double; float on OpenCL devices without fp64)
+ * into sums[0..count), in the host's finish order (src/backend/partials.rs, FINISH_LANES), so the
+ * same bits: group g goes to lane g mod 32, each lane adds its groups in group order from 0, then
+ * the lanes are added pairwise (lane l += lane l + h, h = 16, 8, 4, 2, 1). `sums` is a __local
+ * array of FINISH_SCRATCH(count) entries (OpenCL stages the lanes after the sums: count x 32
+ * work-items write them, then work-item k adds slot k's lanes pairwise in private memory, one
+ * barrier in all). The chain is groups / 32 + 5 additions instead of `groups`. Called by every
+ * work-item; the caller puts a barrier before reading `sums`. */
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define FINISH_T double
+#else
+#define FINISH_T float
+#endif
+#define FINISH_LANES 32
+#define FINISH_SCRATCH(m) (8 + (m) * FINISH_LANES)
+inline void ordered_slot_sums(__global const SCALAR *partials, const uint groups, const uint count, const uint s0,
+                              const uint s1, const uint s2, const uint s3, const uint s4, __local FINISH_T *sums) {
+    __local FINISH_T *stage = sums + 8;
+    const uint t = get_local_id(0);
+    for (uint i = t; i < count * FINISH_LANES; i += WG) {
+        const uint k = i / FINISH_LANES;
+        const uint slot = k == 0 ? s0 : k == 1 ? s1 : k == 2 ? s2 : k == 3 ? s3 : s4;
+        __global const SCALAR *p = partials + (ulong)slot * groups;
+        FINISH_T acc = (FINISH_T)0;
+        for (uint g = i % FINISH_LANES; g < groups; g += FINISH_LANES) {
+            acc = acc + (FINISH_T)p[g];
+        }
+        stage[i] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < count) {
+        FINISH_T v[FINISH_LANES];
+        for (uint l = 0; l < FINISH_LANES; ++l) {
+            v[l] = stage[t * FINISH_LANES + l];
+        }
+        for (uint h = FINISH_LANES / 2; h > 0; h >>= 1) {
+            for (uint l = 0; l < h; ++l) {
+                v[l] = v[l] + v[l + h];
+            }
+        }
+        sums[t] = v[0];
+    }
 }
 
 /* Write this group's partial of `slot` (called by all work-items after group_sum). */

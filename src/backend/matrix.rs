@@ -199,7 +199,7 @@ pub struct DeviceMatrix<T> {
     pub(crate) halo: HaloSlot,
     /// Whether only host-to-device copies wrote its arrays (no kernel writes them): the CUDA
     /// CSR kernels then read them before waiting for the previous kernel (`EARLY_MATRIX` in
-    /// `kernels-cu/spmv.cu`). False for matrices a kernel builds.
+    /// `kernels/spmv.kc`). False for matrices a kernel builds.
     pub(crate) uploaded: bool,
 }
 

@@ -384,11 +384,7 @@ mod tests {
 
     #[test]
     fn the_kernels_stage_cap_entries() {
-        for src in [
-            include_str!("../../kernels-cl/spmv.cl"),
-            include_str!("../../kernels-cu/spmv.cu"),
-        ] {
-            assert!(src.contains(&format!("#define CSR_STREAM_CAP {STREAM_CAP}")));
-        }
+        let src = include_str!("../../kernels/spmv.kc");
+        assert!(src.contains(&format!("#define CSR_STREAM_CAP {STREAM_CAP}")));
     }
 }

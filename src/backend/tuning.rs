@@ -55,7 +55,7 @@ pub struct Tuning {
     /// Env [`SELL_COMPACT_ENV`] (`0` off).
     pub sell_compact: bool,
     /// Cache hints of the SpMV kernels' matrix and gather loads (`PK_LOAD_HINTS` in
-    /// `kernels-cu/reduce.cu`; CUDA, and OpenCL on NVIDIA GPUs through inline PTX): 0 plain
+    /// `kernels/dialect/cuda.h`; CUDA, and OpenCL on NVIDIA GPUs through inline PTX): 0 plain
     /// loads, 1 the matrix streamed (evict first), 2 also the gathers through the read-only
     /// path; values above 2 act as 2. Default 1 (the log `bench/log/`, load hints).
     /// Env [`MATRIX_LOAD_HINTS_ENV`].
@@ -108,15 +108,15 @@ pub struct Tuning {
     pub afsai_grow_kernel: Option<AfsaiGrowKernel>,
     /// Whether the CUDA backend launches every kernel with programmatic stream serialization on
     /// devices of compute capability 9.0 or later (each kernel waits for its predecessor
-    /// in-kernel, see `kernels-cu/reduce.cu`). Default on (issue 15, the log `bench/log/`);
+    /// in-kernel, see `kernels/dialect/cuda.h`). Default on (issue 15, the log `bench/log/`);
     /// off for comparisons. Env [`CUDA_PDL_ENV`] (`0` off).
     pub cuda_pdl: bool,
     /// How early a CUDA kernel may start on sm_90+ with programmatic dependent launch: 0 when
     /// the previous kernel's blocks exit; 1 the products that follow the device-resident CG and
     /// BiCGStab updates as soon as every block of the update has waited for its own predecessor
-    /// (`PDL_WAIT_START_NEXT` in `kernels-cu/reduce.cu`); 2 as 1, and the CSR products of
+    /// (`PDL_WAIT_START_NEXT` in `kernels/dialect/cuda.h`); 2 as 1, and the CSR products of
     /// uploaded matrices (and BiCGStab's fused s update and product) read their first rows
-    /// before waiting (`EARLY_MATRIX` in `kernels-cu/spmv.cu`); 3 as 2, and the CSR products
+    /// before waiting (`EARLY_MATRIX` in `kernels/spmv.kc`); 3 as 2, and the CSR products
     /// also let their next kernel start right after their wait (`EARLY_NEXT`). Values above 3
     /// act as 3. Default 3 (bench/log/, issue 15, 2026-11-25 (h)). Env [`CUDA_EARLY_START_ENV`].
     pub cuda_early_start: u8,
@@ -133,7 +133,7 @@ pub struct Tuning {
     pub cuda_trace: Option<PathBuf>,
     /// Whether the OpenCL backend builds its inline-PTX program on NVIDIA GPUs (the SpMV's load
     /// hints and the warp version of the adaptive FSAI's team growth, `-D PK_NV_PTX`,
-    /// `kernels-cl/reduce.cl`; off: their portable code). Other devices never use it. Default
+    /// `kernels/dialect/opencl.h`; off: their portable code). Other devices never use it. Default
     /// on (`bench/results/opencl-warp-sums/`). Env [`OPENCL_INLINE_PTX_ENV`] (`0` off).
     pub opencl_inline_ptx: bool,
     /// Whether the OpenCL backend passes buffers to kernels as device addresses (`None`: on

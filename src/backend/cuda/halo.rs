@@ -1,4 +1,4 @@
-//! CUDA implementation of [`HaloOps`] (kernels in `kernels-cu/halo.cu`).
+//! CUDA implementation of [`HaloOps`] (kernels in `kernels/halo.kc`).
 
 use super::memory::PinnedBuffer;
 use super::module::Kernel;

@@ -1,5 +1,5 @@
-//! CUDA implementation of [`KrylovOps`]: the fused solver updates (`kernels-cu/cg.cu`,
-//! `kernels-cu/bicgstab.cu`) and the Krylov-basis kernels of GMRES (`kernels-cu/gmres.cu`).
+//! CUDA implementation of [`KrylovOps`]: the fused solver updates (`kernels/cg.kc`,
+//! `kernels/bicgstab.kc`) and the Krylov-basis kernels of GMRES (`kernels/gmres.kc`).
 //! Every method is one launch; `multi_axpy` adds one transfer of its coefficients.
 
 use super::module::Kernel;

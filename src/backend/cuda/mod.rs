@@ -1,5 +1,5 @@
 //! The CUDA backend (feature `cuda`): cudarc 0.19 (driver API + NVRTC, libraries loaded at run
-//! time), kernels from `kernels-cu/` compiled by NVRTC for the device's own architecture.
+//! time), kernels from `kernels/` compiled by NVRTC for the device's own architecture.
 //!
 //! - One [`CudaBackend`] owns one stream on one device; every kernel and copy is queued on it
 //!   asynchronously, and only `read`, `download`, `finish` and `synchronize` wait.
@@ -130,7 +130,7 @@ impl DeviceInfo {
 }
 
 /// One kernel argument, passed by value with the type the kernel declares (see
-/// `kernels-cu/reduce.cu`: pointers and `ulong` are 64 bit, `uint` and `int` 32 bit).
+/// `kernels/dialect/cuda.h`: pointers and `ulong` are 64 bit, `uint` and `int` 32 bit).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Arg {
     /// A device address (`SCALAR*`, `uint*`), or 0 for an unused optional vector.
@@ -785,7 +785,7 @@ impl CudaBackend {
     /// launch).
     ///
     /// # Safety
-    /// `args` must match the parameter list of `kernel` in `kernels-cu/` in number, order and
+    /// `args` must match the parameter list of `kernel` in `kernels/` in number, order and
     /// types; every pointer must be an allocation of this backend (or 0 where the kernel does
     /// not read it) covering every element the kernel touches for the sizes passed; a kernel
     /// that writes partials must get `grid` equal to the groups of that partials buffer.
@@ -809,7 +809,7 @@ impl CudaBackend {
 
     /// `cuLaunchKernelEx`, with programmatic stream serialization when the backend uses it
     /// (sm_90+): the kernel's blocks may be scheduled before the previous kernel on the stream
-    /// has finished; every kernel waits for it first (`PDL_WAIT()` in `kernels-cu/reduce.cu`).
+    /// has finished; every kernel waits for it first (`PDL_WAIT()` in `kernels/dialect/cuda.h`).
     /// In a stream capture the dependency becomes a programmatic edge of the graph. Without the
     /// attribute it is the classic launch.
     ///

@@ -1,6 +1,6 @@
 //! NVRTC compilation of the CUDA kernel sources ([`SOURCES`]) and the process-wide module cache.
 //!
-//! All family files are concatenated (the shared header `reduce.cu` first, each file behind a
+//! All family files are concatenated (the shared header `kernels/dialect/cuda.h` first, each file behind a
 //! `#line` directive so compiler messages name the right file) and compiled once per process
 //! for each (architecture, precision, block size, tuned `-D` values: [`BuildOptions`]):
 //! `-DSCALAR=double` or `-DSCALAR=float`, a
@@ -447,10 +447,10 @@ mod tests {
                             .starts_with("/* PDL_WAIT() in csr_first_then_wait"),
                         "kernel {name} must say where it waits"
                     );
-                    assert!(body.contains(&format!("{rows}<")), "{name} calls {rows}");
+                    assert!(body.contains(&format!("{rows}(")), "{name} calls {rows}");
                     let helper = function_text(text, rows);
                     let first = helper[helper.find('{').unwrap() + 1..]
-                        .find("csr_first_then_wait<")
+                        .find("csr_first_then_wait(")
                         .expect("the first row read by csr_first_then_wait");
                     let before = &helper[helper.find('{').unwrap() + 1..][..first];
                     assert!(

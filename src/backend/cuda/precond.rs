@@ -1,4 +1,4 @@
-//! CUDA implementation of [`PrecondOps`] (`kernels-cu/precond.cu`).
+//! CUDA implementation of [`PrecondOps`] (`kernels/precond.kc`).
 
 use super::module::Kernel;
 use super::{index_arg, len_arg, scalar, Arg, CudaBackend};

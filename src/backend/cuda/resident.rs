@@ -1,4 +1,4 @@
-//! CUDA implementation of [`ResidentOps`] (kernels in `kernels-cu/resident.cu`).
+//! CUDA implementation of [`ResidentOps`] (kernels in `kernels/resident.kc`).
 
 use super::module::Kernel;
 use super::{index_arg, len_arg, Arg, CudaBackend};

@@ -1,4 +1,4 @@
-//! CUDA implementation of [`SpmvOps`] (`kernels-cu/spmv.cu`): one kernel per format, plain
+//! CUDA implementation of [`SpmvOps`] (`kernels/spmv.kc`): one kernel per format, plain
 //! (all slots off) or fused with up to three first-stage inner products, with element offsets
 //! so that GMRES reads and writes basis columns in place.
 
@@ -34,7 +34,7 @@ pub(crate) fn csr_lanes(forced: Option<u32>, nnz: usize, rows: usize) -> u32 {
     1u32 << (usize::BITS - 1 - per_thread.leading_zeros())
 }
 
-/// `EARLY_MATRIX` of the `early` argument of the CSR kernels (`kernels-cu/spmv.cu`).
+/// `EARLY_MATRIX` of the `early` argument of the CSR kernels (`kernels/spmv.kc`).
 const EARLY_MATRIX: u32 = 1;
 /// `EARLY_NEXT` of the `early` argument.
 const EARLY_NEXT: u32 = 2;
@@ -92,7 +92,7 @@ fn compact_args(b: &CudaBackend, c: Option<&CompactColumnBuffers>) -> Result<[Ar
     })
 }
 
-/// The arguments before `x` of every kernel of a format (see `kernels-cu/spmv.cu`).
+/// The arguments before `x` of every kernel of a format (see `kernels/spmv.kc`).
 pub(super) fn matrix_args<T: Scalar>(
     b: &CudaBackend,
     a: &DeviceMatrix<T>,

@@ -1,4 +1,4 @@
-//! CUDA implementation of [`VectorOps`]: memory, BLAS-1 kernels (`kernels-cu/vector.cu`) and
+//! CUDA implementation of [`VectorOps`]: memory, BLAS-1 kernels (`kernels/vector.kc`) and
 //! the partials read back through pinned memory.
 
 use super::module::Kernel;

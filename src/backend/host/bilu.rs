@@ -1,4 +1,4 @@
-//! Host twins of `kernels-cl/bilu.cl` (BILU(0) factored by fixed-point sweeps): the same
+//! Host twins of `kernels/bilu.kc` (BILU(0) factored by fixed-point sweeps): the same
 //! arithmetic in the same order, one rayon task per block row.
 
 use crate::precond::block_dense::{invert, mul, mul_sub};

@@ -1,4 +1,4 @@
-//! Host twins of `kernels-cl/ip_assemble.cl`: the Incomplete Poisson domain check and
+//! Host twins of `kernels/ip_assemble.kc`: the Incomplete Poisson domain check and
 //! assembly of one CSR row, the kernels' operations in the same order.
 
 use crate::scalar::Scalar;

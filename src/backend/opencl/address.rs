@@ -9,7 +9,7 @@
 //!
 //! How: the programs are built with `-D PK_ADDRESS_ARGS`, which turns every `PK_GLOBAL(T, x)`
 //! parameter into a `ulong` that the kernel casts back to `__global T *` (see
-//! `kernels-cl/reduce.cl`). A buffer's address is read once, the first time the buffer is passed
+//! `kernels/dialect/opencl.h`). A buffer's address is read once, the first time the buffer is passed
 //! to a kernel, with the `buffer_address` kernel (which takes it as a normal `cl_mem`), and cached
 //! in the buffer. The OpenCL specification does not promise that such an address stays valid or
 //! that a kernel may use memory it did not get as an argument; NVIDIA's implementation

@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`HaloOps`] (kernels in `kernels-cl/halo.cl`).
+//! OpenCL implementation of [`HaloOps`] (kernels in `kernels/halo.kc`).
 
 use super::launch::Arg;
 use super::memory::RawBuffer;

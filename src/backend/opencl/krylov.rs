@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`KrylovOps`]: the fused solver updates of `kernels-cl/cg.cl`,
+//! OpenCL implementation of [`KrylovOps`]: the fused solver updates of `kernels/cg.kc`,
 //! `bicgstab.cl` and the basis kernels of `gmres.cl`, each one launch.
 
 use super::launch::Arg;

@@ -1,4 +1,4 @@
-//! The OpenCL backend: kernels from `kernels-cl/*.cl` (one program per precision, built lazily
+//! The OpenCL backend: kernels from `kernels/*.kc` (one program per precision, built lazily
 //! and cached; on NVIDIA GPUs a second one with inline PTX for the kernels of
 //! `program::PTX_KERNELS`), one in-order queue with no intermediate synchronization, launch geometry from
 //! the device.
@@ -30,7 +30,7 @@
 //! clamp(ceil(n / WG), 1, 4 x compute units) work-groups
 //! ([`crate::backend::VectorOps::reduction_groups`]), a function of `n` and the device only, so
 //! sums are deterministic. Element loops are grid-stride on GPUs and one contiguous block per
-//! work-item on CPUs (`kernels-cl/reduce.cl`); CSR uses one work-item per row below 16
+//! work-item on CPUs (`kernels/dialect/opencl.h`); CSR uses one work-item per row below 16
 //! nonzeros per row on GPUs (measured on the H200), more above.
 
 mod address;

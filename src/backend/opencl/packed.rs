@@ -58,7 +58,7 @@ impl OpenClBackend {
 /// Most parameters a packed kernel may have (more stay unpacked).
 pub(crate) const MAX_WORDS: usize = 32;
 
-/// The declaration that starts every kernel (see `kernels-cl/reduce.cl`).
+/// The declaration that starts every kernel (see `kernels/dialect/opencl.h`).
 const KERNEL_START: &str = "\npk_kernel void ";
 
 /// What the host must pass for one word of a packed kernel: a buffer (its device address) or a

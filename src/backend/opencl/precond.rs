@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`PrecondOps`]: kernels of `kernels-cl/precond.cl`.
+//! OpenCL implementation of [`PrecondOps`]: kernels of `kernels/precond.kc`.
 
 use super::launch::Arg;
 use super::OpenClBackend;
@@ -644,7 +644,7 @@ impl OpenClBackend {
     }
 }
 
-/// Local memory of one work-group of `afsai_grow_team` (kernels-cl/fsai.cl) for work-group
+/// Local memory of one work-group of `afsai_grow_team` (kernels/fsai.kc) for work-group
 /// size `wg` and scalars of `scalar_bytes`: per team of 32 the packed factor (496 scalars for
 /// cap 31), y, G~ and the new row's entries (32 each), P and P sorted (32 indices each) and
 /// three per-team words; per work-item two columns and two terms (the merge's double buffer).

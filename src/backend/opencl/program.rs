@@ -33,7 +33,7 @@ pub(crate) fn full_source(precision: Precision) -> String {
 /// (NVIDIA GPUs only; `Some(hints)`) `-D PK_NV_PTX` (warp intrinsics) and the SpMV load hints
 /// `hints` (the tuning's
 /// [`matrix_load_hints`](crate::backend::tuning::Tuning::matrix_load_hints), `-D PK_LOAD_HINTS`),
-/// both inline PTX (see `kernels-cl/reduce.cl`), with `-D PK_SINGLE` in single precision.
+/// both inline PTX (see `kernels/dialect/opencl.h`), with `-D PK_SINGLE` in single precision.
 /// `-D AFSAI_TEAM_LOCAL_OK` compiles `afsai_grow_team`'s body where its local arrays fit the
 /// device's `local_mem_bytes` (elsewhere the kernel is empty and never chosen: a program whose
 /// local arrays pass the device's limit may not build at all).

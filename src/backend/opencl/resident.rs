@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`ResidentOps`] (kernels in `kernels-cl/resident.cl`).
+//! OpenCL implementation of [`ResidentOps`] (kernels in `kernels/resident.kc`).
 
 use super::launch::Arg;
 use super::OpenClBackend;

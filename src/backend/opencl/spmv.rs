@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`SpmvOps`]: one kernel of `kernels-cl/spmv.cl` per call, for CSR
+//! OpenCL implementation of [`SpmvOps`]: one kernel of `kernels/spmv.kc` per call, for CSR
 //! (k work-items per row), SELL-C-sigma and BSR, fused with up to three first-stage dots.
 
 use super::launch::Arg;

@@ -1,4 +1,4 @@
-//! OpenCL implementation of [`VectorOps`]: memory, BLAS-1 kernels of `kernels-cl/vector.cl`.
+//! OpenCL implementation of [`VectorOps`]: memory, BLAS-1 kernels of `kernels/vector.kc`.
 
 use super::launch::Arg;
 use super::OpenClBackend;

@@ -1,4 +1,4 @@
-//! The operands of the device BILU(0) factorization (`kernels-cl/bilu.cl`): the three parts of
+//! The operands of the device BILU(0) factorization (`kernels/bilu.kc`): the three parts of
 //! a block matrix on the L/U pattern, and the shape checks of [`super::PrecondOps::bilu0_scatter`]
 //! and [`super::PrecondOps::bilu0_sweep`].
 

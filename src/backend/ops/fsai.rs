@@ -1,4 +1,4 @@
-//! The operands of the static and adaptive FSAI kernels (`kernels-cl/fsai.cl`): the factor's
+//! The operands of the static and adaptive FSAI kernels (`kernels/fsai.kc`): the factor's
 //! pattern and its scratch layout, the adaptive growth parameters and kernel choice, their
 //! constants, and the argument checks of the `fsai_*` / `afsai_*` methods of
 //! [`super::PrecondOps`].

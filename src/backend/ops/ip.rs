@@ -1,4 +1,4 @@
-//! The operands of the matrix-free Incomplete Poisson kernels (`kernels-cl/ip.cl`): the
+//! The operands of the matrix-free Incomplete Poisson kernels (`kernels/ip.kc`): the
 //! stencil, the stencil coefficients `ip_stencil_check` compares a matrix with, the PCG step's
 //! vectors, and the argument checks of the `ip_*` methods of [`super::PrecondOps`].
 

@@ -1,4 +1,4 @@
-//! The argument checks of the Incomplete Poisson assembly kernels (`kernels-cl/ip_assemble.cl`):
+//! The argument checks of the Incomplete Poisson assembly kernels (`kernels/ip_assemble.kc`):
 //! [`super::PrecondOps::ip_domain_check`] and [`super::PrecondOps::ip_assemble`].
 
 use crate::backend::buffer::{check_len, Buffer};

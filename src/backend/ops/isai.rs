@@ -1,4 +1,4 @@
-//! The operand of the `isai_solve` kernel (`kernels-cl/isai.cl`): the block pattern of an
+//! The operand of the `isai_solve` kernel (`kernels/isai.kc`): the block pattern of an
 //! approximate inverse, and the shape checks of [`super::PrecondOps::isai_solve`].
 
 use super::trsv::BlockTriangular;

@@ -72,7 +72,7 @@ pub trait PrecondOps: KrylovOps {
         x: &mut Buffer<T>,
     ) -> Result<()>;
 
-    /// Kernel `bilu0_scatter` (BILU(0) factored on the device, `kernels-cl/bilu.cl`): A, in
+    /// Kernel `bilu0_scatter` (BILU(0) factored on the device, `kernels/bilu.kc`): A, in
     /// CSR, written into the blocks of `l`'s strict lower and `u`'s strict upper patterns
     /// (their `values`) and the diagonal blocks `diag` (s*s per block row); an entry whose
     /// block is in neither pattern is dropped (block-Jacobi's couplings). The patterns' block
@@ -86,7 +86,7 @@ pub trait PrecondOps: KrylovOps {
     ) -> Result<()>;
 
     /// Kernel `bilu0_sweep`: one fixed-point sweep of the BILU(0) factorization (Chow and
-    /// Patel, block form; equations in `kernels-cl/bilu.cl`): `l`'s blocks, `u`'s blocks and
+    /// Patel, block form; equations in `kernels/bilu.kc`): `l`'s blocks, `u`'s blocks and
     /// its inverted diagonal from A's parts `a` and the previous sweep's factors `old` (`None`:
     /// the first sweep, from L = 0). With `report`, `bad_row[0]` = min(`bad_row[0]`, I) for
     /// every block row I whose U_II is singular or whose new blocks are not finite.
@@ -101,7 +101,7 @@ pub trait PrecondOps: KrylovOps {
     ) -> Result<()>;
 
     /// Kernel `ip_domain_check` (Incomplete Poisson assembled on the device,
-    /// `kernels-cl/ip_assemble.cl`): the count of A's rows outside IP's domain (no positive
+    /// `kernels/ip_assemble.kc`): the count of A's rows outside IP's domain (no positive
     /// finite diagonal, a positive or non-finite off-diagonal entry, a transpose entry missing
     /// or more than 64 ulps away) as partials into `slot`. A must be in CSR on one rank.
     fn ip_domain_check<T: Scalar>(

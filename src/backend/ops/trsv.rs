@@ -1,4 +1,4 @@
-//! The block triangular factors of the `trsv` kernels (`kernels-cl/trsv.cl`): their operand
+//! The block triangular factors of the `trsv` kernels (`kernels/trsv.kc`): their operand
 //! [`BlockTriangular`], the largest block size, and the shape checks of
 //! [`super::PrecondOps::block_diag_scale`], [`super::PrecondOps::bsr_trsv_sweep`] and
 //! [`super::PrecondOps::bsr_trsv_level`].

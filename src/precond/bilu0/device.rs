@@ -2,7 +2,7 @@
 //! parallel ILU in block form; the GPU setup option of \[Ma21a\]'s BILU(0)): the block pattern
 //! and its L/U split on the host (one pass over A's column indices), A scattered into the
 //! factors' layout on the device, then one launch per sweep. Equations and the initial guess in
-//! `kernels-cl/bilu.cl`.
+//! `kernels/bilu.kc`.
 
 use super::factor::{subdomain_of, to_u32};
 use crate::backend::{Backend, BiluParts, BlockTriangular, Buffer, DeviceMatrix};

@@ -1,5 +1,5 @@
 //! The adaptive FSAI pattern growth of one row (\[Bernaschi19\] Algorithm 1) in the arithmetic order
-//! of the `afsai_grow` kernel (`kernels-cl/fsai.cl`): the host backend's implementation and the
+//! of the `afsai_grow` kernel (`kernels/fsai.kc`): the host backend's implementation and the
 //! reference the GPU kernels are tested against (identical patterns).
 
 use crate::backend::AfsaiGrowth;
