@@ -16,20 +16,7 @@
  *   WG      threads per block: min(256, device max threads per block) rounded down to a power
  *           of two (a multiple of 32). Every kernel is launched with exactly WG threads.
  *
- * Argument conventions (one list for both runtimes, kernels/README.md):
- *   - uint = unsigned int (32 bit), ulong = unsigned long long (64 bit), int = 32-bit signed.
- *     Vector lengths `n` are uint (the host checks n < 2^31). Element offsets (`*_off`) are
- *     ulong; basis column j of a basis with column length n starts at element (ulong)j * n.
- *   - Optional partial slots are `int`, -1 meaning "not wanted"; required slots are `uint`.
- *   - Partials layout: slot s of a partials buffer with G groups occupies [s*G, (s+1)*G).
- *     Kernels that write partials are launched with exactly G = partials.groups() blocks
- *     (G = gridDim.x), loop over their elements grid-stride, reduce inside the block in a fixed
- *     order (warp shuffles, then one warp over the per-warp sums) and thread 0 writes
- *     partials[slot*G + blockIdx.x].
- *   - Kernels that need a finished value (BiCGStab's alpha, GMRES's R column and norm) sum the
- *     slot's G partials sequentially in index order, starting from 0, in SCALAR, inside every
- *     block, so every block sees the bit-identical value (host: sum_slot_in_kernel).
- *   - n = 0 is legal: the loops do nothing and zero partials are written.
+ * Argument conventions, partials and loops: kernels/README.md (both runtimes).
  *
  * Compiled without fast math and with --fmad=false: every element-wise result is rounded like
  * the host backend's (separate multiply and add), only the reduction order differs.

@@ -12,26 +12,7 @@
  *           (reqd_work_group_size). Never assume a 32-wide warp: AMD wavefronts are 64
  *           (except under PK_NV_PTX, NVIDIA GPUs only: see the warp intrinsics below).
  *
- * Argument conventions, shared by every kernel of every family (CUDA mirrors them one for one):
- *   - uint  = 32-bit unsigned (CUDA: unsigned int); ulong = 64-bit unsigned (CUDA: unsigned
- *     long long); int = 32-bit signed. Vector lengths `n` are uint (the host checks n < 2^31).
- *   - Element offsets into a buffer (`*_off`) are ulong. A basis column `j` of a basis with
- *     column length `n` starts at element (ulong)j * n.
- *   - Optional partial slots are `int`, -1 meaning "not wanted"; required slots are `uint`.
- *   - Partials layout: slot s of a partials buffer with G groups occupies [s*G, (s+1)*G).
- *     Kernels that write partials are launched with exactly G = partials.groups() work-groups
- *     (so G = get_num_groups(0)), loop over their elements grid-stride, reduce inside the group
- *     with a local-memory tree (deterministic order) and thread 0 writes
- *     partials[slot*G + get_group_id(0)].
- *   - Kernels that need a finished value (BiCGStab's alpha, GMRES's R column and norm) sum the
- *     slot's G partials sequentially in index order, starting from 0, in SCALAR, inside every
- *     work-group, so every group sees the bit-identical value (host: sum_slot_in_kernel).
- *   - Floating point: FP_CONTRACT OFF (below); sums in the order the host reference uses
- *     (per element: left to right as written in the kernel's comment).
- *   - Element loops are FOR_EACH(i, n) (below): grid-stride on GPUs,
- *     for (i = get_global_id(0); i < n; i += get_global_size(0)) -- the CUDA mirror uses
- *     exactly this; on CPU devices (-D BLOCKED_LOOPS) one contiguous block per work-item.
- *     n = 0 is legal: the loop does nothing and zero partials are written.
+ * Argument conventions, partials and loops: kernels/README.md (both runtimes).
  */
 
 /* No fused multiply-add contraction: every backend rounds a*b + c the same way as the host
