@@ -34,7 +34,7 @@ for prob in $problems; do
         args+=(--afsai-max-steps "${level:-30}" --afsai-step-size "${tau:-1}" --afsai-eps "${eps:-1e-3}" \
           --afsai-stop "${stop:-ratio}" --fsai-setup-precision "${prec:-f64}")
       fi
-      json=$($pk solve --generate "$prob" --solver cg --rhs a-ones --tol "${TOL:-1e-6}" --maxit "${MAXIT:-20000}" \
+      json=$($pk solve --generate "$prob" --solver cg --rhs a-ones --rtol "${TOL:-1e-6}" --max-iter "${MAXIT:-20000}" \
         "${args[@]}" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
       echo "$json" | python3 -c '

@@ -22,7 +22,7 @@ echo "problem,n,tol,backend,format,precond,iterations,converged,relative_residua
 for be in $backends; do
   for pc in $precs; do
    for _ in $(seq "${REPEAT:-1}"); do
-    json=$($pk solve --generate "$gen" --solver cg --tol "${TOL:-1e-6}" --maxit "${MAXIT:-20000}" \
+    json=$($pk solve --generate "$gen" --solver cg --rtol "${TOL:-1e-6}" --max-iter "${MAXIT:-20000}" \
       --precond "$pc" --format "${FORMAT:-csr}" --backend "$be" --json 2>/dev/null || true)
     if [ -z "$json" ]; then echo "$be $pc: no result" >&2; continue; fi
     echo "$json" | python3 -c '

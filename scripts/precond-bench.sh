@@ -42,7 +42,7 @@ for prob in $problems; do
       if [[ $cfg == *@* ]]; then fz=${cfg#*@}; cfg=${cfg%@*}; fi
       pc=${cfg%%:*}; ts=${cfg#*:}
       if [ "$pc" = isai ]; then pcargs="--isai-level $ts --factorization $fz"; else pcargs="--trisolve $ts --factorization $fz"; fi
-      json=$($pk solve --generate "$gen" --solver gmres --restart 30 --tol "${TOL:-1e-5}" --maxit "${MAXIT:-20000}" \
+      json=$($pk solve --generate "$gen" --solver gmres --restart 30 --rtol "${TOL:-1e-5}" --max-iter "${MAXIT:-20000}" \
         --rhs "${RHS:-ones}" --precond "$pc" $pcargs --block-size "$bs" --backend "$be" --json 2>/dev/null || true)
       if [ -z "$json" ]; then echo "$prob $be $cfg: no result" >&2; continue; fi
       echo "$json" | python3 -c '

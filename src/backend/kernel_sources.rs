@@ -27,26 +27,29 @@ macro_rules! shared {
     };
 }
 
+/// A runtime's dialect header.
+macro_rules! dialect {
+    ($name:literal) => {
+        KernelSource {
+            family: "dialect",
+            path: concat!("kernels/dialect/", $name, ".h"),
+            text: include_str!(concat!("../../kernels/dialect/", $name, ".h")),
+        }
+    };
+}
+
 /// The sources of both runtimes from one list of families, in build order.
 macro_rules! sources {
     ($($family:literal),* $(,)?) => {
         /// The OpenCL sources in build order.
         pub const OPENCL: &[KernelSource] = &[
-            KernelSource {
-                family: "dialect",
-                path: "kernels/dialect/opencl.h",
-                text: include_str!("../../kernels/dialect/opencl.h"),
-            },
+            dialect!("opencl"),
             $(shared!($family),)*
         ];
 
         /// The CUDA sources in build order.
         pub const CUDA: &[KernelSource] = &[
-            KernelSource {
-                family: "dialect",
-                path: "kernels/dialect/cuda.h",
-                text: include_str!("../../kernels/dialect/cuda.h"),
-            },
+            dialect!("cuda"),
             $(shared!($family),)*
         ];
     };

@@ -14,16 +14,14 @@
 //! ```
 
 pub mod buffer;
-pub mod format_choice;
 pub mod host;
 pub mod kernel_sources;
-pub mod long_rows;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
-pub mod row_blocks;
+pub mod policy;
 mod select;
-pub mod tuning;
+pub use policy::{format_choice, long_rows, row_blocks, tuning};
 
 #[cfg(feature = "opencl")]
 pub mod opencl;

@@ -187,15 +187,15 @@ enum Command {
         /// f64 or f32.
         #[arg(long, default_value = "f64")]
         precision: String,
-        /// Relative tolerance (w.r.t. ||b||).
-        #[arg(long, default_value_t = 1e-8)]
-        tol: f64,
+        /// Relative tolerance (w.r.t. ||b||; `--tol` is an alias).
+        #[arg(long, alias = "tol", default_value_t = 1e-8)]
+        rtol: f64,
         /// Absolute tolerance.
         #[arg(long, default_value_t = 0.0)]
         atol: f64,
-        /// Maximum iterations.
-        #[arg(long, default_value_t = 10_000)]
-        maxit: usize,
+        /// Maximum iterations (`--maxit` is an alias).
+        #[arg(long, alias = "maxit", default_value_t = 10_000)]
+        max_iter: usize,
         /// Device format: auto (chosen from the matrix's rows and blocks for the backend; the
         /// choice and its reason are in the output), csr, ell, sell, sell:C:SIGMA, bsr:S.
         #[arg(long, default_value = "auto")]
@@ -370,9 +370,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
             backend,
             execution,
             precision: prec,
-            tol,
+            rtol,
             atol,
-            maxit,
+            max_iter,
             format,
             json,
             history,
@@ -442,9 +442,9 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
                 precision: precision(&prec)?,
-                tol,
+                rtol,
                 atol,
-                maxit,
+                max_iter,
                 format: format.parse()?,
                 json,
                 history,

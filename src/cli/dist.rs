@@ -216,9 +216,9 @@ fn finish_solve<T: Scalar>(
     )?;
     let pc: Option<&dyn Preconditioner<DistBackend<AnyBackend>, T>> = built.as_deref();
     let params = Params {
-        rtol: args.tol,
+        rtol: args.rtol,
         atol: args.atol,
-        max_iter: args.maxit,
+        max_iter: args.max_iter,
         restart: args.restart,
         variant: args.variant,
         gmres_orthogonalization: args.gmres_ortho,

@@ -66,12 +66,12 @@ pub struct SolveArgs {
     pub execution: crate::solver::Execution,
     /// `--precision`
     pub precision: Precision,
-    /// `--tol`
-    pub tol: f64,
+    /// `--rtol` (alias `--tol`)
+    pub rtol: f64,
     /// `--atol`
     pub atol: f64,
-    /// `--maxit`
-    pub maxit: usize,
+    /// `--max-iter` (alias `--maxit`)
+    pub max_iter: usize,
     /// `--format auto|csr|sell|ell|bsr:S` (auto: chosen per matrix and backend)
     pub format: FormatRequest,
     /// `--json`
@@ -151,9 +151,9 @@ fn typed<T: Scalar>(
     let built = precond::build_on(backend, a, Some(&m), spec)?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
-        rtol: args.tol,
+        rtol: args.rtol,
         atol: args.atol,
-        max_iter: args.maxit,
+        max_iter: args.max_iter,
         restart: args.restart,
         variant: args.variant,
         gmres_orthogonalization: args.gmres_ortho,
@@ -432,7 +432,7 @@ pub(crate) fn json<B: Backend, T: Scalar>(
         "atol": r.atol,
         "threshold": r.threshold,
         "b_norm": r.b_norm,
-        "max_iter": args.maxit,
+        "max_iter": args.max_iter,
         "restart": (r.solver == "gmres").then_some(args.restart),
         "notes": r.notes,
         "relative_residual": r.relative_true_residual,

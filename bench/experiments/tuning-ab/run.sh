@@ -4,6 +4,7 @@
 # the change (a1df02c, `.device/bin/pipekrylov-old`) against HEAD's (`pipekrylov-new`), alternated in
 # the same device call, then the ratio new / old per row. Packed on the workstation:
 #   release `--features "cuda opencl cli" --bin pipekrylov` at each commit, copied to .device/bin.
+# AB_NAME names the summary CSV (default tuning-ab; ../kernels-once/device.sh sets kernels-ab).
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 pk() { v=$1; shift; timeout 200 bash .device/run "pipekrylov-$v" "$@" --quiet > /dev/null 2>&1; echo "$v $1 ${*: -1}: status $?"; }
@@ -36,7 +37,7 @@ for kind in ("ladder", "large"):
     old, new = table(f"{kind}-old*.csv"), table(f"{kind}-new*.csv")
     for k in sorted(set(old) & set(new)):
         rows.append((kind,) + k + (old[k] * 1e6, new[k] * 1e6, new[k] / old[k]))
-with open(os.path.join(out, "tuning-ab.csv"), "w") as f:
+with open(os.path.join(out, os.environ.get("AB_NAME", "tuning-ab") + ".csv"), "w") as f:
     w = csv.writer(f)
     w.writerow(["kind", "solver", "variant", "problem", "n", "backend", "execution", "format", "old_us", "new_us",
                 "new_over_old"])

@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn the_kernels_stage_cap_entries() {
-        let src = include_str!("../../kernels/spmv.kc");
+        let src = include_str!("../../../kernels/spmv.kc");
         assert!(src.contains(&format!("#define CSR_STREAM_CAP {STREAM_CAP}")));
     }
 }

@@ -19,8 +19,8 @@
 //!   fused one-kernel form; the log `bench/log/`, "Short rows on NVIDIA OpenCL");
 //! * otherwise CSR.
 
-use super::matrix::MatrixFormat;
-use super::BackendInfo;
+use crate::backend::matrix::MatrixFormat;
+use crate::backend::BackendInfo;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
 use rayon::prelude::*;
