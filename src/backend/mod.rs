@@ -35,10 +35,10 @@ pub use matrix::{
 };
 pub use ops::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Basis, BicgstabFusedVectors, BicgstabSlots, BiluParts,
-    BlockTriangular, CgFusedVectors, CgSlots, CsrLayouts, FsaiPattern, GatherList, GhostBlock,
-    HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps, PcgStepVectors, PeerLink,
-    PeerNeighbor, PeerOptions, PrecondOps, Recording, ResidentOps, ResidentState, SpmvDots,
-    SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP, AFSAI_TEAM_MIN_ROW_LEN,
+    BlockTriangular, CgFusedVectors, CgSlots, CsrLayouts, FaultInjection, FsaiPattern, GatherList,
+    GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps, PcgStepVectors,
+    PeerLink, PeerNeighbor, PeerOptions, PrecondOps, Recording, ResidentOps, ResidentState,
+    SpmvDots, SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP, AFSAI_TEAM_MIN_ROW_LEN,
     FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
@@ -110,11 +110,19 @@ pub trait BackendInfo {
 
 /// Everything a solver needs from a backend.
 pub trait Backend:
-    BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps
+    BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps + FaultInjection
 {
 }
-impl<B: BackendInfo + VectorOps + SpmvOps + KrylovOps + PrecondOps + HaloOps + ResidentOps> Backend
-    for B
+impl<
+        B: BackendInfo
+            + VectorOps
+            + SpmvOps
+            + KrylovOps
+            + PrecondOps
+            + HaloOps
+            + ResidentOps
+            + FaultInjection,
+    > Backend for B
 {
 }
 
@@ -145,7 +153,8 @@ pub fn collective_result<B: BackendInfo + ?Sized, R>(
     KrylovOps,
     PrecondOps,
     HaloOps,
-    ResidentOps
+    ResidentOps,
+    FaultInjection
 )]
 pub enum AnyBackend {
     /// The pure-Rust host backend.

@@ -35,7 +35,7 @@ use crate::backend::{
     IpStencil, KrylovOps, Partials, PcgStepVectors, PeerNeighbor, PeerOptions, PrecondOps, Slot,
     SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
-use crate::backend::{CgSlots, ResidentOps, ResidentState};
+use crate::backend::{CgSlots, FaultInjection, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use bytemuck::Pod;
@@ -877,12 +877,6 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     }
     fn counters(&self) -> CounterSnapshot {
         self.inner.counters()
-    }
-    fn fail_allocation(&self, nth: Option<u64>) {
-        self.inner.fail_allocation(nth);
-    }
-    fn inject_device_fault(&self) -> bool {
-        self.inner.inject_device_fault()
     }
 }
 
@@ -1820,5 +1814,14 @@ impl<B: HaloOps> HaloOps for DistBackend<B> {
     ) -> Result<()> {
         self.inner
             .halo_exchange(send, ghost_x, host_send, host_recv, exchange)
+    }
+}
+
+impl<B: FaultInjection> FaultInjection for DistBackend<B> {
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.inner.fail_allocation(nth);
+    }
+    fn inject_device_fault(&self) -> bool {
+        self.inner.inject_device_fault()
     }
 }

@@ -154,15 +154,6 @@ impl VectorOps for CudaBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
-
-    fn fail_allocation(&self, nth: Option<u64>) {
-        self.counters.fail_allocation(nth);
-    }
-
-    fn inject_device_fault(&self) -> bool {
-        self.mark_faulted("injected device fault (testing hook)");
-        true
-    }
 }
 
 impl CudaBackend {
@@ -178,5 +169,16 @@ impl CudaBackend {
         unsafe { self.launch::<T>(Kernel::BufferAddress, 1, &args)? };
         let via_kernel = self.download(&out)?[0];
         Ok((via_kernel, self.raw(buf)?.ptr()))
+    }
+}
+
+impl crate::backend::ops::FaultInjection for CudaBackend {
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.counters.fail_allocation(nth);
+    }
+
+    fn inject_device_fault(&self) -> bool {
+        self.mark_faulted("injected device fault (testing hook)");
+        true
     }
 }

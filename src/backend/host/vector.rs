@@ -148,10 +148,6 @@ impl VectorOps for HostBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
-
-    fn fail_allocation(&self, nth: Option<u64>) {
-        self.counters.fail_allocation(nth);
-    }
 }
 
 /// An empty vector with room for `len` elements, or [`Error::OutOfMemory`] (never an abort).
@@ -175,4 +171,10 @@ pub(crate) fn local_dot<T: Scalar>(x: &[T], y: &[T]) -> T {
 pub(crate) fn slot_mut<T: Scalar>(partials: &mut Partials<T>, slot: Slot) -> Result<&mut [T]> {
     let g = partials.groups();
     Ok(&mut partials.buffer.host_mut()?[slot.0 * g..(slot.0 + 1) * g])
+}
+
+impl crate::backend::ops::FaultInjection for HostBackend {
+    fn fail_allocation(&self, nth: Option<u64>) {
+        self.counters.fail_allocation(nth);
+    }
 }

@@ -160,7 +160,9 @@ impl VectorOps for OpenClBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
+}
 
+impl crate::backend::ops::FaultInjection for OpenClBackend {
     fn fail_allocation(&self, nth: Option<u64>) {
         self.counters.fail_allocation(nth);
     }

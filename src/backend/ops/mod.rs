@@ -15,6 +15,7 @@ pub mod krylov;
 pub mod precond;
 pub mod resident;
 pub mod spmv;
+pub mod testing;
 pub mod trsv;
 pub mod vector;
 
@@ -34,4 +35,5 @@ pub use resident::{
     ResidentState,
 };
 pub use spmv::{CsrLayouts, SpmvDots, SpmvOps};
+pub use testing::FaultInjection;
 pub use vector::VectorOps;

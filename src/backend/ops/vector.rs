@@ -81,17 +81,4 @@ pub trait VectorOps: BackendInfo {
 
     /// Kernel launches and host transfers so far.
     fn counters(&self) -> CounterSnapshot;
-
-    /// Testing hook (fault injection): make the `k`-th device allocation from now (`Some(k)`,
-    /// k >= 1) fail with `OutOfMemory`, or stop doing so (`None`). Costs one relaxed atomic
-    /// load per allocation when off.
-    fn fail_allocation(&self, nth: Option<u64>);
-
-    /// Testing hook (fault injection): from now on behave as after a sticky device fault (an
-    /// illegal address in a kernel): every later call that touches the device fails with
-    /// [`Error::DeviceFault`](crate::Error::DeviceFault) and the backend reports itself
-    /// unusable. Returns `false`, changing nothing, on a backend without a device (host).
-    fn inject_device_fault(&self) -> bool {
-        false
-    }
 }
