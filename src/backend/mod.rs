@@ -187,7 +187,7 @@ impl std::ops::Sub for CounterSnapshot {
 }
 
 /// Launch and transfer counters, shared by all backend implementations; they also hold the
-/// testing hook that makes an allocation fail ([`VectorOps::fail_allocation`]).
+/// testing hook that makes an allocation fail ([`FaultInjection::fail_allocation`]).
 #[derive(Debug, Default)]
 pub struct Counters {
     launches: AtomicU64,
