@@ -37,6 +37,7 @@ pub const NAMES: &[&str] = &[
     "amg_strength",
     "amg_max_levels",
     "amg_coarse_size",
+    "amg_setup",
     "ilu_matching",
     "ilu_ordering",
     "ilu_fill",
@@ -91,6 +92,7 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         "amg_strength" => p.amg.strength = number(key, v)?,
         "amg_max_levels" => p.amg.max_levels = number(key, v)?,
         "amg_coarse_size" => p.amg.coarse_size = number(key, v)?,
+        "amg_setup" => p.amg.setup = v.parse()?,
         "ilu_matching" => p.ilu.matching = v.parse()?,
         "ilu_ordering" => p.ilu.ordering = v.parse()?,
         "ilu_fill" => p.ilu.fill_level = Some(number(key, v)?),
@@ -156,6 +158,7 @@ mod tests {
             "amg_smoother" => "jacobi",
             "ilu_matching" => "off",
             "ilu_ordering" => "none",
+            "amg_setup" => "device",
             "ilu_shift" | "history" => "false",
             "variant" => "classical",
             "execution" => "synchronous",
@@ -181,6 +184,7 @@ mod tests {
             ("block_size", "3"),
             ("amg_sweeps", "2"),
             ("amg_max_levels", "5"),
+            ("amg_setup", "host"),
             ("ilu_fill", "1"),
             ("ilu_drop", "1e-3"),
             ("ilu_shift", "true"),
@@ -204,6 +208,7 @@ mod tests {
             (2, 2)
         );
         assert_eq!(o.precond.amg.max_levels, 5);
+        assert_eq!(o.precond.amg.setup, crate::precond::AmgSetup::Host);
         assert_eq!(o.precond.ilu.fill_level, Some(1));
         assert_eq!(o.precond.ilu.drop_tol, Some(1e-3));
         assert!(o.precond.ilu.shift);

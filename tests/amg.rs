@@ -10,7 +10,7 @@ use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
-use pipekrylov::precond::{Amg, AmgOptions, Hierarchy, Preconditioner, Smoother};
+use pipekrylov::precond::{Amg, AmgOptions, AmgSetup, Hierarchy, Preconditioner, Smoother};
 use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 
 fn smoothers() -> [Smoother; 3] {
@@ -34,6 +34,7 @@ fn device_cycle_equals_the_host_reference<B: Backend>(b: &B) {
             let opts = AmgOptions {
                 smoother,
                 coarse_size: 50,
+                setup: AmgSetup::Host,
                 ..AmgOptions::default()
             };
             let h = Hierarchy::build(&a, &opts).unwrap();

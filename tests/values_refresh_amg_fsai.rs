@@ -16,7 +16,7 @@ use pipekrylov::backend::{Backend, BackendChoice, CsrKernel, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
-    AfsaiOptions, Amg, AmgOptions, Coarsening, Fsai, FsaiOptions, Hierarchy, PrecondKind,
+    AfsaiOptions, Amg, AmgOptions, AmgSetup, Coarsening, Fsai, FsaiOptions, Hierarchy, PrecondKind,
     Preconditioner, Smoother,
 };
 use pipekrylov::solver::{Cg, Params};
@@ -165,6 +165,7 @@ fn amg_refresh_applies_as_a_fresh_build<B: Backend>(b: &B) {
                 coarsening,
                 coarse_size: 50,
                 strength,
+                setup: AmgSetup::Host,
                 ..AmgOptions::default()
             };
             let what = format!(
@@ -231,6 +232,7 @@ fn amg_failed_refresh_changes_nothing<B: Backend>(b: &B) {
     let a1 = poisson2d(24);
     let opts = AmgOptions {
         coarse_size: 40,
+        setup: AmgSetup::Host,
         ..AmgOptions::default()
     };
     let mut m = Amg::new(b, &a1, opts).unwrap();

@@ -70,6 +70,8 @@ sources!(
     "fsai",
     "halo",
     "resident",
+    "sparse",
+    "amg_setup",
 );
 
 /// The source of `family` in `sources`.

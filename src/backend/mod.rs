@@ -16,6 +16,7 @@
 pub mod buffer;
 pub mod host;
 pub mod kernel_sources;
+pub mod launch;
 pub mod matrix;
 pub mod ops;
 pub mod partials;
@@ -105,6 +106,12 @@ pub trait BackendInfo {
     fn prepare_kernels(&self, precision: crate::scalar::Precision) -> crate::error::Result<()> {
         let _ = precision;
         Ok(())
+    }
+    /// What runs this backend's kernels (the operations written once against
+    /// [`launch::KernelRuntime`]); the host by default.
+    #[doc(hidden)]
+    fn kernel_runtime(&self) -> launch::KernelRuntime<'_> {
+        launch::KernelRuntime::Host(std::marker::PhantomData)
     }
 }
 

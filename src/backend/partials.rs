@@ -55,6 +55,10 @@ impl<T: Scalar> Partials<T> {
     pub fn buffer(&self) -> &Buffer<T> {
         &self.buffer
     }
+    /// The underlying buffer, writable (host references of kernels that write partials).
+    pub(crate) fn buffer_mut(&mut self) -> &mut Buffer<T> {
+        &mut self.buffer
+    }
     /// Check a slot index and the vector length.
     pub(crate) fn check(&self, slot: Slot, n: usize) -> Result<()> {
         if slot.0 >= self.slots {

@@ -119,6 +119,10 @@ enum Command {
         /// amg stops coarsening at this many rows and inverts that level (at most 4096).
         #[arg(long, default_value_t = 500)]
         amg_coarse_size: usize,
+        /// Where amg is set up: auto (on the device for a GPU backend, block size 1), host
+        /// (greedy aggregation, uploaded) or device (MIS-2 aggregation and SpGEMM kernels).
+        #[arg(long, default_value = "auto")]
+        amg_setup: String,
         /// Matching and scaling of ilu: auto (the maximum-product matching with its scalings
         /// where some row's diagonal is zero or below 0.1 of its row's largest entry), on, off
         /// or equilibrate (row and column scaling only).
@@ -352,6 +356,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             amg_strength,
             amg_max_levels,
             amg_coarse_size,
+            amg_setup,
             ilu_matching,
             ilu_ordering,
             ilu_fill,
@@ -403,6 +408,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     strength: amg_strength,
                     max_levels: amg_max_levels,
                     coarse_size: amg_coarse_size,
+                    setup: amg_setup.parse()?,
                     ..pipekrylov::precond::AmgOptions::default()
                 },
                 fsai: pipekrylov::precond::FsaiOptions {

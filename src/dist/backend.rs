@@ -812,6 +812,9 @@ impl<B: BackendInfo> BackendInfo for DistBackend<B> {
     fn is_gpu(&self) -> bool {
         self.inner.is_gpu()
     }
+    fn kernel_runtime(&self) -> crate::backend::launch::KernelRuntime<'_> {
+        self.inner.kernel_runtime()
+    }
     fn prepare_kernels(&self, precision: crate::scalar::Precision) -> Result<()> {
         self.inner.prepare_kernels(precision)
     }

@@ -514,6 +514,29 @@ impl CudaBackend {
         }
     }
 
+    /// A runtime-neutral kernel argument ([`crate::backend::launch`]) as this runtime's.
+    pub(crate) fn kernel_arg(&self, a: &crate::backend::launch::KernelArg<'_>) -> Result<Arg> {
+        use crate::backend::launch::{BufferArg, KernelArg};
+        Ok(match a {
+            KernelArg::Buffer(BufferArg::Cuda(r)) if r.owner() == self.id => Arg::Ptr(r.ptr()),
+            KernelArg::Buffer(BufferArg::Cuda(_)) => {
+                return Err(Error::WrongBackend {
+                    expected: format!("cuda (backend object #{})", self.id),
+                    found: "cuda (another backend object, with its own stream)".into(),
+                })
+            }
+            KernelArg::Buffer(_) => {
+                return Err(Error::WrongBackend {
+                    expected: "cuda".into(),
+                    found: "another backend's buffer".into(),
+                })
+            }
+            KernelArg::U32(v) => Arg::U32(*v),
+            KernelArg::F32(v) => Arg::F32(*v),
+            KernelArg::F64(v) => Arg::F64(*v),
+        })
+    }
+
     /// `b`'s device address as a kernel argument.
     pub(crate) fn ptr<T: Pod>(&self, b: &Buffer<T>) -> Result<Arg> {
         Ok(Arg::Ptr(self.raw(b)?.ptr()))
@@ -887,6 +910,9 @@ impl BackendInfo for CudaBackend {
     }
     fn is_gpu(&self) -> bool {
         true
+    }
+    fn kernel_runtime(&self) -> crate::backend::launch::KernelRuntime<'_> {
+        crate::backend::launch::KernelRuntime::Cuda(self)
     }
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)

@@ -138,6 +138,35 @@ impl OpenClBackend {
         Ok(r)
     }
 
+    /// A runtime-neutral kernel argument ([`crate::backend::launch`]) as this runtime's.
+    pub(crate) fn kernel_arg<'a>(
+        &self,
+        a: &crate::backend::launch::KernelArg<'a>,
+    ) -> Result<super::launch::Arg<'a>> {
+        use super::launch::Arg;
+        use crate::backend::launch::{BufferArg, KernelArg};
+        Ok(match a {
+            KernelArg::Buffer(BufferArg::OpenCl(r)) if r.context == self.context_id() => {
+                Arg::Mem(r)
+            }
+            KernelArg::Buffer(BufferArg::OpenCl(_)) => {
+                return Err(Error::WrongBackend {
+                    expected: format!("{BACKEND} ({})", self.device_label()),
+                    found: format!("{BACKEND} (another context)"),
+                })
+            }
+            KernelArg::Buffer(_) => {
+                return Err(Error::WrongBackend {
+                    expected: BACKEND.into(),
+                    found: "another backend's buffer".into(),
+                })
+            }
+            KernelArg::U32(v) => Arg::uint(*v),
+            KernelArg::F32(v) => Arg::scalar(*v),
+            KernelArg::F64(v) => Arg::scalar(*v),
+        })
+    }
+
     fn oom(&self, bytes: usize, detail: String) -> Error {
         Error::OutOfMemory {
             device: self.device_label(),

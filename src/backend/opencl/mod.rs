@@ -583,6 +583,9 @@ impl BackendInfo for OpenClBackend {
     fn is_gpu(&self) -> bool {
         self.device.is_gpu
     }
+    fn kernel_runtime(&self) -> crate::backend::launch::KernelRuntime<'_> {
+        crate::backend::launch::KernelRuntime::OpenCl(self)
+    }
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)
     }

@@ -141,6 +141,34 @@ kernel_inventory! {
         BicgstabUpdateResident = "bicgstab_update_resident",
         BicgstabFusedResident = "bicgstab_fused_resident",
     }
+    sparse {
+        FillU32 = "fill_u32",
+        ScanU32Local = "scan_u32_local",
+        ScanU32Totals = "scan_u32_totals",
+        ScanU32Add = "scan_u32_add",
+        CsrTransposeCount = "csr_transpose_count",
+        CsrTransposeFill = "csr_transpose_fill",
+        CsrSortRows = "csr_sort_rows",
+        CsrCompact = "csr_compact",
+        SpgemmUpper = "spgemm_upper",
+        SpgemmSymbolic = "spgemm_symbolic",
+        SpgemmNumeric = "spgemm_numeric",
+    }
+    amg_setup {
+        AmgDiagonal = "amg_diagonal",
+        AmgStrength = "amg_strength",
+        AmgMis2Init = "amg_mis2_init",
+        AmgMis2Max = "amg_mis2_max",
+        AmgMis2Select = "amg_mis2_select",
+        AmgRootFlags = "amg_root_flags",
+        AmgRootIds = "amg_root_ids",
+        AmgJoin = "amg_join",
+        AmgFilteredDiag = "amg_filtered_diag",
+        AmgPowerStart = "amg_power_start",
+        AmgPowerStep = "amg_power_step",
+        AmgProlongRows = "amg_prolong_rows",
+        AmgSmootherDiag = "amg_smoother_diag",
+    }
 }
 
 #[cfg(test)]

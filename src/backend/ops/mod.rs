@@ -3,6 +3,7 @@
 //! have a default body composed of primitives, kept as a free function in `reference` modules:
 //! it is the executable specification every backend is tested against.
 
+pub(crate) mod amg_setup;
 pub mod bilu;
 pub(crate) mod checks;
 pub mod fsai;
@@ -14,6 +15,7 @@ pub mod isai;
 pub mod krylov;
 pub mod precond;
 pub mod resident;
+pub(crate) mod sparse;
 pub mod spmv;
 pub mod testing;
 pub mod trsv;

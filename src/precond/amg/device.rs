@@ -7,8 +7,9 @@
 //! coarse cycle, t = P x_c, x += t, then r = b - A x, t = s .* r, x += t; the coarsest level
 //! is one product with its dense inverse. No host transfer.
 
+use super::device_setup;
 use super::hierarchy::{Hierarchy, LevelPattern};
-use super::options::{AmgOptions, Smoother};
+use super::options::{AmgOptions, AmgSetup, Smoother};
 use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
 use crate::error::{Error, Result};
@@ -91,13 +92,16 @@ pub struct Amg<T> {
     pub(super) stats: Vec<(usize, usize)>,
     pub(super) operator_complexity: f64,
     pub(super) grid_complexity: f64,
-    times: SetupTimes,
+    pub(super) times: SetupTimes,
     pub(super) memory: usize,
     pub(super) fingerprint: u64,
     launches: usize,
     /// The symbolic setup of every level above the coarsest (strong couplings, aggregates),
-    /// kept on the host for [`Preconditioner::update_values`].
+    /// kept on the host for [`Preconditioner::update_values`] (none when set up on the
+    /// device).
     pub(super) patterns: Vec<Arc<LevelPattern>>,
+    /// Whether the hierarchy was set up on the device ([`AmgSetup::Device`]).
+    pub(super) on_device: bool,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -114,19 +118,23 @@ impl<T: Scalar> Amg<T> {
     }
 
     fn new_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, options: AmgOptions) -> Result<Self> {
+        let on_device = match options.setup {
+            AmgSetup::Host => false,
+            AmgSetup::Device => true,
+            AmgSetup::Auto => backend.is_gpu() && options.block_size == 1,
+        };
+        if on_device {
+            return Self::new_on_device(backend, a, options);
+        }
         let t0 = Instant::now();
         let hierarchy = Hierarchy::build(a, &options)?;
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let mut levels = Vec::with_capacity(hierarchy.levels().len());
-        let mut vectors = Vec::with_capacity(hierarchy.levels().len());
-        let mut scratch = Vec::with_capacity(hierarchy.levels().len());
-        let mut memory = 0;
-        for (l, level) in hierarchy.levels().iter().enumerate() {
-            let n = level.a().n_rows();
+        for level in hierarchy.levels() {
             let smoother = level.smoother();
             let (chebyshev, s_first) = smoother_scalings(smoother);
-            let dl = DeviceLevel {
+            levels.push(DeviceLevel {
                 a: backend.upload_matrix(level.a(), MatrixFormat::Csr)?,
                 p: backend.upload_matrix(level.p(), MatrixFormat::Csr)?,
                 r: backend.upload_matrix(level.r(), MatrixFormat::Csr)?,
@@ -134,7 +142,67 @@ impl<T: Scalar> Amg<T> {
                 s_first: backend.upload(&s_first)?,
                 chebyshev,
                 patterns: [level.a(), level.p(), level.r()].map(CsrMatrix::pattern_fingerprint),
-            };
+            });
+        }
+        let coarse_inverse =
+            backend.upload_matrix(hierarchy.coarsest().inverse(), MatrixFormat::Csr)?;
+        let stats = hierarchy
+            .level_stats()
+            .iter()
+            .map(|s| (s.rows, s.nnz))
+            .collect();
+        let mut amg = Self::assemble(backend, a, options, levels, coarse_inverse, stats)?;
+        amg.times = SetupTimes {
+            host_seconds,
+            device_seconds: t1.elapsed().as_secs_f64(),
+        };
+        amg.patterns = hierarchy.patterns();
+        Ok(amg)
+    }
+
+    /// The setup on the device ([`AmgSetup::Device`]): the coarsest level's inversion is the
+    /// host part of the setup time.
+    fn new_on_device<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        options: AmgOptions,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let built = device_setup::build(backend, a, &options)?;
+        let coarse_inverse = backend.upload_matrix(&built.coarse_inverse, MatrixFormat::Csr)?;
+        let mut amg = Self::assemble(
+            backend,
+            a,
+            options,
+            built.levels,
+            coarse_inverse,
+            built.stats,
+        )?;
+        let total = t0.elapsed().as_secs_f64();
+        amg.times = SetupTimes {
+            host_seconds: built.host_seconds,
+            device_seconds: total - built.host_seconds,
+        };
+        amg.on_device = true;
+        Ok(amg)
+    }
+
+    /// The preconditioner of `levels` and the coarsest inverse: the cycle's vectors and
+    /// scratch allocated, the memory and complexities counted (times and kept patterns are
+    /// the caller's).
+    fn assemble<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        options: AmgOptions,
+        levels: Vec<DeviceLevel<T>>,
+        coarse_inverse: DeviceMatrix<T>,
+        stats: Vec<(usize, usize)>,
+    ) -> Result<Self> {
+        let mut vectors = Vec::with_capacity(levels.len());
+        let mut scratch = Vec::with_capacity(levels.len());
+        let mut memory = coarse_inverse.device_bytes();
+        for (l, dl) in levels.iter().enumerate() {
+            let n = dl.a.n_rows();
             memory += dl.a.device_bytes()
                 + dl.p.device_bytes()
                 + dl.r.device_bytes()
@@ -148,21 +216,17 @@ impl<T: Scalar> Amg<T> {
                 });
                 memory += 2 * n * std::mem::size_of::<T>();
             }
-            let d_len = if chebyshev.0 > 0.0 { n } else { 0 };
+            let d_len = if dl.chebyshev.0 > 0.0 { n } else { 0 };
             scratch.push(LevelScratch {
                 r: backend.alloc(n)?,
                 t: backend.alloc(n)?,
                 d: backend.alloc(d_len)?,
             });
             memory += (2 * n + d_len) * std::mem::size_of::<T>();
-            levels.push(dl);
         }
-        let coarse_inverse =
-            backend.upload_matrix(hierarchy.coarsest().inverse(), MatrixFormat::Csr)?;
-        memory += coarse_inverse.device_bytes();
         // The coarsest level's b and x when it is not the finest.
         if !levels.is_empty() {
-            let nc = hierarchy.coarsest().a().n_rows();
+            let nc = coarse_inverse.n_rows();
             vectors.push(CoarseVectors {
                 b: backend.alloc(nc)?,
                 x: backend.alloc(nc)?,
@@ -175,12 +239,8 @@ impl<T: Scalar> Amg<T> {
             partials: backend.partials(1, 1)?,
         };
         backend.synchronize()?;
-        let stats = hierarchy
-            .level_stats()
-            .iter()
-            .map(|s| (s.rows, s.nnz))
-            .collect();
         let launches = cycle_launches(&options, levels.len());
+        let (operator_complexity, grid_complexity) = complexities(&stats);
         Ok(Self {
             n: a.n_rows(),
             options,
@@ -188,16 +248,14 @@ impl<T: Scalar> Amg<T> {
             coarse_inverse,
             work: Mutex::new(work),
             stats,
-            operator_complexity: hierarchy.operator_complexity(),
-            grid_complexity: hierarchy.grid_complexity(),
-            times: SetupTimes {
-                host_seconds,
-                device_seconds: t1.elapsed().as_secs_f64(),
-            },
+            operator_complexity,
+            grid_complexity,
+            times: SetupTimes::default(),
             memory,
             fingerprint: a.fingerprint(),
             launches,
-            patterns: hierarchy.patterns(),
+            patterns: Vec::new(),
+            on_device: false,
         })
     }
 
@@ -431,7 +489,11 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
             "level_nnz": self.stats.iter().map(|s| s.1).collect::<Vec<_>>(),
             "operator_complexity": self.operator_complexity,
             "grid_complexity": self.grid_complexity,
-            "setup": "hierarchy on the host, uploaded",
+            "setup": if self.on_device {
+                "on the device (MIS-2 aggregation, device SpGEMM; coarsest inverted on the host)"
+            } else {
+                "hierarchy on the host, uploaded"
+            },
         })
     }
     fn built_for(&self) -> Option<u64> {
@@ -465,4 +527,18 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
     ) -> Result<crate::precond::ValuesRefresh> {
         self.refresh(backend, a)
     }
+}
+
+/// Operator and grid complexity of levels of (rows, nonzeros): their sums over the finest
+/// level's (1 when that is 0).
+fn complexities(stats: &[(usize, usize)]) -> (f64, f64) {
+    let ratio = |size: fn(&(usize, usize)) -> usize| {
+        let fine = stats.first().map_or(0, size);
+        if fine == 0 {
+            1.0
+        } else {
+            stats.iter().map(size).sum::<usize>() as f64 / fine as f64
+        }
+    };
+    (ratio(|s| s.1), ratio(|s| s.0))
 }

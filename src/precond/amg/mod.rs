@@ -32,6 +32,7 @@
 mod aggregate;
 mod coarse;
 mod device;
+mod device_setup;
 mod galerkin;
 mod hierarchy;
 mod numeric;
@@ -48,7 +49,9 @@ pub use hierarchy::{
     dense_coarse_limit, CoarseLevel, Hierarchy, Level, LevelStats, STALL_DENOMINATOR,
     STALL_NUMERATOR,
 };
-pub use options::{AmgOptions, Coarsening, Smoother, MAX_BLOCK_SIZE, MAX_COARSE_SIZE, MAX_SWEEPS};
+pub use options::{
+    AmgOptions, AmgSetup, Coarsening, Smoother, MAX_BLOCK_SIZE, MAX_COARSE_SIZE, MAX_SWEEPS,
+};
 pub use prolongation::{
     filtered_matrix, positive_diagonal, smoothed_prolongator, spectral_radius,
     tentative_prolongator, POWER_ITERATIONS,

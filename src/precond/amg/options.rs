@@ -15,6 +15,47 @@ pub enum Coarsening {
     Aggregation,
 }
 
+/// Where the hierarchy is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum AmgSetup {
+    /// On the device for a GPU backend and block size 1, on the host otherwise (default).
+    #[default]
+    Auto,
+    /// On the host ([`super::Hierarchy::build`]: greedy aggregation), then uploaded.
+    Host,
+    /// With the backend's kernels (`kernels/amg_setup.kc`, `kernels/sparse.kc`): aggregation by
+    /// a distance-2 maximal independent set of the strong couplings (Bell, Dalton, Olson 2012),
+    /// the prolongator, its transpose and the Galerkin products on the device; only the
+    /// coarsest level is inverted on the host. Block size 1. On the host backend the kernels'
+    /// host references run.
+    Device,
+}
+
+impl std::fmt::Display for AmgSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Host => "host",
+            Self::Device => "device",
+        })
+    }
+}
+
+impl std::str::FromStr for AmgSetup {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "host" => Ok(Self::Host),
+            "device" => Ok(Self::Device),
+            _ => Err(Error::param(
+                "amg setup",
+                format!("unknown setup '{s}' (auto, host or device)"),
+            )),
+        }
+    }
+}
+
 /// The relaxation of every level but the coarsest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Smoother {
@@ -88,6 +129,8 @@ pub struct AmgOptions {
     /// form node i: strength on the Frobenius norms of the node blocks, aggregates of nodes,
     /// and the `block_size` unit vectors (one constant per component) as the near nullspace.
     pub block_size: usize,
+    /// Where the hierarchy is set up (default [`AmgSetup::Auto`]).
+    pub setup: AmgSetup,
 }
 
 impl Default for AmgOptions {
@@ -103,6 +146,7 @@ impl Default for AmgOptions {
             jacobi_weight: 0.8,
             prolongation_weight: None,
             block_size: 1,
+            setup: AmgSetup::Auto,
         }
     }
 }

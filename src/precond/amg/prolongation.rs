@@ -150,27 +150,32 @@ pub fn smoothed_prolongator<T: Scalar>(
 pub fn positive_diagonal<T: Scalar>(a: &CsrMatrix<T>, level: usize) -> Result<Vec<f64>> {
     let diag: Vec<f64> = a.diagonal().iter().map(|d| d.to_f64()).collect();
     if let Some(r) = diag.iter().position(|&d| !(d > 0.0 && d.is_finite())) {
-        let d = diag[r];
-        if d == 0.0 || !d.is_finite() {
-            return Err(Error::SingularPivot {
-                preconditioner: "amg".into(),
-                block_row: r,
-                detail: format!(
-                    "level {level}: the diagonal entry of row {r} is {d} (missing or zero); the \
-                     Jacobi-type smoothers and the prolongator smoothing divide by it"
-                ),
-            });
-        }
-        return Err(Error::NotApplicable {
-            preconditioner: "amg".into(),
-            reason: format!(
-                "level {level}: row {r} has a negative diagonal entry {d}; smoothed aggregation \
-                 needs a positive diagonal (a symmetric positive definite or M-matrix-like \
-                 operator; negate the system if it is negative definite)"
-            ),
-        });
+        return Err(diagonal_error(level, r, diag[r]));
     }
     Ok(diag)
+}
+
+/// The error of a level whose row `r` has the diagonal entry `d` (missing or zero: a singular
+/// pivot; negative or not finite: not applicable).
+pub(super) fn diagonal_error(level: usize, r: usize, d: f64) -> Error {
+    if d == 0.0 || !d.is_finite() {
+        return Error::SingularPivot {
+            preconditioner: "amg".into(),
+            block_row: r,
+            detail: format!(
+                "level {level}: the diagonal entry of row {r} is {d} (missing or zero); the \
+                 Jacobi-type smoothers and the prolongator smoothing divide by it"
+            ),
+        };
+    }
+    Error::NotApplicable {
+        preconditioner: "amg".into(),
+        reason: format!(
+            "level {level}: row {r} has a negative diagonal entry {d}; smoothed aggregation \
+             needs a positive diagonal (a symmetric positive definite or M-matrix-like \
+             operator; negate the system if it is negative definite)"
+        ),
+    }
 }
 
 /// An estimate of the spectral radius of D^-1 A (`diag` the positive diagonal D of `a`):

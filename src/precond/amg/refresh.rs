@@ -19,6 +19,14 @@ impl<T: Scalar> Amg<T> {
         a: &CsrMatrix<T>,
     ) -> Result<ValuesRefresh> {
         check_same_size("amg", self.n, a)?;
+        if self.on_device {
+            // No symbolic setup is kept on the device yet: set up anew.
+            *self = Self::new(backend, a, self.options)?;
+            return Ok(ValuesRefresh::new(
+                self.times,
+                "nothing: a hierarchy set up on the device is set up anew on the new values",
+            ));
+        }
         let t0 = Instant::now();
         let local = Hierarchy::numeric(a, &self.options, &self.patterns, self.n);
         let hierarchy = collective_result(backend, "the AMG refresh", local)?;

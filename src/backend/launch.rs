@@ -1,0 +1,139 @@
+//! One typed launch for every runtime: a kernel family whose operations are written against
+//! [`KernelRuntime`] needs no per-backend file. Its operation checks the arguments once, then
+//! either runs the host reference on the host backend's slices or launches the kernel of
+//! `kernels/<family>.kc` by its typed name on whichever GPU runtime the backend is
+//! (`src/backend/ops/sparse.rs` and `ops/amg_setup.rs` are written this way).
+
+use super::buffer::{Buffer, Storage};
+use super::ops::Kernel;
+use crate::error::{Error, Result};
+use crate::scalar::{Precision, Scalar};
+use bytemuck::Pod;
+
+/// What runs a backend's kernels ([`super::BackendInfo::kernel_runtime`]).
+#[doc(hidden)]
+pub enum KernelRuntime<'a> {
+    /// The host backend: the operations run their host reference.
+    Host(std::marker::PhantomData<&'a ()>),
+    /// The OpenCL backend.
+    #[cfg(feature = "opencl")]
+    OpenCl(&'a super::opencl::OpenClBackend),
+    /// The CUDA backend.
+    #[cfg(feature = "cuda")]
+    Cuda(&'a super::cuda::CudaBackend),
+}
+
+/// A buffer's storage as a kernel argument (type-erased).
+pub(crate) enum BufferArg<'a> {
+    /// Host memory (never launched).
+    Host(std::marker::PhantomData<&'a ()>),
+    /// An OpenCL buffer.
+    #[cfg(feature = "opencl")]
+    OpenCl(&'a super::opencl::RawBuffer),
+    /// A CUDA allocation.
+    #[cfg(feature = "cuda")]
+    Cuda(&'a super::cuda::RawBuffer),
+}
+
+/// One kernel argument, the same for every runtime.
+pub(crate) enum KernelArg<'a> {
+    /// A `__global` buffer.
+    Buffer(BufferArg<'a>),
+    /// `uint`.
+    U32(u32),
+    /// `SCALAR` = float.
+    F32(f32),
+    /// `SCALAR` = double.
+    F64(f64),
+}
+
+impl<'a> KernelArg<'a> {
+    /// `b` as a `__global` pointer.
+    pub(crate) fn buffer<T: Pod>(b: &'a Buffer<T>) -> Self {
+        KernelArg::Buffer(match &b.storage {
+            Storage::Host(_) => BufferArg::Host(std::marker::PhantomData),
+            #[cfg(feature = "opencl")]
+            Storage::OpenCl(r) => BufferArg::OpenCl(r),
+            #[cfg(feature = "cuda")]
+            Storage::Cuda(r) => BufferArg::Cuda(r),
+        })
+    }
+
+    /// `v` as the kernel's `SCALAR`.
+    pub(crate) fn scalar<T: Scalar>(v: T) -> Self {
+        match T::PRECISION {
+            Precision::F32 => KernelArg::F32(v.to_f64() as f32),
+            Precision::F64 => KernelArg::F64(v.to_f64()),
+        }
+    }
+
+    /// A length or count as a `uint` below 2^31 (the kernels' loop bound).
+    pub(crate) fn len(what: &str, n: usize) -> Result<Self> {
+        if n > i32::MAX as usize {
+            return Err(Error::IndexOverflow {
+                what: format!("{what} on a GPU backend"),
+                value: n,
+                max: i32::MAX as usize,
+            });
+        }
+        Ok(KernelArg::U32(n as u32))
+    }
+}
+
+impl KernelRuntime<'_> {
+    /// Whether the host runs the operations (the host backend).
+    pub(crate) fn is_host(&self) -> bool {
+        matches!(self, KernelRuntime::Host(_))
+    }
+
+    /// Work-groups for an element-wise kernel over `n` items (no partials written).
+    pub(crate) fn elementwise_groups(&self, n: usize) -> usize {
+        match self {
+            #[cfg(feature = "opencl")]
+            KernelRuntime::OpenCl(cl) => cl.elementwise_groups(n),
+            #[cfg(feature = "cuda")]
+            KernelRuntime::Cuda(cu) => cu.grid(n),
+            _ => 1,
+        }
+        .max(1)
+        .min(n.max(1))
+    }
+
+    /// Launch `kernel` of precision `T` with `groups` work-groups.
+    ///
+    /// # Safety
+    /// `args` must match the parameter list of `kernel` in `kernels/` in number, order and
+    /// types, and every buffer must cover every element the kernel touches for the sizes
+    /// passed (the calling operation checks them); a kernel that writes partials must get
+    /// their group count.
+    pub(crate) unsafe fn launch<T: Scalar>(
+        &self,
+        kernel: Kernel,
+        groups: usize,
+        args: &[KernelArg<'_>],
+    ) -> Result<()> {
+        match self {
+            #[cfg(feature = "opencl")]
+            KernelRuntime::OpenCl(cl) => {
+                let args = args
+                    .iter()
+                    .map(|a| cl.kernel_arg(a))
+                    .collect::<Result<Vec<_>>>()?;
+                cl.launch::<T>(kernel, groups, &args)
+            }
+            #[cfg(feature = "cuda")]
+            KernelRuntime::Cuda(cu) => {
+                let args = args
+                    .iter()
+                    .map(|a| cu.kernel_arg(a))
+                    .collect::<Result<Vec<_>>>()?;
+                // SAFETY: as for this function.
+                unsafe { cu.launch::<T>(kernel, groups, &args) }
+            }
+            _ => Err(Error::Unsupported(format!(
+                "kernel `{}` launched on the host backend (it runs the host reference)",
+                kernel.name()
+            ))),
+        }
+    }
+}

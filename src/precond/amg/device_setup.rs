@@ -1,0 +1,391 @@
+//! The hierarchy set up with the backend's kernels ([`AmgSetup::Device`]): every level's
+//! diagonal, strong couplings, aggregates (a distance-2 maximal independent set of the strong
+//! couplings as roots, each other node joining a root within distance 2: Bell, Dalton, Olson,
+//! "Exposing fine-grained parallelism in algebraic multigrid methods", SIAM J. Sci. Comput. 34
+//! (2012)), prolongator, restriction R = P^T and Galerkin product R (A P) stay on the device;
+//! only the coarsest level goes to the host, to be inverted densely. Block size 1.
+//!
+//! [`AmgSetup::Device`]: super::AmgSetup::Device
+
+use super::coarse::dense_inverse;
+use super::device::DeviceLevel;
+use super::hierarchy::dense_coarse_limit;
+use super::options::{AmgOptions, Coarsening, Smoother};
+use super::prolongation::{diagonal_error, POWER_ITERATIONS};
+use super::smoother::{CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
+use crate::backend::ops::amg_setup as kernels;
+use crate::backend::ops::sparse::{self, CsrBuffers, CsrRef};
+use crate::backend::{Backend, Buffer, DeviceMatrix, MatrixFormat, Partials, Slot};
+use crate::error::{Error, Result};
+use crate::matrix::CsrMatrix;
+use crate::scalar::Scalar;
+
+/// A coarse level keeping more than this fraction of its parent's rows ends the coarsening
+/// (as the host setup's).
+const STALL: f64 = 0.9;
+
+/// A hierarchy set up on the device.
+pub(super) struct DeviceHierarchy<T> {
+    /// The levels above the coarsest.
+    pub(super) levels: Vec<DeviceLevel<T>>,
+    /// The coarsest level's dense inverse (computed on the host).
+    pub(super) coarse_inverse: CsrMatrix<T>,
+    /// Rows and nonzeros of every level, the coarsest last.
+    pub(super) stats: Vec<(usize, usize)>,
+    /// Seconds of the coarsest level's download and inversion on the host.
+    pub(super) host_seconds: f64,
+}
+
+/// Set up the hierarchy of `a` on `backend` (see the module). Errors: those of
+/// [`super::Hierarchy::build`] (options, shape, non-finite entries, a zero or negative
+/// diagonal on some level, a matrix that does not coarsen, a singular coarsest level) and
+/// device errors (out of memory included); a block size above 1 is
+/// [`Error::NotApplicable`].
+pub(super) fn build<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    options: &AmgOptions,
+) -> Result<DeviceHierarchy<T>> {
+    options.validate()?;
+    if options.block_size != 1 {
+        return Err(Error::NotApplicable {
+            preconditioner: "amg".into(),
+            reason: "the device setup takes block size 1 (use setup host)".into(),
+        });
+    }
+    if !a.is_square() {
+        return Err(Error::dims(
+            "AMG: matrix columns vs rows",
+            a.n_rows(),
+            a.n_cols(),
+        ));
+    }
+    if let Some(index) = a.first_non_finite() {
+        return Err(Error::NonFinite {
+            what: "matrix".into(),
+            index,
+        });
+    }
+    let mut levels = Vec::new();
+    let mut stats = Vec::new();
+    let mut current = backend.upload_matrix(a, MatrixFormat::Csr)?;
+    let mut eps = options.strength;
+    loop {
+        let l = levels.len();
+        let view = CsrRef::of(&current)?;
+        let n = view.n_rows;
+        let mut partials = backend.partials::<T>(n, 2)?;
+        let diag = diagonal(backend, view, l, &mut partials)?;
+        if n <= options.coarse_size || l + 1 >= options.max_levels {
+            break;
+        }
+        let mut flags = backend.alloc::<u32>(view.nnz())?;
+        kernels::strength(backend, view, &diag, T::from_f64(eps), &mut flags)?;
+        let (agg, n_coarse) = aggregate(backend, view, &flags, &mut partials)?;
+        if n_coarse == 0 || n_coarse as f64 > STALL * n as f64 {
+            break;
+        }
+        let p = prolongator(
+            backend,
+            view,
+            &flags,
+            &diag,
+            &agg,
+            n_coarse,
+            options,
+            &mut partials,
+        )?;
+        let r = sparse::transpose(backend, p.view())?;
+        let ap = sparse::spgemm(backend, view, p.view())?;
+        let next = sparse::spgemm(backend, r.view(), ap.view())?;
+        drop(ap);
+        let (s, s_first, chebyshev) =
+            smoother(backend, view, &flags, &diag, options, &mut partials)?;
+        stats.push((n, view.nnz()));
+        levels.push(DeviceLevel {
+            a: std::mem::replace(&mut current, next.into_matrix()),
+            p: p.into_matrix(),
+            r: r.into_matrix(),
+            s,
+            s_first,
+            chebyshev,
+            patterns: [0; 3],
+        });
+        eps *= 0.5;
+    }
+    let t = std::time::Instant::now();
+    let coarsest = download(backend, &current)?;
+    stats.push((coarsest.n_rows(), coarsest.nnz()));
+    let limit = dense_coarse_limit(options.coarse_size);
+    if coarsest.n_rows() > limit {
+        return Err(Error::NotApplicable {
+            preconditioner: "amg".into(),
+            reason: format!(
+                "the matrix does not coarsen: level {} has {} rows (nonzeros {}), more than the \
+                 {limit} a dense coarse solve takes (coarse_size {}, max_levels {})",
+                levels.len(),
+                coarsest.n_rows(),
+                coarsest.nnz(),
+                options.coarse_size,
+                options.max_levels
+            ),
+        });
+    }
+    let coarse_inverse = dense_inverse(&coarsest, levels.len())?;
+    Ok(DeviceHierarchy {
+        levels,
+        coarse_inverse,
+        stats,
+        host_seconds: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// The diagonal of level `l`, or the error naming its first row that is not positive and
+/// finite (read back only then).
+fn diagonal<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    l: usize,
+    partials: &mut Partials<T>,
+) -> Result<Buffer<T>> {
+    let mut diag = backend.alloc::<T>(a.n_rows)?;
+    kernels::diagonal(backend, a, &mut diag, partials, Slot(0))?;
+    if backend.finish(partials)?.get(Slot(0)) > 0.0 {
+        let d = backend.download(&diag)?;
+        let bad = d.iter().position(|x| {
+            let x = x.to_f64();
+            !(x > 0.0 && x.is_finite())
+        });
+        if let Some(r) = bad {
+            return Err(diagonal_error(l, r, d[r].to_f64()));
+        }
+    }
+    Ok(diag)
+}
+
+/// Every node's aggregate and the number of aggregates, in three phases (as the host's
+/// greedy aggregation, whose passes 1 and 3 they follow in parallel):
+///
+/// 1. the roots of a distance-2 maximal independent set of the strong couplings, each with its
+///    strong neighbours;
+/// 2. among the nodes left, the roots of such a set of their own couplings that have at least
+///    [`kernels::SECOND_SET_MIN_FREE`] neighbours left, each with those;
+/// 3. every node still left joins an aggregate of a strong neighbour.
+///
+/// A node without strong couplings stays in none. The ties of every choice are broken by a
+/// fixed hash of the node, so the aggregates do not depend on the backend.
+fn aggregate<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    flags: &Buffer<u32>,
+    partials: &mut Partials<T>,
+) -> Result<(Buffer<u32>, usize)> {
+    let n = a.n_rows;
+    let mut agg = backend.alloc::<u32>(n)?;
+    sparse::fill_u32(backend, &mut agg, kernels::UNAGGREGATED)?;
+    let mut joined = backend.alloc::<u32>(n)?;
+    let mut count = 0;
+    for phase in 0..2 {
+        let mask = (phase > 0).then_some(&agg);
+        let (tuple, root_scan, roots) = independent_set(backend, a, flags, mask, partials)?;
+        if roots > 0 {
+            kernels::root_ids(backend, &tuple, &root_scan, count, &mut agg)?;
+            kernels::join(backend, a, flags, count as u32, &agg, &mut joined)?;
+            std::mem::swap(&mut agg, &mut joined);
+            count += roots;
+        }
+    }
+    kernels::join(backend, a, flags, 0, &agg, &mut joined)?;
+    Ok((joined, count))
+}
+
+/// The tuples of a distance-2 maximal independent set of the strong couplings (among the nodes
+/// in no aggregate of `mask`, with it), the roots' ranks (n + 1 prefix sums) and their number:
+/// rounds of two max passes and a selection until no node is undecided.
+fn independent_set<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    flags: &Buffer<u32>,
+    mask: Option<&Buffer<u32>>,
+    partials: &mut Partials<T>,
+) -> Result<(Buffer<u64>, Buffer<u32>, usize)> {
+    let n = a.n_rows;
+    let mut tuple = backend.alloc::<u64>(n)?;
+    let mut max1 = backend.alloc::<u64>(n)?;
+    let mut max2 = backend.alloc::<u64>(n)?;
+    kernels::mis2_init(backend, a, flags, mask, &mut tuple)?;
+    // Every round decides at least the undecided node of the largest tuple.
+    for round in 0.. {
+        kernels::mis2_max(backend, a, flags, mask, &tuple, &mut max1)?;
+        kernels::mis2_max(backend, a, flags, mask, &max1, &mut max2)?;
+        kernels::mis2_select(backend, &mut tuple, &max2, partials, Slot(0))?;
+        if backend.finish(partials)?.get(Slot(0)) == 0.0 {
+            break;
+        }
+        if round > n {
+            return Err(Error::PreconditionerSetup(
+                "amg: the independent-set rounds of the aggregation did not finish".into(),
+            ));
+        }
+    }
+    let mut is_root = backend.alloc::<u32>(n)?;
+    kernels::root_flags(backend, &tuple, &mut is_root)?;
+    let mut scan = backend.alloc::<u32>(n + 1)?;
+    let roots = sparse::scan_u32(backend, "amg aggregates", &is_root, &mut scan)?;
+    Ok((tuple, scan, roots))
+}
+
+/// The estimate of the spectral radius of D^-1 A (or of the filtered D_f^-1 A_f with
+/// `filtered`, `diag` then D_f): [`POWER_ITERATIONS`] power iterations from the kernels' fixed
+/// start vector, the largest ratio ||D^-1 A x||_D / ||x||_D met (the host setup's estimate,
+/// without its Gershgorin cap).
+fn spectral_radius<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    flags: &Buffer<u32>,
+    filtered: bool,
+    diag: &Buffer<T>,
+    partials: &mut Partials<T>,
+) -> Result<f64> {
+    let mut x = backend.alloc::<T>(a.n_rows)?;
+    let mut y = backend.alloc::<T>(a.n_rows)?;
+    kernels::power_start(backend, &mut x)?;
+    let mut estimate = 0.0f64;
+    for _ in 0..POWER_ITERATIONS {
+        kernels::power_step(
+            backend,
+            a,
+            flags,
+            filtered,
+            diag,
+            &x,
+            &mut y,
+            partials,
+            Slot(0),
+        )?;
+        let sums = backend.finish(partials)?;
+        let (yy, xx) = (sums.get(Slot(0)), sums.get(Slot(1)));
+        if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
+            break;
+        }
+        estimate = estimate.max((yy / xx).sqrt());
+        backend.scale(T::from_f64(1.0 / yy.sqrt()), &mut y)?;
+        std::mem::swap(&mut x, &mut y);
+    }
+    Ok(estimate)
+}
+
+/// The level's prolongator (smoothed or tentative, by the options), `n_coarse` columns.
+#[allow(clippy::too_many_arguments)]
+fn prolongator<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    flags: &Buffer<u32>,
+    diag: &Buffer<T>,
+    agg: &Buffer<u32>,
+    n_coarse: usize,
+    options: &AmgOptions,
+    partials: &mut Partials<T>,
+) -> Result<CsrBuffers<T>> {
+    let n = a.n_rows;
+    let mut fdiag = backend.alloc::<T>(n)?;
+    let weight = match options.coarsening {
+        Coarsening::Aggregation => None,
+        Coarsening::SmoothedAggregation => {
+            kernels::filtered_diag(backend, a, flags, diag, &mut fdiag)?;
+            let w = match options.prolongation_weight {
+                Some(w) => w,
+                None => {
+                    let rho = spectral_radius(backend, a, flags, true, &fdiag, partials)?;
+                    if rho > 0.0 && rho.is_finite() {
+                        4.0 / 3.0 / rho
+                    } else {
+                        2.0 / 3.0
+                    }
+                }
+            };
+            Some(T::from_f64(w))
+        }
+    };
+    let room = a.nnz() + n;
+    if room > u32::MAX as usize {
+        return Err(Error::IndexOverflow {
+            what: "amg prolongator scratch".into(),
+            value: room,
+            max: u32::MAX as usize,
+        });
+    }
+    let mut cols = backend.alloc::<u32>(room)?;
+    let mut vals = backend.alloc::<T>(room)?;
+    let mut counts = backend.alloc::<u32>(n)?;
+    kernels::prolong_rows(
+        backend,
+        a,
+        flags,
+        &fdiag,
+        agg,
+        weight,
+        (&mut cols, &mut vals),
+        &mut counts,
+    )?;
+    sparse::compact_rows(
+        backend,
+        (n, n_coarse),
+        (a.row_ptr, 1),
+        &counts,
+        (&cols, &vals),
+    )
+}
+
+/// A level's smoother data: the scaling s, Chebyshev's first-step scaling s / theta (empty
+/// otherwise) and its (theta, delta).
+type SmootherData<T> = (Buffer<T>, Buffer<T>, (f64, f64));
+
+/// The smoother's data, as [`super::LevelSmoother`] defines them.
+fn smoother<B: Backend, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    flags: &Buffer<u32>,
+    diag: &Buffer<T>,
+    options: &AmgOptions,
+    partials: &mut Partials<T>,
+) -> Result<SmootherData<T>> {
+    let mut s = backend.alloc::<T>(a.n_rows)?;
+    match options.smoother {
+        Smoother::Jacobi => {
+            let rho = spectral_radius(backend, a, flags, false, diag, partials)?;
+            let w = options.jacobi_weight * if rho > 2.0 { 2.0 / rho } else { 1.0 };
+            kernels::smoother_diag(backend, a, diag, false, T::from_f64(w), &mut s)?;
+            Ok((s, backend.alloc(0)?, (0.0, 0.0)))
+        }
+        Smoother::L1Jacobi => {
+            kernels::smoother_diag(backend, a, diag, true, T::one(), &mut s)?;
+            Ok((s, backend.alloc(0)?, (0.0, 0.0)))
+        }
+        Smoother::Chebyshev { .. } => {
+            let rho = spectral_radius(backend, a, flags, false, diag, partials)?;
+            let upper = CHEBYSHEV_UPPER_FACTOR * rho;
+            let lower = upper / CHEBYSHEV_LOWER_RATIO;
+            let (theta, delta) = ((upper + lower) / 2.0, (upper - lower) / 2.0);
+            kernels::smoother_diag(backend, a, diag, false, T::one(), &mut s)?;
+            let mut s_first = backend.alloc::<T>(a.n_rows)?;
+            backend.copy(&s, &mut s_first)?;
+            backend.scale(T::from_f64(1.0 / theta), &mut s_first)?;
+            Ok((s, s_first, (theta, delta)))
+        }
+    }
+}
+
+/// A CSR device matrix copied to the host.
+fn download<B: Backend, T: Scalar>(backend: &B, m: &DeviceMatrix<T>) -> Result<CsrMatrix<T>> {
+    let v = CsrRef::of(m)?;
+    let row_ptr = backend.download(v.row_ptr)?;
+    let col_idx = backend.download(v.col_idx)?;
+    CsrMatrix::new(
+        v.n_rows,
+        v.n_cols,
+        row_ptr.iter().map(|&p| p as usize).collect(),
+        col_idx.iter().map(|&c| c as usize).collect(),
+        backend.download(v.values)?,
+    )
+}
