@@ -12,7 +12,7 @@ use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{Amg, AmgOptions, AmgSetup, Coarsening, Preconditioner, Smoother};
-use pipekrylov::solver::{BiCgStab, Cg, Params};
+use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, Variant};
 use pipekrylov::Error;
 
 fn device_options(smoother: Smoother, coarsening: Coarsening) -> AmgOptions {
@@ -69,7 +69,7 @@ fn same_hierarchy_as_the_host_references<B: Backend>(b: &B) {
     }
 }
 
-/// CG (and BiCGStab on the nonsymmetric problem) with the device-built AMG converge in few
+/// CG (BiCGStab on the nonsymmetric problem, classical GMRES on one) with the device-built AMG converge in few
 /// iterations, the true residual below the tolerance. (The parallel aggregation's aggregates
 /// are less regular than the host's greedy ones: on 2D Poisson 17 iterations here against 13.)
 fn krylov_converges_with_the_device_setup<B: Backend>(b: &B) {
@@ -91,14 +91,25 @@ fn krylov_converges_with_the_device_setup<B: Backend>(b: &B) {
         let bd = b.upload(&rhs).unwrap();
         let mut x = b.alloc(a.n_rows()).unwrap();
         let params = Params::default();
-        let report = if g == Generator::ConvDiff3d {
-            BiCgStab::new(b, &ad, Some(&m), params)
+        let report = match g {
+            Generator::ConvDiff3d => BiCgStab::new(b, &ad, Some(&m), params)
                 .unwrap()
-                .solve(&bd, &mut x)
-        } else {
-            Cg::new(b, &ad, Some(&m), params)
+                .solve(&bd, &mut x),
+            // GMRES, classical, on one of them.
+            Generator::Thermal2d => Gmres::new(
+                b,
+                &ad,
+                Some(&m),
+                Params {
+                    variant: Variant::Classical,
+                    ..params
+                },
+            )
+            .unwrap()
+            .solve(&bd, &mut x),
+            _ => Cg::new(b, &ad, Some(&m), params)
                 .unwrap()
-                .solve(&bd, &mut x)
+                .solve(&bd, &mut x),
         }
         .unwrap();
         assert!(

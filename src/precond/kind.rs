@@ -230,9 +230,10 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
             Fsai::adaptive_on(backend, a, device, spec.afsai)?,
             spec.fsai_kernel,
         )?)),
-        PrecondKind::Amg => Some(Box::new(Amg::new(
+        PrecondKind::Amg => Some(Box::new(Amg::new_on(
             backend,
             a,
+            device,
             AmgOptions {
                 block_size: spec.block_size,
                 ..spec.amg

@@ -100,8 +100,9 @@ pub struct Amg<T> {
     /// kept on the host for [`Preconditioner::update_values`] (none when set up on the
     /// device).
     pub(super) patterns: Vec<Arc<LevelPattern>>,
-    /// Whether the hierarchy was set up on the device ([`AmgSetup::Device`]).
-    pub(super) on_device: bool,
+    /// Where the time of a setup on the device ([`AmgSetup::Device`]) went; `None` for a
+    /// setup on the host.
+    pub(super) on_device: Option<device_setup::SetupPhases>,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -113,18 +114,35 @@ impl<T: Scalar> Amg<T> {
     /// it is the rank's diagonal block's AMG (block-Jacobi) and a failure on one rank is an
     /// error on every rank.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>, options: AmgOptions) -> Result<Self> {
-        let local = Self::new_local(backend, a, options);
+        Self::new_on(backend, a, None, options)
+    }
+
+    /// [`Amg::new`] with the solver's device copy of `a`: a setup on the device reads A there
+    /// and the cycle shares its arrays instead of uploading its own, when `device` is a CSR
+    /// upload of `a` on `backend` (same fingerprint); any other `device` is ignored.
+    pub fn new_on<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        options: AmgOptions,
+    ) -> Result<Self> {
+        let local = Self::new_local(backend, a, device, options);
         collective_result(backend, "the AMG setup", local)
     }
 
-    fn new_local<B: Backend>(backend: &B, a: &CsrMatrix<T>, options: AmgOptions) -> Result<Self> {
+    fn new_local<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        options: AmgOptions,
+    ) -> Result<Self> {
         let on_device = match options.setup {
             AmgSetup::Host => false,
             AmgSetup::Device => true,
             AmgSetup::Auto => backend.is_gpu() && options.block_size == 1,
         };
         if on_device {
-            return Self::new_on_device(backend, a, options);
+            return Self::new_on_device(backend, a, device, options);
         }
         let t0 = Instant::now();
         let hierarchy = Hierarchy::build(a, &options)?;
@@ -165,10 +183,11 @@ impl<T: Scalar> Amg<T> {
     fn new_on_device<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
         options: AmgOptions,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        let built = device_setup::build(backend, a, &options)?;
+        let built = device_setup::build(backend, a, device, &options)?;
         let coarse_inverse = backend.upload_matrix(&built.coarse_inverse, MatrixFormat::Csr)?;
         let mut amg = Self::assemble(
             backend,
@@ -183,7 +202,7 @@ impl<T: Scalar> Amg<T> {
             host_seconds: built.host_seconds,
             device_seconds: total - built.host_seconds,
         };
-        amg.on_device = true;
+        amg.on_device = Some(built.phases);
         Ok(amg)
     }
 
@@ -255,7 +274,7 @@ impl<T: Scalar> Amg<T> {
             fingerprint: a.fingerprint(),
             launches,
             patterns: Vec::new(),
-            on_device: false,
+            on_device: None,
         })
     }
 
@@ -489,11 +508,12 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
             "level_nnz": self.stats.iter().map(|s| s.1).collect::<Vec<_>>(),
             "operator_complexity": self.operator_complexity,
             "grid_complexity": self.grid_complexity,
-            "setup": if self.on_device {
+            "setup": if self.on_device.is_some() {
                 "on the device (MIS-2 aggregation, device SpGEMM; coarsest inverted on the host)"
             } else {
                 "hierarchy on the host, uploaded"
             },
+            "setup_phases_s": self.on_device,
         })
     }
     fn built_for(&self) -> Option<u64> {

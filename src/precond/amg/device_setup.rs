@@ -15,10 +15,14 @@ use super::prolongation::{diagonal_error, POWER_ITERATIONS};
 use super::smoother::{CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
 use crate::backend::ops::amg_setup as kernels;
 use crate::backend::ops::sparse::{self, CsrBuffers, CsrRef};
-use crate::backend::{Backend, Buffer, DeviceMatrix, MatrixFormat, Partials, Slot};
+use crate::backend::{
+    Backend, Buffer, CsrKernel, DeviceFormat, DeviceMatrix, MatrixFormat, Partials, Slot,
+};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
+use crate::precond::device_a::{with_kernel_layout, DeviceA};
 use crate::scalar::Scalar;
+use std::time::Instant;
 
 /// A coarse level keeping more than this fraction of its parent's rows ends the coarsening
 /// (as the host setup's).
@@ -34,6 +38,37 @@ pub(super) struct DeviceHierarchy<T> {
     pub(super) stats: Vec<(usize, usize)>,
     /// Seconds of the coarsest level's download and inversion on the host.
     pub(super) host_seconds: f64,
+    /// Seconds per phase, summed over the levels (each phase ends with a synchronization).
+    pub(super) phases: SetupPhases,
+}
+
+/// Where the device setup's time goes, summed over the levels (seconds).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub(crate) struct SetupPhases {
+    /// The finest level's A for the cycle (shared with the solver's copy or uploaded).
+    pub(crate) finest: f64,
+    /// Diagonals, strong couplings and aggregation.
+    pub(crate) aggregation: f64,
+    /// Filtered diagonals, the prolongators' weights (power iterations) and rows.
+    pub(crate) prolongator: f64,
+    /// R = P^T.
+    pub(crate) transpose: f64,
+    /// A P and R (A P).
+    pub(crate) galerkin: f64,
+    /// The smoothers' data (power iterations for Jacobi and Chebyshev).
+    pub(crate) smoother: f64,
+    /// The GPU kernel layouts of P, R and the coarse operators (row pointers read back).
+    pub(crate) layouts: f64,
+    /// The coarsest level's download and dense inversion.
+    pub(crate) coarsest: f64,
+}
+
+/// Adds the seconds since `*t` (after a synchronization) to `slot` and restarts `*t`.
+fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> Result<()> {
+    backend.synchronize()?;
+    *slot += t.elapsed().as_secs_f64();
+    *t = Instant::now();
+    Ok(())
 }
 
 /// Set up the hierarchy of `a` on `backend` (see the module). Errors: those of
@@ -44,6 +79,7 @@ pub(super) struct DeviceHierarchy<T> {
 pub(super) fn build<B: Backend, T: Scalar>(
     backend: &B,
     a: &CsrMatrix<T>,
+    device: Option<&DeviceMatrix<T>>,
     options: &AmgOptions,
 ) -> Result<DeviceHierarchy<T>> {
     options.validate()?;
@@ -66,13 +102,23 @@ pub(super) fn build<B: Backend, T: Scalar>(
             index,
         });
     }
+    let mut phases = SetupPhases::default();
+    let mut t = Instant::now();
+    let first = DeviceA::of(backend, a, device, a.fingerprint())?;
+    let mut first_level = Some(first);
     let mut levels = Vec::new();
     let mut stats = Vec::new();
-    let mut current = backend.upload_matrix(a, MatrixFormat::Csr)?;
+    // The operator of the level being coarsened when it is not the finest.
+    let mut coarse: Option<DeviceMatrix<T>> = None;
     let mut eps = options.strength;
     loop {
         let l = levels.len();
-        let view = CsrRef::of(&current)?;
+        let current = match (&coarse, &first_level) {
+            (Some(m), _) => m,
+            (None, Some(f)) => f.get(),
+            (None, None) => unreachable!("the finest level is kept until it is coarsened"),
+        };
+        let view = CsrRef::of(current)?;
         let n = view.n_rows;
         let mut partials = backend.partials::<T>(n, 2)?;
         let diag = diagonal(backend, view, l, &mut partials)?;
@@ -82,6 +128,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
         let mut flags = backend.alloc::<u32>(view.nnz())?;
         kernels::strength(backend, view, &diag, T::from_f64(eps), &mut flags)?;
         let (agg, n_coarse) = aggregate(backend, view, &flags, &mut partials)?;
+        lap(backend, &mut t, &mut phases.aggregation)?;
         if n_coarse == 0 || n_coarse as f64 > STALL * n as f64 {
             break;
         }
@@ -95,17 +142,33 @@ pub(super) fn build<B: Backend, T: Scalar>(
             options,
             &mut partials,
         )?;
+        lap(backend, &mut t, &mut phases.prolongator)?;
         let r = sparse::transpose(backend, p.view())?;
+        lap(backend, &mut t, &mut phases.transpose)?;
         let ap = sparse::spgemm(backend, view, p.view())?;
         let next = sparse::spgemm(backend, r.view(), ap.view())?;
         drop(ap);
+        lap(backend, &mut t, &mut phases.galerkin)?;
         let (s, s_first, chebyshev) =
             smoother(backend, view, &flags, &diag, options, &mut partials)?;
+        lap(backend, &mut t, &mut phases.smoother)?;
         stats.push((n, view.nnz()));
+        let [p, r, next] = [p, r, next]
+            .map(|m| with_kernel_layout(backend, m.into_matrix(), CsrKernel::Auto, None));
+        let (p, r, next) = (p?, r?, next?);
+        lap(backend, &mut t, &mut phases.layouts)?;
+        let level_a = match coarse.replace(next) {
+            Some(m) => m,
+            None => {
+                let m = finest_for_cycle(backend, a, first_level.take())?;
+                lap(backend, &mut t, &mut phases.finest)?;
+                m
+            }
+        };
         levels.push(DeviceLevel {
-            a: std::mem::replace(&mut current, next.into_matrix()),
-            p: p.into_matrix(),
-            r: r.into_matrix(),
+            a: level_a,
+            p,
+            r,
             s,
             s_first,
             chebyshev,
@@ -113,8 +176,12 @@ pub(super) fn build<B: Backend, T: Scalar>(
         });
         eps *= 0.5;
     }
-    let t = std::time::Instant::now();
-    let coarsest = download(backend, &current)?;
+    let current = match (&coarse, &first_level) {
+        (Some(m), _) => m,
+        (None, Some(f)) => f.get(),
+        (None, None) => unreachable!("the finest level is kept until it is coarsened"),
+    };
+    let coarsest = download(backend, current)?;
     stats.push((coarsest.n_rows(), coarsest.nnz()));
     let limit = dense_coarse_limit(options.coarse_size);
     if coarsest.n_rows() > limit {
@@ -132,12 +199,56 @@ pub(super) fn build<B: Backend, T: Scalar>(
         });
     }
     let coarse_inverse = dense_inverse(&coarsest, levels.len())?;
+    phases.coarsest = t.elapsed().as_secs_f64();
     Ok(DeviceHierarchy {
         levels,
         coarse_inverse,
         stats,
-        host_seconds: t.elapsed().as_secs_f64(),
+        host_seconds: phases.coarsest,
+        phases,
     })
+}
+
+/// The finest level's operator for the cycle: on a GPU backend the solver's CSR copy of `a`
+/// shared (its arrays, not copied) and laid out for the CSR kernels, else its own upload.
+fn finest_for_cycle<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    first: Option<DeviceA<'_, T>>,
+) -> Result<DeviceMatrix<T>> {
+    match first {
+        Some(DeviceA::Owned(m, _)) => Ok(*m),
+        Some(DeviceA::Borrowed(d)) => {
+            if let DeviceFormat::Csr {
+                row_ptr,
+                col_idx,
+                values,
+                ..
+            } = d.format()
+            {
+                if let (Some(rp), Some(ci), Some(v)) =
+                    (row_ptr.share(), col_idx.share(), values.share())
+                {
+                    let shared = sparse::CsrBuffers {
+                        n_rows: d.n_rows(),
+                        n_cols: d.n_cols(),
+                        row_ptr: rp,
+                        col_idx: ci,
+                        values: v,
+                    };
+                    let rows: Vec<u32> = a.row_ptr().iter().map(|&p| p as u32).collect();
+                    return with_kernel_layout(
+                        backend,
+                        shared.into_matrix(),
+                        CsrKernel::Auto,
+                        Some(&rows),
+                    );
+                }
+            }
+            backend.upload_matrix(a, MatrixFormat::Csr)
+        }
+        None => backend.upload_matrix(a, MatrixFormat::Csr),
+    }
 }
 
 /// The diagonal of level `l`, or the error naming its first row that is not positive and

@@ -19,7 +19,7 @@ impl<T: Scalar> Amg<T> {
         a: &CsrMatrix<T>,
     ) -> Result<ValuesRefresh> {
         check_same_size("amg", self.n, a)?;
-        if self.on_device {
+        if self.on_device.is_some() {
             // No symbolic setup is kept on the device yet: set up anew.
             *self = Self::new(backend, a, self.options)?;
             return Ok(ValuesRefresh::new(
