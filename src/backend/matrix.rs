@@ -253,6 +253,52 @@ impl<T: Scalar> DeviceMatrix<T> {
             _ => false,
         }
     }
+    /// A second matrix on the same device arrays (none copied) with the same CSR kernel
+    /// layout, for a reader that never writes them (AMG's finest level reads the solver's
+    /// copy): `None` on the host backend, for other formats and for a matrix with long rows
+    /// (their plan holds scratch of its own).
+    pub(crate) fn share_csr(&self) -> Option<Self> {
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            long_rows: None,
+            row_blocks,
+        } = &self.format
+        else {
+            return None;
+        };
+        let row_blocks = match row_blocks {
+            None => None,
+            Some(b) => Some(RowBlocks {
+                block_row: b.block_row.share()?,
+                n_blocks: b.n_blocks,
+                compact: match &b.compact {
+                    None => None,
+                    Some(c) => Some(CompactColumnBuffers {
+                        offsets: c.offsets.share()?,
+                        base: c.base.share()?,
+                    }),
+                },
+            }),
+        };
+        Some(Self {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            nnz: self.nnz,
+            format: DeviceFormat::Csr {
+                row_ptr: row_ptr.share()?,
+                col_idx: col_idx.share()?,
+                values: values.share()?,
+                long_rows: None,
+                row_blocks,
+            },
+            fingerprint: self.fingerprint,
+            halo: HaloSlot::default(),
+            uploaded: false,
+        })
+    }
+
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         self.n_rows

@@ -344,8 +344,9 @@ pub(crate) fn mis2_select<B: VectorOps + ?Sized, T: Scalar>(
     )
 }
 
-/// Kernel `amg_root_flags`: 1 for the roots, 0 for the others.
-pub(crate) fn root_flags<B: VectorOps + ?Sized>(
+/// Kernel `amg_root_flags`: 1 for the roots, 0 for the others (`T`: the setup's precision,
+/// whose program runs it).
+pub(crate) fn root_flags<T: Scalar, B: VectorOps + ?Sized>(
     backend: &B,
     tuple: &Buffer<u64>,
     is_root: &mut Buffer<u32>,
@@ -359,7 +360,7 @@ pub(crate) fn root_flags<B: VectorOps + ?Sized>(
         }
         return Ok(());
     }
-    launch_items::<f32>(
+    launch_items::<T>(
         &rt,
         Kernel::AmgRootFlags,
         n,
@@ -372,8 +373,8 @@ pub(crate) fn root_flags<B: VectorOps + ?Sized>(
 }
 
 /// Kernel `amg_root_ids`: the aggregate of every root, `base` plus its rank among the roots
-/// (`root_scan`); the other nodes' entries are kept.
-pub(crate) fn root_ids<B: VectorOps + ?Sized>(
+/// (`root_scan`); the other nodes' entries are kept (`T` as for [`root_flags`]).
+pub(crate) fn root_ids<T: Scalar, B: VectorOps + ?Sized>(
     backend: &B,
     tuple: &Buffer<u64>,
     root_scan: &Buffer<u32>,
@@ -398,7 +399,7 @@ pub(crate) fn root_ids<B: VectorOps + ?Sized>(
         }
         return Ok(());
     }
-    launch_items::<f32>(
+    launch_items::<T>(
         &rt,
         Kernel::AmgRootIds,
         n,

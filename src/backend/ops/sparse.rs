@@ -129,8 +129,9 @@ fn len(what: &str, n: usize) -> Result<KernelArg<'static>> {
     KernelArg::len(what, n)
 }
 
-/// Kernel `fill_u32`: x_i = value.
-pub(crate) fn fill_u32<B: VectorOps + ?Sized>(
+/// Kernel `fill_u32`: x_i = value. `T` is the precision of the program launched (the kernel
+/// has no scalar: the one the caller's setup runs in, whose kernels are built).
+pub(crate) fn fill_u32<T: Scalar, B: VectorOps + ?Sized>(
     backend: &B,
     x: &mut Buffer<u32>,
     value: u32,
@@ -141,7 +142,7 @@ pub(crate) fn fill_u32<B: VectorOps + ?Sized>(
         return Ok(());
     }
     let n = x.len();
-    launch_items::<f32>(
+    launch_items::<T>(
         &rt,
         Kernel::FillU32,
         n,
@@ -153,18 +154,21 @@ pub(crate) fn fill_u32<B: VectorOps + ?Sized>(
     )
 }
 
-/// A zeroed `u32` array.
-pub(crate) fn zeros_u32<B: VectorOps + ?Sized>(backend: &B, n: usize) -> Result<Buffer<u32>> {
+/// A zeroed `u32` array (`T` as for [`fill_u32`]).
+pub(crate) fn zeros_u32<T: Scalar, B: VectorOps + ?Sized>(
+    backend: &B,
+    n: usize,
+) -> Result<Buffer<u32>> {
     let mut x = backend.alloc::<u32>(n)?;
-    fill_u32(backend, &mut x, 0)?;
+    fill_u32::<T, B>(backend, &mut x, 0)?;
     Ok(x)
 }
 
 /// Kernels `scan_u32_local`, `scan_u32_totals`, `scan_u32_add`: `out` (n + 1 entries) = the
 /// exclusive prefix sums of `input` (n entries) with out\[n\] the total, which is returned (one
 /// blocking 8-byte read). A total of 2^32 or more is [`Error::IndexOverflow`] (`what` names
-/// it).
-pub(crate) fn scan_u32<B: VectorOps + ?Sized>(
+/// it). `T` as for [`fill_u32`].
+pub(crate) fn scan_u32<T: Scalar, B: VectorOps + ?Sized>(
     backend: &B,
     what: &str,
     input: &Buffer<u32>,
@@ -199,7 +203,7 @@ pub(crate) fn scan_u32<B: VectorOps + ?Sized>(
     // group_totals, n, out, total) with one group writes out[n] and total[0];
     // scan_u32_add(n, out, group_totals) with the same groups.
     unsafe {
-        rt.launch::<f32>(
+        rt.launch::<T>(
             Kernel::ScanU32Local,
             groups,
             &[
@@ -209,7 +213,7 @@ pub(crate) fn scan_u32<B: VectorOps + ?Sized>(
                 KernelArg::buffer(&group_totals),
             ],
         )?;
-        rt.launch::<f32>(
+        rt.launch::<T>(
             Kernel::ScanU32Totals,
             1,
             &[
@@ -220,7 +224,7 @@ pub(crate) fn scan_u32<B: VectorOps + ?Sized>(
                 KernelArg::buffer(&total),
             ],
         )?;
-        rt.launch::<f32>(
+        rt.launch::<T>(
             Kernel::ScanU32Add,
             groups,
             &[
@@ -245,7 +249,7 @@ pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
     a: CsrRef<'_, T>,
 ) -> Result<CsrBuffers<T>> {
     let nnz = a.nnz();
-    let mut counts = zeros_u32(backend, a.n_cols)?;
+    let mut counts = zeros_u32::<T, B>(backend, a.n_cols)?;
     let mut t_ptr = backend.alloc::<u32>(a.n_cols + 1)?;
     let mut t_cols = backend.alloc::<u32>(nnz)?;
     let mut t_vals = backend.alloc::<T>(nnz)?;
@@ -268,9 +272,9 @@ pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
             ],
         )?;
     }
-    scan_u32(backend, "transpose entries", &counts, &mut t_ptr)?;
+    scan_u32::<T, B>(backend, "transpose entries", &counts, &mut t_ptr)?;
     let mut cursor = counts;
-    fill_u32(backend, &mut cursor, 0)?;
+    fill_u32::<T, B>(backend, &mut cursor, 0)?;
     if rt.is_host() {
         let (rp, ci, v) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
         let tp = t_ptr.host()?.to_vec();
@@ -336,7 +340,7 @@ pub(crate) fn compact_rows<B: VectorOps + ?Sized, T: Scalar>(
     check_len("compaction source pointers", src_ptr, n_rows + 1)?;
     check_len("compaction source values", src_vals, src_cols.len())?;
     let mut row_ptr = backend.alloc::<u32>(n_rows + 1)?;
-    let nnz = scan_u32(backend, "compacted entries", counts, &mut row_ptr)?;
+    let nnz = scan_u32::<T, B>(backend, "compacted entries", counts, &mut row_ptr)?;
     let mut cols = backend.alloc::<u32>(nnz)?;
     let mut vals = backend.alloc::<T>(nnz)?;
     let rt = backend.kernel_runtime();
@@ -427,7 +431,7 @@ pub(crate) fn spgemm<B: VectorOps + ?Sized, T: Scalar>(
         )?;
     }
     let mut upper_ptr = backend.alloc::<u32>(n + 1)?;
-    let products = scan_u32(backend, "spgemm products", &upper, &mut upper_ptr)?;
+    let products = scan_u32::<T, B>(backend, "spgemm products", &upper, &mut upper_ptr)?;
     let mut scratch = backend.alloc::<u32>(products)?;
     let mut counts = upper;
     if rt.is_host() {
@@ -474,7 +478,7 @@ pub(crate) fn spgemm<B: VectorOps + ?Sized, T: Scalar>(
         )?;
     }
     let mut c_ptr = backend.alloc::<u32>(n + 1)?;
-    let nnz = scan_u32(backend, "spgemm entries", &counts, &mut c_ptr)?;
+    let nnz = scan_u32::<T, B>(backend, "spgemm entries", &counts, &mut c_ptr)?;
     let mut c = CsrBuffers {
         n_rows: n,
         n_cols: b.n_cols,
