@@ -295,7 +295,7 @@ impl<T: Scalar> DeviceMatrix<T> {
             },
             fingerprint: self.fingerprint,
             halo: HaloSlot::default(),
-            uploaded: false,
+            uploaded: self.uploaded,
         })
     }
 

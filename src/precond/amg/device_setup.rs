@@ -195,6 +195,18 @@ pub(super) fn build<B: Backend, T: Scalar>(
     }
     let coarse_inverse = dense_inverse(&coarsest, levels.len())?;
     phases.coarsest = t.elapsed().as_secs_f64();
+    // Every kernel that wrote the levels' arrays has finished and none writes them again (a
+    // values refresh sets the hierarchy up anew): the CSR kernels may read them before their
+    // dependent-launch wait, as an upload's.
+    backend.synchronize()?;
+    for level in &mut levels {
+        for m in [&mut level.p, &mut level.r] {
+            m.uploaded = true;
+        }
+    }
+    for level in levels.iter_mut().skip(1) {
+        level.a.uploaded = true;
+    }
     Ok(DeviceHierarchy {
         levels,
         coarse_inverse,
