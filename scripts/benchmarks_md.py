@@ -109,13 +109,13 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-28-amg/amg-ip-h200.csv", "h200-2026-11-28-amg/amg-vs-amgcl-h200.csv"],
+    "files": ["h200-2026-11-29-amg-device-setup/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "de64f1f, 2026-11-28",
-    "command": "`OUT=$OUT bash bench/experiments/amg-vs-amgcl/run.sh` (AMGCL 3f7970b built in the same call "
+    "commit": "COMMIT_AMG, 2026-11-29",
+    "command": "`OUT=$OUT bash bench/experiments/amg-device-setup/run.sh` (AMGCL 3f7970b built in the same call "
                "from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond amg "
-               "--rhs a-ones --json`) and `OUT=$OUT bash bench/experiments/trisolve-auto/amg-ip.sh`",
-    "log": "2026-11-28-amg-trisolve-ip.md",
+               "--amg-setup device|host --rhs a-ones --json`)",
+    "log": "2026-11-29-amg-device-setup.md",
 }
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
@@ -427,28 +427,31 @@ def multi_gpu():
 
 
 def amg():
-    paths = files_of("amg")
-    rows = [r for p in paths for r in rows_of(p)]
+    rows = [r for p in files_of("amg") for r in rows_of(p)]
     out = [f"## {SOURCES['amg']['title']}", ""]
     out += source_lines("amg")
-    out += para("CG to 1e-8 (true residual), b = A 1, f64, CSR. pipekrylov: `--precond amg` (smoothed aggregation, "
-                "damped Jacobi 1+1, the hierarchy set up on the host and uploaded: setup = host + upload); AMGCL: "
-                "CG + AMG (smoothed aggregation, SPAI0), its CUDA backend, setup on the CPU. Seconds.")
-    out += ["| problem | n | pipekrylov its | setup | solve CUDA | solve OpenCL | op. complexity | AMGCL its | setup | solve |",
+    out += para("CG to 1e-8 (true residual), b = A 1, f64, CSR, seconds. pipekrylov: `--precond amg` (smoothed "
+                "aggregation, damped Jacobi 1+1) set up on the device (`--amg-setup device`, the default on GPUs: "
+                "MIS-2 aggregation, SpGEMM kernels; setup includes everything after the matrix upload) and, at the "
+                "anchor sizes, on the host (greedy aggregation, uploaded); AMGCL: CG + AMG (smoothed aggregation, "
+                "SPAI0) on its CUDA backend, set up on the CPU.")
+    out += ["| problem | n | its | setup | solve | total | OpenCL total | op. c. | host setup: its, total | AMGCL its, setup, solve |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     ours = {}
     for r in rows:
-        if r.get("library") == "pipekrylov" or (r.get("precond") == "amg" and "library" not in r):
-            ours.setdefault((r["problem"].split(":")[0], int(r["n"])), {})[r["backend"]] = r
-    theirs = {(r["problem"].split(":")[0], int(r["n"])): r for r in rows
-              if r.get("library") == "amgcl" and r["method"] == "cg+amg(sa,spai0)"}
+        if r["library"] == "pipekrylov" and r["iterations"]:
+            ours.setdefault((r["problem"], int(r["n"])), {})[(r["setup_on"], r["backend"])] = r
+    theirs = {(r["problem"], int(r["n"])): r for r in rows
+              if r["library"] == "amgcl" and r["method"] == "cg+amg(sa,spai0)"}
     for (prob, n), by in sorted(ours.items()):
-        c, o = by.get("cuda"), by.get("opencl")
+        c, o, h = by.get(("device", "cuda")), by.get(("device", "opencl")), by.get(("host", "cuda"))
         a = theirs.get((prob, n))
-        cells = [prob, str(n), c["iterations"] if c else "-", f2(float(c["setup_s"])) if c else "-",
-                 f3(float(c["solve_s"])) if c else "-", f3(float(o["solve_s"])) if o else "-",
-                 f2(float(c["operator_complexity"])) if c and c.get("operator_complexity") else "-",
-                 a["iterations"] if a else "", f2(float(a["setup_s"])) if a else "", f3(float(a["solve_s"])) if a else ""]
+        if not c:
+            continue
+        cells = [prob, str(n), c["iterations"], f3(float(c["setup_s"])), f3(float(c["solve_s"])),
+                 f3(float(c["total_s"])), f3(float(o["total_s"])) if o else "-", f2(float(c["operator_complexity"])),
+                 f"{h['iterations']}, {f2(float(h['total_s']))}" if h else "-",
+                 f"{a['iterations']}, {f2(float(a['setup_s']))}, {f3(float(a['solve_s']))}" if a else "-"]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return out

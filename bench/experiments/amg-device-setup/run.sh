@@ -13,7 +13,7 @@ for t in $(ls .device/bin | grep '^test-'); do
   echo "$t: rc=$? $(grep -E '^test result' "$OUT/$t.log" | tail -1)"
 done | tee "$OUT/tests.txt"
 csv="$OUT/amg-device-setup.csv"
-echo "library,setup_on,problem,n,backend,iterations,relative_residual,setup_s,setup_host_s,solve_s,total_s,us_per_iter,levels,operator_complexity,level_rows,phases" > "$csv"
+echo "library,setup_on,method,problem,n,backend,iterations,relative_residual,setup_s,setup_host_s,solve_s,total_s,us_per_iter,levels,operator_complexity,level_rows,phases" > "$csv"
 if nvcc -O3 -std=c++17 -arch=sm_90 -DAMGCL_NO_BOOST -I .anchors/amgcl .anchors/amgcl/driver.cu -lcusparse -o /tmp/amgcl_driver 2> "$OUT/amgcl-build.log"; then
   for p in "poisson2d 2048" "poisson3d 128"; do
     # The driver prints amgcl,problem,n,method,iterations,error,setup_s,solve_s,us_per_iter.
@@ -21,8 +21,8 @@ if nvcc -O3 -std=c++17 -arch=sm_90 -DAMGCL_NO_BOOST -I .anchors/amgcl .anchors/a
 import sys
 for line in sys.stdin:
     f = line.strip().split(",")
-    it, err, setup, solve, us = f[-5:]
-    print(",".join(["amgcl", "host", f[1], f[2], "cuda", it, err, setup, setup, solve,
+    method, (it, err, setup, solve, us) = ",".join(f[3:-5]), f[-5:]
+    print(",".join(["amgcl", "host", chr(34) + method + chr(34), f[1].split(":")[0], f[2], "cuda", it, err, setup, setup, solve,
                     str(float(setup) + float(solve)), us, "", "", "", ""]))' >> "$csv"
   done
 else
@@ -31,11 +31,11 @@ fi
 ours() {  # backend setup problem
   json=$(timeout 240 bash .device/run pipekrylov solve --generate "$3" --rhs a-ones --solver cg \
     --precond amg --amg-setup "$2" --backend "$1" --json 2>"$OUT/last-stderr.txt")
-  [ -n "$json" ] || { echo "pipekrylov,$2,${3%%:*},,$1,,,,,,,,,,," >> "$csv"; tail -3 "$OUT/last-stderr.txt"; return; }
+  [ -n "$json" ] || { echo "pipekrylov,$2,cg+amg,${3%%:*},,$1,,,,,,,,,,," >> "$csv"; tail -3 "$OUT/last-stderr.txt"; return; }
   python3 -c '
 import json, sys
 v = json.loads(sys.argv[1]); p = v["precond_params"]
-print(",".join(str(x) for x in ["pipekrylov", sys.argv[2], v["problem"], v["n"], v["backend"], v["iterations"],
+print(",".join(str(x) for x in ["pipekrylov", sys.argv[2], chr(34) + "cg+amg(sa,jacobi)" + chr(34), v["problem"], v["n"], v["backend"], v["iterations"],
   v["relative_residual"], v["setup_seconds"], v["precond_setup_host_seconds"], v["solve_seconds"],
   v["setup_seconds"] + v["solve_seconds"], v["seconds_per_iteration"] * 1e6, p["levels"],
   p["operator_complexity"], chr(34) + " ".join(str(r) for r in p["level_rows"]) + chr(34),
@@ -54,6 +54,6 @@ done
 python3 - "$csv" <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
-    print(r["library"], r["setup_on"], r["problem"], r["backend"], r["iterations"], r["setup_s"][:6],
+    print(r["library"], r["setup_on"], r["method"], r["problem"], r["backend"], r["iterations"], r["setup_s"][:6],
           r["solve_s"][:7], r["us_per_iter"][:6], r["operator_complexity"][:5], r["phases"])
 PY

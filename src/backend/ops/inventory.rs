@@ -152,6 +152,7 @@ kernel_inventory! {
         CsrCompact = "csr_compact",
         SpgemmUpper = "spgemm_upper",
         SpgemmSymbolic = "spgemm_symbolic",
+        SpgemmSymbolicTeam = "spgemm_symbolic_team",
         SpgemmNumeric = "spgemm_numeric",
     }
     amg_setup {

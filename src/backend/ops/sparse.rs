@@ -16,6 +16,15 @@ use crate::scalar::Scalar;
 /// totals sequentially).
 const SCAN_MAX_GROUPS: usize = 4096;
 
+/// Rows of a product with at least this many products get a work-group each in the symbolic
+/// phase (kernel `spgemm_symbolic_team`, a hash table in local memory) instead of one
+/// work-item (sorted insertion, quadratic in the row's length): the Galerkin products R (A P)
+/// of multigrid have rows of 500-3000 products.
+const SPGEMM_TEAM_MIN_PRODUCTS: u32 = 128;
+/// Rows of more products than this stay with one work-item (the team's table holds twice as
+/// many columns: `SPGEMM_TEAM_TABLE` / 2 in `kernels/sparse.kc`).
+const SPGEMM_TEAM_MAX_PRODUCTS: u32 = 2048;
+
 /// A CSR matrix's device arrays, borrowed (columns ascending in every row, indices in range:
 /// what an upload or these operations produce).
 #[derive(Clone, Copy)]
@@ -459,23 +468,25 @@ pub(crate) fn spgemm<B: VectorOps + ?Sized, T: Scalar>(
             c[i] = m as u32;
         }
     } else {
-        // SAFETY (launch_items): rows of A index rows of B (a.n_cols == b.n_rows checked); row
-        // i writes at most upper[i] columns from upper_ptr[i], inside the scratch of `products`.
-        launch_items::<T>(
-            &rt,
-            Kernel::SpgemmSymbolic,
-            n,
-            &[
-                len("spgemm rows", n)?,
-                KernelArg::buffer(a.row_ptr),
-                KernelArg::buffer(a.col_idx),
-                KernelArg::buffer(b.row_ptr),
-                KernelArg::buffer(b.col_idx),
-                KernelArg::buffer(&upper_ptr),
-                KernelArg::buffer(&scratch),
-                KernelArg::buffer(&counts),
-            ],
-        )?;
+        // Rows of SPGEMM_TEAM_MIN_PRODUCTS..=SPGEMM_TEAM_MAX_PRODUCTS products by a
+        // work-group each, the others by one work-item each (the same output).
+        let args = [
+            len("spgemm rows", n)?,
+            KernelArg::buffer(a.row_ptr),
+            KernelArg::buffer(a.col_idx),
+            KernelArg::buffer(b.row_ptr),
+            KernelArg::buffer(b.col_idx),
+            KernelArg::buffer(&upper_ptr),
+            KernelArg::U32(SPGEMM_TEAM_MIN_PRODUCTS),
+            KernelArg::U32(SPGEMM_TEAM_MAX_PRODUCTS),
+            KernelArg::buffer(&scratch),
+            KernelArg::buffer(&counts),
+        ];
+        // SAFETY: rows of A index rows of B (a.n_cols == b.n_rows checked); row i writes at
+        // most upper[i] columns from upper_ptr[i], inside the scratch of `products` entries;
+        // the team kernel loops over the rows by group, any group count.
+        unsafe { rt.launch::<T>(Kernel::SpgemmSymbolicTeam, n.clamp(1, 8192), &args)? };
+        launch_items::<T>(&rt, Kernel::SpgemmSymbolic, n, &args)?;
     }
     let mut c_ptr = backend.alloc::<u32>(n + 1)?;
     let nnz = scan_u32::<T, B>(backend, "spgemm entries", &counts, &mut c_ptr)?;
@@ -568,4 +579,132 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
             KernelArg::buffer(&c.values),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    //! The operations on every backend this build has against the host references: random
+    //! matrices whose rows of A B hold 0 to a few thousand products (so both symbolic kernels,
+    //! one work-item and one work-group per row, run), empty rows and columns.
+    use super::*;
+    use crate::backend::host::HostBackend;
+    use crate::backend::{Backend, MatrixFormat};
+    use crate::matrix::CsrMatrix;
+
+    /// A random `rows` x `cols` matrix with row i holding up to `max_len` entries (row 3 and
+    /// column 5 empty), deterministic in `seed`.
+    fn random(rows: usize, cols: usize, max_len: usize, seed: u64) -> CsrMatrix<f64> {
+        let mut h = seed;
+        let mut next = move || {
+            h = h
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (h >> 33) as usize
+        };
+        let mut t = Vec::new();
+        for i in (0..rows).filter(|&i| i != 3) {
+            let len = next() % (max_len + 1);
+            for _ in 0..len {
+                let j = next() % cols;
+                if j != 5 {
+                    t.push((i, j, (next() % 1000) as f64 / 250.0 - 2.0));
+                }
+            }
+        }
+        CsrMatrix::from_triplets(rows, cols, &t).unwrap()
+    }
+
+    fn product_on<B: Backend>(b: &B, x: &CsrMatrix<f64>, y: &CsrMatrix<f64>) -> CsrMatrix<f64> {
+        let (dx, dy) = (
+            b.upload_matrix(x, MatrixFormat::Csr).unwrap(),
+            b.upload_matrix(y, MatrixFormat::Csr).unwrap(),
+        );
+        let c = spgemm(b, CsrRef::of(&dx).unwrap(), CsrRef::of(&dy).unwrap()).unwrap();
+        let t = transpose(b, c.view()).unwrap();
+        let back = transpose(b, t.view()).unwrap();
+        let download = |m: &CsrBuffers<f64>| {
+            CsrMatrix::new(
+                m.n_rows,
+                m.n_cols,
+                b.download(&m.row_ptr)
+                    .unwrap()
+                    .iter()
+                    .map(|&p| p as usize)
+                    .collect(),
+                b.download(&m.col_idx)
+                    .unwrap()
+                    .iter()
+                    .map(|&p| p as usize)
+                    .collect(),
+                b.download(&m.values).unwrap(),
+            )
+            .unwrap()
+        };
+        assert!(
+            download(&back) == download(&c),
+            "{}: (C^T)^T != C",
+            b.name()
+        );
+        download(&c)
+    }
+
+    fn agrees_with_the_host<B: Backend>(b: &B) {
+        let host = HostBackend::new();
+        for (seed, (m, k, n), (la, lb)) in [
+            (1, (300, 200, 150), (60, 40)),
+            (2, (50, 400, 3000), (90, 60)),
+            (3, (1, 1, 1), (1, 1)),
+            (4, (0, 7, 3), (2, 2)),
+        ] {
+            let x = random(m, k, la, seed);
+            let y = random(k, n, lb, seed + 10);
+            let want = product_on(&host, &x, &y);
+            let got = product_on(b, &x, &y);
+            assert_eq!(got.row_ptr(), want.row_ptr(), "{} seed {seed}", b.name());
+            assert_eq!(got.col_idx(), want.col_idx(), "{} seed {seed}", b.name());
+            for (g, w) in got.values().iter().zip(want.values()) {
+                assert!(
+                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+                    "{} seed {seed}",
+                    b.name()
+                );
+            }
+            // Against a dense product.
+            let mut dense = vec![0.0; m * n];
+            for i in 0..m {
+                let (ci, vi) = x.row(i);
+                for (&kk, &a) in ci.iter().zip(vi) {
+                    let (cj, vj) = y.row(kk);
+                    for (&j, &bv) in cj.iter().zip(vj) {
+                        dense[i * n + j] += a * bv;
+                    }
+                }
+            }
+            for i in 0..m {
+                let (ci, vi) = want.row(i);
+                for (&j, &v) in ci.iter().zip(vi) {
+                    assert!((v - dense[i * n + j]).abs() <= 1e-12 * v.abs().max(1.0));
+                }
+            }
+        }
+        // A product of more than 2^32 - 1 entries would overflow the scan: a typed error.
+        let mut counts = b.alloc::<u32>(3).unwrap();
+        b.write(&mut counts, &[u32::MAX, 1, 0]).unwrap();
+        let mut out = b.alloc::<u32>(4).unwrap();
+        assert!(matches!(
+            scan_u32::<f64, B>(b, "test", &counts, &mut out),
+            Err(Error::IndexOverflow { .. })
+        ));
+    }
+
+    #[test]
+    fn host_sparse_operations_match_a_dense_product() {
+        agrees_with_the_host(&HostBackend::new());
+    }
+
+    #[cfg(feature = "opencl")]
+    #[test]
+    fn opencl_sparse_operations_agree_with_the_host() {
+        agrees_with_the_host(&crate::backend::opencl::OpenClBackend::from_env().unwrap());
+    }
 }
