@@ -153,7 +153,8 @@ kernel_inventory! {
         SpgemmUpper = "spgemm_upper",
         SpgemmSymbolic = "spgemm_symbolic",
         SpgemmSymbolicTeam = "spgemm_symbolic_team",
-        SpgemmNumeric = "spgemm_numeric",
+        SpgemmCopyPattern = "spgemm_copy_pattern",
+        SpgemmValues = "spgemm_values",
     }
     amg_setup {
         AmgDiagonal = "amg_diagonal",

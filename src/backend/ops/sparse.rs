@@ -398,7 +398,7 @@ pub(crate) fn compact_rows<B: VectorOps + ?Sized, T: Scalar>(
 }
 
 /// C = A B on the device, row by row (kernels `spgemm_upper`, `spgemm_symbolic`,
-/// `spgemm_numeric`): the bound of every row's length, their scan, the sorted distinct
+/// `spgemm_copy_pattern`, `spgemm_values`): the bound of every row's length, their scan, the sorted distinct
 /// columns of every row into a scratch of that size, the scan of the true lengths, then the
 /// values, every entry of C summed in the order of A's entries and B's (the same order on every
 /// backend). The scratch holds one `u32` per product.
@@ -501,8 +501,9 @@ pub(crate) fn spgemm<B: VectorOps + ?Sized, T: Scalar>(
     Ok(c)
 }
 
-/// The values of C = A B on C's pattern (kernel `spgemm_numeric`); with `pattern` (the
-/// symbolic phase's bounds and scratch) the columns of C are copied from it first.
+/// The values of C = A B on C's pattern (kernel `spgemm_values`, one work-item per entry);
+/// with `pattern` (the symbolic phase's bounds and scratch) the columns of C are copied from
+/// it first (`spgemm_copy_pattern`).
 pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
@@ -552,18 +553,32 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let (up, scratch) = match pattern {
-        Some((up, s)) => (up, s),
-        // Not read with copy_pattern = 0.
-        None => (&c.row_ptr, &c.col_idx),
-    };
-    // SAFETY (launch_items): row i of C has c_ptr[i+1] - c_ptr[i] entries, which the symbolic
-    // phase wrote from upper_ptr[i] in the scratch; products outside the row are skipped.
+    if let Some((up, scratch)) = pattern {
+        // SAFETY (launch_items): row i of C has c_ptr[i+1] - c_ptr[i] entries, which the
+        // symbolic phase wrote from upper_ptr[i] in the scratch.
+        launch_items::<T>(
+            &rt,
+            Kernel::SpgemmCopyPattern,
+            n,
+            &[
+                len("spgemm rows", n)?,
+                KernelArg::buffer(up),
+                KernelArg::buffer(scratch),
+                KernelArg::buffer(&c.row_ptr),
+                KernelArg::buffer(&c.col_idx),
+            ],
+        )?;
+    }
+    // One work-item per entry of C (a row-by-row product left the long rows of R (A P) to one
+    // work-item each); the same sums in the same order. SAFETY (launch_items): the entries'
+    // columns index B's columns, the rows of A index B's rows (checked shapes).
+    let nnz = c.col_idx.len();
     launch_items::<T>(
         &rt,
-        Kernel::SpgemmNumeric,
-        n,
+        Kernel::SpgemmValues,
+        nnz,
         &[
+            len("spgemm entries", nnz)?,
             len("spgemm rows", n)?,
             KernelArg::buffer(a.row_ptr),
             KernelArg::buffer(a.col_idx),
@@ -571,9 +586,6 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
             KernelArg::buffer(b.row_ptr),
             KernelArg::buffer(b.col_idx),
             KernelArg::buffer(b.values),
-            KernelArg::U32(u32::from(pattern.is_some())),
-            KernelArg::buffer(up),
-            KernelArg::buffer(scratch),
             KernelArg::buffer(&c.row_ptr),
             KernelArg::buffer(&c.col_idx),
             KernelArg::buffer(&c.values),
