@@ -36,6 +36,7 @@ pub(crate) enum BufferArg<'a> {
 }
 
 /// One kernel argument, the same for every runtime.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) enum KernelArg<'a> {
     /// A `__global` buffer.
     Buffer(BufferArg<'a>),
@@ -106,6 +107,10 @@ impl KernelRuntime<'_> {
     /// types, and every buffer must cover every element the kernel touches for the sizes
     /// passed (the calling operation checks them); a kernel that writes partials must get
     /// their group count.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables, clippy::extra_unused_type_parameters)
+    )]
     pub(crate) unsafe fn launch<T: Scalar>(
         &self,
         kernel: Kernel,
