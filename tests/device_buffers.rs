@@ -163,7 +163,12 @@ mod opencl {
         let own_transfers = (s.backend().0.counters() - before).transfers;
         // The caller's memory objects, reached by the solver only through their handles.
         let context = on_opencl(&s).raw_context();
-        let (mb, mx) = (create(context, n, Some(&b)), create(context, n, None));
+        // (x holds the initial guess: zeros, as the reference solve's.)
+        let zeros = vec![0.0; n];
+        let (mb, mx) = (
+            create(context, n, Some(&b)),
+            create(context, n, Some(&zeros)),
+        );
         // SAFETY: valid memory objects of this context; nothing else uses them meanwhile.
         let (bd, mut xd) = unsafe {
             let cl = on_opencl(&s);

@@ -1,0 +1,124 @@
+//! The operations on every backend this build has against the host references: random
+//! matrices whose rows of A B hold 0 to a few thousand products (so both symbolic kernels,
+//! one work-item and one work-group per row, run), empty rows and columns.
+use super::*;
+use crate::backend::host::HostBackend;
+use crate::backend::{Backend, MatrixFormat};
+use crate::matrix::CsrMatrix;
+
+/// A random `rows` x `cols` matrix with row i holding up to `max_len` entries (row 3 and
+/// column 5 empty), deterministic in `seed`.
+fn random(rows: usize, cols: usize, max_len: usize, seed: u64) -> CsrMatrix<f64> {
+    let mut h = seed;
+    let mut next = move || {
+        h = h
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (h >> 33) as usize
+    };
+    let mut t = Vec::new();
+    for i in (0..rows).filter(|&i| i != 3) {
+        let len = next() % (max_len + 1);
+        for _ in 0..len {
+            let j = next() % cols;
+            if j != 5 {
+                t.push((i, j, (next() % 1000) as f64 / 250.0 - 2.0));
+            }
+        }
+    }
+    CsrMatrix::from_triplets(rows, cols, &t).unwrap()
+}
+
+fn product_on<B: Backend>(b: &B, x: &CsrMatrix<f64>, y: &CsrMatrix<f64>) -> CsrMatrix<f64> {
+    let (dx, dy) = (
+        b.upload_matrix(x, MatrixFormat::Csr).unwrap(),
+        b.upload_matrix(y, MatrixFormat::Csr).unwrap(),
+    );
+    let c = spgemm(b, CsrRef::of(&dx).unwrap(), CsrRef::of(&dy).unwrap()).unwrap();
+    let t = transpose(b, c.view()).unwrap();
+    let back = transpose(b, t.view()).unwrap();
+    let download = |m: &CsrBuffers<f64>| {
+        CsrMatrix::new(
+            m.n_rows,
+            m.n_cols,
+            b.download(&m.row_ptr)
+                .unwrap()
+                .iter()
+                .map(|&p| p as usize)
+                .collect(),
+            b.download(&m.col_idx)
+                .unwrap()
+                .iter()
+                .map(|&p| p as usize)
+                .collect(),
+            b.download(&m.values).unwrap(),
+        )
+        .unwrap()
+    };
+    assert!(
+        download(&back) == download(&c),
+        "{}: (C^T)^T != C",
+        b.name()
+    );
+    download(&c)
+}
+
+fn agrees_with_the_host<B: Backend>(b: &B) {
+    let host = HostBackend::new();
+    for (seed, (m, k, n), (la, lb)) in [
+        (1, (300, 200, 150), (60, 40)),
+        (2, (50, 400, 3000), (90, 60)),
+        (3, (1, 1, 1), (1, 1)),
+        (4, (0, 7, 3), (2, 2)),
+    ] {
+        let x = random(m, k, la, seed);
+        let y = random(k, n, lb, seed + 10);
+        let want = product_on(&host, &x, &y);
+        let got = product_on(b, &x, &y);
+        assert_eq!(got.row_ptr(), want.row_ptr(), "{} seed {seed}", b.name());
+        assert_eq!(got.col_idx(), want.col_idx(), "{} seed {seed}", b.name());
+        for (g, w) in got.values().iter().zip(want.values()) {
+            assert!(
+                (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+                "{} seed {seed}",
+                b.name()
+            );
+        }
+        // Against a dense product.
+        let mut dense = vec![0.0; m * n];
+        for i in 0..m {
+            let (ci, vi) = x.row(i);
+            for (&kk, &a) in ci.iter().zip(vi) {
+                let (cj, vj) = y.row(kk);
+                for (&j, &bv) in cj.iter().zip(vj) {
+                    dense[i * n + j] += a * bv;
+                }
+            }
+        }
+        for i in 0..m {
+            let (ci, vi) = want.row(i);
+            for (&j, &v) in ci.iter().zip(vi) {
+                assert!((v - dense[i * n + j]).abs() <= 1e-12 * v.abs().max(1.0));
+            }
+        }
+    }
+    // A product of more than 2^32 - 1 entries would overflow the scan: a typed error.
+    let mut counts = b.alloc::<u32>(3).unwrap();
+    b.write(&mut counts, &[u32::MAX, 1, 0]).unwrap();
+    let mut out = b.alloc::<u32>(4).unwrap();
+    assert!(matches!(
+        scan_u32::<f64, B>(b, "test", &counts, &mut out),
+        Err(Error::IndexOverflow { .. })
+    ));
+}
+
+#[test]
+fn host_sparse_operations_match_a_dense_product() {
+    agrees_with_the_host(&HostBackend::new());
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_sparse_operations_agree_with_the_host() {
+    agrees_with_the_host(&crate::backend::opencl::OpenClBackend::from_env().unwrap());
+}
