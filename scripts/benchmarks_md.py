@@ -111,7 +111,7 @@ SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
     "files": ["h200-2026-11-29-amg-device-setup/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "67ae900, 2026-11-29",
+    "commit": "d05ab28, 2026-11-29",
     "command": "`OUT=$OUT bash bench/experiments/amg-device-setup/run.sh` (AMGCL 3f7970b built in the same call "
                "from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond amg "
                "--amg-setup device|host --rhs a-ones --json`)",
