@@ -24,6 +24,7 @@ pub enum KernelRuntime<'a> {
 }
 
 /// A buffer's storage as a kernel argument (type-erased).
+#[derive(Clone, Copy)]
 pub(crate) enum BufferArg<'a> {
     /// Host memory (never launched).
     Host(std::marker::PhantomData<&'a ()>),
@@ -36,6 +37,7 @@ pub(crate) enum BufferArg<'a> {
 }
 
 /// One kernel argument, the same for every runtime.
+#[derive(Clone, Copy)]
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) enum KernelArg<'a> {
     /// A `__global` buffer.
@@ -140,5 +142,19 @@ impl KernelRuntime<'_> {
                 kernel.name()
             ))),
         }
+    }
+
+    /// [`Self::launch`] with the element-wise grid for `n` items.
+    ///
+    /// # Safety
+    /// As for [`Self::launch`] (the kernel writes no partials).
+    pub(crate) unsafe fn launch_items<T: Scalar>(
+        &self,
+        kernel: Kernel,
+        n: usize,
+        args: &[KernelArg<'_>],
+    ) -> Result<()> {
+        // SAFETY: as for this function.
+        unsafe { self.launch::<T>(kernel, self.elementwise_groups(n), args) }
     }
 }

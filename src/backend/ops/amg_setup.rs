@@ -43,16 +43,6 @@ fn rank(t: u64) -> u64 {
     t >> 32
 }
 
-/// The arguments n, row_ptr, col_idx, values of `a`.
-fn csr_args<'a, T: Scalar>(what: &str, a: &CsrRef<'a, T>) -> Result<[KernelArg<'a>; 4]> {
-    Ok([
-        KernelArg::len(what, a.n_rows)?,
-        KernelArg::buffer(a.row_ptr),
-        KernelArg::buffer(a.col_idx),
-        KernelArg::buffer(a.values),
-    ])
-}
-
 /// Launch over `n` items (element-wise).
 fn launch_items<T: Scalar>(
     rt: &KernelRuntime<'_>,
@@ -62,7 +52,29 @@ fn launch_items<T: Scalar>(
 ) -> Result<()> {
     // SAFETY: the callers check every buffer against the level's n and nnz (each kernel reads
     // and writes within its rows and entries) and pass the kernel's parameter list.
-    unsafe { rt.launch::<T>(kernel, rt.elementwise_groups(n), args) }
+    unsafe { rt.launch_items::<T>(kernel, n, args) }
+}
+
+/// Launch a kernel over the rows of `a` whose parameters start with n, row_ptr, col_idx,
+/// values; `rest` follows them (`partials`: the kernel writes them, launched on their groups).
+fn launch_on_rows<T: Scalar>(
+    rt: &KernelRuntime<'_>,
+    kernel: Kernel,
+    a: &CsrRef<'_, T>,
+    rest: &[KernelArg<'_>],
+    partials: Option<&Partials<T>>,
+) -> Result<()> {
+    let mut args = vec![
+        KernelArg::len("amg rows", a.n_rows)?,
+        KernelArg::buffer(a.row_ptr),
+        KernelArg::buffer(a.col_idx),
+        KernelArg::buffer(a.values),
+    ];
+    args.extend_from_slice(rest);
+    match partials {
+        Some(p) => launch_partials(rt, kernel, p, &args),
+        None => launch_items::<T>(rt, kernel, a.n_rows, &args),
+    }
 }
 
 /// Launch over `n` items writing `partials` (their group count).
@@ -116,20 +128,16 @@ pub(crate) fn diagonal<B: VectorOps + ?Sized, T: Scalar>(
         }
         return host_partial(partials, slot, bad as f64);
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_partials(
+    launch_on_rows(
         &rt,
         Kernel::AmgDiagonal,
-        partials,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(diag),
             KernelArg::buffer(partials.buffer()),
             KernelArg::U32(slot.0 as u32),
         ],
+        Some(&*partials),
     )
 }
 
@@ -172,20 +180,16 @@ pub(crate) fn strength<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_items::<T>(
+    launch_on_rows(
         &rt,
         Kernel::AmgStrength,
-        a.n_rows,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(diag),
             KernelArg::scalar(eps),
             KernelArg::buffer(flags),
         ],
+        None,
     )
 }
 
@@ -222,20 +226,16 @@ pub(crate) fn filtered_diag<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_items::<T>(
+    launch_on_rows(
         &rt,
         Kernel::AmgFilteredDiag,
-        a.n_rows,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(flags),
             KernelArg::buffer(diag),
             KernelArg::buffer(fdiag),
         ],
+        None,
     )
 }
 
@@ -326,16 +326,11 @@ pub(crate) fn power_step<B: VectorOps + ?Sized, T: Scalar>(
         host_partial(partials, slot, yy.to_f64())?;
         return host_partial(partials, Slot(slot.0 + 1), xx.to_f64());
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_partials(
+    launch_on_rows(
         &rt,
         Kernel::AmgPowerStep,
-        partials,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(flags),
             KernelArg::U32(u32::from(filtered)),
             KernelArg::buffer(diag),
@@ -344,6 +339,7 @@ pub(crate) fn power_step<B: VectorOps + ?Sized, T: Scalar>(
             KernelArg::buffer(partials.buffer()),
             KernelArg::U32(slot.0 as u32),
         ],
+        Some(&*partials),
     )
 }
 
@@ -419,16 +415,11 @@ pub(crate) fn prolong_rows<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_items::<T>(
+    launch_on_rows(
         &rt,
         Kernel::AmgProlongRows,
-        a.n_rows,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(flags),
             KernelArg::buffer(fdiag),
             KernelArg::buffer(agg),
@@ -438,6 +429,7 @@ pub(crate) fn prolong_rows<B: VectorOps + ?Sized, T: Scalar>(
             KernelArg::buffer(scratch_vals),
             KernelArg::buffer(counts),
         ],
+        None,
     )
 }
 
@@ -476,20 +468,16 @@ pub(crate) fn smoother_diag<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let [n, rp, ci, v] = csr_args("amg rows", &a)?;
-    launch_items::<T>(
+    launch_on_rows(
         &rt,
         Kernel::AmgSmootherDiag,
-        a.n_rows,
+        &a,
         &[
-            n,
-            rp,
-            ci,
-            v,
             KernelArg::buffer(diag),
             KernelArg::U32(u32::from(l1)),
             KernelArg::scalar(weight),
             KernelArg::buffer(s),
         ],
+        None,
     )
 }

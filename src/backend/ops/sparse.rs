@@ -128,9 +128,8 @@ fn launch_items<T: Scalar>(
     args: &[KernelArg<'_>],
 ) -> Result<()> {
     // SAFETY: every caller checks the lengths of the buffers it passes against the sizes the
-    // kernel reads (documented at each call) and passes the parameter list of `kernels/sparse.kc`
-    // or `kernels/amg_setup.kc`.
-    unsafe { rt.launch::<T>(kernel, rt.elementwise_groups(n), args) }
+    // kernel reads (documented at each call) and passes the parameter list of `kernels/sparse.kc`.
+    unsafe { rt.launch_items::<T>(kernel, n, args) }
 }
 
 /// A `u32` length or count argument.
