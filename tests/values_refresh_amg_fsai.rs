@@ -17,7 +17,7 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{
     AfsaiOptions, Amg, AmgOptions, AmgSetup, Coarsening, Fsai, FsaiOptions, Hierarchy, PrecondKind,
-    Preconditioner, Smoother,
+    PrecondSpec, Preconditioner, Smoother,
 };
 use pipekrylov::solver::{Cg, Params};
 use pipekrylov::{Error, ReusableSolver};
@@ -226,13 +226,106 @@ fn amg_refresh_applies_as_a_fresh_build<B: Backend>(b: &B) {
     assert!(compared_with_fresh >= 3, "{compared_with_fresh}");
 }
 
-/// A refresh that fails leaves the AMG as it was: a negative diagonal entry (NotApplicable, as
-/// the setup), a zero one (SingularPivot).
+/// A hierarchy set up on the device (`AmgSetup::Device`: the kernels' host references on the
+/// host backend) refreshed on the device with A2 applies as a fresh device setup on A2 where
+/// A2's strong couplings are A1's on every level: with threshold 0 (every coupling strong),
+/// and for 3 A1 (every level scales by 3); on D A1 D (a positive diagonal D: level 0's
+/// couplings are A1's, the coarse levels' may not be) and with some couplings weakened
+/// 100-fold, CG still converges. A refresh back to A1 gives the first preconditioner again.
+fn amg_device_refresh_applies_as_a_fresh_build<B: Backend>(b: &B) {
+    let a1 = poisson2d(40);
+    let d: Vec<f64> = (0..a1.n_rows())
+        .map(|i| 1.0 + 0.5 * ((i % 13) as f64 / 13.0))
+        .collect();
+    let mut dad = a1.clone();
+    let rows: Vec<usize> = (0..a1.n_rows())
+        .flat_map(|i| std::iter::repeat(i).take(a1.row(i).0.len()))
+        .collect();
+    let cols = a1.col_idx().to_vec();
+    for ((v, &i), &j) in dad.values_mut().iter_mut().zip(&rows).zip(&cols) {
+        *v *= d[i] * d[j];
+    }
+    let mut weak = new_values(&a1);
+    for ((v, &i), &j) in weak.values_mut().iter_mut().zip(&rows).zip(&cols) {
+        if i != j && (i < 300 || j < 300) {
+            *v *= 0.01;
+        }
+    }
+    let eps = AmgOptions::default().strength;
+    // (case, A2, strength threshold, whether a fresh setup on A2 has A1's couplings).
+    let mut times3 = a1.clone();
+    times3.values_mut().iter_mut().for_each(|v| *v *= 3.0);
+    let cases = [
+        ("scaled", new_values(&a1), 0.0, true),
+        ("3 A", times3, eps, true),
+        ("D A D", dad, eps, false),
+        ("weakened", weak, eps, false),
+    ];
+    for (case, a2, strength, same_couplings) in cases {
+        for (smoother, coarsening) in [
+            (Smoother::Jacobi, Coarsening::SmoothedAggregation),
+            (
+                Smoother::Chebyshev { degree: 2 },
+                Coarsening::SmoothedAggregation,
+            ),
+            (Smoother::L1Jacobi, Coarsening::Aggregation),
+        ] {
+            let opts = AmgOptions {
+                smoother,
+                coarsening,
+                coarse_size: 50,
+                strength,
+                setup: AmgSetup::Device,
+                ..AmgOptions::default()
+            };
+            let what = format!(
+                "{} {case} eps {strength} {smoother:?} {coarsening:?}",
+                b.name()
+            );
+            let mut m = Amg::new(b, &a1, opts).unwrap();
+            assert!(m.num_levels() >= 3, "{what}");
+            let r = rand_vec::<f64>(a1.n_rows(), 11);
+            let before = apply(b, &m, &r);
+            let sizes = m.level_sizes().to_vec();
+            let refresh = m.update_values(b, &a2, None).unwrap();
+            assert!(
+                refresh.kept.contains("on the device"),
+                "{what}: {}",
+                refresh.kept
+            );
+            assert_eq!(built_for(b, &m), Some(a2.fingerprint()), "{what}");
+            assert_eq!(m.level_sizes(), &sizes[..], "{what}");
+            let got = apply(b, &m, &r);
+            if same_couplings {
+                let fresh = Amg::new(b, &a2, opts).unwrap();
+                assert_eq!(fresh.level_sizes(), &sizes[..], "{what}");
+                let d = rel_diff(&got, &apply(b, &fresh, &r));
+                assert!(d < 1e-12, "{what}: against a fresh setup, {d:e}");
+            } else {
+                let d = rel_diff(&got, &before);
+                assert!(d > 1e-6, "{what}: the refresh changed nothing ({d:e})");
+            }
+            assert!(cg_iterations(b, &a2, &m) <= 40, "{what}");
+            m.update_values(b, &a1, None).unwrap();
+            let d = rel_diff(&apply(b, &m, &r), &before);
+            assert!(d < 1e-12, "{what}: back to A1, {d:e}");
+        }
+    }
+}
+
+/// A refresh that fails leaves the AMG as it was, set up on the host or on the device: a
+/// negative diagonal entry (NotApplicable, as the setup), a zero one (SingularPivot).
 fn amg_failed_refresh_changes_nothing<B: Backend>(b: &B) {
+    for setup in [AmgSetup::Host, AmgSetup::Device] {
+        amg_failed_refresh_changes_nothing_with(b, setup);
+    }
+}
+
+fn amg_failed_refresh_changes_nothing_with<B: Backend>(b: &B, setup: AmgSetup) {
     let a1 = poisson2d(24);
     let opts = AmgOptions {
         coarse_size: 40,
-        setup: AmgSetup::Host,
+        setup,
         ..AmgOptions::default()
     };
     let mut m = Amg::new(b, &a1, opts).unwrap();
@@ -254,7 +347,7 @@ fn amg_failed_refresh_changes_nothing<B: Backend>(b: &B) {
         Err(Error::PatternMismatch(_))
     ));
     assert_eq!(built_for(b, &m), Some(a1.fingerprint()));
-    assert_eq!(apply(b, &m, &r), before, "{}", b.name());
+    assert_eq!(apply(b, &m, &r), before, "{} {setup:?}", b.name());
 }
 
 /// Static FSAI (levels 1 and 2, a single-precision setup, a forced factor kernel) refreshed
@@ -415,10 +508,32 @@ fn reusable_solver_refreshes(backend: BackendChoice) {
         );
         sol.report.iterations
     };
-    for kind in [PrecondKind::Amg, PrecondKind::Fsai, PrecondKind::Afsai] {
-        let what = format!("{backend:?} {kind:?}");
+    // AMG set up on the host and on the device (on the host backend: the kernels' host
+    // references; on a GPU the finest level shares the solver's copy, which the refresh reads).
+    let amg = |setup| PrecondSpec {
+        kind: PrecondKind::Amg,
+        amg: AmgOptions {
+            setup,
+            ..AmgOptions::default()
+        },
+        ..PrecondSpec::default()
+    };
+    for spec in [
+        amg(AmgSetup::Host),
+        amg(AmgSetup::Device),
+        PrecondSpec {
+            kind: PrecondKind::Fsai,
+            ..PrecondSpec::default()
+        },
+        PrecondSpec {
+            kind: PrecondKind::Afsai,
+            ..PrecondSpec::default()
+        },
+    ] {
+        let kind = spec.kind;
+        let what = format!("{backend:?} {kind:?} {:?}", spec.amg.setup);
         let mut s = ReusableSolver::builder(&a1)
-            .precond(kind)
+            .precond_spec(spec)
             .rtol(1e-10)
             .backend(backend)
             .build()
@@ -468,6 +583,10 @@ mod host {
         super::amg_refresh_applies_as_a_fresh_build(&HostBackend::new());
     }
     #[test]
+    fn host_amg_device_refresh_applies_as_a_fresh_build() {
+        super::amg_device_refresh_applies_as_a_fresh_build(&HostBackend::new());
+    }
+    #[test]
     fn host_amg_failed_refresh_changes_nothing() {
         super::amg_failed_refresh_changes_nothing(&HostBackend::new());
     }
@@ -507,6 +626,10 @@ mod opencl {
         super::amg_refresh_applies_as_a_fresh_build(&backend());
     }
     #[test]
+    fn opencl_amg_device_refresh_applies_as_a_fresh_build() {
+        super::amg_device_refresh_applies_as_a_fresh_build(&backend());
+    }
+    #[test]
     fn opencl_amg_failed_refresh_changes_nothing() {
         super::amg_failed_refresh_changes_nothing(&backend());
     }
@@ -540,6 +663,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_amg_refresh_applies_as_a_fresh_build() {
         super::amg_refresh_applies_as_a_fresh_build(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_amg_device_refresh_applies_as_a_fresh_build() {
+        super::amg_device_refresh_applies_as_a_fresh_build(&backend());
     }
     #[test]
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
@@ -580,26 +708,36 @@ mod cuda {
 fn refresh_time_against_setup_time<B: Backend>(b: &B) {
     use pipekrylov::precond::ValuesRefresh;
     b.prepare_kernels(pipekrylov::Precision::F64).unwrap();
+    let amg_setup = |setup| AmgOptions {
+        setup,
+        ..AmgOptions::default()
+    };
     let fsai_level = |level| FsaiOptions {
         level,
         ..FsaiOptions::default()
     };
+    let poisson3d = |k| {
+        Generator::Poisson3d
+            .generate_with_param::<f64>(k)
+            .unwrap()
+            .matrix
+    };
     for (label, a1) in [
         ("poisson2d 512^2", poisson2d(512)),
-        (
-            "poisson3d 64^3",
-            Generator::Poisson3d
-                .generate_with_param::<f64>(64)
-                .unwrap()
-                .matrix,
-        ),
+        ("poisson3d 64^3", poisson3d(64)),
+        ("poisson2d 2048^2", poisson2d(2048)),
+        ("poisson3d 128^3", poisson3d(128)),
     ] {
         let a2 = new_values(&a1);
         type Build<'a, B> = Box<dyn Fn() -> Box<dyn Preconditioner<B, f64>> + 'a>;
-        let builds: [(&str, Build<B>); 4] = [
+        let builds: [(&str, Build<B>); 5] = [
             (
-                "amg",
-                Box::new(|| Box::new(Amg::new(b, &a1, AmgOptions::default()).unwrap())),
+                "amg (set up on the device)",
+                Box::new(|| Box::new(Amg::new(b, &a1, amg_setup(AmgSetup::Device)).unwrap())),
+            ),
+            (
+                "amg (set up on the host)",
+                Box::new(|| Box::new(Amg::new(b, &a1, amg_setup(AmgSetup::Host)).unwrap())),
             ),
             (
                 "fsai level 1",

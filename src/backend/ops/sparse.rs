@@ -524,11 +524,10 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
         check_len("spgemm bounds", up, n + 1)?;
     }
     let rt = backend.kernel_runtime();
-    if rt.is_host() {
-        let (ap, ac, av) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
-        let (bp, bc, bv) = (b.row_ptr.host()?, b.col_idx.host()?, b.values.host()?);
-        let cp = c.row_ptr.host()?.to_vec();
-        if let Some((up, scratch)) = pattern {
+    match pattern {
+        None => {}
+        Some((up, scratch)) if rt.is_host() => {
+            let cp = c.row_ptr.host()?.to_vec();
             let (up, s) = (up.host()?, scratch.host()?);
             let cc = c.col_idx.host_mut()?;
             for i in 0..n {
@@ -536,10 +535,60 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
                 cc[dst..dst + l].copy_from_slice(&s[up[i] as usize..up[i] as usize + l]);
             }
         }
-        let cc = c.col_idx.host()?.to_vec();
-        let cv = c.values.host_mut()?;
+        Some((up, scratch)) => {
+            // SAFETY (launch_items): row i of C has c_ptr[i+1] - c_ptr[i] entries, which the
+            // symbolic phase wrote from upper_ptr[i] in the scratch.
+            launch_items::<T>(
+                &rt,
+                Kernel::SpgemmCopyPattern,
+                n,
+                &[
+                    len("spgemm rows", n)?,
+                    KernelArg::buffer(up),
+                    KernelArg::buffer(scratch),
+                    KernelArg::buffer(&c.row_ptr),
+                    KernelArg::buffer(&c.col_idx),
+                ],
+            )?;
+        }
+    }
+    spgemm_values(backend, a, b, (&c.row_ptr, &c.col_idx), &mut c.values)
+}
+
+/// The values of C = A B into `values` on C's kept pattern `(row_ptr, col_idx)` (kernel
+/// `spgemm_values`, one work-item per entry): a numeric refresh of a product whose symbolic
+/// phase ran before. Entries of the pattern with no product get zero.
+pub(crate) fn spgemm_values<B: VectorOps + ?Sized, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    b: CsrRef<'_, T>,
+    (c_ptr, c_cols): (&Buffer<u32>, &Buffer<u32>),
+    values: &mut Buffer<T>,
+) -> Result<()> {
+    let n = a.n_rows;
+    if a.n_cols != b.n_rows {
+        return Err(Error::dims(
+            "spgemm: columns of A vs rows of B",
+            a.n_cols,
+            b.n_rows,
+        ));
+    }
+    check_len("spgemm row pointers of C", c_ptr, n + 1)?;
+    check_len("spgemm values of C", values, c_cols.len())?;
+    let rt = backend.kernel_runtime();
+    if rt.is_host() {
+        let (ap, ac, av) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
+        let (bp, bc, bv) = (b.row_ptr.host()?, b.col_idx.host()?, b.values.host()?);
+        let (cp, cc) = (c_ptr.host()?, c_cols.host()?);
+        let cv = values.host_mut()?;
         for i in 0..n {
             let (lo, hi) = (cp[i] as usize, cp[i + 1] as usize);
+            if hi < lo || hi > cc.len() {
+                return Err(Error::param(
+                    "spgemm",
+                    "the row pointers of C are not ascending within its columns",
+                ));
+            }
             cv[lo..hi].fill(T::zero());
             for p in ap[i] as usize..ap[i + 1] as usize {
                 let k = ac[p] as usize;
@@ -552,26 +601,11 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    if let Some((up, scratch)) = pattern {
-        // SAFETY (launch_items): row i of C has c_ptr[i+1] - c_ptr[i] entries, which the
-        // symbolic phase wrote from upper_ptr[i] in the scratch.
-        launch_items::<T>(
-            &rt,
-            Kernel::SpgemmCopyPattern,
-            n,
-            &[
-                len("spgemm rows", n)?,
-                KernelArg::buffer(up),
-                KernelArg::buffer(scratch),
-                KernelArg::buffer(&c.row_ptr),
-                KernelArg::buffer(&c.col_idx),
-            ],
-        )?;
-    }
     // One work-item per entry of C (a row-by-row product left the long rows of R (A P) to one
     // work-item each); the same sums in the same order. SAFETY (launch_items): the entries'
-    // columns index B's columns, the rows of A index B's rows (checked shapes).
-    let nnz = c.col_idx.len();
+    // columns index B's columns, the rows of A index B's rows (checked shapes); C's pattern is
+    // one these operations built for a product of these shapes.
+    let nnz = c_cols.len();
     launch_items::<T>(
         &rt,
         Kernel::SpgemmValues,
@@ -585,9 +619,9 @@ pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
             KernelArg::buffer(b.row_ptr),
             KernelArg::buffer(b.col_idx),
             KernelArg::buffer(b.values),
-            KernelArg::buffer(&c.row_ptr),
-            KernelArg::buffer(&c.col_idx),
-            KernelArg::buffer(&c.values),
+            KernelArg::buffer(c_ptr),
+            KernelArg::buffer(c_cols),
+            KernelArg::buffer(values),
         ],
     )
 }

@@ -103,6 +103,9 @@ pub struct Amg<T> {
     /// Where the time of a setup on the device ([`AmgSetup::Device`]) went; `None` for a
     /// setup on the host.
     pub(super) on_device: Option<device_setup::SetupPhases>,
+    /// The symbolic setup of every level above the coarsest kept on the device for
+    /// [`Preconditioner::update_values`] (empty for a setup on the host).
+    pub(super) device_kept: Vec<device_setup::KeptLevel>,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -203,6 +206,12 @@ impl<T: Scalar> Amg<T> {
             device_seconds: total - built.host_seconds,
         };
         amg.on_device = Some(built.phases);
+        amg.memory += built
+            .kept
+            .iter()
+            .map(device_setup::KeptLevel::bytes)
+            .sum::<usize>();
+        amg.device_kept = built.kept;
         Ok(amg)
     }
 
@@ -275,6 +284,7 @@ impl<T: Scalar> Amg<T> {
             launches,
             patterns: Vec::new(),
             on_device: None,
+            device_kept: Vec::new(),
         })
     }
 
@@ -532,20 +542,30 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
     /// they are unchanged); a matrix whose pattern did change (`a` of another pattern, which
     /// a direct caller may pass) is uploaded anew, and [`crate::precond::ValuesRefresh::kept`]
     /// names its level. Equals a fresh [`Amg::new`] on `a` wherever that would find the same
-    /// strong couplings. `device` is not used.
+    /// strong couplings. `device` is not used by a hierarchy set up on the host.
     ///
     /// Errors (the preconditioner unchanged): `a` of another size
     /// ([`Error::PatternMismatch`]), what the numeric phase of [`Hierarchy::build`] reports
     /// (a NaN, a zero or negative diagonal entry on a level, a singular coarsest matrix). A
     /// device error while writing, after every check passed, leaves some levels with the new
     /// values: the preconditioner then refuses every matrix (`built_for` matches none).
+    ///
+    /// A hierarchy set up on the device ([`super::AmgSetup::Device`]) keeps its strong
+    /// couplings and aggregates on the device (one `u32` per entry and per row of every level
+    /// above the coarsest, counted in the report's memory) and runs the numeric phase there
+    /// with the setup's kernels: the diagonals, the prolongators' weights and rows, R's values,
+    /// A P, the values of R (A P) on the kept pattern of the next level, the smoothers' data;
+    /// the coarsest level is downloaded and inverted on the host. Everything is computed into
+    /// new arrays and swapped in at the end, so a numeric error leaves the preconditioner as it
+    /// was. `device` (the solver's copy with the new values) is read, and shared by the finest
+    /// level, as in the setup; without it `a` is uploaded.
     fn update_values(
         &mut self,
         backend: &B,
         a: &CsrMatrix<T>,
-        _device: Option<&DeviceMatrix<T>>,
+        device: Option<&DeviceMatrix<T>>,
     ) -> Result<crate::precond::ValuesRefresh> {
-        self.refresh(backend, a)
+        self.refresh(backend, a, device)
     }
 }
 

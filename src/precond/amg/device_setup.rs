@@ -38,6 +38,27 @@ pub(super) struct DeviceHierarchy<T> {
     pub(super) host_seconds: f64,
     /// Seconds per phase, summed over the levels (each phase ends with a synchronization).
     pub(super) phases: SetupPhases,
+    /// The symbolic setup of every level above the coarsest, kept for a values refresh.
+    pub(super) kept: Vec<KeptLevel>,
+}
+
+/// What a values refresh of a device-built level keeps of its setup: its strong couplings and
+/// aggregates, so the patterns of its prolongator, restriction and coarse operator.
+#[derive(Debug)]
+pub(super) struct KeptLevel {
+    /// 1 for the strong couplings among the level's entries.
+    pub(super) flags: Buffer<u32>,
+    /// Every row's aggregate ([`kernels::UNAGGREGATED`] for none).
+    pub(super) agg: Buffer<u32>,
+    /// Number of aggregates: the next level's rows.
+    pub(super) n_coarse: usize,
+}
+
+impl KeptLevel {
+    /// Device bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        self.flags.bytes() + self.agg.bytes()
+    }
 }
 
 /// Where the device setup's time goes, summed over the levels (seconds).
@@ -60,7 +81,7 @@ pub(crate) struct SetupPhases {
 }
 
 /// Adds the seconds since `*t` (after a synchronization) to `slot` and restarts `*t`.
-fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> Result<()> {
+pub(super) fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> Result<()> {
     backend.synchronize()?;
     *slot += t.elapsed().as_secs_f64();
     *t = Instant::now();
@@ -103,6 +124,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
     let first = DeviceA::of(backend, a, device, a.fingerprint())?;
     let mut first_level = Some(first);
     let mut levels = Vec::new();
+    let mut kept = Vec::new();
     let mut stats = Vec::new();
     // The operator of the level being coarsened when it is not the finest.
     let mut coarse: Option<DeviceMatrix<T>> = None;
@@ -169,6 +191,11 @@ pub(super) fn build<B: Backend, T: Scalar>(
             chebyshev,
             patterns: [0; 3],
         });
+        kept.push(KeptLevel {
+            flags,
+            agg,
+            n_coarse,
+        });
         eps *= 0.5;
     }
     let current = match (&coarse, &first_level) {
@@ -195,11 +222,27 @@ pub(super) fn build<B: Backend, T: Scalar>(
     }
     let coarse_inverse = dense_inverse(&coarsest, levels.len())?;
     phases.coarsest = t.elapsed().as_secs_f64();
-    // Every kernel that wrote the levels' arrays has finished and none writes them again (a
-    // values refresh sets the hierarchy up anew): the CSR kernels may read them before their
-    // dependent-launch wait, as an upload's.
+    mark_complete(backend, &mut levels)?;
+    Ok(DeviceHierarchy {
+        levels,
+        coarse_inverse,
+        stats,
+        host_seconds: phases.coarsest,
+        phases,
+        kept,
+    })
+}
+
+/// Marks the levels' device-built matrices complete after a synchronization: every kernel that
+/// wrote their arrays has finished, and the next writes (a values refresh) are followed by
+/// this again, so the CSR kernels may read them before their dependent-launch wait, as an
+/// upload's.
+pub(super) fn mark_complete<B: Backend, T: Scalar>(
+    backend: &B,
+    levels: &mut [DeviceLevel<T>],
+) -> Result<()> {
     backend.synchronize()?;
-    for level in &mut levels {
+    for level in levels.iter_mut() {
         for m in [&mut level.p, &mut level.r] {
             m.uploaded = true;
         }
@@ -207,19 +250,13 @@ pub(super) fn build<B: Backend, T: Scalar>(
     for level in levels.iter_mut().skip(1) {
         level.a.uploaded = true;
     }
-    Ok(DeviceHierarchy {
-        levels,
-        coarse_inverse,
-        stats,
-        host_seconds: phases.coarsest,
-        phases,
-    })
+    Ok(())
 }
 
 /// The finest level's operator for the cycle: on a GPU backend the solver's CSR copy of `a`
 /// shared (its arrays and kernel layout, not copied) when it has no long rows, laid out anew
 /// when it has, else its own upload.
-fn finest_for_cycle<B: Backend, T: Scalar>(
+pub(super) fn finest_for_cycle<B: Backend, T: Scalar>(
     backend: &B,
     a: &CsrMatrix<T>,
     first: Option<DeviceA<'_, T>>,
@@ -236,7 +273,7 @@ fn finest_for_cycle<B: Backend, T: Scalar>(
 
 /// The diagonal of level `l`, or the error naming its first row that is not positive and
 /// finite (read back only then).
-fn diagonal<B: Backend, T: Scalar>(
+pub(super) fn diagonal<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     l: usize,
@@ -374,7 +411,7 @@ fn spectral_radius<B: Backend, T: Scalar>(
 
 /// The level's prolongator (smoothed or tentative, by the options), `n_coarse` columns.
 #[allow(clippy::too_many_arguments)]
-fn prolongator<B: Backend, T: Scalar>(
+pub(super) fn prolongator<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
@@ -436,10 +473,10 @@ fn prolongator<B: Backend, T: Scalar>(
 
 /// A level's smoother data: the scaling s, Chebyshev's first-step scaling s / theta (empty
 /// otherwise) and its (theta, delta).
-type SmootherData<T> = (Buffer<T>, Buffer<T>, (f64, f64));
+pub(super) type SmootherData<T> = (Buffer<T>, Buffer<T>, (f64, f64));
 
 /// The smoother's data, as [`super::LevelSmoother`] defines them.
-fn smoother<B: Backend, T: Scalar>(
+pub(super) fn smoother<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
@@ -474,7 +511,10 @@ fn smoother<B: Backend, T: Scalar>(
 }
 
 /// A CSR device matrix copied to the host.
-fn download<B: Backend, T: Scalar>(backend: &B, m: &DeviceMatrix<T>) -> Result<CsrMatrix<T>> {
+pub(super) fn download<B: Backend, T: Scalar>(
+    backend: &B,
+    m: &DeviceMatrix<T>,
+) -> Result<CsrMatrix<T>> {
     let v = CsrRef::of(m)?;
     let row_ptr = backend.download(v.row_ptr)?;
     let col_idx = backend.download(v.col_idx)?;

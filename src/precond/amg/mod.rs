@@ -32,6 +32,7 @@
 mod aggregate;
 mod coarse;
 mod device;
+mod device_refresh;
 mod device_setup;
 mod galerkin;
 mod hierarchy;

@@ -4,6 +4,7 @@
 
 use super::device::{smoother_scalings, Amg, DeviceLevel};
 use super::hierarchy::Hierarchy;
+use super::{device_refresh, device_setup};
 use crate::backend::{collective_result, Backend, DeviceMatrix, MatrixFormat};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
@@ -17,15 +18,11 @@ impl<T: Scalar> Amg<T> {
         &mut self,
         backend: &B,
         a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
     ) -> Result<ValuesRefresh> {
         check_same_size("amg", self.n, a)?;
         if self.on_device.is_some() {
-            // No symbolic setup is kept on the device yet: set up anew.
-            *self = Self::new(backend, a, self.options)?;
-            return Ok(ValuesRefresh::new(
-                self.times,
-                "nothing: a hierarchy set up on the device is set up anew on the new values",
-            ));
+            return self.refresh_on_device(backend, a, device);
         }
         let t0 = Instant::now();
         let local = Hierarchy::numeric(a, &self.options, &self.patterns, self.n);
@@ -71,6 +68,85 @@ impl<T: Scalar> Amg<T> {
             },
             kept,
         ))
+    }
+
+    /// The refresh of a hierarchy set up on the device: the numeric phase on the device
+    /// ([`device_refresh::numeric`]) into new arrays, then swapped in.
+    fn refresh_on_device<B: Backend>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<ValuesRefresh> {
+        let t0 = Instant::now();
+        let local = device_refresh::numeric(
+            backend,
+            a,
+            device,
+            &self.levels,
+            &self.device_kept,
+            &self.options,
+        );
+        let fresh = collective_result(backend, "the AMG refresh", local)?;
+        let host_seconds = fresh.phases.coarsest;
+        let fingerprint = a.fingerprint();
+        // From here on only device writes can fail: then refuse every matrix.
+        let local = self.swap_in(backend, fresh);
+        if let Err(e) = collective_result(backend, "the AMG refresh's writes", local) {
+            self.fingerprint = !fingerprint;
+            return Err(e);
+        }
+        self.fingerprint = fingerprint;
+        let levels = self.levels.len();
+        let total = t0.elapsed().as_secs_f64();
+        Ok(ValuesRefresh::new(
+            SetupTimes {
+                host_seconds,
+                device_seconds: total - host_seconds,
+            },
+            format!(
+                "the strong couplings and aggregates of {levels} level{} above the coarsest (on \
+                 the device), so the patterns of P, R and the coarse operators; the numeric \
+                 phase ran on the device",
+                if levels == 1 { "" } else { "s" }
+            ),
+        ))
+    }
+
+    /// The new values of `fresh` swapped into the levels' arrays (patterns kept), the
+    /// coarsest inverse written in place.
+    fn swap_in<B: Backend>(
+        &mut self,
+        backend: &B,
+        fresh: device_refresh::Refreshed<T>,
+    ) -> Result<()> {
+        let mut finest = Some(fresh.finest);
+        for (l, new) in fresh.levels.into_iter().enumerate() {
+            let level = &mut self.levels[l];
+            if let Some(m) = finest.take() {
+                self.memory = self.memory + m.device_bytes() - level.a.device_bytes();
+                level.a = m;
+            }
+            let mut p = new.p;
+            let mut r = new.r;
+            std::mem::swap(level.p.values_mut(), &mut p);
+            std::mem::swap(level.r.values_mut(), &mut r);
+            level.s = new.s;
+            level.s_first = new.s_first;
+            level.chebyshev = new.chebyshev;
+            if let (Some(mut values), Some(next)) = (new.next_a, self.levels.get_mut(l + 1)) {
+                std::mem::swap(next.a.values_mut(), &mut values);
+            }
+        }
+        if same_shape(&self.coarse_inverse, &fresh.coarse_inverse) {
+            self.coarse_inverse
+                .update_values(backend, &fresh.coarse_inverse)?;
+        } else {
+            let m = backend.upload_matrix(&fresh.coarse_inverse, MatrixFormat::Csr)?;
+            self.memory = self.memory + m.device_bytes() - self.coarse_inverse.device_bytes();
+            self.coarse_inverse = m;
+        }
+        device_setup::mark_complete(backend, &mut self.levels)
     }
 
     /// Write the operators, transfers, smoother data and coarsest inverse of `h` (the numeric
