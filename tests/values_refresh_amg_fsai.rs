@@ -703,8 +703,10 @@ mod cuda {
 
 /// The numeric phase against the first setup on larger problems (2D Poisson 512^2, 3D Poisson
 /// 64^3; the ignored `*_refresh_time_against_setup_time` tests, run in release with
-/// `--ignored --nocapture`): the first refresh, and the fastest of two more (AMG: those run
-/// the Galerkin products' numeric phase alone on the patterns the first one kept).
+/// `--ignored --nocapture`; the larger two, 2D Poisson 2048^2 and 3D Poisson 128^3, are for the
+/// GPU): the first refresh, and the fastest of two more (AMG set up on the host: those run the
+/// Galerkin products' numeric phase alone on the patterns the first one kept). The solver's
+/// copy of A is passed to the setup and the refresh, as `ReusableSolver` does.
 fn refresh_time_against_setup_time<B: Backend>(b: &B) {
     use pipekrylov::precond::ValuesRefresh;
     b.prepare_kernels(pipekrylov::Precision::F64).unwrap();
@@ -729,15 +731,23 @@ fn refresh_time_against_setup_time<B: Backend>(b: &B) {
         ("poisson3d 128^3", poisson3d(128)),
     ] {
         let a2 = new_values(&a1);
+        // The solver's copies of A1 and A2 (as `ReusableSolver` passes them): AMG reads A there
+        // and its finest level shares them, so neither the setup nor the refresh uploads A.
+        let d1 = b.upload_matrix(&a1, MatrixFormat::Csr).unwrap();
+        let d2 = b.upload_matrix(&a2, MatrixFormat::Csr).unwrap();
         type Build<'a, B> = Box<dyn Fn() -> Box<dyn Preconditioner<B, f64>> + 'a>;
         let builds: [(&str, Build<B>); 5] = [
             (
                 "amg (set up on the device)",
-                Box::new(|| Box::new(Amg::new(b, &a1, amg_setup(AmgSetup::Device)).unwrap())),
+                Box::new(|| {
+                    Box::new(Amg::new_on(b, &a1, Some(&d1), amg_setup(AmgSetup::Device)).unwrap())
+                }),
             ),
             (
                 "amg (set up on the host)",
-                Box::new(|| Box::new(Amg::new(b, &a1, amg_setup(AmgSetup::Host)).unwrap())),
+                Box::new(|| {
+                    Box::new(Amg::new_on(b, &a1, Some(&d1), amg_setup(AmgSetup::Host)).unwrap())
+                }),
             ),
             (
                 "fsai level 1",
@@ -756,9 +766,9 @@ fn refresh_time_against_setup_time<B: Backend>(b: &B) {
             let t = std::time::Instant::now();
             let mut m = build();
             let setup = t.elapsed().as_secs_f64();
-            let first: ValuesRefresh = m.update_values(b, &a2, None).unwrap();
-            let next = [&a1, &a2]
-                .map(|a| m.update_values(b, a, None).unwrap().times.total())
+            let first: ValuesRefresh = m.update_values(b, &a2, Some(&d2)).unwrap();
+            let next = [(&a1, &d1), (&a2, &d2)]
+                .map(|(a, d)| m.update_values(b, a, Some(d)).unwrap().times.total())
                 .into_iter()
                 .fold(f64::INFINITY, f64::min);
             println!(
