@@ -782,6 +782,10 @@ fn refresh_time_against_setup_time<B: Backend>(b: &B) {
                 100.0 * next / setup,
                 first.kept
             );
+            let phases = &m.params()["refresh_phases_s"];
+            if !phases.is_null() {
+                println!("{} {label} {name}: refresh phases {phases}", b.name());
+            }
         }
     }
 }

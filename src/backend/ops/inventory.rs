@@ -149,6 +149,7 @@ kernel_inventory! {
         CsrTransposeCount = "csr_transpose_count",
         CsrTransposeFill = "csr_transpose_fill",
         CsrSortRows = "csr_sort_rows",
+        CsrTransposeValues = "csr_transpose_values",
         CsrCompact = "csr_compact",
         SpgemmUpper = "spgemm_upper",
         SpgemmSymbolic = "spgemm_symbolic",

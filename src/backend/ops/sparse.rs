@@ -334,6 +334,58 @@ pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
     })
 }
 
+/// The values of T = A^T into `t_vals` on T's kept pattern `(t_ptr, t_cols)` (kernel
+/// `csr_transpose_values`): a values-only refresh of [`transpose`]'s result after A's values
+/// changed on the same pattern. An entry of the pattern that A lacks gets zero.
+pub(crate) fn transpose_values<B: VectorOps + ?Sized, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    (t_ptr, t_cols): (&Buffer<u32>, &Buffer<u32>),
+    t_vals: &mut Buffer<T>,
+) -> Result<()> {
+    check_len("transpose row pointers", t_ptr, a.n_cols + 1)?;
+    check_len("transpose values", t_vals, t_cols.len())?;
+    let rt = backend.kernel_runtime();
+    if rt.is_host() {
+        let (rp, ci, v) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
+        let (tp, tc) = (t_ptr.host()?, t_cols.host()?);
+        let tv = t_vals.host_mut()?;
+        for j in 0..a.n_cols {
+            for e in tp[j] as usize..tp[j + 1] as usize {
+                let i = tc[e] as usize;
+                if i >= a.n_rows {
+                    return Err(Error::param(
+                        "transpose values",
+                        "a column of the transpose's pattern is not a row of A",
+                    ));
+                }
+                let (lo, hi) = (rp[i] as usize, rp[i + 1] as usize);
+                tv[e] = match ci[lo..hi].binary_search(&(j as u32)) {
+                    Ok(at) => v[lo + at],
+                    Err(_) => T::zero(),
+                };
+            }
+        }
+        return Ok(());
+    }
+    // SAFETY (launch_items): T's pattern is one `transpose` built from a matrix of A's shape
+    // (its columns are rows of A), T's row pointers and values checked against it.
+    launch_items::<T>(
+        &rt,
+        Kernel::CsrTransposeValues,
+        a.n_cols,
+        &[
+            len("transpose columns", a.n_cols)?,
+            KernelArg::buffer(a.row_ptr),
+            KernelArg::buffer(a.col_idx),
+            KernelArg::buffer(a.values),
+            KernelArg::buffer(t_ptr),
+            KernelArg::buffer(t_cols),
+            KernelArg::buffer(t_vals),
+        ],
+    )
+}
+
 /// Rows of `n_rows` entries built in a scratch area (row i at `src_ptr[i] + src_shift * i`,
 /// `counts[i]` entries) copied to a compact CSR matrix of `n_cols` columns (kernel
 /// `csr_compact`, after the scan of the counts).

@@ -106,6 +106,8 @@ pub struct Amg<T> {
     /// The symbolic setup of every level above the coarsest kept on the device for
     /// [`Preconditioner::update_values`] (empty for a setup on the host).
     pub(super) device_kept: Vec<device_setup::KeptLevel>,
+    /// Where the time of the last values refresh on the device went (`None` before one).
+    pub(super) refresh_phases: Option<device_setup::SetupPhases>,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -285,6 +287,7 @@ impl<T: Scalar> Amg<T> {
             patterns: Vec::new(),
             on_device: None,
             device_kept: Vec::new(),
+            refresh_phases: None,
         })
     }
 
@@ -524,6 +527,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
                 "hierarchy on the host, uploaded"
             },
             "setup_phases_s": self.on_device,
+            "refresh_phases_s": self.refresh_phases,
         })
     }
     fn built_for(&self) -> Option<u64> {

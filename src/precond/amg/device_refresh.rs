@@ -1,7 +1,7 @@
 //! The values-only refresh of a hierarchy set up on the device: every level's strong couplings
 //! and aggregates kept ([`KeptLevel`]), so the patterns of P, R = P^T and R A P; the numeric
-//! phase (diagonals, the prolongators' weights and rows, R's values, A P, the values of R (A P)
-//! on the kept pattern, the smoothers' data, the coarsest inverse) runs on the device with the
+//! phase (diagonals, the prolongators' weights and rows, R's values on its kept pattern, A P, the
+//! values of R (A P) on the kept pattern, the smoothers' data, the coarsest inverse) runs on the device with the
 //! setup's kernels, into new arrays, so an error leaves the hierarchy as it was.
 
 use super::coarse::dense_inverse;
@@ -100,24 +100,21 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
         )?;
         same_pattern("P", l, p.view().nnz(), level.p.nnz())?;
         lap(backend, &mut t, &mut phases.prolongator)?;
-        let r = sparse::transpose(backend, p.view())?;
+        // R = P^T: its values alone, on the kept pattern.
+        let mut r_values = backend.alloc::<T>(level.r.nnz())?;
+        sparse::transpose_values(backend, p.view(), csr_pattern(&level.r)?, &mut r_values)?;
+        let r = with_values(&level.r, &r_values)?;
         lap(backend, &mut t, &mut phases.transpose)?;
         let ap = sparse::spgemm(backend, view, p.view())?;
         let next_a = match levels.get(l + 1) {
             Some(next) => {
                 let (row_ptr, col_idx) = csr_pattern(&next.a)?;
                 let mut values = backend.alloc::<T>(next.a.nnz())?;
-                sparse::spgemm_values(
-                    backend,
-                    r.view(),
-                    ap.view(),
-                    (row_ptr, col_idx),
-                    &mut values,
-                )?;
+                sparse::spgemm_values(backend, r, ap.view(), (row_ptr, col_idx), &mut values)?;
                 Some(values)
             }
             None => {
-                let c = sparse::spgemm(backend, r.view(), ap.view())?;
+                let c = sparse::spgemm(backend, r, ap.view())?;
                 coarsest = Some(c.into_matrix());
                 None
             }
@@ -129,7 +126,7 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
         lap(backend, &mut t, &mut phases.smoother)?;
         out.push(RefreshedLevel {
             p: p.values,
-            r: r.values,
+            r: r_values,
             next_a,
             s,
             s_first,

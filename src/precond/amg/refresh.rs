@@ -120,6 +120,7 @@ impl<T: Scalar> Amg<T> {
         backend: &B,
         fresh: device_refresh::Refreshed<T>,
     ) -> Result<()> {
+        self.refresh_phases = Some(fresh.phases);
         let mut finest = Some(fresh.finest);
         for (l, new) in fresh.levels.into_iter().enumerate() {
             let level = &mut self.levels[l];

@@ -37,6 +37,28 @@ fn product_on<B: Backend>(b: &B, x: &CsrMatrix<f64>, y: &CsrMatrix<f64>) -> CsrM
     let c = spgemm(b, CsrRef::of(&dx).unwrap(), CsrRef::of(&dy).unwrap()).unwrap();
     let t = transpose(b, c.view()).unwrap();
     let back = transpose(b, t.view()).unwrap();
+    // The values-only transpose on T's pattern: T's values again, then those of C with other
+    // values.
+    let mut t_vals = b.alloc::<f64>(t.col_idx.len()).unwrap();
+    transpose_values(b, c.view(), (&t.row_ptr, &t.col_idx), &mut t_vals).unwrap();
+    assert_eq!(
+        b.download(&t_vals).unwrap(),
+        b.download(&t.values).unwrap(),
+        "{}",
+        b.name()
+    );
+    let other: Vec<f64> = (b.download(&c.values).unwrap().iter().enumerate())
+        .map(|(k, v)| -3.0 * v + k as f64)
+        .collect();
+    let other = b.upload(&other).unwrap();
+    let c2 = CsrRef::new(c.n_rows, c.n_cols, &c.row_ptr, &c.col_idx, &other).unwrap();
+    transpose_values(b, c2, (&t.row_ptr, &t.col_idx), &mut t_vals).unwrap();
+    assert_eq!(
+        b.download(&t_vals).unwrap(),
+        b.download(&transpose(b, c2).unwrap().values).unwrap(),
+        "{}",
+        b.name()
+    );
     let download = |m: &CsrBuffers<f64>| {
         CsrMatrix::new(
             m.n_rows,
