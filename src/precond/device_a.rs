@@ -24,6 +24,20 @@ fn is_csr_copy_of<S: Scalar>(d: &DeviceMatrix<S>, a: &CsrMatrix<S>, fingerprint:
         && d.fingerprint() == fingerprint
 }
 
+/// The fingerprint a setup on the device records for `a`: that of `device` when it is a CSR copy
+/// of `a`'s shape on one process (the solver's copy, which the setup then reads: its values are
+/// taken as `a`'s, and hashing `a` again would cost as much as a device setup's phase at
+/// millions of rows), else [`CsrMatrix::fingerprint`] of `a`.
+pub(crate) fn trusted_fingerprint<S: Scalar>(
+    a: &CsrMatrix<S>,
+    device: Option<&DeviceMatrix<S>>,
+) -> u64 {
+    match device {
+        Some(d) if is_csr_copy_of(d, a, d.fingerprint()) => d.fingerprint(),
+        _ => a.fingerprint(),
+    }
+}
+
 impl<'d, T: Scalar> DeviceA<'d, T> {
     /// `device` when it is a CSR upload of `a` (same size, `a`'s `fingerprint`, no halo), else an
     /// upload of `a` in CSR.

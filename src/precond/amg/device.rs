@@ -14,6 +14,7 @@ use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
+use crate::precond::device_a::trusted_fingerprint;
 use crate::precond::{Preconditioner, SetupTimes};
 use crate::scalar::Scalar;
 use std::sync::{Arc, Mutex};
@@ -124,7 +125,10 @@ impl<T: Scalar> Amg<T> {
 
     /// [`Amg::new`] with the solver's device copy of `a`: a setup on the device reads A there
     /// and the cycle shares its arrays instead of uploading its own, when `device` is a CSR
-    /// upload of `a` on `backend` (same fingerprint); any other `device` is ignored.
+    /// matrix of `a`'s shape on `backend` (one process); any other `device` is ignored. Its
+    /// values are taken as `a`'s (it is not compared with `a`, whose hash would cost as much as
+    /// a phase of the setup at millions of rows), and the preconditioner is built for its
+    /// fingerprint. The host setup reads `a` alone.
     pub fn new_on<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
@@ -174,7 +178,15 @@ impl<T: Scalar> Amg<T> {
             .iter()
             .map(|s| (s.rows, s.nnz))
             .collect();
-        let mut amg = Self::assemble(backend, a, options, levels, coarse_inverse, stats)?;
+        let mut amg = Self::assemble(
+            backend,
+            a,
+            a.fingerprint(),
+            options,
+            levels,
+            coarse_inverse,
+            stats,
+        )?;
         amg.times = SetupTimes {
             host_seconds,
             device_seconds: t1.elapsed().as_secs_f64(),
@@ -192,11 +204,13 @@ impl<T: Scalar> Amg<T> {
         options: AmgOptions,
     ) -> Result<Self> {
         let t0 = Instant::now();
-        let built = device_setup::build(backend, a, device, &options)?;
+        let fingerprint = trusted_fingerprint(a, device);
+        let built = device_setup::build(backend, a, device, fingerprint, &options)?;
         let coarse_inverse = backend.upload_matrix(&built.coarse_inverse, MatrixFormat::Csr)?;
         let mut amg = Self::assemble(
             backend,
             a,
+            fingerprint,
             options,
             built.levels,
             coarse_inverse,
@@ -223,6 +237,7 @@ impl<T: Scalar> Amg<T> {
     fn assemble<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
+        fingerprint: u64,
         options: AmgOptions,
         levels: Vec<DeviceLevel<T>>,
         coarse_inverse: DeviceMatrix<T>,
@@ -282,7 +297,7 @@ impl<T: Scalar> Amg<T> {
             grid_complexity,
             times: SetupTimes::default(),
             memory,
-            fingerprint: a.fingerprint(),
+            fingerprint,
             launches,
             patterns: Vec::new(),
             on_device: None,

@@ -48,7 +48,8 @@ pub(super) struct Refreshed<T> {
 }
 
 /// The numeric phase of the device setup on `a`'s new values (the pattern of the matrix the
-/// hierarchy was built for: the caller checked it), with the kept symbolic setup `kept` of
+/// hierarchy was built for: the caller checked it; `fingerprint` its fingerprint), with the kept
+/// symbolic setup `kept` of
 /// `levels`. `device` is the solver's copy of `a` with the new values, read and shared as by
 /// the setup. Nothing of `levels` is written.
 ///
@@ -59,6 +60,7 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
     backend: &B,
     a: &CsrMatrix<T>,
     device: Option<&DeviceMatrix<T>>,
+    fingerprint: u64,
     levels: &[DeviceLevel<T>],
     kept: &[KeptLevel],
     options: &AmgOptions,
@@ -70,7 +72,7 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
     }
     let mut phases = SetupPhases::default();
     let mut t = Instant::now();
-    let first = DeviceA::of(backend, a, device, a.fingerprint())?;
+    let first = DeviceA::of(backend, a, device, fingerprint)?;
     let mut out = Vec::with_capacity(levels.len());
     let mut coarsest = None;
     for (l, (level, kept)) in levels.iter().zip(kept).enumerate() {

@@ -88,7 +88,8 @@ pub(super) fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> R
     Ok(())
 }
 
-/// Set up the hierarchy of `a` on `backend` (see the module). Errors: those of
+/// Set up the hierarchy of `a` (of `fingerprint`) on `backend` (see the module), reading the
+/// solver's copy `device` when it is one of `a`. Errors: those of
 /// [`super::Hierarchy::build`] (options, shape, non-finite entries, a zero or negative
 /// diagonal on some level, a matrix that does not coarsen, a singular coarsest level) and
 /// device errors (out of memory included); a block size above 1 is
@@ -97,6 +98,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
     backend: &B,
     a: &CsrMatrix<T>,
     device: Option<&DeviceMatrix<T>>,
+    fingerprint: u64,
     options: &AmgOptions,
 ) -> Result<DeviceHierarchy<T>> {
     options.validate()?;
@@ -121,7 +123,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
     }
     let mut phases = SetupPhases::default();
     let mut t = Instant::now();
-    let first = DeviceA::of(backend, a, device, a.fingerprint())?;
+    let first = DeviceA::of(backend, a, device, fingerprint)?;
     let mut first_level = Some(first);
     let mut levels = Vec::new();
     let mut kept = Vec::new();

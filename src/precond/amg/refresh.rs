@@ -8,6 +8,7 @@ use super::{device_refresh, device_setup};
 use crate::backend::{collective_result, Backend, DeviceMatrix, MatrixFormat};
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
+use crate::precond::device_a::trusted_fingerprint;
 use crate::precond::{check_same_size, SetupTimes, ValuesRefresh};
 use crate::scalar::Scalar;
 use std::time::Instant;
@@ -79,17 +80,18 @@ impl<T: Scalar> Amg<T> {
         device: Option<&DeviceMatrix<T>>,
     ) -> Result<ValuesRefresh> {
         let t0 = Instant::now();
+        let fingerprint = trusted_fingerprint(a, device);
         let local = device_refresh::numeric(
             backend,
             a,
             device,
+            fingerprint,
             &self.levels,
             &self.device_kept,
             &self.options,
         );
         let fresh = collective_result(backend, "the AMG refresh", local)?;
         let host_seconds = fresh.phases.coarsest;
-        let fingerprint = a.fingerprint();
         // From here on only device writes can fail: then refuse every matrix.
         let local = self.swap_in(backend, fresh);
         if let Err(e) = collective_result(backend, "the AMG refresh's writes", local) {
