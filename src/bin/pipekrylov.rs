@@ -123,6 +123,10 @@ enum Command {
         /// (greedy aggregation, uploaded) or device (MIS-2 aggregation and SpGEMM kernels).
         #[arg(long, default_value = "auto")]
         amg_setup: String,
+        /// Precision of amg's hierarchy: solve (the solve's) or f32 (levels stored and the
+        /// cycle run in single precision inside a double-precision solve).
+        #[arg(long, default_value = "solve")]
+        amg_precision: String,
         /// Matching and scaling of ilu: auto (the maximum-product matching with its scalings
         /// where some row's diagonal is zero or below 0.1 of its row's largest entry), on, off
         /// or equilibrate (row and column scaling only).
@@ -357,6 +361,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             amg_max_levels,
             amg_coarse_size,
             amg_setup,
+            amg_precision,
             ilu_matching,
             ilu_ordering,
             ilu_fill,
@@ -409,6 +414,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     max_levels: amg_max_levels,
                     coarse_size: amg_coarse_size,
                     setup: amg_setup.parse()?,
+                    precision: amg_precision.parse()?,
                     ..pipekrylov::precond::AmgOptions::default()
                 },
                 fsai: pipekrylov::precond::FsaiOptions {

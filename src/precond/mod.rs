@@ -20,7 +20,7 @@ mod jacobi;
 mod kind;
 mod point_block_jacobi;
 
-pub use amg::{Amg, AmgOptions, AmgSetup, Coarsening, Hierarchy, Smoother};
+pub use amg::{Amg, AmgOptions, AmgPrecision, AmgSetup, Coarsening, Hierarchy, Smoother};
 pub use bilu0::{
     bilu0, drop_couplings, subdomain_of, Bilu0, Bilu0Options, BiluFactors, Factorization, Levels,
     TriangularSolve, AUTO_EXACT_MAX_LEVELS, AUTO_SWEEPS, AUTO_SWEEP_MAX_RELATIVE_ERROR,

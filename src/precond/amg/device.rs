@@ -9,14 +9,14 @@
 
 use super::device_setup;
 use super::hierarchy::{Hierarchy, LevelPattern};
-use super::options::{AmgOptions, AmgSetup, Smoother};
+use super::options::{AmgOptions, AmgPrecision, AmgSetup, Smoother};
 use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::device_a::trusted_fingerprint;
+use crate::precond::device_a::{trusted_fingerprint, DeviceA};
 use crate::precond::{Preconditioner, SetupTimes};
-use crate::scalar::Scalar;
+use crate::scalar::{Precision, Scalar};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -109,6 +109,17 @@ pub struct Amg<T> {
     pub(super) device_kept: Vec<device_setup::KeptLevel>,
     /// Where the time of the last values refresh on the device went (`None` before one).
     pub(super) refresh_phases: Option<device_setup::SetupPhases>,
+    /// The single-precision hierarchy that replaces this one's levels
+    /// ([`AmgPrecision::F32`] in a double-precision solve; `levels` is then empty).
+    pub(super) narrow: Option<Box<Narrow>>,
+}
+
+/// A single-precision hierarchy inside a solve of another precision ([`AmgPrecision::F32`]):
+/// the f32 preconditioner, and the f32 residual and correction of the cycle's entry and exit.
+#[derive(Debug)]
+pub(super) struct Narrow {
+    pub(super) amg: Amg<f32>,
+    vectors: Mutex<(Buffer<f32>, Buffer<f32>)>,
 }
 
 impl<T: Scalar> Amg<T> {
@@ -145,12 +156,10 @@ impl<T: Scalar> Amg<T> {
         device: Option<&DeviceMatrix<T>>,
         options: AmgOptions,
     ) -> Result<Self> {
-        let on_device = match options.setup {
-            AmgSetup::Host => false,
-            AmgSetup::Device => true,
-            AmgSetup::Auto => backend.is_gpu() && options.block_size == 1,
-        };
-        if on_device {
+        if options.precision == AmgPrecision::F32 && T::PRECISION == Precision::F64 {
+            return Self::new_narrow(backend, a, device, options);
+        }
+        if sets_up_on_device(backend, &options) {
             return Self::new_on_device(backend, a, device, options);
         }
         let t0 = Instant::now();
@@ -180,7 +189,7 @@ impl<T: Scalar> Amg<T> {
             .collect();
         let mut amg = Self::assemble(
             backend,
-            a,
+            a.n_rows(),
             a.fingerprint(),
             options,
             levels,
@@ -204,12 +213,28 @@ impl<T: Scalar> Amg<T> {
         options: AmgOptions,
     ) -> Result<Self> {
         let t0 = Instant::now();
+        device_setup::check_input(a, &options)?;
         let fingerprint = trusted_fingerprint(a, device);
-        let built = device_setup::build(backend, a, device, fingerprint, &options)?;
+        let first = DeviceA::of(backend, a, device, fingerprint)?;
+        Self::from_device_a(backend, first, Some(a), fingerprint, options, t0)
+    }
+
+    /// The setup on the device from A there (`first`; `fallback`: A on the host, see
+    /// [`device_setup::build`]), built for `fingerprint`, its time counted from `t0`.
+    fn from_device_a<B: Backend>(
+        backend: &B,
+        first: DeviceA<'_, T>,
+        fallback: Option<&CsrMatrix<T>>,
+        fingerprint: u64,
+        options: AmgOptions,
+        t0: Instant,
+    ) -> Result<Self> {
+        let n = first.get().n_rows();
+        let built = device_setup::build(backend, first, fallback, &options)?;
         let coarse_inverse = backend.upload_matrix(&built.coarse_inverse, MatrixFormat::Csr)?;
         let mut amg = Self::assemble(
             backend,
-            a,
+            n,
             fingerprint,
             options,
             built.levels,
@@ -231,12 +256,66 @@ impl<T: Scalar> Amg<T> {
         Ok(amg)
     }
 
+    /// The single-precision hierarchy of `a` ([`AmgPrecision::F32`]) set up where the options
+    /// say (on the device: from the solver's copy rounded there, its index arrays shared; on the
+    /// host: from `a` rounded there), wrapped with the f32 vectors of the cycle's entry and exit.
+    fn new_narrow<B: Backend>(
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+        options: AmgOptions,
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let inner_options = AmgOptions {
+            precision: AmgPrecision::Solve,
+            ..options
+        };
+        let (amg, fingerprint) = if sets_up_on_device(backend, &options) {
+            device_setup::check_input(a, &options)?;
+            let fingerprint = trusted_fingerprint(a, device);
+            let first = DeviceA::<f32>::narrowed(backend, a, device, fingerprint)?;
+            let amg =
+                Amg::<f32>::from_device_a(backend, first, None, fingerprint, inner_options, t0)?;
+            (amg, fingerprint)
+        } else {
+            // (A value beyond f32's range rounds to infinity: the setup's NonFinite error.)
+            let amg = Amg::<f32>::new_local(backend, &a.cast::<f32>(), None, inner_options)?;
+            (amg, a.fingerprint())
+        };
+        let n = a.n_rows();
+        let vectors = (backend.alloc::<f32>(n)?, backend.alloc::<f32>(n)?);
+        let none = CsrMatrix::<T>::new(0, 0, vec![0], Vec::new(), Vec::new())?;
+        let none = backend.upload_matrix(&none, MatrixFormat::Csr)?;
+        let mut outer = Self::assemble(
+            backend,
+            n,
+            fingerprint,
+            options,
+            Vec::new(),
+            none,
+            amg.stats.clone(),
+        )?;
+        outer.times = SetupTimes {
+            host_seconds: amg.times.host_seconds,
+            device_seconds: t0.elapsed().as_secs_f64() - amg.times.host_seconds,
+        };
+        outer.memory = amg.memory + 2 * n * std::mem::size_of::<f32>();
+        // The rounding of r and the widening of z.
+        outer.launches = amg.launches + 2;
+        outer.on_device = amg.on_device;
+        outer.narrow = Some(Box::new(Narrow {
+            amg,
+            vectors: Mutex::new(vectors),
+        }));
+        Ok(outer)
+    }
+
     /// The preconditioner of `levels` and the coarsest inverse: the cycle's vectors and
     /// scratch allocated, the memory and complexities counted (times and kept patterns are
     /// the caller's).
     fn assemble<B: Backend>(
         backend: &B,
-        a: &CsrMatrix<T>,
+        n: usize,
         fingerprint: u64,
         options: AmgOptions,
         levels: Vec<DeviceLevel<T>>,
@@ -287,7 +366,7 @@ impl<T: Scalar> Amg<T> {
         let launches = cycle_launches(&options, levels.len());
         let (operator_complexity, grid_complexity) = complexities(&stats);
         Ok(Self {
-            n: a.n_rows(),
+            n,
             options,
             levels,
             coarse_inverse,
@@ -303,6 +382,7 @@ impl<T: Scalar> Amg<T> {
             on_device: None,
             device_kept: Vec::new(),
             refresh_phases: None,
+            narrow: None,
         })
     }
 
@@ -466,6 +546,16 @@ pub(super) fn smoother_scalings<T: Scalar>(smoother: &LevelSmoother<T>) -> ((f64
     (chebyshev, s_first)
 }
 
+/// Whether `options` set the hierarchy up on the device on `backend` ([`AmgSetup::Auto`]: a
+/// GPU backend and block size 1).
+fn sets_up_on_device<B: Backend>(backend: &B, options: &AmgOptions) -> bool {
+    match options.setup {
+        AmgSetup::Host => false,
+        AmgSetup::Device => true,
+        AmgSetup::Auto => backend.is_gpu() && options.block_size == 1,
+    }
+}
+
 /// Kernel launches of one V-cycle over `levels` smoothed levels.
 fn cycle_launches(options: &AmgOptions, levels: usize) -> usize {
     let per_sweep = match options.smoother {
@@ -501,6 +591,17 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
         }
         if self.n == 0 {
             return Ok(());
+        }
+        if let Some(narrow) = &self.narrow {
+            // The cycle in single precision: r rounded, z widened.
+            let mut guard = narrow
+                .vectors
+                .lock()
+                .map_err(|_| Error::PreconditionerSetup("AMG workspace poisoned".into()))?;
+            let (r32, z32) = &mut *guard;
+            backend.copy_to_f32(r, r32)?;
+            Preconditioner::<B, f32>::apply(&narrow.amg, backend, r32, z32)?;
+            return backend.copy_from_f32(z32, z);
         }
         let mut guard = self
             .work
@@ -540,6 +641,10 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
                 "on the device (MIS-2 aggregation, device SpGEMM; coarsest inverted on the host)"
             } else {
                 "hierarchy on the host, uploaded"
+            },
+            "precision": match &self.narrow {
+                Some(_) => "f32",
+                None => if T::PRECISION == Precision::F64 { "f64" } else { "f32" },
             },
             "setup_phases_s": self.on_device,
             "refresh_phases_s": self.refresh_phases,

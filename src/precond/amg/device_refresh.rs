@@ -47,20 +47,18 @@ pub(super) struct Refreshed<T> {
     pub(super) phases: SetupPhases,
 }
 
-/// The numeric phase of the device setup on `a`'s new values (the pattern of the matrix the
-/// hierarchy was built for: the caller checked it; `fingerprint` its fingerprint), with the kept
-/// symbolic setup `kept` of
-/// `levels`. `device` is the solver's copy of `a` with the new values, read and shared as by
-/// the setup. Nothing of `levels` is written.
+/// The numeric phase of the device setup on A's new values, read from `first` (the pattern of
+/// the matrix the hierarchy was built for: the caller checked it), with the kept symbolic setup
+/// `kept` of `levels`. The finest level for the cycle comes from `first` and `fallback` as in
+/// the setup ([`finest_for_cycle`]). Nothing of `levels` is written.
 ///
 /// Errors: a zero, negative or non-finite diagonal on some level, a singular coarsest level
 /// (as the setup's), device errors; [`Error::PreconditionerSetup`] when a product's pattern is
 /// not the kept one (it cannot be, for a matrix of the kept pattern).
 pub(super) fn numeric<B: Backend, T: Scalar>(
     backend: &B,
-    a: &CsrMatrix<T>,
-    device: Option<&DeviceMatrix<T>>,
-    fingerprint: u64,
+    first: DeviceA<'_, T>,
+    fallback: Option<&CsrMatrix<T>>,
     levels: &[DeviceLevel<T>],
     kept: &[KeptLevel],
     options: &AmgOptions,
@@ -72,7 +70,6 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
     }
     let mut phases = SetupPhases::default();
     let mut t = Instant::now();
-    let first = DeviceA::of(backend, a, device, fingerprint)?;
     let mut out = Vec::with_capacity(levels.len());
     let mut coarsest = None;
     for (l, (level, kept)) in levels.iter().zip(kept).enumerate() {
@@ -143,7 +140,7 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
     diagonal(backend, view, levels.len(), &mut partials)?;
     let coarse_inverse = dense_inverse(&download(backend, coarsest)?, levels.len())?;
     lap(backend, &mut t, &mut phases.coarsest)?;
-    let finest = finest_for_cycle(backend, a, Some(first))?;
+    let finest = finest_for_cycle(backend, first, fallback)?;
     lap(backend, &mut t, &mut phases.finest)?;
     Ok(Refreshed {
         finest,

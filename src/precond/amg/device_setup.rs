@@ -18,7 +18,7 @@ use crate::backend::ops::sparse::{self, CsrBuffers, CsrRef};
 use crate::backend::{Backend, Buffer, DeviceMatrix, MatrixFormat, Partials, Slot};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::device_a::DeviceA;
+use crate::precond::device_a::{csr_matrix, DeviceA};
 use crate::scalar::Scalar;
 use std::time::Instant;
 
@@ -88,19 +88,9 @@ pub(super) fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> R
     Ok(())
 }
 
-/// Set up the hierarchy of `a` (of `fingerprint`) on `backend` (see the module), reading the
-/// solver's copy `device` when it is one of `a`. Errors: those of
-/// [`super::Hierarchy::build`] (options, shape, non-finite entries, a zero or negative
-/// diagonal on some level, a matrix that does not coarsen, a singular coarsest level) and
-/// device errors (out of memory included); a block size above 1 is
-/// [`Error::NotApplicable`].
-pub(super) fn build<B: Backend, T: Scalar>(
-    backend: &B,
-    a: &CsrMatrix<T>,
-    device: Option<&DeviceMatrix<T>>,
-    fingerprint: u64,
-    options: &AmgOptions,
-) -> Result<DeviceHierarchy<T>> {
+/// Check what the device setup takes of `a` and `options` (before any device work): the
+/// options, block size 1, a square matrix, finite entries.
+pub(super) fn check_input<T: Scalar>(a: &CsrMatrix<T>, options: &AmgOptions) -> Result<()> {
     options.validate()?;
     if options.block_size != 1 {
         return Err(Error::NotApplicable {
@@ -121,9 +111,23 @@ pub(super) fn build<B: Backend, T: Scalar>(
             index,
         });
     }
+    Ok(())
+}
+
+/// Set up the hierarchy (see the module) of A on `backend`, read from `first` (the solver's
+/// copy, an upload, or a single-precision copy; [`check_input`] passed on the matrix it holds).
+/// The cycle's finest level is `first` itself or shares its arrays; where it cannot, `fallback`
+/// (A on the host) is uploaded, else `first` is copied on the device. Errors: a zero or negative
+/// diagonal on some level, a matrix that does not coarsen, a singular coarsest level (as
+/// [`super::Hierarchy::build`]'s) and device errors (out of memory included).
+pub(super) fn build<B: Backend, T: Scalar>(
+    backend: &B,
+    first: DeviceA<'_, T>,
+    fallback: Option<&CsrMatrix<T>>,
+    options: &AmgOptions,
+) -> Result<DeviceHierarchy<T>> {
     let mut phases = SetupPhases::default();
     let mut t = Instant::now();
-    let first = DeviceA::of(backend, a, device, fingerprint)?;
     let mut first_level = Some(first);
     let mut levels = Vec::new();
     let mut kept = Vec::new();
@@ -179,7 +183,10 @@ pub(super) fn build<B: Backend, T: Scalar>(
         let level_a = match coarse.replace(next) {
             Some(m) => m,
             None => {
-                let m = finest_for_cycle(backend, a, first_level.take())?;
+                let first = first_level.take().ok_or_else(|| {
+                    Error::PreconditionerSetup("amg: the finest level was consumed".into())
+                })?;
+                let m = finest_for_cycle(backend, first, fallback)?;
                 lap(backend, &mut t, &mut phases.finest)?;
                 m
             }
@@ -255,22 +262,35 @@ pub(super) fn mark_complete<B: Backend, T: Scalar>(
     Ok(())
 }
 
-/// The finest level's operator for the cycle: on a GPU backend the solver's CSR copy of `a`
-/// shared (its arrays and kernel layout, not copied) when it has no long rows, laid out anew
-/// when it has, else its own upload.
+/// The finest level's operator for the cycle: `first` when the setup owns it; on a GPU backend
+/// the solver's CSR copy shared (its arrays and kernel layout, not copied) when it has no long
+/// rows; else `fallback` uploaded (laid out anew) or, without one, `first`'s arrays copied on
+/// the device.
 pub(super) fn finest_for_cycle<B: Backend, T: Scalar>(
     backend: &B,
-    a: &CsrMatrix<T>,
-    first: Option<DeviceA<'_, T>>,
+    first: DeviceA<'_, T>,
+    fallback: Option<&CsrMatrix<T>>,
 ) -> Result<DeviceMatrix<T>> {
-    match first {
-        Some(DeviceA::Owned(m, _)) => Ok(*m),
-        Some(DeviceA::Borrowed(d)) => match d.share_csr() {
-            Some(shared) => Ok(shared),
-            None => backend.upload_matrix(a, MatrixFormat::Csr),
-        },
-        None => backend.upload_matrix(a, MatrixFormat::Csr),
+    let d = match first {
+        DeviceA::Owned(m, _) => return Ok(*m),
+        DeviceA::Borrowed(d) => d,
+    };
+    if let Some(shared) = d.share_csr() {
+        return Ok(shared);
     }
+    if let Some(a) = fallback {
+        return backend.upload_matrix(a, MatrixFormat::Csr);
+    }
+    let v = CsrRef::of(d)?;
+    let mut row_ptr = backend.alloc::<u32>(v.n_rows + 1)?;
+    let mut col_idx = backend.alloc::<u32>(v.nnz())?;
+    let mut values = backend.alloc::<T>(v.nnz())?;
+    backend.copy_u32(v.row_ptr, &mut row_ptr)?;
+    backend.copy_u32(v.col_idx, &mut col_idx)?;
+    backend.copy(v.values, &mut values)?;
+    let mut m = csr_matrix(v.n_rows, row_ptr, col_idx, values);
+    m.fingerprint = d.fingerprint();
+    Ok(m)
 }
 
 /// The diagonal of level `l`, or the error naming its first row that is not positive and

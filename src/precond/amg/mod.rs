@@ -51,7 +51,8 @@ pub use hierarchy::{
     STALL_NUMERATOR,
 };
 pub use options::{
-    AmgOptions, AmgSetup, Coarsening, Smoother, MAX_BLOCK_SIZE, MAX_COARSE_SIZE, MAX_SWEEPS,
+    AmgOptions, AmgPrecision, AmgSetup, Coarsening, Smoother, MAX_BLOCK_SIZE, MAX_COARSE_SIZE,
+    MAX_SWEEPS,
 };
 pub use prolongation::{
     filtered_matrix, positive_diagonal, smoothed_prolongator, spectral_radius,

@@ -6,9 +6,10 @@ use super::device::{smoother_scalings, Amg, DeviceLevel};
 use super::hierarchy::Hierarchy;
 use super::{device_refresh, device_setup};
 use crate::backend::{collective_result, Backend, DeviceMatrix, MatrixFormat};
+use crate::error::Error;
 use crate::error::Result;
 use crate::matrix::CsrMatrix;
-use crate::precond::device_a::trusted_fingerprint;
+use crate::precond::device_a::{trusted_fingerprint, DeviceA};
 use crate::precond::{check_same_size, SetupTimes, ValuesRefresh};
 use crate::scalar::Scalar;
 use std::time::Instant;
@@ -22,6 +23,9 @@ impl<T: Scalar> Amg<T> {
         device: Option<&DeviceMatrix<T>>,
     ) -> Result<ValuesRefresh> {
         check_same_size("amg", self.n, a)?;
+        if self.narrow.is_some() {
+            return self.refresh_narrow(backend, a, device);
+        }
         if self.on_device.is_some() {
             return self.refresh_on_device(backend, a, device);
         }
@@ -81,15 +85,82 @@ impl<T: Scalar> Amg<T> {
     ) -> Result<ValuesRefresh> {
         let t0 = Instant::now();
         let fingerprint = trusted_fingerprint(a, device);
-        let local = device_refresh::numeric(
-            backend,
-            a,
-            device,
-            fingerprint,
-            &self.levels,
-            &self.device_kept,
-            &self.options,
-        );
+        let local = DeviceA::of(backend, a, device, fingerprint).and_then(|first| {
+            device_refresh::numeric(
+                backend,
+                first,
+                Some(a),
+                &self.levels,
+                &self.device_kept,
+                &self.options,
+            )
+        });
+        self.finish_device_refresh(backend, local, fingerprint, t0)
+    }
+
+    /// The refresh of a single-precision hierarchy inside this solve's precision: A rounded to
+    /// f32 (on the device from the solver's copy when set up there, else on the host) and the
+    /// inner hierarchy refreshed with it. On an error that left the inner hierarchy refusing
+    /// every matrix, this one refuses them too.
+    fn refresh_narrow<B: Backend>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+        device: Option<&DeviceMatrix<T>>,
+    ) -> Result<ValuesRefresh> {
+        let t0 = Instant::now();
+        let Some(narrow) = self.narrow.as_mut() else {
+            return Err(Error::PreconditionerSetup(
+                "amg: no single-precision hierarchy to refresh".into(),
+            ));
+        };
+        let inner = &mut narrow.amg;
+        let before = inner.fingerprint;
+        let (result, fingerprint) = if inner.on_device.is_some() {
+            let fingerprint = trusted_fingerprint(a, device);
+            let local =
+                DeviceA::<f32>::narrowed(backend, a, device, fingerprint).and_then(|first| {
+                    device_refresh::numeric(
+                        backend,
+                        first,
+                        None,
+                        &inner.levels,
+                        &inner.device_kept,
+                        &inner.options,
+                    )
+                });
+            let result = inner.finish_device_refresh(backend, local, fingerprint, t0);
+            (result, fingerprint)
+        } else {
+            (
+                inner.refresh(backend, &a.cast::<f32>(), None),
+                a.fingerprint(),
+            )
+        };
+        match result {
+            Ok(refresh) => {
+                self.fingerprint = fingerprint;
+                self.refresh_phases = inner.refresh_phases;
+                Ok(refresh)
+            }
+            Err(e) => {
+                if inner.fingerprint != before {
+                    self.fingerprint = !fingerprint;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The end of a device refresh: the numeric phase's result `local` (agreed across ranks)
+    /// swapped in, the preconditioner built for `fingerprint`.
+    pub(super) fn finish_device_refresh<B: Backend>(
+        &mut self,
+        backend: &B,
+        local: Result<device_refresh::Refreshed<T>>,
+        fingerprint: u64,
+        t0: Instant,
+    ) -> Result<ValuesRefresh> {
         let fresh = collective_result(backend, "the AMG refresh", local)?;
         let host_seconds = fresh.phases.coarsest;
         // From here on only device writes can fail: then refuse every matrix.
