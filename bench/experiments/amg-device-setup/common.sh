@@ -30,10 +30,10 @@ import json, sys
 v = json.loads(sys.argv[1]); p = v["precond_params"]
 sm = p["smoother"]
 sm = sm.lower().replace("chebyshev { degree: ", "chebyshev:").replace(" }", "")
-print(",".join(str(x) for x in ["pipekrylov", sys.argv[2], chr(34) + "cg+amg(sa," + sm + ")" + chr(34), v["problem"], v["n"], v["backend"], v["iterations"],
+print(",".join(str(x) for x in ["pipekrylov", sys.argv[2], chr(34) + " ".join(["cg+amg(sa," + sm + ")"] + [x for x in sys.argv[3:] if x != "--amg-smoother" and not x.startswith(("jacobi", "chebyshev", "l1"))]) + chr(34), v["problem"], v["n"], v["backend"], v["iterations"],
   v["relative_residual"], v["setup_seconds"], v["precond_setup_host_seconds"], v["solve_seconds"],
   v["setup_seconds"] + v["solve_seconds"], v["seconds_per_iteration"] * 1e6, p["levels"],
   p["operator_complexity"], chr(34) + " ".join(str(r) for r in p["level_rows"]) + chr(34),
   chr(34) + " ".join(f"{k}={v:.4f}" for k, v in (p.get("setup_phases_s") or {}).items()) + chr(34)]))
-' "$json" "$2" >> "$csv"
+' "$json" "$2" "${@:4}" >> "$csv"
 }
