@@ -187,9 +187,9 @@ enum Command {
         /// for systems of at most 500 unknowns).
         #[arg(long, default_value = "auto")]
         backend: String,
-        /// Execution of the pipelined solvers: auto (device-resident on a GPU), sync (one
-        /// transfer per iteration, as in the paper) or resident (scalars and stop test on the
-        /// device; GMRES: each cycle's steps replayed as a CUDA graph).
+        /// Execution of the pipelined solvers: auto (device-resident on a GPU, not with amg),
+        /// sync (one transfer per iteration, as in the paper) or resident (scalars and stop
+        /// test on the device; GMRES: each cycle's steps replayed as a CUDA graph).
         #[arg(long, default_value = "auto")]
         execution: String,
         /// f64 or f32.

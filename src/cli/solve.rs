@@ -141,6 +141,7 @@ fn typed<T: Scalar>(
     let f32_setup = match args.precond {
         PrecondKind::Fsai => args.fsai.setup_in_f32,
         PrecondKind::Afsai => args.afsai.setup_in_f32,
+        PrecondKind::Amg => args.amg.precision == crate::precond::AmgPrecision::F32,
         _ => false,
     };
     if f32_setup && T::PRECISION == Precision::F64 {

@@ -96,6 +96,14 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn fused_reduction_groups(&self, _backend: &B) -> usize {
         0
     }
+    /// Whether [`crate::solver::Execution::Auto`] may pick the device-resident mode with this
+    /// preconditioner (default true). A preconditioner whose application costs many iterations'
+    /// worth of a host transfer, and that converges in few iterations, says false: the
+    /// resident mode's batches then enqueue iterations past the stop that cost more than the
+    /// transfers they save (AMG: see [`Amg`]'s).
+    fn suits_device_resident(&self) -> bool {
+        true
+    }
     /// Whether the preconditioner provides pipelined PCG's update with z = M^-1 r recomputed
     /// at every row from r and Ap ([`Preconditioner::pcg_update`]) and <v, M^-1 v> without
     /// storing M^-1 v ([`Preconditioner::quad_dot`]): a stencil preconditioner can, which saves

@@ -52,7 +52,9 @@ impl std::fmt::Display for Variant {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Execution {
     /// Device-resident on a single GPU without a monitor (n up to
-    /// [`Execution::auto_max_n`]), synchronous otherwise.
+    /// [`Execution::auto_max_n`]) when the preconditioner suits it
+    /// ([`crate::precond::Preconditioner::suits_device_resident`]: not AMG), synchronous
+    /// otherwise.
     #[default]
     Auto,
     /// One host transfer per iteration (\[Rupp16\]).

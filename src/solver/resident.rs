@@ -25,12 +25,23 @@ const MAX_RECORDINGS: usize = 16;
 
 /// Whether the parameters may select the device-resident mode of `solver` on this backend (the
 /// state is allocated at setup then).
-pub(super) fn may_run<B: Backend>(backend: &B, solver: &str, n: usize, params: &Params) -> bool {
+/// `auto_allowed`: false when the preconditioner says it does not suit the resident mode
+/// ([`crate::precond::Preconditioner::suits_device_resident`]), which [`Execution::Auto`] then
+/// leaves.
+pub(super) fn may_run<B: Backend>(
+    backend: &B,
+    solver: &str,
+    n: usize,
+    params: &Params,
+    auto_allowed: bool,
+) -> bool {
     params.variant == Variant::Pipelined
         && match params.execution {
             Execution::Synchronous => false,
             Execution::DeviceResident => true,
-            Execution::Auto => auto_picks(backend, n, Execution::auto_max_n(solver)),
+            Execution::Auto => {
+                auto_allowed && auto_picks(backend, n, Execution::auto_max_n(solver))
+            }
         }
 }
 
@@ -44,8 +55,9 @@ pub(super) fn state_for<B: Backend>(
     solver: &str,
     n: usize,
     params: &Params,
+    auto_allowed: bool,
 ) -> Result<Option<ResidentState>> {
-    if may_run(backend, solver, n, params) {
+    if may_run(backend, solver, n, params, auto_allowed) {
         Ok(Some(ResidentState::new(backend, MAX_BATCH)?))
     } else {
         Ok(None)
@@ -59,10 +71,11 @@ pub(super) fn choose<B: Backend>(
     solver: &str,
     n: usize,
     params: &Params,
+    auto_allowed: bool,
     tracker: &mut Tracker,
     state: &mut Option<ResidentState>,
 ) -> Result<()> {
-    if may_run(backend, solver, n, params) && !tracker.has_monitor() {
+    if may_run(backend, solver, n, params, auto_allowed) && !tracker.has_monitor() {
         if state.is_none() {
             *state = Some(ResidentState::new(backend, MAX_BATCH)?);
         }

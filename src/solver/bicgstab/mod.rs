@@ -130,7 +130,13 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
                 shat: backend.alloc(nm)?,
                 partials: backend.spmv_partials(a, slot::COUNT)?,
                 scratch: backend.partials(n, 1)?,
-                resident: state_for(backend, "bicgstab", n, &params)?,
+                resident: state_for(
+                    backend,
+                    "bicgstab",
+                    n,
+                    &params,
+                    precond.map_or(true, |m| m.suits_device_resident()),
+                )?,
                 recordings: Recordings::default(),
                 alt: None,
                 setup_seconds: t0.elapsed().as_secs_f64()
@@ -184,6 +190,7 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             "bicgstab",
             self.a.n_rows(),
             &self.params,
+            self.precond.map_or(true, |m| m.suits_device_resident()),
             &mut tracker,
             &mut self.resident,
         )?;

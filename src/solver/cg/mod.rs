@@ -157,7 +157,13 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                     precond.map_or(0, |m| m.fused_reduction_groups(backend)),
                 )?,
                 scratch: backend.partials(n, 1)?,
-                resident: state_for(backend, "cg", n, &params)?,
+                resident: state_for(
+                    backend,
+                    "cg",
+                    n,
+                    &params,
+                    precond.map_or(true, |m| m.suits_device_resident()),
+                )?,
                 alt: None,
                 fused_batches: false,
                 recordings: Recordings::default(),
@@ -217,6 +223,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             "cg",
             self.a.n_rows(),
             &self.params,
+            self.precond.map_or(true, |m| m.suits_device_resident()),
             &mut tracker,
             &mut self.resident,
         )?;

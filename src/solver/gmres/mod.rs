@@ -217,7 +217,13 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         // Device-resident: the DCGS2 steps transfer nothing anyway, so a monitor (called at the
         // cycle's end) does not force the synchronous mode here.
         if self.params.gmres_orthogonalization == GmresOrthogonalization::Dcgs2
-            && may_run(self.backend, "gmres", self.a.n_rows(), &self.params)
+            && may_run(
+                self.backend,
+                "gmres",
+                self.a.n_rows(),
+                &self.params,
+                self.precond.map_or(true, |m| m.suits_device_resident()),
+            )
         {
             tracker.execution = Execution::DeviceResident;
         }
