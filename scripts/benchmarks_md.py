@@ -109,13 +109,13 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-29-amg-device-refresh/amg-device-setup.csv"],
+    "files": ["h200-2026-11-29-amg-f32/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "4228374, 2026-11-29",
+    "commit": "e85ecc8, 2026-11-29",
     "command": "`OUT=$OUT bash bench/experiments/amg-device-setup/run.sh` (AMGCL 3f7970b built in the same call "
                "from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond amg "
                "--amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-29-amg-device-refresh.md",
+    "log": "2026-11-29-amg-f32-execution.md",
 }
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
