@@ -8,6 +8,7 @@ use super::coarse::dense_inverse;
 use super::device::DeviceLevel;
 use super::device_setup::{
     diagonal, download, finest_for_cycle, lap, prolongator, smoother, KeptLevel, SetupPhases,
+    LEVEL_SLOTS,
 };
 use super::options::AmgOptions;
 use crate::backend::ops::sparse::{self, CsrRef};
@@ -84,10 +85,10 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
             }
         };
         let n = view.n_rows;
-        let mut partials = backend.partials::<T>(n, 2)?;
+        let mut partials = backend.partials::<T>(n, LEVEL_SLOTS)?;
         let diag = diagonal(backend, view, l, &mut partials)?;
         lap(backend, &mut t, &mut phases.aggregation)?;
-        let p = prolongator(
+        let (p, radius) = prolongator(
             backend,
             view,
             &kept.flags,
@@ -120,8 +121,15 @@ pub(super) fn numeric<B: Backend, T: Scalar>(
         };
         drop(ap);
         lap(backend, &mut t, &mut phases.galerkin)?;
-        let (s, s_first, chebyshev) =
-            smoother(backend, view, &kept.flags, &diag, options, &mut partials)?;
+        let (s, s_first, chebyshev) = smoother(
+            backend,
+            view,
+            &kept.flags,
+            &diag,
+            options,
+            &mut partials,
+            radius,
+        )?;
         lap(backend, &mut t, &mut phases.smoother)?;
         out.push(RefreshedLevel {
             p: p.values,

@@ -144,7 +144,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
         };
         let view = CsrRef::of(current)?;
         let n = view.n_rows;
-        let mut partials = backend.partials::<T>(n, 2)?;
+        let mut partials = backend.partials::<T>(n, LEVEL_SLOTS)?;
         let diag = diagonal(backend, view, l, &mut partials)?;
         if n <= options.coarse_size || l + 1 >= options.max_levels {
             break;
@@ -156,7 +156,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
         if n_coarse == 0 || n_coarse as f64 > STALL * n as f64 {
             break;
         }
-        let p = prolongator(
+        let (p, radius) = prolongator(
             backend,
             view,
             &flags,
@@ -174,7 +174,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
         drop(ap);
         lap(backend, &mut t, &mut phases.galerkin)?;
         let (s, s_first, chebyshev) =
-            smoother(backend, view, &flags, &diag, options, &mut partials)?;
+            smoother(backend, view, &flags, &diag, options, &mut partials, radius)?;
         lap(backend, &mut t, &mut phases.smoother)?;
         stats.push((n, view.nnz()));
         // (Laid out for the stream kernel the cycle was not faster on the H200: 2D Poisson
@@ -391,47 +391,70 @@ fn independent_set<B: Backend, T: Scalar>(
     Ok((tuple, scan, roots))
 }
 
-/// The estimate of the spectral radius of D^-1 A (or of the filtered D_f^-1 A_f with
-/// `filtered`, `diag` then D_f): [`POWER_ITERATIONS`] power iterations from the kernels' fixed
-/// start vector, the largest ratio ||D^-1 A x||_D / ||x||_D met (the host setup's estimate,
-/// without its Gershgorin cap).
-fn spectral_radius<B: Backend, T: Scalar>(
+/// The estimates of the spectral radius of D^-1 A for every `(filtered, diag)` of `which` (with
+/// `filtered`: of the filtered D_f^-1 A_f, `diag` then D_f): [`POWER_ITERATIONS`] power
+/// iterations each from the kernels' fixed start vector, the largest ratio
+/// ||D^-1 A x||_D / ||x||_D met (the host setup's estimate, without its Gershgorin cap). The
+/// estimates run side by side, one read of their sums per step (slots 2e and 2e + 1 of
+/// `partials` for estimate e): the same values as one at a time.
+fn spectral_radii<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
-    filtered: bool,
-    diag: &Buffer<T>,
+    which: &[(bool, &Buffer<T>)],
     partials: &mut Partials<T>,
-) -> Result<f64> {
-    let mut x = backend.alloc::<T>(a.n_rows)?;
-    let mut y = backend.alloc::<T>(a.n_rows)?;
-    kernels::power_start(backend, &mut x)?;
-    let mut estimate = 0.0f64;
+) -> Result<Vec<f64>> {
+    let mut vectors = Vec::with_capacity(which.len());
+    for _ in which {
+        let mut x = backend.alloc::<T>(a.n_rows)?;
+        kernels::power_start(backend, &mut x)?;
+        vectors.push((x, backend.alloc::<T>(a.n_rows)?));
+    }
+    let mut estimates = vec![0.0f64; which.len()];
+    let mut live = vec![true; which.len()];
     for _ in 0..POWER_ITERATIONS {
-        kernels::power_step(
-            backend,
-            a,
-            flags,
-            filtered,
-            diag,
-            &x,
-            &mut y,
-            partials,
-            Slot(0),
-        )?;
-        let sums = backend.finish(partials)?;
-        let (yy, xx) = (sums.get(Slot(0)), sums.get(Slot(1)));
-        if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
+        if !live.contains(&true) {
             break;
         }
-        estimate = estimate.max((yy / xx).sqrt());
-        backend.scale(T::from_f64(1.0 / yy.sqrt()), &mut y)?;
-        std::mem::swap(&mut x, &mut y);
+        for (e, (&(filtered, diag), (x, y))) in which.iter().zip(&mut vectors).enumerate() {
+            if live[e] {
+                let slot = Slot(2 * e);
+                kernels::power_step(backend, a, flags, filtered, diag, x, y, partials, slot)?;
+            }
+        }
+        let sums = backend.finish(partials)?;
+        for (e, (x, y)) in vectors.iter_mut().enumerate() {
+            if !live[e] {
+                continue;
+            }
+            let (yy, xx) = (sums.get(Slot(2 * e)), sums.get(Slot(2 * e + 1)));
+            if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
+                live[e] = false;
+                continue;
+            }
+            estimates[e] = estimates[e].max((yy / xx).sqrt());
+            backend.scale(T::from_f64(1.0 / yy.sqrt()), y)?;
+            std::mem::swap(x, y);
+        }
     }
-    Ok(estimate)
+    Ok(estimates)
 }
 
-/// The level's prolongator (smoothed or tentative, by the options), `n_coarse` columns.
+/// Slots of the partial sums a level's setup uses: two per spectral-radius estimate, two
+/// estimates at most.
+pub(super) const LEVEL_SLOTS: usize = 4;
+
+/// Whether the smoother's data need the spectral radius of D^-1 A.
+fn smoother_needs_radius(options: &AmgOptions) -> bool {
+    matches!(
+        options.smoother,
+        Smoother::Jacobi | Smoother::Chebyshev { .. }
+    )
+}
+
+/// The level's prolongator (smoothed or tentative, by the options), `n_coarse` columns, and the
+/// spectral radius of D^-1 A when the smoother needs it and it was estimated beside the
+/// prolongator's (see [`smoother`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prolongator<B: Backend, T: Scalar>(
     backend: &B,
@@ -442,9 +465,11 @@ pub(super) fn prolongator<B: Backend, T: Scalar>(
     n_coarse: usize,
     options: &AmgOptions,
     partials: &mut Partials<T>,
-) -> Result<CsrBuffers<T>> {
+) -> Result<(CsrBuffers<T>, Option<f64>)> {
     let n = a.n_rows;
     let mut fdiag = backend.alloc::<T>(n)?;
+    // The smoother's estimate, when it runs beside the prolongator's.
+    let mut smoother_radius = None;
     let weight = match options.coarsening {
         Coarsening::Aggregation => None,
         Coarsening::SmoothedAggregation => {
@@ -452,7 +477,13 @@ pub(super) fn prolongator<B: Backend, T: Scalar>(
             let w = match options.prolongation_weight {
                 Some(w) => w,
                 None => {
-                    let rho = spectral_radius(backend, a, flags, true, &fdiag, partials)?;
+                    let mut which = vec![(true, &fdiag)];
+                    if smoother_needs_radius(options) {
+                        which.push((false, diag));
+                    }
+                    let radii = spectral_radii(backend, a, flags, &which, partials)?;
+                    smoother_radius = radii.get(1).copied();
+                    let rho = radii[0];
                     if rho > 0.0 && rho.is_finite() {
                         4.0 / 3.0 / rho
                     } else {
@@ -484,20 +515,22 @@ pub(super) fn prolongator<B: Backend, T: Scalar>(
         (&mut cols, &mut vals),
         &mut counts,
     )?;
-    sparse::compact_rows(
+    let p = sparse::compact_rows(
         backend,
         (n, n_coarse),
         (a.row_ptr, 1),
         &counts,
         (&cols, &vals),
-    )
+    )?;
+    Ok((p, smoother_radius))
 }
 
 /// A level's smoother data: the scaling s, Chebyshev's first-step scaling s / theta (empty
 /// otherwise) and its (theta, delta).
 pub(super) type SmootherData<T> = (Buffer<T>, Buffer<T>, (f64, f64));
 
-/// The smoother's data, as [`super::LevelSmoother`] defines them.
+/// The smoother's data, as [`super::LevelSmoother`] defines them; `radius`: the spectral radius
+/// of D^-1 A when [`prolongator`] estimated it.
 pub(super) fn smoother<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
@@ -505,11 +538,16 @@ pub(super) fn smoother<B: Backend, T: Scalar>(
     diag: &Buffer<T>,
     options: &AmgOptions,
     partials: &mut Partials<T>,
+    radius: Option<f64>,
 ) -> Result<SmootherData<T>> {
     let mut s = backend.alloc::<T>(a.n_rows)?;
+    let mut spectral_radius = || match radius {
+        Some(rho) => Ok(rho),
+        None => Ok(spectral_radii(backend, a, flags, &[(false, diag)], partials)?[0]),
+    };
     match options.smoother {
         Smoother::Jacobi => {
-            let rho = spectral_radius(backend, a, flags, false, diag, partials)?;
+            let rho: f64 = spectral_radius()?;
             let w = options.jacobi_weight * if rho > 2.0 { 2.0 / rho } else { 1.0 };
             kernels::smoother_diag(backend, a, diag, false, T::from_f64(w), &mut s)?;
             Ok((s, backend.alloc(0)?, (0.0, 0.0)))
@@ -519,7 +557,7 @@ pub(super) fn smoother<B: Backend, T: Scalar>(
             Ok((s, backend.alloc(0)?, (0.0, 0.0)))
         }
         Smoother::Chebyshev { .. } => {
-            let rho = spectral_radius(backend, a, flags, false, diag, partials)?;
+            let rho: f64 = spectral_radius()?;
             let upper = CHEBYSHEV_UPPER_FACTOR * rho;
             let lower = upper / CHEBYSHEV_LOWER_RATIO;
             let (theta, delta) = ((upper + lower) / 2.0, (upper - lower) / 2.0);
