@@ -9,6 +9,7 @@
 
 use super::device_setup;
 use super::hierarchy::{Hierarchy, LevelPattern};
+pub(super) use super::level::DeviceLevel;
 use super::options::{AmgOptions, AmgPrecision, AmgSetup, Smoother};
 use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
@@ -19,23 +20,6 @@ use crate::precond::{Preconditioner, SetupTimes};
 use crate::scalar::{Precision, Scalar};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// One level on the device: its operator, transfer operators and smoother diagonal.
-#[derive(Debug)]
-pub(super) struct DeviceLevel<T> {
-    pub(super) a: DeviceMatrix<T>,
-    pub(super) p: DeviceMatrix<T>,
-    pub(super) r: DeviceMatrix<T>,
-    /// The smoother's diagonal scaling s (Jacobi: w / a_ii; l1-Jacobi; Chebyshev: 1 / a_ii).
-    pub(super) s: Buffer<T>,
-    /// Chebyshev: s / theta, the first step's scaling from x = 0 (empty otherwise).
-    pub(super) s_first: Buffer<T>,
-    /// Chebyshev's (theta, delta) of D^-1 A (zero otherwise).
-    pub(super) chebyshev: (f64, f64),
-    /// [`CsrMatrix::pattern_fingerprint`] of the host A, P and R uploaded (a refresh writes
-    /// new values in place where they are unchanged).
-    pub(super) patterns: [u64; 3],
-}
 
 /// Right-hand side and solution of a level below the finest (the finest uses the caller's r
 /// and z).

@@ -5,11 +5,11 @@
 //! setup's kernels, into new arrays, so an error leaves the hierarchy as it was.
 
 use super::coarse::dense_inverse;
-use super::device::DeviceLevel;
 use super::device_setup::{
     diagonal, download, finest_for_cycle, lap, prolongator, smoother, KeptLevel, SetupPhases,
     LEVEL_SLOTS,
 };
+use super::level::DeviceLevel;
 use super::options::AmgOptions;
 use crate::backend::ops::sparse::{self, CsrRef};
 use crate::backend::{Backend, Buffer, DeviceFormat, DeviceMatrix};

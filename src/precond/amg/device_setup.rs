@@ -8,8 +8,8 @@
 //! [`AmgSetup::Device`]: super::AmgSetup::Device
 
 use super::coarse::dense_inverse;
-use super::device::DeviceLevel;
 use super::hierarchy::dense_coarse_limit;
+use super::level::DeviceLevel;
 use super::options::{AmgOptions, Coarsening, Smoother};
 use super::prolongation::{diagonal_error, POWER_ITERATIONS};
 use super::smoother::{CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
@@ -140,7 +140,11 @@ pub(super) fn build<B: Backend, T: Scalar>(
         let current = match (&coarse, &first_level) {
             (Some(m), _) => m,
             (None, Some(f)) => f.get(),
-            (None, None) => unreachable!("the finest level is kept until it is coarsened"),
+            (None, None) => {
+                return Err(Error::PreconditionerSetup(
+                    "amg: the finest level was consumed before it was coarsened".into(),
+                ))
+            }
         };
         let view = CsrRef::of(current)?;
         let n = view.n_rows;
@@ -210,7 +214,11 @@ pub(super) fn build<B: Backend, T: Scalar>(
     let current = match (&coarse, &first_level) {
         (Some(m), _) => m,
         (None, Some(f)) => f.get(),
-        (None, None) => unreachable!("the finest level is kept until it is coarsened"),
+        (None, None) => {
+            return Err(Error::PreconditionerSetup(
+                "amg: the finest level was consumed before it was coarsened".into(),
+            ))
+        }
     };
     let coarsest = download(backend, current)?;
     stats.push((coarsest.n_rows(), coarsest.nnz()));

@@ -36,6 +36,7 @@ mod device_refresh;
 mod device_setup;
 mod galerkin;
 mod hierarchy;
+mod level;
 mod numeric;
 mod options;
 mod prolongation;
