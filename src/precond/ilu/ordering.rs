@@ -2,8 +2,8 @@
 //! Amestoy, T. A. Davis and I. S. Duff, "An approximate minimum degree ordering algorithm",
 //! SIAM J. Matrix Anal. Appl. 17(4), 1996) on the quotient graph, with element absorption,
 //! aggressive absorption and the approximate external degree bound of that paper (without
-//! supervariables or mass elimination: simpler, but 3.2 s on convdiff3d at n = 97K on a 2-core
-//! host, where the reference AMD with supervariables takes well under a second).
+//! supervariables or mass elimination: simpler, but its work grows with the fronts: 3.2 s on
+//! convdiff3d at n = 97K on a 2-core host; supervariables are the next step).
 //!
 //! Elimination of a variable p turns it into an element whose variable list L_p is the union
 //! of p's variable neighbours and of its elements' lists; the elements adjacent to p are
