@@ -85,17 +85,26 @@ impl<T: Scalar> Amg<T> {
     ) -> Result<ValuesRefresh> {
         let t0 = Instant::now();
         let fingerprint = trusted_fingerprint(a, device);
-        let local = DeviceA::of(backend, a, device, fingerprint).and_then(|first| {
-            device_refresh::numeric(
-                backend,
-                first,
-                Some(a),
-                &self.levels,
-                &self.device_kept,
-                &self.options,
-            )
-        });
+        let local = DeviceA::of(backend, a, device, fingerprint)
+            .and_then(|first| self.device_numeric(backend, first, Some(a)));
         self.finish_device_refresh(backend, local, fingerprint, t0)
+    }
+
+    /// [`device_refresh::numeric`] on this hierarchy's levels and kept symbolic setup.
+    fn device_numeric<B: Backend>(
+        &self,
+        backend: &B,
+        first: DeviceA<'_, T>,
+        fallback: Option<&CsrMatrix<T>>,
+    ) -> Result<device_refresh::Refreshed<T>> {
+        device_refresh::numeric(
+            backend,
+            first,
+            fallback,
+            &self.levels,
+            &self.device_kept,
+            &self.options,
+        )
     }
 
     /// The refresh of a single-precision hierarchy inside this solve's precision: A rounded to
@@ -118,17 +127,8 @@ impl<T: Scalar> Amg<T> {
         let before = inner.fingerprint;
         let (result, fingerprint) = if inner.on_device.is_some() {
             let fingerprint = trusted_fingerprint(a, device);
-            let local =
-                DeviceA::<f32>::narrowed(backend, a, device, fingerprint).and_then(|first| {
-                    device_refresh::numeric(
-                        backend,
-                        first,
-                        None,
-                        &inner.levels,
-                        &inner.device_kept,
-                        &inner.options,
-                    )
-                });
+            let local = DeviceA::<f32>::narrowed(backend, a, device, fingerprint)
+                .and_then(|first| inner.device_numeric(backend, first, None));
             let result = inner.finish_device_refresh(backend, local, fingerprint, t0);
             (result, fingerprint)
         } else {
