@@ -212,14 +212,7 @@ impl<T: Scalar> Amg<T> {
                 std::mem::swap(next.a.values_mut(), &mut values);
             }
         }
-        if same_shape(&self.coarse_inverse, &fresh.coarse_inverse) {
-            self.coarse_inverse
-                .update_values(backend, &fresh.coarse_inverse)?;
-        } else {
-            let m = backend.upload_matrix(&fresh.coarse_inverse, MatrixFormat::Csr)?;
-            self.memory = self.memory + m.device_bytes() - self.coarse_inverse.device_bytes();
-            self.coarse_inverse = m;
-        }
+        self.write_coarse_inverse(backend, &fresh.coarse_inverse)?;
         device_setup::mark_complete(backend, &mut self.levels)
     }
 
@@ -254,19 +247,31 @@ impl<T: Scalar> Amg<T> {
                 uploaded.push(l);
             }
         }
-        let inverse = h.coarsest().inverse();
-        if inverse.nnz() == 0 {
-            // An empty matrix: nothing to write.
-        } else if same_shape(&self.coarse_inverse, inverse) {
-            // Dense: the same size is the same pattern.
-            self.coarse_inverse.update_values(backend, inverse)?;
-        } else {
-            let fresh = backend.upload_matrix(inverse, MatrixFormat::Csr)?;
-            self.memory = self.memory + fresh.device_bytes() - self.coarse_inverse.device_bytes();
-            self.coarse_inverse = fresh;
+        if self.write_coarse_inverse(backend, h.coarsest().inverse())? {
             uploaded.push(self.levels.len());
         }
         Ok(uploaded)
+    }
+
+    /// The coarsest level's new dense inverse written in place (the same size is the same
+    /// pattern), or uploaded anew (returns true) when its size changed; an empty one is not
+    /// written.
+    fn write_coarse_inverse<B: Backend>(
+        &mut self,
+        backend: &B,
+        inverse: &CsrMatrix<T>,
+    ) -> Result<bool> {
+        if inverse.nnz() == 0 {
+            return Ok(false);
+        }
+        if same_shape(&self.coarse_inverse, inverse) {
+            self.coarse_inverse.update_values(backend, inverse)?;
+            return Ok(false);
+        }
+        let fresh = backend.upload_matrix(inverse, MatrixFormat::Csr)?;
+        self.memory = self.memory + fresh.device_bytes() - self.coarse_inverse.device_bytes();
+        self.coarse_inverse = fresh;
+        Ok(true)
     }
 }
 
