@@ -3,7 +3,7 @@
 # device-built hierarchy, in one device call:
 #   1. the GPU tests (CUDA, NVIDIA OpenCL, host; --include-ignored, the host timing report skipped);
 #   2. the refresh against the setup: the ignored timing test on CUDA (2D Poisson 512^2, 2048^2,
-#      3D Poisson 64^3, 128^3), its lines into $OUT/refresh-times.txt (committed as refresh-times-<commit>.txt);
+#      3D Poisson 64^3, 128^3), its lines into $OUT/refresh-times.txt;
 #   3. CG + AMG (set up on the device) with the Jacobi and Chebyshev smoothers on 2D Poisson
 #      4.19M and 3D Poisson 2.1M, CUDA and NVIDIA OpenCL, AMGCL built and run in the same call.
 # Packed on the workstation with
@@ -17,7 +17,7 @@ for t in $(ls .device/bin | grep '^test-'); do
   echo "$t: rc=$? $(grep -E '^test result' "$OUT/$t.log" | tail -1)"
 done | tee "$OUT/tests.txt"
 timeout 300 bash .device/run test-values_refresh_amg_fsai --ignored --nocapture cuda_refresh_time \
-  2>&1 | grep -E '^cuda ' | tee "$OUT/refresh-times.txt (committed as refresh-times-<commit>.txt)"
+  2>&1 | grep -E '^cuda ' | tee "$OUT/refresh-times.txt"
 csv="$OUT/amg-smoothers.csv"
 echo "library,setup_on,method,problem,n,backend,iterations,relative_residual,setup_s,setup_host_s,solve_s,total_s,us_per_iter,levels,operator_complexity,level_rows,phases" > "$csv"
 source "$(dirname "$0")/../amg-device-setup/common.sh"
