@@ -51,6 +51,16 @@ case " $features " in
       fi
       tail -n 1 "$log"
     done
+    # One AMG hierarchy across the ranks (tests/mpi_amg.rs): N ranks against one process.
+    mpi_amg_test=$(cargo test --release --features "$features" --test mpi_amg --no-run 2>&1 | sed -n 's/.*Executable tests\/mpi_amg.rs (\(.*\))/\1/p')
+    for np in 1 2 3 4; do
+      echo "== mpirun -np $np tests/mpi_amg.rs"
+      log=$(mktemp)
+      if ! timeout 600 mpirun --oversubscribe -np "$np" "$mpi_amg_test" >"$log" 2>&1; then
+        cat "$log"; exit 1
+      fi
+      grep -E "distributed AMG on|checks passed" "$log" | grep -E "poisson3d|jump3d|checks passed"
+    done
     set +e
     out=$(PK_MPI_TEST_ABORT=1 timeout 120 mpirun --oversubscribe -np 3 "$mpi_test" 2>&1)
     status=$?

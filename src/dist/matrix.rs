@@ -142,26 +142,49 @@ impl<T: Scalar> RankMatrix<T> {
         partition: RowPartition,
         format: MatrixFormat,
     ) -> Result<Self> {
-        comm.check_same("number of ranks in the partition", partition.ranks() as u64)?;
-        comm.check_same("global rows", partition.n() as u64)?;
-        let offsets_hash = crate::matrix::csr::fnv1a(partition.offsets().iter().map(|&o| o as u64));
-        comm.check_same("row partition", offsets_hash)?;
-        if partition.ranks() != comm.size() {
-            return Err(Error::Distributed(format!(
-                "partition for {} ranks used on {}",
-                partition.ranks(),
-                comm.size()
-            )));
+        let columns = partition.clone();
+        Self::from_rows_with_columns(comm, backend, rows, partition, &columns, format)
+    }
+
+    /// [`RankMatrix::from_rows`] for a rectangular matrix whose rows are distributed by
+    /// `partition` and whose columns (the entries of the vectors it multiplies) by `columns`:
+    /// an AMG level's prolongator (fine rows, coarse columns) or restriction. Its `local` is
+    /// the rank's rows x the columns it owns.
+    pub fn from_rows_with_columns<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        rows: &CsrMatrix<T>,
+        partition: RowPartition,
+        columns: &RowPartition,
+        format: MatrixFormat,
+    ) -> Result<Self> {
+        for (what, p) in [("rows", &partition), ("columns", columns)] {
+            comm.check_same(&format!("number of ranks of the {what}"), p.ranks() as u64)?;
+            comm.check_same(&format!("global {what}"), p.n() as u64)?;
+            let offsets_hash = crate::matrix::csr::fnv1a(p.offsets().iter().map(|&o| o as u64));
+            comm.check_same(&format!("partition of the {what}"), offsets_hash)?;
+            if p.ranks() != comm.size() {
+                return Err(Error::Distributed(format!(
+                    "partition of the {what} for {} ranks used on {}",
+                    p.ranks(),
+                    comm.size()
+                )));
+            }
         }
         let split = comm.agree(
             "splitting the rows",
-            LocalSplit::new(rows, &partition, comm.rank()),
+            LocalSplit::with_columns(
+                rows,
+                partition.rows(comm.rank()).len(),
+                columns,
+                comm.rank(),
+            ),
         )?;
-        let plan = HaloPlan::build(comm, &partition, &split)?;
+        let plan = HaloPlan::build(comm, columns, &split)?;
         let built = (|| -> Result<Self> {
             let n_local = split.local.n_rows();
             let mut device = backend.upload_matrix(&split.local, format)?;
-            let gather = GatherList::upload(backend, &plan.send_indices, n_local)?;
+            let gather = GatherList::upload(backend, &plan.send_indices, split.local.n_cols())?;
             let ghost = GhostBlock::upload(
                 backend,
                 &split.ghost_rows,

@@ -10,7 +10,8 @@ use crate::scalar::Scalar;
 /// The two blocks of a rank's rows, on the host.
 #[derive(Debug, Clone)]
 pub struct LocalSplit<T> {
-    /// Rows x owned columns (square: the rank's diagonal block), local numbering.
+    /// Rows x owned columns (square for a square matrix: the rank's diagonal block), local
+    /// numbering.
     pub local: CsrMatrix<T>,
     /// Global column of each ghost entry, increasing.
     pub ghost_columns: Vec<usize>,
@@ -28,14 +29,26 @@ impl<T: Scalar> LocalSplit<T> {
     /// Split `rows` (rank `rank`'s rows of the global matrix, global column numbers,
     /// `rows.n_cols()` = global n) by the partition's column ownership.
     pub fn new(rows: &CsrMatrix<T>, partition: &RowPartition, rank: usize) -> Result<Self> {
-        let owned = partition.rows(rank);
-        if rows.n_rows() != owned.len() || rows.n_cols() != partition.n() {
+        Self::with_columns(rows, partition.rows(rank).len(), partition, rank)
+    }
+
+    /// [`LocalSplit::new`] for `n_rows` rows of a rectangular matrix whose columns are
+    /// distributed by `columns` (an AMG level's prolongator or restriction): the local block is
+    /// `n_rows` x the columns `rank` owns.
+    pub fn with_columns(
+        rows: &CsrMatrix<T>,
+        n_rows: usize,
+        columns: &RowPartition,
+        rank: usize,
+    ) -> Result<Self> {
+        let owned = columns.rows(rank);
+        if rows.n_rows() != n_rows || rows.n_cols() != columns.n() {
             return Err(Error::Distributed(format!(
-                "rank {rank}: {} x {} rows do not match the partition ({} rows of {})",
+                "rank {rank}: {} x {} rows do not match the partition ({n_rows} rows, {} \
+                 columns)",
                 rows.n_rows(),
                 rows.n_cols(),
-                owned.len(),
-                partition.n()
+                columns.n()
             )));
         }
         let mut ghost_columns: Vec<usize> = rows
@@ -77,7 +90,7 @@ impl<T: Scalar> LocalSplit<T> {
             }
         }
         Ok(Self {
-            local: CsrMatrix::new(owned.len(), owned.len(), rp, ci, va)?,
+            local: CsrMatrix::new(n_rows, owned.len(), rp, ci, va)?,
             ghost_columns,
             ghost_rows: grows,
             ghost_row_ptr: grp,

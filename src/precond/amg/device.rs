@@ -96,6 +96,9 @@ pub struct Amg<T> {
     /// The single-precision hierarchy that replaces this one's levels
     /// ([`AmgPrecision::F32`] in a double-precision solve; `levels` is then empty).
     pub(super) narrow: Option<Box<Narrow>>,
+    /// Set up across the ranks of a distributed backend (`Amg::new_distributed`): every
+    /// rank runs the cycle, even one without rows, for its collective products.
+    pub(super) distributed: bool,
 }
 
 /// A single-precision hierarchy inside a solve of another precision ([`AmgPrecision::F32`]):
@@ -266,7 +269,20 @@ impl<T: Scalar> Amg<T> {
             let amg = Amg::<f32>::new_local(backend, &a.cast::<f32>(), None, inner_options)?;
             (amg, a.fingerprint())
         };
-        let n = a.n_rows();
+        Self::wrap_narrow(backend, amg, a.n_rows(), fingerprint, options, t0)
+    }
+
+    /// The f32 hierarchy `amg` of an n-row matrix of `fingerprint` as a preconditioner of this
+    /// precision: the f32 vectors of the cycle's entry and exit allocated, times counted from
+    /// `t0`.
+    pub(super) fn wrap_narrow<B: Backend>(
+        backend: &B,
+        amg: Amg<f32>,
+        n: usize,
+        fingerprint: u64,
+        options: AmgOptions,
+        t0: Instant,
+    ) -> Result<Self> {
         let vectors = (backend.alloc::<f32>(n)?, backend.alloc::<f32>(n)?);
         let none = CsrMatrix::<T>::new(0, 0, vec![0], Vec::new(), Vec::new())?;
         let none = backend.upload_matrix(&none, MatrixFormat::Csr)?;
@@ -297,7 +313,7 @@ impl<T: Scalar> Amg<T> {
     /// The preconditioner of `levels` and the coarsest inverse: the cycle's vectors and
     /// scratch allocated, the memory and complexities counted (times and kept patterns are
     /// the caller's).
-    fn assemble<B: Backend>(
+    pub(super) fn assemble<B: Backend>(
         backend: &B,
         n: usize,
         fingerprint: u64,
@@ -367,6 +383,7 @@ impl<T: Scalar> Amg<T> {
             device_kept: Vec::new(),
             refresh_phases: None,
             narrow: None,
+            distributed: false,
         })
     }
 
@@ -573,7 +590,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
         if r.len() != self.n || z.len() != self.n {
             return Err(Error::dims("AMG: vector length vs rows", self.n, r.len()));
         }
-        if self.n == 0 {
+        if self.n == 0 && !self.distributed {
             return Ok(());
         }
         if let Some(narrow) = &self.narrow {
@@ -628,7 +645,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
             "level_nnz": self.stats.iter().map(|s| s.1).collect::<Vec<_>>(),
             "operator_complexity": self.operator_complexity,
             "grid_complexity": self.grid_complexity,
-            "setup": if self.on_device.is_some() {
+            "setup": if self.distributed {
+                "across the ranks, on their hosts (aggregates within each rank), uploaded"
+            } else if self.on_device.is_some() {
                 "on the device (MIS-2 aggregation, device SpGEMM; coarsest inverted on the host)"
             } else {
                 "hierarchy on the host, uploaded"

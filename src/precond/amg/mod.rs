@@ -34,6 +34,8 @@ mod coarse;
 mod device;
 mod device_refresh;
 mod device_setup;
+#[cfg(feature = "mpi")]
+mod distributed;
 mod galerkin;
 mod hierarchy;
 mod level;

@@ -56,6 +56,17 @@ pub fn filtered_matrix<T: Scalar>(
     strength: &StrengthGraph,
     block_size: usize,
 ) -> Result<CsrMatrix<T>> {
+    filtered_rows(a, block_size, |node, other| strength.is_strong(node, other))
+}
+
+/// [`filtered_matrix`] of the rows of `a` (of any width, its column `i` being row `i`'s
+/// diagonal) with the strong couplings between node `node` and another node `other` (a column
+/// node) as `is_strong` says.
+pub(super) fn filtered_rows<T: Scalar>(
+    a: &CsrMatrix<T>,
+    block_size: usize,
+    is_strong: impl Fn(usize, usize) -> bool + Sync,
+) -> Result<CsrMatrix<T>> {
     let b = block_size.max(1);
     assemble_rows(
         "AMG filtered matrix",
@@ -74,7 +85,7 @@ pub fn filtered_matrix<T: Scalar>(
                     diag = aij;
                     cols.push(j);
                     vals.push(aij);
-                } else if j / b == node || strength.is_strong(node, j / b) {
+                } else if j / b == node || is_strong(node, j / b) {
                     cols.push(j);
                     vals.push(aij);
                 } else {
@@ -184,30 +195,63 @@ pub(super) fn diagonal_error(level: usize, r: usize, d: f64) -> Error {
 /// met (a lower bound of the largest eigenvalue when A is symmetric), capped by the Gershgorin
 /// bound max_i sum_j |a_ij| / a_ii (an upper bound). Computed in f64.
 pub fn spectral_radius<T: Scalar>(a: &CsrMatrix<T>, diag: &[f64]) -> f64 {
-    let n = a.n_rows();
-    let gershgorin = (0..n)
-        .into_par_iter()
-        .map(|i| a.row(i).1.iter().map(|v| v.to_f64().abs()).sum::<f64>() / diag[i])
-        .reduce(|| 0.0, f64::max);
-    if n == 0 {
+    if a.n_rows() == 0 {
         return 0.0;
     }
-    let mut x: Vec<f64> = (0..n).map(start_value).collect();
+    let apply = |x: &[f64], y: &mut [f64]| {
+        scaled_product(a, diag, x, y);
+        Ok(())
+    };
+    // One process: the reductions are the local values (and no error can arise).
+    power_estimate(diag, 0, gershgorin_bound(a, diag), apply, &|s| s, &|m| m).unwrap_or(0.0)
+}
+
+/// y = D^-1 A x in f64 (`diag` the diagonal D of `a`'s rows, `x` of `a`'s width).
+pub(super) fn scaled_product<T: Scalar>(a: &CsrMatrix<T>, diag: &[f64], x: &[f64], y: &mut [f64]) {
+    y.par_iter_mut().enumerate().for_each(|(i, yi)| {
+        let (c, v) = a.row(i);
+        *yi = c
+            .iter()
+            .zip(v)
+            .map(|(&j, &aij)| aij.to_f64() * x[j])
+            .sum::<f64>()
+            / diag[i];
+    });
+}
+
+/// max_i sum_j |a_ij| / a_ii over the rows of `a` (`diag` its diagonal): an upper bound of the
+/// spectral radius of D^-1 A.
+pub(super) fn gershgorin_bound<T: Scalar>(a: &CsrMatrix<T>, diag: &[f64]) -> f64 {
+    (0..a.n_rows())
+        .into_par_iter()
+        .map(|i| a.row(i).1.iter().map(|v| v.to_f64().abs()).sum::<f64>() / diag[i])
+        .reduce(|| 0.0, f64::max)
+}
+
+/// The power iterations of [`spectral_radius`] on rows of D^-1 A held by this process
+/// (`diag` their diagonal; `first` the global index of the first, for the start vector):
+/// `apply(x, y)` sets y = D^-1 A x on these rows; `sums` and `max` complete the local norms
+/// and the local Gershgorin bound `gershgorin` over every process holding rows (identities on
+/// one process; over the ranks of a distributed setup, where `apply` exchanges the halo), so
+/// every process returns the same estimate and takes the same branches.
+pub(super) fn power_estimate(
+    diag: &[f64],
+    first: usize,
+    gershgorin: f64,
+    mut apply: impl FnMut(&[f64], &mut [f64]) -> Result<()>,
+    sums: &dyn Fn([f64; 2]) -> [f64; 2],
+    max: &dyn Fn(f64) -> f64,
+) -> Result<f64> {
+    let n = diag.len();
+    let gershgorin = max(gershgorin);
+    let mut x: Vec<f64> = (first..first + n).map(start_value).collect();
     let mut y = vec![0.0; n];
     let mut estimate = 0.0f64;
     for _ in 0..POWER_ITERATIONS {
-        y.par_iter_mut().enumerate().for_each(|(i, yi)| {
-            let (c, v) = a.row(i);
-            *yi = c
-                .iter()
-                .zip(v)
-                .map(|(&j, &aij)| aij.to_f64() * x[j])
-                .sum::<f64>()
-                / diag[i];
-        });
+        apply(&x, &mut y)?;
         // ||y||_D^2 and ||x||_D^2, summed over fixed chunks (the same bits on any thread
         // count).
-        let (yy, xx) = (0..n.div_ceil(SUM_CHUNK))
+        let local = (0..n.div_ceil(SUM_CHUNK))
             .into_par_iter()
             .map(|c| {
                 (c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n)).fold((0.0, 0.0), |s, i| {
@@ -217,6 +261,7 @@ pub fn spectral_radius<T: Scalar>(a: &CsrMatrix<T>, diag: &[f64]) -> f64 {
             .collect::<Vec<(f64, f64)>>()
             .into_iter()
             .fold((0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
+        let [yy, xx] = sums([local.0, local.1]);
         if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
             break;
         }
@@ -226,11 +271,11 @@ pub fn spectral_radius<T: Scalar>(a: &CsrMatrix<T>, diag: &[f64]) -> f64 {
             .zip(&y)
             .for_each(|(xi, &yi)| *xi = yi * scale);
     }
-    if estimate > 0.0 {
+    Ok(if estimate > 0.0 {
         estimate.min(gershgorin)
     } else {
         gershgorin
-    }
+    })
 }
 
 /// Rows per partial sum of the power iterations' norms.

@@ -22,6 +22,11 @@ impl<T: Scalar> Amg<T> {
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
     ) -> Result<ValuesRefresh> {
+        if self.distributed {
+            return Err(Error::Unsupported(
+                "a values-only refresh of the distributed AMG (build it anew)".into(),
+            ));
+        }
         check_same_size("amg", self.n, a)?;
         if self.narrow.is_some() {
             return self.refresh_narrow(backend, a, device);

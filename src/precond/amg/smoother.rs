@@ -43,13 +43,28 @@ impl<T: Scalar> LevelSmoother<T> {
     /// The smoother of `kind` for `a` (`diag` its positive diagonal, as f64), Jacobi damped by
     /// `jacobi_weight * min(1, 2 / rho)`.
     pub fn new(a: &CsrMatrix<T>, diag: &[f64], kind: Smoother, jacobi_weight: f64) -> Result<Self> {
+        Self::with_radius(a, diag, kind, jacobi_weight, || {
+            Ok(spectral_radius(a, diag))
+        })
+    }
+
+    /// [`LevelSmoother::new`] for the rows of `a` (of any width, column `i` being row `i`'s
+    /// diagonal), the spectral radius of D^-1 A given by `radius` (called once, by the
+    /// smoothers that need it).
+    pub(super) fn with_radius(
+        a: &CsrMatrix<T>,
+        diag: &[f64],
+        kind: Smoother,
+        jacobi_weight: f64,
+        radius: impl FnOnce() -> Result<f64>,
+    ) -> Result<Self> {
         let n = a.n_rows();
         let mut scaled_inv_diag = try_with_capacity("AMG smoother diagonal", n)?;
         let mut rho = 0.0;
         let mut bounds = (0.0, 0.0);
         match kind {
             Smoother::Jacobi => {
-                rho = spectral_radius(a, diag);
+                rho = radius()?;
                 let w = jacobi_weight * if rho > 2.0 { 2.0 / rho } else { 1.0 };
                 scaled_inv_diag.extend(diag.iter().map(|&d| T::from_f64(w / d)));
             }
@@ -66,7 +81,7 @@ impl<T: Scalar> LevelSmoother<T> {
                 }));
             }
             Smoother::Chebyshev { .. } => {
-                rho = spectral_radius(a, diag);
+                rho = radius()?;
                 let upper = CHEBYSHEV_UPPER_FACTOR * rho;
                 bounds = (upper / CHEBYSHEV_LOWER_RATIO, upper);
                 scaled_inv_diag.extend(diag.iter().map(|&d| T::from_f64(1.0 / d)));
