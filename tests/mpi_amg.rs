@@ -127,8 +127,13 @@ fn convergence<B: Backend>(
         let options = AmgOptions::default();
         let amg = Amg::new_distributed(be, &s.rows, &s.partition, options)?;
         let (report, true_residual) = solve(be, &s, &amg, method, 1e-8)?;
-        // One process, the same matrix: the iterations the N ranks are held to.
-        let single = Amg::new(plain, &global, options)?;
+        // One process, the same matrix and the same (host) setup: the iterations the N ranks
+        // are held to.
+        let host_setup = AmgOptions {
+            setup: AmgSetup::Host,
+            ..options
+        };
+        let single = Amg::new(plain, &global, host_setup)?;
         let device = plain.upload_matrix(&global, MatrixFormat::Csr)?;
         let ones = plain.upload(&vec![1.0; global.n_rows()])?;
         let mut b = plain.alloc::<f64>(global.n_rows())?;
@@ -225,7 +230,11 @@ fn cycle_identities<B: Backend>(
             format!("{label} {precision:?}: (M r1, r2) = {a12} vs (r1, M r2) = {a21}"),
         );
         if be.comm().size() == 1 {
-            let single = Amg::new(plain, &global, options)?;
+            let host_setup = AmgOptions {
+                setup: AmgSetup::Host,
+                ..options
+            };
+            let single = Amg::new(plain, &global, host_setup)?;
             let rb = plain.upload(&r1)?;
             let mut z = plain.alloc::<f64>(r1.len())?;
             single.apply(plain, &rb, &mut z)?;

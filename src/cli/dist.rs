@@ -1,7 +1,8 @@
 //! `mpirun -np N pipekrylov solve|bench ...` (feature `mpi`): the same commands over N ranks,
 //! one device per rank. Rank 0 loads (or generates) the matrix and scatters the rows; the
 //! preconditioner is per-rank block-Jacobi (the chosen preconditioner on the rank's diagonal
-//! block); rank 0 prints.
+//! block), but for AMG, one hierarchy across the ranks (`Amg::new_distributed`); rank 0
+//! prints.
 //!
 //! Device per rank: the node-local rank (Open MPI's `OMPI_COMM_WORLD_LOCAL_RANK`, MPICH's
 //! `MPI_LOCALRANKID`, Slurm's `SLURM_LOCALID`) modulo the devices of the node, unless
@@ -17,7 +18,7 @@ use crate::backend::{
     AnyBackend, BackendChoice, BackendConfig, BackendInfo, MatrixFormat, VectorOps,
 };
 use crate::bench::{probe::probe, run_uploaded, CSV_HEADER};
-use crate::dist::{scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
+use crate::dist::{scatter_rows, scatter_vector, Comm, DistBackend, Mpi, RankMatrix};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
@@ -153,13 +154,13 @@ fn solve_typed<T: Scalar>(
                 .collect()
         };
         let a = RankMatrix::from_rows(be.comm(), be, &rows, partition, dist_format(args))?;
-        drop(rows);
         let system = super::problem::System::<T> {
             name,
             matrix: CsrMatrix::identity(0),
             stencil: None,
         };
-        return finish_solve(be, args, a, b_local, &system, t0.elapsed().as_secs_f64());
+        let load_seconds = t0.elapsed().as_secs_f64();
+        return finish_solve(be, args, (a, rows), b_local, &system, load_seconds);
     }
     let comm = be.comm();
     let t0 = Instant::now();
@@ -171,13 +172,8 @@ fn solve_typed<T: Scalar>(
         })
         .transpose();
     let loaded = comm.agree("loading the system on rank 0", loaded)?;
-    let a = RankMatrix::scatter(
-        comm,
-        be,
-        0,
-        loaded.as_ref().map(|(s, _)| &s.matrix),
-        dist_format(args),
-    )?;
+    let (partition, rows) = scatter_rows(comm, 0, loaded.as_ref().map(|(s, _)| &s.matrix))?;
+    let a = RankMatrix::from_rows(comm, be, &rows, partition, dist_format(args))?;
     let b_local = scatter_vector(comm, 0, &a.partition, loaded.as_ref().map(|(_, b)| &b[..]))?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let system = match loaded {
@@ -188,14 +184,15 @@ fn solve_typed<T: Scalar>(
             stencil: None,
         },
     };
-    finish_solve(be, args, a, b_local, &system, load_seconds)
+    finish_solve(be, args, (a, rows), b_local, &system, load_seconds)
 }
 
-/// Precondition, solve and report (every rank; the report on rank 0).
+/// Precondition, solve and report (every rank; the report on rank 0). `a` comes with the
+/// rank's rows in global column numbers (the distributed AMG's setup reads them).
 fn finish_solve<T: Scalar>(
     be: &DistBackend<AnyBackend>,
     args: &SolveArgs,
-    a: RankMatrix<T>,
+    (a, rows): (RankMatrix<T>, CsrMatrix<T>),
     b_local: Vec<T>,
     system: &super::problem::System<T>,
     load_seconds: f64,
@@ -206,14 +203,26 @@ fn finish_solve<T: Scalar>(
         a.partition.n(),
         comm.sum_slots(&[a.local.nnz() as f64 + a.ghost_nnz as f64])[0],
     );
-    // Block-Jacobi: the preconditioner of the rank's diagonal block. A generated problem's
-    // stencil describes the global grid, not the block, so matrix-free IP does not apply.
+    // AMG: one hierarchy across the ranks. Every other preconditioner is block-Jacobi: the
+    // preconditioner of the rank's diagonal block. A generated problem's stencil describes the
+    // global grid, not the block, so matrix-free IP does not apply.
     let mut spec = precond_spec(args, system, dist_format(args));
     spec.stencil = None;
-    let built = comm.agree(
-        "building the preconditioner",
-        precond::build(be, &a.local, spec),
-    )?;
+    let built: Option<Box<dyn Preconditioner<DistBackend<AnyBackend>, T>>> =
+        if spec.kind == precond::PrecondKind::Amg {
+            let options = precond::AmgOptions {
+                block_size: spec.block_size,
+                ..spec.amg
+            };
+            let amg = precond::Amg::new_distributed(be, &rows, &a.partition, options)?;
+            Some(Box::new(amg))
+        } else {
+            comm.agree(
+                "building the preconditioner",
+                precond::build(be, &a.local, spec),
+            )?
+        };
+    drop(rows);
     let pc: Option<&dyn Preconditioner<DistBackend<AnyBackend>, T>> = built.as_deref();
     let params = Params {
         rtol: args.rtol,
@@ -332,14 +341,19 @@ fn finish_solve<T: Scalar>(
         return Ok((code, Some(v.to_string())));
     }
     let mut s = format!(
-        "{} ({}) on {} ranks, rank 0: {} [{}]\nsystem: {name}, n = {n}, nnz = {global_nnz}, {} precision, preconditioner {} (block-Jacobi: one block per rank)\n",
+        "{} ({}) on {} ranks, rank 0: {} [{}]\nsystem: {name}, n = {n}, nnz = {global_nnz}, {} precision, preconditioner {} ({})\n",
         report.solver,
         args.variant,
         comm.size(),
         be.device_name(),
         be.name(),
         args.precision,
-        args.precond
+        args.precond,
+        if args.precond == precond::PrecondKind::Amg {
+            "one hierarchy across the ranks"
+        } else {
+            "block-Jacobi: one block per rank"
+        }
     );
     s += &format!(
         "halo exchanges on rank 0: {} ({} device to device, the rest through the host)\n\
