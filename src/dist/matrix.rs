@@ -181,6 +181,21 @@ impl<T: Scalar> RankMatrix<T> {
             ),
         )?;
         let plan = HaloPlan::build(comm, columns, &split)?;
+        Self::from_split(comm, backend, split, plan, partition, format)
+    }
+
+    /// Upload a rank's rows already split ([`LocalSplit`]) with their halo plan (built by
+    /// [`HaloPlan::build`] for the same split): what [`RankMatrix::from_rows_with_columns`]
+    /// does after splitting, for a caller that split the rows itself (the distributed AMG's
+    /// levels). Collective: a failure on one rank is an error on every rank.
+    pub(crate) fn from_split<B: SpmvOps>(
+        comm: &Comm,
+        backend: &B,
+        split: LocalSplit<T>,
+        plan: HaloPlan,
+        partition: RowPartition,
+        format: MatrixFormat,
+    ) -> Result<Self> {
         let built = (|| -> Result<Self> {
             let n_local = split.local.n_rows();
             let mut device = backend.upload_matrix(&split.local, format)?;
@@ -216,12 +231,13 @@ impl<T: Scalar> RankMatrix<T> {
                     work: Mutex::new(work),
                 })),
             };
+            let ghost_nnz = split.ghost_values.len();
             Ok(Self {
                 device,
-                local: split.local.clone(),
-                partition: partition.clone(),
+                local: split.local,
+                partition,
                 ghost_len,
-                ghost_nnz: split.ghost_values.len(),
+                ghost_nnz,
                 send_len,
                 neighbors,
             })

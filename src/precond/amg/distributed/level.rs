@@ -46,7 +46,7 @@ pub(super) fn coarsen<T: Scalar>(
     // (which do not cross ranks).
     let local = (|| {
         let diag = positive_diagonal(&a.ext, l)?;
-        let graph = strength_graph(&a.local, eps, 1)?;
+        let graph = strength_graph(a.local(), eps, 1)?;
         let aggregates = aggregate(&graph)?;
         Ok((diag, graph, aggregates))
     })();
@@ -184,7 +184,7 @@ pub(super) fn coarsen<T: Scalar>(
         || Ok(rho),
     );
     let smoother = comm.agree("an AMG level's smoother", smoother)?;
-    let next = RankRows::new(comm, next_rows, coarse_partition.clone())?;
+    let next = RankRows::new(comm, &next_rows, coarse_partition.clone())?;
     Ok(Some((
         RankLevel {
             p,

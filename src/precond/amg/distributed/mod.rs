@@ -38,7 +38,7 @@ use super::device::{smoother_scalings, Amg, DeviceLevel};
 use super::hierarchy::dense_coarse_limit;
 use super::options::{AmgOptions, AmgPrecision, AmgSetup};
 use crate::backend::{Backend, MatrixFormat, VectorOps};
-use crate::dist::{row_block, DistBackend, RankMatrix, RowPartition};
+use crate::dist::{row_block, DistBackend, LocalSplit, RankMatrix, RowPartition};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::amg::coarse::dense_inverse;
@@ -85,8 +85,9 @@ impl<T: Scalar> Amg<T> {
                 precision: AmgPrecision::Solve,
                 ..options
             };
-            let fine = RankRows::new(comm, rows.clone(), partition.clone())?;
-            let fingerprint = fine.local.fingerprint();
+            let fine = RankRows::new(comm, rows, partition.clone())?;
+            let fingerprint = fine.local().fingerprint();
+            drop(fine);
             let amg = Amg::<f32>::new_distributed(
                 backend,
                 &rows.cast::<f32>(),
@@ -98,8 +99,8 @@ impl<T: Scalar> Amg<T> {
             outer.distributed = true;
             return Ok(outer);
         }
-        let mut current = RankRows::new(comm, rows.clone(), partition.clone())?;
-        let fingerprint = current.local.fingerprint();
+        let mut current = RankRows::new(comm, rows, partition.clone())?;
+        let fingerprint = current.local().fingerprint();
         let mut levels = Vec::new();
         let mut eps = options.strength;
         loop {
@@ -109,7 +110,8 @@ impl<T: Scalar> Amg<T> {
             }
             match level::coarsen(comm, &current, eps, l, &options)? {
                 Some((transfer, next)) => {
-                    levels.push((std::mem::replace(&mut current, next), transfer))
+                    let done = std::mem::replace(&mut current, next).shed_extended();
+                    levels.push((done, transfer));
                 }
                 None => break,
             }
@@ -129,7 +131,8 @@ impl<T: Scalar> Amg<T> {
                 ),
             });
         }
-        let whole = gather_everywhere(comm, &current.rows, &current.partition)?;
+        let coarse_rows = comm.agree("the AMG coarsest rows", current.global_rows(comm))?;
+        let whole = gather_everywhere(comm, &coarse_rows, &current.partition)?;
         let inverse = (|| {
             if let Some(index) = whole.first_non_finite() {
                 return Err(Error::NonFinite {
@@ -146,9 +149,10 @@ impl<T: Scalar> Amg<T> {
         let csr = MatrixFormat::Csr;
         let mut stats = Vec::with_capacity(levels.len() + 1);
         let mut device_levels = Vec::with_capacity(levels.len());
-        for (rows, level) in &levels {
-            let fine = &rows.partition;
-            let a = RankMatrix::from_rows(comm, backend, &rows.rows, fine.clone(), csr)?;
+        for (rows, level) in levels {
+            let fine = rows.partition.clone();
+            stats.push((fine.n(), global_nnz(backend, &rows.split)));
+            let a = rows.upload(comm, backend, csr)?;
             let p = RankMatrix::from_rows_with_columns(
                 comm,
                 backend,
@@ -162,7 +166,7 @@ impl<T: Scalar> Amg<T> {
                 backend,
                 &level.r,
                 level.coarse_partition.clone(),
-                fine,
+                &fine,
                 csr,
             )?;
             let (chebyshev, s_first) = smoother_scalings(&level.smoother);
@@ -173,7 +177,6 @@ impl<T: Scalar> Amg<T> {
                 ))
             })();
             let (s, s_first) = comm.agree("uploading an AMG level's smoother", uploaded)?;
-            stats.push((fine.n(), global_nnz(backend, &rows.rows)));
             device_levels.push(DeviceLevel {
                 a: a.device,
                 p: p.device,
@@ -184,7 +187,7 @@ impl<T: Scalar> Amg<T> {
                 patterns: [0; 3],
             });
         }
-        stats.push((coarse_n, global_nnz(backend, &current.rows)));
+        stats.push((coarse_n, global_nnz(backend, &current.split)));
         let coarse_inverse =
             RankMatrix::from_rows(comm, backend, &inverse, current.partition.clone(), csr)?;
         let assembled = Self::assemble(
@@ -230,7 +233,8 @@ fn check<T: Scalar>(rows: &CsrMatrix<T>, options: &AmgOptions) -> Result<()> {
     Ok(())
 }
 
-/// Nonzeros of a distributed matrix: the sum of every rank's `rows` (collective).
-fn global_nnz<B: Backend, T: Scalar>(backend: &DistBackend<B>, rows: &CsrMatrix<T>) -> usize {
-    backend.comm().sum_slots(&[rows.nnz() as f64])[0] as usize
+/// Nonzeros of a distributed matrix: the sum of every rank's (collective).
+fn global_nnz<B: Backend, T: Scalar>(backend: &DistBackend<B>, rows: &LocalSplit<T>) -> usize {
+    let local = rows.local.nnz() + rows.ghost_values.len();
+    backend.comm().sum_slots(&[local as f64])[0] as usize
 }

@@ -2,7 +2,8 @@
 //! communication of the setup: ghost values and ghost rows over the level's halo plan, and
 //! rows sent to the ranks that own them.
 
-use crate::dist::{Comm, HaloPlan, LocalSplit, RowPartition};
+use crate::backend::{MatrixFormat, SpmvOps};
+use crate::dist::{row_block, Comm, HaloPlan, LocalSplit, RankMatrix, RowPartition};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -16,12 +17,11 @@ use crate::scalar::Scalar;
 /// is the level's matrix itself.
 #[derive(Debug)]
 pub(super) struct RankRows<T> {
-    /// The rows with global column numbers (what is uploaded).
-    pub(super) rows: CsrMatrix<T>,
-    /// The rows in the extended numbering (see the type's doc).
+    /// The rows split into the rank's diagonal block and its ghost block (what is uploaded).
+    pub(super) split: LocalSplit<T>,
+    /// The rows in the extended numbering (see the type's doc); empty once the level is set
+    /// up ([`RankRows::shed_extended`]).
     pub(super) ext: CsrMatrix<T>,
-    /// The rows x the columns the rank owns (local numbering): the rank's diagonal block.
-    pub(super) local: CsrMatrix<T>,
     /// The partition of the level's rows (and columns).
     pub(super) partition: RowPartition,
     /// The halo exchange of the ghost entries.
@@ -31,25 +31,65 @@ pub(super) struct RankRows<T> {
 impl<T: Scalar> RankRows<T> {
     /// Split `rows` (this rank's rows of the level, global columns) by `partition` and build
     /// the halo plan (collective; an error on one rank is an error on every rank).
-    pub(super) fn new(comm: &Comm, rows: CsrMatrix<T>, partition: RowPartition) -> Result<Self> {
+    pub(super) fn new(comm: &Comm, rows: &CsrMatrix<T>, partition: RowPartition) -> Result<Self> {
         let split = comm.agree(
             "splitting an AMG level's rows",
-            LocalSplit::new(&rows, &partition, comm.rank()),
+            LocalSplit::new(rows, &partition, comm.rank()),
         )?;
         let plan = HaloPlan::build(comm, &partition, &split)?;
         let ext = comm.agree("extending an AMG level's rows", extended(&split))?;
         Ok(Self {
-            rows,
+            split,
             ext,
-            local: split.local,
             partition,
             plan,
         })
     }
 
+    /// The rank's diagonal block (local numbering).
+    pub(super) fn local(&self) -> &CsrMatrix<T> {
+        &self.split.local
+    }
+
+    /// Drop the extended rows (the setup of the level is done; the split stays for the
+    /// upload).
+    pub(super) fn shed_extended(mut self) -> Self {
+        self.ext = CsrMatrix::identity(0);
+        self
+    }
+
+    /// The rows with global column numbers, from the extended rows.
+    pub(super) fn global_rows(&self, comm: &Comm) -> Result<CsrMatrix<T>> {
+        let (n, first) = (self.n_local(), self.first(comm));
+        let columns = self.ext.col_idx().iter().map(|&c| {
+            if c < n {
+                c + first
+            } else {
+                self.split.ghost_columns[c - n]
+            }
+        });
+        CsrMatrix::from_unsorted(
+            n,
+            self.partition.n(),
+            self.ext.row_ptr().to_vec(),
+            columns.collect(),
+            self.ext.values().to_vec(),
+        )
+    }
+
+    /// Upload the rows as a distributed device matrix (collective).
+    pub(super) fn upload<B: SpmvOps>(
+        self,
+        comm: &Comm,
+        backend: &B,
+        format: MatrixFormat,
+    ) -> Result<RankMatrix<T>> {
+        RankMatrix::from_split(comm, backend, self.split, self.plan, self.partition, format)
+    }
+
     /// Rows on this rank.
     pub(super) fn n_local(&self) -> usize {
-        self.local.n_rows()
+        self.split.local.n_rows()
     }
 
     /// Global index of this rank's first row.
@@ -173,17 +213,18 @@ fn extended<T: Scalar>(split: &LocalSplit<T>) -> Result<CsrMatrix<T>> {
 
 /// The rows of `contributions` (a matrix whose rows are numbered like `owners`' global rows;
 /// every rank holds its own share of every row) summed on the ranks that own them: this
-/// rank's rows, `owners.rows(rank).len() x width`, each entry the sum of the ranks'
-/// contributions in rank order (the same bits on any run; on one rank, `contributions`' own
-/// rows). Collective.
+/// rank's rows, `owners.rows(rank).len() x width`, each entry its own share plus the other
+/// ranks' shares summed in rank order (the same bits on any run; on one rank, `contributions`'
+/// own rows). Only the shares of other ranks' rows travel. Collective.
 pub(super) fn sum_on_owners<T: Scalar>(
     comm: &Comm,
     contributions: &CsrMatrix<T>,
     owners: &RowPartition,
 ) -> Result<CsrMatrix<T>> {
     let me = comm.rank();
+    let mine = owners.rows(me);
     let mut send: Vec<Vec<u64>> = vec![Vec::new(); comm.size()];
-    for r in 0..contributions.n_rows() {
+    for r in (0..contributions.n_rows()).filter(|r| !mine.contains(r)) {
         let (cols, vals) = contributions.row(r);
         if cols.is_empty() {
             continue;
@@ -197,7 +238,6 @@ pub(super) fn sum_on_owners<T: Scalar>(
         }
     }
     let received = comm.all_to_all_lists(&send);
-    let mine = owners.rows(me);
     let mut triplets = Vec::new();
     for list in &received {
         let mut words = list.iter().copied();
@@ -217,7 +257,42 @@ pub(super) fn sum_on_owners<T: Scalar>(
             }
         }
     }
-    CsrMatrix::from_triplets(mine.len(), contributions.n_cols(), &triplets)
+    let own = row_block(contributions, mine.clone())?;
+    if triplets.is_empty() {
+        return Ok(own);
+    }
+    let others = CsrMatrix::from_triplets(mine.len(), contributions.n_cols(), &triplets)?;
+    add_rows(&own, &others)
+}
+
+/// a + b, row by row (the same shape; a's entry first in every sum).
+fn add_rows<T: Scalar>(a: &CsrMatrix<T>, b: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+    let mut row_ptr = Vec::with_capacity(a.n_rows() + 1);
+    let mut cols = Vec::with_capacity(a.nnz() + b.nnz());
+    let mut vals = Vec::with_capacity(a.nnz() + b.nnz());
+    row_ptr.push(0);
+    for r in 0..a.n_rows() {
+        let ((ca, va), (cb, vb)) = (a.row(r), b.row(r));
+        let (mut i, mut j) = (0, 0);
+        while i < ca.len() || j < cb.len() {
+            if j == cb.len() || (i < ca.len() && ca[i] < cb[j]) {
+                cols.push(ca[i]);
+                vals.push(va[i]);
+                i += 1;
+            } else if i == ca.len() || cb[j] < ca[i] {
+                cols.push(cb[j]);
+                vals.push(vb[j]);
+                j += 1;
+            } else {
+                cols.push(ca[i]);
+                vals.push(va[i] + vb[j]);
+                i += 1;
+                j += 1;
+            }
+        }
+        row_ptr.push(cols.len());
+    }
+    CsrMatrix::new(a.n_rows(), a.n_cols(), row_ptr, cols, vals)
 }
 
 /// Every rank's `rows` (its rows of a matrix distributed by `partition`), stacked in rank order
