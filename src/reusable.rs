@@ -217,6 +217,48 @@ impl<T: Scalar> ReusableSolver<T> {
         self.run(b, None)
     }
 
+    /// Solve A x_c = b_c for several right-hand sides at once (`b[c]`, from x = 0), one
+    /// solution per column. CG runs the columns' recurrences together: each iteration reads the
+    /// matrix once for all of them (up to 8 per read; a CSR matrix), each column keeps its own
+    /// scalars and stops on its own test, and a stopped column costs nothing more
+    /// ([`crate::solver::Cg::solve_many`]; the classical recurrences whatever the options'
+    /// variant). BiCGStab and GMRES solve the columns one after another (partial: their reports
+    /// say so).
+    ///
+    /// Errors: a column of another length ([`Error::DimensionMismatch`]); those of
+    /// [`ReusableSolver::solve`].
+    pub fn solve_many(&mut self, b: &[&[T]]) -> Result<Vec<Solution<T>>> {
+        for bc in b {
+            self.check_len("right-hand side", bc.len())?;
+        }
+        // SAFETY: as in `parts`; the reference is not tied to `self`, whose fields are used.
+        let backend = unsafe { &(*self.parts.as_ptr()).backend };
+        let rhs = b
+            .iter()
+            .map(|bc| backend.upload(bc))
+            .collect::<Result<Vec<_>>>()?;
+        let mut xs = b
+            .iter()
+            .map(|bc| backend.alloc::<T>(bc.len()))
+            .collect::<Result<Vec<_>>>()?;
+        let rhs_refs: Vec<&Buffer<T>> = rhs.iter().collect();
+        let mut x_refs: Vec<&mut Buffer<T>> = xs.iter_mut().collect();
+        let reports = krylov(&mut self.solver, self.parts, &self.options)?
+            .solve_many(&rhs_refs, &mut x_refs)?;
+        reports
+            .into_iter()
+            .zip(&xs)
+            .map(|(report, x)| {
+                Ok(Solution {
+                    x: backend.download(x)?,
+                    report,
+                    backend: format!("{} ({})", backend.name(), backend.device_name()),
+                    notes: self.notes.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// Solve A x = b from the initial guess `x0`.
     pub fn solve_from(&mut self, b: &[T], x0: &[T]) -> Result<Solution<T>> {
         self.check_len("right-hand side", b.len())?;

@@ -76,6 +76,36 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
             Self::Gmres(s) => s.solve_with_control(b, x, monitor),
         }
     }
+
+    /// Solve for every column `b[c]` from the guess in `x[c]`: CG runs the columns' recurrences
+    /// together ([`Cg::solve_many`]); BiCGStab and GMRES solve them one after another (their
+    /// reports say so).
+    pub(crate) fn solve_many(
+        &mut self,
+        b: &[&Buffer<T>],
+        x: &mut [&mut Buffer<T>],
+    ) -> Result<Vec<SolveReport>> {
+        if let Self::Cg(s) = self {
+            return s.solve_many(b, x);
+        }
+        if b.len() != x.len() {
+            return Err(crate::Error::dims(
+                "solve_many: right-hand sides vs solutions",
+                b.len(),
+                x.len(),
+            ));
+        }
+        let k = b.len();
+        let mut reports = Vec::with_capacity(k);
+        for (bc, xc) in b.iter().zip(x.iter_mut()) {
+            let mut report = self.solve(bc, xc, None)?;
+            report.notes.push(format!(
+                "one of {k} right-hand sides, solved one after another (only CG runs them together)"
+            ));
+            reports.push(report);
+        }
+        Ok(reports)
+    }
 }
 
 /// What [`solve`] does: method, preconditioner, tolerances and where it runs.

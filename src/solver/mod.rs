@@ -1,6 +1,7 @@
 //! Krylov solvers: CG, BiCGStab and GMRES(m), each pipelined (default) and classical.
 
 mod bicgstab;
+mod block_product;
 mod cg;
 mod common;
 mod gmres;

@@ -156,6 +156,7 @@ kernel_inventory! {
         SpgemmSymbolicTeam = "spgemm_symbolic_team",
         SpgemmCopyPattern = "spgemm_copy_pattern",
         SpgemmValues = "spgemm_values",
+        CsrSpmm = "csr_spmm",
     }
     amg_setup {
         AmgDiagonal = "amg_diagonal",

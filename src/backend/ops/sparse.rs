@@ -680,3 +680,61 @@ pub(crate) fn spgemm_values<B: VectorOps + ?Sized, T: Scalar>(
 
 #[cfg(test)]
 mod tests;
+
+/// Most columns of a block one [`spmm`] launch multiplies (kernel `csr_spmm`).
+pub(crate) const SPMM_MAX_COLUMNS: usize = 8;
+
+/// y_c = A x_c for the columns of a block of vectors (`x[c]`, `y[c]`, at most
+/// [`SPMM_MAX_COLUMNS`]; kernel `csr_spmm`): one work-item per row reads A's row once for all
+/// of them, each product summed in the row's order from zero.
+pub(crate) fn spmm<B: VectorOps + ?Sized, T: Scalar>(
+    backend: &B,
+    a: CsrRef<'_, T>,
+    x: &[&Buffer<T>],
+    y: &mut [&mut Buffer<T>],
+) -> Result<()> {
+    let k = x.len();
+    if k == 0 || k > SPMM_MAX_COLUMNS || y.len() != k {
+        return Err(Error::param(
+            "spmm",
+            format!(
+                "{k} input and {} output columns (1 to {SPMM_MAX_COLUMNS}, as many of each)",
+                y.len()
+            ),
+        ));
+    }
+    for c in 0..k {
+        check_len("spmm input column", x[c], a.n_cols)?;
+        check_len("spmm output column", &*y[c], a.n_rows)?;
+    }
+    let rt = backend.kernel_runtime();
+    if rt.is_host() {
+        let (rp, ci, v) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
+        for (xc, yc) in x.iter().zip(y.iter_mut()) {
+            let xs = xc.host()?;
+            let ys = yc.host_mut()?;
+            for (i, yi) in ys.iter_mut().enumerate() {
+                let mut s = T::zero();
+                for e in rp[i] as usize..rp[i + 1] as usize {
+                    s += v[e] * xs[ci[e] as usize];
+                }
+                *yi = s;
+            }
+        }
+        return Ok(());
+    }
+    let ys: Vec<&Buffer<T>> = y.iter().map(|b| &**b).collect();
+    let mut args = vec![
+        len("spmm rows", a.n_rows)?,
+        len("spmm columns", k)?,
+        KernelArg::buffer(a.row_ptr),
+        KernelArg::buffer(a.col_idx),
+        KernelArg::buffer(a.values),
+    ];
+    // The pointers past k repeat the first column's (the kernel touches none of them).
+    args.extend((0..SPMM_MAX_COLUMNS).map(|c| KernelArg::buffer(x[if c < k { c } else { 0 }])));
+    args.extend((0..SPMM_MAX_COLUMNS).map(|c| KernelArg::buffer(ys[if c < k { c } else { 0 }])));
+    // SAFETY (launch_items): A's arrays come from a CSR device matrix (columns below n_cols,
+    // row pointers checked), every column's length checked above, k <= 8.
+    launch_items::<T>(&rt, Kernel::CsrSpmm, a.n_rows, &args)
+}

@@ -18,6 +18,7 @@
 //! that is a preconditioner that is not positive definite. Replacements are counted in the
 //! report.
 
+mod many;
 mod resident;
 
 use super::common::{check_setup, start_solve, t, Control, Monitor, Tracker};

@@ -1,0 +1,221 @@
+//! Several right-hand sides at once (`ReusableSolver::solve_many`, `Cg::solve_many`): every
+//! column equals its own single solve (the same iterations, the iterate to rounding), with the
+//! products sharing the matrix reads (CSR, 1 to 11 columns: groups of 8 and a remainder) or not
+//! (SELL), with and without a preconditioner; columns stop on their own tests (a zero
+//! right-hand side at once, the others at their own iterations); bad input is a typed error. On
+//! the host and on OpenCL (PoCL in CI), on CUDA on the device.
+
+use pipekrylov::backend::{BackendChoice, MatrixFormat};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::precond::PrecondKind;
+use pipekrylov::solver::{StopReason, Variant};
+use pipekrylov::{Error, Method, ReusableSolver};
+
+/// Right-hand side `c` of `n` rows: a different smooth-plus-oscillating vector per column.
+fn rhs(n: usize, c: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 1.0 + ((i * (c + 1)) as f64 * 0.37).sin() + 0.1 * c as f64)
+        .collect()
+}
+
+fn solver(
+    a: &CsrMatrix<f64>,
+    backend: BackendChoice,
+    method: Method,
+    precond: PrecondKind,
+    format: MatrixFormat,
+) -> ReusableSolver<f64> {
+    ReusableSolver::builder(a)
+        .backend(backend)
+        .method(method)
+        .precond(precond)
+        .format(format)
+        .variant(Variant::Classical)
+        .rtol(1e-9)
+        .build()
+        .unwrap()
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// Every column of a block solve against its single solve.
+fn columns_equal_single_solves(backend: BackendChoice) {
+    let a = Generator::Poisson2d
+        .generate_with_param::<f64>(30)
+        .unwrap()
+        .matrix;
+    let n = a.n_rows();
+    for (format, precond) in [
+        (MatrixFormat::Csr, PrecondKind::None),
+        (MatrixFormat::Csr, PrecondKind::Jacobi),
+        (MatrixFormat::Csr, PrecondKind::Bilu0),
+        (MatrixFormat::Sell { c: 32, sigma: 1 }, PrecondKind::Jacobi),
+    ] {
+        for k in [1, 3, 8, 11] {
+            let mut s = solver(&a, backend, Method::Cg, precond, format);
+            let columns: Vec<Vec<f64>> = (0..k).map(|c| rhs(n, c)).collect();
+            let refs: Vec<&[f64]> = columns.iter().map(|c| &c[..]).collect();
+            let many = s.solve_many(&refs).unwrap();
+            assert_eq!(many.len(), k);
+            for (c, got) in many.iter().enumerate() {
+                let one = s.solve(&columns[c]).unwrap();
+                let what = format!("{backend:?} {format:?} {precond:?} k = {k}, column {c}");
+                assert!(
+                    got.report.stop_reason.converged(),
+                    "{what}: {:?}",
+                    got.report.stop_reason
+                );
+                assert!(
+                    got.report.iterations.abs_diff(one.report.iterations) <= 1,
+                    "{what}: {} iterations, single solve {}",
+                    got.report.iterations,
+                    one.report.iterations
+                );
+                assert!(
+                    got.report.relative_true_residual <= 1.1e-9,
+                    "{what}: true residual {:.2e}",
+                    got.report.relative_true_residual
+                );
+                let d = rel_diff(&got.x, &one.x);
+                assert!(d <= 1e-8, "{what}: solutions differ by {d:.2e}");
+                assert!(got
+                    .report
+                    .notes
+                    .iter()
+                    .any(|n| n.contains(&format!("one of {k} right-hand sides solved together"))));
+            }
+        }
+    }
+}
+
+/// Columns stop on their own tests: a zero column at once, a column of A's 1 late or early.
+fn columns_stop_on_their_own(backend: BackendChoice) {
+    let a = Generator::Poisson2d
+        .generate_with_param::<f64>(30)
+        .unwrap()
+        .matrix;
+    let n = a.n_rows();
+    let mut s = solver(
+        &a,
+        backend,
+        Method::Cg,
+        PrecondKind::None,
+        MatrixFormat::Csr,
+    );
+    let zero = vec![0.0; n];
+    // An eigenvector-rich column (every mode) and one of few modes: different counts.
+    let rich = rhs(n, 5);
+    let mut smooth = vec![0.0; n];
+    a.mul_vec(&vec![1.0; n], &mut smooth).unwrap();
+    let many = s.solve_many(&[&zero, &rich, &smooth]).unwrap();
+    assert_eq!(many[0].report.iterations, 0, "{:?}", many[0].report);
+    assert!(many[0].x.iter().all(|&v| v == 0.0));
+    for (c, b) in [(1, &rich), (2, &smooth)] {
+        let one = s.solve(b).unwrap();
+        assert_eq!(
+            many[c].report.iterations, one.report.iterations,
+            "{backend:?} column {c}"
+        );
+        assert!(many[c].report.stop_reason.converged());
+    }
+    assert_ne!(many[1].report.iterations, many[2].report.iterations);
+}
+
+/// Bad input: a column of another length, a NaN; BiCGStab and GMRES solve column by column.
+fn bad_input_and_other_methods(backend: BackendChoice) {
+    let a = Generator::ConvDiff3d
+        .generate_with_param::<f64>(8)
+        .unwrap()
+        .matrix;
+    let n = a.n_rows();
+    let mut s = solver(
+        &a,
+        backend,
+        Method::Cg,
+        PrecondKind::Jacobi,
+        MatrixFormat::Csr,
+    );
+    let short = vec![1.0; n - 1];
+    let good = rhs(n, 0);
+    let r = s.solve_many(&[&good, &short]);
+    assert!(matches!(r, Err(Error::DimensionMismatch { .. })), "{r:?}");
+    let mut nan = rhs(n, 1);
+    nan[7] = f64::NAN;
+    let r = s.solve_many(&[&good, &nan]);
+    assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
+    assert!(s.solve_many(&[]).unwrap().is_empty());
+    for method in [Method::BiCgStab, Method::Gmres] {
+        let mut s = solver(&a, backend, method, PrecondKind::Jacobi, MatrixFormat::Csr);
+        let cols: Vec<Vec<f64>> = (0..3).map(|c| rhs(n, c)).collect();
+        let refs: Vec<&[f64]> = cols.iter().map(|c| &c[..]).collect();
+        for (c, got) in s.solve_many(&refs).unwrap().iter().enumerate() {
+            let one = s.solve(&cols[c]).unwrap();
+            assert_eq!(got.report.iterations, one.report.iterations, "{method:?}");
+            assert_eq!(got.x, one.x, "{method:?} column {c}");
+            assert_ne!(got.report.stop_reason, StopReason::NanOrInf);
+        }
+    }
+}
+
+#[test]
+fn host_columns_equal_single_solves() {
+    columns_equal_single_solves(BackendChoice::Host);
+}
+
+#[test]
+fn host_columns_stop_on_their_own() {
+    columns_stop_on_their_own(BackendChoice::Host);
+}
+
+#[test]
+fn host_bad_input_and_other_methods() {
+    bad_input_and_other_methods(BackendChoice::Host);
+}
+
+#[cfg(feature = "opencl")]
+mod opencl {
+    use super::*;
+
+    #[test]
+    fn opencl_columns_equal_single_solves() {
+        columns_equal_single_solves(BackendChoice::OpenCl);
+    }
+
+    #[test]
+    fn opencl_columns_stop_on_their_own() {
+        columns_stop_on_their_own(BackendChoice::OpenCl);
+    }
+
+    #[test]
+    fn opencl_bad_input_and_other_methods() {
+        bad_input_and_other_methods(BackendChoice::OpenCl);
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_columns_equal_single_solves() {
+        columns_equal_single_solves(BackendChoice::Cuda);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_columns_stop_on_their_own() {
+        columns_stop_on_their_own(BackendChoice::Cuda);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_bad_input_and_other_methods() {
+        bad_input_and_other_methods(BackendChoice::Cuda);
+    }
+}
