@@ -123,7 +123,7 @@ typedef struct pk_report {
   double setup_seconds;
   /**
    * Seconds this solve took in the library (copies of b, x0 and x included; for
-   * `pk_solver_solve_many` the seconds of this column).
+   * `pk_solver_solve_many` the seconds of the whole call).
    */
   double solve_seconds;
 } pk_report;
@@ -180,7 +180,7 @@ const char *pk_stop_reason_name(int code);
  * preconditioner, rtol 1e-8, the best backend available); the keys are those of the Python
  * package: method, rtol, atol, maxiter, restart, precond, block_size, trisolve, subdomains,
  * isai_level, ip_scaling, fsai_level, amg_coarsening, amg_smoother, amg_sweeps, amg_strength,
- * amg_max_levels, amg_coarse_size, ilu_matching, ilu_ordering, ilu_fill, ilu_drop,
+ * amg_max_levels, amg_coarse_size, amg_setup, amg_precision, ilu_matching, ilu_ordering, ilu_fill, ilu_drop,
  * ilu_max_fill, ilu_shift, variant, execution, backend, format, history.
  *
  * Opens the backend, uploads the matrix and builds the preconditioner. On success `*out` is
@@ -222,11 +222,11 @@ int pk_solver_solve(struct pk_solver *s,
 /**
  * Solve A X = B for `k` right-hand sides: `B` and `X` are n x k column-major arrays (column j
  * at offset j n) of the solver's precision; every column starts from zero. `reports`, when not
- * NULL, receives k reports. For now the columns are k independent solves with the one set-up
- * solver (matrix and preconditioner shared, one matrix read per column and iteration); the
- * solve that shares each matrix read among the columns (SpMM) is item 3 of issue 55. On an
- * error in column j, the columns before j of `X` (and `reports`) are written and the message
- * names j.
+ * NULL, receives k reports. CG runs the columns' recurrences together, each iteration reading
+ * the matrix once for up to 8 columns (a CSR matrix), each column stopping on its own test
+ * (the classical recurrences, whatever the variant); BiCGStab and GMRES solve the columns one
+ * after another. Every report's solve seconds are the whole call's. On an error nothing of `X`
+ * or `reports` is written.
  *
  * # Safety
  * As `pk_solver_solve`: `B` points at n k readable values, `X` at n k writable ones (it may be

@@ -40,7 +40,7 @@ pub struct PkReport {
     /// every solve of a solver.
     pub setup_seconds: f64,
     /// Seconds this solve took in the library (copies of b, x0 and x included; for
-    /// `pk_solver_solve_many` the seconds of this column).
+    /// `pk_solver_solve_many` the seconds of the whole call).
     pub solve_seconds: f64,
 }
 

@@ -172,11 +172,11 @@ pub unsafe extern "C" fn pk_solver_solve(
 
 /// Solve A X = B for `k` right-hand sides: `B` and `X` are n x k column-major arrays (column j
 /// at offset j n) of the solver's precision; every column starts from zero. `reports`, when not
-/// NULL, receives k reports. For now the columns are k independent solves with the one set-up
-/// solver (matrix and preconditioner shared, one matrix read per column and iteration); the
-/// solve that shares each matrix read among the columns (SpMM) is item 3 of issue 55. On an
-/// error in column j, the columns before j of `X` (and `reports`) are written and the message
-/// names j.
+/// NULL, receives k reports. CG runs the columns' recurrences together, each iteration reading
+/// the matrix once for up to 8 columns (a CSR matrix), each column stopping on its own test
+/// (the classical recurrences, whatever the variant); BiCGStab and GMRES solve the columns one
+/// after another. Every report's solve seconds are the whole call's. On an error nothing of `X`
+/// or `reports` is written.
 ///
 /// # Safety
 /// As `pk_solver_solve`: `B` points at n k readable values, `X` at n k writable ones (it may be
@@ -202,37 +202,53 @@ pub unsafe extern "C" fn pk_solver_solve_many(
             if k > 0 && n > 0 && (B.is_null() || X.is_null()) {
                 return Err(Failure::null(if B.is_null() { "B" } else { "X" }));
             }
-            for j in 0..k {
-                let started = Instant::now();
-                let offset = j * n; // values before column j, below n k (checked)
-                let column = |e: Failure| Failure {
-                    code: e.code,
-                    message: format!("column {j}: {}", e.message),
-                };
-                // SAFETY: column j lies inside the n k arrays (the caller's promise); the
-                // offsets are in values of the solver's precision.
-                let r = unsafe {
-                    match inner {
-                        Precision::F32(s) => {
-                            let (b, x) = (B.cast::<f32>().add(offset), X.cast::<f32>().add(offset));
-                            solve_one(s, b.cast(), std::ptr::null(), x.cast())
-                        }
-                        Precision::F64(s) => {
-                            let (b, x) = (B.cast::<f64>().add(offset), X.cast::<f64>().add(offset));
-                            solve_one(s, b.cast(), std::ptr::null(), x.cast())
-                        }
-                    }
+            let started = Instant::now();
+            // SAFETY: the caller's promise (n k values each, `X` written after `B` is read).
+            let solved = unsafe {
+                match inner {
+                    Precision::F32(s) => solve_block(s, k, B, X)?,
+                    Precision::F64(s) => solve_block(s, k, B, X)?,
                 }
-                .map_err(column)?;
-                let solve_seconds = started.elapsed().as_secs_f64();
+            };
+            let solve_seconds = started.elapsed().as_secs_f64();
+            for (j, r) in solved.iter().enumerate() {
                 // SAFETY: NULL or k writable reports (the caller's promise).
                 unsafe {
-                    write_report(reports, j, PkReport::new(&r, setup_seconds, solve_seconds))?
+                    write_report(reports, j, PkReport::new(r, setup_seconds, solve_seconds))?
                 };
             }
             Ok(())
         })
     })
+}
+
+/// The k columns of `b` (n k values) solved together into `x` (n k values, written after `b`
+/// is read, so it may alias `b`); nothing written on an error.
+///
+/// # Safety
+/// `b` points at n k readable values of `T` and `x` at n k writable ones (n the solver's size;
+/// NULL allowed when n k = 0).
+unsafe fn solve_block<T: Scalar>(
+    s: &mut ReusableSolver<T>,
+    k: usize,
+    b: *const c_void,
+    x: *mut c_void,
+) -> Result<Vec<SolveReport>, Failure> {
+    let n = s.n();
+    let total = n * k; // checked by the caller
+    let columns: Vec<Vec<T>> = {
+        // SAFETY: the caller's promise.
+        let b = unsafe { slice::<T>(b, total, "B")? };
+        (0..k).map(|j| b[j * n..(j + 1) * n].to_vec()).collect()
+    };
+    let refs: Vec<&[T]> = columns.iter().map(|c| &c[..]).collect();
+    let solutions = s.solve_many(&refs)?;
+    // SAFETY: the caller's promise; no other view of the array is alive.
+    let x = unsafe { slice_mut::<T>(x, total, "X")? };
+    for (j, solution) in solutions.iter().enumerate() {
+        x[j * n..(j + 1) * n].copy_from_slice(&solution.x);
+    }
+    Ok(solutions.into_iter().map(|s| s.report).collect())
 }
 
 /// Give the solver new values of its matrix, on the pattern it was created with (a time step's

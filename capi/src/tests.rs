@@ -118,6 +118,25 @@ fn solve_and_solve_many_on_the_host() {
             assert_eq!(report.converged, 1);
             assert!(residual(&big_b[col.clone()], &big_x[col]) < 1e-9);
         }
+        // X may be B: the columns are read before any is written.
+        let mut in_place = big_b.clone();
+        let ptr = in_place.as_mut_ptr();
+        let code = pk_solver_solve_many(s, k, ptr.cast(), ptr.cast(), null_mut());
+        assert_eq!(code, PK_OK, "{}", last_error());
+        assert_eq!(in_place, big_x);
+        // A NaN in a column: an error, and X untouched.
+        let mut with_nan = big_b.clone();
+        with_nan[n + 2] = f64::NAN;
+        let mut untouched = vec![7.0; n * k];
+        let code = pk_solver_solve_many(
+            s,
+            k,
+            with_nan.as_ptr().cast(),
+            untouched.as_mut_ptr().cast(),
+            null_mut(),
+        );
+        assert_eq!(code, PK_ERR_INVALID_INPUT, "{}", last_error());
+        assert!(untouched.iter().all(|&v| v == 7.0));
         // k = 0 and NULL reports are fine.
         assert_eq!(
             pk_solver_solve_many(s, 0, null(), null_mut(), null_mut()),

@@ -56,6 +56,12 @@ enum Command {
         /// GMRES restart length.
         #[arg(long, default_value_t = 30)]
         restart: usize,
+        /// Right-hand sides solved at once: column 0 is --rhs, column c the same scaled row by
+        /// row by 1 + 0.5 sin(0.37 (c + 1) i). CG runs them together (the products share each
+        /// matrix read; classical recurrences), BiCGStab and GMRES one after another; the report
+        /// per column.
+        #[arg(long, default_value_t = 1)]
+        nrhs: usize,
         /// pipelined or classical.
         #[arg(long, default_value = "pipelined")]
         variant: String,
@@ -345,6 +351,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             rhs,
             solver,
             restart,
+            nrhs,
             variant,
             gmres_ortho,
             precond,
@@ -396,6 +403,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 rhs,
                 solver,
                 restart,
+                nrhs,
                 variant: variant.parse::<Variant>()?,
                 gmres_ortho: gmres_ortho.parse::<GmresOrthogonalization>()?,
                 precond: precond.parse::<PrecondKind>()?,

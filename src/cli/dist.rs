@@ -105,6 +105,13 @@ fn shared_config(config: &BackendConfig) -> BackendConfig {
 
 /// `solve` over the ranks of the world. Returns the exit code and, on rank 0, the report.
 pub fn solve(args: &SolveArgs, notes: &mut Vec<String>) -> Result<(i32, Option<String>)> {
+    if args.nrhs > 1 {
+        return Err(Error::Unsupported(
+            "--nrhs under mpirun (the library's Cg::solve_many runs on a distributed backend; \
+             the command line does not yet)"
+                .into(),
+        ));
+    }
     let mpi = Mpi::init()?;
     let comm = mpi.world();
     let shared = SolveArgs {

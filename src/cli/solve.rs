@@ -31,6 +31,8 @@ pub struct SolveArgs {
     pub solver: String,
     /// `--restart M`
     pub restart: usize,
+    /// `--nrhs K`: right-hand sides solved at once ([`rhs_column`]).
+    pub nrhs: usize,
     /// `--variant`
     pub variant: Variant,
     /// `--gmres-ortho`
@@ -173,7 +175,14 @@ fn typed<T: Scalar>(
         args.json,
         b_norm,
     );
-    let report = if watch.active() {
+    let columns = if args.nrhs > 1 {
+        Some(solve_columns(backend, &m, precond, params, args, &rhs, &mut x)?)
+    } else {
+        None
+    };
+    let report = if let Some((first, _)) = &columns {
+        first.clone()
+    } else if watch.active() {
         let mut callback = |p| watch.on_iteration(p);
         let report = solve_with(
             backend,
@@ -207,7 +216,7 @@ fn typed<T: Scalar>(
         EXIT_NOT_CONVERGED
     };
     let text = if args.json {
-        json(
+        let mut v = json(
             backend,
             &system.name,
             a.nnz(),
@@ -217,8 +226,22 @@ fn typed<T: Scalar>(
             (&format, m.spmv_kernel()),
             [load_seconds, kernel_build_seconds],
             precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
-        )
-        .to_string()
+        );
+        if let Some((_, all)) = &columns {
+            v["nrhs"] = all.len().into();
+            v["columns"] = all.iter().map(column_json).collect();
+        }
+        v.to_string()
+    } else if let Some((_, all)) = &columns {
+        human(
+            backend,
+            &system.name,
+            a.nnz(),
+            n,
+            args,
+            &report,
+            (&format, m.spmv_kernel()),
+        ) + &columns_lines(all)
     } else {
         human(
             backend,
@@ -265,6 +288,81 @@ fn ilu_line(params: &serde_json::Value) -> String {
         ),
         _ => String::new(),
     }
+}
+
+/// Right-hand side `c` of `--nrhs`: `rhs` (column 0) scaled row by row by
+/// 1 + 0.5 sin(0.37 (c + 1) i).
+pub fn rhs_column<T: Scalar>(rhs: &[T], c: usize) -> Vec<T> {
+    if c == 0 {
+        return rhs.to_vec();
+    }
+    rhs.iter()
+        .enumerate()
+        .map(|(i, &v)| v * T::from_f64(1.0 + 0.5 * (0.37 * (c + 1) as f64 * i as f64).sin()))
+        .collect()
+}
+
+/// The `--nrhs` solve: every column from zero, solved together (CG) or one after another; the
+/// first column's report (its iterate left in `x`) and every column's.
+fn solve_columns<T: Scalar>(
+    backend: &AnyBackend,
+    m: &crate::backend::DeviceMatrix<T>,
+    precond: Option<&dyn Preconditioner<AnyBackend, T>>,
+    params: Params,
+    args: &SolveArgs,
+    rhs: &[T],
+    x: &mut crate::backend::Buffer<T>,
+) -> Result<(SolveReport, Vec<SolveReport>)> {
+    let n = rhs.len();
+    let bs = (0..args.nrhs)
+        .map(|c| backend.upload(&rhs_column(rhs, c)))
+        .collect::<Result<Vec<_>>>()?;
+    let mut xs = (1..args.nrhs)
+        .map(|_| backend.alloc::<T>(n))
+        .collect::<Result<Vec<_>>>()?;
+    backend.fill(x, T::zero())?;
+    let b_refs: Vec<&crate::backend::Buffer<T>> = bs.iter().collect();
+    let mut x_refs: Vec<&mut crate::backend::Buffer<T>> = std::iter::once(x)
+        .chain(xs.iter_mut())
+        .collect();
+    let mut solver = KrylovSolver::new(backend, m, precond, params, args.solver.parse::<Method>()?)?;
+    let reports = solver.solve_many(&b_refs, &mut x_refs)?;
+    write_cuda_trace(backend.tuning());
+    let first = reports
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::param("nrhs", "at least one right-hand side"))?;
+    Ok((first, reports))
+}
+
+/// One column's entry in the JSON report of `--nrhs`.
+fn column_json(r: &SolveReport) -> serde_json::Value {
+    serde_json::json!({
+        "iterations": r.iterations,
+        "stop_reason": r.stop_reason.to_string(),
+        "converged": r.stop_reason.converged(),
+        "relative_residual": r.relative_true_residual,
+    })
+}
+
+/// The text lines of `--nrhs`: every column's iterations and true residual, the block's time.
+fn columns_lines(all: &[SolveReport]) -> String {
+    let most = all.iter().map(|r| r.iterations).max().unwrap_or(0);
+    let seconds = all.first().map_or(0.0, |r| r.solve_seconds);
+    let mut s = format!(
+        "\nright-hand sides: {} solved in {:.3} ms, {:.2} us per iteration of the block ({most} \
+         iterations at most)",
+        all.len(),
+        seconds * 1e3,
+        if most > 0 { seconds / most as f64 * 1e6 } else { 0.0 }
+    );
+    for (c, r) in all.iter().enumerate() {
+        s += &format!(
+            "\n  column {c}: {} iterations, {}, ||b - Ax||/||b|| = {:.3e}",
+            r.iterations, r.stop_reason, r.relative_true_residual
+        );
+    }
+    s
 }
 
 /// `--monitor K` after the fact: one line per K iterations (and the last one) of the recorded
