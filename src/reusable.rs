@@ -218,12 +218,12 @@ impl<T: Scalar> ReusableSolver<T> {
     }
 
     /// Solve A x_c = b_c for several right-hand sides at once (`b[c]`, from x = 0), one
-    /// solution per column. CG runs the columns' recurrences together: each iteration reads the
-    /// matrix once for all of them (up to 8 per read; a CSR matrix), each column keeps its own
-    /// scalars and stops on its own test, and a stopped column costs nothing more
-    /// ([`crate::solver::Cg::solve_many`]; the classical recurrences whatever the options'
-    /// variant). BiCGStab and GMRES solve the columns one after another (partial: their reports
-    /// say so).
+    /// solution per column. CG and BiCGStab run the columns' recurrences together: each product
+    /// reads the matrix once for all of them (up to 8 per read; a CSR matrix), each column keeps
+    /// its own scalars and stops on its own test, and a stopped column costs nothing more
+    /// ([`crate::solver::Cg::solve_many`], [`crate::solver::BiCgStab::solve_many`]; the
+    /// classical recurrences whatever the options' variant). GMRES solves the columns one after
+    /// another (partial: its reports say so).
     ///
     /// Errors: a column of another length ([`Error::DimensionMismatch`]); those of
     /// [`ReusableSolver::solve`].

@@ -77,16 +77,18 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
         }
     }
 
-    /// Solve for every column `b[c]` from the guess in `x[c]`: CG runs the columns' recurrences
-    /// together ([`Cg::solve_many`]); BiCGStab and GMRES solve them one after another (their
-    /// reports say so).
+    /// Solve for every column `b[c]` from the guess in `x[c]`: CG and BiCGStab run the columns'
+    /// recurrences together ([`Cg::solve_many`], [`BiCgStab::solve_many`]); GMRES solves them
+    /// one after another (its reports say so).
     pub(crate) fn solve_many(
         &mut self,
         b: &[&Buffer<T>],
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
-        if let Self::Cg(s) = self {
-            return s.solve_many(b, x);
+        match self {
+            Self::Cg(s) => return s.solve_many(b, x),
+            Self::BiCgStab(s) => return s.solve_many(b, x),
+            Self::Gmres(_) => {}
         }
         if b.len() != x.len() {
             return Err(crate::Error::dims(
@@ -100,7 +102,7 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
         for (bc, xc) in b.iter().zip(x.iter_mut()) {
             let mut report = self.solve(bc, xc, None)?;
             report.notes.push(format!(
-                "one of {k} right-hand sides, solved one after another (only CG runs them together)"
+                "one of {k} right-hand sides, solved one after another (GMRES does not run them together)"
             ));
             reports.push(report);
         }

@@ -38,3 +38,16 @@ pub(crate) fn products<B: Backend, T: Scalar>(
 pub(crate) fn shares_matrix_reads<T: Scalar>(a: &DeviceMatrix<T>) -> bool {
     CsrRef::of(a).is_ok() && a.ranks() <= 1
 }
+
+/// The note every column's report of a block solve carries.
+pub(crate) fn note<T: Scalar>(k: usize, a: &DeviceMatrix<T>) -> String {
+    format!(
+        "one of {k} right-hand sides solved together (classical recurrences; the products {} \
+         the matrix reads)",
+        if shares_matrix_reads(a) {
+            "share"
+        } else {
+            "do not share"
+        }
+    )
+}

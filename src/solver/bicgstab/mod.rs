@@ -2,6 +2,7 @@
 //! device-resident, see `resident`) and classical (Algorithm 3), both right-preconditioned
 //! (A M^-1 y = b, x = M^-1 y).
 
+mod many;
 mod resident;
 
 use super::cg::norm;

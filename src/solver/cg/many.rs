@@ -161,15 +161,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                 self.setup_seconds,
                 true,
             )?;
-            report.notes.push(format!(
-                "one of {k} right-hand sides solved together (classical recurrences; the \
-                 products {} the matrix reads)",
-                if block_product::shares_matrix_reads(a) {
-                    "share"
-                } else {
-                    "do not share"
-                }
-            ));
+            report.notes.push(block_product::note(k, a));
             reports.push(report);
         }
         Ok(reports)
