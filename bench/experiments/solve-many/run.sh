@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Several right-hand sides at once (issue 55 item 3) on one H200: tests/solve_many.rs (CUDA,
 # NVIDIA OpenCL, host), then `pipekrylov solve --nrhs K` against single solves: CG on 3D Poisson
-# 160^3 (4.1M; CUDA and NVIDIA OpenCL), BiCGStab on 3D convection-diffusion 100^3 (1M)
-, no preconditioner, b = A 1 (column c scaled row by row,
-# see --nrhs), rtol 1e-8. Then the AMG GPU tests left unrun at 3f273f7 and the refresh share of
+# 160^3 (4.1M; CUDA and NVIDIA OpenCL), BiCGStab on 3D convection-diffusion 100^3 (1M),
+# no preconditioner, b = A 1 (column c scaled row by row, see --nrhs), rtol 1e-8. Then the AMG GPU tests left unrun at 3f273f7 and the refresh share of
 # the setup (values_refresh_amg_fsai, cuda_refresh_time_against_setup_time). Packed with
 #   pack-for-device --features "cuda opencl cli" -- --bin pipekrylov --test solve_many --test amg --test amg_device_setup --test values_refresh_amg_fsai
 # Writes $OUT/*.log and $OUT/solve-many.csv.
