@@ -329,6 +329,50 @@ class Solver:
         raw["vector_copies"] = copies
         return x, info, self._report(raw, info)
 
+    def solve_many(self, B: Any, *, report: bool = False):
+        """Solve A X = B for the k columns of B (an n x k array; NumPy, or anything
+        ``numpy.asarray`` takes; a CuPy array is copied to the host) from zero. Returns
+        ``(X, infos)``, X an n x k array of the solver's dtype and ``infos`` the k SciPy
+        ``info`` values, or ``(X, infos, reports)`` with ``report=True``.
+
+        CG and BiCGStab run the columns together: each product reads the matrix once for up to
+        8 columns (a CSR matrix) and each column stops on its own test (the classical
+        recurrences, whatever ``variant``); GMRES solves the columns one after another. Ctrl-C
+        is looked for when the call returns; there is no callback.
+        """
+        from_cupy = False
+        if _is_cupy(B) and hasattr(B, "get"):
+            B, from_cupy = B.get(), True
+        a = np.asarray(B)
+        if np.issubdtype(a.dtype, np.complexfloating):
+            raise TypeError(f"B: complex values are not supported (dtype {a.dtype})")
+        if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+            raise TypeError(f"B: expected real numbers, got dtype {a.dtype}")
+        if a.ndim == 1:
+            a = a.reshape(-1, 1)
+        if a.ndim != 2 or a.shape[0] != self._n:
+            raise ValueError(f"B has shape {a.shape}; expected ({self._n}, k)")
+        k = a.shape[1]
+        b = np.asfortranarray(a, dtype=self._dtype)
+        x = np.empty((self._n, k), dtype=self._dtype, order="F")
+        try:
+            outcomes = self._solver.solve_many(b.ctypes.data, k, x.ctypes.data)
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        infos = [_info(*o) for o in outcomes]
+        if from_cupy or self._from_cupy:
+            import cupy
+
+            x = cupy.asarray(x)
+        if not report:
+            return x, infos
+        reports = []
+        for j, info in enumerate(infos):
+            raw = json.loads(self._solver.last_column_report_json(j))
+            raw["vector_copies"] = 2 if self._on_gpu else 0
+            reports.append(self._report(raw, info))
+        return x, infos, reports
+
     def _solve_on_device(self, b, x0, callback):
         """b (and x0) CuPy arrays, the solver on CUDA: solved in place on the device, x a new
         CuPy array; nothing passes through the host."""

@@ -107,6 +107,8 @@ pub struct PySolver {
     setup_seconds: f64,
     /// The last solve's report and the seconds it spent in Rust.
     last: Option<(SolveReport, f64)>,
+    /// The last `solve_many`'s reports, per column, with the seconds the call spent in Rust.
+    last_many: Vec<(SolveReport, f64)>,
 }
 
 #[pymethods]
@@ -151,6 +153,7 @@ impl PySolver {
             gpu,
             setup_seconds: started.elapsed().as_secs_f64(),
             last: None,
+            last_many: Vec::new(),
         })
     }
 
@@ -192,6 +195,57 @@ impl PySolver {
             Precision::F32(s) => run_device(s, b, x, zero_x, control),
             Precision::F64(s) => run_device(s, b, x, zero_x, control),
         })
+    }
+
+    /// Solve for `k` right-hand sides at once from zero: `b` and `x` are addresses of n x k
+    /// column-major arrays (column j at offset j n) of the solver's dtype; `x` is written after
+    /// every column of `b` was read. The crate's `ReusableSolver::solve_many` (CG and BiCGStab
+    /// run the columns together, GMRES one after another), with the GIL released; Ctrl-C is
+    /// looked for when it returns. Returns (converged, broke down, iterations) per column;
+    /// `last_report_json(j)` has column j's report.
+    fn solve_many(
+        &mut self,
+        py: Python<'_>,
+        b: usize,
+        k: usize,
+        x: usize,
+    ) -> PyResult<Vec<(bool, bool, usize)>> {
+        let started = Instant::now();
+        let solver = OnThisThread(&mut self.solver);
+        let result = py.detach(move || {
+            let solver = solver;
+            OnThisThread(match solver.0 {
+                Precision::F32(s) => run_many(s, b, k, x),
+                Precision::F64(s) => run_many(s, b, k, x),
+            })
+        });
+        let rust_seconds = started.elapsed().as_secs_f64();
+        py.check_signals()?;
+        let reports = result.0.map_err(|e| crate_error(py, e))?;
+        let outcomes = reports
+            .iter()
+            .map(|r| {
+                (
+                    r.stop_reason.converged(),
+                    breakdown(r.stop_reason),
+                    r.iterations,
+                )
+            })
+            .collect();
+        self.last = reports.first().cloned().map(|r| (r, rust_seconds));
+        self.last_many = reports.into_iter().map(|r| (r, rust_seconds)).collect();
+        Ok(outcomes)
+    }
+
+    /// The report of column `j` of the last `solve_many` as JSON (as `last_report_json`), or
+    /// `None` when there is no such column.
+    fn last_column_report_json(&self, py: Python<'_>, j: usize) -> PyResult<Option<String>> {
+        let Some((report, rust_seconds)) = self.last_many.get(j) else {
+            return Ok(None);
+        };
+        report_json(report, &self.backend, &self.notes, *rust_seconds)
+            .map(Some)
+            .map_err(|e| crate_error(py, e))
     }
 
     /// Take new values of the matrix on the pattern it was set up for: the CSR arrays by
@@ -422,6 +476,35 @@ fn run<T: Scalar>(
         out.copy_from_slice(&solution.x);
     }
     Ok(solution.report)
+}
+
+/// `k` columns solved together into the caller's `x`.
+fn run_many<T: Scalar>(
+    s: &mut ReusableSolver<T>,
+    b: usize,
+    k: usize,
+    x: usize,
+) -> Result<Vec<SolveReport>, Error> {
+    let n = s.n();
+    let total = n
+        .checked_mul(k)
+        .ok_or_else(|| Error::param("solve_many", "n k overflows"))?;
+    let columns: Vec<Vec<T>> = {
+        // SAFETY: the wrapper passes a Fortran-ordered array of n k values of T that it holds
+        // alive (NULL-free when n k > 0).
+        let b = unsafe { slice::<T>(b, total) };
+        (0..k).map(|j| b[j * n..(j + 1) * n].to_vec()).collect()
+    };
+    let refs: Vec<&[T]> = columns.iter().map(|c| &c[..]).collect();
+    let solutions = s.solve_many(&refs)?;
+    if total > 0 {
+        // SAFETY: as above; `x` holds n k writable values of T the wrapper allocated.
+        let out = unsafe { std::slice::from_raw_parts_mut(x as *mut T, total) };
+        for (j, solution) in solutions.iter().enumerate() {
+            out[j * n..(j + 1) * n].copy_from_slice(&solution.x);
+        }
+    }
+    Ok(solutions.into_iter().map(|s| s.report).collect())
 }
 
 /// One solve on the caller's CUDA memory (CUDA backend only).
