@@ -51,19 +51,9 @@ fn solve<B: Backend>(
     Ok((report, be.download(&x)?))
 }
 
-struct Checker {
-    rank: usize,
-    failures: Vec<String>,
-    lines: Vec<String>,
-}
-
-impl Checker {
-    fn check(&mut self, ok: bool, what: String) {
-        if !ok {
-            self.failures.push(format!("rank {}: {what}", self.rank));
-        }
-    }
-}
+#[path = "common/mpi_checks.rs"]
+mod mpi_checks;
+use mpi_checks::Checker;
 
 fn rhs(n: usize) -> Vec<f64> {
     (0..n)
@@ -675,11 +665,7 @@ fn main() {
         comm.barrier();
         return;
     }
-    let mut c = Checker {
-        rank,
-        failures: Vec::new(),
-        lines: Vec::new(),
-    };
+    let mut c = Checker::new(rank);
     let r = suite(&mut c, "host", mpi.world(), || Ok(HostBackend::new()));
     c.check(r.is_ok(), format!("host suite error: {r:?}"));
     #[cfg(feature = "opencl")]
@@ -742,28 +728,7 @@ fn main() {
             }
         }
     }
-    let failed = comm.agree(
-        "the MPI tests",
-        if c.failures.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Distributed(c.failures.join("\n")))
-        },
-    );
-    if rank == 0 {
-        for l in &c.lines {
-            println!("{l}");
-        }
-    }
-    if let Err(e) = failed {
-        eprintln!("rank {rank} of {size}: FAILED\n{e}");
-        drop(mpi);
-        std::process::exit(1);
-    }
-    if rank == 0 {
-        println!(
-            "mpi tests: {size} rank(s), {} comparisons passed",
-            c.lines.len()
-        );
-    }
+    c.finish(mpi, &comm, "the MPI tests", |n| {
+        format!("mpi tests: {size} rank(s), {n} comparisons passed")
+    });
 }

@@ -21,19 +21,9 @@ use pipekrylov::precond::{Amg, AmgOptions, AmgPrecision, AmgSetup, Preconditione
 use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use pipekrylov::{Error, Result};
 
-struct Checker {
-    rank: usize,
-    failures: Vec<String>,
-    lines: Vec<String>,
-}
-
-impl Checker {
-    fn check(&mut self, ok: bool, what: String) {
-        if !ok {
-            self.failures.push(format!("rank {}: {what}", self.rank));
-        }
-    }
-}
+#[path = "common/mpi_checks.rs"]
+mod mpi_checks;
+use mpi_checks::Checker;
 
 /// A distributed system: the rank's rows, the partition and the device matrix.
 struct System {
@@ -343,11 +333,7 @@ fn main() {
     let mpi = Mpi::init().expect("MPI initialization");
     let comm = mpi.world();
     let (rank, size) = (comm.rank(), comm.size());
-    let mut c = Checker {
-        rank,
-        failures: Vec::new(),
-        lines: Vec::new(),
-    };
+    let mut c = Checker::new(rank);
     let r = suite(&mut c, "host", mpi.world(), || Ok(HostBackend::new()));
     c.check(r.is_ok(), format!("host suite error: {r:?}"));
     #[cfg(feature = "opencl")]
@@ -377,28 +363,7 @@ fn main() {
             println!("cuda: not available, skipped (runs on the GPU machine)");
         }
     }
-    let failed = comm.agree(
-        "the distributed AMG tests",
-        if c.failures.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Distributed(c.failures.join("\n")))
-        },
-    );
-    if rank == 0 {
-        for l in &c.lines {
-            println!("{l}");
-        }
-    }
-    if let Err(e) = failed {
-        eprintln!("rank {rank} of {size}: FAILED\n{e}");
-        drop(mpi);
-        std::process::exit(1);
-    }
-    if rank == 0 {
-        println!(
-            "distributed AMG tests: {size} rank(s), {} checks passed",
-            c.lines.len()
-        );
-    }
+    c.finish(mpi, &comm, "the distributed AMG tests", |n| {
+        format!("distributed AMG tests: {size} rank(s), {n} checks passed")
+    });
 }

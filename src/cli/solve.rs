@@ -234,18 +234,8 @@ fn typed<T: Scalar>(
             v["columns"] = all.iter().map(column_json).collect();
         }
         v.to_string()
-    } else if let Some((_, all)) = &columns {
-        human(
-            backend,
-            &system.name,
-            a.nnz(),
-            n,
-            args,
-            &report,
-            (&format, m.spmv_kernel()),
-        ) + &columns_lines(all)
     } else {
-        human(
+        let text = human(
             backend,
             &system.name,
             a.nnz(),
@@ -253,9 +243,15 @@ fn typed<T: Scalar>(
             args,
             &report,
             (&format, m.spmv_kernel()),
-        ) + &precond.map_or(String::new(), |pc| {
-            trisolve_line(&pc.params()) + &ilu_line(&pc.params())
-        })
+        );
+        match &columns {
+            Some((_, all)) => text + &columns_lines(all),
+            None => {
+                text + &precond.map_or(String::new(), |pc| {
+                    trisolve_line(&pc.params()) + &ilu_line(&pc.params())
+                })
+            }
+        }
     };
     Ok((code, text))
 }

@@ -4,9 +4,12 @@
 //! of a distributed matrix, whose products exchange their halo).
 
 use crate::backend::ops::sparse::{spmm, CsrRef, SPMM_MAX_COLUMNS};
-use crate::backend::{Backend, Buffer, DeviceMatrix};
-use crate::error::Result;
+use crate::backend::{Backend, Buffer, DeviceMatrix, Partials};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::solver::common::Tracker;
+use crate::solver::report::{SolveReport, StopReason};
+use crate::solver::Variant;
 
 /// y_c = A x_c for every column c.
 pub(crate) fn products<B: Backend, T: Scalar>(
@@ -37,6 +40,70 @@ pub(crate) fn products<B: Backend, T: Scalar>(
 /// Whether [`products`] reads A once per group of columns (else once per column).
 pub(crate) fn shares_matrix_reads<T: Scalar>(a: &DeviceMatrix<T>) -> bool {
     CsrRef::of(a).is_ok() && a.ranks() <= 1
+}
+
+/// [`Error::DimensionMismatch`] unless there are as many solutions as right-hand sides.
+pub(crate) fn check_columns<T>(b: &[&Buffer<T>], x: &[&mut Buffer<T>]) -> Result<()> {
+    if b.len() == x.len() {
+        return Ok(());
+    }
+    Err(Error::dims(
+        "solve_many: right-hand sides vs solutions",
+        b.len(),
+        x.len(),
+    ))
+}
+
+/// How a column of a block solve ended: its tracker, a residual-sized scratch vector, its
+/// iterations and stop reason.
+pub(crate) struct ColumnEnd<'m, T> {
+    pub(crate) tracker: Tracker<'m>,
+    pub(crate) r: Buffer<T>,
+    pub(crate) iterations: usize,
+    pub(crate) stopped: Option<StopReason>,
+}
+
+/// Every column's report (its true residual computed), each with the block's note.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reports<B: Backend, T: Scalar>(
+    solver: &'static str,
+    backend: &B,
+    a: &DeviceMatrix<T>,
+    b: &[&Buffer<T>],
+    x: &[&mut Buffer<T>],
+    ends: Vec<ColumnEnd<'_, T>>,
+    scratch: &mut Partials<T>,
+    setup_seconds: f64,
+) -> Result<Vec<SolveReport>> {
+    let k = ends.len();
+    let mut reports = Vec::with_capacity(k);
+    for (c, end) in ends.into_iter().enumerate() {
+        let ColumnEnd {
+            tracker,
+            mut r,
+            iterations,
+            stopped,
+        } = end;
+        // (A block solve's loop ends when every column has stopped.)
+        let reason = stopped.unwrap_or(StopReason::MaxIterations);
+        let mut report = tracker.report(
+            solver,
+            Variant::Classical,
+            iterations,
+            reason,
+            backend,
+            a,
+            b[c],
+            x[c],
+            &mut r,
+            scratch,
+            setup_seconds,
+            true,
+        )?;
+        report.notes.push(note(k, a));
+        reports.push(report);
+    }
+    Ok(reports)
 }
 
 /// The note every column's report of a block solve carries.

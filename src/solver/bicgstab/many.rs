@@ -7,13 +7,12 @@
 
 use super::BiCgStab;
 use crate::backend::{Backend, Buffer, Slot};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::solver::block_product;
 use crate::solver::cg::norm;
 use crate::solver::common::{start_solve, t, Tracker};
 use crate::solver::report::{BreakdownKind, SolveReport, StopReason};
-use crate::solver::Variant;
 
 /// One column's recurrence.
 struct Column<'m, T> {
@@ -54,13 +53,7 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
         b: &[&Buffer<T>],
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
-        if b.len() != x.len() {
-            return Err(Error::dims(
-                "solve_many: right-hand sides vs solutions",
-                b.len(),
-                x.len(),
-            ));
-        }
+        block_product::check_columns(b, x)?;
         let (be, a, pc) = (self.backend, self.a, self.precond);
         let with_m = pc.is_some();
         let (n, k) = (a.n_rows(), b.len());
@@ -211,35 +204,25 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
                 be.axpby(T::one(), &col.r, t(beta), &mut col.p)?;
             }
         }
-        let mut reports = Vec::with_capacity(k);
-        for (c, col) in cols.into_iter().enumerate() {
-            let Column {
-                tracker,
-                mut r,
-                iterations,
-                stopped,
-                ..
-            } = col;
-            // (The loop ends when every column has stopped.)
-            let reason = stopped.unwrap_or(StopReason::MaxIterations);
-            let mut report = tracker.report(
-                "bicgstab",
-                Variant::Classical,
-                iterations,
-                reason,
-                be,
-                a,
-                b[c],
-                x[c],
-                &mut r,
-                &mut self.scratch,
-                self.setup_seconds,
-                true,
-            )?;
-            report.notes.push(block_product::note(k, a));
-            reports.push(report);
-        }
-        Ok(reports)
+        let ends = cols
+            .into_iter()
+            .map(|c| block_product::ColumnEnd {
+                tracker: c.tracker,
+                r: c.r,
+                iterations: c.iterations,
+                stopped: c.stopped,
+            })
+            .collect();
+        block_product::reports(
+            "bicgstab",
+            be,
+            a,
+            b,
+            x,
+            ends,
+            &mut self.scratch,
+            self.setup_seconds,
+        )
     }
 }
 

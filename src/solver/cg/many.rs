@@ -6,12 +6,11 @@
 
 use super::Cg;
 use crate::backend::{Backend, Buffer, Slot};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::solver::block_product;
 use crate::solver::common::{start_solve, t, Tracker};
 use crate::solver::report::{SolveReport, StopReason};
-use crate::solver::Variant;
 
 /// One column's recurrence.
 struct Column<'m, T> {
@@ -41,13 +40,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
         b: &[&Buffer<T>],
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
-        if b.len() != x.len() {
-            return Err(Error::dims(
-                "solve_many: right-hand sides vs solutions",
-                b.len(),
-                x.len(),
-            ));
-        }
+        block_product::check_columns(b, x)?;
         let (be, a, pc) = (self.backend, self.a, self.precond);
         let n = a.n_rows();
         let k = b.len();
@@ -136,35 +129,25 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                 be.axpby(T::one(), from, t(beta), &mut col.p)?;
             }
         }
-        let mut reports = Vec::with_capacity(k);
-        for (c, col) in columns.into_iter().enumerate() {
-            let Column {
-                tracker,
-                mut r,
-                iterations,
-                stopped,
-                ..
-            } = col;
-            // (The loop ends when every column has stopped.)
-            let reason = stopped.unwrap_or(StopReason::MaxIterations);
-            let mut report = tracker.report(
-                "cg",
-                Variant::Classical,
-                iterations,
-                reason,
-                be,
-                a,
-                b[c],
-                x[c],
-                &mut r,
-                &mut self.scratch,
-                self.setup_seconds,
-                true,
-            )?;
-            report.notes.push(block_product::note(k, a));
-            reports.push(report);
-        }
-        Ok(reports)
+        let ends = columns
+            .into_iter()
+            .map(|c| block_product::ColumnEnd {
+                tracker: c.tracker,
+                r: c.r,
+                iterations: c.iterations,
+                stopped: c.stopped,
+            })
+            .collect();
+        block_product::reports(
+            "cg",
+            be,
+            a,
+            b,
+            x,
+            ends,
+            &mut self.scratch,
+            self.setup_seconds,
+        )
     }
 
     /// z = M^-1 r and gamma = <r, z> (without a preconditioner, gamma = <r, r>) for every running
