@@ -5,7 +5,8 @@
 # no preconditioner, b = A 1 (column c scaled row by row, see --nrhs), rtol 1e-8. Then the AMG GPU tests left unrun at 3f273f7 and the refresh share of
 # the setup (values_refresh_amg_fsai, cuda_refresh_time_against_setup_time). Packed with
 #   pack-for-device --features "cuda opencl cli" -- --bin pipekrylov --test solve_many --test amg --test amg_device_setup --test values_refresh_amg_fsai
-# Writes $OUT/*.log and $OUT/solve-many.csv.
+# Writes $OUT/*.log and $OUT/solve-many.csv. AMG_TESTS=0 skips the AMG part (the fused block
+# kernels' rerun at 2c1d1b0: `AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh`).
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 timeout 200 bash .device/run test-solve_many --include-ignored > "$OUT/test-solve_many.log" 2>&1
@@ -41,6 +42,7 @@ print(f"{'solver':9} {'variant':10} {'backend':7} {'problem':11} {'k':>2} {'its'
 for r in csv.DictReader(open(sys.argv[1])):
     print(f"{r['solver']:9} {r['variant']:10} {r['backend']:7} {r['problem']:11} {r['nrhs']:>2} {r['iterations_max']:>5} {r['solve_s'][:8]:>9} {r['us_per_iteration'][:8]:>9} {r['worst_residual'][:8]}")
 PY
+[ "${AMG_TESTS:-1}" = 0 ] && exit 0
 for t in test-amg test-amg_device_setup test-values_refresh_amg_fsai; do
   timeout 200 bash .device/run "$t" --include-ignored --skip refresh_time > "$OUT/$t.log" 2>&1
   echo "$t: rc=$? $(grep -E '^test result' "$OUT/$t.log" | tail -1)"

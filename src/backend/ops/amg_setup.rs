@@ -78,7 +78,7 @@ fn launch_on_rows<T: Scalar>(
 }
 
 /// Launch over `n` items writing `partials` (their group count).
-fn launch_partials<T: Scalar>(
+pub(crate) fn launch_partials<T: Scalar>(
     rt: &KernelRuntime<'_>,
     kernel: Kernel,
     partials: &Partials<T>,
@@ -90,7 +90,11 @@ fn launch_partials<T: Scalar>(
 
 /// Host reference of a partial count: one per group chunk as the kernels' layout would give;
 /// the host writes the whole count into the slot's first group.
-fn host_partial<T: Scalar>(partials: &mut Partials<T>, slot: Slot, value: f64) -> Result<()> {
+pub(crate) fn host_partial<T: Scalar>(
+    partials: &mut Partials<T>,
+    slot: Slot,
+    value: f64,
+) -> Result<()> {
     let groups = partials.groups();
     let data = partials.buffer_mut().host_mut()?;
     let base = slot.0 * groups;

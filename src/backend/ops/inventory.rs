@@ -157,6 +157,9 @@ kernel_inventory! {
         SpgemmCopyPattern = "spgemm_copy_pattern",
         SpgemmValues = "spgemm_values",
         CsrSpmm = "csr_spmm",
+        CsrSpmmDots = "csr_spmm_dots",
+        BlockCgUpdate = "block_cg_update",
+        BlockXpby = "block_xpby",
     }
     amg_setup {
         AmgDiagonal = "amg_diagonal",

@@ -1,10 +1,14 @@
 //! CG on several right-hand sides at once: k independent classical PCG recurrences
-//! (\[Rupp16\] Algorithm 1, the baseline of the pipelined one) in lockstep, whose products with
-//! A share each read of the matrix ([`block_product::products`]) and whose dot products of one
-//! step are finished together (one host transfer per step for all columns). Each column keeps
-//! its own scalars and stops on its own test; a stopped column costs nothing more.
+//! (\[Rupp16\] Algorithm 1, the baseline of the pipelined one) in lockstep, whose dot products
+//! of one step are finished together (one host transfer per step for all columns). On a CSR
+//! matrix of one process each step's vector work is three kernels per 8 columns: the product
+//! with its <p, A p> (`csr_spmm_dots`: the matrix read once for all), the update with its
+//! <r, r> (`block_cg_update`) and the new directions (`block_xpby`); otherwise the products go
+//! through [`block_product::products`] and the updates column by column. Each column keeps its
+//! own scalars and stops on its own test; a stopped column costs nothing more.
 
 use super::Cg;
+use crate::backend::ops::sparse::{self, CsrRef, SPMM_MAX_COLUMNS};
 use crate::backend::{Backend, Buffer, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -71,62 +75,127 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             be.copy(if pc.is_some() { &col.z } else { &col.r }, &mut col.p)?;
             col.tracker.start_loop(be.counters());
         }
+        // One CSR matrix of one process: the block kernels (a product with its dots, the
+        // update with its <r, r>, the direction), 8 columns per launch; otherwise per column.
+        let csr = CsrRef::of(a)
+            .ok()
+            .filter(|_| block_product::shares_matrix_reads(a));
         while columns.iter().any(|c| c.stopped.is_none()) {
-            // Lines 7-8: A p and <p, A p> of every running column.
+            // Lines 7-8: A p and <p, A p> of every running column (slot: its position).
             let running: Vec<usize> = (0..k).filter(|&c| columns[c].stopped.is_none()).collect();
-            {
+            for (at, chunk) in chunks_of(&running) {
                 let (ps, mut aps): (Vec<&Buffer<T>>, Vec<&mut Buffer<T>>) = columns
                     .iter_mut()
-                    .filter(|c| c.stopped.is_none())
-                    .map(|c| (&c.p, &mut c.ap))
+                    .enumerate()
+                    .filter(|(c, _)| chunk.contains(c))
+                    .map(|(_, col)| (&col.p, &mut col.ap))
                     .unzip();
-                block_product::products(be, a, &ps, &mut aps)?;
-            }
-            for &c in &running {
-                be.dot_partials(&columns[c].p, &columns[c].ap, &mut sums, Slot(c))?;
+                match csr {
+                    Some(csr) => sparse::spmm_dots(be, csr, &ps, &mut aps, &mut sums, Slot(at))?,
+                    None => {
+                        block_product::products(be, a, &ps, &mut aps)?;
+                        for (j, (p, ap)) in ps.iter().zip(&aps).enumerate() {
+                            be.dot_partials(p, ap, &mut sums, Slot(at + j))?;
+                        }
+                    }
+                }
             }
             let deltas = be.finish(&sums)?;
-            // Lines 9-11 and 15: the updates and <r, r>.
-            for &c in &running {
+            // Lines 9-11: the checks and alpha, then x += alpha p, r -= alpha A p, <r, r>.
+            let mut updating = Vec::with_capacity(running.len());
+            let mut alphas = Vec::with_capacity(running.len());
+            for (at, &c) in running.iter().enumerate() {
                 let col = &mut columns[c];
-                let delta = deltas.get(Slot(c));
-                let reason = if !(delta.is_finite() && col.gamma.is_finite()) {
+                let delta = deltas.get(Slot(at));
+                col.stopped = if !(delta.is_finite() && col.gamma.is_finite()) {
                     Some(StopReason::NanOrInf)
                 } else if pc.is_some() && col.gamma <= 0.0 {
                     Some(StopReason::IndefinitePreconditioner)
                 } else if delta <= 0.0 {
                     Some(StopReason::IndefiniteMatrix)
                 } else {
+                    updating.push(c);
+                    alphas.push(col.gamma / delta);
+                    col.iterations += 1;
                     None
                 };
-                if reason.is_some() {
-                    col.stopped = reason;
-                    continue;
-                }
-                let alpha = col.gamma / delta;
-                be.axpby(t(alpha), &col.p, T::one(), x[c])?;
-                be.axpby(t(-alpha), &col.ap, T::one(), &mut col.r)?;
-                col.iterations += 1;
-                be.dot_partials(&col.r, &col.r, &mut sums, Slot(c))?;
             }
-            let rrs = be.finish(&sums)?;
-            for &c in &running {
-                let col = &mut columns[c];
-                if col.stopped.is_none() {
-                    let it = col.iterations;
-                    col.stopped = record(col, it, rrs.get(Slot(c)));
+            for (at, chunk) in chunks_of(&updating) {
+                let alpha = &alphas[at..at + chunk.len()];
+                let mut xs: Vec<&mut Buffer<T>> = x
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(c, _)| chunk.contains(c))
+                    .map(|(_, xc)| &mut **xc)
+                    .collect();
+                let (mut rs, mut ps, mut aps) = (Vec::new(), Vec::new(), Vec::new());
+                for (_, col) in columns
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(c, _)| chunk.contains(c))
+                {
+                    let Column { r, p, ap, .. } = col;
+                    rs.push(r);
+                    ps.push(&*p);
+                    aps.push(&*ap);
                 }
+                if csr.is_some() {
+                    sparse::block_cg_update(
+                        be,
+                        alpha,
+                        &mut xs,
+                        &ps,
+                        &mut rs,
+                        &aps,
+                        &mut sums,
+                        Slot(at),
+                    )?;
+                } else {
+                    for (j, xc) in xs.iter_mut().enumerate() {
+                        be.axpby(t(alpha[j]), ps[j], T::one(), xc)?;
+                        be.axpby(t(-alpha[j]), aps[j], T::one(), rs[j])?;
+                        be.dot_partials(rs[j], rs[j], &mut sums, Slot(at + j))?;
+                    }
+                }
+            }
+            // Line 15: the test on ||r||.
+            let rrs = be.finish(&sums)?;
+            for (at, &c) in updating.iter().enumerate() {
+                let col = &mut columns[c];
+                let it = col.iterations;
+                col.stopped = record(col, it, rrs.get(Slot(at)));
             }
             // Lines 17-18: z = M^-1 r, beta, p = z + beta p.
             let gammas: Vec<f64> = columns.iter().map(|c| c.gamma).collect();
             self.precondition(&mut columns, &mut sums)?;
-            for (c, col) in columns.iter_mut().enumerate() {
-                if col.stopped.is_some() || !running.contains(&c) {
-                    continue;
+            let going: Vec<usize> = updating
+                .iter()
+                .copied()
+                .filter(|&c| columns[c].stopped.is_none())
+                .collect();
+            let betas: Vec<f64> = going
+                .iter()
+                .map(|&c| columns[c].gamma / gammas[c])
+                .collect();
+            for (at, chunk) in chunks_of(&going) {
+                let beta = &betas[at..at + chunk.len()];
+                let (mut zs, mut ps) = (Vec::new(), Vec::new());
+                for (_, col) in columns
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(c, _)| chunk.contains(c))
+                {
+                    let Column { r, z, p, .. } = col;
+                    zs.push(if pc.is_some() { &*z } else { &*r });
+                    ps.push(p);
                 }
-                let beta = col.gamma / gammas[c];
-                let from = if pc.is_some() { &col.z } else { &col.r };
-                be.axpby(T::one(), from, t(beta), &mut col.p)?;
+                if csr.is_some() {
+                    sparse::block_xpby(be, beta, &zs, &mut ps)?;
+                } else {
+                    for (j, p) in ps.iter_mut().enumerate() {
+                        be.axpby(T::one(), zs[j], t(beta[j]), p)?;
+                    }
+                }
             }
         }
         let ends = columns
@@ -180,6 +249,14 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
         }
         Ok(())
     }
+}
+
+/// `columns` in groups of at most [`SPMM_MAX_COLUMNS`], each with the position of its first.
+fn chunks_of(columns: &[usize]) -> impl Iterator<Item = (usize, &[usize])> {
+    columns
+        .chunks(SPMM_MAX_COLUMNS)
+        .enumerate()
+        .map(|(i, chunk)| (i * SPMM_MAX_COLUMNS, chunk))
 }
 
 /// Record a column's residual norm from its finished <r, r>; the stop reason when it stops.
