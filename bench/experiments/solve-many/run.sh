@@ -6,7 +6,7 @@
 # the setup (values_refresh_amg_fsai, cuda_refresh_time_against_setup_time). Packed with
 #   pack-for-device --features "cuda opencl cli" -- --bin pipekrylov --test solve_many --test amg --test amg_device_setup --test values_refresh_amg_fsai
 # Writes $OUT/*.log and $OUT/solve-many.csv. AMG_TESTS=0 skips the AMG part (the fused block
-# kernels' rerun at 2c1d1b0: `AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh`).
+# kernels' rerun at 44adf22: `AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh`).
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 timeout 200 bash .device/run test-solve_many --include-ignored > "$OUT/test-solve_many.log" 2>&1
