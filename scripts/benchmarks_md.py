@@ -159,10 +159,12 @@ SOURCES["refresh"] = {
 
 SOURCES["many"] = {
     "title": "Several right-hand sides at once; AMG across the ranks",
-    "files": ["h200-2026-11-29-solve-many/solve-many.csv", "h200-2026-11-29-amg-distributed/amg-distributed.csv"],
+    "files": ["h200-2026-11-29-solve-many/solve-many-block-kernels.csv",
+              "h200-2026-11-29-amg-distributed/amg-distributed.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`; no multi-GPU kind was lent)",
-    "commit": "cb2ec41 and 3f8ac3b, 2026-11-29",
-    "command": "`OUT=$OUT bash bench/experiments/solve-many/run.sh` (`solve --nrhs K --json`) and `OUT=$OUT bash "
+    "commit": "44adf22 and 3f8ac3b, 2026-11-29",
+    "command": "`AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh` (`solve --nrhs K --json`) and "
+               "`OUT=$OUT bash "
                "bench/experiments/amg-distributed/run.sh` (`mpirun -np R pipekrylov solve --precond amg`)",
     "log": "2026-11-29-solve-many.md",
 }
@@ -575,7 +577,7 @@ def many():
           for b in ("cuda", "opencl")]
     bi = (us("bicgstab", "pipelined", "cuda", "1"), us("bicgstab", "classical", "cuda", "1"),
           us("bicgstab", "classical", "cuda", "8"))
-    out += para("`--nrhs 8` (classical recurrences in lockstep, products sharing each matrix read), us per "
+    out += para("`--nrhs 8` (classical recurrences in lockstep; CG: three block kernels per step), us per "
                 "iteration of the block against one right-hand side (pipelined; classical): CG, 3D Poisson 4.1M, "
                 + "; ".join(f"{b} {f1(k8)} against {f1(p1)}; {f1(c1)} ({k8 / p1:.1f}x; {k8 / c1:.1f}x)"
                             for b, p1, c1, k8 in cg)
