@@ -46,7 +46,7 @@ impl<B: Backend, T: Scalar> BiCgStab<'_, B, T> {
     /// columns' products with A sharing each read of the matrix (a CSR matrix of one process),
     /// one report per column (every report's times are the whole block's).
     ///
-    /// Errors: as [`BiCgStab::solve`] for any column; [`Error::DimensionMismatch`] when `b` and
+    /// Errors: as [`BiCgStab::solve`] for any column; [`crate::Error::DimensionMismatch`] when `b` and
     /// `x` have different lengths.
     pub fn solve_many(
         &mut self,

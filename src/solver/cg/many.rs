@@ -37,7 +37,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
     /// column (its own iterations, stop reason and true residual; every report's times are the
     /// whole block's).
     ///
-    /// Errors: as [`Cg::solve`] for any column; [`Error::DimensionMismatch`] when `b` and `x`
+    /// Errors: as [`Cg::solve`] for any column; [`crate::Error::DimensionMismatch`] when `b` and `x`
     /// have different lengths.
     pub fn solve_many(
         &mut self,
