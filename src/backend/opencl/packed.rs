@@ -55,8 +55,11 @@ impl OpenClBackend {
     }
 }
 
-/// Most parameters a packed kernel may have (more stay unpacked).
-pub(crate) const MAX_WORDS: usize = 32;
+/// Most parameters a packed kernel may have (more stay unpacked): 48 words, 384 bytes, below
+/// the 1024 bytes every full-profile device takes as a kernel's arguments
+/// (`CL_DEVICE_MAX_PARAMETER_SIZE`). The block kernels of several right-hand sides have the
+/// most: `block_cg_update`, 44.
+pub(crate) const MAX_WORDS: usize = 48;
 
 /// The declaration that starts every kernel (see `kernels/dialect/opencl.h`).
 const KERNEL_START: &str = "\npk_kernel void ";
