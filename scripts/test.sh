@@ -53,7 +53,7 @@ case " $features " in
         if ! timeout 600 mpirun --oversubscribe -np "$np" "$exe" >"$log" 2>&1; then
           cat "$log"; exit 1
         fi
-        grep -E "distributed AMG on .*(poisson3d|jump3d)" "$log" || true
+        grep -E "(poisson3d|jump3d) cg [+] distributed AMG" "$log" || true
         tail -n 1 "$log"
       done
     done
