@@ -160,12 +160,14 @@ SOURCES["refresh"] = {
 SOURCES["many"] = {
     "title": "Several right-hand sides at once; AMG across the ranks",
     "files": ["h200-2026-11-29-solve-many/solve-many-block-kernels.csv",
-              "h200-2026-11-29-amg-distributed/amg-distributed.csv"],
-    "machine": "one NVIDIA H200 (`nvidia-h200`; no multi-GPU kind was lent)",
-    "commit": "44adf22 and 3f8ac3b, 2026-11-29",
+              "h200-2026-11-29-amg-distributed/amg-distributed.csv",
+              "h200x2-2026-11-29-amg-distributed/amg-distributed-x2.csv"],
+    "machine": "one NVIDIA H200 (`nvidia-h200`); two for the last file (`nvidia-h200-x2`)",
+    "commit": "44adf22, 3f8ac3b and 3ba7d8e, 2026-11-29",
     "command": "`AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh` (`solve --nrhs K --json`) and "
                "`OUT=$OUT bash "
-               "bench/experiments/amg-distributed/run.sh` (`mpirun -np R pipekrylov solve --precond amg`)",
+               "bench/experiments/amg-distributed/run.sh` and `x2.sh` beside it (`mpirun -np R pipekrylov solve "
+               "--precond amg`)",
     "log": "2026-11-29-solve-many.md",
 }
 
@@ -591,6 +593,13 @@ def many():
                 "share the GPU: iterations only): iterations " + ", ".join(b["iterations"] for b in big)
                 + "; setup s " + ", ".join(f2(float(b["precond_setup_s"])) for b in big)
                 + "; solve s " + ", ".join(f3(float(b["solve_s"])) for b in big[:3]) + ".")
+    x2 = {(r["study"], r["ranks"]): r for r in rows_of(paths[2])}
+    s1, s2, w1, w2 = (x2[k] for k in (("strong", "1"), ("strong", "2"), ("weak", "1"), ("weak", "2")))
+    sv = lambda r: float(r["solve_s"])
+    out += para(f"On two H200s, one rank per GPU: strong 256^3 {s1['iterations']} -> {s2['iterations']} iterations, "
+                f"solve {f3(sv(s1))} -> {f3(sv(s2))} s (efficiency {sv(s1) / (2 * sv(s2)):.2f}; goal 0.80), setup "
+                f"{f1(float(s1['precond_setup_s']))} -> {f1(float(s2['precond_setup_s']))} s on the hosts; weak (256 x 256 x "
+                f"128 per GPU) solve {f3(sv(w1))} -> {f3(sv(w2))} s (efficiency {sv(w1) / sv(w2):.2f}; goal 0.85).")
     return out
 
 
