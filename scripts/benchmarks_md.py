@@ -160,14 +160,13 @@ SOURCES["refresh"] = {
 SOURCES["many"] = {
     "title": "Several right-hand sides at once; AMG across the ranks",
     "files": ["h200-2026-11-29-solve-many/solve-many-block-kernels.csv",
-              "h200-2026-11-29-amg-distributed/amg-distributed.csv",
               "h200x2-2026-11-29-amg-distributed/amg-distributed-x2.csv"],
-    "machine": "one NVIDIA H200 (`nvidia-h200`); two for the last file (`nvidia-h200-x2`)",
-    "commit": "44adf22, 3f8ac3b and 3ba7d8e, 2026-11-29",
+    "machine": "one NVIDIA H200 (`nvidia-h200`); two for the second file (`nvidia-h200-x2`)",
+    "commit": "44adf22 and 1f64cfe, 2026-11-29",
     "command": "`AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh` (`solve --nrhs K --json`) and "
                "`OUT=$OUT bash "
-               "bench/experiments/amg-distributed/run.sh` and `x2.sh` beside it (`mpirun -np R pipekrylov solve "
-               "--precond amg`)",
+               "bench/experiments/amg-distributed/x2.sh` (`mpirun -np R pipekrylov solve --precond amg`; one GPU: "
+               "`run.sh` beside it)",
     "log": "2026-11-29-solve-many.md",
 }
 
@@ -571,7 +570,6 @@ def refresh():
 def many():
     paths = files_of("many")
     rows = {(r["solver"], r["variant"], r["backend"], r["nrhs"]): r for r in rows_of(paths[0])}
-    amg = {(r["mode"], r["ranks"], r["problem"], r["n"]): r for r in rows_of(paths[1])}
     us = lambda *k: float(rows[k]["us_per_iteration"])
     out = [f"## {SOURCES['many']['title']}", ""]
     out += source_lines("many")
@@ -585,18 +583,11 @@ def many():
                             for b, p1, c1, k8 in cg)
                 + f"; BiCGStab, convdiff3d 1M, CUDA {f1(bi[2])} against {f1(bi[0])}; {f1(bi[1])} "
                 f"({bi[2] / bi[0]:.1f}x; {bi[2] / bi[1]:.1f}x). Goal 3.5x: not met.")
-    a = lambda mode, ranks, prob, n: amg.get((mode, ranks, prob, n), {})
-    big = [a(m, r, "poisson3d", "16777216") for m, r in (("device", "1"), ("host", "1"), ("distributed", "1"),
-                                                          ("distributed", "2"))]
-    out += para("CG + AMG, 3D Poisson 256^3 to 1e-8, one process (setup on the device; on the host) against the "
-                "distributed hierarchy (`Amg::new_distributed`, set up on the ranks' hosts) on 1 and 2 ranks (2 ranks "
-                "share the GPU: iterations only): iterations " + ", ".join(b["iterations"] for b in big)
-                + "; setup s " + ", ".join(f2(float(b["precond_setup_s"])) for b in big)
-                + "; solve s " + ", ".join(f3(float(b["solve_s"])) for b in big[:3]) + ".")
-    x2 = {(r["study"], r["ranks"]): r for r in rows_of(paths[2])}
+    x2 = {(r["study"], r["ranks"]): r for r in rows_of(paths[1])}
     s1, s2, w1, w2 = (x2[k] for k in (("strong", "1"), ("strong", "2"), ("weak", "1"), ("weak", "2")))
     sv = lambda r: float(r["solve_s"])
-    out += para(f"On two H200s, one rank per GPU: strong 256^3 {s1['iterations']} -> {s2['iterations']} iterations, "
+    out += para(f"CG + AMG across the ranks (`Amg::new_distributed`, set up on the hosts), two H200s, one rank "
+                f"per GPU: strong 256^3 {s1['iterations']} -> {s2['iterations']} iterations, "
                 f"solve {f3(sv(s1))} -> {f3(sv(s2))} s (efficiency {sv(s1) / (2 * sv(s2)):.2f}; goal 0.80), setup "
                 f"{f1(float(s1['precond_setup_s']))} -> {f1(float(s2['precond_setup_s']))} s on the hosts; weak (256 x 256 x "
                 f"128 per GPU) solve {f3(sv(w1))} -> {f3(sv(w2))} s (efficiency {sv(w1) / sv(w2):.2f}; goal 0.85).")
