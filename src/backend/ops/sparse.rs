@@ -717,16 +717,7 @@ pub(crate) fn spmm<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let ys: Vec<&Buffer<T>> = y.iter().map(|b| &**b).collect();
-    let mut args = vec![
-        len("spmm rows", a.n_rows)?,
-        len("spmm columns", k)?,
-        KernelArg::buffer(a.row_ptr),
-        KernelArg::buffer(a.col_idx),
-        KernelArg::buffer(a.values),
-    ];
-    args.extend(column_args(x));
-    args.extend(column_args(&ys));
+    let args = spmm_args(a, x, y)?;
     // SAFETY (launch_items): A's arrays come from a CSR device matrix (columns below n_cols,
     // row pointers checked), every column's length checked above, k <= 8.
     launch_items::<T>(&rt, Kernel::CsrSpmm, a.n_rows, &args)
@@ -758,6 +749,26 @@ fn scalar_args<T: Scalar>(v: &[f64]) -> Vec<KernelArg<'static>> {
     (0..SPMM_MAX_COLUMNS)
         .map(|c| KernelArg::scalar(T::from_f64(v.get(c).copied().unwrap_or(0.0))))
         .collect()
+}
+
+/// The arguments `csr_spmm` and `csr_spmm_dots` share: A's size and arrays, then the 8 input and
+/// the 8 output columns.
+fn spmm_args<'a, T: Scalar>(
+    a: CsrRef<'a, T>,
+    x: &[&'a Buffer<T>],
+    y: &'a [&mut Buffer<T>],
+) -> Result<Vec<KernelArg<'a>>> {
+    let ys: Vec<&Buffer<T>> = y.iter().map(|b| &**b).collect();
+    let mut args = vec![
+        len("spmm rows", a.n_rows)?,
+        len("spmm columns", x.len())?,
+        KernelArg::buffer(a.row_ptr),
+        KernelArg::buffer(a.col_idx),
+        KernelArg::buffer(a.values),
+    ];
+    args.extend(column_args(x));
+    args.extend(column_args(&ys));
+    Ok(args)
 }
 
 /// [`spmm`], and the partial of <x_c, y_c> into slot `slot + c` (kernel `csr_spmm_dots`): the
@@ -793,16 +804,7 @@ pub(crate) fn spmm_dots<B: VectorOps + ?Sized, T: Scalar>(
         }
         return Ok(());
     }
-    let ys: Vec<&Buffer<T>> = y.iter().map(|b| &**b).collect();
-    let mut args = vec![
-        len("spmm rows", a.n_rows)?,
-        len("spmm columns", k)?,
-        KernelArg::buffer(a.row_ptr),
-        KernelArg::buffer(a.col_idx),
-        KernelArg::buffer(a.values),
-    ];
-    args.extend(column_args(x));
-    args.extend(column_args(&ys));
+    let mut args = spmm_args(a, x, y)?;
     args.push(KernelArg::buffer(partials.buffer()));
     args.push(len("partials slot", slot.0)?);
     // SAFETY (launch_partials): as `spmm`; the k slots from `slot` checked against n_rows.
