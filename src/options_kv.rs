@@ -35,6 +35,7 @@ pub const NAMES: &[&str] = &[
     "amg_smoother",
     "amg_sweeps",
     "amg_strength",
+    "amg_strength_decay",
     "amg_max_levels",
     "amg_coarse_size",
     "amg_setup",
@@ -91,6 +92,7 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
             p.amg.post_sweeps = p.amg.pre_sweeps;
         }
         "amg_strength" => p.amg.strength = number(key, v)?,
+        "amg_strength_decay" => p.amg.strength_decay = number(key, v)?,
         "amg_max_levels" => p.amg.max_levels = number(key, v)?,
         "amg_coarse_size" => p.amg.coarse_size = number(key, v)?,
         "amg_setup" => p.amg.setup = v.parse()?,
@@ -151,7 +153,7 @@ mod tests {
         let valid = |name: &str| match name {
             "method" => "cg",
             "rtol" | "atol" | "ilu_drop" => "1e-6",
-            "amg_strength" => "0.25",
+            "amg_strength" | "amg_strength_decay" => "0.25",
             "ilu_max_fill" => "2.5",
             "precond" => "jacobi",
             "trisolve" => "exact",
@@ -187,6 +189,7 @@ mod tests {
             ("block_size", "3"),
             ("amg_sweeps", "2"),
             ("amg_max_levels", "5"),
+            ("amg_strength_decay", "1"),
             ("amg_setup", "host"),
             ("ilu_fill", "1"),
             ("ilu_drop", "1e-3"),
@@ -211,6 +214,7 @@ mod tests {
             (2, 2)
         );
         assert_eq!(o.precond.amg.max_levels, 5);
+        assert_eq!(o.precond.amg.strength_decay, 1.0);
         assert_eq!(o.precond.amg.setup, crate::precond::AmgSetup::Host);
         assert_eq!(o.precond.ilu.fill_level, Some(1));
         assert_eq!(o.precond.ilu.drop_tol, Some(1e-3));

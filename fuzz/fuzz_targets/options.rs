@@ -10,7 +10,7 @@
 //! steps, afsai step size, afsai eps, afsai stop (ratio|step), then the BILU(0) factorization
 //! (host|sweeps:F, F capped at 64) and the FSAI factors' CSR kernel (auto|vector|stream|
 //! stream-compact), then the IP scaling (auto|none|symmetric) and AMG's coarsening (sa|aggregation),
-//! smoother (jacobi|l1-jacobi|chebyshev:K), sweeps, strength, max levels and coarse size.
+//! smoother (jacobi|l1-jacobi|chebyshev:K), sweeps, strength, max levels, coarse size and strength decay.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -57,6 +57,7 @@ fuzz_target!(|data: &[u8]| {
         pre_sweeps: sweeps,
         post_sweeps: sweeps,
         strength: real(23).unwrap_or(defaults.strength),
+        strength_decay: real(26).unwrap_or(defaults.strength_decay),
         max_levels: int(24, 32).unwrap_or(defaults.max_levels),
         coarse_size: int(25, 8192).unwrap_or(defaults.coarse_size),
         ..defaults

@@ -157,7 +157,7 @@ class Solver:
     ``execution`` ("auto", "synchronous", "device-resident"), ``format`` ("csr", "sell", "bsr"
     ...), ``history`` (keep the residual history, default True) and the preconditioners'
     parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,
-    ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``,
+    ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``, ``amg_strength_decay``,
     ``amg_max_levels``, ``amg_coarse_size``, ``amg_setup``, ``amg_precision``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,
     ``ilu_drop``, ``ilu_max_fill``, ``ilu_shift``); :func:`option_names` lists them.
 

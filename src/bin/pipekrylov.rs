@@ -116,9 +116,13 @@ enum Command {
         /// keeps the cycle symmetric, for CG).
         #[arg(long, default_value_t = 1)]
         amg_sweeps: usize,
-        /// Strength threshold of amg's aggregation (halved on every coarser level).
+        /// Strength threshold of amg's aggregation on the finest level.
         #[arg(long, default_value_t = 0.05)]
         amg_strength: f64,
+        /// Factor of amg's strength threshold from one level to the next coarser one, in
+        /// (0, 1] (0.5: halved, as AMGCL does; 1 suits coefficient jumps).
+        #[arg(long, default_value_t = 0.5)]
+        amg_strength_decay: f64,
         /// Most levels of amg, the coarsest included.
         #[arg(long, default_value_t = 25)]
         amg_max_levels: usize,
@@ -365,6 +369,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             amg_smoother,
             amg_sweeps,
             amg_strength,
+            amg_strength_decay,
             amg_max_levels,
             amg_coarse_size,
             amg_setup,
@@ -419,6 +424,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     pre_sweeps: amg_sweeps,
                     post_sweeps: amg_sweeps,
                     strength: amg_strength,
+                    strength_decay: amg_strength_decay,
                     max_levels: amg_max_levels,
                     coarse_size: amg_coarse_size,
                     setup: amg_setup.parse()?,

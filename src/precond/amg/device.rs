@@ -638,6 +638,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
             "pre_sweeps": self.options.pre_sweeps,
             "post_sweeps": self.options.post_sweeps,
             "strength": self.options.strength,
+            "strength_decay": self.options.strength_decay,
             "coarse_size": self.options.coarse_size,
             "block_size": self.options.block_size,
             "levels": self.stats.len(),

@@ -209,7 +209,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
             agg,
             n_coarse,
         });
-        eps *= 0.5;
+        eps *= options.strength_decay;
     }
     let current = match (&coarse, &first_level) {
         (Some(m), _) => m,

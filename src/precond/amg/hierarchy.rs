@@ -153,7 +153,7 @@ impl<T: Scalar> Hierarchy<T> {
     /// Build the hierarchy of `a` (computing in `T`, the spectral estimates and the coarsest
     /// inverse in f64).
     ///
-    /// Level l (eps_l = `strength` / 2^l) is coarsened while it has more than
+    /// Level l (eps_l = `strength` `strength_decay`^l) is coarsened while it has more than
     /// `coarse_size` rows and fewer than `max_levels` levels exist: strength graph, greedy
     /// aggregation, P (smoothed or tentative), R = P^T, A_{l+1} = R (A_l P) by two host
     /// SpGEMMs. Coarsening stops early when a level keeps more than 9/10 of its rows; the
@@ -222,7 +222,7 @@ impl<T: Scalar> Hierarchy<T> {
             let (level, next) = numeric_level(current, Arc::new(pattern), l, options, false)?;
             levels.push(level);
             current = next;
-            eps *= 0.5;
+            eps *= options.strength_decay;
         }
         let limit = dense_coarse_limit(options.coarse_size);
         if current.n_rows() > limit {

@@ -140,12 +140,25 @@ pub struct AmgOptions {
     pub coarsening: Coarsening,
     /// Strength threshold eps of the finest level: j is a strong neighbour of i when
     /// |a_ij| >= eps sqrt(|a_ii a_jj|) (block norms for a block size above 1), symmetrized.
-    /// Halved on every coarser level (as AMGCL does). In [0, 1]; default 0.05, not AMGCL's
+    /// Multiplied by [`AmgOptions::strength_decay`] on every coarser level. In [0, 1]; default
+    /// 0.05, not AMGCL's
     /// 0.08: measured with CG, the same iteration counts or fewer (3D Poisson k = 48: 11 and
     /// 11, thermal2d k = 128: 11 and 13, jump3d k = 40: 34 and 35, aniso2d k = 128: 13 and
     /// 13) and a lower operator complexity on 3D Poisson (1.57 against 1.62 at k = 48; the
     /// coarse levels' weak long-range couplings otherwise slow their coarsening).
     pub strength: f64,
+    /// The factor of the strength threshold from one level to the next coarser one: eps_l =
+    /// `strength` `strength_decay`^l. In (0, 1]; default 0.5 (halved, as AMGCL does).
+    ///
+    /// 1 keeps the threshold on every level, so the coarse levels of a problem with
+    /// coefficient jumps do not merge the aggregates of regions coupled only weakly. Measured
+    /// with CG to 1e-8, b = A 1, at 1M unknowns (`bench/log/2026-11-30-amg-strength-decay.md`):
+    /// jump3d 61 -> 33 iterations with the host setup and 83 -> 59 with the device setup (37
+    /// with a degree-3 Chebyshev smoother), aniso2d 16 -> 10 and 20 -> 16, randjump3d (262K)
+    /// 59 -> 35; but thermal2d 29 -> 40 and 28 -> 44, and 3D Poisson's operator complexity
+    /// 1.58 -> 1.83 (device setup: 11 -> 15 iterations). Hence 0.5 by default and 1 for
+    /// coefficient jumps.
+    pub strength_decay: f64,
     /// Most levels, the coarsest included (default 25; 1 means a direct solve).
     pub max_levels: usize,
     /// Coarsening stops at a level of at most this many rows, which is inverted as a dense
@@ -183,6 +196,7 @@ impl Default for AmgOptions {
         Self {
             coarsening: Coarsening::SmoothedAggregation,
             strength: 0.05,
+            strength_decay: 0.5,
             max_levels: 25,
             coarse_size: 500,
             smoother: Smoother::Jacobi,
@@ -204,6 +218,15 @@ impl AmgOptions {
             return Err(Error::param(
                 "amg strength",
                 format!("must lie in [0, 1], got {}", self.strength),
+            ));
+        }
+        if !(self.strength_decay.is_finite()
+            && self.strength_decay > 0.0
+            && self.strength_decay <= 1.0)
+        {
+            return Err(Error::param(
+                "amg strength_decay",
+                format!("must lie in (0, 1], got {}", self.strength_decay),
             ));
         }
         if self.max_levels == 0 {
@@ -324,6 +347,20 @@ mod tests {
                 "strength",
             ),
             (AmgOptions { strength: 1.5, ..d }, "strength"),
+            (
+                AmgOptions {
+                    strength_decay: 0.0,
+                    ..d
+                },
+                "strength_decay",
+            ),
+            (
+                AmgOptions {
+                    strength_decay: 1.5,
+                    ..d
+                },
+                "strength_decay",
+            ),
             (AmgOptions { max_levels: 0, ..d }, "max_levels"),
             (
                 AmgOptions {

@@ -115,7 +115,7 @@ impl<T: Scalar> Amg<T> {
                 }
                 None => break,
             }
-            eps *= 0.5;
+            eps *= options.strength_decay;
         }
         let coarse_n = current.partition.n();
         let limit = dense_coarse_limit(options.coarse_size);
