@@ -3,7 +3,8 @@
 # amg-device-setup/run.sh's):
 #   amgcl_rows: AMGCL built here with nvcc (header-only, carried in .anchors/amgcl with the anchor
 #     driver) and run on 2D Poisson 2048^2 and 3D Poisson 128^3;
-#   ours BACKEND SETUP PROBLEM [ARGS...]: `pipekrylov solve` with CG + AMG, b = A 1, one row.
+#   ours BACKEND SETUP PROBLEM [ARGS...]: `pipekrylov solve` with CG + AMG, b = A 1, one row
+#     ($PK_RUN runs the binary: default `bash .device/run pipekrylov`, the packed one).
 amgcl_rows() {
   if nvcc -O3 -std=c++17 -arch=sm_90 -DAMGCL_NO_BOOST -I .anchors/amgcl .anchors/amgcl/driver.cu -lcusparse -o /tmp/amgcl_driver 2> "$OUT/amgcl-build.log"; then
     for p in "poisson2d 2048" "poisson3d 128"; do
@@ -22,7 +23,7 @@ for line in sys.stdin:
 }
 
 ours() {  # backend setup problem [more solve arguments, e.g. --amg-smoother chebyshev:2]
-  json=$(timeout 240 bash .device/run pipekrylov solve --generate "$3" --rhs a-ones --solver cg \
+  json=$(timeout 240 ${PK_RUN:-bash .device/run pipekrylov} solve --generate "$3" --rhs a-ones --solver cg \
     --precond amg --amg-setup "$2" --backend "$1" "${@:4}" --json 2>"$OUT/last-stderr.txt")
   [ -n "$json" ] || { echo "pipekrylov,$2,cg+amg,${3%%:*},,$1,,,,,,,,,,," >> "$csv"; tail -3 "$OUT/last-stderr.txt"; return; }
   python3 -c '

@@ -152,7 +152,7 @@ pub struct AmgOptions {
     ///
     /// 1 keeps the threshold on every level, so the coarse levels of a problem with
     /// coefficient jumps do not merge the aggregates of regions coupled only weakly. Measured
-    /// with CG to 1e-8, b = A 1, at 1M unknowns (`bench/log/2026-11-30-amg-strength-decay.md`):
+    /// with CG to 1e-8, b = A 1, at 1M unknowns (`bench/log/2026-11-29-amg-strength-decay.md`):
     /// jump3d 61 -> 33 iterations with the host setup and 83 -> 59 with the device setup (37
     /// with a degree-3 Chebyshev smoother), aniso2d 16 -> 10 and 20 -> 16, randjump3d (262K)
     /// 59 -> 35; but thermal2d 29 -> 40 and 28 -> 44, and 3D Poisson's operator complexity

@@ -84,12 +84,10 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             // Lines 7-8: A p and <p, A p> of every running column (slot: its position).
             let running: Vec<usize> = (0..k).filter(|&c| columns[c].stopped.is_none()).collect();
             for (at, chunk) in chunks_of(&running) {
-                let (ps, mut aps): (Vec<&Buffer<T>>, Vec<&mut Buffer<T>>) = columns
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(c, _)| chunk.contains(c))
-                    .map(|(_, col)| (&col.p, &mut col.ap))
-                    .unzip();
+                let (ps, mut aps): (Vec<&Buffer<T>>, Vec<&mut Buffer<T>>) =
+                    picked(&mut columns, chunk)
+                        .map(|col| (&col.p, &mut col.ap))
+                        .unzip();
                 match csr {
                     Some(csr) => sparse::spmm_dots(be, csr, &ps, &mut aps, &mut sums, Slot(at))?,
                     None => {
@@ -122,18 +120,9 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             }
             for (at, chunk) in chunks_of(&updating) {
                 let alpha = &alphas[at..at + chunk.len()];
-                let mut xs: Vec<&mut Buffer<T>> = x
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(c, _)| chunk.contains(c))
-                    .map(|(_, xc)| &mut **xc)
-                    .collect();
+                let mut xs: Vec<&mut Buffer<T>> = picked(x, chunk).map(|xc| &mut **xc).collect();
                 let (mut rs, mut ps, mut aps) = (Vec::new(), Vec::new(), Vec::new());
-                for (_, col) in columns
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(c, _)| chunk.contains(c))
-                {
+                for col in picked(&mut columns, chunk) {
                     let Column { r, p, ap, .. } = col;
                     rs.push(r);
                     ps.push(&*p);
@@ -180,11 +169,7 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
             for (at, chunk) in chunks_of(&going) {
                 let beta = &betas[at..at + chunk.len()];
                 let (mut zs, mut ps) = (Vec::new(), Vec::new());
-                for (_, col) in columns
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(c, _)| chunk.contains(c))
-                {
+                for col in picked(&mut columns, chunk) {
                     let Column { r, z, p, .. } = col;
                     zs.push(if pc.is_some() { &*z } else { &*r });
                     ps.push(p);
@@ -257,6 +242,18 @@ fn chunks_of(columns: &[usize]) -> impl Iterator<Item = (usize, &[usize])> {
         .chunks(SPMM_MAX_COLUMNS)
         .enumerate()
         .map(|(i, chunk)| (i * SPMM_MAX_COLUMNS, chunk))
+}
+
+/// The items at the ascending positions `chunk`, in one pass over the range they span (the
+/// chunks of one step are disjoint ranges, so a step walks the columns once).
+fn picked<'a, E>(items: &'a mut [E], chunk: &'a [usize]) -> impl Iterator<Item = &'a mut E> {
+    let first = chunk.first().copied().unwrap_or(0);
+    let end = chunk.last().map_or(0, |&last| last + 1);
+    let mut wanted = chunk.iter().copied().peekable();
+    items[first..end]
+        .iter_mut()
+        .enumerate()
+        .filter_map(move |(i, item)| wanted.next_if_eq(&(first + i)).map(|_| item))
 }
 
 /// Record a column's residual norm from its finished <r, r>; the stop reason when it stops.
