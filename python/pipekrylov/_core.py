@@ -142,6 +142,42 @@ def _info(converged: bool, breakdown: bool, iterations: int) -> int:
     return max(int(iterations), 1)
 
 
+def _raw_csr(csr: sp.csr_matrix) -> Tuple[tuple, tuple]:
+    """The extension's CSR arguments of a canonical CSR matrix: (n, indptr, indices, data
+    addresses, nnz, index bits, value bits), and the arrays they point at (to keep alive for
+    the call)."""
+    indptr = np.ascontiguousarray(csr.indptr)
+    indices = np.ascontiguousarray(csr.indices)
+    data = np.ascontiguousarray(csr.data)
+    index_bits = 32 if indptr.dtype == np.int32 else 64
+    args = (
+        csr.shape[0],
+        indptr.ctypes.data,
+        indices.ctypes.data,
+        data.ctypes.data,
+        int(data.shape[0]),
+        index_bits,
+        8 * data.dtype.itemsize,
+    )
+    return args, (indptr, indices, data)
+
+
+def _options(n: int, method: str, precond, backend, rtol, atol, maxiter, restart, options):
+    """The extension's options dict (maxiter None: 10 n, at least 1)."""
+    if maxiter is None:
+        maxiter = max(10 * n, 1)
+    return dict(
+        options,
+        method=method,
+        precond=precond,
+        backend=backend,
+        rtol=float(rtol),
+        atol=float(atol),
+        maxiter=int(maxiter),
+        restart=int(restart),
+    )
+
+
 class Solver:
     """A matrix set up once (uploaded, preconditioner built) and solved with many right-hand
     sides, like the crate's ``ReusableSolver``::
@@ -183,37 +219,14 @@ class Solver:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
         csr, self._from_cupy = _as_csr(A)
         n = csr.shape[0]
-        if maxiter is None:
-            maxiter = max(10 * n, 1)
-        opts = dict(
-            options,
-            method=method,
-            precond=precond,
-            backend=backend,
-            rtol=float(rtol),
-            atol=float(atol),
-            maxiter=int(maxiter),
-            restart=int(restart),
-        )
+        opts = _options(n, method, precond, backend, rtol, atol, maxiter, restart, options)
         self._method = method
         self._precond = precond or "none"
         self._n = n
         self._dtype = np.dtype(csr.dtype)
-        index_bits = 32 if csr.indptr.dtype == np.int32 else 64
-        indptr = np.ascontiguousarray(csr.indptr)
-        indices = np.ascontiguousarray(csr.indices)
-        data = np.ascontiguousarray(csr.data)
+        raw, _arrays = _raw_csr(csr)
         try:
-            self._solver = _pipekrylov._Solver(
-                n,
-                indptr.ctypes.data,
-                indices.ctypes.data,
-                data.ctypes.data,
-                int(data.shape[0]),
-                index_bits,
-                8 * self._dtype.itemsize,
-                opts,
-            )
+            self._solver = _pipekrylov._Solver(*raw, opts)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
         self._backend = self._solver.backend
@@ -242,20 +255,9 @@ class Solver:
             raise ValueError(f"A is {csr.shape[0]} x {csr.shape[1]}, the solver's matrix has n = {self._n}")
         if np.dtype(csr.dtype) != self._dtype:
             raise TypeError(f"A's dtype {csr.dtype} is not the solver's {self._dtype}")
-        index_bits = 32 if csr.indptr.dtype == np.int32 else 64
-        indptr = np.ascontiguousarray(csr.indptr)
-        indices = np.ascontiguousarray(csr.indices)
-        data = np.ascontiguousarray(csr.data)
+        args, _arrays = _raw_csr(csr)
         try:
-            raw = self._solver.update_values(
-                self._n,
-                indptr.ctypes.data,
-                indices.ctypes.data,
-                data.ctypes.data,
-                int(data.shape[0]),
-                index_bits,
-                8 * self._dtype.itemsize,
-            )
+            raw = self._solver.update_values(*args)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
         return json.loads(raw)

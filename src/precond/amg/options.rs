@@ -140,24 +140,24 @@ pub struct AmgOptions {
     pub coarsening: Coarsening,
     /// Strength threshold eps of the finest level: j is a strong neighbour of i when
     /// |a_ij| >= eps sqrt(|a_ii a_jj|) (block norms for a block size above 1), symmetrized.
-    /// Multiplied by [`AmgOptions::strength_decay`] on every coarser level. In [0, 1]; default
-    /// 0.05, not AMGCL's
-    /// 0.08: measured with CG, the same iteration counts or fewer (3D Poisson k = 48: 11 and
-    /// 11, thermal2d k = 128: 11 and 13, jump3d k = 40: 34 and 35, aniso2d k = 128: 13 and
-    /// 13) and a lower operator complexity on 3D Poisson (1.57 against 1.62 at k = 48; the
-    /// coarse levels' weak long-range couplings otherwise slow their coarsening).
+    /// Multiplied by [`AmgOptions::strength_decay`] on every coarser level. In [0, 1];
+    /// default 0.05, not AMGCL's 0.08: measured with CG, the same iteration counts or fewer
+    /// (3D Poisson k = 48: 11 and 11, thermal2d k = 128: 11 and 13, jump3d k = 40: 34 and 35,
+    /// aniso2d k = 128: 13 and 13) and a lower operator complexity on 3D Poisson (1.57
+    /// against 1.62 at k = 48; the coarse levels' weak long-range couplings otherwise slow
+    /// their coarsening).
     pub strength: f64,
     /// The factor of the strength threshold from one level to the next coarser one: eps_l =
     /// `strength` `strength_decay`^l. In (0, 1]; default 0.5 (halved, as AMGCL does).
     ///
     /// 1 keeps the threshold on every level, so the coarse levels of a problem with
     /// coefficient jumps do not merge the aggregates of regions coupled only weakly. Measured
-    /// with CG to 1e-8, b = A 1, at 1M unknowns (`bench/log/2026-11-29-amg-strength-decay.md`):
-    /// jump3d 61 -> 33 iterations with the host setup and 83 -> 59 with the device setup (37
-    /// with a degree-3 Chebyshev smoother), aniso2d 16 -> 10 and 20 -> 16, randjump3d (262K)
-    /// 59 -> 35; but thermal2d 29 -> 40 and 28 -> 44, and 3D Poisson's operator complexity
-    /// 1.58 -> 1.83 (device setup: 11 -> 15 iterations). Hence 0.5 by default and 1 for
-    /// coefficient jumps.
+    /// with CG to 1e-8, b = A 1, at 1M unknowns (host backend; host setup, then device setup;
+    /// `bench/log/2026-11-29-amg-strength-decay.md`): jump3d 61 -> 33 and 83 -> 59 iterations
+    /// (37 with a degree-3 Chebyshev smoother), randjump3d 91 -> 40 and 97 -> 42, aniso2d
+    /// 16 -> 10 and 20 -> 16; but thermal2d 29 -> 40 and 28 -> 44, 3D Poisson 12 -> 12 and
+    /// 11 -> 15 with a higher operator complexity (1.58 -> 1.83 and 1.81 -> 2.03). Hence 0.5
+    /// by default and 1 for coefficient jumps.
     pub strength_decay: f64,
     /// Most levels, the coarsest included (default 25; 1 means a direct solve).
     pub max_levels: usize,

@@ -85,9 +85,14 @@ impl<T: Scalar> Amg<T> {
                 precision: AmgPrecision::Solve,
                 ..options
             };
-            let fine = RankRows::new(comm, rows, partition.clone())?;
-            let fingerprint = fine.local().fingerprint();
-            drop(fine);
+            // The rank's diagonal block, as the f64 setup below fingerprints it.
+            let fingerprint = comm
+                .agree(
+                    "splitting the AMG rows",
+                    LocalSplit::new(rows, partition, comm.rank()),
+                )?
+                .local
+                .fingerprint();
             let amg = Amg::<f32>::new_distributed(
                 backend,
                 &rows.cast::<f32>(),
