@@ -46,6 +46,7 @@ pub const NAMES: &[&str] = &[
     "ilu_drop",
     "ilu_max_fill",
     "ilu_shift",
+    "ilu_pivot",
     "variant",
     "execution",
     "backend",
@@ -103,6 +104,7 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         "ilu_drop" => p.ilu.drop_tol = Some(number(key, v)?),
         "ilu_max_fill" => p.ilu.max_fill = Some(number(key, v)?),
         "ilu_shift" => p.ilu.shift = number(key, v)?,
+        "ilu_pivot" => p.ilu.pivot_threshold = number(key, v)?,
         "variant" => o.params.variant = v.parse()?,
         "execution" => o.params.execution = v.parse()?,
         "backend" => o.backend = v.parse()?,
@@ -155,6 +157,7 @@ mod tests {
             "rtol" | "atol" | "ilu_drop" => "1e-6",
             "amg_strength" | "amg_strength_decay" => "0.25",
             "ilu_max_fill" => "2.5",
+            "ilu_pivot" => "0.5",
             "precond" => "jacobi",
             "trisolve" => "exact",
             "ip_scaling" => "auto",
@@ -194,6 +197,7 @@ mod tests {
             ("ilu_fill", "1"),
             ("ilu_drop", "1e-3"),
             ("ilu_shift", "true"),
+            ("ilu_pivot", "0"),
             ("fsai_level", "2"),
             ("variant", "classical"),
             ("execution", "synchronous"),
@@ -219,6 +223,7 @@ mod tests {
         assert_eq!(o.precond.ilu.fill_level, Some(1));
         assert_eq!(o.precond.ilu.drop_tol, Some(1e-3));
         assert!(o.precond.ilu.shift);
+        assert_eq!(o.precond.ilu.pivot_threshold, 0.0);
         assert_eq!(o.precond.fsai.level, 2);
         assert_eq!(o.params.variant, Variant::Classical);
         assert_eq!(o.params.execution, Execution::Synchronous);

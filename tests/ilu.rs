@@ -19,7 +19,7 @@ use pipekrylov::matrix::reorder::{rcm, Permutation};
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::ilu::{
     amd, cholesky_fill, equilibrate, iluk, iluk_pattern, ilut, max_product_matching,
-    IluFactorization, IluHost, IlutParams, IncompleteLu,
+    IluFactorization, IluHost, IlutParams, IncompleteLu, DEFAULT_PIVOT_THRESHOLD,
 };
 use pipekrylov::precond::{
     build, Ilu, IluMatching, IluOptions, IluOrdering, PrecondKind, PrecondSpec, Preconditioner,
@@ -340,6 +340,7 @@ fn ilut_equals_the_dense_reference() {
             drop_tol: tau,
             fill_factor: p,
             shift: false,
+            pivot_threshold: 0.0,
         };
         let f = ilut(&a, params).unwrap();
         let (l, u) = dense_factors(&f, n);
@@ -358,6 +359,7 @@ fn ilut_equals_the_dense_reference() {
             drop_tol: 0.0,
             fill_factor: 1e3,
             shift: false,
+            pivot_threshold: 0.0,
         },
     )
     .unwrap();
@@ -370,6 +372,105 @@ fn ilut_equals_the_dense_reference() {
         })
         .collect();
     assert_dense_close("exact ILUT", &lu, &dense(&a));
+}
+
+/// ILUTP with drop tolerance 0 and room for all the fill is the exact LU with column
+/// pivoting: L U = M Q, Q the reported column order, every pivot at least the threshold times
+/// its row's largest entry of U; without pivots to make (a dominant diagonal) it is ILUT.
+#[test]
+fn ilutp_is_the_lu_of_the_column_permuted_matrix() {
+    for (seed, threshold) in [(3u64, 0.1), (8, 0.5), (11, 1.0)] {
+        let n = 40;
+        let a = zero_diagonal_matrix(n, seed);
+        let params = IlutParams {
+            drop_tol: 0.0,
+            fill_factor: 1e3,
+            shift: false,
+            pivot_threshold: threshold,
+        };
+        let f = ilut(&a, params).unwrap();
+        let order = f
+            .column_order
+            .clone()
+            .expect("a zero diagonal needs column pivots");
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "not a permutation");
+        let (l, u) = dense_factors(&f, n);
+        let ad = dense(&a);
+        let mq: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|j| ad[i][order[j]]).collect())
+            .collect();
+        let lu: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| (0..n).map(|k| l[i][k] * u[k][j]).sum())
+                    .collect()
+            })
+            .collect();
+        assert_dense_close(&format!("ILUTP seed {seed}: L U against M Q"), &lu, &mq);
+        for (i, row) in u.iter().enumerate() {
+            let largest = row[i + 1..].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                row[i].abs() >= threshold * largest * (1.0 - 1e-12),
+                "seed {seed} row {i}: pivot {:e}, largest right of it {largest:e}",
+                row[i]
+            );
+        }
+        assert_eq!(f.shifted_pivots, 0);
+    }
+    let dominant = factorable(30, 3, 4);
+    let with = ilut(
+        &dominant,
+        IlutParams {
+            pivot_threshold: 0.1,
+            ..IlutParams::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(with, ilut(&dominant, IlutParams::default()).unwrap());
+}
+
+/// A values refresh keeps ILUTP's column order (the device's right operator holds it): the
+/// refreshed exact factors of new values on the same pattern still invert A, and doubled
+/// values (whose pivots a fresh setup picks the same way) give a fresh setup's application.
+#[test]
+fn ilutp_refresh_keeps_the_column_order() {
+    let host = HostBackend::new();
+    let n = 50;
+    let a = zero_diagonal_matrix(n, 21);
+    let opts = exact_options(IluMatching::Off, IluOrdering::None);
+    let mut pc = Ilu::new(&host, &a, opts).unwrap();
+    assert!(IluHost::new(&a, &opts)
+        .unwrap()
+        .factors
+        .column_order
+        .is_some());
+    let x: Vec<f64> = (0..n).map(|i| 1.0 - (i % 5) as f64).collect();
+    let mut r = Rng(77);
+    for (what, factor) in [("perturbed", None), ("doubled", Some(2.0))] {
+        let mut b = a.clone();
+        for v in b.values_mut() {
+            *v *= factor.unwrap_or(1.0 + 0.05 * r.next_f64());
+        }
+        pc.update_values(&host, &b, None).unwrap();
+        let mut bx = vec![0.0; n];
+        b.mul_vec(&x, &mut bx).unwrap();
+        let z = apply_on(&host, &pc, &bx);
+        assert!(
+            max_abs_diff(&z, &x) < 1e-9,
+            "{what}: {}",
+            max_abs_diff(&z, &x)
+        );
+        if factor.is_some() {
+            let fresh = Ilu::new(&host, &b, opts).unwrap();
+            let zf = apply_on(&host, &fresh, &bx);
+            assert!(
+                max_abs_diff(&z, &zf) < 1e-12,
+                "{what}: against a fresh setup"
+            );
+        }
+    }
 }
 
 #[test]
@@ -473,7 +574,13 @@ fn exact_factors_invert_a<B: Backend>(b: &B) {
     let x: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
     let mut ax = vec![0.0; n];
     a.mul_vec(&x, &mut ax).unwrap();
-    for matching in [IluMatching::On, IluMatching::Equilibrate, IluMatching::Auto] {
+    // Without the matching (off, equilibrate) the zero diagonal makes ILUTP pivot on columns.
+    for matching in [
+        IluMatching::On,
+        IluMatching::Equilibrate,
+        IluMatching::Auto,
+        IluMatching::Off,
+    ] {
         for ordering in [IluOrdering::None, IluOrdering::Rcm, IluOrdering::Amd] {
             for solve in [TriangularSolve::Exact, TriangularSolve::Sweeps(n)] {
                 let opts = IluOptions {
@@ -481,14 +588,17 @@ fn exact_factors_invert_a<B: Backend>(b: &B) {
                     ..exact_options(matching, ordering)
                 };
                 let what = format!("{matching}/{ordering}/{solve}");
-                let pc = match Ilu::new(b, &a, opts) {
-                    Ok(pc) => pc,
-                    // Equilibration keeps the zero diagonal: a zero pivot is its right answer.
-                    Err(Error::SingularPivot { .. }) if matching == IluMatching::Equilibrate => {
-                        continue
-                    }
-                    Err(e) => panic!("{what}: {e}"),
-                };
+                let pc = Ilu::new(b, &a, opts).unwrap_or_else(|e| panic!("{what}: {e}"));
+                if matches!(matching, IluMatching::Off | IluMatching::Equilibrate) {
+                    assert!(
+                        IluHost::new(&a, &opts)
+                            .unwrap()
+                            .factors
+                            .column_order
+                            .is_some(),
+                        "{what}: no column pivoting on a zero diagonal"
+                    );
+                }
                 let z = apply_on(b, &pc, &ax);
                 assert!(
                     max_abs_diff(&z, &x) < 1e-9,
@@ -626,16 +736,40 @@ fn bad_input_is_a_typed_error() {
     ));
     let shifted = Ilu::new(&host, &z, IluOptions { shift: true, ..off }).unwrap();
     assert_eq!(shifted.report().shifted_pivots, 1);
-    // ... and ILUT too.
+    // ... and ILUT without column pivoting too; ILUTP (the default) pivots past it.
     let ilut_off = IluOptions {
         fill_level: None,
         drop_tol: Some(1e-3),
+        pivot_threshold: 0.0,
         ..off
     };
     assert!(matches!(
         Ilu::new(&host, &z, ilut_off),
         Err(Error::SingularPivot { block_row: 0, .. })
     ));
+    let pivoting = Ilu::new(
+        &host,
+        &z,
+        IluOptions {
+            pivot_threshold: DEFAULT_PIVOT_THRESHOLD,
+            ..ilut_off
+        },
+    )
+    .unwrap();
+    assert_eq!(pivoting.report().shifted_pivots, 0);
+    for t in [-0.5, 1.5, f64::NAN] {
+        let opts = IluOptions {
+            pivot_threshold: t,
+            ..ilut_off
+        };
+        assert!(
+            matches!(
+                Ilu::new(&host, &z, opts),
+                Err(Error::InvalidParameter { .. })
+            ),
+            "pivot threshold {t}"
+        );
+    }
     // Parameters out of range.
     for (drop, fill) in [
         (-1.0, 10.0),

@@ -56,7 +56,7 @@ impl PkSolver {
 /// package: method, rtol, atol, maxiter, restart, precond, block_size, trisolve, subdomains,
 /// isai_level, ip_scaling, fsai_level, amg_coarsening, amg_smoother, amg_sweeps, amg_strength, amg_strength_decay,
 /// amg_max_levels, amg_coarse_size, amg_setup, amg_precision, ilu_matching, ilu_ordering, ilu_fill, ilu_drop,
-/// ilu_max_fill, ilu_shift, variant, execution, backend, format, history.
+/// ilu_max_fill, ilu_shift, ilu_pivot, variant, execution, backend, format, history.
 ///
 /// Opens the backend, uploads the matrix and builds the preconditioner. On success `*out` is
 /// the new solver and the result `PK_OK`; on failure `*out` is NULL (when `out` is not) and the

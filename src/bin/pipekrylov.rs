@@ -162,6 +162,10 @@ enum Command {
         /// failing.
         #[arg(long)]
         ilu_shift: bool,
+        /// Column pivoting of ilu's ILUT (ILUTP): a row pivots on its largest entry right of
+        /// the diagonal when the diagonal is below this times it (0: never; SuperLU's 0.1).
+        #[arg(long, default_value_t = pipekrylov::precond::ilu::DEFAULT_PIVOT_THRESHOLD)]
+        ilu_pivot: f64,
         /// Pattern level k of fsai: G on the lower triangle of the pattern of A^k (1..4).
         #[arg(long, default_value_t = 1)]
         fsai_level: usize,
@@ -380,6 +384,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
             ilu_drop,
             ilu_max_fill,
             ilu_shift,
+            ilu_pivot,
             fsai_level,
             fsai_tau,
             afsai_max_steps,
@@ -463,6 +468,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                     drop_tol: ilu_drop,
                     max_fill: ilu_max_fill,
                     shift: ilu_shift,
+                    pivot_threshold: ilu_pivot,
                     ..pipekrylov::precond::IluOptions::default()
                 },
                 backend: backend.parse::<BackendChoice>()?,

@@ -27,6 +27,9 @@ pub struct IncompleteLu {
     pub smallest_pivot: f64,
     /// The largest |l_ij| or |u_ij| over the largest |m_ij|: the growth of the entries.
     pub growth: f64,
+    /// The column permutation Q of a factorization that pivoted on columns (ILUTP): L U
+    /// approximates M Q, whose column j is column `column_order[j]` of M. `None`: Q = I.
+    pub column_order: Option<Vec<usize>>,
 }
 
 impl IncompleteLu {
@@ -205,6 +208,7 @@ impl RowFactors {
             shifted_pivots: self.shifted,
             smallest_pivot: if n == 0 { 1.0 } else { self.smallest },
             growth,
+            column_order: None,
         })
     }
 }

@@ -6,6 +6,11 @@
 //! (tau_i = tau ||m_i*||_2), else w_j -= w_k u_kj for the stored u_kj (fill created where
 //! needed). Then the entries below tau_i are dropped and the `lfil_i` largest of the lower part
 //! (into L) and of the upper part (into U) are kept; the diagonal always stays.
+//!
+//! With a pivot threshold t > 0 it is ILUTP (Saad, Algorithm 10.7 and SPARSKIT's `ilutp`):
+//! when the kept |w_j| of some j > i exceeds |w_i| / t, the largest of them becomes the pivot
+//! and columns i and j trade places for the rows after i. The factors are then those of M Q
+//! for the column permutation Q the pivots made ([`IncompleteLu::column_order`]).
 
 use super::factors::{IncompleteLu, PivotRule, RowFactors, WorkRow};
 use crate::error::{Error, Result};
@@ -31,6 +36,10 @@ pub struct IlutParams {
     pub fill_factor: f64,
     /// Replace tiny pivots by a shifted value (counted) instead of failing.
     pub shift: bool,
+    /// Column pivoting (ILUTP): row i takes as pivot its largest kept entry w_j (j > i)
+    /// instead of w_i when |w_i| < `pivot_threshold` |w_j|. 0 (the default) never pivots;
+    /// in [0, 1].
+    pub pivot_threshold: f64,
 }
 
 impl Default for IlutParams {
@@ -39,6 +48,7 @@ impl Default for IlutParams {
             drop_tol: DEFAULT_DROP_TOL,
             fill_factor: DEFAULT_FILL_FACTOR,
             shift: false,
+            pivot_threshold: 0.0,
         }
     }
 }
@@ -84,6 +94,15 @@ impl IlutParams {
                 ),
             ));
         }
+        if !(0.0..=1.0).contains(&self.pivot_threshold) {
+            return Err(Error::param(
+                "ilu-pivot",
+                format!(
+                    "pivot threshold {} is not a number in [0, 1]",
+                    self.pivot_threshold
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -99,8 +118,9 @@ pub(super) fn largest(mut entries: Vec<(usize, f64)>, keep: usize) -> Vec<(usize
 }
 
 /// ILUT(p, tau) of the square matrix `m` (finite values; the diagonal need not be stored: a
-/// missing one is a zero pivot). A tiny pivot (see [`super::factors::PIVOT_TINY`]) is
-/// [`Error::SingularPivot`] naming the row, or shifted when `params.shift`.
+/// missing one is a zero pivot), ILUTP with `params.pivot_threshold` > 0. A tiny pivot (see
+/// [`super::factors::PIVOT_TINY`]) is [`Error::SingularPivot`] naming the row, or shifted when
+/// `params.shift`.
 pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
     params.check()?;
     let n = m.n_rows();
@@ -109,12 +129,22 @@ pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
     }
     let rule = PivotRule {
         shift: params.shift,
-        name: "ilut",
+        name: if params.pivot_threshold > 0.0 {
+            "ilutp"
+        } else {
+            "ilut"
+        },
     };
     let mut f = RowFactors::new(n, m.nnz().saturating_mul(4));
     let mut w = WorkRow::new(n);
     let mut heap: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
     let mut lower: Vec<(usize, f64)> = Vec::new();
+    // Column pivoting: position j of the work row holds column column_of[j] of m, and
+    // position_of is its inverse. Positions below i are final; U's entries are stored by
+    // column of m while rows are factored and renumbered by position at the end.
+    let mut column_of: Vec<usize> = (0..n).collect();
+    let mut position_of: Vec<usize> = (0..n).collect();
+    let mut pivoted = false;
     // Entries of A's rows so far, strict entries kept in the factors so far.
     let (mut seen, mut kept) = (0usize, 0usize);
     for i in 0..n {
@@ -125,7 +155,8 @@ pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
         let norm = vals.iter().map(|v| v * v).sum::<f64>().sqrt();
         let row_max = vals.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         let tau = params.drop_tol * norm;
-        for (&j, &v) in cols.iter().zip(vals) {
+        for (&c, &v) in cols.iter().zip(vals) {
+            let j = position_of[c];
             w.set(j, v);
             if j < i {
                 heap.push(Reverse(j));
@@ -142,26 +173,81 @@ pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
             w.set(k, wk);
             lower.push((k, wk));
             for p in f.upper(k) {
-                let j = f.u_col[p];
+                let j = position_of[f.u_col[p]];
                 if w.set(j, w.get(j) - wk * f.u_val[p]) && j < i {
                     heap.push(Reverse(j));
                 }
             }
         }
-        let upper: Vec<(usize, f64)> = w
+        let mut upper: Vec<(usize, f64)> = w
             .cols
             .iter()
             .filter(|&&j| j > i)
             .map(|&j| (j, w.get(j)))
             .filter(|&(_, v)| v.abs() >= tau && v != 0.0)
             .collect();
-        let pivot = w.get(i);
+        let mut pivot = w.get(i);
+        if params.pivot_threshold > 0.0 {
+            // The largest kept entry right of the diagonal (ties to the smaller position).
+            let best = upper.iter().enumerate().max_by(|a, b| {
+                a.1 .1
+                    .abs()
+                    .total_cmp(&b.1 .1.abs())
+                    .then(b.1 .0.cmp(&a.1 .0))
+            });
+            if let Some((at, &(j, v))) = best {
+                if pivot.abs() < params.pivot_threshold * v.abs() {
+                    // Columns i and j trade places: w_j is the pivot, w_i joins U at j.
+                    upper[at].1 = pivot;
+                    if pivot == 0.0 || pivot.abs() < tau {
+                        upper.remove(at);
+                    }
+                    pivot = v;
+                    let (ci, cj) = (column_of[i], column_of[j]);
+                    column_of.swap(i, j);
+                    position_of[ci] = j;
+                    position_of[cj] = i;
+                    pivoted = true;
+                }
+            }
+        }
         let l = largest(std::mem::take(&mut lower), lfil);
-        let u = largest(upper, lfil);
+        let mut u = largest(upper, lfil);
+        // Stored by column of m (positions right of i may still move).
+        for e in &mut u {
+            e.0 = column_of[e.0];
+        }
         f.push_row(&l, pivot, &u, row_max, rule)?;
         kept += l.len() + u.len();
         lower = l;
         w.clear();
     }
-    f.finish()
+    let mut lu = f.finish()?;
+    renumber_upper(&mut lu, &position_of);
+    if pivoted {
+        lu.column_order = Some(column_of);
+    }
+    Ok(lu)
+}
+
+/// U's columns, stored as columns of the factored matrix, renumbered by their final positions
+/// and sorted in every row.
+fn renumber_upper(lu: &mut IncompleteLu, position_of: &[usize]) {
+    let f = &mut lu.factors;
+    let mut row: Vec<(u32, f64)> = Vec::new();
+    for i in 0..f.n_block_rows {
+        let (a, b) = (f.u_row_ptr[i] as usize, f.u_row_ptr[i + 1] as usize);
+        row.clear();
+        row.extend(
+            f.u_col_idx[a..b]
+                .iter()
+                .zip(&f.u_values[a..b])
+                .map(|(&c, &v)| (position_of[c as usize] as u32, v)),
+        );
+        row.sort_unstable_by_key(|e| e.0);
+        for (p, &(c, v)) in (a..b).zip(&row) {
+            f.u_col_idx[p] = c;
+            f.u_values[p] = v;
+        }
+    }
 }

@@ -22,8 +22,8 @@ pub use iluk::{iluk, iluk_numeric, iluk_pattern, IlukPattern};
 pub use ilut::{ilut, IlutParams, DEFAULT_DROP_TOL, DEFAULT_FILL_FACTOR};
 pub use matching::{equilibrate, max_product_matching, weak_diagonal, Scaling};
 pub use options::{
-    IluMatching, IluOptions, IluOrdering, STABLE_MAX_GROWTH, STABLE_MAX_INVERSE, STABLE_MIN_PIVOT,
-    WEAK_DIAGONAL,
+    IluMatching, IluOptions, IluOrdering, DEFAULT_PIVOT_THRESHOLD, STABLE_MAX_GROWTH,
+    STABLE_MAX_INVERSE, STABLE_MIN_PIVOT, WEAK_DIAGONAL,
 };
 pub use ordering::{amd, cholesky_fill};
 pub use setup::{IluFactorization, IluHost, IluReport};

@@ -19,6 +19,10 @@ pub const STABLE_MAX_GROWTH: f64 = 1e3;
 /// this (else it factors by ILUT).
 pub const STABLE_MAX_INVERSE: f64 = 1e6;
 
+/// Default [`IluOptions::pivot_threshold`]: SuperLU's ILU default (`ILU_DiagPivotThresh`
+/// 0.1), which SciPy's `spilu` runs.
+pub const DEFAULT_PIVOT_THRESHOLD: f64 = 0.1;
+
 /// Static pivoting and scaling before the factorization (`--ilu-matching`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -72,6 +76,10 @@ pub struct IluOptions {
     /// Replace tiny pivots by shifted values, counted in the report (`--ilu-shift`), instead
     /// of failing with [`Error::SingularPivot`].
     pub shift: bool,
+    /// ILUT's column pivoting (`--ilu-pivot t`, ILUTP): row i pivots on its largest entry
+    /// right of the diagonal when |u_ii| < t times it. In [0, 1]; 0 never pivots; default
+    /// [`DEFAULT_PIVOT_THRESHOLD`]. ILU(k) does not pivot.
+    pub pivot_threshold: f64,
     /// The triangular solves (set from the preconditioner spec's `--trisolve`).
     pub solve: TriangularSolve,
 }
@@ -85,6 +93,7 @@ impl Default for IluOptions {
             drop_tol: None,
             max_fill: None,
             shift: false,
+            pivot_threshold: DEFAULT_PIVOT_THRESHOLD,
             solve: TriangularSolve::Auto,
         }
     }

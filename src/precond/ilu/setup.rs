@@ -212,28 +212,40 @@ impl IluHost {
         CsrMatrix::new(n, n, (0..=n).collect(), cols, vals)
     }
 
-    /// The operator applied after them, Dc Q, one entry per row (row i: column q^-1(i),
-    /// value Dc_i).
+    /// The operator applied after them, Dc Q Qc, one entry per row (row i: column
+    /// qc^-1(q^-1(i)), value Dc_i), Qc the factors' column order (ILUTP; else I).
     pub fn right_operator(&self) -> Result<CsrMatrix<f64>> {
         let n = self.scaling.col_scale.len();
+        let mut cols = self.ordering.new_of_old().to_vec();
+        if let Some(order) = &self.factors.column_order {
+            let mut position_of = vec![0; n];
+            for (j, &c) in order.iter().enumerate() {
+                position_of[c] = j;
+            }
+            for c in &mut cols {
+                *c = position_of[*c];
+            }
+        }
         CsrMatrix::new(
             n,
             n,
             (0..=n).collect(),
-            self.ordering.new_of_old().to_vec(),
+            cols,
             self.scaling.col_scale.clone(),
         )
     }
 
-    /// Whether the left and right operators are identities (no matching, scaling or
-    /// ordering ran), so the application skips them.
+    /// Whether the left and right operators are identities (no matching, scaling, ordering
+    /// or column pivoting ran), so the application skips them.
     pub fn is_unpermuted(&self) -> bool {
         let s = &self.scaling;
-        self.ordering
-            .old_of_new()
-            .iter()
-            .enumerate()
-            .all(|(i, &q)| i == q)
+        self.factors.column_order.is_none()
+            && self
+                .ordering
+                .old_of_new()
+                .iter()
+                .enumerate()
+                .all(|(i, &q)| i == q)
             && s.row_of_col.iter().enumerate().all(|(i, &r)| i == r)
             && s.row_scale.iter().chain(&s.col_scale).all(|&d| d == 1.0)
     }
@@ -273,6 +285,7 @@ fn factor(
         drop_tol: opts.drop_tol.unwrap_or(DEFAULT_DROP_TOL),
         fill_factor: opts.max_fill.unwrap_or(DEFAULT_FILL_FACTOR),
         shift: opts.shift,
+        pivot_threshold: opts.pivot_threshold,
     };
     let threshold = IluFactorization::Threshold {
         drop_tol: ilut_params.drop_tol,
@@ -361,6 +374,8 @@ pub(crate) struct IluSymbolic {
     opts: IluOptions,
     /// ILU(k)'s pattern of the matched and ordered matrix (computed at the first refresh).
     pattern: Option<IlukPattern>,
+    /// The column order of the first factors (ILUTP), kept by the refresh.
+    columns: Option<Vec<usize>>,
 }
 
 impl IluSymbolic {
@@ -374,6 +389,7 @@ impl IluSymbolic {
             automatic: r.factorization_reason.starts_with("auto"),
             opts: *opts,
             pattern: None,
+            columns: host.factors.column_order.clone(),
         }
     }
 
@@ -409,15 +425,24 @@ impl IluSymbolic {
                 drop_tol,
                 fill_factor,
             } => {
+                // The first factorization's column order is kept (the device's right operator
+                // holds it): the new values are factored in it without pivoting.
+                let m = match &self.columns {
+                    Some(order) => permute_columns(&m, order)?,
+                    None => m,
+                };
                 let params = IlutParams {
                     drop_tol,
                     fill_factor,
                     shift: self.opts.shift,
+                    pivot_threshold: 0.0,
                 };
-                match self.automatic {
+                let mut f = match self.automatic {
                     true => ilut_shifting(&m, params).map(|(f, _)| f),
                     false => ilut(&m, params),
-                }
+                }?;
+                f.column_order = self.columns.clone();
+                Ok(f)
             }
         }
     }
@@ -445,4 +470,29 @@ impl IluSymbolic {
         parts.push(factor);
         parts.join(", ")
     }
+}
+
+/// M Q: column j of the result is column `order[j]` of `m` (rows' columns renumbered and
+/// sorted).
+fn permute_columns(m: &CsrMatrix<f64>, order: &[usize]) -> Result<CsrMatrix<f64>> {
+    let n = m.n_cols();
+    let mut position_of = vec![0; n];
+    for (j, &c) in order.iter().enumerate() {
+        position_of[c] = j;
+    }
+    let mut row_ptr = Vec::with_capacity(m.n_rows() + 1);
+    let mut cols = Vec::with_capacity(m.nnz());
+    let mut vals = Vec::with_capacity(m.nnz());
+    row_ptr.push(0);
+    let mut row: Vec<(usize, f64)> = Vec::new();
+    for i in 0..m.n_rows() {
+        let (c, v) = m.row(i);
+        row.clear();
+        row.extend(c.iter().zip(v).map(|(&c, &v)| (position_of[c], v)));
+        row.sort_unstable_by_key(|e| e.0);
+        cols.extend(row.iter().map(|e| e.0));
+        vals.extend(row.iter().map(|e| e.1));
+        row_ptr.push(cols.len());
+    }
+    CsrMatrix::new(m.n_rows(), n, row_ptr, cols, vals)
 }
