@@ -18,7 +18,7 @@ for t in amg amg_device_setup; do
   timeout 200 bash .device/run "test-$t" --include-ignored --skip refresh_time > "$OUT/test-$t.log" 2>&1
   echo "test-$t: rc=$? $(grep -E '^test result' "$OUT/test-$t.log" | tail -1)" | tee -a "$OUT/tests.txt"
 done
-BACKENDS=cuda OUT="$OUT" bash bench/experiments/amg-strength-decay/run.sh > "$OUT/amg-strength-decay.txt" 2>&1
+PK_RUN="bash .device/run pipekrylov" BACKENDS=cuda OUT="$OUT" bash bench/experiments/amg-strength-decay/run.sh > "$OUT/amg-strength-decay.txt" 2>&1
 python3 -m pip install -q --no-index --no-deps --target /tmp/pyk .device/wheels/*.whl
 export PYTHONPATH=/tmp/pyk
 (cd /tmp && timeout 240 python3 -m pytest -q -rfs --tb=line -p no:warnings "$repo/python/tests" 2>&1 | tail -n 8) \
