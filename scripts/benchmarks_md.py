@@ -127,14 +127,15 @@ SOURCES["python"] = {
                "test binaries packed as its header says)",
     "log": "2026-11-29-python-ilu.md",
 }
+DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 SOURCES["ilu"] = {
     "title": "ILU on real matrices with zero or weak diagonals",
-    "files": ["h200-2026-11-29-python/ilu_vs_bilu0.csv"],
+    "files": ["h200-2026-11-29-ilutp-decay-python/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "4ed3930, 2026-11-29",
-    "command": "`bash bench/experiments/python-vs-cupy/run.sh` (its `ilu_vs_bilu0` part; per-backend iterations "
-               "of `tests/ilu.rs` in `ilu_real_matrices.txt` beside it)",
-    "log": "2026-11-29-python-ilu.md",
+    "commit": "7c00d6f (ILUTP) and 4ed3930 (bilu0, ILUT without pivoting), 2026-11-29",
+    "command": "`OUT=$OUT bash bench/experiments/ilutp-decay-python/run.sh` (`tests/ilu.rs` prints every backend's "
+               "solve; the second file: `bench/experiments/python-vs-cupy/run.sh`, its `ilu_vs_bilu0` part)",
+    "log": "2026-11-29-ilutp.md",
 }
 SOURCES["trisolve"] = {
     "title": "BILU(0)'s triangular solves on a GPU: exact against sweeps",
@@ -444,11 +445,8 @@ def amg():
     rows = [r for p in files_of("amg") for r in rows_of(p)]
     out = [f"## {SOURCES['amg']['title']}", ""]
     out += source_lines("amg")
-    out += para("CG to 1e-8 (true residual), b = A 1, f64, CSR, seconds. pipekrylov: `--precond amg` (smoothed "
-                "aggregation, damped Jacobi 1+1) set up on the device (`--amg-setup device`, the default on GPUs: "
-                "MIS-2 aggregation, SpGEMM kernels; setup includes everything after the matrix upload) and, at the "
-                "anchor sizes, on the host (greedy aggregation, uploaded); AMGCL: CG + AMG (smoothed aggregation, "
-                "SPAI0) on its CUDA backend, set up on the CPU.")
+    out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: `--precond amg` (SA, Jacobi 1+1) set up on the "
+                "device (MIS-2, SpGEMM kernels) and at anchor sizes on the host (greedy); AMGCL: SA, SPAI0, CUDA.")
     out += ["| problem | n | its | setup | solve | total | OpenCL total | op. c. | host setup: its, total | AMGCL its, setup, solve |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     ours = {}
@@ -468,6 +466,15 @@ def amg():
                  f"{a['iterations']}, {f2(float(a['setup_s']))}, {f3(float(a['solve_s']))}" if a else "-"]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    decay = {}
+    for r in rows_of(os.path.join(RESULTS, DECAY_CSV)):
+        smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
+        decay[(r["problem"], smoother, r["method"].split()[-1])] = r
+    change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
+    out += para(f"`--amg-strength-decay 1` (threshold kept on coarse levels; CUDA, 7c00d6f), its: jump3d "
+                f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
+                f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
+                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}, poisson3d {change('poisson3d')}.")
     return out
 
 
@@ -522,25 +529,31 @@ def python_package():
 
 
 def ilu():
-    rows = [r for p in files_of("ilu") for r in rows_of(p)]
+    new_path, old_path = files_of("ilu")
     out = [f"## {SOURCES['ilu']['title']}", ""]
     out += source_lines("ilu")
-    out += para("GMRES(30) to 1e-8 (true), b = A 1, via Python; `ilu` (matching, scaling, AMD; now RCM where no "
-                "matching runs: olm 16 its) against `bilu0`. Setup + solve, s.")
-    out += ["| matrix | bilu0, CUDA | ilu, CUDA | ilu, OpenCL |", "|---|---|---|---|"]
-    by = {}
-    for r in rows:
-        by.setdefault(r["matrix"], {})[(r["precond"], r["backend"])] = r
+    out += para("GMRES(30) to 1e-8 (true), b = A 1; automatic `ilu` (ILUTP where ILU(0) is unstable) on the host, "
+                "CUDA, NVIDIA OpenCL; before ILUTP (AMD then: olm1000 1 its) and `bilu0`: CUDA via Python, setup + solve s.")
+    out += ["| matrix | n | ilu its: host, CUDA, OpenCL | fill | factors | setup (ms, CUDA) | before ILUTP | bilu0 |",
+            "|---|---|---|---|---|---|---|---|"]
+    new, old = {}, {}
+    for r in rows_of(new_path):
+        new.setdefault(r["matrix"], {})[r["backend"]] = r
+    for r in rows_of(old_path):
+        old.setdefault(r["matrix"], {})[(r["precond"], r["backend"])] = r
 
-    def cell(r):
+    def before(r):
         if r is None:
             return "-"
         if r["converged"] != "True":
             return r["note"].split(":")[0] if r["note"] else f"not converged ({r['iterations']} its)"
         return f"{r['iterations']} its, {f3(float(r['setup_s']))} + {f3(float(r['solve_s']))}"
-    for m, g in by.items():
-        out.append(f"| {m} | {cell(g.get(('bilu0', 'cuda')))} | {cell(g.get(('ilu', 'cuda')))} | "
-                   f"{cell(g.get(('ilu', 'opencl')))} |")
+    for m, g in new.items():
+        its = ", ".join(g[b]["iterations"] if b in g else "-" for b in ("host", "cuda", "opencl"))
+        c = g.get("cuda") or next(iter(g.values()))
+        o = old.get(m, {})
+        out.append(f"| {m} | {c['n']} | {its} | {c['fill']} | {c['matching']}, {c['ordering']}, {c['factorization']} | "
+                   f"{c['setup_ms']} | {before(o.get(('ilu', 'cuda')))} | {before(o.get(('bilu0', 'cuda')))} |")
     out.append("")
     return out
 
