@@ -847,6 +847,60 @@ fn amd_reduces_the_fill_of_a_grid_below_rcm() {
     );
 }
 
+/// A dense row (an arrow matrix: a path plus node 0 coupled to every node) is ordered last,
+/// as SuiteSparse's AMD does with rows of more than max(16, 10 sqrt(n)) entries: its fill is
+/// then the path's plus the row's, where the natural order (node 0 first) fills everything.
+/// Nodes with the same neighbours (a 2D grid with 3 unknowns per node, coupled fully) are
+/// eliminated as one supervariable: the fill is that of the grid's ordering, nine times over
+/// at most.
+#[test]
+fn amd_orders_a_dense_row_last_and_merges_indistinguishable_nodes() {
+    let n = 400;
+    let mut t = vec![(0, 0, 4.0)];
+    for i in 1..n {
+        t.extend([(i, i, 4.0), (0, i, 1.0), (i, 0, 1.0)]);
+        if i > 1 {
+            t.extend([(i, i - 1, -1.0), (i - 1, i, -1.0)]);
+        }
+    }
+    let arrow = CsrMatrix::from_triplets(n, n, &t).unwrap();
+    let p = amd(&arrow).unwrap();
+    assert_eq!(p.old_of_new()[n - 1], 0, "the dense row is not last");
+    let fill = cholesky_fill(&p.apply_symmetric(&arrow).unwrap());
+    assert!(fill <= 3 * n, "fill {fill}");
+    assert_eq!(cholesky_fill(&arrow), n * (n + 1) / 2);
+
+    let grid = Generator::Poisson2d.generate::<f64>(400).unwrap().matrix;
+    let m = grid.n_rows();
+    let mut t = Vec::new();
+    for i in 0..m {
+        for &j in grid.row(i).0 {
+            for (a, b) in (0..3).flat_map(|a| (0..3).map(move |b| (a, b))) {
+                t.push((
+                    3 * i + a,
+                    3 * j + b,
+                    if i == j && a == b { 8.0 } else { -0.1 },
+                ));
+            }
+        }
+    }
+    let blocks = CsrMatrix::from_triplets(3 * m, 3 * m, &t).unwrap();
+    let grid_fill = cholesky_fill(&amd(&grid).unwrap().apply_symmetric(&grid).unwrap());
+    let q = amd(&blocks).unwrap();
+    let block_fill = cholesky_fill(&q.apply_symmetric(&blocks).unwrap());
+    assert!(
+        block_fill <= 9 * grid_fill,
+        "{block_fill} against 9 x {grid_fill}"
+    );
+    // The three unknowns of a node sit together (the node's first one can go first alone).
+    let together = q
+        .old_of_new()
+        .windows(3)
+        .filter(|w| w[0] / 3 == w[1] / 3 && w[1] / 3 == w[2] / 3)
+        .count();
+    assert!(together >= m * 9 / 10, "{together} of {m} nodes together");
+}
+
 /// The real matrices of `tests/data/` (SuiteSparse; sources in `tests/data/README.md`).
 const REAL: [&str; 6] = ["olm500", "olm1000", "Pd", "494_bus", "rajat19", "nnc1374"];
 
