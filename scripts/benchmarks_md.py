@@ -130,11 +130,11 @@ SOURCES["python"] = {
 DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 SOURCES["ilu"] = {
     "title": "ILU on real matrices with zero or weak diagonals",
-    "files": ["h200-2026-11-29-ilutp-decay-python/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
+    "files": ["h200-2026-11-29-amg-resident/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "7c00d6f (ILUTP) and 4ed3930 (bilu0, ILUT without pivoting), 2026-11-29",
-    "command": "`OUT=$OUT bash bench/experiments/ilutp-decay-python/run.sh` (`tests/ilu.rs` prints every backend's "
-               "solve; the second file: `bench/experiments/python-vs-cupy/run.sh`, its `ilu_vs_bilu0` part)",
+    "commit": "85dd84e and 4ed3930 (bilu0, before ILUTP), 2026-11-29",
+    "command": "`OUT=$OUT bash bench/experiments/amg-resident/run.sh` (`tests/ilu.rs`; "
+               "the second file: `bench/experiments/python-vs-cupy/run.sh`)",
     "log": "2026-11-29-ilutp.md",
 }
 SOURCES["trisolve"] = {
@@ -532,8 +532,7 @@ def ilu():
     new_path, old_path = files_of("ilu")
     out = [f"## {SOURCES['ilu']['title']}", ""]
     out += source_lines("ilu")
-    out += para("GMRES(30) to 1e-8 (true), b = A 1; automatic `ilu` (ILUTP where ILU(0) is unstable) on the host, "
-                "CUDA, NVIDIA OpenCL; before ILUTP (AMD then: olm1000 1 its) and `bilu0`: CUDA via Python, setup + solve s.")
+    out += para("GMRES(30) to 1e-8 (true), b = A 1, automatic `ilu`; before ILUTP and `bilu0`: CUDA, setup + solve s.")
     out += ["| matrix | n | ilu its: host, CUDA, OpenCL | fill | factors | setup (ms, CUDA) | before ILUTP | bilu0 |",
             "|---|---|---|---|---|---|---|---|"]
     new, old = {}, {}

@@ -12,7 +12,7 @@ for t in device_resident ilu; do
   timeout 240 bash .device/run "test-$t" --include-ignored --nocapture --test-threads 1 > "$OUT/test-$t.log" 2>&1
   echo "test-$t: rc=$? $(grep -E '^test result' "$OUT/test-$t.log" | tail -1)" | tee -a "$OUT/tests.txt"
 done
-grep -E "^(host|opencl|cuda) " "$OUT/test-ilu.log" > "$OUT/ilu_real_matrices.txt"
+grep -oE "(host|opencl|cuda) +[A-Za-z0-9_]+ +n +[0-9]+ its.*" "$OUT/test-ilu.log" > "$OUT/ilu_real_matrices.txt"
 csv="$OUT/amg-resident.csv"
 echo "problem,n,backend,variant,execution,iterations,relative_residual,setup_s,solve_s,us_per_iter,cycle_us,levels" > "$csv"
 for spec in poisson2d:4096 poisson2d:16384 poisson2d:65536 poisson2d:262144 poisson2d:1048576 \
@@ -30,4 +30,4 @@ print(",".join(str(x) for x in [v["problem"], v["n"], v["backend"], sys.argv[2],
   done
 done
 cat "$OUT/tests.txt"
-column -s, -t "$csv"
+python3 -c "import csv,sys; [print(*r.values()) for r in csv.DictReader(open(sys.argv[1]))]" "$csv"

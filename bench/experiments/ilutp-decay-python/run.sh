@@ -13,7 +13,7 @@ set -uo pipefail
 repo=$(pwd)
 bash .device/run test-ilu --include-ignored --nocapture --test-threads 1 > "$OUT/test-ilu.log" 2>&1
 echo "test-ilu: rc=$? $(grep -E '^test result' "$OUT/test-ilu.log" | tail -1)" | tee "$OUT/tests.txt"
-grep -E "^(host|opencl|cuda) " "$OUT/test-ilu.log" > "$OUT/ilu_real_matrices.txt"
+grep -oE "(host|opencl|cuda) +[A-Za-z0-9_]+ +n +[0-9]+ its.*" "$OUT/test-ilu.log" > "$OUT/ilu_real_matrices.txt"
 for t in amg amg_device_setup; do
   timeout 200 bash .device/run "test-$t" --include-ignored --skip refresh_time > "$OUT/test-$t.log" 2>&1
   echo "test-$t: rc=$? $(grep -E '^test result' "$OUT/test-$t.log" | tail -1)" | tee -a "$OUT/tests.txt"
