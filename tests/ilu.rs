@@ -203,6 +203,18 @@ fn dense_factors(f: &IncompleteLu, n: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     (l, u)
 }
 
+/// The product L U of square dense factors.
+fn dense_product(l: &[Vec<f64>], u: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = l.len();
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| (0..n).map(|k| l[i][k] * u[k][j]).sum())
+                .collect()
+        })
+        .collect()
+}
+
 /// Dense sequential ILUT: Saad's Algorithm 10.6 on full rows (tau relative to each row's
 /// 2-norm, at most `lfil` entries kept per row of L and of U, ties to the smaller column).
 fn ilut_dense(
@@ -364,13 +376,7 @@ fn ilut_equals_the_dense_reference() {
     )
     .unwrap();
     let (l, u) = dense_factors(&f, 25);
-    let lu: Vec<Vec<f64>> = (0..25)
-        .map(|i| {
-            (0..25)
-                .map(|j| (0..25).map(|k| l[i][k] * u[k][j]).sum())
-                .collect()
-        })
-        .collect();
+    let lu = dense_product(&l, &u);
     assert_dense_close("exact ILUT", &lu, &dense(&a));
 }
 
@@ -401,13 +407,7 @@ fn ilutp_is_the_lu_of_the_column_permuted_matrix() {
         let mq: Vec<Vec<f64>> = (0..n)
             .map(|i| (0..n).map(|j| ad[i][order[j]]).collect())
             .collect();
-        let lu: Vec<Vec<f64>> = (0..n)
-            .map(|i| {
-                (0..n)
-                    .map(|j| (0..n).map(|k| l[i][k] * u[k][j]).sum())
-                    .collect()
-            })
-            .collect();
+        let lu = dense_product(&l, &u);
         assert_dense_close(&format!("ILUTP seed {seed}: L U against M Q"), &lu, &mq);
         for (i, row) in u.iter().enumerate() {
             let largest = row[i + 1..].iter().fold(0.0f64, |m, v| m.max(v.abs()));
