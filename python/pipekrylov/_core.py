@@ -70,6 +70,19 @@ def _is_cupy(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] in ("cupy", "cupyx")
 
 
+def _cuda_interface(obj: Any) -> Optional[dict]:
+    """``obj.__cuda_array_interface__`` (CuPy, PyTorch, Numba, JAX arrays in CUDA memory), or
+    None for anything else (a PyTorch CPU tensor raises when asked for it)."""
+    try:
+        return obj.__cuda_array_interface__
+    except Exception:
+        return None
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
 def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
     """A as a canonical SciPy CSR matrix of float32/float64 values and int32/int64 indices, and
     whether it came from CuPy."""
@@ -298,7 +311,13 @@ class Solver:
         the solve's end: pass ``execution="synchronous"`` to stop between iterations there
         too).
         """
-        if self._on_cuda and _is_cupy(b):
+        on_device = _cuda_interface(b) is not None
+        if on_device and not _is_cupy(b) and not self._on_cuda:
+            raise TypeError(
+                f"b is an array in CUDA memory ({type(b).__name__}) and the solver runs on "
+                f"{self._backend}: set the solver up with backend='cuda', or pass a host array"
+            )
+        if self._on_cuda and on_device:
             outcome, x = self._solve_on_device(b, x0, callback)
             copies = 0
             b_cupy = True
@@ -377,7 +396,10 @@ class Solver:
 
     def _solve_on_device(self, b, x0, callback):
         """b (and x0) CuPy arrays, the solver on CUDA: solved in place on the device, x a new
-        CuPy array; nothing passes through the host."""
+        CuPy array; nothing passes through the host. Other arrays in CUDA memory (PyTorch,
+        Numba, JAX: ``__cuda_array_interface__``) go to :meth:`_solve_on_device_interface`."""
+        if not _is_cupy(b):
+            return self._solve_on_device_interface(b, x0, callback)
         import cupy
 
         if b.dtype == self._dtype and b.shape == (self._n,) and b.flags.c_contiguous:
@@ -398,6 +420,62 @@ class Solver:
         cupy.cuda.get_current_stream().synchronize()
         try:
             outcome = self._solver.solve_device(bd.data.ptr, x.data.ptr, callback, x0 is None)
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        return outcome, x
+
+    def _device_address(self, v: Any, name: str) -> int:
+        """The address of the CUDA array ``v`` (its ``__cuda_array_interface__``) after checking
+        that it holds n contiguous values of the solver's dtype: a ``TypeError`` for another
+        dtype, a ``ValueError`` for another shape or a strided array (nothing is converted:
+        that would need the array's own library)."""
+        cai = _cuda_interface(v)
+        if cai is None:
+            raise TypeError(f"{name}: expected an array in CUDA memory like b, got {type(v).__name__}")
+        shape = tuple(cai.get("shape", ()))
+        if shape not in ((self._n,), (self._n, 1)):
+            raise ValueError(f"{name} has shape {shape}; the matrix has {self._n} rows")
+        if np.dtype(cai.get("typestr", "")) != self._dtype:
+            raise TypeError(f"{name} has dtype {np.dtype(cai.get('typestr', ''))}; the solver's is "
+                            f"{self._dtype} (convert it with the array's own library)")
+        strides = cai.get("strides")
+        if strides is not None and self._n > 1 and strides[0] != self._dtype.itemsize:
+            raise ValueError(f"{name} is strided (strides {tuple(strides)}): pass a contiguous array")
+        return int(cai["data"][0])
+
+    def _solve_on_device_interface(self, b, x0, callback):
+        """b (and x0) in CUDA memory through ``__cuda_array_interface__`` (not CuPy): used in
+        place; x is a new PyTorch tensor on b's device for a PyTorch b, else a new CuPy array.
+        The caller's work on b and x0 is waited for (PyTorch: ``torch.cuda.synchronize``;
+        otherwise the device is synchronized through CuPy). Nothing passes through the host."""
+        b_address = self._device_address(b, "b")
+        if x0 is not None:
+            self._device_address(x0, "x0")
+        if _is_torch(b):
+            import torch
+
+            x = torch.empty(self._n, dtype=b.dtype, device=b.device)
+            if x0 is not None:
+                x.copy_(x0.reshape(self._n))
+            torch.cuda.synchronize(b.device)
+        else:
+            try:
+                import cupy
+            except ImportError:
+                raise TypeError(
+                    f"b ({type(b).__name__}) is in CUDA memory; its result array is made with "
+                    "CuPy, which is not installed (PyTorch and CuPy arrays need nothing more)"
+                ) from None
+            x = cupy.empty(self._n, dtype=self._dtype)
+            if x0 is not None:
+                cupy.cuda.runtime.deviceSynchronize()
+                cupy.cuda.runtime.memcpy(x.data.ptr, self._device_address(x0, "x0"),
+                                         self._n * self._dtype.itemsize,
+                                         cupy.cuda.runtime.memcpyDeviceToDevice)
+            cupy.cuda.runtime.deviceSynchronize()
+        try:
+            outcome = self._solver.solve_device(b_address, self._device_address(x, "x"),
+                                                callback, x0 is None)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
         return outcome, x
@@ -443,6 +521,8 @@ def _one_call(method: str, A, b, x0, rtol, atol, maxiter, M, callback, report, o
         )
     precond = options.pop("precond", None)
     backend = options.pop("backend", "auto")
+    if backend == "auto" and _cuda_interface(b) is not None:
+        backend = "cuda"  # b is in CUDA memory: solve there, without copies
     solver = Solver(
         A, method, precond, backend, rtol=rtol, atol=atol, maxiter=maxiter, **options
     )

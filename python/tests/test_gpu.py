@@ -95,3 +95,56 @@ def test_the_library_checks_device_pointers():
             S._solver.solve_device(good.data.ptr + 4, good.data.ptr)
         except pipekrylov._pipekrylov.RustError as e:
             raise pipekrylov._errors.translate(e) from None
+
+
+torch = None
+try:
+    import torch as _torch
+
+    if _torch.cuda.is_available():
+        torch = _torch
+except ImportError:
+    pass
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch with CUDA is not installed")
+@pytest.mark.parametrize("one_call", [False, True])
+def test_torch_tensors_are_solved_in_place(one_call, monkeypatch):
+    # Any array with __cuda_array_interface__ is read in place; a PyTorch b gives a PyTorch x
+    # on its device, and no vector passes through the host.
+    A = poisson2d(48)
+    n = A.shape[0]
+    b_host = np.random.default_rng(1).standard_normal(n)
+    b = torch.tensor(b_host, device="cuda")
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a tensor was copied to the host")
+
+    monkeypatch.setattr(torch.Tensor, "cpu", refuse)
+    monkeypatch.setattr(torch.Tensor, "numpy", refuse)
+    if one_call:
+        x, info, rep = pipekrylov.cg(A, b, rtol=1e-10, report=True)  # backend auto: CUDA
+    else:
+        S = pipekrylov.Solver(A, method="cg", backend="cuda", rtol=1e-10)
+        x, info, rep = S.solve(b, report=True)
+    monkeypatch.undo()
+    assert isinstance(x, torch.Tensor) and x.device == b.device and x.dtype == torch.float64
+    assert info == 0 and rep.vector_copies == 0 and rep.backend.startswith("cuda")
+    r = b_host - A @ x.cpu().numpy()
+    assert np.linalg.norm(r) <= 1e-10 * np.linalg.norm(b_host) * 1.01
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch with CUDA is not installed")
+def test_torch_inputs_are_checked():
+    A = poisson2d(20)
+    n = A.shape[0]
+    S = pipekrylov.Solver(A, method="cg", backend="cuda")
+    with pytest.raises(TypeError, match="dtype"):
+        S.solve(torch.ones(n, device="cuda", dtype=torch.float32))
+    with pytest.raises(ValueError, match="shape"):
+        S.solve(torch.ones(n + 1, device="cuda", dtype=torch.float64))
+    with pytest.raises(ValueError, match="strided"):
+        S.solve(torch.ones(2 * n, device="cuda", dtype=torch.float64)[::2])
+    x0 = torch.zeros(n, device="cuda", dtype=torch.float64)
+    x, info = S.solve(torch.ones(n, device="cuda", dtype=torch.float64), x0=x0)
+    assert info == 0 and float(x0.abs().max()) == 0.0  # x0 is not written

@@ -158,3 +158,23 @@ def test_backends_and_option_names():
     assert "host" in names
     assert "amg_coarsening" in pipekrylov.option_names()
     assert pipekrylov.__version__
+
+
+class _FakeCudaArray:
+    """An object that says it lives in CUDA memory (as PyTorch, Numba and JAX arrays do)."""
+
+    def __init__(self, n, typestr="<f8"):
+        self.__cuda_array_interface__ = {
+            "shape": (n,),
+            "typestr": typestr,
+            "data": (0x7F0000000000, False),
+            "version": 3,
+            "strides": None,
+        }
+
+
+def test_a_cuda_array_on_a_host_solver_is_a_type_error():
+    A = poisson2d(10)
+    S = pipekrylov.Solver(A, method="cg", backend="host")
+    with pytest.raises(TypeError, match="CUDA memory"):
+        S.solve(_FakeCudaArray(A.shape[0]))
