@@ -449,8 +449,7 @@ class Solver:
         The caller's work on b and x0 is waited for (PyTorch: ``torch.cuda.synchronize``;
         otherwise the device is synchronized through CuPy). Nothing passes through the host."""
         b_address = self._device_address(b, "b")
-        if x0 is not None:
-            self._device_address(x0, "x0")
+        x0_address = None if x0 is None else self._device_address(x0, "x0")
         if _is_torch(b):
             import torch
 
@@ -469,13 +468,13 @@ class Solver:
             x = cupy.empty(self._n, dtype=self._dtype)
             if x0 is not None:
                 cupy.cuda.runtime.deviceSynchronize()
-                cupy.cuda.runtime.memcpy(x.data.ptr, self._device_address(x0, "x0"),
+                cupy.cuda.runtime.memcpy(x.data.ptr, x0_address,
                                          self._n * self._dtype.itemsize,
                                          cupy.cuda.runtime.memcpyDeviceToDevice)
             cupy.cuda.runtime.deviceSynchronize()
         try:
-            outcome = self._solver.solve_device(b_address, self._device_address(x, "x"),
-                                                callback, x0 is None)
+            x_address = x.data_ptr() if _is_torch(x) else x.data.ptr
+            outcome = self._solver.solve_device(b_address, x_address, callback, x0 is None)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
         return outcome, x

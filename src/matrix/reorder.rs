@@ -116,12 +116,36 @@ impl Permutation {
                 },
             ));
         }
-        let mut row_ptr = try_with_capacity("permuted row pointers", n + 1)?;
+        self.gather(a, self.old_of_new.iter().copied())
+    }
+
+    /// `A P^T`: column `j` of the result is column `old_of_new[j]` of `a`, the rows unchanged.
+    /// Errors when `a` does not have this permutation's size of columns.
+    pub fn apply_columns<T: Scalar>(&self, a: &CsrMatrix<T>) -> Result<CsrMatrix<T>> {
+        if a.n_cols() != self.len() {
+            return Err(Error::dims(
+                "apply_columns: columns of the matrix",
+                self.len(),
+                a.n_cols(),
+            ));
+        }
+        self.gather(a, 0..a.n_rows())
+    }
+
+    /// The rows `rows` of `a`, in that order, with their columns renumbered by `new_of_old`
+    /// (and sorted again).
+    fn gather<T: Scalar>(
+        &self,
+        a: &CsrMatrix<T>,
+        rows: impl ExactSizeIterator<Item = usize>,
+    ) -> Result<CsrMatrix<T>> {
+        let n_rows = rows.len();
+        let mut row_ptr = try_with_capacity("permuted row pointers", n_rows + 1)?;
         let mut cols = try_with_capacity("permuted column indices", a.nnz())?;
         let mut vals = try_with_capacity("permuted values", a.nnz())?;
         let mut row: Vec<(usize, T)> = Vec::new();
         row_ptr.push(0);
-        for &old in &self.old_of_new {
+        for old in rows {
             let (c, v) = a.row(old);
             row.clear();
             row.extend(c.iter().map(|&c| self.new_of_old[c]).zip(v.iter().copied()));
@@ -132,7 +156,7 @@ impl Permutation {
             }
             row_ptr.push(cols.len());
         }
-        CsrMatrix::new(n, n, row_ptr, cols, vals)
+        CsrMatrix::new(n_rows, self.len(), row_ptr, cols, vals)
     }
 
     /// `P x`: entry `i` of the result is `x[old_of_new[i]]`. Errors when `x` has another length.
@@ -398,6 +422,28 @@ impl Bfs {
 mod tests {
     use super::*;
     use crate::matrix::generate::Generator;
+
+    #[test]
+    fn apply_columns_moves_columns_only() {
+        let a =
+            CsrMatrix::from_triplets(2, 3, &[(0, 0, 1.0), (0, 2, 2.0), (1, 1, 3.0), (1, 2, 4.0)])
+                .unwrap();
+        let p = Permutation::from_old_of_new(vec![2, 0, 1]).unwrap();
+        let b = p.apply_columns(&a).unwrap();
+        let mut y = vec![0.0; 2];
+        // Column j of b is column old_of_new[j] of a: b e_j = a e_{old_of_new[j]}.
+        for j in 0..3 {
+            let mut e = vec![0.0; 3];
+            e[j] = 1.0;
+            b.mul_vec(&e, &mut y).unwrap();
+            let mut want = vec![0.0; 2];
+            let mut ea = vec![0.0; 3];
+            ea[p.old_of_new()[j]] = 1.0;
+            a.mul_vec(&ea, &mut want).unwrap();
+            assert_eq!(y, want, "column {j}");
+        }
+        assert!(Permutation::identity(2).apply_columns(&a).is_err());
+    }
 
     /// A deterministic shuffle of 0..n (Fisher-Yates on an LCG).
     fn shuffled(n: usize, seed: u64) -> Permutation {

@@ -141,7 +141,8 @@ pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
     let mut lower: Vec<(usize, f64)> = Vec::new();
     // Column pivoting: position j of the work row holds column column_of[j] of m, and
     // position_of is its inverse. Positions below i are final; U's entries are stored by
-    // column of m while rows are factored and renumbered by position at the end.
+    // column of m while rows are factored and renumbered by position at the end (when a row
+    // pivoted: else positions and columns agree).
     let mut column_of: Vec<usize> = (0..n).collect();
     let mut position_of: Vec<usize> = (0..n).collect();
     let mut pivoted = false;
@@ -223,8 +224,8 @@ pub fn ilut(m: &CsrMatrix<f64>, params: IlutParams) -> Result<IncompleteLu> {
         w.clear();
     }
     let mut lu = f.finish()?;
-    renumber_upper(&mut lu, &position_of);
     if pivoted {
+        renumber_upper(&mut lu, &position_of);
         lu.column_order = Some(column_of);
     }
     Ok(lu)

@@ -218,12 +218,9 @@ impl IluHost {
         let n = self.scaling.col_scale.len();
         let mut cols = self.ordering.new_of_old().to_vec();
         if let Some(order) = &self.factors.column_order {
-            let mut position_of = vec![0; n];
-            for (j, &c) in order.iter().enumerate() {
-                position_of[c] = j;
-            }
+            let columns = Permutation::from_old_of_new(order.clone())?;
             for c in &mut cols {
-                *c = position_of[*c];
+                *c = columns.new_of_old()[*c];
             }
         }
         CsrMatrix::new(
@@ -428,7 +425,9 @@ impl IluSymbolic {
                 // The first factorization's column order is kept (the device's right operator
                 // holds it): the new values are factored in it without pivoting.
                 let m = match &self.columns {
-                    Some(order) => permute_columns(&m, order)?,
+                    Some(order) => {
+                        Permutation::from_old_of_new(order.clone())?.apply_columns(&m)?
+                    }
                     None => m,
                 };
                 let params = IlutParams {
@@ -470,29 +469,4 @@ impl IluSymbolic {
         parts.push(factor);
         parts.join(", ")
     }
-}
-
-/// M Q: column j of the result is column `order[j]` of `m` (rows' columns renumbered and
-/// sorted).
-fn permute_columns(m: &CsrMatrix<f64>, order: &[usize]) -> Result<CsrMatrix<f64>> {
-    let n = m.n_cols();
-    let mut position_of = vec![0; n];
-    for (j, &c) in order.iter().enumerate() {
-        position_of[c] = j;
-    }
-    let mut row_ptr = Vec::with_capacity(m.n_rows() + 1);
-    let mut cols = Vec::with_capacity(m.nnz());
-    let mut vals = Vec::with_capacity(m.nnz());
-    row_ptr.push(0);
-    let mut row: Vec<(usize, f64)> = Vec::new();
-    for i in 0..m.n_rows() {
-        let (c, v) = m.row(i);
-        row.clear();
-        row.extend(c.iter().zip(v).map(|(&c, &v)| (position_of[c], v)));
-        row.sort_unstable_by_key(|e| e.0);
-        cols.extend(row.iter().map(|e| e.0));
-        vals.extend(row.iter().map(|e| e.1));
-        row_ptr.push(cols.len());
-    }
-    CsrMatrix::new(m.n_rows(), n, row_ptr, cols, vals)
 }
