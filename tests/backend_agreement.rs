@@ -1336,8 +1336,7 @@ fn pipelined_counts<B: Backend>(b: &B) {
     // (the update sums them itself; work-groups of 64 or more on every backend tested), one
     // less again on the GPU backends, which fuse the SpMV with the dots (CSR, no
     // preconditioner); nothing transferred while orthogonalizing.
-    let small =
-        pipekrylov::backend::ops::krylov::dcgs2_small(b.tuning(), b.reduction_groups(n), 29, 256);
+    let small = b.tuning().dcgs2_small_for(b.reduction_groups(n), 29, 256);
     let fused = b.name() != "host";
     assert_eq!(
         r.inner_counters.launches,

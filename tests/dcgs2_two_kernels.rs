@@ -20,12 +20,7 @@ fn two_kernels() -> Tuning {
 
 fn two_kernels_agree<B: Backend>(be: &B) {
     assert_eq!(be.tuning().dcgs2_small_max_groups, 0);
-    assert!(!pipekrylov::backend::ops::krylov::dcgs2_small(
-        be.tuning(),
-        1,
-        0,
-        256
-    ));
+    assert!(!be.tuning().dcgs2_small_for(1, 0, 256));
     let host = gmres20_solve(&HostBackend::with_tuning(two_kernels()), MatrixFormat::Csr);
     let got = gmres20_solve(be, MatrixFormat::Csr);
     assert_eq!(got.iterations, 40, "{}", be.name());

@@ -9,10 +9,10 @@ pub enum Storage<T> {
     Host(Vec<T>),
     /// An OpenCL buffer.
     #[cfg(feature = "opencl")]
-    OpenCl(crate::backend::opencl::RawBuffer),
+    OpenCl(crate::backend::opencl::raw::RawBuffer),
     /// A CUDA device allocation.
     #[cfg(feature = "cuda")]
-    Cuda(crate::backend::cuda::RawBuffer),
+    Cuda(crate::backend::cuda::memory::RawBuffer),
 }
 
 /// A typed array owned by one backend. Created by the backend's `alloc` / `upload`, read back

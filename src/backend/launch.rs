@@ -15,12 +15,33 @@ use bytemuck::Pod;
 pub enum KernelRuntime<'a> {
     /// The host backend: the operations run their host reference.
     Host(std::marker::PhantomData<&'a ()>),
-    /// The OpenCL backend.
-    #[cfg(feature = "opencl")]
-    OpenCl(&'a super::opencl::OpenClBackend),
-    /// The CUDA backend.
-    #[cfg(feature = "cuda")]
-    Cuda(&'a super::cuda::CudaBackend),
+    /// A GPU runtime (OpenCL, CUDA).
+    Gpu(GpuRuntime<'a>),
+}
+
+/// A GPU backend as a [`KernelRuntime`] (it implements [`GpuLaunch`]).
+#[doc(hidden)]
+pub struct GpuRuntime<'a>(pub(crate) &'a dyn GpuLaunch);
+
+/// What a GPU runtime does for the operations written once: the element-wise grid and one
+/// launch by typed name with runtime-neutral arguments. Implemented by the OpenCL and CUDA
+/// backends, so that this floor names neither.
+pub(crate) trait GpuLaunch {
+    /// Work-groups for an element-wise kernel over `n` items (before clamping to `1..=n`).
+    fn elementwise_groups(&self, n: usize) -> usize;
+
+    /// Launch `kernel` in `precision` with `groups` work-groups, each argument converted to
+    /// the runtime's (a buffer of another backend is [`Error::WrongBackend`]).
+    ///
+    /// # Safety
+    /// As for [`KernelRuntime::launch`].
+    unsafe fn launch_kernel(
+        &self,
+        kernel: Kernel,
+        precision: Precision,
+        groups: usize,
+        args: &[KernelArg<'_>],
+    ) -> Result<()>;
 }
 
 /// A buffer's storage as a kernel argument (type-erased).
@@ -30,10 +51,10 @@ pub(crate) enum BufferArg<'a> {
     Host(std::marker::PhantomData<&'a ()>),
     /// An OpenCL buffer.
     #[cfg(feature = "opencl")]
-    OpenCl(&'a super::opencl::RawBuffer),
+    OpenCl(&'a super::opencl::raw::RawBuffer),
     /// A CUDA allocation.
     #[cfg(feature = "cuda")]
-    Cuda(&'a super::cuda::RawBuffer),
+    Cuda(&'a super::cuda::memory::RawBuffer),
 }
 
 /// One kernel argument, the same for every runtime.
@@ -92,11 +113,8 @@ impl KernelRuntime<'_> {
     /// Work-groups for an element-wise kernel over `n` items (no partials written).
     pub(crate) fn elementwise_groups(&self, n: usize) -> usize {
         match self {
-            #[cfg(feature = "opencl")]
-            KernelRuntime::OpenCl(cl) => cl.elementwise_groups(n),
-            #[cfg(feature = "cuda")]
-            KernelRuntime::Cuda(cu) => cu.grid(n),
-            _ => 1,
+            KernelRuntime::Gpu(gpu) => gpu.0.elementwise_groups(n),
+            KernelRuntime::Host(_) => 1,
         }
         .max(1)
         .min(n.max(1))
@@ -120,24 +138,11 @@ impl KernelRuntime<'_> {
         args: &[KernelArg<'_>],
     ) -> Result<()> {
         match self {
-            #[cfg(feature = "opencl")]
-            KernelRuntime::OpenCl(cl) => {
-                let args = args
-                    .iter()
-                    .map(|a| cl.kernel_arg(a))
-                    .collect::<Result<Vec<_>>>()?;
-                cl.launch::<T>(kernel, groups, &args)
-            }
-            #[cfg(feature = "cuda")]
-            KernelRuntime::Cuda(cu) => {
-                let args = args
-                    .iter()
-                    .map(|a| cu.kernel_arg(a))
-                    .collect::<Result<Vec<_>>>()?;
-                // SAFETY: as for this function.
-                unsafe { cu.launch::<T>(kernel, groups, &args) }
-            }
-            _ => Err(Error::Unsupported(format!(
+            // SAFETY: as for this function.
+            KernelRuntime::Gpu(gpu) => unsafe {
+                gpu.0.launch_kernel(kernel, T::PRECISION, groups, args)
+            },
+            KernelRuntime::Host(_) => Err(Error::Unsupported(format!(
                 "kernel `{}` launched on the host backend (it runs the host reference)",
                 kernel.name()
             ))),

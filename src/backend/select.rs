@@ -1,74 +1,10 @@
 //! Run-time backend choice: `auto` takes the best available backend (CUDA, then OpenCL on a GPU,
 //! then host) and says why it skipped the others.
 
+use super::any::AnyBackend;
+use super::config::{BackendConfig, BackendStatus};
 use super::host::HostBackend;
-use super::tuning::Tuning;
-use super::AnyBackend;
 use crate::error::{Error, Result};
-
-/// Which OpenCL device to use (the OpenCL backend's constructors,
-/// [`BackendConfig::opencl_device`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum DeviceSelector {
-    /// The first GPU over all platforms, else the first device.
-    #[default]
-    Default,
-    /// Device `device` of platform `platform` (indices as the OpenCL backend's `list_devices`
-    /// lists them).
-    Index {
-        /// Platform index.
-        platform: usize,
-        /// Device index within the platform.
-        device: usize,
-    },
-    /// The first device whose "platform / device" name contains this (case-insensitive).
-    Name(String),
-}
-
-impl DeviceSelector {
-    /// Parse a device name as the command line takes it (the value of
-    /// [`crate::backend::tuning::OPENCL_DEVICE_ENV`]): empty is `Default`, `P:D` an index pair,
-    /// anything else a name substring.
-    pub fn parse(s: &str) -> Self {
-        let s = s.trim();
-        if s.is_empty() {
-            return DeviceSelector::Default;
-        }
-        if let Some((p, d)) = s.split_once(':') {
-            if let (Ok(platform), Ok(device)) = (p.trim().parse(), d.trim().parse()) {
-                return DeviceSelector::Index { platform, device };
-            }
-        }
-        DeviceSelector::Name(s.to_string())
-    }
-}
-
-/// What [`BackendChoice::create_with`] opens a backend with: the tuning every backend gets and
-/// the devices. `BackendConfig::default()` is what [`BackendChoice::create`] uses: the default
-/// tuning, CUDA device 0 and the default OpenCL device. The command line starts from
-/// `BackendConfig::from_env()` (the library itself never reads the environment).
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct BackendConfig {
-    /// The tuning knobs of the backend.
-    pub tuning: Tuning,
-    /// The CUDA device ordinal (`None`: device 0, or under `mpirun` the command line's choice
-    /// by node-local rank).
-    pub cuda_device: Option<usize>,
-    /// The OpenCL device (`Default`: the first GPU, else the first device; under `mpirun` the
-    /// command line's choice by node-local rank).
-    pub opencl_device: DeviceSelector,
-}
-
-impl BackendConfig {
-    /// The default devices with `tuning`.
-    pub fn with_tuning(tuning: Tuning) -> Self {
-        Self {
-            tuning,
-            ..Self::default()
-        }
-    }
-}
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,21 +36,6 @@ impl std::str::FromStr for BackendChoice {
             )),
         }
     }
-}
-
-/// What `pipekrylov info` reports for one compiled-in or known backend.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct BackendStatus {
-    /// Backend name.
-    pub name: &'static str,
-    /// Compiled into this binary.
-    pub compiled: bool,
-    /// Usable on this machine.
-    pub available: bool,
-    /// Devices it sees (one line each).
-    pub devices: Vec<String>,
-    /// Why it is unavailable, or which device `auto` would pick.
-    pub note: String,
 }
 
 /// Systems of at most this many unknowns run on the host backend when the choice is `Auto`

@@ -1,6 +1,6 @@
 //! CUDA implementation of [`HaloOps`] (kernels in `kernels/halo.kc`).
 
-use super::memory::PinnedBuffer;
+use super::memory::HaloStaging;
 use super::module::Kernel;
 use super::spmv::Operand;
 use super::Arg;
@@ -13,8 +13,8 @@ use crate::backend::ops::halo::{
 use crate::backend::{Basis, GatherList, GhostBlock, HaloOps, Partials, Slot, SpmvDots};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
-use std::sync::{Arc, MutexGuard};
+use cudarc::driver::{result as cu, sys, DriverError};
+use std::sync::MutexGuard;
 
 impl HaloOps for CudaBackend {
     fn halo_peer_prepare(
@@ -422,68 +422,6 @@ fn staged_elems<T: Scalar>(bytes: &mut [u8]) -> Result<&mut [T]> {
         call: "halo staging".into(),
         message: format!("page-locked staging not usable as elements: {e}"),
     })
-}
-
-/// The asynchronous side of the halo exchange on CUDA: a copy stream, page-locked send and
-/// receive staging, and the three events that order it against the compute stream
-/// (`gathered`: the send entries are packed; `sent`: they are on the host; `received`: the
-/// ghost entries are on the device).
-pub(crate) struct HaloStaging {
-    ctx: Arc<CudaContext>,
-    copy: Arc<CudaStream>,
-    send: Option<PinnedBuffer>,
-    recv: Option<PinnedBuffer>,
-    gathered: sys::CUevent,
-    sent: sys::CUevent,
-    received: sys::CUevent,
-}
-
-// SAFETY: the events are driver handles owned by this value; the backend touches them only
-// while holding the mutex around it.
-unsafe impl Send for HaloStaging {}
-
-impl HaloStaging {
-    fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
-        ctx.bind_to_thread()?;
-        let copy = ctx.new_stream()?;
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        Ok(Self {
-            ctx: ctx.clone(),
-            copy,
-            send: None,
-            recv: None,
-            gathered: cu::event::create(flags)?,
-            sent: cu::event::create(flags)?,
-            received: cu::event::create(flags)?,
-        })
-    }
-
-    /// Page-locked staging of at least `bytes` bytes in `slot`, grown when needed.
-    fn staging<'a>(
-        ctx: &Arc<CudaContext>,
-        slot: &'a mut Option<PinnedBuffer>,
-        bytes: usize,
-    ) -> std::result::Result<&'a mut PinnedBuffer, DriverError> {
-        if slot.as_ref().map_or(true, |p| p.len() < bytes) {
-            *slot = None;
-            *slot = Some(PinnedBuffer::new(ctx, bytes.next_power_of_two())?);
-        }
-        slot.as_mut()
-            .ok_or(DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))
-    }
-}
-
-impl Drop for HaloStaging {
-    fn drop(&mut self) {
-        // Errors cannot be returned from drop; the context records them.
-        self.ctx.record_err(self.ctx.bind_to_thread());
-        // Nothing may still copy into the page-locked buffers when they are freed.
-        self.ctx.record_err(self.copy.synchronize());
-        for e in [self.gathered, self.sent, self.received] {
-            // SAFETY: each event was created in `new` and is destroyed once, here.
-            self.ctx.record_err(unsafe { cu::event::destroy(e) });
-        }
-    }
 }
 
 impl CudaBackend {

@@ -8,7 +8,6 @@ use super::{index_arg, len_arg, scalar, Arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
-use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::Result;
@@ -540,7 +539,10 @@ impl KrylovOps for CudaBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
-        if dcgs2_small(self.tuning(), pa.groups(), count, self.block as usize) {
+        if self
+            .tuning()
+            .dcgs2_small_for(pa.groups(), count, self.block as usize)
+        {
             let args = [
                 self.ptr(&basis.data)?,
                 len_arg(n)?,

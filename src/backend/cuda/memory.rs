@@ -1,6 +1,7 @@
-//! Device allocations behind [`crate::backend::Buffer`] and the pinned host staging buffer.
+//! Device allocations behind [`crate::backend::Buffer`], the pinned host staging buffer and the
+//! halo exchange's staging (copy stream, pinned buffers, events).
 
-use cudarc::driver::{result as cu, CudaContext, CudaSlice};
+use cudarc::driver::{result as cu, sys, CudaContext, CudaSlice, CudaStream, DriverError};
 use std::sync::Arc;
 
 /// A CUDA device allocation: untyped bytes, so that any `Pod` element type can live in it.
@@ -113,5 +114,67 @@ impl Drop for PinnedBuffer {
         // (every use synchronizes the stream before releasing the lock).
         self.ctx
             .record_err(unsafe { cu::free_host(self.ptr.cast()) });
+    }
+}
+
+/// The asynchronous side of the halo exchange on CUDA: a copy stream, page-locked send and
+/// receive staging, and the three events that order it against the compute stream
+/// (`gathered`: the send entries are packed; `sent`: they are on the host; `received`: the
+/// ghost entries are on the device).
+pub(crate) struct HaloStaging {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) copy: Arc<CudaStream>,
+    pub(crate) send: Option<PinnedBuffer>,
+    pub(crate) recv: Option<PinnedBuffer>,
+    pub(crate) gathered: sys::CUevent,
+    pub(crate) sent: sys::CUevent,
+    pub(crate) received: sys::CUevent,
+}
+
+// SAFETY: the events are driver handles owned by this value; the backend touches them only
+// while holding the mutex around it.
+unsafe impl Send for HaloStaging {}
+
+impl HaloStaging {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
+        ctx.bind_to_thread()?;
+        let copy = ctx.new_stream()?;
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        Ok(Self {
+            ctx: ctx.clone(),
+            copy,
+            send: None,
+            recv: None,
+            gathered: cu::event::create(flags)?,
+            sent: cu::event::create(flags)?,
+            received: cu::event::create(flags)?,
+        })
+    }
+
+    /// Page-locked staging of at least `bytes` bytes in `slot`, grown when needed.
+    pub(crate) fn staging<'a>(
+        ctx: &Arc<CudaContext>,
+        slot: &'a mut Option<PinnedBuffer>,
+        bytes: usize,
+    ) -> std::result::Result<&'a mut PinnedBuffer, DriverError> {
+        if slot.as_ref().map_or(true, |p| p.len() < bytes) {
+            *slot = None;
+            *slot = Some(PinnedBuffer::new(ctx, bytes.next_power_of_two())?);
+        }
+        slot.as_mut()
+            .ok_or(DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE))
+    }
+}
+
+impl Drop for HaloStaging {
+    fn drop(&mut self) {
+        // Errors cannot be returned from drop; the context records them.
+        self.ctx.record_err(self.ctx.bind_to_thread());
+        // Nothing may still copy into the page-locked buffers when they are freed.
+        self.ctx.record_err(self.copy.synchronize());
+        for e in [self.gathered, self.sent, self.received] {
+            // SAFETY: each event was created in `new` and is destroyed once, here.
+            self.ctx.record_err(unsafe { cu::event::destroy(e) });
+        }
     }
 }

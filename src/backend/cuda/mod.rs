@@ -28,7 +28,7 @@
 mod cubin;
 mod halo;
 mod krylov;
-mod memory;
+pub(crate) mod memory;
 mod module;
 mod peer;
 mod precond;
@@ -290,7 +290,7 @@ struct State {
     /// Launch count when the current stream capture began.
     capture_start: Mutex<Option<u64>>,
     /// Copy stream and page-locked staging of the distributed SpMV's halo exchange.
-    halo: Mutex<Option<halo::HaloStaging>>,
+    halo: Mutex<Option<memory::HaloStaging>>,
     /// Launch kernels with programmatic stream serialization (sm_90+, unless the tuning's
     /// [`cuda_pdl`](Tuning::cuda_pdl) is off).
     pdl: bool,
@@ -912,7 +912,7 @@ impl BackendInfo for CudaBackend {
         true
     }
     fn kernel_runtime(&self) -> crate::backend::launch::KernelRuntime<'_> {
-        crate::backend::launch::KernelRuntime::Cuda(self)
+        crate::backend::launch::KernelRuntime::Gpu(crate::backend::launch::GpuRuntime(self))
     }
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)
@@ -1045,6 +1045,30 @@ fn reason_of(e: Error) -> String {
     match e {
         Error::BackendUnavailable { reason, .. } => reason,
         other => other.to_string(),
+    }
+}
+
+impl crate::backend::launch::GpuLaunch for CudaBackend {
+    fn elementwise_groups(&self, n: usize) -> usize {
+        self.grid(n)
+    }
+
+    unsafe fn launch_kernel(
+        &self,
+        kernel: Kernel,
+        precision: Precision,
+        groups: usize,
+        args: &[crate::backend::launch::KernelArg<'_>],
+    ) -> Result<()> {
+        let args = args
+            .iter()
+            .map(|a| self.kernel_arg(a))
+            .collect::<Result<Vec<_>>>()?;
+        // SAFETY: as for `GpuLaunch::launch_kernel`.
+        match precision {
+            Precision::F32 => unsafe { self.launch::<f32>(kernel, groups, &args) },
+            Precision::F64 => unsafe { self.launch::<f64>(kernel, groups, &args) },
+        }
     }
 }
 

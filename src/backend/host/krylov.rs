@@ -5,7 +5,6 @@ use super::{chunks, chunks_mut, exec, two_slots_mut, HostBackend, CHUNK};
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
-use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::partials::{sum_slot_f64, sum_slot_in_kernel, Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
 use crate::error::Result;
@@ -562,7 +561,7 @@ impl KrylovOps for HostBackend {
         // The launches of the GPUs (work-groups of 256): gmres_dcgs2_update_small, or
         // gmres_dcgs2_finish and gmres_dcgs2_update.
         self.counters.launch();
-        if !dcgs2_small(self.tuning(), pa.groups(), ucol - 1, 256) {
+        if !self.tuning().dcgs2_small_for(pa.groups(), ucol - 1, 256) {
             self.counters.launch();
         }
         dcgs2_sums(ucol - 1, pa, pc, coef.host_mut()?, coef_off)?;

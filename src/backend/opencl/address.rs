@@ -24,21 +24,12 @@
 
 use super::cl::BACKEND;
 use super::launch::{self, Arg};
-use super::memory::RawBuffer;
 use super::program::CompiledProgram;
-use super::{DeviceDescription, OpenClBackend};
-use crate::backend::tuning::Tuning;
+use super::raw::RawBuffer;
+use super::OpenClBackend;
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
 use std::sync::atomic::Ordering;
-
-/// Whether device-address arguments are wanted on `device`: the tuning's
-/// [`opencl_address_args`](Tuning::opencl_address_args), else on for NVIDIA GPUs only.
-pub(crate) fn wanted(device: &DeviceDescription, tuning: &Tuning) -> bool {
-    tuning
-        .opencl_address_args
-        .unwrap_or_else(|| device.is_nvidia_gpu())
-}
 
 impl OpenClBackend {
     /// Read the device address of every buffer argument that has none yet (one
@@ -158,7 +149,7 @@ impl OpenClBackend {
     /// Whether the kernels of the inline-PTX program (the SpMV kernels with load hints, the warp
     /// growth of the adaptive FSAI) really have it for `precision`, building it if needed:
     /// false on devices other than NVIDIA GPUs, with the tuning's
-    /// [`opencl_inline_ptx`](Tuning::opencl_inline_ptx) off, or where the driver refused the
+    /// [`opencl_inline_ptx`](crate::backend::Tuning::opencl_inline_ptx) off, or where the driver refused the
     /// inline PTX (those kernels then run the portable code).
     pub fn uses_inline_ptx(&self, precision: Precision) -> Result<bool> {
         let guard = self.program_for(precision, super::program::PTX_KERNELS[0])?;
@@ -213,5 +204,21 @@ impl OpenClBackend {
             .chain(self.ptx.programs.iter())
             .filter_map(|p| p.lock().ok().and_then(|g| g.as_ref().map(&property)))
             .next()
+    }
+}
+
+impl OpenClBackend {
+    /// Ask for packed arguments (`true`, the default) or one OpenCL argument per parameter
+    /// (`false`), overriding the tuning's `opencl_packed_args`. Only programs with device-address
+    /// arguments pack; programs already built are dropped and rebuilt at the next launch.
+    pub fn set_packed_args(&mut self, on: bool) {
+        self.packed_wanted.store(on, Ordering::Relaxed);
+        self.drop_programs();
+    }
+
+    /// Whether the programs take packed arguments (see the module documentation): `None` before
+    /// the first program was built.
+    pub fn uses_packed_args(&self) -> Option<bool> {
+        self.built_program_property(|p| p.packed_args)
     }
 }

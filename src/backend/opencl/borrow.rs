@@ -3,7 +3,8 @@
 //! to create them.
 
 use super::cl::{self, Mem};
-use super::memory::{raw, RawBuffer, NEXT_BUFFER_ID};
+use super::memory::raw;
+use super::raw::{RawBuffer, NEXT_BUFFER_ID};
 use super::OpenClBackend;
 use crate::backend::buffer::{Buffer, Storage};
 use crate::error::{Error, Result};

@@ -4,7 +4,7 @@
 //! `PIPEKRYLOV_OPENCL_DEVICE`).
 
 use super::cl::{self, DeviceId, PlatformId, BACKEND};
-use crate::backend::tuning::OPENCL_DEVICE_ENV as DEVICE_ENV;
+use crate::backend::tuning::{Tuning, OPENCL_DEVICE_ENV as DEVICE_ENV};
 use crate::backend::DeviceSelector;
 use crate::error::{Error, Result};
 use ocl::ffi;
@@ -172,4 +172,19 @@ pub(crate) fn unavailable(reason: String) -> Error {
         backend: BACKEND.into(),
         reason,
     }
+}
+
+/// Whether device-address arguments are wanted on `device`: the tuning's
+/// [`opencl_address_args`](Tuning::opencl_address_args), else on for NVIDIA GPUs only.
+pub(crate) fn address_args_wanted(device: &DeviceDescription, tuning: &Tuning) -> bool {
+    tuning
+        .opencl_address_args
+        .unwrap_or_else(|| device.is_nvidia_gpu())
+}
+
+/// Whether packed arguments are wanted (given device-address mode): the tuning's
+/// [`opencl_packed_args`](Tuning::opencl_packed_args) (on by default).
+/// Only little-endian hosts pack.
+pub(crate) fn packed_args_wanted(tuning: &Tuning) -> bool {
+    tuning.opencl_packed_args && cfg!(target_endian = "little")
 }

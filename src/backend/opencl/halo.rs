@@ -1,7 +1,7 @@
 //! OpenCL implementation of [`HaloOps`] (kernels in `kernels/halo.kc`).
 
 use super::launch::Arg;
-use super::memory::RawBuffer;
+use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::halo::{

@@ -2,13 +2,12 @@
 //! `bicgstab.cl` and the basis kernels of `gmres.cl`, each one launch.
 
 use super::launch::Arg;
-use super::memory::RawBuffer;
+use super::raw::RawBuffer;
 use super::spmv::{Dots, View};
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::ops::checks;
-use crate::backend::ops::krylov::dcgs2_small;
 use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{Basis, KrylovOps};
@@ -509,7 +508,7 @@ impl KrylovOps for OpenClBackend {
         checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
         let n = basis.n();
         let count = ucol - 1;
-        if dcgs2_small(self.tuning(), pa.groups(), count, self.wg) {
+        if self.tuning().dcgs2_small_for(pa.groups(), count, self.wg) {
             return self.launch::<T>(
                 Kernel::GmresDcgs2UpdateSmall,
                 pa.groups(),

@@ -1,9 +1,8 @@
 //! Kernel arguments and the one place kernels are enqueued.
 
 use super::cl::{self, Kernel, Queue};
-use super::memory::RawBuffer;
 use super::packed::WordKind;
-use super::program::CachedKernel;
+use super::raw::RawBuffer;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ocl::ffi::{self, cl_mem};
@@ -256,4 +255,27 @@ fn enqueue_now(
         ));
     }
     Ok(())
+}
+
+/// A kernel with the arguments last set on it, so a launch only re-sets what changed
+/// (`clSetKernelArg` is a driver call per argument, a visible part of small-system latency).
+pub(crate) struct CachedKernel {
+    pub(crate) kernel: Kernel,
+    /// Per argument index: the buffer id (`Mem`) or value bytes last set.
+    pub(crate) last: Vec<Option<ArgKey>>,
+    /// For a kernel taking packed arguments (`packed.rs`): what each word must be.
+    pub(crate) packed_words: Option<Vec<super::packed::WordKind>>,
+    /// The packed words last set.
+    pub(crate) last_packed: Vec<u64>,
+}
+
+impl CachedKernel {
+    pub(crate) fn new(kernel: Kernel, packed_words: Option<Vec<super::packed::WordKind>>) -> Self {
+        Self {
+            kernel,
+            last: Vec::new(),
+            packed_words,
+            last_packed: Vec::new(),
+        }
+    }
 }

@@ -44,6 +44,7 @@ mod memory;
 mod packed;
 mod precond;
 mod program;
+pub(crate) mod raw;
 mod resident;
 mod spmv;
 mod upload;
@@ -56,7 +57,7 @@ pub use super::tuning::{
 };
 pub use super::DeviceSelector;
 pub use device::{list_devices, DeviceDescription};
-pub use memory::RawBuffer;
+pub use raw::RawBuffer;
 
 use self::cl::{Context, Queue, BACKEND};
 use self::launch::Arg;
@@ -87,9 +88,9 @@ pub struct OpenClBackend {
     /// The inline-PTX programs of NVIDIA GPUs.
     ptx: Box<PtxPrograms>,
     /// Pinned host memory for small reads (unmapped before the queue is released).
-    staging: Mutex<Option<memory::Staging>>,
+    staging: Mutex<Option<raw::Staging>>,
     /// Coefficients of `multi_axpy` (grown when needed).
-    coeffs: Mutex<Option<Box<upload::CoefficientUpload>>>,
+    coeffs: Mutex<Option<Box<raw::CoefficientUpload>>>,
     queue: Queue,
     context: Context,
     device: Box<DeviceDescription>,
@@ -179,8 +180,8 @@ impl OpenClBackend {
             tuning.opencl_flush,
             tuning.opencl_wait.unwrap_or(default_wait),
         );
-        let address_wanted = address::wanted(&device, &tuning);
-        let packed_wanted = packed::wanted(&tuning);
+        let address_wanted = device::address_args_wanted(&device, &tuning);
+        let packed_wanted = device::packed_args_wanted(&tuning);
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             ptx: Box::new(PtxPrograms {
@@ -584,7 +585,7 @@ impl BackendInfo for OpenClBackend {
         self.device.is_gpu
     }
     fn kernel_runtime(&self) -> crate::backend::launch::KernelRuntime<'_> {
-        crate::backend::launch::KernelRuntime::OpenCl(self)
+        crate::backend::launch::KernelRuntime::Gpu(crate::backend::launch::GpuRuntime(self))
     }
     fn prepare_kernels(&self, precision: Precision) -> Result<()> {
         self.prepare(precision)
@@ -657,6 +658,29 @@ pub fn status_for(selector: &DeviceSelector) -> BackendStatus {
         available,
         devices: lines,
         note,
+    }
+}
+
+impl crate::backend::launch::GpuLaunch for OpenClBackend {
+    fn elementwise_groups(&self, n: usize) -> usize {
+        OpenClBackend::elementwise_groups(self, n)
+    }
+
+    unsafe fn launch_kernel(
+        &self,
+        kernel: crate::backend::ops::Kernel,
+        precision: Precision,
+        groups: usize,
+        args: &[crate::backend::launch::KernelArg<'_>],
+    ) -> Result<()> {
+        let args = args
+            .iter()
+            .map(|a| self.kernel_arg(a))
+            .collect::<Result<Vec<_>>>()?;
+        match precision {
+            Precision::F32 => self.launch::<f32>(kernel, groups, &args),
+            Precision::F64 => self.launch::<f64>(kernel, groups, &args),
+        }
     }
 }
 

@@ -26,34 +26,9 @@
 //! device that reads the words differently turns the mode off). The `.cl` files do not change;
 //! kernels with other parameters (`buffer_address`) keep their plain signature.
 
-use super::OpenClBackend;
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
-
-/// Whether packed arguments are wanted (given device-address mode): the tuning's
-/// [`opencl_packed_args`](crate::backend::tuning::Tuning::opencl_packed_args) (on by default).
-/// Only little-endian hosts pack.
-pub(crate) fn wanted(tuning: &crate::backend::tuning::Tuning) -> bool {
-    tuning.opencl_packed_args && cfg!(target_endian = "little")
-}
-
-impl OpenClBackend {
-    /// Ask for packed arguments (`true`, the default) or one OpenCL argument per parameter
-    /// (`false`), overriding the tuning's `opencl_packed_args`. Only programs with device-address
-    /// arguments pack; programs already built are dropped and rebuilt at the next launch.
-    pub fn set_packed_args(&mut self, on: bool) {
-        self.packed_wanted.store(on, Ordering::Relaxed);
-        self.drop_programs();
-    }
-
-    /// Whether the programs take packed arguments (see the module documentation): `None` before
-    /// the first program was built.
-    pub fn uses_packed_args(&self) -> Option<bool> {
-        self.built_program_property(|p| p.packed_args)
-    }
-}
 
 /// Most parameters a packed kernel may have (more stay unpacked): 48 words, 384 bytes, below
 /// the 1024 bytes every full-profile device takes as a kernel's arguments

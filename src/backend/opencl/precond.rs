@@ -1,6 +1,7 @@
 //! OpenCL implementation of [`PrecondOps`]: kernels of `kernels/precond.kc`.
 
 use super::launch::Arg;
+use super::program::afsai_team_local_bytes;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::ops::bilu::{check_bilu0_scatter, check_bilu0_sweep};
@@ -642,14 +643,4 @@ impl OpenClBackend {
             Arg::uint(u32::from(t.inv_diag.is_none())),
         ])
     }
-}
-
-/// Local memory of one work-group of `afsai_grow_team` (kernels/fsai.kc) for work-group
-/// size `wg` and scalars of `scalar_bytes`: per team of 32 the packed factor (496 scalars for
-/// cap 31), y, G~ and the new row's entries (32 each), P and P sorted (32 indices each) and
-/// three per-team words; per work-item two columns and two terms (the merge's double buffer).
-pub(crate) fn afsai_team_local_bytes(wg: usize, scalar_bytes: usize) -> usize {
-    let teams = wg / 32;
-    let l = crate::backend::AFSAI_TEAM_CAP * (crate::backend::AFSAI_TEAM_CAP + 1) / 2;
-    teams * ((l + 3 * 32 + 1) * scalar_bytes + (2 * 32 + 4) * 4) + wg * 2 * (scalar_bytes + 4)
 }

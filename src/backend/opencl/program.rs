@@ -4,6 +4,7 @@
 //! `-D WG=<work-group size>`, and one cached `cl_kernel` per kernel name.
 
 use super::cl::{self, Context, DeviceId, Kernel, Program, BACKEND};
+use super::launch::CachedKernel;
 use crate::backend::kernel_sources::OPENCL;
 use crate::backend::ops::KERNELS;
 use crate::error::{Error, Result};
@@ -74,6 +75,16 @@ pub(crate) fn build_options(
     format!("-D SCALAR={scalar} -D WG={wg}{layout}{address}{team}{ptx}")
 }
 
+/// Local memory of one work-group of `afsai_grow_team` (kernels/fsai.kc) for work-group
+/// size `wg` and scalars of `scalar_bytes`: per team of 32 the packed factor (496 scalars for
+/// cap 31), y, G~ and the new row's entries (32 each), P and P sorted (32 indices each) and
+/// three per-team words; per work-item two columns and two terms (the merge's double buffer).
+pub(crate) fn afsai_team_local_bytes(wg: usize, scalar_bytes: usize) -> usize {
+    let teams = wg / 32;
+    let l = crate::backend::AFSAI_TEAM_CAP * (crate::backend::AFSAI_TEAM_CAP + 1) / 2;
+    teams * ((l + 3 * 32 + 1) * scalar_bytes + (2 * 32 + 4) * 4) + wg * 2 * (scalar_bytes + 4)
+}
+
 /// Whether `afsai_grow_team`'s local arrays fit `local_mem_bytes` for work-group size `wg`
 /// (whole 32-wide teams) in `precision`.
 pub(crate) fn afsai_team_fits(wg: usize, precision: Precision, local_mem_bytes: u64) -> bool {
@@ -81,9 +92,7 @@ pub(crate) fn afsai_team_fits(wg: usize, precision: Precision, local_mem_bytes: 
         Precision::F32 => 4,
         Precision::F64 => 8,
     };
-    wg >= 32
-        && wg % 32 == 0
-        && super::precond::afsai_team_local_bytes(wg, scalar_bytes) as u64 <= local_mem_bytes
+    wg >= 32 && wg % 32 == 0 && afsai_team_local_bytes(wg, scalar_bytes) as u64 <= local_mem_bytes
 }
 
 /// The build log of `program` on `device` (empty when it cannot be read).
@@ -243,29 +252,6 @@ pub(crate) fn create_kernel(program: &Program, name: &str) -> Result<Kernel> {
 }
 
 /// A built program of one precision with every kernel of [`KERNELS`] created once.
-/// A kernel with the arguments last set on it, so a launch only re-sets what changed
-/// (`clSetKernelArg` is a driver call per argument, a visible part of small-system latency).
-pub(crate) struct CachedKernel {
-    pub(crate) kernel: Kernel,
-    /// Per argument index: the buffer id (`Mem`) or value bytes last set.
-    pub(crate) last: Vec<Option<super::launch::ArgKey>>,
-    /// For a kernel taking packed arguments (`packed.rs`): what each word must be.
-    pub(crate) packed_words: Option<Vec<super::packed::WordKind>>,
-    /// The packed words last set.
-    pub(crate) last_packed: Vec<u64>,
-}
-
-impl CachedKernel {
-    fn new(kernel: Kernel, packed_words: Option<Vec<super::packed::WordKind>>) -> Self {
-        Self {
-            kernel,
-            last: Vec::new(),
-            packed_words,
-            last_packed: Vec::new(),
-        }
-    }
-}
-
 pub(crate) struct CompiledProgram {
     pub(crate) program: Program,
     pub(crate) kernels: HashMap<&'static str, CachedKernel>,

@@ -2,7 +2,7 @@
 //! (k work-items per row), SELL-C-sigma and BSR, fused with up to three first-stage dots.
 
 use super::launch::Arg;
-use super::memory::RawBuffer;
+use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};

@@ -4,24 +4,12 @@
 //! the CUDA backend's asynchronous copy).
 
 use super::cl::{self, Event};
-use super::memory::{RawBuffer, Staging};
+use super::raw::{CoefficientUpload, RawBuffer};
 use super::{OpenClBackend, WaitMode};
 use crate::error::{Error, Result};
 use bytemuck::Pod;
 use ocl::ffi;
 use std::ptr;
-
-/// The device buffer a kernel reads its coefficients from, the pinned memory they are written
-/// from, and the write in flight. Field order is drop order: the staging memory's drop waits for
-/// the queue, so the write finished before the device buffer is released.
-pub(crate) struct CoefficientUpload {
-    /// The last non-blocking write out of `staging`; waited for before `staging` is rewritten.
-    pending: Option<Event>,
-    /// `None` when the device refused pinned memory (then writes block).
-    staging: Option<Staging>,
-    /// The coefficients as the kernels see them.
-    pub(crate) device: RawBuffer,
-}
 
 impl OpenClBackend {
     /// Queue the write of `data` into the coefficient buffer held in `slot` (grown when too

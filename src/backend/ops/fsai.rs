@@ -4,6 +4,7 @@
 //! [`super::PrecondOps`].
 
 use crate::backend::buffer::{check_len, Buffer};
+pub use crate::backend::tuning::AfsaiGrowKernel;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -355,32 +356,7 @@ pub const AFSAI_TEAM_CAP: usize = 31;
 /// (c)). The limit lies between 7 and 26.5; 16 is their geometric mean.
 pub const AFSAI_TEAM_MIN_ROW_LEN: f64 = 16.0;
 
-/// The kernel that grows the adaptive FSAI pattern
-/// ([`PrecondOps::afsai_grow`](super::PrecondOps::afsai_grow)); both give the
-/// same pattern bit for bit (the same arithmetic in the same order as the host's
-/// `afsai_row`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AfsaiGrowKernel {
-    /// `afsai_grow`: one work-item per row, running the multiple-arrays merge through a binary
-    /// heap; its Cholesky factor, heap and cursors live in device scratch
-    /// ([`AfsaiGrowth::scalars_per_row`], [`AfsaiGrowth::indices_per_row`] per row). Any cap.
-    Row,
-    /// `afsai_grow_team`: a team of 32 work-items per row, one merge list per work-item (the
-    /// smallest current column found across the team, the equal columns summed in list order),
-    /// the Cholesky factor of the row in local memory, extended and solved by the team's first
-    /// work-item. No device scratch; cap <= [`AFSAI_TEAM_CAP`] and a work-group of at least 32.
-    Team,
-}
-
 impl AfsaiGrowKernel {
-    /// The kernel's name (the report's `growth_kernel`).
-    pub fn name(self) -> &'static str {
-        match self {
-            AfsaiGrowKernel::Row => "afsai_grow",
-            AfsaiGrowKernel::Team => "afsai_grow_team",
-        }
-    }
-
     /// Whether the kernel can grow rows of `growth` (the team kernel: cap <= [`AFSAI_TEAM_CAP`]).
     pub fn fits(self, growth: &AfsaiGrowth) -> bool {
         match self {
@@ -423,20 +399,6 @@ impl AfsaiGrowKernel {
             Some(AfsaiGrowKernel::Team) if team_ok => AfsaiGrowKernel::Team,
             None if team_ok && mean_row_len >= AFSAI_TEAM_MIN_ROW_LEN => AfsaiGrowKernel::Team,
             _ => AfsaiGrowKernel::Row,
-        }
-    }
-}
-
-impl std::str::FromStr for AfsaiGrowKernel {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim() {
-            "row" | "afsai_grow" => Ok(AfsaiGrowKernel::Row),
-            "team" | "afsai_grow_team" => Ok(AfsaiGrowKernel::Team),
-            other => Err(Error::param(
-                "afsai_grow_kernel",
-                format!("`{other}` is not one of row, team"),
-            )),
         }
     }
 }

@@ -277,7 +277,7 @@ pub trait KrylovOps: SpmvOps {
     /// coefficients a (count = ucol - 1 of them), c, beta and g go to `coef` at `coef_off`,
     /// followed by the finished sums nu = <u, u> and d = <u, w> (2 count + 4 values). GPU
     /// backends launch two kernels, `gmres_dcgs2_finish` (every sum once, one group per slot)
-    /// and `gmres_dcgs2_update`, or, when [`dcgs2_small`] holds, one: `gmres_dcgs2_update_small`
+    /// and `gmres_dcgs2_update`, or, when [`Tuning::dcgs2_small_for`](crate::backend::Tuning::dcgs2_small_for) holds, one: `gmres_dcgs2_update_small`
     /// (every group sums the few partials itself).
     #[allow(clippy::too_many_arguments)]
     fn gmres_dcgs2_update<T: Scalar>(
@@ -605,24 +605,4 @@ pub mod reference {
         let vi = column(b, basis, i)?;
         b.dot_partials(&v0, &vi, xi_partials, xi_slot)
     }
-}
-
-/// Largest partials group count for which `gmres_dcgs2_update` launches the one-kernel
-/// `gmres_dcgs2_update_small` (every group sums the 2 (count + 1) slots itself) instead of
-/// `gmres_dcgs2_finish` + `gmres_dcgs2_update`. Measured on the H200: at n <= 65K (up to 256
-/// groups of 256) a launch costs more than the repeated sums (the log `bench/log/`, device-resident
-/// GMRES). The default of [`crate::backend::tuning::Tuning::dcgs2_small_max_groups`].
-pub const DCGS2_SMALL_MAX_GROUPS: usize = 32;
-
-/// Whether a DCGS2 step with `count` final columns runs as one kernel on partials of `groups`
-/// groups and work-groups of `wg` work-items (one work-item per slot: 2 (count + 1) <= wg), for
-/// a backend tuned by `tuning` (at most
-/// [`dcgs2_small_max_groups`](crate::backend::tuning::Tuning::dcgs2_small_max_groups) groups).
-pub fn dcgs2_small(
-    tuning: &crate::backend::tuning::Tuning,
-    groups: usize,
-    count: usize,
-    wg: usize,
-) -> bool {
-    groups <= tuning.dcgs2_small_max_groups && 2 * (count + 1) <= wg
 }

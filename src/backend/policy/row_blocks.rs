@@ -41,8 +41,6 @@ pub const STREAM_MIN_MEAN: usize = 16;
 /// and decline stream matrices.
 pub const STREAM_MIN_NNZ: usize = 1 << 20;
 
-pub use super::tuning::{CSR_KERNEL_ENV, SELL_COMPACT_ENV};
-
 /// Which CSR kernel a GPU backend runs for a matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CsrKernel {

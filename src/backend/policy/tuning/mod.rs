@@ -20,7 +20,9 @@
 //! assert_eq!(host.tuning().dcgs2_small_max_groups, 0);
 //! ```
 
-use crate::backend::ops::AfsaiGrowKernel;
+mod env;
+pub use env::*;
+
 use crate::backend::row_blocks::CsrKernel;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
@@ -87,7 +89,7 @@ pub struct Tuning {
     pub bicgstab_fused: Option<bool>,
     /// The largest partials group count for which a DCGS2 step runs as one kernel
     /// (`gmres_dcgs2_update_small`); 0 for two kernels always. Default
-    /// [`crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS`] (32; the log `bench/log/`,
+    /// [`DCGS2_SMALL_MAX_GROUPS`] (32; the log `bench/log/`,
     /// device-resident GMRES). Env [`DCGS2_SMALL_MAX_GROUPS_ENV`].
     pub dcgs2_small_max_groups: usize,
     /// Whether the GPU backends fuse GMRES's DCGS2 product and dots for SELL matrices
@@ -196,7 +198,7 @@ impl Tuning {
         cg_fused: None,
         cg_sums_kernel: None,
         bicgstab_fused: None,
-        dcgs2_small_max_groups: crate::backend::ops::krylov::DCGS2_SMALL_MAX_GROUPS,
+        dcgs2_small_max_groups: DCGS2_SMALL_MAX_GROUPS,
         dcgs2_sell_fused: None,
         afsai_batch_factor: None,
         afsai_grow_kernel: None,
@@ -215,48 +217,6 @@ impl Tuning {
         link_kernels: true,
         sums_kernel: true,
     };
-
-    /// Every key of [`Tuning::set`] (the field names) with the environment variable
-    /// [`Tuning::from_env`] reads it from.
-    pub const KEYS: &'static [(&'static str, &'static str)] = &[
-        ("csr_kernel", CSR_KERNEL_ENV),
-        ("csr_lanes", CSR_LANES_ENV),
-        ("long_row_factor", LONG_ROW_FACTOR_ENV),
-        ("sell_compact", SELL_COMPACT_ENV),
-        ("matrix_load_hints", MATRIX_LOAD_HINTS_ENV),
-        ("reduction_groups_per_sm", REDUCTION_GROUPS_PER_SM_ENV),
-        ("cg_fused", CG_FUSED_ENV),
-        ("cg_sums_kernel", CG_SUMS_KERNEL_ENV),
-        ("bicgstab_fused", BICGSTAB_FUSED_ENV),
-        ("dcgs2_small_max_groups", DCGS2_SMALL_MAX_GROUPS_ENV),
-        ("dcgs2_sell_fused", DCGS2_SELL_FUSED_ENV),
-        ("afsai_batch_factor", AFSAI_BATCH_FACTOR_ENV),
-        ("afsai_grow_kernel", AFSAI_GROW_KERNEL_ENV),
-        ("cuda_pdl", CUDA_PDL_ENV),
-        ("cuda_early_start", CUDA_EARLY_START_ENV),
-        ("cuda_smem_carveout", CUDA_SMEM_CARVEOUT_ENV),
-        ("cuda_trace", CUDA_TRACE_ENV),
-        ("opencl_inline_ptx", OPENCL_INLINE_PTX_ENV),
-        ("opencl_address_args", OPENCL_ADDRESS_ARGS_ENV),
-        ("opencl_packed_args", OPENCL_PACKED_ARGS_ENV),
-        ("opencl_flush", OPENCL_FLUSH_ENV),
-        ("opencl_wait", OPENCL_WAIT_ENV),
-        ("halo_peer", HALO_PEER_ENV),
-        ("sums_peer", SUMS_PEER_ENV),
-        ("halo_flag_write", HALO_FLAG_WRITE_ENV),
-        ("link_kernels", LINK_KERNELS_ENV),
-        ("sums_kernel", SUMS_KERNEL_ENV),
-    ];
-
-    /// Keys whose environment variable was an error when its value did not parse (the OpenCL
-    /// backend refused to start); the others were ignored, and still are by
-    /// [`Tuning::from_env`].
-    const STRICT_ENV_KEYS: &'static [&'static str] = &[
-        "opencl_address_args",
-        "opencl_packed_args",
-        "opencl_flush",
-        "opencl_wait",
-    ];
 
     /// Set the knob `key` (a field name, see [`Tuning::KEYS`]) from its text, as
     /// `--tune key=value` does: numbers for the numeric knobs, `0`/`1` (or `false`/`true`,
@@ -333,32 +293,12 @@ impl Tuning {
         self.set(key.trim(), value)
     }
 
-    /// The defaults with every knob whose environment variable is set (and not empty) taken
-    /// from it ([`Tuning::KEYS`]: `PIPEKRYLOV_CG_FUSED=0` is `cg_fused=0`). For the command line
-    /// and the benchmark harness only: the library never calls it. As before the knobs were
-    /// typed, a value that does not parse leaves the knob at its default (`auto`, `default`,
-    /// anything else), except for the OpenCL submission and argument knobs, for which it is
-    /// [`Error::InvalidParameter`].
-    pub fn from_env() -> Result<Self> {
-        let mut tuning = Self::default();
-        for &(key, env) in Self::KEYS {
-            let Some(value) = std::env::var_os(env) else {
-                continue;
-            };
-            let value = value.to_string_lossy();
-            if value.trim().is_empty() {
-                continue;
-            }
-            match tuning.set(key, &value) {
-                Err(Error::InvalidParameter { reason, .. })
-                    if Self::STRICT_ENV_KEYS.contains(&key) =>
-                {
-                    return Err(Error::param(env, reason))
-                }
-                _ => {}
-            }
-        }
-        Ok(tuning)
+    /// Whether a DCGS2 step with `count` final columns runs as one kernel
+    /// (`gmres_dcgs2_update_small`) on partials of `groups` groups and work-groups of `wg`
+    /// work-items (one work-item per slot: 2 (count + 1) <= wg): at most
+    /// [`Tuning::dcgs2_small_max_groups`] groups.
+    pub fn dcgs2_small_for(&self, groups: usize, count: usize, wg: usize) -> bool {
+        groups <= self.dcgs2_small_max_groups && 2 * (count + 1) <= wg
     }
 
     /// Whether the device-resident CG runs fused on `n` rows ([`Tuning::cg_fused`]; by default on
@@ -434,6 +374,55 @@ impl Default for Tuning {
         Self::DEFAULT
     }
 }
+
+/// The kernel that grows the adaptive FSAI pattern
+/// ([`PrecondOps::afsai_grow`](crate::backend::PrecondOps::afsai_grow)); both give the
+/// same pattern bit for bit (the same arithmetic in the same order as the host's
+/// `afsai_row`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfsaiGrowKernel {
+    /// `afsai_grow`: one work-item per row, running the multiple-arrays merge through a binary
+    /// heap; its Cholesky factor, heap and cursors live in device scratch
+    /// ([`AfsaiGrowth::scalars_per_row`](crate::backend::AfsaiGrowth::scalars_per_row),
+    /// [`AfsaiGrowth::indices_per_row`](crate::backend::AfsaiGrowth::indices_per_row) per row). Any cap.
+    Row,
+    /// `afsai_grow_team`: a team of 32 work-items per row, one merge list per work-item (the
+    /// smallest current column found across the team, the equal columns summed in list order),
+    /// the Cholesky factor of the row in local memory, extended and solved by the team's first
+    /// work-item. No device scratch; cap <= [`AFSAI_TEAM_CAP`](crate::backend::AFSAI_TEAM_CAP) and a work-group of at least 32.
+    Team,
+}
+
+impl AfsaiGrowKernel {
+    /// The kernel's name (the report's `growth_kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AfsaiGrowKernel::Row => "afsai_grow",
+            AfsaiGrowKernel::Team => "afsai_grow_team",
+        }
+    }
+}
+
+impl std::str::FromStr for AfsaiGrowKernel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "row" | "afsai_grow" => Ok(AfsaiGrowKernel::Row),
+            "team" | "afsai_grow_team" => Ok(AfsaiGrowKernel::Team),
+            other => Err(Error::param(
+                "afsai_grow_kernel",
+                format!("`{other}` is not one of row, team"),
+            )),
+        }
+    }
+}
+
+/// Largest partials group count for which `gmres_dcgs2_update` launches the one-kernel
+/// `gmres_dcgs2_update_small` (every group sums the 2 (count + 1) slots itself) instead of
+/// `gmres_dcgs2_finish` + `gmres_dcgs2_update`. Measured on the H200: at n <= 65K (up to 256
+/// groups of 256) a launch costs more than the repeated sums (the log `bench/log/`,
+/// device-resident GMRES). The default of [`Tuning::dcgs2_small_max_groups`].
+pub const DCGS2_SMALL_MAX_GROUPS: usize = 32;
 
 /// The tuning of backends that hold none ([`crate::backend::BackendInfo::tuning`]'s default).
 pub(crate) static DEFAULT_TUNING: Tuning = Tuning::DEFAULT;
@@ -557,108 +546,11 @@ impl WaitMode {
     }
 }
 
-/// The CUDA device ordinal [`CUDA_DEVICE_ENV`] names (`None` when unset or empty). For the
-/// command line, the benchmark harness and `CudaBackend::from_env`. A value that is not an
-/// ordinal is [`Error::InvalidParameter`].
-pub fn cuda_device_from_env() -> Result<Option<usize>> {
-    match std::env::var(CUDA_DEVICE_ENV) {
-        Ok(s) if s.trim().is_empty() => Ok(None),
-        Ok(s) => parse_cuda_device(&s).map(Some),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err(Error::param(CUDA_DEVICE_ENV, "not valid UTF-8"))
-        }
-    }
-}
-
-/// A CUDA device ordinal from its text (the value of [`CUDA_DEVICE_ENV`]).
-pub fn parse_cuda_device(s: &str) -> Result<usize> {
-    s.trim()
-        .parse::<usize>()
-        .map_err(|_| Error::param(CUDA_DEVICE_ENV, format!("'{s}' is not a device ordinal")))
-}
-
-/// The OpenCL device [`OPENCL_DEVICE_ENV`] names ([`crate::backend::DeviceSelector::parse`];
-/// `Default` when unset). For the command line, the benchmark harness and
-/// `OpenClBackend::from_env`.
-pub fn opencl_device_from_env() -> crate::backend::DeviceSelector {
-    std::env::var(OPENCL_DEVICE_ENV)
-        .map(|v| crate::backend::DeviceSelector::parse(&v))
-        .unwrap_or_default()
-}
-
-impl crate::backend::DeviceSelector {
-    /// The selector from [`OPENCL_DEVICE_ENV`] (`Default` when unset), as the command line
-    /// reads it ([`opencl_device_from_env`]).
-    pub fn from_env() -> Self {
-        opencl_device_from_env()
-    }
-}
-
-impl crate::backend::BackendConfig {
-    /// The configuration the command line and the benchmark harness start from: the tuning of
-    /// [`Tuning::from_env`] and the devices of [`CUDA_DEVICE_ENV`] and [`OPENCL_DEVICE_ENV`].
-    pub fn from_env() -> Result<Self> {
-        Ok(Self {
-            tuning: Tuning::from_env()?,
-            cuda_device: cuda_device_from_env()?,
-            opencl_device: opencl_device_from_env(),
-        })
-    }
-}
-
-/// Environment variable of [`Tuning::csr_kernel`] (`vector`, `stream` or `stream-compact`;
-/// anything else is ignored).
-pub const CSR_KERNEL_ENV: &str = "PIPEKRYLOV_CSR_KERNEL";
-
-/// Environment variable of [`Tuning::csr_lanes`] (a power of two in 1..=32; anything else is
-/// ignored).
-pub const CSR_LANES_ENV: &str = "PIPEKRYLOV_CSR_LANES";
-
-/// Environment variable of [`Tuning::long_row_factor`] (a non-negative integer, 0 turning the
-/// long-row path off).
-pub const LONG_ROW_FACTOR_ENV: &str = "PIPEKRYLOV_LONG_ROW_FACTOR";
-
-/// Environment variable of [`Tuning::sell_compact`] (`0` off).
-pub const SELL_COMPACT_ENV: &str = "PIPEKRYLOV_SELL_COMPACT";
-
-/// Environment variable of [`Tuning::reduction_groups_per_sm`] (an integer in 1..=256).
-pub const REDUCTION_GROUPS_PER_SM_ENV: &str = "PIPEKRYLOV_REDUCTION_GROUPS_PER_SM";
-
-/// Environment variable of [`Tuning::afsai_batch_factor`] (an integer in 1..=64).
-pub const AFSAI_BATCH_FACTOR_ENV: &str = "PIPEKRYLOV_AFSAI_BATCH_FACTOR";
-
-/// Environment variable of [`Tuning::dcgs2_small_max_groups`] (a non-negative integer, 0 for
-/// two kernels always).
-pub const DCGS2_SMALL_MAX_GROUPS_ENV: &str = "PIPEKRYLOV_DCGS2_SMALL_MAX_GROUPS";
-
-/// Environment variable of [`Tuning::dcgs2_sell_fused`] (`0` never, `1` on both GPU backends;
-/// unset or anything else on CUDA only).
-pub const DCGS2_SELL_FUSED_ENV: &str = "PIPEKRYLOV_DCGS2_SELL_FUSED";
-
-/// Environment variable of [`Tuning::afsai_grow_kernel`] (`row` or `team`; anything else is
-/// ignored).
-pub const AFSAI_GROW_KERNEL_ENV: &str = "PIPEKRYLOV_AFSAI_GROW_KERNEL";
-
-/// Environment variable of [`Tuning::cuda_pdl`] (`0` off).
-pub const CUDA_PDL_ENV: &str = "PIPEKRYLOV_CUDA_PDL";
-
-/// Environment variable of [`Tuning::cuda_early_start`] (0..=3; anything else means 3).
-pub const CUDA_EARLY_START_ENV: &str = "PIPEKRYLOV_CUDA_EARLY_START";
-
-/// Environment variable of [`Tuning::cg_fused`] (`0` never, `1` always; unset or anything else
-/// by backend and size).
-pub const CG_FUSED_ENV: &str = "PIPEKRYLOV_CG_FUSED";
-
 /// The largest system the OpenCL backend runs the fused CG iteration for by default.
 pub const CG_FUSED_OPENCL_MAX_ROWS: usize = 1 << 18;
 
 /// The largest system the CUDA backend runs the fused CG iteration for by default.
 pub const CG_FUSED_CUDA_MAX_ROWS: usize = 1 << 17;
-
-/// Environment variable of [`Tuning::cg_sums_kernel`] (`0` never, `1` always; unset or anything
-/// else by backend and group count).
-pub const CG_SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_CG_SUMS_KERNEL";
 
 /// The partials per slot from which the device-resident CG updates on CUDA take their sums from
 /// one `cg_sums_resident` launch (one launch more per iteration). On the H200
@@ -669,39 +561,11 @@ pub const CG_SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_CG_SUMS_KERNEL";
 /// 528 partials.
 pub const CG_SUMS_KERNEL_MIN_GROUPS: usize = 1024;
 
-/// Environment variable of [`Tuning::bicgstab_fused`] (`0` never, `1` always; unset or anything
-/// else by backend and size).
-pub const BICGSTAB_FUSED_ENV: &str = "PIPEKRYLOV_BICGSTAB_FUSED";
-
 /// The largest system the OpenCL backend runs the fused BiCGStab update for by default. On the
 /// H200 (NVIDIA OpenCL, 2026-11-27, `bench/results/h200-bicgstab-fused/`) the fused update took
 /// 0.64-0.90 of the three-kernel time up to 65K unknowns and 0.96 at 2D 131K, and lost 1-5% at
 /// 3D 133K, 262K and 1M.
 pub const BICGSTAB_FUSED_OPENCL_MAX_ROWS: usize = 1 << 17;
-
-/// Environment variable of [`Tuning::matrix_load_hints`] (0..=2; anything else means 1).
-pub const MATRIX_LOAD_HINTS_ENV: &str = "PIPEKRYLOV_MATRIX_LOAD_HINTS";
-
-/// Environment variable of [`Tuning::opencl_inline_ptx`] (`0` off; anything else leaves it on).
-pub const OPENCL_INLINE_PTX_ENV: &str = "PIPEKRYLOV_OPENCL_INLINE_PTX";
-
-/// Environment variable of [`Tuning::opencl_address_args`] (`1` on, `0` off; anything else is
-/// an error of [`Tuning::from_env`]).
-pub const OPENCL_ADDRESS_ARGS_ENV: &str = "PIPEKRYLOV_OPENCL_ADDRESS_ARGS";
-
-/// Environment variable of [`Tuning::opencl_packed_args`] (`1` on, `0` off; anything else is an
-/// error of [`Tuning::from_env`]).
-pub const OPENCL_PACKED_ARGS_ENV: &str = "PIPEKRYLOV_OPENCL_PACKED_ARGS";
-
-/// Environment variable of [`Tuning::opencl_flush`] (`none` or `KICK:EVERY` such as `1:4`).
-pub const OPENCL_FLUSH_ENV: &str = "PIPEKRYLOV_OPENCL_FLUSH";
-
-/// Environment variable of [`Tuning::opencl_wait`] (`block` or `spin`).
-pub const OPENCL_WAIT_ENV: &str = "PIPEKRYLOV_OPENCL_WAIT";
-
-/// Environment variable of [`Tuning::halo_peer`] (`0` never, `1` always; unset or anything else
-/// from [`HALO_PEER_MIN_RANKS`] ranks on).
-pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 
 /// The fewest ranks for which the halo link is tried by default. Measured (bench/log/,
 /// "Two and four H200s with the box-shaped weak problem"): at 2 ranks each rank has one
@@ -710,44 +574,14 @@ pub const HALO_PEER_ENV: &str = "PIPEKRYLOV_HALO_PEER";
 /// H200s.
 pub const HALO_PEER_MIN_RANKS: usize = 3;
 
-/// Environment variable of [`Tuning::sums_peer`] (`0` never, `1` on any number of ranks above
-/// one; unset or anything else on at most [`SUMS_PEER_MAX_RANKS`] ranks).
-pub const SUMS_PEER_ENV: &str = "PIPEKRYLOV_SUMS_PEER";
-
 /// The most ranks for which the device-to-device global sums are tried by default. Measured
 /// on four H200s (bench/log/, "The device-to-device global sums by default at two ranks"):
 /// at 2 ranks (host-staged halo) BiCGStab and GMRES(30) ran 1.2-4.3% faster per iteration in
 /// both rounds; at 4 ranks (halo link) they were 0.4-2.6% slower, so they stay off there.
 pub const SUMS_PEER_MAX_RANKS: usize = 2;
 
-/// Environment variable of [`Tuning::halo_flag_write`] (`0` off).
-pub const HALO_FLAG_WRITE_ENV: &str = "PIPEKRYLOV_HALO_FLAG_WRITE";
-
-/// Environment variable of [`Tuning::link_kernels`] (`0` off).
-pub const LINK_KERNELS_ENV: &str = "PIPEKRYLOV_LINK_KERNELS";
-
 /// Largest payload (bytes each way) a link exchanges by kernels: one block copies it.
 pub const LINK_KERNELS_MAX_BYTES: usize = 1 << 16;
-
-/// Environment variable of [`Tuning::sums_kernel`] (`0` off).
-pub const SUMS_KERNEL_ENV: &str = "PIPEKRYLOV_SUMS_KERNEL";
-
-/// Environment variable of [`Tuning::cuda_smem_carveout`] (0..=100; anything else leaves the
-/// driver's choice).
-pub const CUDA_SMEM_CARVEOUT_ENV: &str = "PIPEKRYLOV_CUDA_SMEM_CARVEOUT";
-
-/// Environment variable of [`Tuning::cuda_trace`] (the CSV file of the kernel timeline; unset
-/// or empty: no trace).
-pub const CUDA_TRACE_ENV: &str = "PIPEKRYLOV_CUDA_TRACE";
-
-/// Environment variable naming the CUDA device ordinal of the command line
-/// ([`crate::backend::BackendConfig::cuda_device`], default 0).
-pub const CUDA_DEVICE_ENV: &str = "PIPEKRYLOV_CUDA_DEVICE";
-
-/// Environment variable naming the OpenCL device of the command line
-/// ([`crate::backend::BackendConfig::opencl_device`]): `P:D` (platform and device index) or a
-/// case-insensitive substring of "platform / device".
-pub const OPENCL_DEVICE_ENV: &str = "PIPEKRYLOV_OPENCL_DEVICE";
 
 #[cfg(test)]
 mod tests {

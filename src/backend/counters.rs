@@ -1,0 +1,83 @@
+//! Launch and transfer counters every backend keeps, with the allocation-failure testing hook.
+
+use crate::error::Result;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A snapshot of a backend's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CounterSnapshot {
+    /// Kernel launches (host: kernel calls).
+    pub launches: u64,
+    /// Host-device transfers in either direction.
+    pub transfers: u64,
+}
+
+impl std::ops::Sub for CounterSnapshot {
+    type Output = CounterSnapshot;
+    fn sub(self, rhs: Self) -> Self {
+        CounterSnapshot {
+            launches: self.launches - rhs.launches,
+            transfers: self.transfers - rhs.transfers,
+        }
+    }
+}
+
+/// Launch and transfer counters, shared by all backend implementations; they also hold the
+/// testing hook that makes an allocation fail ([`FaultInjection::fail_allocation`](super::FaultInjection::fail_allocation)).
+#[derive(Debug, Default)]
+pub struct Counters {
+    launches: AtomicU64,
+    transfers: AtomicU64,
+    /// 0: off; k: the k-th device allocation from now fails.
+    failing_allocation: AtomicU64,
+}
+
+impl Counters {
+    /// Count one kernel launch.
+    pub fn launch(&self) {
+        self.launches.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Count `n` kernel launches at once (a replayed recording).
+    pub fn launches(&self, n: u64) {
+        self.launches.fetch_add(n, Ordering::Relaxed);
+    }
+    /// Take back `n` counted launches (they were recorded, not run).
+    pub fn uncount_launches(&self, n: u64) {
+        self.launches.fetch_sub(n, Ordering::Relaxed);
+    }
+    /// Count one host transfer.
+    pub fn transfer(&self) {
+        self.transfers.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Arm (`Some(k)`: the k-th allocation from now fails, k >= 1) or disarm (`None`) the
+    /// injected allocation failure.
+    pub fn fail_allocation(&self, nth: Option<u64>) {
+        self.failing_allocation
+            .store(nth.unwrap_or(0), Ordering::Relaxed);
+    }
+    /// Called by every device allocation of `bytes` bytes on `device`: the injected
+    /// `OutOfMemory` when it is this allocation's turn (one relaxed load otherwise).
+    pub fn check_allocation(&self, device: &str, bytes: usize) -> Result<()> {
+        if self.failing_allocation.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        let before =
+            self.failing_allocation
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| k.checked_sub(1));
+        if before == Ok(1) {
+            return Err(crate::error::Error::OutOfMemory {
+                device: device.to_string(),
+                bytes,
+                detail: "injected allocation failure (testing hook)".into(),
+            });
+        }
+        Ok(())
+    }
+    /// Current values.
+    pub fn snapshot(&self) -> CounterSnapshot {
+        CounterSnapshot {
+            launches: self.launches.load(Ordering::Relaxed),
+            transfers: self.transfers.load(Ordering::Relaxed),
+        }
+    }
+}
