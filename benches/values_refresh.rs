@@ -33,10 +33,7 @@ fn new_values(a: &CsrMatrix<f64>) -> CsrMatrix<f64> {
 
 /// (name, method, the problem is SPD, the preconditioner).
 fn cases() -> Vec<(&'static str, Method, bool, PrecondSpec)> {
-    let spec = |kind| PrecondSpec {
-        kind,
-        ..PrecondSpec::default()
-    };
+    let spec = |kind| PrecondSpec::from(kind);
     vec![
         ("none", Method::Cg, true, spec(PrecondKind::None)),
         ("jacobi", Method::Cg, true, spec(PrecondKind::Jacobi)),
@@ -44,10 +41,7 @@ fn cases() -> Vec<(&'static str, Method, bool, PrecondSpec)> {
             "point-block-jacobi",
             Method::Cg,
             true,
-            PrecondSpec {
-                block_size: 2,
-                ..spec(PrecondKind::PointBlockJacobi)
-            },
+            PrecondSpec::PointBlockJacobi { block_size: 2 },
         ),
         ("ip", Method::Cg, true, spec(PrecondKind::Ip)),
         ("fsai", Method::Cg, true, spec(PrecondKind::Fsai)),
@@ -57,10 +51,10 @@ fn cases() -> Vec<(&'static str, Method, bool, PrecondSpec)> {
             "block-jacobi",
             Method::BiCgStab,
             false,
-            PrecondSpec {
+            PrecondSpec::BlockJacobi(pipekrylov::precond::Bilu0Options {
                 subdomains: 64,
-                ..spec(PrecondKind::BlockJacobi)
-            },
+                ..Default::default()
+            }),
         ),
         ("bilu0", Method::BiCgStab, false, spec(PrecondKind::Bilu0)),
         ("isai", Method::BiCgStab, false, spec(PrecondKind::Isai)),

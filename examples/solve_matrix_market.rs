@@ -8,6 +8,7 @@
 //! The right-hand side is b = A 1, so the exact solution is all ones.
 
 use pipekrylov::matrix::matrix_market;
+use pipekrylov::precond::PrecondKind;
 use pipekrylov::{solve, Method, SolveOptions};
 
 /// Exit codes: 0 converged, 2 ran without converging, 1 an error (its message on stderr).
@@ -29,7 +30,7 @@ fn run() -> Result<bool, pipekrylov::Error> {
         .next()
         .unwrap_or_else(|| "tests/data/494_bus.mtx".to_string());
     let method: Method = args.next().as_deref().unwrap_or("cg").parse()?;
-    let precond = args.next().as_deref().unwrap_or("jacobi").parse()?;
+    let precond: PrecondKind = args.next().as_deref().unwrap_or("jacobi").parse()?;
     let backend = args.next().as_deref().unwrap_or("auto").parse()?;
 
     let a = matrix_market::read_csr::<f64>(&path)?;

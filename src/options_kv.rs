@@ -14,6 +14,9 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::precond::{
+    AmgOptions, Bilu0Options, FsaiOptions, IluOptions, IpOptions, IsaiOptions, PrecondSpec,
+};
 use crate::SolveOptions;
 use std::str::FromStr;
 
@@ -57,14 +60,18 @@ pub const NAMES: &[&str] = &[
 /// Set the option `key` of `options` to the text `value` (surrounding whitespace ignored).
 ///
 /// The names are [`NAMES`]: `method` (cg, bicgstab, gmres), `rtol`, `atol`, `maxiter`,
-/// `restart`, `precond` (the command line's `--precond` names) and its parameters
-/// (`block_size` sets the AMG block size too; `amg_sweeps` sets pre- and post-smoothing),
+/// `restart`, `precond` (the command line's `--precond` names: the preconditioner with its
+/// defaults, keeping the block size, triangular solve and factorization set before) and its
+/// parameters, which apply to the preconditioner set before them (`amg_sweeps` sets pre- and
+/// post-smoothing),
 /// `variant`, `execution`, `backend`, `format`, and `history` (`true` or `false`: whether the
 /// report keeps the residual history). Ranges are checked where the options are used (the
 /// solver's builder validates the parameters), not here.
 ///
-/// Errors: an unknown `key` is [`Error::InvalidParameter`] naming the known ones; a value that
-/// does not parse is the parser's error ([`Error::InvalidParameter`] naming the option).
+/// Errors: an unknown `key` is [`Error::InvalidParameter`] naming the known ones, and so is a
+/// parameter of another preconditioner than the one set (`amg_strength` with `precond=bilu0`);
+/// a value that does not parse is the parser's error ([`Error::InvalidParameter`] naming the
+/// option).
 pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
     let key = key.trim();
     let v = value.trim();
@@ -76,35 +83,33 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         "atol" => o.params.atol = number(key, v)?,
         "maxiter" => o.params.max_iter = number(key, v)?,
         "restart" => o.params.restart = number(key, v)?,
-        "precond" => p.kind = v.parse()?,
-        "block_size" => {
-            p.block_size = number(key, v)?;
-            p.amg.block_size = p.block_size;
-        }
-        "trisolve" => p.solve = v.parse()?,
-        "subdomains" => p.subdomains = number(key, v)?,
-        "isai_level" => p.isai_level = number(key, v)?,
-        "ip_scaling" => p.ip_scaling = v.parse()?,
-        "fsai_level" => p.fsai.level = number(key, v)?,
-        "amg_coarsening" => p.amg.coarsening = v.parse()?,
-        "amg_smoother" => p.amg.smoother = v.parse()?,
+        "precond" => *p = p.with_kind(v.parse()?),
+        "block_size" => *of(key, p, PrecondSpec::block_size_mut)? = number(key, v)?,
+        "trisolve" => *of(key, p, PrecondSpec::triangular_solve_mut)? = v.parse()?,
+        "subdomains" => of(key, p, bilu0)?.subdomains = number(key, v)?,
+        "isai_level" => of(key, p, isai)?.level = number(key, v)?,
+        "ip_scaling" => of(key, p, ip)?.scaling = v.parse()?,
+        "fsai_level" => of(key, p, fsai)?.level = number(key, v)?,
+        "amg_coarsening" => of(key, p, amg)?.coarsening = v.parse()?,
+        "amg_smoother" => of(key, p, amg)?.smoother = v.parse()?,
         "amg_sweeps" => {
-            p.amg.pre_sweeps = number(key, v)?;
-            p.amg.post_sweeps = p.amg.pre_sweeps;
+            let a = of(key, p, amg)?;
+            a.pre_sweeps = number(key, v)?;
+            a.post_sweeps = a.pre_sweeps;
         }
-        "amg_strength" => p.amg.strength = number(key, v)?,
-        "amg_strength_decay" => p.amg.strength_decay = number(key, v)?,
-        "amg_max_levels" => p.amg.max_levels = number(key, v)?,
-        "amg_coarse_size" => p.amg.coarse_size = number(key, v)?,
-        "amg_setup" => p.amg.setup = v.parse()?,
-        "amg_precision" => p.amg.precision = v.parse()?,
-        "ilu_matching" => p.ilu.matching = v.parse()?,
-        "ilu_ordering" => p.ilu.ordering = v.parse()?,
-        "ilu_fill" => p.ilu.fill_level = Some(number(key, v)?),
-        "ilu_drop" => p.ilu.drop_tol = Some(number(key, v)?),
-        "ilu_max_fill" => p.ilu.max_fill = Some(number(key, v)?),
-        "ilu_shift" => p.ilu.shift = number(key, v)?,
-        "ilu_pivot" => p.ilu.pivot_threshold = number(key, v)?,
+        "amg_strength" => of(key, p, amg)?.strength = number(key, v)?,
+        "amg_strength_decay" => of(key, p, amg)?.strength_decay = number(key, v)?,
+        "amg_max_levels" => of(key, p, amg)?.max_levels = number(key, v)?,
+        "amg_coarse_size" => of(key, p, amg)?.coarse_size = number(key, v)?,
+        "amg_setup" => of(key, p, amg)?.setup = v.parse()?,
+        "amg_precision" => of(key, p, amg)?.precision = v.parse()?,
+        "ilu_matching" => of(key, p, ilu)?.matching = v.parse()?,
+        "ilu_ordering" => of(key, p, ilu)?.ordering = v.parse()?,
+        "ilu_fill" => of(key, p, ilu)?.fill_level = Some(number(key, v)?),
+        "ilu_drop" => of(key, p, ilu)?.drop_tol = Some(number(key, v)?),
+        "ilu_max_fill" => of(key, p, ilu)?.max_fill = Some(number(key, v)?),
+        "ilu_shift" => of(key, p, ilu)?.shift = number(key, v)?,
+        "ilu_pivot" => of(key, p, ilu)?.pivot_threshold = number(key, v)?,
         "variant" => o.params.variant = v.parse()?,
         "execution" => o.params.execution = v.parse()?,
         "backend" => o.backend = v.parse()?,
@@ -118,6 +123,90 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`set`] for each pair, the `precond` pairs first (the preconditioner's options then apply
+/// to it whatever their order), the others in order: the bindings' dictionaries and option
+/// strings. The first error stops it.
+///
+/// ```
+/// use pipekrylov::options_kv;
+/// use pipekrylov::precond::PrecondSpec;
+/// let mut o = pipekrylov::SolveOptions::default();
+/// options_kv::set_all(&mut o, [("amg_strength", "0.1"), ("precond", "amg")]).unwrap();
+/// assert!(matches!(o.precond, PrecondSpec::Amg(a) if a.strength == 0.1));
+/// ```
+pub fn set_all<K: AsRef<str>, V: AsRef<str>>(
+    options: &mut SolveOptions,
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> Result<()> {
+    let pairs: Vec<(K, V)> = pairs.into_iter().collect();
+    let is_precond = |k: &K| k.as_ref().trim() == "precond";
+    for (k, v) in pairs.iter().filter(|(k, _)| is_precond(k)) {
+        set(options, k.as_ref(), v.as_ref())?;
+    }
+    for (k, v) in pairs.iter().filter(|(k, _)| !is_precond(k)) {
+        set(options, k.as_ref(), v.as_ref())?;
+    }
+    Ok(())
+}
+
+/// The field of the preconditioner's options that `key` sets, or [`Error::InvalidParameter`]
+/// naming the preconditioner, which does not read it.
+fn of<'a, F: ?Sized>(
+    key: &str,
+    p: &'a mut PrecondSpec,
+    field: impl FnOnce(&'a mut PrecondSpec) -> Option<&'a mut F>,
+) -> Result<&'a mut F> {
+    let kind = p.kind();
+    field(p).ok_or_else(|| {
+        Error::param(
+            key,
+            format!("the preconditioner {kind} has no such option (set `precond` first)"),
+        )
+    })
+}
+
+fn bilu0(p: &mut PrecondSpec) -> Option<&mut Bilu0Options> {
+    match p {
+        PrecondSpec::Bilu0(o) | PrecondSpec::BlockJacobi(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn isai(p: &mut PrecondSpec) -> Option<&mut IsaiOptions> {
+    match p {
+        PrecondSpec::Isai(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn ip(p: &mut PrecondSpec) -> Option<&mut IpOptions> {
+    match p {
+        PrecondSpec::Ip(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn fsai(p: &mut PrecondSpec) -> Option<&mut FsaiOptions> {
+    match p {
+        PrecondSpec::Fsai { options, .. } => Some(options),
+        _ => None,
+    }
+}
+
+fn amg(p: &mut PrecondSpec) -> Option<&mut AmgOptions> {
+    match p {
+        PrecondSpec::Amg(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn ilu(p: &mut PrecondSpec) -> Option<&mut IluOptions> {
+    match p {
+        PrecondSpec::Ilu(o) => Some(o),
+        _ => None,
+    }
 }
 
 /// `value` read as a number or boolean (`T` is a primitive: `f64`, `usize`, `bool`) with the
@@ -174,10 +263,63 @@ mod tests {
             "format" => "csr",
             _ => "2",
         };
+        // The preconditioner that reads each preconditioner option.
+        let owner = |name: &str| match name {
+            "block_size" | "trisolve" | "subdomains" => Some("bilu0"),
+            "isai_level" => Some("isai"),
+            "ip_scaling" => Some("ip"),
+            "fsai_level" => Some("fsai"),
+            n if n.starts_with("amg_") => Some("amg"),
+            n if n.starts_with("ilu_") => Some("ilu"),
+            _ => None,
+        };
         for name in NAMES {
             let mut o = SolveOptions::default();
+            if let Some(kind) = owner(name) {
+                set(&mut o, "precond", kind).unwrap();
+            }
             set(&mut o, name, valid(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    #[test]
+    fn an_option_of_another_preconditioner_is_an_error() {
+        for (precond, key, value) in [
+            ("none", "block_size", "2"),
+            ("jacobi", "trisolve", "exact"),
+            ("bilu0", "amg_strength", "0.1"),
+            ("amg", "ilu_fill", "1"),
+            ("ilu", "isai_level", "2"),
+        ] {
+            let e = with(&[("precond", precond), (key, value)]).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidParameter { name, reason }
+                    if name == key && reason.contains(precond) && reason.contains("set `precond` first")),
+                "{precond} {key}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn another_preconditioner_keeps_the_shared_options() {
+        let o = with(&[
+            ("precond", "bilu0"),
+            ("block_size", "3"),
+            ("trisolve", "sweeps:2"),
+            ("precond", "ilu"),
+        ])
+        .unwrap();
+        let PrecondSpec::Ilu(ilu) = o.precond else {
+            panic!("{:?}", o.precond)
+        };
+        assert_eq!(ilu.solve, crate::precond::TriangularSolve::Sweeps(2));
+        let o = with(&[
+            ("precond", "bilu0"),
+            ("block_size", "3"),
+            ("precond", "amg"),
+        ])
+        .unwrap();
+        assert_eq!(o.precond.block_size(), Some(3));
     }
 
     #[test]
@@ -194,11 +336,6 @@ mod tests {
             ("amg_max_levels", "5"),
             ("amg_strength_decay", "1"),
             ("amg_setup", "host"),
-            ("ilu_fill", "1"),
-            ("ilu_drop", "1e-3"),
-            ("ilu_shift", "true"),
-            ("ilu_pivot", "0"),
-            ("fsai_level", "2"),
             ("variant", "classical"),
             ("execution", "synchronous"),
             ("backend", "host"),
@@ -211,25 +348,38 @@ mod tests {
         assert_eq!(o.params.atol, 1e-14);
         assert_eq!(o.params.max_iter, 77);
         assert_eq!(o.params.restart, 12);
-        assert_eq!(o.precond.kind, PrecondKind::Amg);
-        assert_eq!((o.precond.block_size, o.precond.amg.block_size), (3, 3));
-        assert_eq!(
-            (o.precond.amg.pre_sweeps, o.precond.amg.post_sweeps),
-            (2, 2)
-        );
-        assert_eq!(o.precond.amg.max_levels, 5);
-        assert_eq!(o.precond.amg.strength_decay, 1.0);
-        assert_eq!(o.precond.amg.setup, crate::precond::AmgSetup::Host);
-        assert_eq!(o.precond.ilu.fill_level, Some(1));
-        assert_eq!(o.precond.ilu.drop_tol, Some(1e-3));
-        assert!(o.precond.ilu.shift);
-        assert_eq!(o.precond.ilu.pivot_threshold, 0.0);
-        assert_eq!(o.precond.fsai.level, 2);
+        assert_eq!(o.precond.kind(), PrecondKind::Amg);
+        let PrecondSpec::Amg(amg) = o.precond else {
+            panic!("{:?}", o.precond)
+        };
+        assert_eq!(amg.block_size, 3);
+        assert_eq!((amg.pre_sweeps, amg.post_sweeps), (2, 2));
+        assert_eq!(amg.max_levels, 5);
+        assert_eq!(amg.strength_decay, 1.0);
+        assert_eq!(amg.setup, crate::precond::AmgSetup::Host);
         assert_eq!(o.params.variant, Variant::Classical);
         assert_eq!(o.params.execution, Execution::Synchronous);
         assert_eq!(o.backend, "host".parse::<BackendChoice>().unwrap());
         assert_eq!(o.format, "sell".parse::<MatrixFormat>().unwrap());
         assert!(!o.params.record_history);
+
+        let o = with(&[
+            ("precond", "ilu"),
+            ("ilu_fill", "1"),
+            ("ilu_drop", "1e-3"),
+            ("ilu_shift", "true"),
+            ("ilu_pivot", "0"),
+        ])
+        .unwrap();
+        let PrecondSpec::Ilu(ilu) = o.precond else {
+            panic!("{:?}", o.precond)
+        };
+        assert_eq!(ilu.fill_level, Some(1));
+        assert_eq!(ilu.drop_tol, Some(1e-3));
+        assert!(ilu.shift);
+        assert_eq!(ilu.pivot_threshold, 0.0);
+        let o = with(&[("precond", "fsai"), ("fsai_level", "2")]).unwrap();
+        assert!(matches!(o.precond, PrecondSpec::Fsai { options, .. } if options.level == 2));
     }
 
     #[test]

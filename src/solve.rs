@@ -169,13 +169,14 @@ macro_rules! option_setters {
             self.$options().method = method;
             self
         }
-        /// The preconditioner `kind` at its default parameters (default none).
-        pub fn precond(mut self, kind: $crate::precond::PrecondKind) -> Self {
-            self.$options().precond.kind = kind;
+        /// The preconditioner (default none): a `PrecondKind` at its default options, or a
+        /// `PrecondSpec` with its own.
+        pub fn precond(mut self, precond: impl Into<$crate::precond::PrecondSpec>) -> Self {
+            self.$options().precond = precond.into();
             self
         }
-        /// The preconditioner with all its parameters (block size, triangular solves, levels,
-        /// ...).
+        /// The preconditioner with all its options (the same as [`Self::precond`] with a
+        /// `PrecondSpec`).
         pub fn precond_spec(mut self, spec: $crate::precond::PrecondSpec) -> Self {
             self.$options().precond = spec;
             self

@@ -677,16 +677,9 @@ fn cg_with_ip_converges<B: Backend + 'static>(b: &B) {
         let a = g.generate_with_param::<f64>(k).unwrap().matrix;
         let none = solve(b, &a, "cg", None, 5000);
         assert_converged(&format!("{g}/cg"), &none);
-        let jac = build(
-            b,
-            &a,
-            PrecondSpec {
-                kind: PrecondKind::Jacobi,
-                ..PrecondSpec::default()
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let jac = build(b, &a, PrecondSpec::from(PrecondKind::Jacobi))
+            .unwrap()
+            .unwrap();
         let jr = solve(b, &a, "cg", Some(jac.as_ref()), 5000);
         let mut kinds = vec![PrecondKind::Ip];
         if g.grid_stencil(k).is_some() {
@@ -694,10 +687,11 @@ fn cg_with_ip_converges<B: Backend + 'static>(b: &B) {
         }
         let mut assembled_iterations = None;
         for kind in kinds {
-            let spec = PrecondSpec {
-                kind,
-                stencil: g.grid_stencil(k),
-                ..PrecondSpec::default()
+            let spec = match kind {
+                PrecondKind::IpMatrixFree => PrecondSpec::IpMatrixFree {
+                    stencil: g.grid_stencil(k),
+                },
+                kind => PrecondSpec::from(kind),
             };
             let pc = build(b, &a, spec).unwrap().unwrap();
             let r = solve(b, &a, "cg", Some(pc.as_ref()), 5000);
@@ -773,12 +767,11 @@ fn gmres_with_isai_converges<B: Backend + 'static>(b: &B) {
         );
         let mut its = Vec::new();
         for k in 1..=3 {
-            let spec = PrecondSpec {
-                kind: PrecondKind::Isai,
+            let spec = PrecondSpec::Isai(pipekrylov::precond::IsaiOptions {
                 block_size: *s,
-                isai_level: k,
-                ..PrecondSpec::default()
-            };
+                level: k,
+                ..Default::default()
+            });
             let pc = build(b, a, spec).unwrap().unwrap();
             assert_eq!(pc.launches_per_apply(), 2);
             // Pd needs the denser patterns.
@@ -849,10 +842,7 @@ fn ip_outside_its_domain_is_a_typed_error() {
         .generate_with_param::<f64>(3)
         .unwrap()
         .matrix;
-    let spec = PrecondSpec {
-        kind: PrecondKind::IpMatrixFree,
-        ..PrecondSpec::default()
-    };
+    let spec = PrecondSpec::from(PrecondKind::IpMatrixFree);
     match build(&host, &fem, spec) {
         Err(Error::NotApplicable { .. }) => {}
         other => panic!(

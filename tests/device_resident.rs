@@ -227,14 +227,22 @@ fn preconditioned_resident_matches_sync<B: Backend + 'static>(be: &B) {
         PrecondKind::Afsai,
         PrecondKind::Amg,
     ] {
-        let spec = PrecondSpec {
-            kind,
-            // AMG on the device setup's block size (the others on point blocks of 4).
-            block_size: if kind == PrecondKind::Amg { 1 } else { 4 },
-            subdomains: 3,
-            stencil: Generator::Poisson2d.grid_stencil(problem.param),
-            ..PrecondSpec::default()
+        let mut spec = match kind {
+            PrecondKind::BlockJacobi => {
+                PrecondSpec::BlockJacobi(pipekrylov::precond::Bilu0Options {
+                    subdomains: 3,
+                    ..Default::default()
+                })
+            }
+            PrecondKind::IpMatrixFree => PrecondSpec::IpMatrixFree {
+                stencil: Generator::Poisson2d.grid_stencil(problem.param),
+            },
+            kind => PrecondSpec::from(kind),
         };
+        // AMG on the device setup's block size (the others on point blocks of 4).
+        if let Some(s) = spec.block_size_mut() {
+            *s = if kind == PrecondKind::Amg { 1 } else { 4 };
+        }
         let pc = build_on(be, &a, Some(&m), spec).unwrap().unwrap();
         for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
             let solve = |execution| {

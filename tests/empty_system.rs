@@ -39,10 +39,7 @@ fn every_solver_and_preconditioner_converges_at_once_on_an_empty_system() {
     for backend in backends() {
         for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
             for kind in KINDS {
-                let spec = PrecondSpec {
-                    kind,
-                    ..PrecondSpec::default()
-                };
+                let spec = PrecondSpec::from(kind);
                 let opts = SolveOptions::default()
                     .method(method)
                     .precond_spec(spec)

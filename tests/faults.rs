@@ -34,10 +34,7 @@ fn setup_and_solve<B: Backend + 'static>(
     };
     b.fail_allocation(fail_at);
     let setup = (|| {
-        let spec = PrecondSpec {
-            kind: precond,
-            ..PrecondSpec::default()
-        };
+        let spec = PrecondSpec::from(precond);
         let pc = build(b, a, spec)?;
         Ok::<_, Error>(pc)
     })();

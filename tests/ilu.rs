@@ -921,10 +921,7 @@ fn real_matrices_converge<B: Backend + 'static>(b: &B) {
         let n = a.n_rows();
         let mut rhs = vec![0.0; n];
         a.mul_vec(&vec![1.0; n], &mut rhs).unwrap();
-        let spec = PrecondSpec {
-            kind: PrecondKind::Ilu,
-            ..PrecondSpec::default()
-        };
+        let spec = PrecondSpec::from(PrecondKind::Ilu);
         let pc = build(b, &a, spec)
             .unwrap_or_else(|e| panic!("{name}: {e}"))
             .unwrap();

@@ -485,11 +485,23 @@ fn solve<B: Backend>(
 }
 
 fn spec(kind: PrecondKind, s: usize, solve: TriangularSolve) -> PrecondSpec {
-    PrecondSpec {
-        kind,
-        block_size: s,
-        solve,
-        ..PrecondSpec::default()
+    let mut spec = PrecondSpec::from(kind);
+    if let Some(b) = spec.block_size_mut() {
+        *b = s;
+    }
+    if let Some(t) = spec.triangular_solve_mut() {
+        *t = solve;
+    }
+    spec
+}
+
+/// `spec` (block-Jacobi) over `p` subdomains.
+fn with_subdomains(spec: PrecondSpec, p: usize) -> PrecondSpec {
+    match spec {
+        PrecondSpec::BlockJacobi(o) => {
+            PrecondSpec::BlockJacobi(pipekrylov::precond::Bilu0Options { subdomains: p, ..o })
+        }
+        other => other,
     }
 }
 
@@ -607,10 +619,7 @@ fn cg_with_point_block_jacobi_and_symmetric_bilu0() {
         (PrecondKind::Bilu0, TriangularSolve::Sweeps(3)),
         (PrecondKind::BlockJacobi, TriangularSolve::Exact),
     ] {
-        let mut sp = spec(kind, 3, ts);
-        if kind == PrecondKind::BlockJacobi {
-            sp.subdomains = 4;
-        }
+        let sp = with_subdomains(spec(kind, 3, ts), 4);
         let pc = build(&host, &a, sp).unwrap().unwrap();
         let r = solve(&host, &a, "cg", Some(pc.as_ref()), 5000);
         assert_converged(&format!("elasticity3d/cg/{kind} {ts}"), &r);
@@ -637,8 +646,7 @@ fn block_jacobi_trades_iterations_for_subdomains() {
         .matrix;
     let mut iters = Vec::new();
     for p in [1, 4, 64] {
-        let mut sp = spec(PrecondKind::BlockJacobi, 4, TriangularSolve::Exact);
-        sp.subdomains = p;
+        let sp = with_subdomains(spec(PrecondKind::BlockJacobi, 4, TriangularSolve::Exact), p);
         let pc = build(&host, &a, sp).unwrap().unwrap();
         assert_eq!(pc.name(), "block-jacobi");
         assert_eq!(pc.params()["subdomains"], p);
@@ -809,7 +817,8 @@ fn counts_per_preconditioner<B: Backend + 'static>(b: &B) {
     ] {
         let pc = build(b, &a, sp).unwrap().unwrap();
         let k = pc.launches_per_apply() as u64;
-        let label = format!("{} {}", sp.kind, sp.solve);
+        let solve = sp.clone().triangular_solve_mut().map(|t| t.to_string());
+        let label = format!("{} {}", sp.kind(), solve.unwrap_or_default());
         // BiCGStab: two applications per iteration (M^-1 p and M^-1 s), right-preconditioned.
         let mut x = b.alloc(n).unwrap();
         let r = BiCgStab::new(b, &m, Some(pc.as_ref()), params)

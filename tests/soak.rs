@@ -41,10 +41,7 @@ fn round<B: Backend + 'static>(b: &B, k: usize, mats: &[CsrMatrix<f64>]) -> usiz
         PrecondKind::Bilu0,
         PrecondKind::Fsai,
     ];
-    let spec = PrecondSpec {
-        kind: kinds[k % kinds.len()],
-        ..PrecondSpec::default()
-    };
+    let spec = PrecondSpec::from(kinds[k % kinds.len()]);
     let pc = build(b, a, spec).ok().flatten();
     let mut rhs = vec![1.0; n];
     let mut expected_failures = 0;
@@ -72,14 +69,7 @@ fn round<B: Backend + 'static>(b: &B, k: usize, mats: &[CsrMatrix<f64>]) -> usiz
     // A preconditioner built for another matrix is refused.
     if k % 11 == 5 {
         let other = &mats[(k + 1) % mats.len()];
-        if let Ok(Some(p2)) = build(
-            b,
-            other,
-            PrecondSpec {
-                kind: PrecondKind::Jacobi,
-                ..PrecondSpec::default()
-            },
-        ) {
+        if let Ok(Some(p2)) = build(b, other, PrecondSpec::from(PrecondKind::Jacobi)) {
             if p2.n() == n {
                 assert!(Cg::new(b, &m, Some(p2.as_ref()), params).is_err());
             }

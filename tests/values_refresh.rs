@@ -8,7 +8,10 @@ use pipekrylov::backend::{BackendChoice, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::matrix_market::read_csr;
 use pipekrylov::matrix::CsrMatrix;
-use pipekrylov::precond::{Factorization, IluOptions, PrecondKind, PrecondSpec, TriangularSolve};
+use pipekrylov::precond::{
+    Bilu0Options, Factorization, IluOptions, IpOptions, IsaiOptions, PrecondKind, PrecondSpec,
+    TriangularSolve,
+};
 use pipekrylov::{Error, Method, ReusableSolver, Solution};
 
 /// 2D Poisson on a 24 x 24 grid (SPD, an M-matrix).
@@ -67,10 +70,7 @@ struct Case {
 }
 
 fn spec(kind: PrecondKind) -> PrecondSpec {
-    PrecondSpec {
-        kind,
-        ..PrecondSpec::default()
-    }
+    PrecondSpec::from(kind)
 }
 
 fn cases() -> Vec<Case> {
@@ -104,52 +104,49 @@ fn cases() -> Vec<Case> {
             "point-block-jacobi",
             Method::Cg,
             true,
-            PrecondSpec {
-                block_size: 2,
-                ..spec(PrecondKind::PointBlockJacobi)
-            },
+            PrecondSpec::PointBlockJacobi { block_size: 2 },
             csr,
         ),
         case(
             "block-jacobi",
             Method::BiCgStab,
             false,
-            PrecondSpec {
+            PrecondSpec::BlockJacobi(Bilu0Options {
                 subdomains: 4,
-                ..spec(PrecondKind::BlockJacobi)
-            },
+                ..Bilu0Options::default()
+            }),
             csr,
         ),
         case(
             "bilu0 host exact",
             Method::Gmres,
             false,
-            PrecondSpec {
+            PrecondSpec::Bilu0(Bilu0Options {
                 solve: TriangularSolve::Exact,
-                ..spec(PrecondKind::Bilu0)
-            },
+                ..Bilu0Options::default()
+            }),
             csr,
         ),
         case(
             "bilu0 device sweeps",
             Method::BiCgStab,
             false,
-            PrecondSpec {
+            PrecondSpec::Bilu0(Bilu0Options {
                 block_size: 2,
                 factorization: Factorization::Sweeps(3),
                 solve: TriangularSolve::Sweeps(3),
-                ..spec(PrecondKind::Bilu0)
-            },
+                ..Bilu0Options::default()
+            }),
             csr,
         ),
         case(
             "isai",
             Method::Gmres,
             false,
-            PrecondSpec {
-                isai_level: 2,
-                ..spec(PrecondKind::Isai)
-            },
+            PrecondSpec::Isai(IsaiOptions {
+                level: 2,
+                ..IsaiOptions::default()
+            }),
             csr,
         ),
         case("ip", Method::Cg, true, spec(PrecondKind::Ip), csr),
@@ -157,10 +154,10 @@ fn cases() -> Vec<Case> {
             "ip sell (host assembly)",
             Method::Cg,
             true,
-            PrecondSpec {
+            PrecondSpec::Ip(IpOptions {
                 format: sell,
-                ..spec(PrecondKind::Ip)
-            },
+                ..IpOptions::default()
+            }),
             sell,
         ),
         case(
@@ -174,26 +171,20 @@ fn cases() -> Vec<Case> {
             "ilu(1)",
             Method::Gmres,
             false,
-            PrecondSpec {
-                ilu: IluOptions {
-                    fill_level: Some(1),
-                    ..IluOptions::default()
-                },
-                ..spec(PrecondKind::Ilu)
-            },
+            PrecondSpec::Ilu(IluOptions {
+                fill_level: Some(1),
+                ..IluOptions::default()
+            }),
             csr,
         ),
         case(
             "ilut",
             Method::BiCgStab,
             false,
-            PrecondSpec {
-                ilu: IluOptions {
-                    drop_tol: Some(1e-3),
-                    ..IluOptions::default()
-                },
-                ..spec(PrecondKind::Ilu)
-            },
+            PrecondSpec::Ilu(IluOptions {
+                drop_tol: Some(1e-3),
+                ..IluOptions::default()
+            }),
             csr,
         ),
     ]
@@ -244,7 +235,7 @@ fn refreshed_solves_as_fresh(backend: BackendChoice) {
             .unwrap_or_else(|e| panic!("{}: {e}", c.label));
         assert_eq!(
             update.precond.is_some(),
-            c.spec.kind != PrecondKind::None,
+            c.spec.kind() != PrecondKind::None,
             "{}",
             c.label
         );
@@ -377,10 +368,7 @@ fn rejected_updates(backend: BackendChoice) {
     let stencil = Generator::Poisson2d.grid_stencil(24);
     let free = Case {
         label: "ip-matrix-free",
-        spec: PrecondSpec {
-            stencil,
-            ..spec(PrecondKind::IpMatrixFree)
-        },
+        spec: PrecondSpec::IpMatrixFree { stencil },
         ..ip
     };
     rejected_update_leaves_the_solver(backend, &free, &p, &new_values(&p, true), |e| {

@@ -510,28 +510,24 @@ fn reusable_solver_refreshes(backend: BackendChoice) {
     };
     // AMG set up on the host and on the device (on the host backend: the kernels' host
     // references; on a GPU the finest level shares the solver's copy, which the refresh reads).
-    let amg = |setup| PrecondSpec {
-        kind: PrecondKind::Amg,
-        amg: AmgOptions {
+    let amg = |setup| {
+        PrecondSpec::Amg(AmgOptions {
             setup,
             ..AmgOptions::default()
-        },
-        ..PrecondSpec::default()
+        })
     };
     for spec in [
         amg(AmgSetup::Host),
         amg(AmgSetup::Device),
-        PrecondSpec {
-            kind: PrecondKind::Fsai,
-            ..PrecondSpec::default()
-        },
-        PrecondSpec {
-            kind: PrecondKind::Afsai,
-            ..PrecondSpec::default()
-        },
+        PrecondSpec::from(PrecondKind::Fsai),
+        PrecondSpec::from(PrecondKind::Afsai),
     ] {
-        let kind = spec.kind;
-        let what = format!("{backend:?} {kind:?} {:?}", spec.amg.setup);
+        let kind = spec.kind();
+        let setup = match spec {
+            PrecondSpec::Amg(o) => Some(o.setup),
+            _ => None,
+        };
+        let what = format!("{backend:?} {kind:?} {setup:?}");
         let mut s = ReusableSolver::builder(&a1)
             .precond_spec(spec)
             .rtol(1e-10)

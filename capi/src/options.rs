@@ -7,10 +7,11 @@ use crate::error::Failure;
 
 /// The options of `text`: pairs separated by `;`, key and value by the first `=`, whitespace
 /// around both ignored, empty pairs skipped (so a trailing `;` is fine). Later pairs override
-/// earlier ones. Errors ([`crate::PK_ERR_INVALID_INPUT`]): a pair without `=`, an unknown key
+/// earlier ones; `precond` is set first, so the preconditioner's options may come before it.
+/// Errors ([`crate::PK_ERR_INVALID_INPUT`]): a pair without `=`, an unknown key
 /// (the message lists the known ones), a bad value (the parser's message).
 pub(crate) fn parse(text: &str) -> Result<SolveOptions, Failure> {
-    let mut options = SolveOptions::default();
+    let mut pairs = Vec::new();
     for pair in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((key, value)) = pair.split_once('=') else {
             return Err(Failure::invalid(format!(
@@ -18,8 +19,10 @@ pub(crate) fn parse(text: &str) -> Result<SolveOptions, Failure> {
                 options_kv::NAMES.join(", ")
             )));
         };
-        options_kv::set(&mut options, key, value)?;
+        pairs.push((key, value));
     }
+    let mut options = SolveOptions::default();
+    options_kv::set_all(&mut options, pairs)?;
     Ok(options)
 }
 
@@ -34,7 +37,7 @@ mod tests {
     fn pairs_are_read_in_order() {
         let o = parse(" method = cg ; precond=jacobi;rtol=1e-10;; rtol=1e-9;").unwrap();
         assert_eq!(o.method, Method::Cg);
-        assert_eq!(o.precond.kind, PrecondKind::Jacobi);
+        assert_eq!(o.precond.kind(), PrecondKind::Jacobi);
         assert_eq!(o.params.rtol, 1e-9);
         assert_eq!(parse("").unwrap(), SolveOptions::default());
     }

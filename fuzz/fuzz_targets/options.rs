@@ -80,34 +80,56 @@ fuzz_target!(|data: &[u8]| {
     let Ok(kind) = kind else {
         return;
     };
-    let spec = PrecondSpec {
-        kind,
-        block_size: block_size.unwrap_or(1),
-        solve: solve.unwrap_or(precond::TriangularSolve::Exact),
+    let block_size = block_size.unwrap_or(1);
+    let solve = solve.unwrap_or(precond::TriangularSolve::Exact);
+    let bilu0 = precond::Bilu0Options {
+        block_size,
+        solve,
         subdomains: subdomains.unwrap_or(1),
         factorization,
-        isai_level: isai_level.unwrap_or(1),
-        format: format.unwrap_or(MatrixFormat::Csr),
-        ip_scaling,
-        amg,
-        stencil: None,
-        fsai: FsaiOptions {
-            level: fsai_level.unwrap_or(1),
-            tau: fsai_tau.unwrap_or(0.0),
-            setup_in_f32: false,
+    };
+    let fsai = FsaiOptions {
+        level: fsai_level.unwrap_or(1),
+        tau: fsai_tau.unwrap_or(0.0),
+        setup_in_f32: false,
+    };
+    let afsai = AfsaiOptions {
+        growth: AfsaiGrowth {
+            max_steps: afsai_steps.unwrap_or(30),
+            per_step: afsai_size.unwrap_or(1),
+            eps: afsai_eps.unwrap_or(1e-3),
+            stop,
         },
-        afsai: AfsaiOptions {
-            growth: AfsaiGrowth {
-                max_steps: afsai_steps.unwrap_or(30),
-                per_step: afsai_size.unwrap_or(1),
-                eps: afsai_eps.unwrap_or(1e-3),
-                stop,
-            },
-            setup_in_f32: false,
-            max_batch_rows: None,
+        setup_in_f32: false,
+        max_batch_rows: None,
+    };
+    let spec = match kind {
+        PrecondKind::PointBlockJacobi => PrecondSpec::PointBlockJacobi { block_size },
+        PrecondKind::BlockJacobi => PrecondSpec::BlockJacobi(bilu0),
+        PrecondKind::Bilu0 => PrecondSpec::Bilu0(bilu0),
+        PrecondKind::Isai => PrecondSpec::Isai(precond::IsaiOptions {
+            block_size,
+            level: isai_level.unwrap_or(1),
+            factorization,
+        }),
+        PrecondKind::Ip => PrecondSpec::Ip(precond::IpOptions {
+            format: format.unwrap_or(MatrixFormat::Csr),
+            scaling: ip_scaling,
+        }),
+        PrecondKind::Fsai => PrecondSpec::Fsai {
+            options: fsai,
+            factor_kernel: fsai_kernel,
         },
-        fsai_kernel,
-        ilu: precond::IluOptions::default(),
+        PrecondKind::Afsai => PrecondSpec::Afsai {
+            options: afsai,
+            factor_kernel: fsai_kernel,
+        },
+        PrecondKind::Amg => PrecondSpec::Amg(precond::AmgOptions { block_size, ..amg }),
+        PrecondKind::Ilu => PrecondSpec::Ilu(precond::IluOptions {
+            solve,
+            ..Default::default()
+        }),
+        other => PrecondSpec::from(other),
     };
     let _ = precond::build(&host, &a, spec);
 });

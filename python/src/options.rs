@@ -35,7 +35,7 @@ impl From<Error> for OptionError {
 
 /// Read `options` (a dict of the names above, `None` values skipped) into solve options.
 pub fn read(options: &Bound<'_, PyDict>) -> Result<SolveOptions, OptionError> {
-    let mut o = SolveOptions::default();
+    let mut pairs = Vec::new();
     for (key, value) in options.iter() {
         let key: String = key.extract()?;
         if !NAMES.contains(&key.as_str()) {
@@ -48,8 +48,12 @@ pub fn read(options: &Bound<'_, PyDict>) -> Result<SolveOptions, OptionError> {
         if value.is_none() {
             continue;
         }
-        options_kv::set(&mut o, &key, &text(&key, &value)?)?;
+        let value = text(&key, &value)?;
+        pairs.push((key, value));
     }
+    // The preconditioner first: its options apply to it whatever the dict's order.
+    let mut o = SolveOptions::default();
+    options_kv::set_all(&mut o, pairs)?;
     o.params.validate()?;
     Ok(o)
 }

@@ -8,7 +8,6 @@ use pipekrylov::backend::format_choice::FormatRequest;
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
 use pipekrylov::cli::{bench_cmd, info, solve, EXIT_ERROR};
-use pipekrylov::precond::{Factorization, PrecondKind, TriangularSolve};
 use pipekrylov::solver::{GmresOrthogonalization, Variant};
 use pipekrylov::{Error, Precision};
 
@@ -70,133 +69,8 @@ enum Command {
         /// simpler-cgs (the paper's 4-kernel simpler GMRES, conditionally stable).
         #[arg(long, default_value = "dcgs2")]
         gmres_ortho: String,
-        /// none, jacobi, point-block-jacobi, block-jacobi, bilu0, isai (block-ISAI of
-        /// BILU(0)), ip (Incomplete Poisson), ip-matrix-free (IP of a generated stencil:
-        /// poisson2d, poisson3d, aniso2d), fsai (static FSAI, SPD matrices), afsai
-        /// (adaptive FSAI, SPD matrices), amg (smoothed-aggregation multigrid, one V-cycle;
-        /// elliptic problems) or ilu (matching, scaling, ordering and ILU(0)/ILU(k)/ILUT, for
-        /// matrices with zero or weak diagonals).
-        #[arg(long, default_value = "none")]
-        precond: String,
-        /// Triangular solves of bilu0 / block-jacobi / ilu: auto (exact on a CPU or where the factors
-        /// have few levels, else sweeps; the report says which ran and why), exact
-        /// (level-scheduled, one launch per level) or sweeps:K (K block-Jacobi sweeps per
-        /// factor).
-        #[arg(long, default_value = "auto")]
-        trisolve: String,
-        /// Block size S of the block preconditioners (1..8; default: S of --format bsr:S,
-        /// else 3 for elasticity3d, else 1).
-        #[arg(long)]
-        block_size: Option<usize>,
-        /// Contiguous subdomains P of block-jacobi (couplings between them are dropped).
-        #[arg(long, default_value_t = 1)]
-        subdomains: usize,
-        /// Where the factors of bilu0 / block-jacobi / isai are computed: host (exact, rayon) or
-        /// sweeps:F (on the backend: the initial guess and F fixed-point sweeps of Chow and
-        /// Patel's parallel ILU, one launch each; F >= the dependency depth is exact).
-        #[arg(long, default_value = "host")]
-        factorization: String,
-        /// Pattern level k of isai: the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
-        #[arg(long, default_value_t = 1)]
-        isai_level: usize,
-        /// Scaling of ip: auto (the IP of D^-1/2 A D^-1/2, scaled back, where the diagonal
-        /// varies: positive definite for 5-/7-point M-matrices, where the paper's form can be
-        /// indefinite; the paper's form on a constant diagonal, where the two agree up to a
-        /// factor), none (the paper's eq. (15)) or symmetric.
-        #[arg(long, default_value = "auto")]
-        ip_scaling: String,
-        /// Coarsening of amg: sa (smoothed aggregation) or aggregation (plain, cheaper setup,
-        /// more iterations).
-        #[arg(long, default_value = "sa")]
-        amg_coarsening: String,
-        /// Smoother of amg: jacobi (damped), l1-jacobi or chebyshev:K (degree K, 1..4).
-        #[arg(long, default_value = "jacobi")]
-        amg_smoother: String,
-        /// Smoothing sweeps of amg before and after the coarse correction (the same number
-        /// keeps the cycle symmetric, for CG).
-        #[arg(long, default_value_t = 1)]
-        amg_sweeps: usize,
-        /// Strength threshold of amg's aggregation on the finest level.
-        #[arg(long, default_value_t = 0.05)]
-        amg_strength: f64,
-        /// Factor of amg's strength threshold from one level to the next coarser one, in
-        /// (0, 1] (0.5: halved, as AMGCL does; 1 suits coefficient jumps).
-        #[arg(long, default_value_t = 0.5)]
-        amg_strength_decay: f64,
-        /// Most levels of amg, the coarsest included.
-        #[arg(long, default_value_t = 25)]
-        amg_max_levels: usize,
-        /// amg stops coarsening at this many rows and inverts that level (at most 4096).
-        #[arg(long, default_value_t = 500)]
-        amg_coarse_size: usize,
-        /// Where amg is set up: auto (on the device for a GPU backend, block size 1), host
-        /// (greedy aggregation, uploaded) or device (MIS-2 aggregation and SpGEMM kernels).
-        #[arg(long, default_value = "auto")]
-        amg_setup: String,
-        /// Precision of amg's hierarchy: solve (the solve's) or f32 (levels stored and the
-        /// cycle run in single precision inside a double-precision solve).
-        #[arg(long, default_value = "solve")]
-        amg_precision: String,
-        /// Matching and scaling of ilu: auto (the maximum-product matching with its scalings
-        /// where some row's diagonal is zero or below 0.1 of its row's largest entry), on, off
-        /// or equilibrate (row and column scaling only).
-        #[arg(long, default_value = "auto")]
-        ilu_matching: String,
-        /// Symmetric ordering of ilu after the matching: auto (amd after a matching, else rcm),
-        /// none, rcm or amd (approximate minimum degree on the symmetrized pattern).
-        #[arg(long, default_value = "auto")]
-        ilu_ordering: String,
-        /// ILU(k) with this level of fill for ilu (default: ILU(0) when it factors stably,
-        /// else ILUT).
-        #[arg(long)]
-        ilu_fill: Option<usize>,
-        /// ILUT drop tolerance of ilu, relative to each row's 2-norm (default 1e-4, as SciPy's
-        /// spilu; giving it selects ILUT).
-        #[arg(long)]
-        ilu_drop: Option<f64>,
-        /// ILUT fill factor of ilu: nnz(L + U) at most about this times nnz(A) (default 10,
-        /// as SciPy's spilu; giving it selects ILUT).
-        #[arg(long)]
-        ilu_max_fill: Option<f64>,
-        /// Replace tiny pivots of ilu by shifted values (counted in the report) instead of
-        /// failing.
-        #[arg(long)]
-        ilu_shift: bool,
-        /// Column pivoting of ilu's ILUT (ILUTP): a row pivots on its largest entry right of
-        /// the diagonal when the diagonal is below this times it (0: never; SuperLU's 0.1).
-        #[arg(long, default_value_t = pipekrylov::precond::ilu::DEFAULT_PIVOT_THRESHOLD)]
-        ilu_pivot: f64,
-        /// Pattern level k of fsai: G on the lower triangle of the pattern of A^k (1..4).
-        #[arg(long, default_value_t = 1)]
-        fsai_level: usize,
-        /// Prefiltration of fsai: entries below tau sqrt(a_ii a_jj) leave the pattern.
-        #[arg(long, default_value_t = 0.0)]
-        fsai_tau: f64,
-        /// Growth steps k_max of afsai (entries are added for at most this many steps).
-        #[arg(long, default_value_t = 30)]
-        afsai_max_steps: usize,
-        /// Entries s added per growth step of afsai (1..8).
-        #[arg(long, default_value_t = 1)]
-        afsai_step_size: usize,
-        /// Tolerance eps of afsai's stopping rule (see --afsai-stop).
-        #[arg(long, default_value_t = 1e-3)]
-        afsai_eps: f64,
-        /// Stopping rule of afsai: ratio (a row stops when psi_k / psi_0 <= eps, [Bernaschi19] eq. 17)
-        /// or step (when the last step reduced psi by a relative eps or less).
-        #[arg(long, default_value = "ratio")]
-        afsai_stop: String,
-        /// At most this many rows per afsai growth launch (default: chosen from the memory the
-        /// grown rows predict; the pattern is the same for any value).
-        #[arg(long)]
-        afsai_batch_rows: Option<usize>,
-        /// Precision of the fsai/afsai setup: f64 (the solve's precision) or f32 (the factor
-        /// is set up in single precision and cast to the solve precision on the device).
-        #[arg(long, default_value = "f64")]
-        fsai_setup_precision: String,
-        /// CSR kernel of the fsai/afsai factors G and G^T: auto (chosen from their row
-        /// lengths), vector, stream or stream-compact.
-        #[arg(long, default_value = "auto")]
-        fsai_kernel: String,
+        #[command(flatten)]
+        precond: pipekrylov::cli::precond_flags::PrecondFlags,
         /// auto, host, opencl or cuda (auto: CUDA, then an OpenCL GPU, then the host; the host
         /// for systems of at most 500 unknowns).
         #[arg(long, default_value = "auto")]
@@ -363,37 +237,6 @@ fn run(cli: Cli) -> Result<i32, Error> {
             variant,
             gmres_ortho,
             precond,
-            trisolve,
-            block_size,
-            subdomains,
-            factorization,
-            isai_level,
-            ip_scaling,
-            amg_coarsening,
-            amg_smoother,
-            amg_sweeps,
-            amg_strength,
-            amg_strength_decay,
-            amg_max_levels,
-            amg_coarse_size,
-            amg_setup,
-            amg_precision,
-            ilu_matching,
-            ilu_ordering,
-            ilu_fill,
-            ilu_drop,
-            ilu_max_fill,
-            ilu_shift,
-            ilu_pivot,
-            fsai_level,
-            fsai_tau,
-            afsai_max_steps,
-            afsai_step_size,
-            afsai_eps,
-            afsai_stop,
-            afsai_batch_rows,
-            fsai_setup_precision,
-            fsai_kernel,
             backend,
             execution,
             precision: prec,
@@ -406,7 +249,6 @@ fn run(cli: Cli) -> Result<i32, Error> {
             output,
             monitor,
         } => {
-            let setup_in_f32 = precision(&fsai_setup_precision)? == Precision::F32;
             let args = solve::SolveArgs {
                 matrix,
                 generate,
@@ -416,61 +258,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 nrhs,
                 variant: variant.parse::<Variant>()?,
                 gmres_ortho: gmres_ortho.parse::<GmresOrthogonalization>()?,
-                precond: precond.parse::<PrecondKind>()?,
-                trisolve: trisolve.parse::<TriangularSolve>()?,
-                block_size,
-                subdomains,
-                factorization: factorization.parse::<Factorization>()?,
-                isai_level,
-                ip_scaling: ip_scaling.parse()?,
-                amg: pipekrylov::precond::AmgOptions {
-                    coarsening: amg_coarsening.parse()?,
-                    smoother: amg_smoother.parse()?,
-                    pre_sweeps: amg_sweeps,
-                    post_sweeps: amg_sweeps,
-                    strength: amg_strength,
-                    strength_decay: amg_strength_decay,
-                    max_levels: amg_max_levels,
-                    coarse_size: amg_coarse_size,
-                    setup: amg_setup.parse()?,
-                    precision: amg_precision.parse()?,
-                    ..pipekrylov::precond::AmgOptions::default()
-                },
-                fsai: pipekrylov::precond::FsaiOptions {
-                    level: fsai_level,
-                    tau: fsai_tau,
-                    setup_in_f32,
-                },
-                afsai: pipekrylov::precond::AfsaiOptions {
-                    growth: pipekrylov::backend::AfsaiGrowth {
-                        max_steps: afsai_max_steps,
-                        per_step: afsai_step_size,
-                        eps: afsai_eps,
-                        stop: match afsai_stop.as_str() {
-                            "ratio" => pipekrylov::backend::AfsaiStop::RatioToInitial,
-                            "step" => pipekrylov::backend::AfsaiStop::StepReduction,
-                            other => {
-                                return Err(pipekrylov::Error::param(
-                                    "afsai_stop",
-                                    format!("{other:?} is not ratio or step"),
-                                ))
-                            }
-                        },
-                    },
-                    setup_in_f32,
-                    max_batch_rows: afsai_batch_rows,
-                },
-                fsai_kernel: fsai_kernel.parse()?,
-                ilu: pipekrylov::precond::IluOptions {
-                    matching: ilu_matching.parse()?,
-                    ordering: ilu_ordering.parse()?,
-                    fill_level: ilu_fill,
-                    drop_tol: ilu_drop,
-                    max_fill: ilu_max_fill,
-                    shift: ilu_shift,
-                    pivot_threshold: ilu_pivot,
-                    ..pipekrylov::precond::IluOptions::default()
-                },
+                precond: precond.spec()?,
+                block_size_given: precond.block_size_given(),
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
                 precision: precision(&prec)?,

@@ -194,6 +194,20 @@ fn solve_typed<T: Scalar>(
     finish_solve(be, args, (a, rows), b_local, &system, load_seconds)
 }
 
+/// The preconditioner of the distributed solve: AMG across the ranks, any other on the rank's
+/// diagonal block. A generated problem's stencil describes the global grid, not the block, so
+/// the matrix-free IP does not apply.
+fn rank_block_spec<T>(
+    args: &SolveArgs,
+    system: &super::problem::System<T>,
+) -> precond::PrecondSpec {
+    let mut spec = precond_spec(args, system, dist_format(args));
+    if let precond::PrecondSpec::IpMatrixFree { stencil } = &mut spec {
+        *stencil = None;
+    }
+    spec
+}
+
 /// Precondition, solve and report (every rank; the report on rank 0). `a` comes with the
 /// rank's rows in global column numbers (the distributed AMG's setup reads them).
 fn finish_solve<T: Scalar>(
@@ -211,16 +225,10 @@ fn finish_solve<T: Scalar>(
         comm.sum_slots(&[a.local.nnz() as f64 + a.ghost_nnz as f64])[0],
     );
     // AMG: one hierarchy across the ranks. Every other preconditioner is block-Jacobi: the
-    // preconditioner of the rank's diagonal block. A generated problem's stencil describes the
-    // global grid, not the block, so matrix-free IP does not apply.
-    let mut spec = precond_spec(args, system, dist_format(args));
-    spec.stencil = None;
+    // preconditioner of the rank's diagonal block.
+    let spec = rank_block_spec(args, system);
     let built: Option<Box<dyn Preconditioner<DistBackend<AnyBackend>, T>>> =
-        if spec.kind == precond::PrecondKind::Amg {
-            let options = precond::AmgOptions {
-                block_size: spec.block_size,
-                ..spec.amg
-            };
+        if let precond::PrecondSpec::Amg(options) = spec {
             let amg = precond::Amg::new_distributed(be, &rows, &a.partition, options)?;
             Some(Box::new(amg))
         } else {
@@ -316,11 +324,7 @@ fn finish_solve<T: Scalar>(
         })
         .collect();
     if args.json {
-        let spec = {
-            let mut spec = precond_spec(args, system, dist_format(args));
-            spec.stencil = None;
-            spec
-        };
+        let spec = rank_block_spec(args, system);
         let format = crate::backend::format_choice::FormatChoice {
             format: dist_format(args),
             reason: match args.format {
@@ -355,8 +359,8 @@ fn finish_solve<T: Scalar>(
         be.device_name(),
         be.name(),
         args.precision,
-        args.precond,
-        if args.precond == precond::PrecondKind::Amg {
+        args.precond.kind(),
+        if args.precond.kind() == precond::PrecondKind::Amg {
             "one hierarchy across the ranks"
         } else {
             "block-Jacobi: one block per rank"

@@ -6,6 +6,7 @@ pub mod bench_cmd;
 pub mod dist;
 pub mod export;
 pub mod info;
+pub mod precond_flags;
 pub mod problem;
 pub mod solve;
 pub mod watch;

@@ -9,9 +9,7 @@ use crate::backend::{
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::precond::{
-    self, Factorization, PrecondKind, PrecondSpec, Preconditioner, TriangularSolve,
-};
+use crate::precond::{self, Bilu0Options, Factorization, IsaiOptions, PrecondSpec, Preconditioner};
 use crate::scalar::{Precision, Scalar};
 use crate::solve::KrylovSolver;
 use crate::solver::{GmresOrthogonalization, Monitor, Params, SolveReport, Variant};
@@ -37,31 +35,15 @@ pub struct SolveArgs {
     pub variant: Variant,
     /// `--gmres-ortho`
     pub gmres_ortho: GmresOrthogonalization,
-    /// `--precond`
-    pub precond: PrecondKind,
-    /// `--trisolve exact|sweeps:K`
-    pub trisolve: TriangularSolve,
-    /// `--block-size S` (None: from the format or the problem)
-    pub block_size: Option<usize>,
-    /// `--subdomains P`
-    pub subdomains: usize,
-    /// `--factorization host|sweeps:F`
-    pub factorization: Factorization,
-    /// `--isai-level k`
-    pub isai_level: usize,
-    /// `--ip-scaling auto|none|symmetric`
-    pub ip_scaling: crate::precond::IpScaling,
-    /// `--amg-*`: the multigrid options (block size from `--block-size`).
-    pub amg: crate::precond::AmgOptions,
-    /// `--fsai-level k`, `--fsai-tau t`
-    pub fsai: crate::precond::FsaiOptions,
-    /// `--afsai-max-steps k`, `--afsai-step-size s`, `--afsai-eps e`, `--afsai-stop ratio|step`
-    pub afsai: crate::precond::AfsaiOptions,
-    /// The CSR kernel of the FSAI factors (`auto`: chosen from their row lengths).
-    pub fsai_kernel: crate::backend::CsrKernel,
-    /// `--ilu-matching`, `--ilu-ordering`, `--ilu-fill`, `--ilu-drop`, `--ilu-max-fill`,
-    /// `--ilu-shift` (the triangular solve from `--trisolve`).
-    pub ilu: crate::precond::IluOptions,
+    /// `--precond` with the options of the chosen one (`--trisolve`, `--block-size`,
+    /// `--factorization`, `--subdomains`, `--isai-level`, `--ip-scaling`, `--fsai-*`,
+    /// `--afsai-*`, `--amg-*`, `--ilu-*`; the binary reads only the chosen one's). The assembled
+    /// IP takes the operator's format and the matrix-free IP the generated problem's stencil
+    /// at the solve.
+    pub precond: PrecondSpec,
+    /// Whether `--block-size` was given; if not, the block size of a preconditioner that has
+    /// one is S of a BSR format, else 3 for elasticity3d, else 1.
+    pub block_size_given: bool,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--execution auto|sync|resident`
@@ -141,9 +123,9 @@ fn typed<T: Scalar>(
     let t_build = Instant::now();
     backend.prepare_kernels(T::PRECISION)?;
     let f32_setup = match args.precond {
-        PrecondKind::Fsai => args.fsai.setup_in_f32,
-        PrecondKind::Afsai => args.afsai.setup_in_f32,
-        PrecondKind::Amg => args.amg.precision == crate::precond::AmgPrecision::F32,
+        PrecondSpec::Fsai { options, .. } => options.setup_in_f32,
+        PrecondSpec::Afsai { options, .. } => options.setup_in_f32,
+        PrecondSpec::Amg(o) => o.precision == crate::precond::AmgPrecision::F32,
         _ => false,
     };
     if f32_setup && T::PRECISION == Precision::F64 {
@@ -441,53 +423,56 @@ fn operator_format<T: Scalar>(
     backend: &AnyBackend,
 ) -> FormatChoice {
     match args.precond {
-        PrecondKind::Fsai | PrecondKind::Afsai => args.format.resolve_keeping_csr(
+        PrecondSpec::Fsai { .. } | PrecondSpec::Afsai { .. } => args.format.resolve_keeping_csr(
             a,
             backend,
             "the FSAI setup reads the solver's CSR copy of A",
         ),
-        PrecondKind::Bilu0 | PrecondKind::BlockJacobi | PrecondKind::Isai
-            if matches!(args.factorization, Factorization::Sweeps(_)) =>
-        {
-            args.format.resolve_keeping_csr(
-                a,
-                backend,
-                "the device BILU(0) factorization reads the solver's CSR copy of A",
-            )
-        }
+        PrecondSpec::Bilu0(Bilu0Options {
+            factorization: Factorization::Sweeps(_),
+            ..
+        })
+        | PrecondSpec::BlockJacobi(Bilu0Options {
+            factorization: Factorization::Sweeps(_),
+            ..
+        })
+        | PrecondSpec::Isai(IsaiOptions {
+            factorization: Factorization::Sweeps(_),
+            ..
+        }) => args.format.resolve_keeping_csr(
+            a,
+            backend,
+            "the device BILU(0) factorization reads the solver's CSR copy of A",
+        ),
         _ => args.format.resolve(a, backend),
     }
 }
 
-/// The preconditioner the arguments ask for on an operator in `format`; the block size defaults
-/// to S of a BSR format, else 3 for elasticity3d (three unknowns per node), else 1.
+/// The preconditioner the arguments ask for on an operator in `format`: the block size, when
+/// `--block-size` was not given, is S of a BSR format, else 3 for elasticity3d (three unknowns
+/// per node), else 1; the assembled IP is stored in `format`; the matrix-free IP gets the
+/// generated problem's stencil.
 pub(crate) fn precond_spec<T>(
     args: &SolveArgs,
     system: &System<T>,
     format: MatrixFormat,
 ) -> PrecondSpec {
-    let problem = system.name.as_str();
-    let block_size = args.block_size.unwrap_or(match format {
-        MatrixFormat::Bsr { block_size } => block_size,
-        _ if problem.starts_with("elasticity3d") => 3,
-        _ => 1,
-    });
-    PrecondSpec {
-        kind: args.precond,
-        block_size,
-        solve: args.trisolve,
-        subdomains: args.subdomains,
-        factorization: args.factorization,
-        isai_level: args.isai_level,
-        format,
-        ip_scaling: args.ip_scaling,
-        amg: args.amg,
-        stencil: system.stencil,
-        fsai: args.fsai,
-        afsai: args.afsai,
-        fsai_kernel: args.fsai_kernel,
-        ilu: args.ilu,
+    let mut spec = args.precond;
+    if !args.block_size_given {
+        if let Some(s) = spec.block_size_mut() {
+            *s = match format {
+                MatrixFormat::Bsr { block_size } => block_size,
+                _ if system.name.starts_with("elasticity3d") => 3,
+                _ => 1,
+            };
+        }
     }
+    match &mut spec {
+        PrecondSpec::Ip(o) => o.format = format,
+        PrecondSpec::IpMatrixFree { stencil } => *stencil = system.stencil,
+        _ => {}
+    }
+    spec
 }
 
 /// Median seconds of one application z = M^-1 b over 10 synchronized runs (after one warm-up).
@@ -531,7 +516,7 @@ pub(crate) fn json<B: Backend, T: Scalar>(
         "backend_request": format!("{:?}", args.backend).to_ascii_lowercase(),
         "device": backend.device_name(),
         "precision": args.precision.to_string(),
-        "precond": args.precond.name(),
+        "precond": args.precond.kind().name(),
         "problem": problem,
         "n": n,
         "nnz": nnz,
@@ -572,11 +557,23 @@ pub(crate) fn json<B: Backend, T: Scalar>(
         v["precond_launches_per_apply"] = pc.launches_per_apply().into();
         v["precond_apply_seconds"] = apply_seconds.into();
         v["precond_params"] = pc.params();
-        v["block_size"] = spec.block_size.into();
-        v["trisolve"] = spec.solve.to_string().into();
-        v["subdomains"] = spec.subdomains.into();
-        v["factorization"] = spec.factorization.to_string().into();
-        v["isai_level"] = spec.isai_level.into();
+        let mut spec = spec;
+        if let Some(s) = spec.block_size() {
+            v["block_size"] = s.into();
+        }
+        if let Some(t) = spec.triangular_solve_mut() {
+            v["trisolve"] = t.to_string().into();
+        }
+        if let Some(f) = spec.factorization_mut() {
+            v["factorization"] = f.to_string().into();
+        }
+        match spec {
+            PrecondSpec::Bilu0(o) | PrecondSpec::BlockJacobi(o) => {
+                v["subdomains"] = o.subdomains.into()
+            }
+            PrecondSpec::Isai(o) => v["isai_level"] = o.level.into(),
+            _ => {}
+        }
     }
     if args.history {
         v["residual_history"] = r.residual_history.clone().into();
@@ -624,7 +621,7 @@ fn human(
         backend.device_name(),
         backend.name(),
         args.precision,
-        args.precond,
+        args.precond.kind(),
         format.format,
         format.reason
     );

@@ -1,5 +1,5 @@
-//! Run-time choice of a preconditioner (the CLI's `--precond`, `--trisolve`, `--block-size`,
-//! `--subdomains`, `--isai-level`, `--ilu-*`).
+//! Run-time choice of a preconditioner: [`PrecondKind`] names one (the CLI's `--precond`),
+//! [`PrecondSpec`] is one with its options (each variant carries exactly the options it reads).
 
 use super::{
     AfsaiOptions, Amg, AmgOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai,
@@ -96,64 +96,220 @@ impl std::str::FromStr for PrecondKind {
     }
 }
 
-/// A preconditioner and its parameters, as chosen at run time.
+/// Options of block-ISAI ([`PrecondSpec::Isai`], [`BlockIsai::new_on`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PrecondSpec {
-    /// Which one.
-    pub kind: PrecondKind,
-    /// Block size s (point-block Jacobi, block-Jacobi, BILU(0)).
+pub struct IsaiOptions {
+    /// Block size s of the BILU(0) factors (1..=8).
     pub block_size: usize,
-    /// Triangular solve (block-Jacobi, BILU(0); default [`TriangularSolve::Auto`]).
-    pub solve: TriangularSolve,
-    /// Subdomains P (block-Jacobi).
-    pub subdomains: usize,
-    /// Where the BILU(0) / block-Jacobi factors are computed.
+    /// Pattern level k (1..=3): the inverses live on the patterns of (I+|L|)^k, (I+|U|)^k.
+    pub level: usize,
+    /// Where the BILU(0) factors are computed.
     pub factorization: Factorization,
-    /// Pattern level k of block-ISAI (1..=3).
-    pub isai_level: usize,
-    /// Device format of an assembled IP matrix.
-    pub format: MatrixFormat,
-    /// Scaling of the assembled IP (default [`IpScaling::Auto`]: the IP of D^-1/2 A D^-1/2
-    /// where the diagonal varies).
-    pub ip_scaling: IpScaling,
-    /// The stencil of a generated problem (matrix-free IP needs it).
-    pub stencil: Option<GridStencil>,
-    /// FSAI pattern level and prefiltration.
-    pub fsai: FsaiOptions,
-    /// Adaptive FSAI growth parameters.
-    pub afsai: AfsaiOptions,
-    /// Algebraic multigrid parameters (its block size is [`PrecondSpec::block_size`]).
-    pub amg: AmgOptions,
-    /// The CSR kernel of the FSAI factors G and G^T ([`Fsai::with_factor_kernel`]; `Auto`:
-    /// chosen from their row lengths by the setup).
-    pub fsai_kernel: CsrKernel,
-    /// Incomplete LU options (its triangular solve is [`PrecondSpec::solve`]).
-    pub ilu: IluOptions,
 }
 
-impl Default for PrecondSpec {
+impl Default for IsaiOptions {
     fn default() -> Self {
         Self {
-            kind: PrecondKind::None,
             block_size: 1,
-            solve: TriangularSolve::Auto,
-            subdomains: 1,
+            level: 1,
             factorization: Factorization::Host,
-            isai_level: 1,
-            format: MatrixFormat::Csr,
-            ip_scaling: IpScaling::Auto,
-            stencil: None,
-            fsai: FsaiOptions::default(),
-            afsai: AfsaiOptions::default(),
-            amg: AmgOptions::default(),
-            fsai_kernel: CsrKernel::Auto,
-            ilu: IluOptions::default(),
         }
     }
 }
 
+/// Options of the assembled Incomplete Poisson ([`PrecondSpec::Ip`],
+/// [`IncompletePoisson::with_scaling`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IpOptions {
+    /// Device format of the assembled IP matrix (default CSR; the command line gives it the
+    /// solver's format).
+    pub format: MatrixFormat,
+    /// Scaling (default [`IpScaling::Auto`]: the IP of D^-1/2 A D^-1/2 where the diagonal
+    /// varies).
+    pub scaling: IpScaling,
+}
+
+/// A preconditioner and exactly the options it reads, as chosen at run time:
+/// `PrecondSpec::from(PrecondKind::Amg)` is AMG with its defaults, and
+/// `PrecondSpec::Amg(AmgOptions { strength: 0.1, ..Default::default() })` names the options.
+///
+/// ```
+/// use pipekrylov::precond::{Bilu0Options, PrecondKind, PrecondSpec, TriangularSolve};
+/// let spec = PrecondSpec::Bilu0(Bilu0Options {
+///     block_size: 3,
+///     solve: TriangularSolve::Sweeps(2),
+///     ..Default::default()
+/// });
+/// assert_eq!(spec.kind(), PrecondKind::Bilu0);
+/// assert_eq!(spec.block_size(), Some(3));
+/// // Another kind keeps the options the two share.
+/// assert_eq!(spec.with_kind(PrecondKind::Amg).block_size(), Some(3));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub enum PrecondSpec {
+    /// No preconditioner.
+    #[default]
+    None,
+    /// Point Jacobi.
+    Jacobi,
+    /// Point-block Jacobi: the s x s diagonal blocks inverted.
+    PointBlockJacobi {
+        /// Block size s (1..=8).
+        block_size: usize,
+    },
+    /// Block-Jacobi over `subdomains` parts, BILU(0) on each ([`Bilu0::block_jacobi_on`]).
+    BlockJacobi(Bilu0Options),
+    /// BILU(0) of the whole matrix ([`Bilu0::new_on`]).
+    Bilu0(Bilu0Options),
+    /// Block-ISAI of the BILU(0) factors.
+    Isai(IsaiOptions),
+    /// Incomplete Poisson assembled on A's pattern.
+    Ip(IpOptions),
+    /// Incomplete Poisson of a generated constant-coefficient stencil, matrix-free.
+    IpMatrixFree {
+        /// The stencil (`None`: building it is [`Error::NotApplicable`]; the command line
+        /// sets it for its generated problems).
+        stencil: Option<GridStencil>,
+    },
+    /// Static FSAI (SPD matrices).
+    Fsai {
+        /// Pattern level, prefiltration, setup precision.
+        options: FsaiOptions,
+        /// The CSR kernel of G and G^T (`Auto`: chosen from their row lengths).
+        factor_kernel: CsrKernel,
+    },
+    /// Adaptive FSAI (SPD matrices).
+    Afsai {
+        /// The growth and setup options.
+        options: AfsaiOptions,
+        /// The CSR kernel of G and G^T (`Auto`: chosen from their row lengths).
+        factor_kernel: CsrKernel,
+    },
+    /// Algebraic multigrid, one V-cycle per application.
+    Amg(AmgOptions),
+    /// Incomplete LU after a matching, scaling and ordering.
+    Ilu(IluOptions),
+}
+
+impl From<PrecondKind> for PrecondSpec {
+    /// The preconditioner `kind` with its default options.
+    fn from(kind: PrecondKind) -> Self {
+        match kind {
+            PrecondKind::None => Self::None,
+            PrecondKind::Jacobi => Self::Jacobi,
+            PrecondKind::PointBlockJacobi => Self::PointBlockJacobi { block_size: 1 },
+            PrecondKind::BlockJacobi => Self::BlockJacobi(Bilu0Options::default()),
+            PrecondKind::Bilu0 => Self::Bilu0(Bilu0Options::default()),
+            PrecondKind::Isai => Self::Isai(IsaiOptions::default()),
+            PrecondKind::Ip => Self::Ip(IpOptions::default()),
+            PrecondKind::IpMatrixFree => Self::IpMatrixFree { stencil: None },
+            PrecondKind::Fsai => Self::Fsai {
+                options: FsaiOptions::default(),
+                factor_kernel: CsrKernel::Auto,
+            },
+            PrecondKind::Afsai => Self::Afsai {
+                options: AfsaiOptions::default(),
+                factor_kernel: CsrKernel::Auto,
+            },
+            PrecondKind::Amg => Self::Amg(AmgOptions::default()),
+            PrecondKind::Ilu => Self::Ilu(IluOptions::default()),
+        }
+    }
+}
+
+impl PrecondSpec {
+    /// Which preconditioner this is.
+    pub fn kind(&self) -> PrecondKind {
+        match self {
+            Self::None => PrecondKind::None,
+            Self::Jacobi => PrecondKind::Jacobi,
+            Self::PointBlockJacobi { .. } => PrecondKind::PointBlockJacobi,
+            Self::BlockJacobi(_) => PrecondKind::BlockJacobi,
+            Self::Bilu0(_) => PrecondKind::Bilu0,
+            Self::Isai(_) => PrecondKind::Isai,
+            Self::Ip(_) => PrecondKind::Ip,
+            Self::IpMatrixFree { .. } => PrecondKind::IpMatrixFree,
+            Self::Fsai { .. } => PrecondKind::Fsai,
+            Self::Afsai { .. } => PrecondKind::Afsai,
+            Self::Amg(_) => PrecondKind::Amg,
+            Self::Ilu(_) => PrecondKind::Ilu,
+        }
+    }
+
+    /// The block size, for the preconditioners that have one.
+    pub fn block_size(&self) -> Option<usize> {
+        match self {
+            Self::PointBlockJacobi { block_size } => Some(*block_size),
+            Self::BlockJacobi(o) | Self::Bilu0(o) => Some(o.block_size),
+            Self::Isai(o) => Some(o.block_size),
+            Self::Amg(o) => Some(o.block_size),
+            _ => None,
+        }
+    }
+
+    /// The block size's field, for the preconditioners that have one.
+    pub fn block_size_mut(&mut self) -> Option<&mut usize> {
+        match self {
+            Self::PointBlockJacobi { block_size } => Some(block_size),
+            Self::BlockJacobi(o) | Self::Bilu0(o) => Some(&mut o.block_size),
+            Self::Isai(o) => Some(&mut o.block_size),
+            Self::Amg(o) => Some(&mut o.block_size),
+            _ => None,
+        }
+    }
+
+    /// The triangular solve's field (BILU(0), block-Jacobi, ILU).
+    pub fn triangular_solve_mut(&mut self) -> Option<&mut TriangularSolve> {
+        match self {
+            Self::BlockJacobi(o) | Self::Bilu0(o) => Some(&mut o.solve),
+            Self::Ilu(o) => Some(&mut o.solve),
+            _ => None,
+        }
+    }
+
+    /// Where the BILU(0) factors are computed (BILU(0), block-Jacobi, block-ISAI).
+    pub fn factorization_mut(&mut self) -> Option<&mut Factorization> {
+        match self {
+            Self::BlockJacobi(o) | Self::Bilu0(o) => Some(&mut o.factorization),
+            Self::Isai(o) => Some(&mut o.factorization),
+            _ => None,
+        }
+    }
+
+    /// The FSAI factors' CSR kernel's field (static and adaptive FSAI).
+    pub fn factor_kernel_mut(&mut self) -> Option<&mut CsrKernel> {
+        match self {
+            Self::Fsai { factor_kernel, .. } | Self::Afsai { factor_kernel, .. } => {
+                Some(factor_kernel)
+            }
+            _ => None,
+        }
+    }
+
+    /// The preconditioner `kind` with its defaults, except for the options it shares with
+    /// this one (block size, triangular solve, factorization, FSAI kernel), which it keeps.
+    pub fn with_kind(self, kind: PrecondKind) -> Self {
+        let mut from = self;
+        let mut to = Self::from(kind);
+        if let (Some(s), Some(t)) = (from.block_size(), to.block_size_mut()) {
+            *t = s;
+        }
+        if let (Some(s), Some(t)) = (from.triangular_solve_mut(), to.triangular_solve_mut()) {
+            *t = *s;
+        }
+        if let (Some(s), Some(t)) = (from.factorization_mut(), to.factorization_mut()) {
+            *t = *s;
+        }
+        if let (Some(s), Some(t)) = (from.factor_kernel_mut(), to.factor_kernel_mut()) {
+            *t = *s;
+        }
+        to
+    }
+}
+
 /// Build the preconditioner `spec` names for `a` on `backend` (`None` for
-/// [`PrecondKind::None`]).
+/// [`PrecondSpec::None`]).
 pub fn build<B: Backend + 'static, T: Scalar>(
     backend: &B,
     a: &CsrMatrix<T>,
@@ -171,41 +327,29 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
     device: Option<&DeviceMatrix<T>>,
     spec: PrecondSpec,
 ) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
-    let opts = Bilu0Options {
-        block_size: spec.block_size,
-        solve: spec.solve,
-        subdomains: spec.subdomains,
-        factorization: spec.factorization,
-    };
-    Ok(match spec.kind {
-        PrecondKind::None => None,
-        PrecondKind::Jacobi => Some(Box::new(Jacobi::new(backend, a)?)),
-        PrecondKind::PointBlockJacobi => Some(Box::new(PointBlockJacobi::new(
-            backend,
-            a,
-            spec.block_size,
-        )?)),
-        PrecondKind::BlockJacobi => {
+    Ok(match spec {
+        PrecondSpec::None => None,
+        PrecondSpec::Jacobi => Some(Box::new(Jacobi::new(backend, a)?)),
+        PrecondSpec::PointBlockJacobi { block_size } => {
+            Some(Box::new(PointBlockJacobi::new(backend, a, block_size)?))
+        }
+        PrecondSpec::BlockJacobi(opts) => {
             Some(Box::new(Bilu0::block_jacobi_on(backend, a, device, opts)?))
         }
-        PrecondKind::Bilu0 => Some(Box::new(Bilu0::new_on(backend, a, device, opts)?)),
-        PrecondKind::Isai => Some(Box::new(BlockIsai::new_on(
+        PrecondSpec::Bilu0(opts) => Some(Box::new(Bilu0::new_on(backend, a, device, opts)?)),
+        PrecondSpec::Isai(o) => Some(Box::new(BlockIsai::new_on(
             backend,
             a,
             device,
-            spec.block_size,
-            spec.isai_level,
-            spec.factorization,
+            o.block_size,
+            o.level,
+            o.factorization,
         )?)),
-        PrecondKind::Ip => Some(Box::new(IncompletePoisson::with_scaling(
-            backend,
-            a,
-            device,
-            spec.format,
-            spec.ip_scaling,
+        PrecondSpec::Ip(o) => Some(Box::new(IncompletePoisson::with_scaling(
+            backend, a, device, o.format, o.scaling,
         )?)),
-        PrecondKind::IpMatrixFree => {
-            let stencil = spec.stencil.ok_or_else(|| Error::NotApplicable {
+        PrecondSpec::IpMatrixFree { stencil } => {
+            let stencil = stencil.ok_or_else(|| Error::NotApplicable {
                 preconditioner: "ip-matrix-free".into(),
                 reason: "the problem is not a generated constant-coefficient stencil \
                          (poisson2d, poisson3d or aniso2d); use --precond ip"
@@ -220,33 +364,24 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
                 _ => Some(Box::new(IncompletePoisson::matrix_free_for(a, &stencil)?)),
             }
         }
-        PrecondKind::Fsai => Some(Box::new(with_fsai_kernel(
+        PrecondSpec::Fsai {
+            options,
+            factor_kernel,
+        } => Some(Box::new(with_fsai_kernel(
             backend,
-            Fsai::new_on(backend, a, device, spec.fsai)?,
-            spec.fsai_kernel,
+            Fsai::new_on(backend, a, device, options)?,
+            factor_kernel,
         )?)),
-        PrecondKind::Afsai => Some(Box::new(with_fsai_kernel(
+        PrecondSpec::Afsai {
+            options,
+            factor_kernel,
+        } => Some(Box::new(with_fsai_kernel(
             backend,
-            Fsai::adaptive_on(backend, a, device, spec.afsai)?,
-            spec.fsai_kernel,
+            Fsai::adaptive_on(backend, a, device, options)?,
+            factor_kernel,
         )?)),
-        PrecondKind::Amg => Some(Box::new(Amg::new_on(
-            backend,
-            a,
-            device,
-            AmgOptions {
-                block_size: spec.block_size,
-                ..spec.amg
-            },
-        )?)),
-        PrecondKind::Ilu => Some(Box::new(Ilu::new(
-            backend,
-            a,
-            IluOptions {
-                solve: spec.solve,
-                ..spec.ilu
-            },
-        )?)),
+        PrecondSpec::Amg(options) => Some(Box::new(Amg::new_on(backend, a, device, options)?)),
+        PrecondSpec::Ilu(options) => Some(Box::new(Ilu::new(backend, a, options)?)),
     })
 }
 

@@ -33,7 +33,7 @@ pub use incomplete_poisson::{
 };
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
-pub use kind::{build, build_on, PrecondKind, PrecondSpec};
+pub use kind::{build, build_on, IpOptions, IsaiOptions, PrecondKind, PrecondSpec};
 pub use point_block_jacobi::PointBlockJacobi;
 
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, PcgStepVectors, Slot};

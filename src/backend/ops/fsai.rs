@@ -286,6 +286,21 @@ pub enum AfsaiStop {
     StepReduction,
 }
 
+impl std::str::FromStr for AfsaiStop {
+    type Err = Error;
+    /// `ratio` ([`AfsaiStop::RatioToInitial`]) or `step` ([`AfsaiStop::StepReduction`]).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "ratio" => Ok(AfsaiStop::RatioToInitial),
+            "step" => Ok(AfsaiStop::StepReduction),
+            other => Err(Error::param(
+                "afsai_stop",
+                format!("{other:?} is not ratio or step"),
+            )),
+        }
+    }
+}
+
 impl AfsaiStop {
     /// The kernels' `stop_rule` argument.
     pub fn code(self) -> u32 {
