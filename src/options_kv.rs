@@ -82,7 +82,7 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         "rtol" => o.params.rtol = number(key, v)?,
         "atol" => o.params.atol = number(key, v)?,
         "maxiter" => o.params.max_iter = number(key, v)?,
-        "restart" => o.params.restart = number(key, v)?,
+        "restart" => o.params.gmres.restart = number(key, v)?,
         "precond" => *p = p.with_kind(v.parse()?),
         "block_size" => *of(key, p, PrecondSpec::block_size_mut)? = number(key, v)?,
         "trisolve" => *of(key, p, PrecondSpec::triangular_solve_mut)? = v.parse()?,
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(o.params.rtol, 1e-10);
         assert_eq!(o.params.atol, 1e-14);
         assert_eq!(o.params.max_iter, 77);
-        assert_eq!(o.params.restart, 12);
+        assert_eq!(o.params.gmres.restart, 12);
         assert_eq!(o.precond.kind(), PrecondKind::Amg);
         let PrecondSpec::Amg(amg) = o.precond else {
             panic!("{:?}", o.precond)

@@ -126,7 +126,7 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
 ///     .atol(1e-14)
 ///     .max_iter(500)
 ///     .execution(Execution::Synchronous);
-/// assert_eq!(opts.params.restart, 50);
+/// assert_eq!(opts.params.gmres.restart, 50);
 /// assert_eq!(opts.params.max_iter, 500);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -203,7 +203,7 @@ macro_rules! option_setters {
         }
         /// The GMRES restart length m (default 30; capped at min(m, n, max_iter) by the solver).
         pub fn restart(mut self, restart: usize) -> Self {
-            self.$options().params.restart = restart;
+            self.$options().params.gmres.restart = restart;
             self
         }
         /// The orthogonalization of the pipelined GMRES (default DCGS2).
@@ -211,7 +211,7 @@ macro_rules! option_setters {
             mut self,
             orthogonalization: $crate::solver::GmresOrthogonalization,
         ) -> Self {
-            self.$options().params.gmres_orthogonalization = orthogonalization;
+            self.$options().params.gmres.orthogonalization = orthogonalization;
             self
         }
         /// Pipelined or classical (default pipelined).

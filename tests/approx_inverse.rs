@@ -640,7 +640,10 @@ fn solve<B: Backend>(
     let params = Params {
         rtol: 1e-8,
         max_iter,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         // The paper's counts: one transfer per iteration (no device-resident batches).
         execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()

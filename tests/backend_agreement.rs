@@ -1298,7 +1298,10 @@ fn pipelined_counts<B: Backend>(b: &B) {
     let params = Params {
         rtol: 0.0,
         max_iter: 30,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         // The paper's counts: one transfer per iteration (no device-resident batches).
         execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()
@@ -1349,7 +1352,10 @@ fn pipelined_counts<B: Backend>(b: &B) {
     );
     // CGS2: step 1 has 5 kernels (no batched dots of a first pass), steps 2..30 six each.
     let cgs2 = Params {
-        gmres_orthogonalization: GmresOrthogonalization::Cgs2,
+        gmres: pipekrylov::solver::GmresParams {
+            orthogonalization: GmresOrthogonalization::Cgs2,
+            ..Default::default()
+        },
         ..params
     };
     let mut x = b.alloc(n).unwrap();
@@ -1367,7 +1373,10 @@ fn pipelined_counts<B: Backend>(b: &B) {
     // The paper's simpler GMRES ([Rupp16] Algorithm 6): step 1: 2 kernels, step 2: 3, steps
     // 3..30: 4 each.
     let simpler = Params {
-        gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+        gmres: pipekrylov::solver::GmresParams {
+            orthogonalization: GmresOrthogonalization::SimplerCgs,
+            ..Default::default()
+        },
         ..params
     };
     let mut x = b.alloc(n).unwrap();

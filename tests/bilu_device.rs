@@ -125,7 +125,10 @@ fn few_sweeps_precondition<B: Backend + 'static>(b: &B) {
     let params = Params {
         rtol: 1e-8,
         max_iter: 400,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         ..Params::default()
     };
     let mut its = Vec::new();

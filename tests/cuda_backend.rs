@@ -300,7 +300,10 @@ fn pipelined_iterations_launch_and_transfer_like_the_paper() {
     let params = Params {
         rtol: 0.0,
         max_iter: 30,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         // The paper's counts: one transfer per iteration (no device-resident batches).
         execution: pipekrylov::solver::Execution::Synchronous,
         ..Params::default()
@@ -326,7 +329,10 @@ fn pipelined_iterations_launch_and_transfer_like_the_paper() {
     // The paper's GMRES (simpler GMRES, [Rupp16] Algorithm 6): step 1: 2 kernels, step 2: 3,
     // steps 3..30: 4 each (the default DCGS2 Arnoldi is counted in backend_agreement.rs).
     let simpler = Params {
-        gmres_orthogonalization: pipekrylov::solver::GmresOrthogonalization::SimplerCgs,
+        gmres: pipekrylov::solver::GmresParams {
+            orthogonalization: pipekrylov::solver::GmresOrthogonalization::SimplerCgs,
+            ..Default::default()
+        },
         ..params
     };
     let mut x = b.alloc(n).unwrap();

@@ -248,7 +248,10 @@ fn preconditioned_resident_matches_sync<B: Backend + 'static>(be: &B) {
             let solve = |execution| {
                 let params = Params {
                     execution,
-                    restart: 10,
+                    gmres: pipekrylov::solver::GmresParams {
+                        restart: 10,
+                        ..Default::default()
+                    },
                     ..Params::default()
                 };
                 let mut x = be.alloc::<f64>(n).unwrap();
@@ -649,7 +652,10 @@ fn gmres_restart_stops_ahead<B: Backend>(be: &B) {
             let b: Vec<f64> = common::rand_vec(a.n_rows(), seed);
             for m in [5usize, 10, 20] {
                 let one_cycle = Params {
-                    restart: m,
+                    gmres: pipekrylov::solver::GmresParams {
+                        restart: m,
+                        ..Default::default()
+                    },
                     max_iter: m,
                     rtol: 0.0,
                     execution: Execution::Synchronous,
@@ -662,7 +668,10 @@ fn gmres_restart_stops_ahead<B: Backend>(be: &B) {
                     continue;
                 }
                 let p = Params {
-                    restart: m,
+                    gmres: pipekrylov::solver::GmresParams {
+                        restart: m,
+                        ..Default::default()
+                    },
                     rtol: 0.0,
                     atol: true_residual,
                     ..Params::default()
@@ -688,7 +697,10 @@ fn gmres_resident_matches_sync<B: Backend>(be: &B) {
     let n = a.n_rows();
     let b: Vec<f64> = common::rand_vec(n, 7);
     let restart = Params {
-        restart: 10,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 10,
+            ..Default::default()
+        },
         ..Params::default()
     };
     // Several cycles, the last one stopping inside.
@@ -757,7 +769,10 @@ fn gmres_resident_matches_sync<B: Backend>(be: &B) {
     let pb = vec![1.0; poisson.n_rows()];
     let long = |execution| {
         let p = Params {
-            restart: 30,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: 30,
+                ..Default::default()
+            },
             rtol: 1e-12,
             execution,
             ..Params::default()

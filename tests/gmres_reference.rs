@@ -38,9 +38,11 @@ fn within_reference<B: Backend + 'static>(b: &B) {
             let params = Params {
                 rtol: 1e-8,
                 max_iter: 2 * reference,
-                restart: 30,
+                gmres: pipekrylov::solver::GmresParams {
+                    restart: 30,
+                    orthogonalization: ortho,
+                },
                 variant,
-                gmres_orthogonalization: ortho,
                 ..Params::default()
             };
             let mut x = b.alloc(n).unwrap();

@@ -69,7 +69,10 @@ fn a_cycle_that_increases_the_residual_is_reported_and_undone() {
             calls: Cell::new(0),
         };
         let params = Params {
-            restart: 10,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: 10,
+                ..Default::default()
+            },
             max_iter: 200,
             variant,
             ..Params::default()
@@ -109,7 +112,10 @@ fn valid_solves_never_report_an_increasing_cycle() {
             let params = Params {
                 rtol: 0.0,
                 max_iter: 600,
-                restart: 30,
+                gmres: pipekrylov::solver::GmresParams {
+                    restart: 30,
+                    ..Default::default()
+                },
                 variant,
                 ..Params::default()
             };

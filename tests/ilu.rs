@@ -633,7 +633,10 @@ fn gmres<B: Backend>(
     let params = Params {
         rtol: 1e-8,
         max_iter,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         ..Params::default()
     };
     let rb = b.upload(rhs).unwrap();

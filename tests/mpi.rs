@@ -106,7 +106,10 @@ fn compare_solvers<B: Backend>(
                 for with_jacobi in [false, true] {
                     let params = Params {
                         variant,
-                        gmres_orthogonalization: ortho,
+                        gmres: pipekrylov::solver::GmresParams {
+                            orthogonalization: ortho,
+                            ..Default::default()
+                        },
                         max_iter: 2000,
                         ..Params::default()
                     };

@@ -63,7 +63,10 @@ fn solve<B: Backend>(
         rtol,
         max_iter: 500,
         variant: Variant::Classical,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         ..Params::default()
     };
     let report = match method {
@@ -133,7 +136,10 @@ fn convergence<B: Backend>(
             rtol: 1e-8,
             max_iter: 500,
             variant: Variant::Classical,
-            restart: 30,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: 30,
+                ..Default::default()
+            },
             ..Params::default()
         };
         let one = match method {

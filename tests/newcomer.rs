@@ -38,7 +38,7 @@ fn solve_options_have_a_builder_for_every_option() {
     assert_eq!(d.params.rtol, 1e-8);
     assert_eq!(d.params.atol, 0.0);
     assert_eq!(d.params.max_iter, 10_000);
-    assert_eq!(d.params.restart, 30);
+    assert_eq!(d.params.gmres.restart, 30);
     assert_eq!(d.params.execution, Execution::Auto);
     assert_eq!(d.params.variant, Variant::Pipelined);
     assert_eq!(d.backend, BackendChoice::Auto);
@@ -56,7 +56,7 @@ fn solve_options_have_a_builder_for_every_option() {
         .record_history(false);
     assert_eq!(
         (
-            opts.params.restart,
+            opts.params.gmres.restart,
             opts.params.atol,
             opts.params.rtol,
             opts.params.max_iter

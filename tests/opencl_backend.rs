@@ -751,7 +751,10 @@ fn interleaved_gmres_solvers_match_fresh_backends_bit_for_bit() {
         let params = Params {
             rtol: 1e-10,
             max_iter: 70,
-            restart: m,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: m,
+                ..Default::default()
+            },
             ..Params::default()
         };
         let rep = Gmres::new(be, &a, None, params)

@@ -469,7 +469,10 @@ fn solve<B: Backend>(
     let params = Params {
         rtol: 1e-8,
         max_iter,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         ..Params::default()
     };
     let rhs = b.upload(&vec![1.0; n]).unwrap();
@@ -792,7 +795,10 @@ fn counts_per_preconditioner<B: Backend + 'static>(b: &B) {
         rtol: 0.0,
         // Ten steps: BILU(0) reaches rounding level (a breakdown and a second cycle) in 30.
         max_iter: 10,
-        restart: 10,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 10,
+            ..Default::default()
+        },
         variant: Variant::Pipelined,
         execution: Execution::Synchronous,
         ..Params::default()

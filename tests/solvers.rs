@@ -50,7 +50,10 @@ fn table_4_3(g: Generator, n: usize, solver: &str) -> f64 {
     let params = Params {
         rtol: 0.0,
         max_iter: 30,
-        restart: 30,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 30,
+            ..Default::default()
+        },
         ..Params::default()
     };
     let (rp, _) = solve(
@@ -124,7 +127,10 @@ fn every_solver_converges_on_every_suitable_generator() {
                         variant,
                         rtol: 1e-8,
                         max_iter: 20_000,
-                        restart: 50,
+                        gmres: pipekrylov::solver::GmresParams {
+                            restart: 50,
+                            ..Default::default()
+                        },
                         ..Params::default()
                     };
                     let (r, _) = solve(&h, &p.matrix, solver, params, pc, &b, &vec![0.0; n]);
@@ -553,7 +559,10 @@ fn row09_gmres_happy_breakdown_converges() {
                 "gmres",
                 Params {
                     variant,
-                    gmres_orthogonalization: orth,
+                    gmres: pipekrylov::solver::GmresParams {
+                        orthogonalization: orth,
+                        ..Default::default()
+                    },
                     ..Params::default()
                 },
                 None,
@@ -647,7 +656,10 @@ fn row11_parameters_out_of_range() {
             ..Params::default()
         },
         Params {
-            restart: 0,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: 0,
+                ..Default::default()
+            },
             ..Params::default()
         },
     ] {

@@ -223,7 +223,10 @@ fn main() {
         let params = Params {
             rtol: 0.0,
             max_iter: m,
-            restart: m,
+            gmres: pipekrylov::solver::GmresParams {
+                restart: m,
+                ..Default::default()
+            },
             record_history: false,
             dtol: f64::MAX,
             ..Params::default()
@@ -234,7 +237,10 @@ fn main() {
             solver.solve(&b, &mut y).unwrap()
         });
         let simpler = Params {
-            gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+            gmres: pipekrylov::solver::GmresParams {
+                orthogonalization: GmresOrthogonalization::SimplerCgs,
+                ..Default::default()
+            },
             ..params
         };
         let mut solver = Gmres::new(&be, &a, None, simpler).unwrap();

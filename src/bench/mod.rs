@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::matrix::generate::Generator;
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
-use crate::solver::{BiCgStab, Cg, Gmres, GmresOrthogonalization, Params, SolveReport, Variant};
+use crate::solver::{
+    BiCgStab, Cg, Gmres, GmresOrthogonalization, GmresParams, Params, SolveReport, Variant,
+};
 
 /// The CSV header (scripts depend on the first 15 columns). The floor (`floor_bytes_per_iter`,
 /// `floor_s_per_iter`, `floor_ratio`) is the CSR traffic model's for every format, so formats
@@ -236,7 +238,10 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         rtol: 0.0,
         atol: 0.0,
         max_iter: spec.iterations,
-        restart: spec.restart,
+        gmres: GmresParams {
+            restart: spec.restart,
+            ..GmresParams::default()
+        },
         variant,
         execution: spec.execution,
         record_history: false,
@@ -252,7 +257,10 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         "gmres" => Solver::Gmres(Gmres::new(backend, m, None, params)?),
         "gmres-cgs2" => {
             let params = Params {
-                gmres_orthogonalization: GmresOrthogonalization::Cgs2,
+                gmres: GmresParams {
+                    orthogonalization: GmresOrthogonalization::Cgs2,
+                    ..params.gmres
+                },
                 ..params
             };
             Solver::Gmres(Gmres::new(backend, m, None, params)?)
@@ -260,7 +268,10 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
         // The paper's simpler GMRES with one CGS pass, for comparison with the CGS2 default.
         "gmres-simpler" => {
             let params = Params {
-                gmres_orthogonalization: GmresOrthogonalization::SimplerCgs,
+                gmres: GmresParams {
+                    orthogonalization: GmresOrthogonalization::SimplerCgs,
+                    ..params.gmres
+                },
                 ..params
             };
             Solver::Gmres(Gmres::new(backend, m, None, params)?)

@@ -24,7 +24,7 @@ use crate::matrix::CsrMatrix;
 use crate::precond::{self, Preconditioner};
 use crate::scalar::{Precision, Scalar};
 use crate::solve::KrylovSolver;
-use crate::solver::Params;
+use crate::solver::{GmresParams, Params};
 use std::io::Write;
 use std::time::Instant;
 
@@ -243,9 +243,11 @@ fn finish_solve<T: Scalar>(
         rtol: args.rtol,
         atol: args.atol,
         max_iter: args.max_iter,
-        restart: args.restart,
         variant: args.variant,
-        gmres_orthogonalization: args.gmres_ortho,
+        gmres: GmresParams {
+            restart: args.restart,
+            orthogonalization: args.gmres_ortho,
+        },
         execution: args.execution,
         ..Params::default()
     };

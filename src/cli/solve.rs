@@ -12,7 +12,7 @@ use crate::matrix::CsrMatrix;
 use crate::precond::{self, Bilu0Options, Factorization, IsaiOptions, PrecondSpec, Preconditioner};
 use crate::scalar::{Precision, Scalar};
 use crate::solve::KrylovSolver;
-use crate::solver::{GmresOrthogonalization, Monitor, Params, SolveReport, Variant};
+use crate::solver::{GmresOrthogonalization, GmresParams, Monitor, Params, SolveReport, Variant};
 use crate::Method;
 use std::time::Instant;
 
@@ -139,9 +139,11 @@ fn typed<T: Scalar>(
         rtol: args.rtol,
         atol: args.atol,
         max_iter: args.max_iter,
-        restart: args.restart,
         variant: args.variant,
-        gmres_orthogonalization: args.gmres_ortho,
+        gmres: GmresParams {
+            restart: args.restart,
+            orthogonalization: args.gmres_ortho,
+        },
         execution: args.execution,
         ..Params::default()
     };

@@ -16,7 +16,7 @@ pub(crate) use common::with_monitor;
 pub use common::{Control, Monitor};
 pub use gmres::Gmres;
 pub use params::{
-    Execution, GmresOrthogonalization, Params, Variant, RESIDENT_AUTO_MAX_N,
+    Execution, GmresOrthogonalization, GmresParams, Params, Variant, RESIDENT_AUTO_MAX_N,
     RESIDENT_AUTO_MAX_N_NONSYMMETRIC,
 };
 pub use report::{BreakdownKind, Progress, SolveReport, StopCriterion, StopReason};

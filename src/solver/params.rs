@@ -160,7 +160,28 @@ impl std::fmt::Display for GmresOrthogonalization {
     }
 }
 
-/// Parameters shared by all solvers.
+/// GMRES's own parameters ([`Params::gmres`]; CG and BiCGStab ignore them).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct GmresParams {
+    /// Restart length m, >= 1. Default 30. GMRES runs min(m, n, max_iter) steps per cycle (a
+    /// longer basis cannot be used) and sizes its basis from that; the report's notes say when
+    /// it capped m.
+    pub restart: usize,
+    /// Orthogonalization of the pipelined GMRES (the classical GMRES ignores it). Default
+    /// [`GmresOrthogonalization::Dcgs2`].
+    pub orthogonalization: GmresOrthogonalization,
+}
+
+impl Default for GmresParams {
+    fn default() -> Self {
+        Self {
+            restart: 30,
+            orthogonalization: GmresOrthogonalization::Dcgs2,
+        }
+    }
+}
+
+/// Parameters shared by all solvers, with GMRES's own in [`Params::gmres`].
 ///
 /// The solve stops when the residual norm satisfies `||r|| <= max(rtol ||b||, atol)`, after
 /// `max_iter` iterations, or when `||r|| > dtol ||r_0||`.
@@ -181,15 +202,11 @@ pub struct Params {
     pub max_iter: usize,
     /// Divergence tolerance: stop when ||r|| > dtol ||r_0||. Default 1e5.
     pub dtol: f64,
-    /// GMRES restart length m (ignored by CG and BiCGStab), >= 1. Default 30. GMRES runs
-    /// min(m, n, max_iter) steps per cycle (a longer basis cannot be used) and sizes its basis
-    /// from that; the report's notes say when it capped m.
-    pub restart: usize,
     /// Pipelined or classical. Default [`Variant::Pipelined`].
     pub variant: Variant,
-    /// Orthogonalization of the pipelined GMRES (ignored by the other solvers and by the
-    /// classical GMRES). Default [`GmresOrthogonalization::Dcgs2`].
-    pub gmres_orthogonalization: GmresOrthogonalization,
+    /// GMRES's restart length and orthogonalization. Default [`GmresParams::default`]
+    /// (restart 30, DCGS2).
+    pub gmres: GmresParams,
     /// Synchronous or device-resident iterations (pipelined solvers; see [`Execution`]).
     /// Default [`Execution::Auto`].
     pub execution: Execution,
@@ -207,9 +224,8 @@ impl Default for Params {
             atol: 0.0,
             max_iter: 10_000,
             dtol: 1e5,
-            restart: 30,
             variant: Variant::Pipelined,
-            gmres_orthogonalization: GmresOrthogonalization::Dcgs2,
+            gmres: GmresParams::default(),
             execution: Execution::Auto,
             record_history: true,
             accuracy_factor: 10.0,
@@ -234,7 +250,7 @@ impl Params {
                 format!("{} must be finite and >= 0", self.atol),
             ));
         }
-        if self.restart == 0 {
+        if self.gmres.restart == 0 {
             return Err(Error::param("restart", "must be at least 1"));
         }
         if self.dtol.is_nan() || self.dtol <= 1.0 {

@@ -17,7 +17,10 @@ pub fn gmres20_solve<B: Backend>(be: &B, format: MatrixFormat) -> SolveReport {
     let b = be.upload(&rand_vec::<f64>(n, 3)).unwrap();
     let mut x = be.alloc::<f64>(n).unwrap();
     let params = Params {
-        restart: 20,
+        gmres: pipekrylov::solver::GmresParams {
+            restart: 20,
+            ..Default::default()
+        },
         rtol: 0.0,
         max_iter: 40,
         execution: Execution::Synchronous,

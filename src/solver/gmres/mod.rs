@@ -23,7 +23,7 @@ mod simpler;
 
 use super::cg::norm;
 use super::common::{check_setup, start_solve, Control, Monitor, Tracker};
-use super::params::{Execution, GmresOrthogonalization, Params, Variant};
+use super::params::{Execution, GmresOrthogonalization, GmresParams, Params, Variant};
 use super::report::{SolveReport, StopReason};
 use super::resident::{may_run, Recordings};
 use crate::backend::collective_result;
@@ -89,7 +89,7 @@ pub struct Gmres<'a, B: Backend, T: Scalar> {
 }
 
 impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
-    /// Set up the solver with restart length m = min(`params.restart`, n, `params.max_iter`)
+    /// Set up the solver with restart length m = min(`params.gmres.restart`, n, `params.max_iter`)
     /// (at least 1): a basis longer than the system or than the iterations allowed cannot be
     /// used, so every allocation is sized from the capped m (SciPy caps at n too). The report's
     /// notes say when m was capped.
@@ -111,10 +111,18 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         let n_global = global_rows(backend, a)?;
         let built = (|| -> Result<Self> {
             let n = a.n_rows();
-            let m = params.restart.min(n_global).min(params.max_iter).max(1);
-            let requested_restart = (m != params.restart).then_some(params.restart);
+            let m = params
+                .gmres
+                .restart
+                .min(n_global)
+                .min(params.max_iter)
+                .max(1);
+            let requested_restart = (m != params.gmres.restart).then_some(params.gmres.restart);
             let params = Params {
-                restart: m,
+                gmres: GmresParams {
+                    restart: m,
+                    ..params.gmres
+                },
                 ..params
             };
             let hsize = (m + 1) * (m + 1);
@@ -163,14 +171,17 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
     pub fn set_params(&mut self, params: Params) -> Result<()> {
         params.validate()?;
         let asked = self.requested_restart.unwrap_or(self.m);
-        if params.restart != self.m && params.restart != asked {
+        if params.gmres.restart != self.m && params.gmres.restart != asked {
             return Err(crate::Error::param(
                 "restart",
                 "the restart length is fixed when the solver is built",
             ));
         }
         self.params = Params {
-            restart: self.m,
+            gmres: GmresParams {
+                restart: self.m,
+                ..params.gmres
+            },
             ..params
         };
         Ok(())
@@ -216,7 +227,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         )?;
         // Device-resident: the DCGS2 steps transfer nothing anyway, so a monitor (called at the
         // cycle's end) does not force the synchronous mode here.
-        if self.params.gmres_orthogonalization == GmresOrthogonalization::Dcgs2
+        if self.params.gmres.orthogonalization == GmresOrthogonalization::Dcgs2
             && may_run(
                 self.backend,
                 "gmres",
@@ -267,7 +278,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         // resident, a cycle whose predecessor claimed no stop runs ahead with that
         // predecessor's x update before the host has seen the restart's rho (its steps leave
         // x alone, so a stop at the restart discards them): `ahead` is its step count.
-        let dcgs2 = (self.params.variant, self.params.gmres_orthogonalization)
+        let dcgs2 = (self.params.variant, self.params.gmres.orthogonalization)
             == (Variant::Pipelined, GmresOrthogonalization::Dcgs2);
         let mut ahead: Option<usize> = None;
         tracker.start_loop(be.counters());
@@ -313,7 +324,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 rho_best = rho;
                 be.copy(x, &mut self.x_best)?;
             }
-            let sys: CycleSystem = match (self.params.variant, self.params.gmres_orthogonalization)
+            let sys: CycleSystem = match (self.params.variant, self.params.gmres.orthogonalization)
             {
                 (Variant::Pipelined, GmresOrthogonalization::SimplerCgs) => {
                     self.load_v0(0, rho)?;
