@@ -3,10 +3,12 @@
 # up to 65K, CG/BiCGStab/GMRES, CUDA and NVIDIA OpenCL, both execution modes) and the rows at 4M
 # unknowns, the binary of the commit before the redesign (d8856ce, `.device/bin/pipekrylov-old`)
 # against this commit's (`pipekrylov-new`), alternated in one device call (old first in odd
-# rounds). Then, with TESTS=1 first, every packed GPU test executable (`--include-ignored`).
-# Packed on the workstation (release, `--features "cuda opencl cli"`): this commit's binary by
-# ../../../../shared/tools/pack-for-device with the tests, renamed pipekrylov-new, and d8856ce's
-# copied in as pipekrylov-old.
+# rounds). With TESTS=1, first every packed GPU test executable (`--include-ignored`).
+# Packed on the workstation: `.device/bin` holds release builds (`--features "cuda opencl cli"`)
+# of this commit's pipekrylov (renamed pipekrylov-new) and test executables (as test-NAME), and
+# d8856ce's pipekrylov as pipekrylov-old; `.device/run NAME ARGS` runs one with the OpenCL
+# environment. The calls of 2026-11-29 shipped `.device/bin` as an xz tarball (under the 64 MiB
+# the device takes) and unpacked it first: `tar xJf .device/bin.tar.xz -C .device`.
 # Rounds FIRST..LAST (default 1..3); LARGE=1 adds the 4M rows. summary.py merges the calls.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
