@@ -39,11 +39,14 @@ use std::time::Instant;
 /// ```
 /// use pipekrylov::backend::{host::HostBackend, MatrixFormat, SpmvOps, VectorOps};
 /// use pipekrylov::matrix::generate::Generator;
-/// use pipekrylov::solver::{Gmres, Params};
+/// use pipekrylov::solver::{Gmres, GmresParams, Params};
 /// let host = HostBackend::new();
 /// let p = Generator::ConvDiff3d.generate::<f64>(1000).unwrap();
 /// let a = host.upload_matrix(&p.matrix, MatrixFormat::Csr).unwrap();
-/// let params = Params { restart: 30, ..Params::default() };
+/// let params = Params {
+///     gmres: GmresParams { restart: 30, ..GmresParams::default() },
+///     ..Params::default()
+/// };
 /// let mut solver = Gmres::new(&host, &a, None, params).unwrap();
 /// let b = host.upload(&vec![1.0; a.n_rows()]).unwrap();
 /// let mut x = host.alloc(a.n_rows()).unwrap();
