@@ -209,6 +209,8 @@ class Solver:
     ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``, ``amg_strength_decay``,
     ``amg_max_levels``, ``amg_coarse_size``, ``amg_setup``, ``amg_precision``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,
     ``ilu_drop``, ``ilu_max_fill``, ``ilu_shift``, ``ilu_pivot``); :func:`option_names` lists them.
+    A preconditioner's parameters apply to the ``precond`` chosen; one it does not read (say
+    ``amg_strength`` with ``precond="bilu0"``) raises :class:`InvalidInputError`.
 
     The matrix is read once at construction (one copy into the library's CSR; SciPy's CSR in
     canonical form is read directly, other formats converted first); the work runs with the
