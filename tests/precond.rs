@@ -823,7 +823,7 @@ fn counts_per_preconditioner<B: Backend + 'static>(b: &B) {
     ] {
         let pc = build(b, &a, sp).unwrap().unwrap();
         let k = pc.launches_per_apply() as u64;
-        let solve = sp.clone().triangular_solve_mut().map(|t| t.to_string());
+        let solve = sp.triangular_solve().map(|t| t.to_string());
         let label = format!("{} {}", sp.kind(), solve.unwrap_or_default());
         // BiCGStab: two applications per iteration (M^-1 p and M^-1 s), right-preconditioned.
         let mut x = b.alloc(n).unwrap();

@@ -559,14 +559,13 @@ pub(crate) fn json<B: Backend, T: Scalar>(
         v["precond_launches_per_apply"] = pc.launches_per_apply().into();
         v["precond_apply_seconds"] = apply_seconds.into();
         v["precond_params"] = pc.params();
-        let mut spec = spec;
         if let Some(s) = spec.block_size() {
             v["block_size"] = s.into();
         }
-        if let Some(t) = spec.triangular_solve_mut() {
+        if let Some(t) = spec.triangular_solve() {
             v["trisolve"] = t.to_string().into();
         }
-        if let Some(f) = spec.factorization_mut() {
+        if let Some(f) = spec.factorization() {
             v["factorization"] = f.to_string().into();
         }
         match spec {

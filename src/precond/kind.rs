@@ -239,13 +239,26 @@ impl PrecondSpec {
 
     /// The block size, for the preconditioners that have one.
     pub fn block_size(&self) -> Option<usize> {
-        match self {
-            Self::PointBlockJacobi { block_size } => Some(*block_size),
-            Self::BlockJacobi(o) | Self::Bilu0(o) => Some(o.block_size),
-            Self::Isai(o) => Some(o.block_size),
-            Self::Amg(o) => Some(o.block_size),
-            _ => None,
-        }
+        let mut copy = *self;
+        copy.block_size_mut().copied()
+    }
+
+    /// The triangular solve (BILU(0), block-Jacobi, ILU).
+    pub fn triangular_solve(&self) -> Option<TriangularSolve> {
+        let mut copy = *self;
+        copy.triangular_solve_mut().copied()
+    }
+
+    /// Where the BILU(0) factors are computed (BILU(0), block-Jacobi, block-ISAI).
+    pub fn factorization(&self) -> Option<Factorization> {
+        let mut copy = *self;
+        copy.factorization_mut().copied()
+    }
+
+    /// The FSAI factors' CSR kernel (static and adaptive FSAI).
+    pub fn factor_kernel(&self) -> Option<CsrKernel> {
+        let mut copy = *self;
+        copy.factor_kernel_mut().copied()
     }
 
     /// The block size's field, for the preconditioners that have one.
@@ -290,19 +303,18 @@ impl PrecondSpec {
     /// The preconditioner `kind` with its defaults, except for the options it shares with
     /// this one (block size, triangular solve, factorization, FSAI kernel), which it keeps.
     pub fn with_kind(self, kind: PrecondKind) -> Self {
-        let mut from = self;
         let mut to = Self::from(kind);
-        if let (Some(s), Some(t)) = (from.block_size(), to.block_size_mut()) {
+        if let (Some(s), Some(t)) = (self.block_size(), to.block_size_mut()) {
             *t = s;
         }
-        if let (Some(s), Some(t)) = (from.triangular_solve_mut(), to.triangular_solve_mut()) {
-            *t = *s;
+        if let (Some(s), Some(t)) = (self.triangular_solve(), to.triangular_solve_mut()) {
+            *t = s;
         }
-        if let (Some(s), Some(t)) = (from.factorization_mut(), to.factorization_mut()) {
-            *t = *s;
+        if let (Some(s), Some(t)) = (self.factorization(), to.factorization_mut()) {
+            *t = s;
         }
-        if let (Some(s), Some(t)) = (from.factor_kernel_mut(), to.factor_kernel_mut()) {
-            *t = *s;
+        if let (Some(s), Some(t)) = (self.factor_kernel(), to.factor_kernel_mut()) {
+            *t = s;
         }
         to
     }
