@@ -133,7 +133,7 @@ SOURCES["ilu"] = {
     "files": ["h200-2026-11-29-amg-resident/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
     "commit": "85dd84e and 4ed3930 (bilu0, before ILUTP), 2026-11-29",
-    "command": "`OUT=$OUT bash bench/experiments/amg-resident/run.sh` (`tests/ilu.rs`; "
+    "command": "`OUT=$OUT bash bench/experiments/amg-resident/run.sh` (`tests/integration/ilu.rs`; "
                "the second file: `bench/experiments/python-vs-cupy/run.sh`)",
     "log": "2026-11-29-ilutp.md",
 }

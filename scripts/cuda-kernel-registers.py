@@ -1,7 +1,7 @@
 """Registers per kernel of the CUDA module at a git revision (or the working tree) as the CUDA backend
 builds them for the H200: NVRTC, sm_90 CUBIN, f64, 256 threads per block, default -D options.
 For comparing revisions without a GPU; the library's own reader is
-pipekrylov::backend::cuda::kernel_registers_for_arch (checked in tests/cuda_nvrtc.rs).
+pipekrylov::backend::cuda::kernel_registers_for_arch (checked in tests/integration/cuda_nvrtc.rs).
 Needs the NVRTC wheel (pip install nvidia-cuda-nvrtc==13.0.88) and LD_LIBRARY_PATH set to its
 nvidia/cu13/lib folder, as scripts/test.sh does.
     python3 scripts/cuda-kernel-registers.py REV|worktree [kernel-name-substring ...]

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok((g, n)) = parse_spec(text) {
         // Generate only what a fuzz iteration can afford; large sizes are the size checks'
-        // business (tests/hostile_headers.rs).
+        // business (tests/integration/hostile_headers.rs).
         if n <= 4096 {
             if let Ok(p) = g.generate::<f64>(n) {
                 let a = p.matrix;

@@ -3,7 +3,8 @@
 //! Exit codes: 0 converged (or command succeeded), 2 solve ended without converging (report
 //! still printed), 1 error (message on stderr), usage errors included.
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pipekrylov::backend::format_choice::FormatRequest;
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::bench::CaseSpec;
@@ -224,7 +225,9 @@ fn list<T: std::str::FromStr<Err = Error>>(s: &str) -> Result<Vec<T>, Error> {
         .collect()
 }
 
-fn run(cli: Cli) -> Result<i32, Error> {
+/// Run the command; `given` holds the clap ids of the subcommand's flags given on the command
+/// line.
+fn run(cli: Cli, given: &[String]) -> Result<i32, Error> {
     let tune = cli.tune;
     match cli.command {
         Command::Solve {
@@ -258,7 +261,10 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 nrhs,
                 variant: variant.parse::<Variant>()?,
                 gmres_ortho: gmres_ortho.parse::<GmresOrthogonalization>()?,
-                precond: precond.spec()?,
+                precond: {
+                    precond.check_given(given)?;
+                    precond.spec()?
+                },
                 block_size_given: precond.block_size_given(),
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
@@ -392,14 +398,28 @@ fn run(cli: Cli) -> Result<i32, Error> {
 fn main() {
     // Usage errors exit with 1 like every other error (clap's own code, 2, is "did not
     // converge" here); --help and --version print to stdout and exit with 0.
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             std::process::exit(if e.use_stderr() { EXIT_ERROR } else { 0 });
         }
     };
-    let code = match run(cli) {
+    // The flags given on the command line (not defaulted), for `solve`'s check that each
+    // preconditioner option belongs to the chosen preconditioner.
+    let given: Vec<String> = matches
+        .subcommand()
+        .map(|(_, m)| {
+            m.ids()
+                .filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+                .map(|id| id.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let code = match run(cli, &given) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,6 +1,7 @@
 //! The preconditioner's flags of `pipekrylov solve`, parsed by clap into the library's own types
 //! (their `FromStr`), and [`PrecondFlags::spec`]: the chosen preconditioner with its options,
-//! read from its own flags only.
+//! read from its own flags only; [`PrecondFlags::check_given`] refuses a flag given for a
+//! preconditioner that does not read it.
 
 use crate::backend::{AfsaiGrowth, AfsaiStop, CsrKernel};
 use crate::error::{Error, Result};
@@ -148,6 +149,30 @@ impl PrecondFlags {
         self.block_size.is_some()
     }
 
+    /// [`Error::InvalidParameter`] for the first of `given` (clap ids of the flags given on the
+    /// command line, e.g. `amg_strength`) that the chosen preconditioner does not read, as the
+    /// bindings' `options_kv` refuses it: `--precond jacobi --amg-strength 0.1` is an error,
+    /// not a silently ignored option. Ids that are not preconditioner options pass.
+    pub fn check_given<S: AsRef<str>>(&self, given: &[S]) -> Result<()> {
+        let spec = self.spec()?;
+        for id in given.iter().map(AsRef::as_ref) {
+            if let Some(reads) = readers(id) {
+                if !reads(&spec) {
+                    let flag = format!("--{}", id.replace('_', "-"));
+                    return Err(Error::param(
+                        &flag,
+                        format!(
+                            "not an option of --precond {} (it applies to: {})",
+                            spec.kind(),
+                            readers_named(reads).join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The preconditioner `--precond` names with the options of its own flags (the assembled
     /// IP's format and the matrix-free IP's stencil are the solve's to give). A bad
     /// `--fsai-setup-precision` is [`Error::InvalidParameter`].
@@ -231,5 +256,92 @@ impl PrecondFlags {
                 solve: self.trisolve,
             }),
         })
+    }
+}
+
+/// Whether a preconditioner reads the flag of clap id `id` ([`PrecondFlags::spec`]'s reading,
+/// in terms of the spec where the spec has an accessor), or `None` for an id that is not a
+/// preconditioner's option (`precond`, the solve's own flags).
+fn readers(id: &str) -> Option<fn(&PrecondSpec) -> bool> {
+    use PrecondKind as K;
+    Some(match id {
+        "block_size" => |s| s.block_size().is_some(),
+        "trisolve" => |s| s.triangular_solve().is_some(),
+        "factorization" => |s| s.factorization().is_some(),
+        "fsai_kernel" | "fsai_setup_precision" => |s| s.factor_kernel().is_some(),
+        "subdomains" => |s| matches!(s.kind(), K::BlockJacobi | K::Bilu0),
+        "isai_level" => |s| s.kind() == K::Isai,
+        "ip_scaling" => |s| s.kind() == K::Ip,
+        "fsai_level" | "fsai_tau" => |s| s.kind() == K::Fsai,
+        _ if id.starts_with("afsai_") => |s| s.kind() == K::Afsai,
+        _ if id.starts_with("amg_") => |s| s.kind() == K::Amg,
+        _ if id.starts_with("ilu_") => |s| s.kind() == K::Ilu,
+        _ => return None,
+    })
+}
+
+/// The `--precond` names whose defaults `reads` accepts.
+fn readers_named(reads: fn(&PrecondSpec) -> bool) -> Vec<&'static str> {
+    PrecondKind::ALL
+        .iter()
+        .filter(|&&k| reads(&PrecondSpec::from(k)))
+        .map(|k| k.name())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args, Command};
+
+    fn flags(argv: &[&str]) -> PrecondFlags {
+        let m = PrecondFlags::augment_args(Command::new("t"))
+            .try_get_matches_from(std::iter::once("t").chain(argv.iter().copied()))
+            .unwrap();
+        <PrecondFlags as clap::FromArgMatches>::from_arg_matches(&m).unwrap()
+    }
+
+    #[test]
+    fn every_flag_but_precond_belongs_to_some_preconditioners_and_not_to_others() {
+        for arg in PrecondFlags::augment_args(Command::new("t")).get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "precond" {
+                assert!(readers(id).is_none());
+                continue;
+            }
+            let reads = readers(id).unwrap_or_else(|| panic!("flag {id} has no readers"));
+            let named = readers_named(reads);
+            assert!(!named.is_empty(), "no preconditioner reads {id}");
+            assert!(named.len() < PrecondKind::ALL.len(), "{id} read by all");
+        }
+    }
+
+    #[test]
+    fn a_flag_of_another_preconditioner_is_refused_and_its_own_passes() {
+        let f = flags(&["--precond", "jacobi", "--amg-strength", "0.1"]);
+        let e = f.check_given(&["precond", "amg_strength"]).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("--amg-strength") && text.contains("jacobi"),
+            "{text}"
+        );
+        assert!(text.contains("amg"), "{text}");
+        let f = flags(&["--precond", "amg", "--amg-strength", "0.1"]);
+        f.check_given(&["precond", "amg_strength"]).unwrap();
+        // Shared flags: --trisolve is read by bilu0 and ilu, not by fsai.
+        for (kind, ok) in [
+            ("bilu0", true),
+            ("ilu", true),
+            ("block-jacobi", true),
+            ("fsai", false),
+        ] {
+            let f = flags(&["--precond", kind, "--trisolve", "exact"]);
+            assert_eq!(f.check_given(&["trisolve"]).is_ok(), ok, "{kind}");
+        }
+        let f = flags(&["--precond", "afsai", "--fsai-kernel", "vector"]);
+        f.check_given(&["fsai_kernel"]).unwrap();
+        assert!(f.check_given(&["fsai_level"]).is_err());
+        // Not a preconditioner's option: passes.
+        f.check_given(&["rtol", "json"]).unwrap();
     }
 }

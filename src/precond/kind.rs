@@ -44,6 +44,22 @@ pub enum PrecondKind {
 }
 
 impl PrecondKind {
+    /// Every preconditioner, in the order the command line's help lists them.
+    pub const ALL: [PrecondKind; 12] = [
+        Self::None,
+        Self::Jacobi,
+        Self::PointBlockJacobi,
+        Self::BlockJacobi,
+        Self::Bilu0,
+        Self::Isai,
+        Self::Ip,
+        Self::IpMatrixFree,
+        Self::Fsai,
+        Self::Afsai,
+        Self::Amg,
+        Self::Ilu,
+    ];
+
     /// The name used on the command line and in reports.
     pub fn name(&self) -> &'static str {
         match self {
@@ -72,27 +88,16 @@ impl std::fmt::Display for PrecondKind {
 impl std::str::FromStr for PrecondKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "none" => Ok(Self::None),
-            "jacobi" => Ok(Self::Jacobi),
-            "point-block-jacobi" => Ok(Self::PointBlockJacobi),
-            "block-jacobi" => Ok(Self::BlockJacobi),
-            "bilu0" => Ok(Self::Bilu0),
-            "isai" => Ok(Self::Isai),
-            "ip" => Ok(Self::Ip),
-            "ip-matrix-free" => Ok(Self::IpMatrixFree),
-            "fsai" => Ok(Self::Fsai),
-            "afsai" => Ok(Self::Afsai),
-            "amg" => Ok(Self::Amg),
-            "ilu" => Ok(Self::Ilu),
-            _ => Err(Error::param(
-                "precond",
-                format!(
-                    "unknown preconditioner '{s}' (none, jacobi, point-block-jacobi, \
-                     block-jacobi, bilu0, isai, ip, ip-matrix-free, fsai, afsai, amg or ilu)"
-                ),
-            )),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                Error::param(
+                    "precond",
+                    format!("unknown preconditioner '{s}' ({})", names.join(", ")),
+                )
+            })
     }
 }
 

@@ -8,9 +8,9 @@
 // Dense reference algorithms read best with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 
-use common::Rng;
+use crate::common::Rng;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;

@@ -7,9 +7,9 @@
 
 #![cfg(any(feature = "opencl", feature = "cuda"))]
 
-mod common;
+use crate::common;
 
-use common::dcgs2::{assert_histories_close, gmres20_solve};
+use crate::common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat, Tuning};
 

@@ -2,7 +2,7 @@
 //! original system: CG on the host backend for a 2D Poisson matrix whose unknowns were shuffled,
 //! once as given and once reordered (P A P^T, P b, the solution unpermuted).
 
-mod common;
+use crate::common;
 
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::matrix::generate::Generator;

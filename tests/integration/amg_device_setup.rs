@@ -4,9 +4,7 @@
 //! problems (the true residual checked), and bad input is a typed error. Host and OpenCL
 //! (PoCL in CI) here; CUDA on the device with `--include-ignored`.
 
-mod common;
-
-use common::{rand_vec, rel_diff};
+use crate::common::{rand_vec, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;

@@ -9,7 +9,7 @@
 
 #![cfg(any(feature = "opencl", feature = "cuda"))]
 
-mod common;
+use crate::common;
 
 use pipekrylov::backend::{Backend, MatrixFormat, Tuning};
 use pipekrylov::matrix::generate::Generator;

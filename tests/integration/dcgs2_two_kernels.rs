@@ -5,9 +5,9 @@
 //! which fuse the product with the dots, `gmres_dcgs2_spmv_dots`) and agrees with the host (the
 //! one-kernel update is covered by `backend_agreement`, whose sizes give few groups).
 
-mod common;
+use crate::common;
 
-use common::dcgs2::{assert_histories_close, gmres20_solve};
+use crate::common::dcgs2::{assert_histories_close, gmres20_solve};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, Basis, MatrixFormat, Slot, Tuning};
 

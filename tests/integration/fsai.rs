@@ -8,9 +8,9 @@
 
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 
-use common::rel_diff;
+use crate::common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, DeviceFormat, DeviceMatrix, FsaiPattern};
 use pipekrylov::matrix::generate::Generator;

@@ -1,9 +1,7 @@
 //! Round trips between `CsrMatrix` and the sparse crates of the interop features.
 #![cfg(any(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
 
-mod common;
-
-use common::random_matrix;
+use crate::common::random_matrix;
 use pipekrylov::matrix::CsrMatrix;
 
 #[cfg(feature = "sprs")]

@@ -1,6 +1,6 @@
 //! Values-only refresh ([`ReusableSolver::update_values`]): a solver set up for A1 and given
 //! A2's values (A1's pattern) solves exactly as a solver set up for A2 from scratch, for every
-//! preconditioner (AMG and the FSAIs in `tests/values_refresh_amg_fsai.rs`) and device format,
+//! preconditioner (AMG and the FSAIs in `tests/integration/values_refresh_amg_fsai.rs`) and device format,
 //! on the host and on OpenCL (PoCL in CI), on CUDA on the device. A new pattern, NaN values or
 //! a numeric phase that fails are typed errors after which the solver still solves A1.
 

@@ -6,9 +6,7 @@
 //!
 //! OpenCL runs in CI on PoCL; the CUDA tests need an NVIDIA GPU and are `#[ignore]`d.
 
-mod common;
-
-use common::{jump_diffusion, rand_vec, rel_diff};
+use crate::common::{jump_diffusion, rand_vec, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;

@@ -6,7 +6,7 @@
 //! convergence the true residual does not show, and never stops on a false "indefinite
 //! preconditioner" when z = M^-1 r drifts at the attainable accuracy.
 
-mod common;
+use crate::common;
 
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{MatrixFormat, SpmvOps, VectorOps};

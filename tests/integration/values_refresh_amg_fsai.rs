@@ -9,9 +9,7 @@
 //!
 //! Host and OpenCL (PoCL in CI); CUDA on the device with `--include-ignored`.
 
-mod common;
-
-use common::{rand_vec, rel_diff};
+use crate::common::{rand_vec, rel_diff};
 use pipekrylov::backend::{Backend, BackendChoice, CsrKernel, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;

@@ -274,3 +274,28 @@ fn trisolve_auto_is_the_default_and_reported() {
         text(&out.stdout)
     );
 }
+
+/// A preconditioner option given with another preconditioner is an error naming the flag and
+/// the preconditioners that read it (it used to be ignored silently); the option of the
+/// preconditioner chosen, and a shared one, pass.
+#[test]
+fn a_flag_of_another_preconditioner_is_an_error() {
+    let base = ["--generate", "poisson2d:400", "--backend", "host"];
+    let out = solve(&[&base[..], &["--precond", "jacobi", "--amg-strength", "0.1"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--amg-strength") && err.contains("--precond jacobi") && err.contains("amg"),
+        "{err}"
+    );
+    let out = solve(&[&base[..], &["--precond", "fsai", "--trisolve", "exact"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    for ok in [
+        &["--precond", "amg", "--amg-strength", "0.1"][..],
+        &["--precond", "bilu0", "--trisolve", "exact"],
+        &["--precond", "ilu", "--trisolve", "exact"],
+    ] {
+        let out = solve(&[&base[..], ok].concat());
+        assert_eq!(out.status.code(), Some(0), "{ok:?}: {}", text(&out.stderr));
+    }
+}

@@ -2,9 +2,7 @@
 //! Table 4.3), convergence on every generator that suits each solver, preconditioning, and the
 //! RELIABILITY.md rows about solves (1-13, 28).
 
-mod common;
-
-use common::rand_vec;
+use crate::common::rand_vec;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{MatrixFormat, SpmvOps, VectorOps};
 use pipekrylov::matrix::generate::Generator;

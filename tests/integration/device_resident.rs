@@ -11,7 +11,7 @@
 //! Host and OpenCL (PoCL in CI) run here; CUDA is `#[ignore]`d (run on the device with
 //! `--include-ignored`).
 
-mod common;
+use crate::common;
 
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};

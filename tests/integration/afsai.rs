@@ -4,9 +4,9 @@
 
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 
-use common::rel_diff;
+use crate::common::rel_diff;
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Backend, DeviceFormat, DeviceMatrix, MatrixFormat,

@@ -3,8 +3,6 @@
 //! preconditioner for another matrix) with no growth of the process's resident memory beyond a
 //! small bound after the warm-up (caches of the backend and the allocator settle there).
 
-mod common;
-
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;

@@ -11,9 +11,9 @@
 // Dense reference algorithms read best with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
+use crate::common;
 
-use common::{rand_vec, random_matrix, rel_diff};
+use crate::common::{rand_vec, random_matrix, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
     Backend, BlockTriangular, InversePattern, MatrixFormat, PcgStepVectors, Slot,

@@ -6,9 +6,7 @@
 //! setup is made to fail in turn (`VectorOps::fail_allocation`), on the host and on OpenCL
 //! (PoCL in CI; CUDA on a GPU).
 
-mod common;
-
-use common::rand_vec;
+use crate::common::rand_vec;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::{build, PrecondKind, PrecondSpec};

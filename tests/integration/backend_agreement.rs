@@ -6,9 +6,9 @@
 //! OpenCL runs in CI on PoCL (feature `opencl`); the CUDA tests need an NVIDIA GPU and are
 //! `#[ignore]`d: run them on the device with `--include-ignored`.
 
-mod common;
+use crate::common;
 
-use common::{
+use crate::common::{
     assert_close, assert_scalar_close, rand_vec, random_matrix, single_full_row, with_dense_row,
 };
 use pipekrylov::backend::host::HostBackend;
@@ -1538,7 +1538,7 @@ mod opencl {
     }
     #[test]
     fn opencl_dcgs2_spmv_dots_matches_two_kernels() {
-        // SELL fused by default on CUDA only (tests/dcgs2_sell_fused.rs forces it on OpenCL).
+        // SELL fused by default on CUDA only (tests/integration/dcgs2_sell_fused.rs forces it on OpenCL).
         let be = backend();
         let sell_fused = common::dcgs2::sell_fused_expected(&be);
         common::dcgs2::dcgs2_spmv_dots_matches_two_kernels(&be, sell_fused);

@@ -3,9 +3,7 @@
 //! converge with it in few iterations on the generated elliptic problems, the true residual
 //! checked. Host and OpenCL (PoCL in CI) here; CUDA on the device with `--include-ignored`.
 
-mod common;
-
-use common::{rand_vec, rel_diff};
+use crate::common::{rand_vec, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
@@ -100,7 +98,7 @@ fn every_solver_converges_with_amg<B: Backend>(b: &B) {
         (Generator::RandJump3d, 20, 40),
     ] {
         let a = g.generate_with_param::<f64>(k).unwrap().matrix;
-        // The host's greedy setup on every backend (tests/amg_device_setup.rs: the device's).
+        // The host's greedy setup on every backend (tests/integration/amg_device_setup.rs: the device's).
         let opts = AmgOptions {
             setup: AmgSetup::Host,
             ..AmgOptions::default()

@@ -8,9 +8,7 @@
 // Dense reference algorithms read best with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
-
-use common::{block_matrix, rand_vec, rel_diff};
+use crate::common::{block_matrix, rand_vec, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{
     Backend, BlockTriangular, MatrixFormat, Slot, SpmvDots, SpmvOps, VectorOps,
@@ -782,7 +780,7 @@ fn bad_input_is_a_typed_error() {
 /// Launches and transfers per iteration with each preconditioner: the transfers stay at the
 /// paper's counts and the launches grow by exactly the preconditioner's own launches (in the
 /// synchronous mode, the paper's; the device-resident BiCGStab fuses one kernel pair when there
-/// is no preconditioner, `tests/device_resident.rs`).
+/// is no preconditioner, `tests/integration/device_resident.rs`).
 fn counts_per_preconditioner<B: Backend + 'static>(b: &B) {
     let a = Generator::ConvDiff3d
         .generate_with_param::<f64>(12)

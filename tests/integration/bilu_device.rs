@@ -8,9 +8,9 @@
 //!
 //! OpenCL runs in CI on PoCL; the CUDA tests need an NVIDIA GPU and are `#[ignore]`d.
 
-mod common;
+use crate::common;
 
-use common::{block_matrix, rel_diff};
+use crate::common::{block_matrix, rel_diff};
 use pipekrylov::backend::host::HostBackend;
 use pipekrylov::backend::{Backend, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;

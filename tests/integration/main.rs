@@ -1,0 +1,55 @@
+//! The integration tests, in one test binary: each file below is a module, as it was a binary
+//! of its own before. One binary compiles the generic solvers and backends it instantiates
+//! once; as 43 binaries they took 2300 s of compile time in release on a 2-core machine (each
+//! test binary instantiates them again). Filter by module: `cargo test --test integration --
+//! backend_agreement::` runs what `--test backend_agreement` ran. The MPI tests (`tests/mpi.rs`,
+//! `tests/mpi_amg.rs`) stay binaries of their own: mpirun starts them.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod afsai;
+mod amg;
+mod amg_device_setup;
+mod approx_inverse;
+mod attainable_accuracy;
+mod backend_agreement;
+mod bilu_device;
+#[cfg(feature = "cli")]
+mod cli;
+#[cfg(feature = "cli")]
+mod cli_defects;
+mod cuda_backend;
+mod cuda_nvrtc;
+mod dcgs2_sell_fused;
+mod dcgs2_two_kernels;
+mod device_buffers;
+mod device_resident;
+mod empty_system;
+mod faults;
+mod formats;
+mod fsai;
+mod generate;
+mod gmres_reference;
+mod gmres_restarts;
+mod hostile_headers;
+mod ilu;
+#[cfg(all(feature = "sprs", feature = "nalgebra-sparse", feature = "faer"))]
+mod interop;
+mod interrupt;
+mod ip_device;
+mod ip_scaling;
+mod matrix_market;
+mod module_layering;
+mod newcomer;
+mod one_call;
+mod opencl_backend;
+mod precond;
+mod reorder;
+mod resident_many_groups;
+mod resident_sums_kernel;
+mod soak;
+mod solve_many;
+mod solvers;
+mod values_refresh;
+mod values_refresh_amg_fsai;
