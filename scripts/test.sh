@@ -36,21 +36,20 @@ for run in "heat_equation -- abc" "solve_matrix_market -- tests/data/494_bus.mtx
     echo "example '$run' with a bad argument: status $status"; echo "$out"; exit 1
   fi
 done
-# The distributed solvers under MPI with 1, 2, 3 and 4 ranks (tests/mpi.rs: host and PoCL; every
+# The distributed solvers under MPI with 1, 2, 3 and 4 ranks (tests/mpi/: host and PoCL; every
 # rank compares with a one-process solve), then a rank that aborts the job must take it down
 # with its message (RELIABILITY.md row 27).
 case " $features " in
   *" mpi "*)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-    # tests/mpi.rs, then one AMG hierarchy across the ranks (tests/mpi_amg.rs): N ranks against
-    # one process.
-    for name in mpi mpi_amg; do
-      exe=$(cargo test --release --features "$features" --test "$name" --no-run 2>&1 | sed -n "s/.*Executable tests\/$name.rs (\(.*\))/\1/p")
-      if [ "$name" = mpi ]; then mpi_test=$exe; fi
+    # tests/mpi/: the distributed solves, then one AMG hierarchy across the ranks: N ranks
+    # against one process.
+    mpi_test=$(cargo test --release --features "$features" --test mpi --no-run 2>&1 | sed -n "s/.*Executable tests\/mpi\/main.rs (\(.*\))/\1/p")
+    for suite in solvers amg; do
       for np in 1 2 3 4; do
-        echo "== mpirun -np $np tests/$name.rs"
+        echo "== mpirun -np $np tests/mpi $suite"
         log=$(mktemp)
-        if ! timeout 600 mpirun --oversubscribe -np "$np" "$exe" >"$log" 2>&1; then
+        if ! timeout 600 mpirun --oversubscribe -np "$np" "$mpi_test" "$suite" >"$log" 2>&1; then
           cat "$log"; exit 1
         fi
         grep -E "(poisson3d|jump3d) cg [+] distributed AMG" "$log" || true

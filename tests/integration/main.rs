@@ -3,7 +3,7 @@
 //! once: as 42 binaries they took 1695 s of compile time in release (each instantiating them
 //! again), as one 225 s (2-core machine, 2026-11-30). Filter by module: `cargo test --test
 //! integration -- backend_agreement::` runs what `--test backend_agreement` ran. The MPI tests
-//! (`tests/mpi.rs`, `tests/mpi_amg.rs`) stay binaries of their own: mpirun starts them.
+//! (`tests/mpi/`) are a binary of their own: mpirun starts it.
 
 #[path = "../common/mod.rs"]
 mod common;

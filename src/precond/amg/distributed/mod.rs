@@ -59,7 +59,7 @@ impl<T: Scalar> Amg<T> {
     /// Options as for [`Amg::new`], with block size 1 and the setup on the host
     /// ([`AmgSetup::Auto`] or [`AmgSetup::Host`]); [`AmgPrecision::F32`] gives the f32
     /// hierarchy. Iterations stay close to one process's: CG on 3D Poisson 40^3 takes the
-    /// same count on 1 to 4 ranks (`tests/mpi_amg.rs`).
+    /// same count on 1 to 4 ranks (`tests/mpi/amg.rs`).
     ///
     /// Errors: [`Error::Unsupported`] for a block size above 1 or the setup on the device;
     /// those of [`Amg::new`] (non-finite entries, a zero or negative diagonal entry, a matrix

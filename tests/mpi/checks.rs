@@ -1,5 +1,5 @@
-//! What the MPI test binaries (`tests/mpi.rs`, `tests/mpi_amg.rs`; `harness = false`) share:
-//! each rank's list of failures and report lines, and the end of the run, agreed over the ranks.
+//! What the MPI test modules share: each rank's list of failures and report lines, and the end
+//! of the run, agreed over the ranks.
 
 use pipekrylov::dist::{Comm, Mpi};
 use pipekrylov::Error;

@@ -1,11 +1,4 @@
-//! Distributed solves against one-process solves, run under MPI (`harness = false`).
-//!
-//! `scripts/test.sh` runs this binary with `mpirun --oversubscribe -np N` for N = 1, 2, 3, 4
-//! (host and, with the `opencl` feature, OpenCL on PoCL; on the GPU machine also CUDA and NVIDIA
-//! OpenCL, several ranks sharing the device); `cargo test --features mpi` alone
-//! runs it as a one-rank world. Every rank checks its own part; the exit status is non-zero
-//! on every rank when any rank found a failure. `PK_MPI_TEST_ABORT=1` instead makes the last
-//! rank abort the job (RELIABILITY.md row 27: the script checks the message and the status).
+//! Distributed solves against one-process solves (`mpi solvers`).
 //!
 //! Checked, per backend: CG, BiCGStab and GMRES(30), pipelined and classical, without a
 //! preconditioner and with Jacobi, converge on N ranks with the iteration count of one process
@@ -51,9 +44,7 @@ fn solve<B: Backend>(
     Ok((report, be.download(&x)?))
 }
 
-#[path = "common/mpi_checks.rs"]
-mod mpi_checks;
-use mpi_checks::Checker;
+use crate::checks::Checker;
 
 fn rhs(n: usize) -> Vec<f64> {
     (0..n)
@@ -657,26 +648,18 @@ fn suite<B: Backend>(
     reliability(c, label, &be, &plain)
 }
 
-fn main() {
-    let mpi = Mpi::init().expect("MPI initialization");
+/// The checks of this module on every backend there is, into `c`.
+pub fn run(c: &mut Checker, mpi: &Mpi) {
     let comm = mpi.world();
     let (rank, size) = (comm.rank(), comm.size());
-    if std::env::var("PK_MPI_TEST_ABORT").is_ok_and(|v| v == "1") {
-        if rank == size - 1 {
-            comm.abort("test of RELIABILITY.md row 27 (a failing rank aborts the job)");
-        }
-        comm.barrier();
-        return;
-    }
-    let mut c = Checker::new(rank);
-    let r = suite(&mut c, "host", mpi.world(), || Ok(HostBackend::new()));
+    let r = suite(c, "host", mpi.world(), || Ok(HostBackend::new()));
     c.check(r.is_ok(), format!("host suite error: {r:?}"));
     #[cfg(feature = "opencl")]
     if std::env::var("PK_MPI_TEST_OPENCL").map_or(true, |v| v != "0") {
         use pipekrylov::backend::opencl::OpenClBackend;
         match OpenClBackend::from_env() {
             Ok(_) => {
-                let r = suite(&mut c, "opencl", mpi.world(), OpenClBackend::from_env);
+                let r = suite(c, "opencl", mpi.world(), OpenClBackend::from_env);
                 c.check(r.is_ok(), format!("opencl suite error: {r:?}"));
             }
             Err(e) => {
@@ -719,9 +702,7 @@ fn main() {
                     pipekrylov::backend::BackendInfo::device_name(&be)
                 );
                 drop(be);
-                let r = suite(&mut c, "cuda", mpi.world(), move || {
-                    CudaBackend::new(device)
-                });
+                let r = suite(c, "cuda", mpi.world(), move || CudaBackend::new(device));
                 c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
             }
             Err(e) => {
@@ -731,7 +712,4 @@ fn main() {
             }
         }
     }
-    c.finish(mpi, &comm, "the MPI tests", |n| {
-        format!("mpi tests: {size} rank(s), {n} comparisons passed")
-    });
 }

@@ -1,9 +1,4 @@
-//! The distributed AMG (`Amg::new_distributed`) under MPI (`harness = false`).
-//!
-//! `scripts/test.sh` runs this binary with `mpirun --oversubscribe -np N` for N = 1, 2, 3, 4
-//! (host; with the `opencl` feature also OpenCL on PoCL; on the GPU machine also CUDA);
-//! `cargo test --features mpi` alone runs it as a one-rank world. Every rank checks its own
-//! part; the exit status is non-zero on every rank when any rank found a failure.
+//! The distributed AMG (`Amg::new_distributed`; `mpi amg`).
 //!
 //! Checked: on one rank the hierarchy is the one-process host setup's (the same levels and
 //! the same preconditioned vector, bit for bit); on N ranks the cycle is symmetric and CG +
@@ -21,9 +16,7 @@ use pipekrylov::precond::{Amg, AmgOptions, AmgPrecision, AmgSetup, Preconditione
 use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use pipekrylov::{Error, Result};
 
-#[path = "common/mpi_checks.rs"]
-mod mpi_checks;
-use mpi_checks::Checker;
+use crate::checks::Checker;
 
 /// A distributed system: the rank's rows, the partition and the device matrix.
 struct System {
@@ -335,18 +328,16 @@ fn suite<B: Backend>(
     reliability(c, label, &be)
 }
 
-fn main() {
-    let mpi = Mpi::init().expect("MPI initialization");
-    let comm = mpi.world();
-    let (rank, size) = (comm.rank(), comm.size());
-    let mut c = Checker::new(rank);
-    let r = suite(&mut c, "host", mpi.world(), || Ok(HostBackend::new()));
+/// The checks of this module on every backend there is, into `c`.
+pub fn run(c: &mut Checker, mpi: &Mpi) {
+    let rank = mpi.world().rank();
+    let r = suite(c, "host", mpi.world(), || Ok(HostBackend::new()));
     c.check(r.is_ok(), format!("host suite error: {r:?}"));
     #[cfg(feature = "opencl")]
     if std::env::var("PK_MPI_TEST_OPENCL").map_or(true, |v| v != "0") {
         use pipekrylov::backend::opencl::OpenClBackend;
         if OpenClBackend::from_env().is_ok() {
-            let r = suite(&mut c, "opencl", mpi.world(), OpenClBackend::from_env);
+            let r = suite(c, "opencl", mpi.world(), OpenClBackend::from_env);
             c.check(r.is_ok(), format!("opencl suite error: {r:?}"));
         } else if rank == 0 {
             println!("opencl: not available, skipped");
@@ -361,15 +352,10 @@ fn main() {
             .unwrap_or(0);
         let device = local % device_count().unwrap_or(1).max(1);
         if CudaBackend::new(device).is_ok() {
-            let r = suite(&mut c, "cuda", mpi.world(), move || {
-                CudaBackend::new(device)
-            });
+            let r = suite(c, "cuda", mpi.world(), move || CudaBackend::new(device));
             c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
         } else if rank == 0 {
             println!("cuda: not available, skipped (runs on the GPU machine)");
         }
     }
-    c.finish(mpi, &comm, "the distributed AMG tests", |n| {
-        format!("distributed AMG tests: {size} rank(s), {n} checks passed")
-    });
 }
