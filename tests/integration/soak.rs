@@ -134,7 +134,10 @@ fn thousands_of_solves_do_not_grow_memory() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     eprintln!("{stderr}");
     assert!(out.status.success(), "the soak failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "the soak did not run:\n{stdout}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the soak did not run:\n{stdout}"
+    );
     assert!(stderr.contains("resident memory"), "{stderr}");
 }
 
