@@ -21,12 +21,24 @@ pub enum Storage<T> {
 pub struct Buffer<T> {
     len: usize,
     pub(crate) storage: Storage<T>,
+    /// The buffer's bytes in its backend's [`super::MemoryUse`] (`None`: not counted, a
+    /// borrowed or shared buffer).
+    _ticket: Option<super::counters::LedgerTicket>,
 }
 
 impl<T: Pod> Buffer<T> {
-    /// Wrap storage of `len` elements (backend implementations only).
-    pub(crate) fn from_storage(len: usize, storage: Storage<T>) -> Self {
-        Self { len, storage }
+    /// Wrap storage of `len` elements (backend implementations only), counted by `ticket` in
+    /// its backend's memory use while it lives.
+    pub(crate) fn from_storage(
+        len: usize,
+        storage: Storage<T>,
+        ticket: Option<super::counters::LedgerTicket>,
+    ) -> Self {
+        Self {
+            len,
+            storage,
+            _ticket: ticket,
+        }
     }
 
     /// Number of elements.
@@ -65,6 +77,7 @@ impl<T: Pod> Buffer<T> {
         storage.map(|storage| Self {
             len: self.len,
             storage,
+            _ticket: None,
         })
     }
 

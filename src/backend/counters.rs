@@ -1,7 +1,42 @@
-//! Launch and transfer counters every backend keeps, with the allocation-failure testing hook.
+//! Launch and transfer counters every backend keeps, the bytes of its buffers (live and peak),
+//! and the allocation-failure testing hook.
 
 use crate::error::Result;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The bytes of the buffers a backend has allocated and not yet dropped, and the most there
+/// were since the backend was made or the peak was reset ([`super::VectorOps::memory_use`]).
+/// Counted are the buffers of `alloc`, `upload` and the operations that return buffers;
+/// memory a runtime keeps for itself (programs, staging areas, a halo link's receive area) and
+/// buffers borrowed from the caller are not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryUse {
+    /// Bytes held now.
+    pub live_bytes: usize,
+    /// The most bytes held at once since the last [`super::VectorOps::reset_peak_memory`].
+    pub peak_bytes: usize,
+}
+
+/// The live and peak bytes of one backend, shared with its buffers' tickets.
+#[derive(Debug, Default)]
+struct MemoryLedger {
+    live: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// A buffer's share of its backend's live bytes, given back when the buffer is dropped.
+#[derive(Debug)]
+pub(crate) struct LedgerTicket {
+    ledger: Arc<MemoryLedger>,
+    bytes: usize,
+}
+
+impl Drop for LedgerTicket {
+    fn drop(&mut self) {
+        self.ledger.live.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
 
 /// A snapshot of a backend's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -30,6 +65,8 @@ pub struct Counters {
     transfers: AtomicU64,
     /// 0: off; k: the k-th device allocation from now fails.
     failing_allocation: AtomicU64,
+    /// The bytes of the backend's buffers.
+    memory: Arc<MemoryLedger>,
 }
 
 impl Counters {
@@ -72,6 +109,28 @@ impl Counters {
             });
         }
         Ok(())
+    }
+    /// Count a new buffer of `bytes` bytes until the ticket (kept in the buffer) is dropped.
+    pub(crate) fn track(&self, bytes: usize) -> LedgerTicket {
+        let m = &self.memory;
+        let live = m.live.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        m.peak.fetch_max(live, Ordering::Relaxed);
+        LedgerTicket {
+            ledger: Arc::clone(m),
+            bytes,
+        }
+    }
+    /// The live and peak bytes of the backend's buffers.
+    pub fn memory_use(&self) -> MemoryUse {
+        MemoryUse {
+            live_bytes: self.memory.live.load(Ordering::Relaxed),
+            peak_bytes: self.memory.peak.load(Ordering::Relaxed),
+        }
+    }
+    /// Start a new peak at the live bytes.
+    pub fn reset_peak_memory(&self) {
+        let live = self.memory.live.load(Ordering::Relaxed);
+        self.memory.peak.store(live, Ordering::Relaxed);
     }
     /// Current values.
     pub fn snapshot(&self) -> CounterSnapshot {

@@ -42,7 +42,7 @@ pub use any::AnyBackend;
 pub use backend_trait::Backend;
 pub use buffer::Buffer;
 pub use config::{BackendConfig, BackendStatus, DeviceSelector};
-pub use counters::{CounterSnapshot, Counters};
+pub use counters::{CounterSnapshot, Counters, MemoryUse};
 pub use info::{collective_result, BackendInfo};
 pub use matrix::{
     CompactColumnBuffers, DeviceFormat, DeviceMatrix, LongRows, MatrixFormat, RowBlocks,

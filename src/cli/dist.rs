@@ -227,16 +227,18 @@ fn finish_solve<T: Scalar>(
     // AMG: one hierarchy across the ranks. Every other preconditioner is block-Jacobi: the
     // preconditioner of the rank's diagonal block.
     let spec = rank_block_spec(args, system);
-    let built: Option<Box<dyn Preconditioner<DistBackend<AnyBackend>, T>>> =
+    type Built<T> = Option<Box<dyn Preconditioner<DistBackend<AnyBackend>, T>>>;
+    let (built, setup_peak_bytes) = super::solve::setup_peak(be, || -> Result<Built<T>> {
         if let precond::PrecondSpec::Amg(options) = spec {
             let amg = precond::Amg::new_distributed(be, &rows, &a.partition, options)?;
-            Some(Box::new(amg))
+            Ok(Some(Box::new(amg)))
         } else {
             comm.agree(
                 "building the preconditioner",
                 precond::build(be, &a.local, spec),
-            )?
-        };
+            )
+        }
+    })?;
     drop(rows);
     let pc: Option<&dyn Preconditioner<DistBackend<AnyBackend>, T>> = built.as_deref();
     let params = Params {
@@ -341,9 +343,9 @@ fn finish_solve<T: Scalar>(
             n,
             args,
             &report,
-            (&format, a.device.spmv_kernel()),
+            (&format, &a.device),
             [load_seconds, 0.0],
-            pc.map(|pc| (spec, pc, f64::NAN)),
+            pc.map(|pc| (spec, pc, f64::NAN, setup_peak_bytes)),
         );
         v["ranks"] = comm.size().into();
         v["halo_exchanges"] = stats.exchanges.into();

@@ -5,7 +5,7 @@ use super::watch::{monitor_line, Watch};
 use super::{EXIT_CONVERGED, EXIT_NOT_CONVERGED};
 use crate::backend::format_choice::{FormatChoice, FormatRequest};
 use crate::backend::{
-    AnyBackend, Backend, BackendChoice, BackendInfo, MatrixFormat, SpmvOps, VectorOps,
+    AnyBackend, Backend, BackendChoice, BackendInfo, DeviceMatrix, MatrixFormat, SpmvOps, VectorOps,
 };
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -133,7 +133,8 @@ fn typed<T: Scalar>(
     }
     let kernel_build_seconds = t_build.elapsed().as_secs_f64();
     let spec = precond_spec(args, &system, format.format);
-    let built = precond::build_on(backend, a, Some(&m), spec)?;
+    let (built, setup_peak_bytes) =
+        setup_peak(backend, || precond::build_on(backend, a, Some(&m), spec))?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
         rtol: args.rtol,
@@ -209,9 +210,9 @@ fn typed<T: Scalar>(
             n,
             args,
             &report,
-            (&format, m.spmv_kernel()),
+            (&format, &m),
             [load_seconds, kernel_build_seconds],
-            precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0))),
+            precond.map(|pc| (spec, pc, apply_seconds.unwrap_or(0.0), setup_peak_bytes)),
         );
         if let Some((_, all)) = &columns {
             v["nrhs"] = all.len().into();
@@ -477,6 +478,22 @@ pub(crate) fn precond_spec<T>(
     spec
 }
 
+/// Run `setup` (a preconditioner's) and return its result with the most backend buffer memory
+/// it held at once above what was held before it, its kept data included
+/// ([`VectorOps::reset_peak_memory`]).
+pub(crate) fn setup_peak<B: VectorOps, R>(
+    backend: &B,
+    setup: impl FnOnce() -> Result<R>,
+) -> Result<(R, usize)> {
+    let held_before = backend.memory_use().live_bytes;
+    backend.reset_peak_memory();
+    let built = setup()?;
+    Ok((
+        built,
+        backend.memory_use().peak_bytes.saturating_sub(held_before),
+    ))
+}
+
 /// Median seconds of one application z = M^-1 b over 10 synchronized runs (after one warm-up).
 fn time_apply<B: Backend, T: Scalar>(
     backend: &B,
@@ -506,9 +523,9 @@ pub(crate) fn json<B: Backend, T: Scalar>(
     n: usize,
     args: &SolveArgs,
     r: &SolveReport,
-    (format, kernel): (&FormatChoice, &str),
+    (format, m): (&FormatChoice, &DeviceMatrix<T>),
     [load_seconds, kernel_build_seconds]: [f64; 2],
-    precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64)>,
+    precond: Option<(PrecondSpec, &dyn Preconditioner<B, T>, f64, usize)>,
 ) -> serde_json::Value {
     let mut v = serde_json::json!({
         "solver": r.solver,
@@ -548,14 +565,16 @@ pub(crate) fn json<B: Backend, T: Scalar>(
         "execution": r.execution.to_string(),
         "format": format.format.to_string(),
         "format_reason": format.reason,
-        "spmv_kernel": kernel,
+        "spmv_kernel": m.spmv_kernel(),
+        "matrix_device_bytes": m.device_bytes(),
     });
-    if let Some((spec, pc, apply_seconds)) = precond {
+    if let Some((spec, pc, apply_seconds, setup_peak_bytes)) = precond {
         let times = pc.setup_times();
         v["precond_setup_seconds"] = times.total().into();
         v["precond_setup_host_seconds"] = times.host_seconds.into();
         v["precond_setup_device_seconds"] = times.device_seconds.into();
         v["precond_memory_bytes"] = pc.memory_bytes().into();
+        v["precond_setup_peak_bytes"] = setup_peak_bytes.into();
         v["precond_launches_per_apply"] = pc.launches_per_apply().into();
         v["precond_apply_seconds"] = apply_seconds.into();
         v["precond_params"] = pc.params();

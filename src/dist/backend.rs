@@ -881,6 +881,12 @@ impl<B: VectorOps> VectorOps for DistBackend<B> {
     fn counters(&self) -> CounterSnapshot {
         self.inner.counters()
     }
+    fn memory_use(&self) -> crate::backend::MemoryUse {
+        self.inner.memory_use()
+    }
+    fn reset_peak_memory(&self) {
+        self.inner.reset_peak_memory()
+    }
 }
 
 impl<B: SpmvOps + HaloOps> SpmvOps for DistBackend<B> {

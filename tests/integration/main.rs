@@ -40,6 +40,7 @@ mod interrupt;
 mod ip_device;
 mod ip_scaling;
 mod matrix_market;
+mod memory_use;
 mod module_layering;
 mod newcomer;
 mod one_call;

@@ -711,6 +711,7 @@ impl CudaBackend {
         Ok(Buffer::from_storage(
             len,
             Storage::Cuda(memory::RawBuffer::borrowed(ptr, bytes, self.id)),
+            None,
         ))
     }
 
@@ -735,7 +736,8 @@ impl CudaBackend {
             unsafe { cu::memset_d8_async(raw.ptr(), 0, bytes, self.stream.cu_stream()) }
                 .map_err(|e| self.driver_error("cuMemsetD8Async", e, bytes))?;
         }
-        Ok(Buffer::from_storage(len, Storage::Cuda(raw)))
+        let ticket = self.counters.track(bytes);
+        Ok(Buffer::from_storage(len, Storage::Cuda(raw), Some(ticket)))
     }
 
     /// A device buffer of at least `bytes` bytes holding `data` (the multi-AXPY

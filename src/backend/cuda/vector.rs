@@ -154,6 +154,14 @@ impl VectorOps for CudaBackend {
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
     }
+
+    fn memory_use(&self) -> crate::backend::MemoryUse {
+        self.counters.memory_use()
+    }
+
+    fn reset_peak_memory(&self) {
+        self.counters.reset_peak_memory()
+    }
 }
 
 impl CudaBackend {

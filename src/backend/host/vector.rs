@@ -36,11 +36,12 @@ impl HostBackend {
 
 impl VectorOps for HostBackend {
     fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        self.counters
-            .check_allocation("host", len.saturating_mul(std::mem::size_of::<T>()))?;
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        self.counters.check_allocation("host", bytes)?;
         let mut v = host_vec::<T>(len)?;
         v.resize(len, T::zeroed());
-        Ok(Buffer::from_storage(len, Storage::Host(v)))
+        let ticket = self.counters.track(bytes);
+        Ok(Buffer::from_storage(len, Storage::Host(v), Some(ticket)))
     }
 
     fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
@@ -49,7 +50,12 @@ impl VectorOps for HostBackend {
         let mut v = host_vec::<T>(data.len())?;
         v.extend_from_slice(data);
         self.counters.transfer();
-        Ok(Buffer::from_storage(data.len(), Storage::Host(v)))
+        let ticket = self.counters.track(std::mem::size_of_val(data));
+        Ok(Buffer::from_storage(
+            data.len(),
+            Storage::Host(v),
+            Some(ticket),
+        ))
     }
 
     fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
@@ -147,6 +153,14 @@ impl VectorOps for HostBackend {
 
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
+    }
+
+    fn memory_use(&self) -> crate::backend::MemoryUse {
+        self.counters.memory_use()
+    }
+
+    fn reset_peak_memory(&self) {
+        self.counters.reset_peak_memory()
     }
 }
 

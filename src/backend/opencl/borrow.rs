@@ -113,7 +113,7 @@ impl OpenClBackend {
             address: std::sync::atomic::AtomicU64::new(0),
             queue,
         };
-        Ok(Buffer::from_storage(len, Storage::OpenCl(raw)))
+        Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }
 }
 

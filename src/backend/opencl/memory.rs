@@ -167,7 +167,12 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clFinish (after allocation)", raw.bytes, code));
         }
-        Ok(Buffer::from_storage(len, Storage::OpenCl(raw)))
+        let ticket = self.counters.track(raw.bytes);
+        Ok(Buffer::from_storage(
+            len,
+            Storage::OpenCl(raw),
+            Some(ticket),
+        ))
     }
 
     /// Blocking copy of `data` into the start of `dst` (no count).

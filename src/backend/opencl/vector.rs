@@ -19,9 +19,11 @@ impl VectorOps for OpenClBackend {
         let raw = self.create_raw::<T>(data.len())?;
         self.counters.transfer();
         self.write_raw(&raw, data)?;
+        let ticket = self.counters.track(raw.bytes);
         Ok(Buffer::from_storage(
             data.len(),
             crate::backend::buffer::Storage::OpenCl(raw),
+            Some(ticket),
         ))
     }
 
@@ -159,6 +161,14 @@ impl VectorOps for OpenClBackend {
 
     fn counters(&self) -> CounterSnapshot {
         self.counters.snapshot()
+    }
+
+    fn memory_use(&self) -> crate::backend::MemoryUse {
+        self.counters.memory_use()
+    }
+
+    fn reset_peak_memory(&self) {
+        self.counters.reset_peak_memory()
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::backend::buffer::Buffer;
 use crate::backend::partials::{Partials, Slot, Sums};
-use crate::backend::{BackendInfo, CounterSnapshot};
+use crate::backend::{BackendInfo, CounterSnapshot, MemoryUse};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use bytemuck::Pod;
@@ -81,4 +81,9 @@ pub trait VectorOps: BackendInfo {
 
     /// Kernel launches and host transfers so far.
     fn counters(&self) -> CounterSnapshot;
+    /// The bytes of this backend's buffers now and at their peak ([`MemoryUse`]).
+    fn memory_use(&self) -> MemoryUse;
+    /// Start a new peak of [`Self::memory_use`] at the bytes held now (to measure one phase,
+    /// e.g. a preconditioner's setup: reset, set up, read the peak).
+    fn reset_peak_memory(&self);
 }
