@@ -128,6 +128,8 @@ SOURCES["python"] = {
     "log": "2026-11-29-python-ilu.md",
 }
 DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
+# The setup's peak buffer memory against A's (bench/experiments/amg-setup-memory/run.sh, 93dd536).
+SETUP_MEMORY_CSV = "h200-2026-11-30-amg-setup-memory/amg-setup-memory.csv"
 SOURCES["ilu"] = {
     "title": "ILU on real matrices with zero or weak diagonals",
     "files": ["h200-2026-11-29-amg-resident/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
@@ -471,10 +473,17 @@ def amg():
         smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
         decay[(r["problem"], smoother, r["method"].split()[-1])] = r
     change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
-    out += para(f"`--amg-strength-decay 1` (threshold kept on coarse levels; CUDA, 7c00d6f), its: jump3d "
+    mem = {(r["backend"], r["problem"]): float(r["peak_over_a"])
+           for r in rows_of(os.path.join(RESULTS, SETUP_MEMORY_CSV))}
+    peak = lambda p: f2(mem[("cuda", p)])
+    ocl = sorted(v for (b, _), v in mem.items() if b == "opencl")
+    out += para(f"`--amg-strength-decay 1` (CUDA, 7c00d6f), its: jump3d "
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
                 f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
-                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}, poisson3d {change('poisson3d')}.")
+                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}, poisson3d {change('poisson3d')}. "
+                f"Setup's peak memory / A's (device setup, 93dd536; goal 4): "
+                f"2D 4.19M {peak('poisson2d:2048x2048')}, 3D 2.1M "
+                f"{peak('poisson3d:128x128x128')}, 16.8M {peak('poisson3d:256x256x256')} (OpenCL {f2(ocl[0])}-{f2(ocl[-1])}).")
     return out
 
 
@@ -608,10 +617,9 @@ def many():
 
 def document():
     out = ["# Benchmarks", ""]
-    out += para("The current numbers, written by `python3 scripts/benchmarks_md.py` from the committed CSVs named "
-                "under each table, with machine, commit, command and log note. Every dated note: "
-                "[bench/log/](bench/log/README.md); device scripts: [bench/experiments/](bench/experiments/README.md); "
-                "method: [docs/PERFORMANCE.md](docs/PERFORMANCE.md).")
+    out += para("The current numbers, from the committed CSVs under each table (`python3 scripts/benchmarks_md.py`), "
+                "with machine, commit, command and log. Dated notes: [bench/log/](bench/log/README.md); device "
+                "scripts: [bench/experiments/](bench/experiments/README.md); method: [PERFORMANCE](docs/PERFORMANCE.md).")
     out += latency()
     out += bandwidth()
     out += preconditioners()

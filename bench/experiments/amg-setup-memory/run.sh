@@ -32,4 +32,4 @@ print(",".join(str(x) for x in [os.environ["B"], os.environ["P"], v["n"], v["ite
 ' >> "$csv" || echo "$backend $problem: failed: $json" | head -c 600
   done
 done
-column -s, -t "$csv"
+python3 -c "import csv,sys; [print('  '.join(f'{c:>14}' for c in r)) for r in csv.reader(open(sys.argv[1]))]" "$csv"
