@@ -5,8 +5,9 @@
 # and 3D Poisson 128^3 (2.1M) and 256^3 (16.8M) on CUDA and NVIDIA OpenCL, one H200. With
 # TESTS=1, first the GPU integration tests (`--include-ignored`, the CLI tests skipped: they
 # name the workstation's binary path).
-# Packed on the workstation: ../shared/tools/pack-for-device --features "cuda opencl cli" --
-#   --bin pipekrylov --test integration
+# Packed on the workstation: `.device/bin` holds release builds (`--features "cuda opencl cli"`) of
+# this commit's pipekrylov and the integration test binary (as test-integration); `.device/run NAME
+# ARGS` runs one with the OpenCL environment.
 # Run: OUT=$OUT [TESTS=1] bash bench/experiments/amg-setup-memory/run.sh
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
