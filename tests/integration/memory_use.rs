@@ -37,11 +37,20 @@ fn live_and_peak<B: Backend>(b: &B) {
 
 /// The AMG setup's peak (kept hierarchy and temporaries in the backend's buffers; the host
 /// setup's own temporaries are host vectors, not counted) over the device matrix's bytes, on
-/// 2D Poisson (65K), where it must stay within the 4x. 3D Poisson (32K) is printed,
-/// not bounded: at that size the coarsest level's dense inverse (up to 500^2 values, 2 MB)
-/// weighs as much as A (2.8 MB); the bound is measured at millions of rows on the GPU machine.
+/// Poisson, where it must stay within the 4x: 2D (65K) on every setup, 3D (262K) on
+/// the device setup of a GPU runtime (the host backend cannot share the solver's copy of A
+/// with the cycle and copies it: one A more). 3D at 32K is printed, not bounded: there the
+/// coarsest level's dense inverse (up to 500^2 values, 2 MB) weighs as much as A (2.8 MB).
 fn amg_setup_peak<B: Backend>(b: &B, setup: AmgSetup) {
-    for (g, n) in [(Generator::Poisson2d, 65536), (Generator::Poisson3d, 32768)] {
+    let gpu_runtime = b.name() != "host" && setup == AmgSetup::Device;
+    for (g, n, bounded) in [
+        (Generator::Poisson2d, 65536, true),
+        (Generator::Poisson3d, 32768, false),
+        (Generator::Poisson3d, 262144, gpu_runtime),
+    ] {
+        if n > 100_000 && !bounded {
+            continue;
+        }
         let a = g.generate::<f64>(n).unwrap().matrix;
         let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
         let held = b.memory_use().live_bytes;
@@ -60,8 +69,12 @@ fn amg_setup_peak<B: Backend>(b: &B, setup: AmgSetup) {
             Preconditioner::<B, f64>::memory_bytes(&amg)
         );
         assert!(peak > 0, "the setup allocated");
-        if g == Generator::Poisson2d {
-            assert!(ratio <= 4.0, "{}: {ratio:.2}x A's bytes", b.name());
+        if bounded {
+            assert!(
+                ratio <= 4.0,
+                "{}: {g:?} n = {n}: {ratio:.2}x A's bytes",
+                b.name()
+            );
         }
     }
 }
@@ -72,7 +85,7 @@ fn host_counts_live_and_peak_bytes() {
 }
 
 #[test]
-fn host_amg_setup_peak_on_2d_poisson_is_at_most_4x_the_matrix() {
+fn host_amg_setup_peak_on_poisson_is_at_most_4x_the_matrix() {
     amg_setup_peak(
         &pipekrylov::backend::host::HostBackend::new(),
         AmgSetup::Host,
@@ -90,7 +103,7 @@ mod opencl {
     }
 
     #[test]
-    fn amg_device_setup_peak_on_2d_poisson_is_at_most_4x_the_matrix() {
+    fn amg_device_setup_peak_on_poisson_is_at_most_4x_the_matrix() {
         let b = OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)");
         amg_setup_peak(&b, AmgSetup::Device);
     }
@@ -109,7 +122,7 @@ mod cuda {
 
     #[test]
     #[ignore = "needs an NVIDIA GPU"]
-    fn amg_device_setup_peak_on_2d_poisson_is_at_most_4x_the_matrix() {
+    fn amg_device_setup_peak_on_poisson_is_at_most_4x_the_matrix() {
         amg_setup_peak(&CudaBackend::new(0).unwrap(), AmgSetup::Device);
     }
 }

@@ -1,7 +1,7 @@
 //! Sparse building blocks on the device, written once (`kernels/sparse.kc`): a fill and an
 //! exclusive scan of `u32` arrays, the CSR transpose, row compaction, and the row-by-row
 //! sparse matrix product C = A B in a symbolic and a numeric phase (the block kernels of
-//! several right-hand sides are in `block`). Each operation checks its arguments, then runs
+//! several right-hand sides are in `block`, the product in `spgemm`). Each operation checks its arguments, then runs
 //! the host reference on the host backend or launches its kernel by [`KernelRuntime`]; the
 //! references do what the kernels do, in the same order, so the backends agree bit for bit on
 //! indices and to rounding on values.
@@ -16,15 +16,6 @@ use crate::scalar::Scalar;
 /// Work-groups of the scan's first and last kernels at most (the middle one adds their
 /// totals sequentially).
 const SCAN_MAX_GROUPS: usize = 4096;
-
-/// Rows of a product with at least this many products get a work-group each in the symbolic
-/// phase (kernel `spgemm_symbolic_team`, a hash table in local memory) instead of one
-/// work-item (sorted insertion, quadratic in the row's length): the Galerkin products R (A P)
-/// of multigrid have rows of 500-3000 products.
-const SPGEMM_TEAM_MIN_PRODUCTS: u32 = 128;
-/// Rows of more products than this stay with one work-item (the team's table holds twice as
-/// many columns: `SPGEMM_TEAM_TABLE` / 2 in `kernels/sparse.kc`).
-const SPGEMM_TEAM_MAX_PRODUCTS: u32 = 2048;
 
 /// A CSR matrix's device arrays, borrowed (columns ascending in every row, indices in range:
 /// what an upload or these operations produce).
@@ -449,238 +440,12 @@ pub(crate) fn compact_rows<B: VectorOps + ?Sized, T: Scalar>(
     })
 }
 
-/// C = A B on the device, row by row (kernels `spgemm_upper`, `spgemm_symbolic`,
-/// `spgemm_copy_pattern`, `spgemm_values`): the bound of every row's length, their scan, the sorted distinct
-/// columns of every row into a scratch of that size, the scan of the true lengths, then the
-/// values, every entry of C summed in the order of A's entries and B's (the same order on every
-/// backend). The scratch holds one `u32` per product.
-pub(crate) fn spgemm<B: VectorOps + ?Sized, T: Scalar>(
-    backend: &B,
-    a: CsrRef<'_, T>,
-    b: CsrRef<'_, T>,
-) -> Result<CsrBuffers<T>> {
-    if a.n_cols != b.n_rows {
-        return Err(Error::dims(
-            "spgemm: columns of A vs rows of B",
-            a.n_cols,
-            b.n_rows,
-        ));
-    }
-    let n = a.n_rows;
-    let rt = backend.kernel_runtime();
-    let mut upper = backend.alloc::<u32>(n)?;
-    if rt.is_host() {
-        let (ap, ac, bp) = (a.row_ptr.host()?, a.col_idx.host()?, b.row_ptr.host()?);
-        for (i, u) in upper.host_mut()?.iter_mut().enumerate() {
-            let products: u64 = (ap[i] as usize..ap[i + 1] as usize)
-                .map(|p| u64::from(bp[ac[p] as usize + 1] - bp[ac[p] as usize]))
-                .sum();
-            *u = u32::try_from(products).unwrap_or(u32::MAX);
-        }
-    } else {
-        launch_items::<T>(
-            &rt,
-            Kernel::SpgemmUpper,
-            n,
-            &[
-                len("spgemm rows", n)?,
-                KernelArg::buffer(a.row_ptr),
-                KernelArg::buffer(a.col_idx),
-                KernelArg::buffer(b.row_ptr),
-                KernelArg::buffer(&upper),
-            ],
-        )?;
-    }
-    let mut upper_ptr = backend.alloc::<u32>(n + 1)?;
-    let products = scan_u32::<T, B>(backend, "spgemm products", &upper, &mut upper_ptr)?;
-    let mut scratch = backend.alloc::<u32>(products)?;
-    let mut counts = upper;
-    if rt.is_host() {
-        let (ap, ac, bp, bc) = (
-            a.row_ptr.host()?,
-            a.col_idx.host()?,
-            b.row_ptr.host()?,
-            b.col_idx.host()?,
-        );
-        let up = upper_ptr.host()?;
-        let (s, c) = (scratch.host_mut()?, counts.host_mut()?);
-        for i in 0..n {
-            let row = &mut s[up[i] as usize..up[i + 1] as usize];
-            let mut m = 0;
-            for &k in &ac[ap[i] as usize..ap[i + 1] as usize] {
-                let k = k as usize;
-                for &j in &bc[bp[k] as usize..bp[k + 1] as usize] {
-                    if let Err(at) = row[..m].binary_search(&j) {
-                        row.copy_within(at..m, at + 1);
-                        row[at] = j;
-                        m += 1;
-                    }
-                }
-            }
-            c[i] = m as u32;
-        }
-    } else {
-        // Rows of SPGEMM_TEAM_MIN_PRODUCTS..=SPGEMM_TEAM_MAX_PRODUCTS products by a
-        // work-group each, the others by one work-item each (the same output).
-        let args = [
-            len("spgemm rows", n)?,
-            KernelArg::buffer(a.row_ptr),
-            KernelArg::buffer(a.col_idx),
-            KernelArg::buffer(b.row_ptr),
-            KernelArg::buffer(b.col_idx),
-            KernelArg::buffer(&upper_ptr),
-            KernelArg::U32(SPGEMM_TEAM_MIN_PRODUCTS),
-            KernelArg::U32(SPGEMM_TEAM_MAX_PRODUCTS),
-            KernelArg::buffer(&scratch),
-            KernelArg::buffer(&counts),
-        ];
-        // SAFETY: rows of A index rows of B (a.n_cols == b.n_rows checked); row i writes at
-        // most upper[i] columns from upper_ptr[i], inside the scratch of `products` entries;
-        // the team kernel loops over the rows by group, any group count.
-        unsafe { rt.launch::<T>(Kernel::SpgemmSymbolicTeam, n.clamp(1, 8192), &args)? };
-        launch_items::<T>(&rt, Kernel::SpgemmSymbolic, n, &args)?;
-    }
-    let mut c_ptr = backend.alloc::<u32>(n + 1)?;
-    let nnz = scan_u32::<T, B>(backend, "spgemm entries", &counts, &mut c_ptr)?;
-    let mut c = CsrBuffers {
-        n_rows: n,
-        n_cols: b.n_cols,
-        row_ptr: c_ptr,
-        col_idx: backend.alloc::<u32>(nnz)?,
-        values: backend.alloc::<T>(nnz)?,
-    };
-    spgemm_numeric(backend, a, b, Some((&upper_ptr, &scratch)), &mut c)?;
-    Ok(c)
-}
-
-/// The values of C = A B on C's pattern (kernel `spgemm_values`, one work-item per entry);
-/// with `pattern` (the symbolic phase's bounds and scratch) the columns of C are copied from
-/// it first (`spgemm_copy_pattern`).
-pub(crate) fn spgemm_numeric<B: VectorOps + ?Sized, T: Scalar>(
-    backend: &B,
-    a: CsrRef<'_, T>,
-    b: CsrRef<'_, T>,
-    pattern: Option<(&Buffer<u32>, &Buffer<u32>)>,
-    c: &mut CsrBuffers<T>,
-) -> Result<()> {
-    let n = a.n_rows;
-    if a.n_cols != b.n_rows || c.n_rows != n || c.n_cols != b.n_cols {
-        return Err(Error::dims(
-            "spgemm: the shapes of A, B and C",
-            a.n_cols,
-            b.n_rows,
-        ));
-    }
-    check_len("spgemm row pointers of C", &c.row_ptr, n + 1)?;
-    check_len("spgemm values of C", &c.values, c.col_idx.len())?;
-    if let Some((up, _)) = pattern {
-        check_len("spgemm bounds", up, n + 1)?;
-    }
-    let rt = backend.kernel_runtime();
-    match pattern {
-        None => {}
-        Some((up, scratch)) if rt.is_host() => {
-            let cp = c.row_ptr.host()?.to_vec();
-            let (up, s) = (up.host()?, scratch.host()?);
-            let cc = c.col_idx.host_mut()?;
-            for i in 0..n {
-                let (dst, l) = (cp[i] as usize, (cp[i + 1] - cp[i]) as usize);
-                cc[dst..dst + l].copy_from_slice(&s[up[i] as usize..up[i] as usize + l]);
-            }
-        }
-        Some((up, scratch)) => {
-            // SAFETY (launch_items): row i of C has c_ptr[i+1] - c_ptr[i] entries, which the
-            // symbolic phase wrote from upper_ptr[i] in the scratch.
-            launch_items::<T>(
-                &rt,
-                Kernel::SpgemmCopyPattern,
-                n,
-                &[
-                    len("spgemm rows", n)?,
-                    KernelArg::buffer(up),
-                    KernelArg::buffer(scratch),
-                    KernelArg::buffer(&c.row_ptr),
-                    KernelArg::buffer(&c.col_idx),
-                ],
-            )?;
-        }
-    }
-    spgemm_values(backend, a, b, (&c.row_ptr, &c.col_idx), &mut c.values)
-}
-
-/// The values of C = A B into `values` on C's kept pattern `(row_ptr, col_idx)` (kernel
-/// `spgemm_values`, one work-item per entry): a numeric refresh of a product whose symbolic
-/// phase ran before. Entries of the pattern with no product get zero.
-pub(crate) fn spgemm_values<B: VectorOps + ?Sized, T: Scalar>(
-    backend: &B,
-    a: CsrRef<'_, T>,
-    b: CsrRef<'_, T>,
-    (c_ptr, c_cols): (&Buffer<u32>, &Buffer<u32>),
-    values: &mut Buffer<T>,
-) -> Result<()> {
-    let n = a.n_rows;
-    if a.n_cols != b.n_rows {
-        return Err(Error::dims(
-            "spgemm: columns of A vs rows of B",
-            a.n_cols,
-            b.n_rows,
-        ));
-    }
-    check_len("spgemm row pointers of C", c_ptr, n + 1)?;
-    check_len("spgemm values of C", values, c_cols.len())?;
-    let rt = backend.kernel_runtime();
-    if rt.is_host() {
-        let (ap, ac, av) = (a.row_ptr.host()?, a.col_idx.host()?, a.values.host()?);
-        let (bp, bc, bv) = (b.row_ptr.host()?, b.col_idx.host()?, b.values.host()?);
-        let (cp, cc) = (c_ptr.host()?, c_cols.host()?);
-        let cv = values.host_mut()?;
-        for i in 0..n {
-            let (lo, hi) = (cp[i] as usize, cp[i + 1] as usize);
-            if hi < lo || hi > cc.len() {
-                return Err(Error::param(
-                    "spgemm",
-                    "the row pointers of C are not ascending within its columns",
-                ));
-            }
-            cv[lo..hi].fill(T::zero());
-            for p in ap[i] as usize..ap[i + 1] as usize {
-                let k = ac[p] as usize;
-                for q in bp[k] as usize..bp[k + 1] as usize {
-                    if let Ok(at) = cc[lo..hi].binary_search(&bc[q]) {
-                        cv[lo + at] += av[p] * bv[q];
-                    }
-                }
-            }
-        }
-        return Ok(());
-    }
-    // One work-item per entry of C (a row-by-row product left the long rows of R (A P) to one
-    // work-item each); the same sums in the same order. SAFETY (launch_items): the entries'
-    // columns index B's columns, the rows of A index B's rows (checked shapes); C's pattern is
-    // one these operations built for a product of these shapes.
-    let nnz = c_cols.len();
-    launch_items::<T>(
-        &rt,
-        Kernel::SpgemmValues,
-        nnz,
-        &[
-            len("spgemm entries", nnz)?,
-            len("spgemm rows", n)?,
-            KernelArg::buffer(a.row_ptr),
-            KernelArg::buffer(a.col_idx),
-            KernelArg::buffer(a.values),
-            KernelArg::buffer(b.row_ptr),
-            KernelArg::buffer(b.col_idx),
-            KernelArg::buffer(b.values),
-            KernelArg::buffer(c_ptr),
-            KernelArg::buffer(c_cols),
-            KernelArg::buffer(values),
-        ],
-    )
-}
-
 mod block;
+mod spgemm;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use block::{block_cg_update, block_xpby, spmm, spmm_dots, SPMM_MAX_COLUMNS};
+#[cfg(test)]
+use spgemm::spgemm_in_blocks;
+pub(crate) use spgemm::{spgemm, spgemm_values};

@@ -85,6 +85,43 @@ fn product_on<B: Backend>(b: &B, x: &CsrMatrix<f64>, y: &CsrMatrix<f64>) -> CsrM
     download(&c)
 }
 
+/// The product in blocks of rows (budgets of one product, some rows, about half) equals the
+/// one-block product `whole` bit for bit.
+fn same_in_blocks<B: Backend>(
+    b: &B,
+    x: &CsrMatrix<f64>,
+    y: &CsrMatrix<f64>,
+    whole: &CsrMatrix<f64>,
+) {
+    let (dx, dy) = (
+        b.upload_matrix(x, MatrixFormat::Csr).unwrap(),
+        b.upload_matrix(y, MatrixFormat::Csr).unwrap(),
+    );
+    let (rx, ry) = (CsrRef::of(&dx).unwrap(), CsrRef::of(&dy).unwrap());
+    let products: usize = (0..x.n_rows())
+        .map(|i| x.row(i).0.iter().map(|&k| y.row(k).0.len()).sum::<usize>())
+        .sum();
+    for budget in [1, 500, products / 2 + 1] {
+        let c = spgemm_in_blocks(b, rx, ry, budget).unwrap();
+        let what = format!("{} in blocks of {budget} products", b.name());
+        let row_ptr: Vec<usize> = b
+            .download(&c.row_ptr)
+            .unwrap()
+            .iter()
+            .map(|&p| p as usize)
+            .collect();
+        let col_idx: Vec<usize> = b
+            .download(&c.col_idx)
+            .unwrap()
+            .iter()
+            .map(|&p| p as usize)
+            .collect();
+        assert_eq!(row_ptr, whole.row_ptr(), "{what}");
+        assert_eq!(col_idx, whole.col_idx(), "{what}");
+        assert_eq!(b.download(&c.values).unwrap(), whole.values(), "{what}");
+    }
+}
+
 fn agrees_with_the_host<B: Backend>(b: &B) {
     let host = HostBackend::new();
     for (seed, (m, k, n), (la, lb)) in [
@@ -97,6 +134,7 @@ fn agrees_with_the_host<B: Backend>(b: &B) {
         let y = random(k, n, lb, seed + 10);
         let want = product_on(&host, &x, &y);
         let got = product_on(b, &x, &y);
+        same_in_blocks(b, &x, &y, &got);
         assert_eq!(got.row_ptr(), want.row_ptr(), "{} seed {seed}", b.name());
         assert_eq!(got.col_idx(), want.col_idx(), "{} seed {seed}", b.name());
         for (g, w) in got.values().iter().zip(want.values()) {
