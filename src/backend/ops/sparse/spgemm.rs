@@ -22,9 +22,12 @@ use std::ops::Range;
 /// work-item (sorted insertion, quadratic in the row's length): the Galerkin products R (A P)
 /// of multigrid have rows of 500-3000 products.
 const SPGEMM_TEAM_MIN_PRODUCTS: u32 = 128;
-/// Rows of more products than this stay with one work-item (the team's table holds twice as
-/// many columns: `SPGEMM_TEAM_TABLE` / 2 in `kernels/sparse.kc`).
-const SPGEMM_TEAM_MAX_PRODUCTS: u32 = 2048;
+/// Rows of more products than this stay with one work-item: none. Up to `SPGEMM_TEAM_TABLE` / 2
+/// (`kernels/sparse.kc`) the team's hash table is in local memory, above in the row's slots of
+/// the scratch; a row of more distinct columns than the team's keys hold goes back to one
+/// work-item. (With blocks of rows, rows of 2048-3000 products left to one work-item each made
+/// every block's launch as long as its slowest row: the 3D Poisson setup took 2.6x as long.)
+const SPGEMM_TEAM_MAX_PRODUCTS: u32 = u32::MAX;
 
 /// Products below which the symbolic phase runs on all rows at once (a scratch of 4 MiB):
 /// fewer, larger launches where the memory is small anyway.
@@ -216,7 +219,7 @@ fn symbolic_rows<T: Scalar>(
         return Ok(());
     }
     // Rows of SPGEMM_TEAM_MIN_PRODUCTS..=SPGEMM_TEAM_MAX_PRODUCTS products by a work-group
-    // each, the others by one work-item each (the same output).
+    // each, the others (and those the team leaves) by one work-item each (the same output).
     let args = [
         len("spgemm rows", rows.start)?,
         len("spgemm rows", rows.end)?,

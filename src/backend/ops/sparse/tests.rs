@@ -162,6 +162,33 @@ fn agrees_with_the_host<B: Backend>(b: &B) {
             }
         }
     }
+    // Rows of more products than the team's local table takes: 30000 products on 10 columns
+    // (the table in the scratch), and 3000 products on 3000 columns (more than the
+    // team's keys hold: back to one work-item).
+    let wide = |cols: usize, per_row: usize, stride: usize| {
+        let x = CsrMatrix::from_triplets(
+            1,
+            3000,
+            &(0..3000)
+                .map(|k| (0, k, 1.0 + (k % 7) as f64))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let t: Vec<_> = (0..3000)
+            .flat_map(|k| {
+                (0..per_row).map(move |c| (k, (k * stride + c * 977) % cols, 0.5 + c as f64))
+            })
+            .collect();
+        (x, CsrMatrix::from_triplets(3000, cols, &t).unwrap())
+    };
+    for (x, y) in [wide(10, 10, 0), wide(5000, 1, 7)] {
+        let want = product_on(&host, &x, &y);
+        let got = product_on(b, &x, &y);
+        assert!(want.nnz() > 0);
+        assert_eq!(got.col_idx(), want.col_idx(), "{}", b.name());
+        assert_eq!(got.values(), want.values(), "{}", b.name());
+        same_in_blocks(b, &x, &y, &got);
+    }
     // A product of more than 2^32 - 1 entries would overflow the scan: a typed error.
     let mut counts = b.alloc::<u32>(3).unwrap();
     b.write(&mut counts, &[u32::MAX, 1, 0]).unwrap();
