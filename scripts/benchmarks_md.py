@@ -119,8 +119,7 @@ SOURCES["amg"] = {
 }
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
-    "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/time_to_solution.csv",
-              "h200-2026-11-29-python/overhead.csv"],
+    "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
     "commit": "4ed3930, 2026-11-29",
     "command": "`bash bench/experiments/python-vs-cupy/run.sh` (CuPy 14.2 on the device image; the wheel and "
@@ -128,8 +127,11 @@ SOURCES["python"] = {
     "log": "2026-11-29-python-ilu.md",
 }
 DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
-# The setup's peak buffer memory against A's (bench/experiments/amg-setup-memory/run.sh, 93dd536).
-SETUP_MEMORY_CSV = "h200-2026-11-30-amg-setup-memory/amg-setup-memory.csv"
+# The setup's peak buffer memory against A's before and after SpGEMM's symbolic phase went to row
+# blocks (bench/experiments/spgemm-blocks/run.sh: d25640e as "base", 79213da as "new").
+SETUP_MEMORY_CSV = "h200-2026-11-30-spgemm-blocks/spgemm-blocks.csv"
+# The Python time to solution once AMG was set up on the device (spgemm-blocks/python.sh, 79213da).
+PYTHON_TTS_CSV = "h200-2026-11-30-spgemm-blocks/time_to_solution.csv"
 SOURCES["ilu"] = {
     "title": "ILU on real matrices with zero or weak diagonals",
     "files": ["h200-2026-11-29-amg-resident/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
@@ -473,17 +475,20 @@ def amg():
         smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
         decay[(r["problem"], smoother, r["method"].split()[-1])] = r
     change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
-    mem = {(r["backend"], r["problem"]): float(r["peak_over_a"])
-           for r in rows_of(os.path.join(RESULTS, SETUP_MEMORY_CSV))}
-    peak = lambda p: f2(mem[("cuda", p)])
-    ocl = sorted(v for (b, _), v in mem.items() if b == "opencl")
+    runs = {}
+    for r in rows_of(os.path.join(RESULTS, SETUP_MEMORY_CSV)):
+        runs.setdefault((r["build"], r["backend"], r["problem"]), []).append(float(r["peak_over_a"]))
+    mem = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    peak = lambda p: f"{f2(mem[('base', 'cuda', p)])} -> {f2(mem[('new', 'cuda', p)])}"
+    ocl = sorted(v for (build, b, _), v in mem.items() if (build, b) == ("new", "opencl"))
     out += para(f"`--amg-strength-decay 1` (CUDA, 7c00d6f), its: jump3d "
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
                 f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
                 f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}, poisson3d {change('poisson3d')}. "
-                f"Setup's peak memory / A's (device setup, 93dd536; goal 4): "
-                f"2D 4.19M {peak('poisson2d:2048x2048')}, 3D 2.1M "
-                f"{peak('poisson3d:128x128x128')}, 16.8M {peak('poisson3d:256x256x256')} (OpenCL {f2(ocl[0])}-{f2(ocl[-1])}).")
+                f"Setup peak / A (device setup, goal 4; SpGEMM in row blocks, 79213da, "
+                f"`spgemm-blocks/run.sh`): 2D 4.19M {peak('poisson2d:2048x2048')}, 3D 2.1M "
+                f"{peak('poisson3d:128x128x128')}, 16.8M {peak('poisson3d:256x256x256')} (OpenCL "
+                f"{f2(ocl[0])}-{f2(ocl[-1])}: a CSR copy of its SELL A).")
     return out
 
 
@@ -501,9 +506,8 @@ def trisolve():
     out += para("Exact against 3 sweeps (iterations, s to solution): " + "; ".join(
         f"{prob} {n} ({by.get('exact', {}).get('levels', '?')} levels): {cell(by, 'exact')} against "
         f"{cell(by, 'sweeps:3')}" for (prob, n), by in sorted(cases.items())
-        if n >= 1000000 or prob == "elasticity3d") + " (smaller sizes in the file). Since 2026-11-29 `auto` also "
-        "solves exactly where 3 sweeps are more than 0.5 (relative) from the exact solve on the host factors "
-        "(the olm and 494_bus factors: see the ILU section).")
+        if n >= 1000000 or prob == "elasticity3d") + " (smaller sizes in the file). Since 2026-11-29 `auto` is also "
+        "exact where 3 sweeps are over 0.5 (relative) from the exact solve (the olm and 494_bus factors).")
     return out
 
 
@@ -520,12 +524,13 @@ def python_package():
         out.append(f"| {r['n']} | {f1(float(r['cupy_us_per_it']))} | {f1(float(r['pipekrylov_us_per_it']))} | "
                    f"{float(r['speedup']):.1f}x | {f1(float(r['loop_us_per_it']))} |")
     out.append("")
-    tts = rows_of(paths["time_to_solution.csv"])
-    out += para("Time to 1e-8 (setup + solve, s): " + "; ".join(
+    tts = rows_of(os.path.join(RESULTS, PYTHON_TTS_CSV))
+    out += para("Time to 1e-8 (setup + solve, s; 79213da, `spgemm-blocks/python.sh`): " + "; ".join(
         f"n = {n}: " + ", ".join(f"{r['solver'].replace('pipekrylov ', '')} {r['iterations']} its "
                                  f"{f3(float(r['setup_s']) + float(r['solve_s']))}"
                                  for r in tts if r["n"] == n)
-        for n in sorted({r["n"] for r in tts}, key=int)) + " (AMG's setup runs on the host).")
+        for n in sorted({r["n"] for r in tts}, key=int)) + " (setups: mostly the CuPy matrix's copy via "
+        "the host).")
     out.pop()
     ov = rows_of(paths["overhead.csv"])
     calls = {}

@@ -203,10 +203,17 @@ def show(title, rows):
         print(" | ".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys))
 
 
+PARTS = {
+    "overhead": ("per-call overhead (us)", overhead),
+    "per_iteration": ("CG per iteration vs cupyx.scipy.sparse.linalg.cg", per_iteration),
+    "time_to_solution": ("time to solution, rtol 1e-8", time_to_solution),
+    "ilu_vs_bilu0": ("GMRES(30) with ilu and bilu0 on the real matrices", ilu_vs_bilu0),
+}
+
 if __name__ == "__main__":
+    # python3 run.py OUT [PART ...]: the parts named (all by default).
     print("pipekrylov", pipekrylov.__version__, "cupy", cupy.__version__,
           cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
-    show("per-call overhead (us)", overhead())
-    show("CG per iteration vs cupyx.scipy.sparse.linalg.cg", per_iteration())
-    show("time to solution, rtol 1e-8", time_to_solution())
-    show("GMRES(30) with ilu and bilu0 on the real matrices", ilu_vs_bilu0())
+    for part in sys.argv[2:] or list(PARTS):
+        title, measure = PARTS[part]
+        show(title, measure())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 52's memory goal after SpGEMM's symbolic phase went to blocks of rows (91b42d2): the AMG
+# Issue 52's memory goal after SpGEMM's symbolic phase went to blocks of rows: the AMG
 # device setup's peak (`solve --json`: `precond_setup_peak_bytes` / `matrix_device_bytes`) and
 # setup time, CG + AMG (defaults, device setup), b = A 1, rtol 1e-8, on 2D Poisson 2048^2 (4.19M)
 # and 3D Poisson 128^3 (2.1M) and 256^3 (16.8M), CUDA and NVIDIA OpenCL, one H200: the commit
@@ -21,7 +21,7 @@ if [ "${TESTS:-0}" = 1 ]; then
   grep -E "AMG setup peak" "$OUT/integration-gpu.txt"
 fi
 csv="$OUT/spgemm-blocks.csv"
-echo "build,backend,problem,run,n,iterations,converged,setup_s,solve_s,matrix_device_bytes,precond_setup_peak_bytes,precond_memory_bytes,peak_over_a" > "$csv"
+echo "build,backend,problem,run,n,format,iterations,converged,setup_s,solve_s,matrix_device_bytes,precond_setup_peak_bytes,precond_memory_bytes,peak_over_a" > "$csv"
 for backend in cuda opencl; do
   for problem in poisson2d:2048x2048 poisson3d:128x128x128 poisson3d:256x256x256; do
     for run in 1 2 3; do
@@ -33,7 +33,7 @@ for backend in cuda opencl; do
 import json, os
 v = json.loads(os.environ["JSON"])
 a, p = v["matrix_device_bytes"], v["precond_setup_peak_bytes"]
-print(",".join(str(x) for x in [os.environ["BUILD"], os.environ["B"], os.environ["P"], os.environ["RUN"], v["n"],
+print(",".join(str(x) for x in [os.environ["BUILD"], os.environ["B"], os.environ["P"], os.environ["RUN"], v["n"], v.get("format"),
       v["iterations"], v["converged"], round(v["precond_setup_seconds"], 4), round(v["solve_seconds"], 4), a, p,
       v["precond_memory_bytes"], round(p / a, 3)]))
 ' >> "$csv" || echo "$build $backend $problem: failed: $json" | head -c 600
