@@ -8,7 +8,7 @@
 //! works; bad input (a negative diagonal on one rank, block size 2, the setup on the device)
 //! and a values refresh are typed errors on every rank.
 
-use pipekrylov::backend::{host::HostBackend, Backend, MatrixFormat, SpmvOps, VectorOps};
+use pipekrylov::backend::{Backend, MatrixFormat, SpmvOps, VectorOps};
 use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartition};
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
@@ -16,7 +16,7 @@ use pipekrylov::precond::{Amg, AmgOptions, AmgPrecision, AmgSetup, Preconditione
 use pipekrylov::solver::{BiCgStab, Cg, Gmres, Params, SolveReport, Variant};
 use pipekrylov::{Error, Result};
 
-use crate::checks::Checker;
+use crate::checks::{on_every_backend, Checker, Suite};
 
 /// A distributed system: the rank's rows, the partition and the device matrix.
 struct System {
@@ -330,32 +330,20 @@ fn suite<B: Backend>(
 
 /// The checks of this module on every backend there is, into `c`.
 pub fn run(c: &mut Checker, mpi: &Mpi) {
-    let rank = mpi.world().rank();
-    let r = suite(c, "host", mpi.world(), || Ok(HostBackend::new()));
-    c.check(r.is_ok(), format!("host suite error: {r:?}"));
-    #[cfg(feature = "opencl")]
-    if std::env::var("PK_MPI_TEST_OPENCL").map_or(true, |v| v != "0") {
-        use pipekrylov::backend::opencl::OpenClBackend;
-        if OpenClBackend::from_env().is_ok() {
-            let r = suite(c, "opencl", mpi.world(), OpenClBackend::from_env);
-            c.check(r.is_ok(), format!("opencl suite error: {r:?}"));
-        } else if rank == 0 {
-            println!("opencl: not available, skipped");
-        }
-    }
-    #[cfg(feature = "cuda")]
-    if std::env::var("PK_MPI_TEST_CUDA").map_or(true, |v| v != "0") {
-        use pipekrylov::backend::cuda::{device_count, CudaBackend};
-        let local: usize = std::env::var("OMPI_COMM_WORLD_LOCAL_RANK")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        let device = local % device_count().unwrap_or(1).max(1);
-        if CudaBackend::new(device).is_ok() {
-            let r = suite(c, "cuda", mpi.world(), move || CudaBackend::new(device));
-            c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
-        } else if rank == 0 {
-            println!("cuda: not available, skipped (runs on the GPU machine)");
-        }
+    on_every_backend(c, mpi, &AmgSuite);
+}
+
+/// This module's [`suite`] as a [`Suite`].
+struct AmgSuite;
+
+impl Suite for AmgSuite {
+    fn run<B: Backend>(
+        &self,
+        c: &mut Checker,
+        label: &str,
+        comm: Comm,
+        make: impl Fn() -> Result<B>,
+    ) -> Result<()> {
+        suite(c, label, comm, make)
     }
 }

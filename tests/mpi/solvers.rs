@@ -8,8 +8,7 @@
 //! every rank; a rank with zero rows works; a failure on one rank is an error on all.
 
 use pipekrylov::backend::{
-    host::HostBackend, Backend, Basis, DeviceMatrix, KrylovOps, MatrixFormat, Slot, SpmvOps,
-    VectorOps,
+    Backend, Basis, DeviceMatrix, KrylovOps, MatrixFormat, Slot, SpmvOps, VectorOps,
 };
 use pipekrylov::dist::{row_block, Comm, DistBackend, Mpi, RankMatrix, RowPartition};
 use pipekrylov::matrix::generate::Generator;
@@ -44,7 +43,7 @@ fn solve<B: Backend>(
     Ok((report, be.download(&x)?))
 }
 
-use crate::checks::Checker;
+use crate::checks::{on_every_backend, Checker, Suite};
 
 fn rhs(n: usize) -> Vec<f64> {
     (0..n)
@@ -650,66 +649,20 @@ fn suite<B: Backend>(
 
 /// The checks of this module on every backend there is, into `c`.
 pub fn run(c: &mut Checker, mpi: &Mpi) {
-    let comm = mpi.world();
-    let (rank, size) = (comm.rank(), comm.size());
-    let r = suite(c, "host", mpi.world(), || Ok(HostBackend::new()));
-    c.check(r.is_ok(), format!("host suite error: {r:?}"));
-    #[cfg(feature = "opencl")]
-    if std::env::var("PK_MPI_TEST_OPENCL").map_or(true, |v| v != "0") {
-        use pipekrylov::backend::opencl::OpenClBackend;
-        match OpenClBackend::from_env() {
-            Ok(_) => {
-                let r = suite(c, "opencl", mpi.world(), OpenClBackend::from_env);
-                c.check(r.is_ok(), format!("opencl suite error: {r:?}"));
-            }
-            Err(e) => {
-                if rank == 0 {
-                    println!("opencl: not available ({e}), skipped");
-                }
-            }
-        }
-    }
-    #[cfg(feature = "cuda")]
-    if std::env::var("PK_MPI_TEST_CUDA").map_or(true, |v| v != "0") {
-        use pipekrylov::backend::cuda::CudaBackend;
-        // One device per rank, as `mpirun pipekrylov` chooses (the node-local rank modulo the
-        // devices), unless PIPEKRYLOV_CUDA_DEVICE says otherwise: with every rank on device 0
-        // the device-to-device links ran between processes sharing one GPU. The ordinal is
-        // passed to the backend in-process.
-        let named = pipekrylov::backend::tuning::cuda_device_from_env();
-        let device = match named {
-            Ok(Some(d)) => Ok(d),
-            Ok(None) => {
-                let local: usize = [
-                    "OMPI_COMM_WORLD_LOCAL_RANK",
-                    "MPI_LOCALRANKID",
-                    "SLURM_LOCALID",
-                ]
-                .iter()
-                .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
-                .unwrap_or(0);
-                let count = pipekrylov::backend::cuda::device_count().unwrap_or(0);
-                Ok(if count > 0 { local % count } else { 0 })
-            }
-            Err(e) => Err(e),
-        };
-        match device.and_then(|d| CudaBackend::new(d).map(|be| (d, be))) {
-            Ok((device, be)) => {
-                // Every rank says which GPU it runs on (the device machine's log shows whether
-                // the ranks spread over the GPUs).
-                println!(
-                    "rank {rank} of {size}: cuda device {device} ({})",
-                    pipekrylov::backend::BackendInfo::device_name(&be)
-                );
-                drop(be);
-                let r = suite(c, "cuda", mpi.world(), move || CudaBackend::new(device));
-                c.check(r.is_ok(), format!("cuda suite error: {r:?}"));
-            }
-            Err(e) => {
-                if rank == 0 {
-                    println!("cuda: not available ({e}), skipped (runs on the GPU machine)");
-                }
-            }
-        }
+    on_every_backend(c, mpi, &Solvers);
+}
+
+/// This module's [`suite`] as a [`Suite`].
+struct Solvers;
+
+impl Suite for Solvers {
+    fn run<B: Backend>(
+        &self,
+        c: &mut Checker,
+        label: &str,
+        comm: Comm,
+        make: impl Fn() -> Result<B>,
+    ) -> Result<()> {
+        suite(c, label, comm, make)
     }
 }
