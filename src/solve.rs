@@ -77,36 +77,18 @@ impl<'a, B: Backend, T: Scalar> KrylovSolver<'a, B, T> {
         }
     }
 
-    /// Solve for every column `b[c]` from the guess in `x[c]`: CG and BiCGStab run the columns'
-    /// recurrences together ([`Cg::solve_many`], [`BiCgStab::solve_many`]); GMRES solves them
-    /// one after another (its reports say so).
+    /// Solve for every column `b[c]` from the guess in `x[c]`: the columns' recurrences run
+    /// together ([`Cg::solve_many`], [`BiCgStab::solve_many`], [`Gmres::solve_many`]).
     pub(crate) fn solve_many(
         &mut self,
         b: &[&Buffer<T>],
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
         match self {
-            Self::Cg(s) => return s.solve_many(b, x),
-            Self::BiCgStab(s) => return s.solve_many(b, x),
-            Self::Gmres(_) => {}
+            Self::Cg(s) => s.solve_many(b, x),
+            Self::BiCgStab(s) => s.solve_many(b, x),
+            Self::Gmres(s) => s.solve_many(b, x),
         }
-        if b.len() != x.len() {
-            return Err(crate::Error::dims(
-                "solve_many: right-hand sides vs solutions",
-                b.len(),
-                x.len(),
-            ));
-        }
-        let k = b.len();
-        let mut reports = Vec::with_capacity(k);
-        for (bc, xc) in b.iter().zip(x.iter_mut()) {
-            let mut report = self.solve(bc, xc, None)?;
-            report.notes.push(format!(
-                "one of {k} right-hand sides, solved one after another (GMRES does not run them together)"
-            ));
-            reports.push(report);
-        }
-        Ok(reports)
     }
 }
 

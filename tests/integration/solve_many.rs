@@ -3,8 +3,8 @@
 //! products sharing the matrix reads (CSR, 1 to 11 columns: groups of 8 and a remainder) or not
 //! (SELL), with and without a preconditioner; columns stop on their own tests (a zero
 //! right-hand side at once, the others at their own iterations); bad input is a typed error. On
-//! the host and on OpenCL (PoCL in CI), on CUDA on the device. CG and BiCGStab run the columns
-//! together, GMRES one after another.
+//! the host and on OpenCL (PoCL in CI), on CUDA on the device. CG, BiCGStab and GMRES run the
+//! columns together (GMRES's restart cycles in lockstep too).
 
 use pipekrylov::backend::{BackendChoice, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
@@ -150,11 +150,11 @@ fn bad_input_and_other_methods(backend: BackendChoice) {
     let r = s.solve_many(&[&good, &nan]);
     assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
     assert!(s.solve_many(&[]).unwrap().is_empty());
-    // BiCGStab runs the columns together (9 columns: a group of 8 and one), GMRES one after
-    // another (the same bits as single solves).
+    // BiCGStab and GMRES run the columns together (9 columns: a group of 8 and one).
     for (method, precond) in [
         (Method::BiCgStab, PrecondKind::None),
         (Method::BiCgStab, PrecondKind::Bilu0),
+        (Method::Gmres, PrecondKind::None),
         (Method::Gmres, PrecondKind::Jacobi),
     ] {
         let mut s = solver(&a, backend, method, precond, MatrixFormat::Csr);
@@ -169,26 +169,84 @@ fn bad_input_and_other_methods(backend: BackendChoice) {
                 got.report
             );
             assert!(got.report.relative_true_residual <= 1.1e-9, "{what}");
-            if method == Method::Gmres {
-                assert_eq!(got.report.iterations, one.report.iterations, "{what}");
-                assert_eq!(got.x, one.x, "{what}");
-            } else {
-                assert!(
-                    got.report.iterations.abs_diff(one.report.iterations) <= 1,
-                    "{what}: {} vs {}",
-                    got.report.iterations,
-                    one.report.iterations
-                );
-                assert!(rel_diff(&got.x, &one.x) <= 1e-7, "{what}");
-                assert!(got
-                    .report
-                    .notes
-                    .iter()
-                    .any(|n| n.contains("solved together")));
-            }
+            assert!(
+                got.report.iterations.abs_diff(one.report.iterations) <= 1,
+                "{what}: {} vs {}",
+                got.report.iterations,
+                one.report.iterations
+            );
+            assert!(rel_diff(&got.x, &one.x) <= 1e-7, "{what}");
+            assert!(got
+                .report
+                .notes
+                .iter()
+                .any(|n| n.contains("solved together")));
             assert_ne!(got.report.stop_reason, StopReason::NanOrInf);
         }
     }
+}
+
+/// GMRES's columns in lockstep over several restart cycles (restart 5): a zero column stops at
+/// once, the others converge at their own cycles, each as its single solve; a column that
+/// reaches the iteration limit stops there while the others go on.
+fn gmres_cycles_in_lockstep(backend: BackendChoice) {
+    let a = Generator::ConvDiff3d
+        .generate_with_param::<f64>(8)
+        .unwrap()
+        .matrix;
+    let n = a.n_rows();
+    let build = |max_iter: usize| {
+        ReusableSolver::builder(&a)
+            .backend(backend)
+            .method(Method::Gmres)
+            .precond(PrecondKind::Jacobi)
+            .variant(Variant::Classical)
+            .restart(5)
+            .max_iter(max_iter)
+            .rtol(1e-9)
+            .build()
+            .unwrap()
+    };
+    let mut s = build(1000);
+    let zero = vec![0.0; n];
+    let rich = rhs(n, 5);
+    let mut smooth = vec![0.0; n];
+    a.mul_vec(&vec![1.0; n], &mut smooth).unwrap();
+    let many = s.solve_many(&[&zero, &rich, &smooth]).unwrap();
+    assert_eq!(many[0].report.iterations, 0, "{:?}", many[0].report);
+    assert!(many[0].x.iter().all(|&v| v == 0.0));
+    for (c, b) in [(1, &rich), (2, &smooth)] {
+        let one = s.solve(b).unwrap();
+        let what = format!("{backend:?} column {c}");
+        assert!(many[c].report.stop_reason.converged(), "{what}");
+        assert!(one.report.iterations > 10, "{what}: several cycles");
+        assert!(
+            many[c].report.iterations.abs_diff(one.report.iterations) <= 1,
+            "{what}: {} vs {}",
+            many[c].report.iterations,
+            one.report.iterations
+        );
+        assert!(rel_diff(&many[c].x, &one.x) <= 1e-7, "{what}");
+    }
+    // An iteration limit between the columns' counts: the rich column stops at it (a cycle
+    // of 5 cut to what is left), the smooth one converges first or also stops.
+    let limit = (many[1].report.iterations + many[2].report.iterations) / 2;
+    let mut s = build(limit);
+    let capped = s.solve_many(&[&rich, &smooth]).unwrap();
+    for (c, got) in capped.iter().enumerate() {
+        let one = s.solve([&rich, &smooth][c]).unwrap();
+        assert_eq!(
+            got.report.stop_reason, one.report.stop_reason,
+            "{backend:?} column {c}"
+        );
+        assert!(got.report.iterations <= limit);
+        assert!(got.report.iterations.abs_diff(one.report.iterations) <= 1);
+    }
+}
+
+#[test]
+fn host_gmres_cycles_in_lockstep() {
+    gmres_cycles_in_lockstep(BackendChoice::Host);
 }
 
 #[test]
@@ -224,6 +282,11 @@ mod opencl {
     fn opencl_bad_input_and_other_methods() {
         bad_input_and_other_methods(BackendChoice::OpenCl);
     }
+
+    #[test]
+    fn opencl_gmres_cycles_in_lockstep() {
+        gmres_cycles_in_lockstep(BackendChoice::OpenCl);
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -246,5 +309,11 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_bad_input_and_other_methods() {
         bad_input_and_other_methods(BackendChoice::Cuda);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_gmres_cycles_in_lockstep() {
+        gmres_cycles_in_lockstep(BackendChoice::Cuda);
     }
 }

@@ -19,6 +19,7 @@
 mod arnoldi;
 mod dcgs2;
 mod least_squares;
+mod many;
 mod simpler;
 
 use super::cg::norm;
