@@ -218,12 +218,13 @@ impl<T: Scalar> ReusableSolver<T> {
     }
 
     /// Solve A x_c = b_c for several right-hand sides at once (`b[c]`, from x = 0), one
-    /// solution per column. CG, BiCGStab and GMRES run the columns' recurrences together: each product
+    /// solution per column. CG and BiCGStab run the columns' recurrences together: each product
     /// reads the matrix once for all of them (up to 8 per read; a CSR matrix), each column keeps
     /// its own scalars and stops on its own test, and a stopped column costs nothing more
-    /// ([`crate::solver::Cg::solve_many`], [`crate::solver::BiCgStab::solve_many`],
-    /// [`crate::solver::Gmres::solve_many`]: the classical recurrences whatever the options'
-    /// variant; GMRES's restart cycles in lockstep).
+    /// ([`crate::solver::Cg::solve_many`], [`crate::solver::BiCgStab::solve_many`]; the
+    /// classical recurrences whatever the options' variant). GMRES does so with the classical
+    /// variant (its restart cycles in lockstep) and solves the columns one after another with
+    /// the pipelined one, which is faster ([`crate::solver::Gmres::solve_many`]).
     ///
     /// Errors: a column of another length ([`Error::DimensionMismatch`]); those of
     /// [`ReusableSolver::solve`].

@@ -222,10 +222,11 @@ int pk_solver_solve(struct pk_solver *s,
 /**
  * Solve A X = B for `k` right-hand sides: `B` and `X` are n x k column-major arrays (column j
  * at offset j n) of the solver's precision; every column starts from zero. `reports`, when not
- * NULL, receives k reports. CG, BiCGStab and GMRES run the columns' recurrences together,
- * each product reading the matrix once for up to 8 columns (a CSR matrix), each column stopping
- * on its own test (the classical recurrences, whatever the variant; GMRES's restart cycles in
- * lockstep). Every report's solve seconds are the whole call's. On an error nothing of `X`
+ * NULL, receives k reports. CG and BiCGStab run the columns' recurrences together, each
+ * product reading the matrix once for up to 8 columns (a CSR matrix), each column stopping on
+ * its own test (the classical recurrences, whatever the variant); GMRES does so with the
+ * classical variant and solves the columns one after another with the pipelined one (faster).
+ * Every report's solve seconds are the whole call's. On an error nothing of `X`
  * or `reports` is written.
  *
  * # Safety

@@ -358,10 +358,11 @@ class Solver:
         ``(X, infos)``, X an n x k array of the solver's dtype and ``infos`` the k SciPy
         ``info`` values, or ``(X, infos, reports)`` with ``report=True``.
 
-        CG, BiCGStab and GMRES run the columns together: each product reads the matrix once for
-        up to 8 columns (a CSR matrix) and each column stops on its own test (the classical
-        recurrences, whatever ``variant``; GMRES's restart cycles in lockstep). Ctrl-C is
-        looked for when the call returns; there is no callback.
+        CG and BiCGStab run the columns together: each product reads the matrix once for up to
+        8 columns (a CSR matrix) and each column stops on its own test (the classical
+        recurrences, whatever ``variant``); GMRES does so with ``variant="classical"`` (its
+        restart cycles in lockstep) and solves the columns one after another otherwise (faster).
+        Ctrl-C is looked for when the call returns; there is no callback.
         """
         from_cupy = False
         if _is_cupy(B) and hasattr(B, "get"):

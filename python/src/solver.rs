@@ -200,7 +200,8 @@ impl PySolver {
     /// Solve for `k` right-hand sides at once from zero: `b` and `x` are addresses of n x k
     /// column-major arrays (column j at offset j n) of the solver's dtype; `x` is written after
     /// every column of `b` was read. The crate's `ReusableSolver::solve_many` (CG, BiCGStab and
-    /// GMRES run the columns together), with the GIL released; Ctrl-C is
+    /// classical GMRES run the columns together, pipelined GMRES one after another), with the
+    /// GIL released; Ctrl-C is
     /// looked for when it returns. Returns (converged, broke down, iterations) per column;
     /// `last_report_json(j)` has column j's report.
     fn solve_many(

@@ -1,5 +1,5 @@
 """Solver.solve_many: the k columns of B solved at once equal k single solves (CG and BiCGStab
-run them together, GMRES's cycles in lockstep), checked against SciPy's direct solve; bad shapes
+run them together, GMRES one after another unless classical), checked against SciPy's direct solve; bad shapes
 and dtypes raise."""
 
 from __future__ import annotations

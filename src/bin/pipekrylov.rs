@@ -57,9 +57,10 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         restart: usize,
         /// Right-hand sides solved at once: column 0 is --rhs, column c the same scaled row by
-        /// row by 1 + 0.5 sin(0.37 (c + 1) i). CG, BiCGStab and GMRES run them together (the
-        /// products share each matrix read; classical recurrences, GMRES's restart cycles in
-        /// lockstep); the report per column.
+        /// row by 1 + 0.5 sin(0.37 (c + 1) i). CG and BiCGStab run them together (the products
+        /// share each matrix read; classical recurrences), GMRES too with --variant classical
+        /// (its cycles in lockstep) and one after another otherwise (faster); the report per
+        /// column.
         #[arg(long, default_value_t = 1)]
         nrhs: usize,
         /// pipelined or classical.

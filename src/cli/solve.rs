@@ -285,8 +285,9 @@ pub fn rhs_column<T: Scalar>(rhs: &[T], c: usize) -> Vec<T> {
         .collect()
 }
 
-/// The `--nrhs` solve: every column from zero, solved together (CG, BiCGStab, GMRES); the
-/// first column's report (its iterate left in `x`) and every column's.
+/// The `--nrhs` solve: every column from zero, solved together (CG, BiCGStab, classical GMRES)
+/// or one after another (pipelined GMRES); the first column's report (its iterate left in `x`)
+/// and every column's.
 fn solve_columns<T: Scalar>(
     backend: &AnyBackend,
     m: &crate::backend::DeviceMatrix<T>,
@@ -331,16 +332,28 @@ fn column_json(r: &SolveReport) -> serde_json::Value {
 /// The text lines of `--nrhs`: every column's iterations and true residual, the block's time.
 fn columns_lines(all: &[SolveReport]) -> String {
     let most = all.iter().map(|r| r.iterations).max().unwrap_or(0);
-    // Every column's solve time is the block's (the columns are solved together).
-    let seconds = all.first().map_or(0.0, |r| r.solve_seconds);
+    let together = all
+        .iter()
+        .all(|r| r.notes.iter().any(|n| n.contains("solved together")));
     let mut s =
-        format!(
-        "\nright-hand sides: {} solved together in {:.3} ms, {:.2} us per iteration of the block \
-         ({most} iterations at most)",
-        all.len(),
-        seconds * 1e3,
-        if most > 0 { seconds / most as f64 * 1e6 } else { 0.0 }
-    );
+        if together {
+            // Every column's solve time is the block's.
+            let seconds = all.first().map_or(0.0, |r| r.solve_seconds);
+            format!(
+            "\nright-hand sides: {} solved together in {:.3} ms, {:.2} us per iteration of the \
+             block ({most} iterations at most)",
+            all.len(),
+            seconds * 1e3,
+            if most > 0 { seconds / most as f64 * 1e6 } else { 0.0 }
+        )
+        } else {
+            let seconds: f64 = all.iter().map(|r| r.solve_seconds).sum();
+            format!(
+                "\nright-hand sides: {} solved one after another in {:.3} ms",
+                all.len(),
+                seconds * 1e3
+            )
+        };
     for (c, r) in all.iter().enumerate() {
         s += &format!(
             "\n  column {c}: {} iterations, {}, ||b - Ax||/||b|| = {:.3e}",

@@ -3,8 +3,9 @@
 //! products sharing the matrix reads (CSR, 1 to 11 columns: groups of 8 and a remainder) or not
 //! (SELL), with and without a preconditioner; columns stop on their own tests (a zero
 //! right-hand side at once, the others at their own iterations); bad input is a typed error. On
-//! the host and on OpenCL (PoCL in CI), on CUDA on the device. CG, BiCGStab and GMRES run the
-//! columns together (GMRES's restart cycles in lockstep too).
+//! the host and on OpenCL (PoCL in CI), on CUDA on the device. CG, BiCGStab and classical GMRES
+//! run the columns together (GMRES's restart cycles in lockstep); pipelined GMRES solves them one
+//! after another, as its single solves.
 
 use pipekrylov::backend::{BackendChoice, MatrixFormat};
 use pipekrylov::matrix::generate::Generator;
@@ -186,9 +187,10 @@ fn bad_input_and_other_methods(backend: BackendChoice) {
     }
 }
 
-/// GMRES's columns in lockstep over several restart cycles (restart 5): a zero column stops at
-/// once, the others converge at their own cycles, each as its single solve; a column that
-/// reaches the iteration limit stops there while the others go on.
+/// GMRES's columns in lockstep over several restart cycles (restart 5, classical): a zero column
+/// stops at once, the others converge at their own cycles, each as its single solve; a column
+/// that reaches the iteration limit stops there while the others go on. The pipelined variant
+/// solves the columns one after another.
 fn gmres_cycles_in_lockstep(backend: BackendChoice) {
     let a = Generator::ConvDiff3d
         .generate_with_param::<f64>(8)
@@ -241,6 +243,29 @@ fn gmres_cycles_in_lockstep(backend: BackendChoice) {
         );
         assert!(got.report.iterations <= limit);
         assert!(got.report.iterations.abs_diff(one.report.iterations) <= 1);
+    }
+    // The pipelined variant (the default): one after another, the single solves' bits.
+    let mut s = ReusableSolver::builder(&a)
+        .backend(backend)
+        .method(Method::Gmres)
+        .precond(PrecondKind::Jacobi)
+        .restart(5)
+        .rtol(1e-9)
+        .build()
+        .unwrap();
+    let many = s.solve_many(&[&rich, &smooth]).unwrap();
+    for (c, b) in [&rich, &smooth].into_iter().enumerate() {
+        let one = s.solve(b).unwrap();
+        assert_eq!(
+            many[c].report.iterations, one.report.iterations,
+            "{backend:?} column {c}"
+        );
+        assert_eq!(many[c].x, one.x, "{backend:?} column {c}");
+        assert!(many[c]
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("solved one after another")));
     }
 }
 

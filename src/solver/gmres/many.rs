@@ -10,6 +10,12 @@
 //!
 //! Each column keeps its own basis, Hessenberg matrix, true residual checks at its restarts,
 //! best iterate and stop test; a stopped column costs nothing more.
+//!
+//! Only the classical variant runs in lockstep: on the H200 (convdiff3d 1M, Jacobi, 8 columns)
+//! a lockstep step of 8 classical columns took 3457 us, against 570 us for one classical column
+//! and 136 us for one pipelined (DCGS2) column, whose fused kernels cannot share their product
+//! between columns. With the pipelined variant (the default) the columns are solved one after
+//! another by the pipelined solver: 3.2x faster than the lockstep there.
 
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::arnoldi_givens;
@@ -21,6 +27,7 @@ use crate::solver::block_product;
 use crate::solver::cg::norm;
 use crate::solver::common::{start_solve, Tracker};
 use crate::solver::report::{SolveReport, StopReason};
+use crate::solver::Variant;
 
 /// One column's recurrence.
 struct Column<'m, T> {
@@ -57,11 +64,12 @@ impl<T: Scalar> Column<'_, T> {
 
 impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     /// Solve A x_c = b_c for every column c (`b[c]`, `x[c]` the initial guess and, afterwards,
-    /// the last iterate): classical GMRES(m) whatever the parameters' variant, the columns'
-    /// products with A sharing each read of the matrix (a CSR matrix of one process; one product
-    /// per column for other formats and for a distributed matrix), one report per column (its
-    /// own iterations, stop reason and true residual; every report's times are the whole
-    /// block's). Each column holds a basis of m + 2 vectors.
+    /// the last iterate), one report per column. With [`Variant::Classical`]: classical
+    /// GMRES(m) in lockstep (see the module), the columns' products with A sharing each read of
+    /// the matrix (a CSR matrix of one process; one product per column for other formats and for
+    /// a distributed matrix), each column holding a basis of m + 2 vectors, every report's times
+    /// the whole block's. With [`Variant::Pipelined`]: the columns one after another (faster:
+    /// see the module); each report says which.
     ///
     /// Errors: as [`Gmres::solve`] for any column; [`crate::Error::DimensionMismatch`] when `b`
     /// and `x` have different lengths.
@@ -71,6 +79,9 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
         block_product::check_columns(b, x)?;
+        if self.params.variant == Variant::Pipelined {
+            return self.solve_one_after_another(b, x);
+        }
         let (be, a, pc) = (self.backend, self.a, self.precond);
         let (n, k, m) = (a.n_rows(), b.len(), self.m);
         let ld = m + 1;
@@ -198,6 +209,25 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
             &mut self.scratch,
             self.setup_seconds,
         )
+    }
+
+    /// The columns one after another by the configured (pipelined) solver.
+    fn solve_one_after_another(
+        &mut self,
+        b: &[&Buffer<T>],
+        x: &mut [&mut Buffer<T>],
+    ) -> Result<Vec<SolveReport>> {
+        let k = b.len();
+        let mut reports = Vec::with_capacity(k);
+        for (bc, xc) in b.iter().zip(x.iter_mut()) {
+            let mut report = self.solve_with_control(bc, xc, None)?;
+            report.notes.push(format!(
+                "one of {k} right-hand sides, solved one after another (pipelined GMRES; the \
+                 classical variant runs the columns in lockstep)"
+            ));
+            reports.push(report);
+        }
+        Ok(reports)
     }
 
     /// A column's restart (lines 2-4 of the cycle, as [`Gmres::solve`]'s): its true residual,
