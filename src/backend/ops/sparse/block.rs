@@ -17,9 +17,8 @@ use bytemuck::Pod;
 pub(crate) const SPMM_MAX_COLUMNS: usize = 8;
 
 /// y_c = A x_c for the columns of a block of vectors (`x[c]`, `y[c]`, at most
-/// [`SPMM_MAX_COLUMNS`]; kernel `csr_spmm`): [`spmm_lanes`] work-items per row read A's row
-/// once for all of them; one lane sums each product in the row's order from zero, several sum
-/// strided parts added in lane order.
+/// [`SPMM_MAX_COLUMNS`]; kernel `csr_spmm`): one work-item per row reads A's row once for all
+/// of them, each product summed in the row's order from zero.
 pub(crate) fn spmm<B: VectorOps + ?Sized, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
@@ -50,10 +49,7 @@ pub(crate) fn spmm<B: VectorOps + ?Sized, T: Scalar>(
     let args = spmm_args(a, x, y)?;
     // SAFETY (launch_items): A's arrays come from a CSR device matrix (columns below n_cols,
     // row pointers checked), every column's length checked above, k <= 8.
-    let items = a
-        .n_rows
-        .saturating_mul(spmm_lanes(a.nnz(), a.n_rows) as usize);
-    launch_items::<T>(&rt, Kernel::CsrSpmm, items, &args)
+    launch_items::<T>(&rt, Kernel::CsrSpmm, a.n_rows, &args)
 }
 
 /// Checks shared by the block kernels: 1 to [`SPMM_MAX_COLUMNS`] columns, `lens` the number of
@@ -84,20 +80,8 @@ fn scalar_args<T: Scalar>(v: &[f64]) -> Vec<KernelArg<'static>> {
         .collect()
 }
 
-/// Work-items per row of `csr_spmm` and `csr_spmm_dots`: the largest power of two up to one per
-/// 6 entries of the mean row, at most 32 (the rule of the CUDA backend's CSR product). One
-/// work-item per row left the 27-point stencil's block of 8 columns at 7.5x one column's time on
-/// the H200 (4.1M rows): its 27 reads per row and column were strided across the warp.
-pub(crate) fn spmm_lanes(nnz: usize, rows: usize) -> u32 {
-    if rows == 0 {
-        return 1;
-    }
-    let per_lane = (nnz / rows / 6).clamp(1, 32);
-    1u32 << (usize::BITS - 1 - per_lane.leading_zeros())
-}
-
-/// The arguments `csr_spmm` and `csr_spmm_dots` share: A's size, the lanes per row and A's
-/// arrays, then the 8 input and the 8 output columns.
+/// The arguments `csr_spmm` and `csr_spmm_dots` share: A's size and arrays, then the 8 input and
+/// the 8 output columns.
 fn spmm_args<'a, T: Scalar>(
     a: CsrRef<'a, T>,
     x: &[&'a Buffer<T>],
@@ -107,7 +91,6 @@ fn spmm_args<'a, T: Scalar>(
     let mut args = vec![
         len("spmm rows", a.n_rows)?,
         len("spmm columns", x.len())?,
-        KernelArg::U32(spmm_lanes(a.nnz(), a.n_rows)),
         KernelArg::buffer(a.row_ptr),
         KernelArg::buffer(a.col_idx),
         KernelArg::buffer(a.values),
