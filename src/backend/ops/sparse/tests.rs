@@ -199,6 +199,81 @@ fn agrees_with_the_host<B: Backend>(b: &B) {
     ));
 }
 
+/// `spmm` and `spmm_dots` against the host's on rows of about 5 and about 60 entries, for 1, 3
+/// and 8 columns: the products bit for bit (every row summed in its order from zero), the dots
+/// to rounding.
+fn block_products_agree_with_the_host<B: Backend>(b: &B) {
+    let host = HostBackend::new();
+    for (seed, max_len) in [(21, 10), (22, 120)] {
+        let a = random(700, 700, max_len, seed);
+        for k in [1, 3, 8] {
+            let cols: Vec<Vec<f64>> = (0..k)
+                .map(|c| {
+                    (0..700)
+                        .map(|i| ((i * (c + 3)) as f64 * 0.01).sin())
+                        .collect()
+                })
+                .collect();
+            let (got, got_dots) = products_on(b, &a, &cols);
+            let (want, want_dots) = products_on(&host, &a, &cols);
+            for c in 0..k {
+                let what = format!("{} rows of up to {max_len} k {k} column {c}", b.name());
+                assert_eq!(got[c], want[c], "{what}");
+                let (g, w) = (got_dots[c], want_dots[c]);
+                assert!(
+                    (g - w).abs() <= 1e-10 * w.abs().max(1.0),
+                    "{what}: dot {g} vs {w}"
+                );
+            }
+        }
+    }
+}
+
+/// y_c = A x_c by `spmm`, and <x_c, y_c> by `spmm_dots` (its products equal to `spmm`'s).
+fn products_on<B: Backend>(
+    b: &B,
+    a: &CsrMatrix<f64>,
+    cols: &[Vec<f64>],
+) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let k = cols.len();
+    let m = b.upload_matrix(a, MatrixFormat::Csr).unwrap();
+    let csr = CsrRef::of(&m).unwrap();
+    let x: Vec<Buffer<f64>> = cols.iter().map(|c| b.upload(c).unwrap()).collect();
+    let mut y: Vec<Buffer<f64>> = (0..k)
+        .map(|_| b.alloc::<f64>(a.n_rows()).unwrap())
+        .collect();
+    let xr: Vec<&Buffer<f64>> = x.iter().collect();
+    let mut yr: Vec<&mut Buffer<f64>> = y.iter_mut().collect();
+    spmm(b, csr, &xr, &mut yr).unwrap();
+    let products: Vec<Vec<f64>> = y.iter().map(|v| b.download(v).unwrap()).collect();
+    let mut partials = b.partials::<f64>(a.n_rows(), k).unwrap();
+    let mut yr: Vec<&mut Buffer<f64>> = y.iter_mut().collect();
+    spmm_dots(b, csr, &xr, &mut yr, &mut partials, crate::backend::Slot(0)).unwrap();
+    let again: Vec<Vec<f64>> = y.iter().map(|v| b.download(v).unwrap()).collect();
+    assert_eq!(
+        again,
+        products,
+        "{}: spmm_dots's products are spmm's",
+        b.name()
+    );
+    let sums = b.finish(&partials).unwrap();
+    (
+        products,
+        (0..k).map(|c| sums.get(crate::backend::Slot(c))).collect(),
+    )
+}
+
+#[test]
+fn host_block_products() {
+    block_products_agree_with_the_host(&HostBackend::new());
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_block_products_agree_with_the_host() {
+    block_products_agree_with_the_host(&crate::backend::opencl::OpenClBackend::from_env().unwrap());
+}
+
 #[test]
 fn host_sparse_operations_match_a_dense_product() {
     agrees_with_the_host(&HostBackend::new());
