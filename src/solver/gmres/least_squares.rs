@@ -2,6 +2,8 @@
 //! its right-hand side, from which the residual estimates of every step and the coefficients
 //! of the update follow.
 
+use crate::scalar::Scalar;
+use crate::solver::common::Tracker;
 use crate::solver::report::{BreakdownKind, StopReason};
 
 /// What a cycle leaves for the host: R (upper triangular, column-major, leading dimension
@@ -21,6 +23,37 @@ pub(super) struct CycleSystem {
 }
 
 impl CycleSystem {
+    /// The cycle's residual estimates recorded by `tracker` from iteration `*iteration` + 1 on
+    /// (advanced for each): the steps taken and the stop reason (the tracker's, else the
+    /// cycle's own early stop).
+    pub fn record_estimates(
+        &self,
+        tracker: &mut Tracker<'_>,
+        iteration: &mut usize,
+    ) -> (usize, Option<StopReason>) {
+        let mut taken = 0;
+        for &rk in &self.estimates {
+            taken += 1;
+            *iteration += 1;
+            if let Some(r) = tracker.record(*iteration, rk) {
+                return (taken, Some(r));
+            }
+        }
+        (taken, self.stop)
+    }
+
+    /// The update's coefficients eta of the first `taken` steps (Alg. 6 line 20), padded with
+    /// zeros to `m` entries, in the solve's precision.
+    pub fn eta<T: Scalar>(&self, taken: usize, m: usize) -> Vec<T> {
+        let mut eta: Vec<T> = self
+            .coefficients(taken)
+            .iter()
+            .map(|&v| T::from_f64(v))
+            .collect();
+        eta.resize(m, T::zero());
+        eta
+    }
+
     /// eta solving the leading k x k block of R eta = rhs (back substitution).
     pub fn coefficients(&self, k: usize) -> Vec<f64> {
         let mut y = self.rhs[..k].to_vec();

@@ -19,7 +19,7 @@
 
 use super::arnoldi::ARNOLDI_FIRST_COL;
 use super::least_squares::arnoldi_givens;
-use super::Gmres;
+use super::{restore_best, BestIterate, Gmres};
 use crate::backend::{Backend, Basis, Buffer, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -257,7 +257,7 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         };
         if let Some(reason) = stop {
             if col.iterations > 0 {
-                restore_best(be, col, x, rho)?;
+                restore_column_best(be, col, x, rho)?;
             }
             col.stopped = Some(reason);
             return Ok(());
@@ -288,27 +288,9 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     fn end_cycle(&self, col: &mut Column<'_, T>, b: &Buffer<T>, x: &mut Buffer<T>) -> Result<()> {
         let be = self.backend;
         let sys = arnoldi_givens(&col.h, self.m + 1, col.steps, col.rho, ARNOLDI_FIRST_COL);
-        let mut taken = 0;
-        let mut reason = None;
-        for &rk in &sys.estimates {
-            taken += 1;
-            col.iterations += 1;
-            if let Some(r) = col.tracker.record(col.iterations, rk) {
-                reason = Some(r);
-                break;
-            }
-        }
-        if reason.is_none() {
-            reason = sys.stop;
-        }
+        let (taken, reason) = sys.record_estimates(&mut col.tracker, &mut col.iterations);
         if taken > 0 {
-            let mut eta: Vec<T> = sys
-                .coefficients(taken)
-                .iter()
-                .map(|&v| T::from_f64(v))
-                .collect();
-            eta.resize(self.m, T::zero());
-            be.write(&mut col.eta, &eta)?;
+            be.write(&mut col.eta, &sys.eta::<T>(taken, self.m))?;
             let range = sys.first_col..sys.first_col + taken;
             match self.precond {
                 None => be.multi_axpy_device(x, &col.basis, range, &col.eta)?,
@@ -338,7 +320,7 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
                     let mut sums = be.partials::<T>(self.a.n_rows(), 1)?;
                     be.residual(self.a, x, b, &mut col.r, &mut sums, Some(Slot(0)))?;
                     let rho = norm(be.finish(&sums)?.get(Slot(0)));
-                    restore_best(be, col, x, rho)?;
+                    restore_column_best(be, col, x, rho)?;
                 }
                 col.stopped = Some(other);
             }
@@ -347,31 +329,17 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     }
 }
 
-/// At a column's end: warn when its cycles increased the true residual, and return the best
-/// iterate seen at a cycle start when the final one (true residual `rho`) is worse (as the
-/// one-column solver's `restore_best`).
-fn restore_best<B: Backend, T: Scalar>(
+/// At a column's end: [`restore_best`] with the column's best iterate.
+fn restore_column_best<B: Backend, T: Scalar>(
     be: &B,
     col: &mut Column<'_, T>,
     x: &mut Buffer<T>,
     rho: f64,
 ) -> Result<()> {
-    if col.increases == 0 {
-        return Ok(());
-    }
-    let mut w = format!(
-        "loss of orthogonality: {} restart cycle(s) ended with a larger true residual than \
-         they started from",
-        col.increases
-    );
-    if rho.is_nan() || rho > col.rho_best {
-        be.copy(&col.x_best, x)?;
-        w += &format!(
-            "; the best iterate seen at a cycle start (||b - Ax|| = {:.3e} against {rho:.3e} at \
-             the end) is returned",
-            col.rho_best
-        );
-    }
-    col.tracker.solver_warning = Some(w);
-    Ok(())
+    let best = BestIterate {
+        x: &col.x_best,
+        rho: col.rho_best,
+        increases: col.increases,
+    };
+    restore_best(be, best, x, rho, &mut col.tracker)
 }

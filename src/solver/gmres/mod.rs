@@ -351,28 +351,10 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 }
             };
             // Record the residual estimates of the valid steps.
-            let mut taken = 0;
-            let mut reason = None;
-            for &rk in &sys.estimates {
-                taken += 1;
-                iteration += 1;
-                if let Some(r) = tracker.record(iteration, rk) {
-                    reason = Some(r);
-                    break;
-                }
-            }
-            if reason.is_none() {
-                reason = sys.stop;
-            }
+            let (taken, reason) = sys.record_estimates(tracker, &mut iteration);
             // Solve R eta = rhs (Alg. 6 line 20), x += M^-1 [v_0 .. v_{k-1}] eta.
             if taken > 0 {
-                let mut eta: Vec<T> = sys
-                    .coefficients(taken)
-                    .iter()
-                    .map(|&v| T::from_f64(v))
-                    .collect();
-                eta.resize(self.m, T::zero());
-                be.write(&mut self.eta, &eta)?;
+                be.write(&mut self.eta, &sys.eta::<T>(taken, self.m))?;
                 let next = self.m.min(self.params.max_iter.saturating_sub(iteration));
                 if dcgs2
                     && tracker.execution == Execution::DeviceResident
@@ -427,8 +409,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         }
     }
 
-    /// At the end of a solve: warn when cycles increased the true residual, and return the best
-    /// iterate seen at a cycle start when the final one (true residual `rho`) is worse.
+    /// At the end of a solve: [`restore_best`] with this solver's best iterate.
     fn restore_best(
         &mut self,
         x: &mut Buffer<T>,
@@ -437,22 +418,12 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         increases: usize,
         tracker: &mut Tracker<'_>,
     ) -> Result<()> {
-        if increases == 0 {
-            return Ok(());
-        }
-        let mut w = format!(
-            "loss of orthogonality: {increases} restart cycle(s) ended with a larger true \
-             residual than they started from"
-        );
-        if rho.is_nan() || rho > rho_best {
-            self.backend.copy(&self.x_best, x)?;
-            w += &format!(
-                "; the best iterate seen at a cycle start (||b - Ax|| = {rho_best:.3e} against \
-                 {rho:.3e} at the end) is returned"
-            );
-        }
-        tracker.solver_warning = Some(w);
-        Ok(())
+        let best = BestIterate {
+            x: &self.x_best,
+            rho: rho_best,
+            increases,
+        };
+        restore_best(self.backend, best, x, rho, tracker)
     }
 
     /// Lines 20-21 with the coefficients the host wrote to `eta`: x += M^-1 [v_0 .. v_{k-1}]
@@ -488,6 +459,43 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         }
         Ok(false)
     }
+}
+
+/// The best iterate seen at a cycle start of a solve, its true residual norm, and the cycles
+/// that ended with a larger true residual than they started from.
+pub(super) struct BestIterate<'b, T> {
+    pub(super) x: &'b Buffer<T>,
+    pub(super) rho: f64,
+    pub(super) increases: usize,
+}
+
+/// At the end of a solve: warn when cycles increased the true residual, and return the best
+/// iterate seen at a cycle start when the final one (true residual `rho`) is worse.
+pub(super) fn restore_best<B: Backend, T: Scalar>(
+    backend: &B,
+    best: BestIterate<'_, T>,
+    x: &mut Buffer<T>,
+    rho: f64,
+    tracker: &mut Tracker<'_>,
+) -> Result<()> {
+    if best.increases == 0 {
+        return Ok(());
+    }
+    let mut w = format!(
+        "loss of orthogonality: {} restart cycle(s) ended with a larger true residual than \
+         they started from",
+        best.increases
+    );
+    if rho.is_nan() || rho > best.rho {
+        backend.copy(best.x, x)?;
+        w += &format!(
+            "; the best iterate seen at a cycle start (||b - Ax|| = {:.3e} against {rho:.3e} at \
+             the end) is returned",
+            best.rho
+        );
+    }
+    tracker.solver_warning = Some(w);
+    Ok(())
 }
 
 /// The rows of the whole system: n, or under MPI the sum of every rank's rows (one reduction,
