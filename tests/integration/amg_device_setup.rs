@@ -86,6 +86,12 @@ fn krylov_converges_with_the_device_setup<B: Backend>(b: &B) {
             device_options(Smoother::Jacobi, Coarsening::SmoothedAggregation),
         )
         .unwrap();
+        // The finest level's second independent set asks for 5 of a 7-point row's 6 strong
+        // neighbours free (`SECOND_SET_FINEST_FREE_PERCENT`): 1.52 here, 1.73 without that rule.
+        if g == Generator::Poisson3d {
+            let c = m.operator_complexity();
+            assert!(c <= 1.6, "{} {g}: operator complexity {c}", b.name());
+        }
         let rhs = vec![1.0; a.n_rows()];
         let ad = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
         let bd = b.upload(&rhs).unwrap();

@@ -38,6 +38,15 @@ pub(crate) fn hash(mut x: u32) -> u32 {
 /// iterations; without the second set the aggregates are larger and CG needs 15-60% more.
 pub(crate) const SECOND_SET_MIN_FREE: u32 = 3;
 
+/// On the finest level, a root of the second independent set also needs this share (percent,
+/// rounded up) of its strong neighbours in no aggregate: 5 of 6 on a 7-point stencil, 3 of 4 on
+/// a 5-point one (as [`SECOND_SET_MIN_FREE`] alone). Measured with CG on the generated families
+/// (host backend running the device setup, b = A 1, 1e-8): 3D Poisson 2.1M operator complexity
+/// 1.81 -> 1.57 at the same 12 iterations, jump3d 1M 1.87 -> 1.69 at the same 83, the 2D
+/// families unchanged; on the coarser levels (rows of ~9-35 strong neighbours) the same rule
+/// cost 2D Poisson and aniso2d 1-2 iterations more, so it stops at the finest level.
+pub(crate) const SECOND_SET_FINEST_FREE_PERCENT: u32 = 67;
+
 /// Rank of a tuple: 0 out (or without strong couplings), 1 undecided, 2 root.
 fn rank(t: u64) -> u64 {
     t >> 32

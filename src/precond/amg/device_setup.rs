@@ -155,7 +155,7 @@ pub(super) fn build<B: Backend, T: Scalar>(
         }
         let mut flags = backend.alloc::<u32>(view.nnz())?;
         kernels::strength(backend, view, &diag, T::from_f64(eps), &mut flags)?;
-        let (agg, n_coarse) = aggregate(backend, view, &flags, &mut partials)?;
+        let (agg, n_coarse) = aggregate(backend, view, &flags, l == 0, &mut partials)?;
         lap(backend, &mut t, &mut phases.aggregation)?;
         if n_coarse == 0 || n_coarse as f64 > STALL * n as f64 {
             break;
@@ -330,7 +330,9 @@ pub(super) fn diagonal<B: Backend, T: Scalar>(
 /// 1. the roots of a distance-2 maximal independent set of the strong couplings, each with its
 ///    strong neighbours;
 /// 2. among the nodes left, the roots of such a set of their own couplings that have at least
-///    [`kernels::SECOND_SET_MIN_FREE`] neighbours left, each with those;
+///    [`kernels::SECOND_SET_MIN_FREE`] neighbours left (on the finest level, `finest`, also at
+///    least [`kernels::SECOND_SET_FINEST_FREE_PERCENT`] percent of their strong neighbours),
+///    each with those;
 /// 3. every node still left joins an aggregate of a strong neighbour.
 ///
 /// A node without strong couplings stays in none. The ties of every choice are broken by a
@@ -339,6 +341,7 @@ fn aggregate<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
+    finest: bool,
     partials: &mut Partials<T>,
 ) -> Result<(Buffer<u32>, usize)> {
     let n = a.n_rows;
@@ -348,7 +351,13 @@ fn aggregate<B: Backend, T: Scalar>(
     let mut count = 0;
     for phase in 0..2 {
         let mask = (phase > 0).then_some(&agg);
-        let (tuple, root_scan, roots) = independent_set(backend, a, flags, mask, partials)?;
+        let free_percent = if finest {
+            kernels::SECOND_SET_FINEST_FREE_PERCENT
+        } else {
+            0
+        };
+        let (tuple, root_scan, roots) =
+            independent_set(backend, a, flags, mask, free_percent, partials)?;
         if roots > 0 {
             kernels::root_ids::<T, B>(backend, &tuple, &root_scan, count, &mut agg)?;
             kernels::join(backend, a, flags, count as u32, &agg, &mut joined)?;
@@ -361,20 +370,22 @@ fn aggregate<B: Backend, T: Scalar>(
 }
 
 /// The tuples of a distance-2 maximal independent set of the strong couplings (among the nodes
-/// in no aggregate of `mask`, with it), the roots' ranks (n + 1 prefix sums) and their number:
-/// rounds of two max passes and a selection until no node is undecided.
+/// in no aggregate of `mask`, with it; `free_percent` as [`kernels::mis2_init`]'s), the roots'
+/// ranks (n + 1 prefix sums) and their number: rounds of two max passes and a selection until
+/// no node is undecided.
 fn independent_set<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
     mask: Option<&Buffer<u32>>,
+    free_percent: u32,
     partials: &mut Partials<T>,
 ) -> Result<(Buffer<u64>, Buffer<u32>, usize)> {
     let n = a.n_rows;
     let mut tuple = backend.alloc::<u64>(n)?;
     let mut max1 = backend.alloc::<u64>(n)?;
     let mut max2 = backend.alloc::<u64>(n)?;
-    kernels::mis2_init(backend, a, flags, mask, &mut tuple)?;
+    kernels::mis2_init(backend, a, flags, mask, free_percent, &mut tuple)?;
     // Every round decides at least the undecided node of the largest tuple.
     // The count of undecided nodes is read (a synchronization) after rounds 3, 5, 7, ... only:
     // a round after the last changes nothing, and the sets took 3-9 rounds on the generated

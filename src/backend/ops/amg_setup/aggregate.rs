@@ -15,13 +15,15 @@ use crate::scalar::Scalar;
 
 /// Kernel `amg_mis2_init`: the tuple of every node, (1 << 32) | hash(i) when it has a strong
 /// coupling, else 0 (it stays out of the independent set); with `mask` (the aggregates so
-/// far), only for a node in no aggregate with [`SECOND_SET_MIN_FREE`] strong neighbours in
-/// none.
+/// far), only for a node in no aggregate with at least [`SECOND_SET_MIN_FREE`] strong
+/// neighbours in none, and at least `free_percent` percent of its strong neighbours (rounded
+/// up; 0: no share asked).
 pub(crate) fn mis2_init<B: VectorOps + ?Sized, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
     flags: &Buffer<u32>,
     mask: Option<&Buffer<u32>>,
+    free_percent: u32,
     tuple: &mut Buffer<u64>,
 ) -> Result<()> {
     check_len("amg strength flags", flags, a.nnz())?;
@@ -34,17 +36,16 @@ pub(crate) fn mis2_init<B: VectorOps + ?Sized, T: Scalar>(
         let (rp, ci, f) = (a.row_ptr.host()?, a.col_idx.host()?, flags.host()?);
         let g = mask.map(|m| m.host()).transpose()?;
         let free = |j: usize| g.map_or(true, |g| g[j] == UNAGGREGATED);
+        let percent = if g.is_some() { free_percent } else { 0 } as usize;
         for (i, t) in tuple.host_mut()?.iter_mut().enumerate() {
+            let strong = (rp[i] as usize..rp[i + 1] as usize).filter(|&p| f[p] == 1);
+            let share = (percent * strong.clone().count()).div_ceil(100);
             let need = if g.is_some() {
-                SECOND_SET_MIN_FREE as usize
+                share.max(SECOND_SET_MIN_FREE as usize)
             } else {
                 1
             };
-            let any = free(i)
-                && (rp[i] as usize..rp[i + 1] as usize)
-                    .filter(|&p| f[p] == 1 && free(ci[p] as usize))
-                    .count()
-                    >= need;
+            let any = free(i) && strong.filter(|&p| free(ci[p] as usize)).count() >= need;
             *t = if any {
                 (1u64 << 32) | u64::from(hash(i as u32))
             } else {
@@ -68,6 +69,7 @@ pub(crate) fn mis2_init<B: VectorOps + ?Sized, T: Scalar>(
             } else {
                 0
             }),
+            KernelArg::U32(if mask.is_some() { free_percent } else { 0 }),
             KernelArg::buffer(tuple),
         ],
     )
