@@ -418,9 +418,12 @@ pub(crate) fn write_cuda_trace(tuning: &crate::backend::tuning::Tuning) {
 }
 
 /// The operator's device format: the request resolved for `a` on `backend`, except that an
-/// automatic choice stays CSR under fsai/afsai, whose setup then reads the solver's copy of A
-/// (another format would make it upload a CSR copy of its own: on the H200, elasticity3d 305K
-/// in SELL took 0.26 s of setup against 0.06 s and 6.5x the factors' memory at the peak).
+/// automatic choice stays CSR under fsai/afsai, the sweeps' BILU(0) and AMG set up on the
+/// device, whose setups then read the solver's copy of A (another format would make them upload
+/// a CSR copy of their own: on the H200, elasticity3d 305K in SELL took 0.26 s of FSAI setup
+/// against 0.06 s and 6.5x the factors' memory at the peak; AMG on OpenCL, 3D Poisson 16.8M in
+/// SELL, kept one more A through its setup and cycle: a setup peak of 4.35x A against 3.56x on
+/// CUDA, which keeps CSR).
 fn operator_format<T: Scalar>(
     args: &SolveArgs,
     a: &CsrMatrix<T>,
@@ -447,6 +450,11 @@ fn operator_format<T: Scalar>(
             a,
             backend,
             "the device BILU(0) factorization reads the solver's CSR copy of A",
+        ),
+        PrecondSpec::Amg(o) if o.sets_up_on_device(backend) => args.format.resolve_keeping_csr(
+            a,
+            backend,
+            "the AMG device setup reads the solver's CSR copy of A and its cycle shares it",
         ),
         _ => args.format.resolve(a, backend),
     }

@@ -10,7 +10,7 @@
 use super::device_setup;
 use super::hierarchy::{Hierarchy, LevelPattern};
 pub(super) use super::level::DeviceLevel;
-use super::options::{AmgOptions, AmgPrecision, AmgSetup, Smoother};
+use super::options::{AmgOptions, AmgPrecision, Smoother};
 use super::smoother::LevelSmoother;
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
 use crate::error::{Error, Result};
@@ -85,8 +85,9 @@ pub struct Amg<T> {
     /// kept on the host for [`Preconditioner::update_values`] (none when set up on the
     /// device).
     pub(super) patterns: Vec<Arc<LevelPattern>>,
-    /// Where the time of a setup on the device ([`AmgSetup::Device`]) went; `None` for a
-    /// setup on the host.
+    /// Where the time of a setup on the device
+    /// ([`AmgSetup::Device`](crate::precond::AmgSetup::Device)) went; `None` for a setup on the
+    /// host.
     pub(super) on_device: Option<device_setup::SetupPhases>,
     /// The symbolic setup of every level above the coarsest kept on the device for
     /// [`Preconditioner::update_values`] (empty for a setup on the host).
@@ -146,7 +147,7 @@ impl<T: Scalar> Amg<T> {
         if options.precision == AmgPrecision::F32 && T::PRECISION == Precision::F64 {
             return Self::new_narrow(backend, a, device, options);
         }
-        if sets_up_on_device(backend, &options) {
+        if options.sets_up_on_device(backend) {
             return Self::new_on_device(backend, a, device, options);
         }
         let t0 = Instant::now();
@@ -191,8 +192,8 @@ impl<T: Scalar> Amg<T> {
         Ok(amg)
     }
 
-    /// The setup on the device ([`AmgSetup::Device`]): the coarsest level's inversion is the
-    /// host part of the setup time.
+    /// The setup on the device ([`AmgSetup::Device`](crate::precond::AmgSetup::Device)): the
+    /// coarsest level's inversion is the host part of the setup time.
     fn new_on_device<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
@@ -257,7 +258,7 @@ impl<T: Scalar> Amg<T> {
             precision: AmgPrecision::Solve,
             ..options
         };
-        let (amg, fingerprint) = if sets_up_on_device(backend, &options) {
+        let (amg, fingerprint) = if options.sets_up_on_device(backend) {
             device_setup::check_input(a, &options)?;
             let fingerprint = trusted_fingerprint(a, device);
             let first = DeviceA::<f32>::narrowed(backend, a, device, fingerprint)?;
@@ -545,16 +546,6 @@ pub(super) fn smoother_scalings<T: Scalar>(smoother: &LevelSmoother<T>) -> ((f64
         Vec::new()
     };
     (chebyshev, s_first)
-}
-
-/// Whether `options` set the hierarchy up on the device on `backend` ([`AmgSetup::Auto`]: a
-/// GPU backend and block size 1).
-fn sets_up_on_device<B: Backend>(backend: &B, options: &AmgOptions) -> bool {
-    match options.setup {
-        AmgSetup::Host => false,
-        AmgSetup::Device => true,
-        AmgSetup::Auto => backend.is_gpu() && options.block_size == 1,
-    }
 }
 
 /// Kernel launches of one V-cycle over `levels` smoothed levels.

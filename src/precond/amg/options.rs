@@ -1,5 +1,6 @@
 //! The parameters of the multigrid setup: one typed value with measured defaults.
 
+use crate::backend::BackendInfo;
 use crate::error::{Error, Result};
 
 /// How a level's prolongator is built from its aggregates.
@@ -212,6 +213,18 @@ impl Default for AmgOptions {
 }
 
 impl AmgOptions {
+    /// Whether the hierarchy is set up on `backend`'s device ([`AmgSetup::Auto`]: on a GPU for
+    /// block size 1). That setup reads the solver's CSR copy of A when it is given one, and the
+    /// cycle shares it; any other device format of the operator makes it upload a CSR copy of
+    /// its own (one more A in memory).
+    pub fn sets_up_on_device<B: BackendInfo + ?Sized>(&self, backend: &B) -> bool {
+        match self.setup {
+            AmgSetup::Host => false,
+            AmgSetup::Device => true,
+            AmgSetup::Auto => backend.is_gpu() && self.block_size == 1,
+        }
+    }
+
     /// Check every parameter; an [`Error::InvalidParameter`] names the first one out of range.
     pub fn validate(&self) -> Result<()> {
         if !(self.strength.is_finite() && (0.0..=1.0).contains(&self.strength)) {
