@@ -21,7 +21,7 @@ if [ "${TESTS:-0}" = 1 ]; then
   grep -E "FAILED|panicked" "$OUT/integration-amg-gpu.txt" | head -5
 fi
 csv="$OUT/amg-finest-share.csv"
-echo "build,backend,problem,n,format,iterations,converged,relative_residual,setup_s,solve_s,total_s,levels,operator_complexity,level_rows,matrix_device_bytes,precond_setup_peak_bytes,peak_over_a" > "$csv"
+echo "build,backend,problem,n,format,iterations,converged,relative_residual,setup_s,solve_s,total_s,levels,operator_complexity,level_rows,matrix_device_bytes,precond_setup_peak_bytes,peak_over_a,kernel_build_s,setup_phases" > "$csv"
 for backend in ${BACKENDS:-cuda opencl}; do
   for problem in poisson2d:256x256 poisson2d:1024x1024 poisson2d:2048x2048 poisson2d:4096x4096 \
       poisson3d:32x32x32 poisson3d:64x64x64 poisson3d:128x128x128 poisson3d:256x256x256 \
@@ -38,7 +38,9 @@ a, peak = v["matrix_device_bytes"], v["precond_setup_peak_bytes"]
 print(",".join(str(x) for x in [os.environ["BUILD"], os.environ["B"], os.environ["P"], v["n"], v.get("format"),
       v["iterations"], v["converged"], v["relative_residual"], round(v["precond_setup_seconds"], 4),
       round(v["solve_seconds"], 4), round(v["precond_setup_seconds"] + v["solve_seconds"], 4), p["levels"],
-      round(p["operator_complexity"], 4), " ".join(map(str, p["level_rows"])), a, peak, round(peak / a, 3)]))
+      round(p["operator_complexity"], 4), " ".join(map(str, p["level_rows"])), a, peak, round(peak / a, 3),
+      round(v.get("kernel_build_seconds") or 0, 4),
+      " ".join(f"{k}={x:.4f}" for k, x in sorted((p.get("setup_phases_s") or {}).items()))]))
 ' >> "$csv" || echo "$build $backend $problem: failed: ${json:0:300}"
     done
   done
