@@ -109,13 +109,13 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-29-amg-f32/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-finest-share/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "e85ecc8, 2026-11-29",
-    "command": "`OUT=$OUT bash bench/experiments/amg-device-setup/run.sh` (AMGCL 3f7970b built in the same call "
-               "from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond amg "
-               "--amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-29-amg-f32-execution.md",
+    "commit": "ac270a3, 2026-11-30",
+    "command": "`OUT=$OUT bash bench/experiments/amg-finest-share/anchor.sh` (AMGCL 3f7970b built in the same "
+               "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
+               "amg --amg-setup device|host --rhs a-ones --json`)",
+    "log": "2026-11-30-amg-finest-share.md",
 }
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
@@ -127,9 +127,10 @@ SOURCES["python"] = {
     "log": "2026-11-29-python-ilu.md",
 }
 DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
-# The setup's peak buffer memory against A's before and after SpGEMM's symbolic phase went to row
-# blocks (bench/experiments/spgemm-blocks/run.sh: d25640e as "base", 79213da as "new").
-SETUP_MEMORY_CSV = "h200-2026-11-30-spgemm-blocks/spgemm-blocks.csv"
+# The operator complexity and the setup's peak buffer memory against A's before (78d5ea7, "base")
+# and after the finest level's second-set rule and the CSR operator under AMG on OpenCL
+# (bench/experiments/amg-finest-share/run.sh).
+FINEST_SHARE_CSV = "h200-2026-11-30-amg-finest-share/amg-finest-share.csv"
 # The Python time to solution once AMG was set up on the device (spgemm-blocks/python.sh, 79213da).
 PYTHON_TTS_CSV = "h200-2026-11-30-spgemm-blocks/time_to_solution.csv"
 SOURCES["ilu"] = {
@@ -477,20 +478,19 @@ def amg():
         smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
         decay[(r["problem"], smoother, r["method"].split()[-1])] = r
     change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
-    runs = {}
-    for r in rows_of(os.path.join(RESULTS, SETUP_MEMORY_CSV)):
-        runs.setdefault((r["build"], r["backend"], r["problem"]), []).append(float(r["peak_over_a"]))
-    mem = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
-    peak = lambda p: f"{f2(mem[('base', 'cuda', p)])} -> {f2(mem[('new', 'cuda', p)])}"
-    ocl = sorted(v for (build, b, _), v in mem.items() if (build, b) == ("new", "opencl"))
-    out += para(f"`--amg-strength-decay 1` (CUDA, 7c00d6f), its: jump3d "
+    fs = {(r["build"], r["backend"], r["problem"]): r for r in rows_of(os.path.join(RESULTS, FINEST_SHARE_CSV))}
+    both = lambda b, p, f, fmt: f"{fmt(float(fs[('base', b, p)][f]))} -> {fmt(float(fs[('new', b, p)][f]))}"
+    its = lambda b, p: f"{fs[('base', b, p)]['iterations']} -> {fs[('new', b, p)]['iterations']}"
+    out += para(f"`--amg-strength-decay 1` (7c00d6f), its: jump3d "
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
                 f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
-                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}, poisson3d {change('poisson3d')}. "
-                f"Setup peak / A (device setup, goal 4; SpGEMM in row blocks, 79213da, "
-                f"`spgemm-blocks/run.sh`): 2D 4.19M {peak('poisson2d:2048x2048')}, 3D 2.1M "
-                f"{peak('poisson3d:128x128x128')}, 16.8M {peak('poisson3d:256x256x256')} (OpenCL "
-                f"{f2(ocl[0])}-{f2(ocl[-1])}: a CSR copy of its SELL A).")
+                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}. Finest level's second-set rule "
+                f"(`amg-finest-share/run.sh`, CUDA): 3D Poisson op. c. "
+                f"{both('cuda', 'poisson3d:256x256x256', 'operator_complexity', f2)} at 16.8M "
+                f"({its('cuda', 'poisson3d:256x256x256')} its), jump3d {both('cuda', 'jump3d:1030301', 'operator_complexity', f2)}; "
+                f"setup peak / A (goal 4) CUDA 16.8M {both('cuda', 'poisson3d:256x256x256', 'peak_over_a', f2)}, "
+                f"OpenCL {both('opencl', 'poisson3d:256x256x256', 'peak_over_a', f2)} (operator in CSR; setup "
+                f"{both('opencl', 'poisson3d:256x256x256', 'setup_s', f2)} s).")
     return out
 
 

@@ -44,7 +44,9 @@ pub(crate) const SECOND_SET_MIN_FREE: u32 = 3;
 /// (host backend running the device setup, b = A 1, 1e-8): 3D Poisson 2.1M operator complexity
 /// 1.81 -> 1.57 at the same 12 iterations, jump3d 1M 1.87 -> 1.69 at the same 83, the 2D
 /// families unchanged; on the coarser levels (rows of ~9-35 strong neighbours) the same rule
-/// cost 2D Poisson and aniso2d 1-2 iterations more, so it stops at the finest level.
+/// cost 2D Poisson and aniso2d 1-2 iterations more, so it stops at the finest level. On the
+/// H200 (bench/log/2026-11-30-amg-finest-share.md): 3D Poisson 32K-16.8M 1.75-1.82 -> 1.54-1.58
+/// at 10-12 -> 12-14 iterations, the setup's peak 3.56 -> 3.17 A's at 16.8M.
 pub(crate) const SECOND_SET_FINEST_FREE_PERCENT: u32 = 67;
 
 /// Rank of a tuple: 0 out (or without strong couplings), 1 undecided, 2 root.
