@@ -3,6 +3,7 @@
 //! the Python package around it (`pipekrylov/__init__.py`), which checks every input before
 //! an address reaches this module.
 
+mod address;
 mod errors;
 mod options;
 mod solver;
@@ -29,6 +30,7 @@ fn _pipekrylov(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RustError", m.py().get_type::<errors::RustError>())?;
     m.add_function(wrap_pyfunction!(backends_json, m)?)?;
     m.add_function(wrap_pyfunction!(option_names, m)?)?;
+    m.add_function(wrap_pyfunction!(address::address, m)?)?;
     m.add_function(wrap_pyfunction!(solver::rust_one_call_seconds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
