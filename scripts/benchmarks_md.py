@@ -131,6 +131,10 @@ DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 # and after the finest level's second-set rule and the CSR operator under AMG on OpenCL
 # (bench/experiments/amg-finest-share/run.sh).
 FINEST_SHARE_CSV = "h200-2026-11-30-amg-finest-share/amg-finest-share.csv"
+# The Python per-call overhead after the array addresses came from __array_struct__ (49a33d3,
+# python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
+PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
+PYTHON_HOST_ONE_CALL = "28.8 -> 19.8 (78d5ea7 -> 49a33d3)"
 # The Python time to solution once AMG was set up on the device (spgemm-blocks/python.sh, 79213da).
 PYTHON_TTS_CSV = "h200-2026-11-30-spgemm-blocks/time_to_solution.csv"
 SOURCES["ilu"] = {
@@ -531,16 +535,16 @@ def python_package():
         f"n = {n}: " + ", ".join(f"{r['solver'].replace('pipekrylov ', '')} {r['iterations']} its "
                                  f"{f3(float(r['setup_s']) + float(r['solve_s']))}"
                                  for r in tts if r["n"] == n)
-        for n in sorted({r["n"] for r in tts}, key=int)) + " (setups: mostly the CuPy matrix's copy via "
-        "the host).")
+        for n in sorted({r["n"] for r in tts}, key=int)) + " (setup: the CuPy matrix via the host).")
     out.pop()
-    ov = rows_of(paths["overhead.csv"])
+    ov = rows_of(os.path.join(RESULTS, PYTHON_OVERHEAD_CSV))
     calls = {}
     for r in ov:
         calls.setdefault(r["call"], []).append(float(r["overhead_us"]))
-    out += para("Per-call overhead, wall time minus the library's own (us, n = " + ", ".join(
-        sorted({r["n"] for r in ov}, key=int)) + "): " + "; ".join(
-        f"{c} {f1(min(v))}-{f1(max(v))}" for c, v in calls.items()) + ".")
+    out += para("Overhead per call (wall minus the library's own, us; 49a33d3, `python-overhead/run.sh`; CUDA, "
+                "n = " + ", ".join(sorted({r["n"] for r in ov}, key=int)) + "): " + "; ".join(
+                    f"{c} {f1(min(v))}-{f1(max(v))}" for c, v in calls.items()) + "; host, one call, n = 16: "
+                + PYTHON_HOST_ONE_CALL + ".")
     return out
 
 
