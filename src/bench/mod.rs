@@ -231,6 +231,9 @@ pub fn run_uploaded<B: Backend, T: Scalar>(
     if solver_name == "spmv" {
         return run_spmv(backend, m, nnz, problem, spec, copy_bandwidth);
     }
+    if solver_name == "spgemm" {
+        return run_spgemm(backend, m, problem, spec, copy_bandwidth);
+    }
     let n = m.n_rows();
     let b = backend.upload(&vec![T::one(); n])?;
     let mut x = backend.alloc::<T>(n)?;
@@ -403,6 +406,71 @@ fn run_spmv<B: Backend, T: Scalar>(
     .with_samples(samples))
 }
 
+/// The pseudo-solver `spgemm`: the device sparse product C = A A of a CSR matrix on one
+/// process (symbolic and numeric phases, C allocated and dropped; the kernels of AMG's Galerkin
+/// products), one product per sample, the device synchronized before and after. Its floor:
+/// A's CSR arrays read twice and C's written (`moved_bytes` the same), so `floor / median` is
+/// the fraction of the copy bandwidth reached; `iterations` holds C's nonzeros.
+fn run_spgemm<B: Backend, T: Scalar>(
+    backend: &B,
+    m: &crate::backend::DeviceMatrix<T>,
+    problem: &str,
+    spec: CaseSpec,
+    copy_bandwidth: f64,
+) -> Result<BenchRow> {
+    use crate::backend::ops::sparse::{spgemm, CsrRef};
+    if m.ranks() != 1 {
+        return Err(Error::param("solvers", "spgemm runs on one process"));
+    }
+    let a = CsrRef::of(m)?;
+    for _ in 0..spec.warmup {
+        drop(spgemm(backend, a, a)?);
+    }
+    backend.synchronize()?;
+    let mut samples = Vec::with_capacity(spec.repeats.max(1));
+    let mut c_nnz = 0;
+    let before = backend.counters();
+    for _ in 0..spec.repeats.max(1) {
+        let start = std::time::Instant::now();
+        let c = spgemm(backend, a, a)?;
+        backend.synchronize()?;
+        samples.push(start.elapsed().as_secs_f64());
+        c_nnz = c.view().nnz();
+    }
+    let counted = backend.counters() - before;
+    let products = spec.repeats.max(1) as f64;
+    let (n, nnz) = (a.n_rows, a.nnz());
+    let csr_bytes =
+        |rows: usize, entries: usize| 4 * (rows + 1) + (4 + std::mem::size_of::<T>()) * entries;
+    let bytes = (2 * csr_bytes(n, nnz) + csr_bytes(n, c_nnz)) as f64;
+    Ok(BenchRow {
+        backend: backend.name().into(),
+        device: backend.device_name(),
+        solver: "spgemm".into(),
+        variant: Variant::Pipelined,
+        precision: T::PRECISION.to_string(),
+        problem: problem.into(),
+        n,
+        nnz,
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+        launches: counted.launches as f64 / products,
+        transfers: counted.transfers as f64 / products,
+        floor: bytes / copy_bandwidth,
+        floor_bytes: bytes,
+        moved_bytes: bytes,
+        copy_bandwidth,
+        format: spec.format.to_string(),
+        restart: spec.restart,
+        execution: "sync".into(),
+        kernel: "spgemm".into(),
+        iterations: c_nnz,
+        stop: String::new(),
+    }
+    .with_samples(samples))
+}
+
 impl BenchRow {
     /// Median, min and max of the per-iteration samples (at least one).
     fn with_samples(mut self, mut samples: Vec<f64>) -> Self {
@@ -536,6 +604,32 @@ pub fn read_csv(text: &str) -> Result<Vec<BenchRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `spgemm` pseudo-solver's row: C = A A's nonzeros (those of the host's product) in
+    /// `iterations`, one sample per repeat.
+    #[test]
+    fn spgemm_row_counts_the_product() {
+        let backend = crate::backend::host::HostBackend::new();
+        let a = Generator::Poisson2d.generate::<f64>(400).unwrap().matrix;
+        let want = crate::matrix::spgemm::spgemm(&a, &a).unwrap().nnz();
+        let spec = CaseSpec {
+            repeats: 2,
+            warmup: 0,
+            ..CaseSpec::default()
+        };
+        let row = run_case(
+            &backend,
+            &a,
+            "poisson2d",
+            "spgemm",
+            Variant::Pipelined,
+            spec,
+            1e9,
+        )
+        .unwrap();
+        assert_eq!((row.solver.as_str(), row.iterations), ("spgemm", want));
+        assert!(row.median > 0.0 && row.floor_bytes > 0.0);
+    }
 
     #[test]
     fn csv_round_trip() {

@@ -121,8 +121,10 @@ enum Command {
         #[arg(long, default_value = "host")]
         backends: String,
         /// Comma-separated solvers: cg, bicgstab, gmres (DCGS2, the default), gmres-cgs2,
-        /// gmres-simpler (the paper's simpler GMRES with one CGS pass), or spmv (the product
-        /// alone, against the floor of one SpMV: its achieved bandwidth is floor bytes / time).
+        /// gmres-simpler (the paper's simpler GMRES with one CGS pass), spmv (the product
+        /// alone, against the floor of one SpMV: its achieved bandwidth is floor bytes / time)
+        /// or spgemm (the device sparse product C = A A of a CSR matrix, one per sample: the
+        /// kernels of AMG's Galerkin products; the CSV's iterations column holds C's nonzeros).
         #[arg(long, default_value = "cg,bicgstab,gmres")]
         solvers: String,
         /// Comma-separated variants.
@@ -353,6 +355,7 @@ fn run(cli: Cli, given: &[String]) -> Result<i32, Error> {
                     "gmres-cgs2",
                     "gmres-simpler",
                     "spmv",
+                    "spgemm",
                 ]
                 .contains(&s.as_str())
                 {
