@@ -131,6 +131,8 @@ DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 # and after the finest level's second-set rule and the CSR operator under AMG on OpenCL
 # (bench/experiments/amg-finest-share/run.sh).
 FINEST_SHARE_CSV = "h200-2026-11-30-amg-finest-share/amg-finest-share.csv"
+# The device SpGEMM against cuSPARSE's on C = A A (bench/experiments/spgemm-vs-cusparse/run.sh).
+SPGEMM_CSV = "h200-2026-11-30-spgemm-vs-cusparse/spgemm-vs-cusparse.csv"
 # The Python per-call overhead after the array addresses came from __array_struct__ (49a33d3,
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
@@ -483,18 +485,25 @@ def amg():
         decay[(r["problem"], smoother, r["method"].split()[-1])] = r
     change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
     fs = {(r["build"], r["backend"], r["problem"]): r for r in rows_of(os.path.join(RESULTS, FINEST_SHARE_CSV))}
+    sg = {(r["library"], r["n"], r["problem"][:9]) if r["library"] == "cusparse" else (r["backend"], r["n"], r["problem"]): r
+          for r in rows_of(os.path.join(RESULTS, SPGEMM_CSV))}
     both = lambda b, p, f, fmt: f"{fmt(float(fs[('base', b, p)][f]))} -> {fmt(float(fs[('new', b, p)][f]))}"
     its = lambda b, p: f"{fs[('base', b, p)]['iterations']} -> {fs[('new', b, p)]['iterations']}"
-    out += para(f"`--amg-strength-decay 1` (7c00d6f), its: jump3d "
+    out += para(f"`--amg-strength-decay 1`: jump3d "
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
                 f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
-                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}. Finest level's second-set rule "
-                f"(`amg-finest-share/run.sh`, CUDA): 3D Poisson op. c. "
+                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}. Finest-level rule "
+                f"(`amg-finest-share/run.sh`): 3D op. c. "
                 f"{both('cuda', 'poisson3d:256x256x256', 'operator_complexity', f2)} at 16.8M "
-                f"({its('cuda', 'poisson3d:256x256x256')} its), jump3d {both('cuda', 'jump3d:1030301', 'operator_complexity', f2)}; "
-                f"setup peak / A (goal 4) CUDA 16.8M {both('cuda', 'poisson3d:256x256x256', 'peak_over_a', f2)}, "
-                f"OpenCL {both('opencl', 'poisson3d:256x256x256', 'peak_over_a', f2)} (operator in CSR; setup "
-                f"{both('opencl', 'poisson3d:256x256x256', 'setup_s', f2)} s).")
+                f"({its('cuda', 'poisson3d:256x256x256')} its); "
+                f"setup peak/A CUDA 16.8M {both('cuda', 'poisson3d:256x256x256', 'peak_over_a', f2)}, "
+                f"OpenCL {both('opencl', 'poisson3d:256x256x256', 'peak_over_a', f2)} (CSR operator). "
+                f"CUDA SpGEMM A A, ms, ours/cuSPARSE "
+                f"(`spgemm-vs-cusparse/run.sh`): " + ", ".join(
+                    f"{p.split(':')[0][-2:].upper()} {int(r['n']) / 1e6:.0f}M {1e3 * float(r['median_s']):.0f}/"
+                    f"{1e3 * float(sg[('cusparse', r['n'], r['problem'][:9])]['median_s']):.0f}"
+                    for p, r in ((r['problem'], r) for r in sg.values() if r['library'] == 'pipekrylov'
+                                 and r['backend'] == 'cuda')) + ".")
     return out
 
 

@@ -19,8 +19,8 @@ for p in "poisson2d 2048" "poisson2d 4096" "poisson3d 128" "poisson3d 256"; do
   if [ "$1" = poisson2d ]; then spec="$1:$2x$2"; else spec="$1:$2x$2x$2"; fi
   for backend in cuda opencl; do
     bash .device/run pipekrylov bench --backends "$backend" --solvers spgemm --problem "$spec" --format csr \
-      --repeats 5 --warmup 1 --quiet --out "$OUT/ours-$backend-$1-$2.csv" > /dev/null 2>> "$OUT/ours-run.log"
-    python3 - "$OUT/ours-$backend-$1-$2.csv" "$spec" >> "$csv" <<'PY'
+      --repeats 5 --warmup 1 --quiet --out "/tmp/ours-$backend-$1-$2.csv" > /dev/null 2>> "$OUT/ours-run.log"
+    python3 - "/tmp/ours-$backend-$1-$2.csv" "$spec" >> "$csv" <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
     print(",".join(["pipekrylov", r["backend"], sys.argv[2], r["n"], r["nnz"], r["iterations"], r["median_s_per_iter"], r["min_s_per_iter"]]))
