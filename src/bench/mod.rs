@@ -378,32 +378,24 @@ fn run_spmv<B: Backend, T: Scalar>(
     let scalar = std::mem::size_of::<T>();
     let bytes = floor::spmv_bytes(MatrixFormat::Csr, n, nnz, nnz, scalar);
     let moved = floor::moved_spmv_bytes(m, nnz, scalar);
-    Ok(BenchRow {
-        backend: backend.name().into(),
-        device: backend.device_name(),
-        solver: "spmv".into(),
-        variant: Variant::Pipelined,
-        precision: T::PRECISION.to_string(),
-        problem: problem.into(),
-        n,
-        nnz,
-        median: 0.0,
-        min: 0.0,
-        max: 0.0,
-        launches: counted.launches as f64 / products,
-        transfers: counted.transfers as f64 / products,
-        floor: bytes / copy_bandwidth,
-        floor_bytes: bytes,
-        moved_bytes: moved,
-        copy_bandwidth,
-        format: spec.format.to_string(),
-        restart: spec.restart,
-        execution: "sync".into(),
-        kernel: m.spmv_kernel().into(),
-        iterations: per_sample,
-        stop: String::new(),
-    }
-    .with_samples(samples))
+    let kernel = KernelCase {
+        name: "spmv",
+        kernel: m.spmv_kernel(),
+        bytes,
+        moved,
+        per_sample,
+    };
+    Ok(kernel
+        .row::<_, T>(
+            backend,
+            problem,
+            (n, nnz),
+            counted,
+            products,
+            spec,
+            copy_bandwidth,
+        )
+        .with_samples(samples))
 }
 
 /// The pseudo-solver `spgemm`: the device sparse product C = A A of a CSR matrix on one
@@ -443,32 +435,80 @@ fn run_spgemm<B: Backend, T: Scalar>(
     let csr_bytes =
         |rows: usize, entries: usize| 4 * (rows + 1) + (4 + std::mem::size_of::<T>()) * entries;
     let bytes = (2 * csr_bytes(n, nnz) + csr_bytes(n, c_nnz)) as f64;
-    Ok(BenchRow {
-        backend: backend.name().into(),
-        device: backend.device_name(),
-        solver: "spgemm".into(),
-        variant: Variant::Pipelined,
-        precision: T::PRECISION.to_string(),
-        problem: problem.into(),
-        n,
-        nnz,
-        median: 0.0,
-        min: 0.0,
-        max: 0.0,
-        launches: counted.launches as f64 / products,
-        transfers: counted.transfers as f64 / products,
-        floor: bytes / copy_bandwidth,
-        floor_bytes: bytes,
-        moved_bytes: bytes,
-        copy_bandwidth,
-        format: spec.format.to_string(),
-        restart: spec.restart,
-        execution: "sync".into(),
-        kernel: "spgemm".into(),
-        iterations: c_nnz,
-        stop: String::new(),
+    let kernel = KernelCase {
+        name: "spgemm",
+        kernel: "spgemm",
+        bytes,
+        moved: bytes,
+        per_sample: c_nnz,
+    };
+    Ok(kernel
+        .row::<_, T>(
+            backend,
+            problem,
+            (n, nnz),
+            counted,
+            products,
+            spec,
+            copy_bandwidth,
+        )
+        .with_samples(samples))
+}
+
+/// What a kernel pseudo-solver's row (`spmv`, `spgemm`) says beyond the common fields.
+struct KernelCase<'k> {
+    /// The pseudo-solver's name.
+    name: &'static str,
+    /// The kernel that ran.
+    kernel: &'k str,
+    /// Floor bytes of one sample's work.
+    bytes: f64,
+    /// Bytes the device layout moved.
+    moved: f64,
+    /// The row's `iterations` column (products per sample; C's nonzeros for `spgemm`).
+    per_sample: usize,
+}
+
+impl KernelCase<'_> {
+    /// The row of a kernel pseudo-solver (synchronous, `products` kernels timed, `counted` their
+    /// launches and transfers); the samples are added by the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn row<B: Backend, T: Scalar>(
+        &self,
+        backend: &B,
+        problem: &str,
+        (n, nnz): (usize, usize),
+        counted: crate::backend::CounterSnapshot,
+        products: f64,
+        spec: CaseSpec,
+        copy_bandwidth: f64,
+    ) -> BenchRow {
+        BenchRow {
+            backend: backend.name().into(),
+            device: backend.device_name(),
+            solver: self.name.into(),
+            variant: Variant::Pipelined,
+            precision: T::PRECISION.to_string(),
+            problem: problem.into(),
+            n,
+            nnz,
+            median: 0.0,
+            min: 0.0,
+            max: 0.0,
+            launches: counted.launches as f64 / products,
+            transfers: counted.transfers as f64 / products,
+            floor: self.bytes / copy_bandwidth,
+            floor_bytes: self.bytes,
+            moved_bytes: self.moved,
+            copy_bandwidth,
+            format: spec.format.to_string(),
+            restart: spec.restart,
+            execution: "sync".into(),
+            kernel: self.kernel.into(),
+            iterations: self.per_sample,
+            stop: String::new(),
+        }
     }
-    .with_samples(samples))
 }
 
 impl BenchRow {
