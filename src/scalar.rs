@@ -111,3 +111,43 @@ macro_rules! impl_scalar {
 
 impl_scalar!(f64, Precision::F64, "double");
 impl_scalar!(f32, Precision::F32, "float");
+
+/// Entries per task of [`first_non_finite`]: each is tested without an early exit (a loop
+/// that vectorizes), the first chunk holding a non-finite entry searched again.
+const FINITE_CHUNK: usize = 1 << 15;
+
+/// The index of the first NaN or infinite entry of `values`, if any: chunks tested in
+/// parallel (the whole slice is read once when every entry is finite, which is the common case
+/// and the one at millions of entries).
+pub(crate) fn first_non_finite<T: Scalar>(values: &[T]) -> Option<usize> {
+    use rayon::prelude::*;
+    let chunk = values
+        .par_chunks(FINITE_CHUNK)
+        .position_first(|c| c.iter().fold(false, |bad, v| bad | !v.is_finite()))?;
+    let start = chunk * FINITE_CHUNK;
+    values[start..]
+        .iter()
+        .position(|v| !v.is_finite())
+        .map(|i| start + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_non_finite;
+
+    #[test]
+    fn first_non_finite_finds_the_first_bad_entry_in_any_chunk() {
+        let n = 3 * super::FINITE_CHUNK + 17;
+        let mut v = vec![1.0f64; n];
+        assert_eq!(first_non_finite(&v), None);
+        assert_eq!(first_non_finite::<f32>(&[]), None);
+        v[n - 1] = f64::NEG_INFINITY;
+        assert_eq!(first_non_finite(&v), Some(n - 1));
+        v[super::FINITE_CHUNK + 5] = f64::NAN;
+        assert_eq!(first_non_finite(&v), Some(super::FINITE_CHUNK + 5));
+        v[3] = f64::INFINITY;
+        assert_eq!(first_non_finite(&v), Some(3));
+        let w = [0.0f32, f32::NAN];
+        assert_eq!(first_non_finite(&w), Some(1));
+    }
+}

@@ -228,7 +228,7 @@ impl<T: Scalar> CsrMatrix<T> {
 
     /// Index of the first non-finite value, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
-        self.values.iter().position(|v| !v.is_finite())
+        crate::scalar::first_non_finite(&self.values)
     }
 
     /// Longest row length.

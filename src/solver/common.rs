@@ -128,7 +128,7 @@ pub(crate) fn check_inputs<B: Backend, T: Scalar>(
         let s = backend.finish(scratch)?.get(Slot(0));
         if !s.is_finite() {
             let host = backend.download(v)?;
-            if let Some(index) = host.iter().position(|v| !v.is_finite()) {
+            if let Some(index) = crate::scalar::first_non_finite(&host) {
                 return Err(Error::NonFinite {
                     what: what.into(),
                     index,

@@ -148,7 +148,7 @@ kernel_inventory! {
         ScanU32Add = "scan_u32_add",
         CsrTransposeCount = "csr_transpose_count",
         CsrTransposeFill = "csr_transpose_fill",
-        CsrSortRows = "csr_sort_rows",
+        CsrRankRows = "csr_rank_rows",
         CsrTransposeValues = "csr_transpose_values",
         CsrCompact = "csr_compact",
         SpgemmUpper = "spgemm_upper",

@@ -242,8 +242,10 @@ pub(crate) fn scan_u32<T: Scalar, B: VectorOps + ?Sized>(
 }
 
 /// T = A^T on the device (kernels `csr_transpose_count`, `csr_transpose_fill`,
-/// `csr_sort_rows`): the rows of T sorted by column, so the result does not depend on the
-/// order the atomics took.
+/// `csr_rank_rows`): the atomics fill T's rows in any order, then every entry is moved to its
+/// rank within its row (one work-item per entry), so the rows are sorted by column and the
+/// result does not depend on the order the atomics took. The fill's arrays (T's nonzeros
+/// again) are held until then.
 pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
@@ -290,6 +292,8 @@ pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
         }
         // Rows of T are filled in ascending row order: already sorted.
     } else {
+        let fill_cols = backend.alloc::<u32>(nnz)?;
+        let fill_vals = backend.alloc::<T>(nnz)?;
         launch_items::<T>(
             &rt,
             Kernel::CsrTransposeFill,
@@ -301,17 +305,20 @@ pub(crate) fn transpose<B: VectorOps + ?Sized, T: Scalar>(
                 KernelArg::buffer(a.values),
                 KernelArg::buffer(&t_ptr),
                 KernelArg::buffer(&cursor),
-                KernelArg::buffer(&t_cols),
-                KernelArg::buffer(&t_vals),
+                KernelArg::buffer(&fill_cols),
+                KernelArg::buffer(&fill_vals),
             ],
         )?;
         launch_items::<T>(
             &rt,
-            Kernel::CsrSortRows,
-            a.n_cols,
+            Kernel::CsrRankRows,
+            nnz,
             &[
                 len("transpose columns", a.n_cols)?,
+                len("transpose entries", nnz)?,
                 KernelArg::buffer(&t_ptr),
+                KernelArg::buffer(&fill_cols),
+                KernelArg::buffer(&fill_vals),
                 KernelArg::buffer(&t_cols),
                 KernelArg::buffer(&t_vals),
             ],
