@@ -1,6 +1,7 @@
 //! The coarsest level: its matrix inverted as a dense matrix, so the direct solve is one
 //! dense product (one SpMV of a fully stored CSR matrix on a device).
 
+use super::gauss_jordan;
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::memory::{check_budget, try_filled};
@@ -17,14 +18,9 @@ pub fn singular_pivot_tolerance<T: Scalar>() -> f64 {
     T::EPSILON.to_f64().powf(2.0 / 3.0)
 }
 
-/// Entries of [A | I]'s left half one task of the elimination updates (a few rows): fewer
-/// tasks than rows keep the scheduling cost of a step below its arithmetic on coarsest levels
-/// of a few hundred rows.
-const ELIMINATION_TASK_ENTRIES: usize = 4096;
-
 /// The explicit inverse of the square matrix `a` as a dense CSR matrix (every entry stored,
 /// so its `values()` are the inverse in row-major order), computed in f64 by Gauss-Jordan
-/// elimination with partial pivoting and rounded to `T`.
+/// elimination with partial pivoting (blocked: [`gauss_jordan`]) and rounded to `T`.
 ///
 /// Errors: [`Error::SingularPivot`] (preconditioner "amg", the pivot's column as the row) when
 /// a pivot is not larger than [`singular_pivot_tolerance`] times the largest entry of its
@@ -42,11 +38,6 @@ pub fn dense_inverse<T: Scalar>(a: &CsrMatrix<T>, level: usize) -> Result<CsrMat
             .and_then(|nn| nn.checked_mul(2 * 8 + std::mem::size_of::<T>() + 8)),
     )?;
     // Row-major [A | I] as two n x n arrays; `scale[r]`: the largest |a_rj| of original row r.
-    // The right half's columns are kept in pivot order: column k is I's column of the row that
-    // became pivot k (`orig[k]`), written when it does. Before step k the right half is zero
-    // outside columns 0..k and the left half's columns 0..k are zero in every row but the
-    // pivots', so each step updates n entries of a row (n^3 flops in all, not 2 n^3), each
-    // half on a contiguous range.
     let mut lhs = try_filled("AMG coarsest inverse", n * n, 0.0f64)?;
     let mut inv = try_filled("AMG coarsest inverse", n * n, 0.0f64)?;
     let mut scale = vec![0.0f64; n];
@@ -58,86 +49,18 @@ pub fn dense_inverse<T: Scalar>(a: &CsrMatrix<T>, level: usize) -> Result<CsrMat
         }
     }
     let tol = singular_pivot_tolerance::<T>();
-    // `orig[r]`: the row of A that row r started as.
-    let mut orig: Vec<usize> = (0..n).collect();
-    let rows_per_task = (ELIMINATION_TASK_ENTRIES / n.max(1)).max(1);
-    for k in 0..n {
-        // Partial pivoting: the largest |entry| of column k at or below row k.
-        let mut p = k;
-        for r in k + 1..n {
-            if lhs[r * n + k].abs() > lhs[p * n + k].abs() {
-                p = r;
-            }
+    gauss_jordan::invert(n, &mut lhs, &mut inv, scale, tol).map_err(|s| {
+        let (k, pivot, scale) = (s.column, s.pivot, s.scale);
+        Error::SingularPivot {
+            preconditioner: "amg".into(),
+            block_row: k,
+            detail: format!(
+                "the coarsest level (level {level}, {n} rows) is singular: pivot {pivot:e} in \
+                 column {k} against row scale {scale:e} (a singular operator, e.g. a pure \
+                 Neumann problem, keeps its nullspace on every level)"
+            ),
         }
-        let pivot = lhs[p * n + k];
-        // (NaN fails the finiteness test.)
-        if !pivot.is_finite() || pivot.abs() <= tol * scale[p] {
-            return Err(Error::SingularPivot {
-                preconditioner: "amg".into(),
-                block_row: k,
-                detail: format!(
-                    "the coarsest level (level {level}, {n} rows) is singular: pivot {pivot:e} in \
-                     column {k} against row scale {:e} (a singular operator, e.g. a pure \
-                     Neumann problem, keeps its nullspace on every level)",
-                    scale[p]
-                ),
-            });
-        }
-        if p != k {
-            for j in k..n {
-                lhs.swap(p * n + j, k * n + j);
-            }
-            for j in 0..k {
-                inv.swap(p * n + j, k * n + j);
-            }
-            scale.swap(p, k);
-            orig.swap(p, k);
-        }
-        // Row k's own column of I joins the right half.
-        inv[k * n + k] = 1.0;
-        let inv_pivot = 1.0 / pivot;
-        lhs[k * n + k] = 1.0;
-        for x in &mut lhs[k * n + k + 1..(k + 1) * n] {
-            *x *= inv_pivot;
-        }
-        for x in &mut inv[k * n..k * n + k + 1] {
-            *x *= inv_pivot;
-        }
-        let pivot_lhs: Vec<f64> = lhs[k * n + k + 1..(k + 1) * n].to_vec();
-        let pivot_inv: Vec<f64> = inv[k * n..k * n + k + 1].to_vec();
-        // Eliminate column k from every other row: row_r -= a_rk row_k.
-        let eliminate = |r: usize, lrow: &mut [f64], irow: &mut [f64]| {
-            let f = lrow[k];
-            if r != k && f != 0.0 {
-                lrow[k] = 0.0;
-                for (x, &y) in lrow[k + 1..].iter_mut().zip(&pivot_lhs) {
-                    *x -= f * y;
-                }
-                for (x, &y) in irow[..=k].iter_mut().zip(&pivot_inv) {
-                    *x -= f * y;
-                }
-            }
-        };
-        lhs.par_chunks_mut(n.max(1) * rows_per_task)
-            .zip(inv.par_chunks_mut(n.max(1) * rows_per_task))
-            .enumerate()
-            .for_each(|(t, (lrows, irows))| {
-                for (i, (lrow, irow)) in lrows
-                    .chunks_mut(n.max(1))
-                    .zip(irows.chunks_mut(n.max(1)))
-                    .enumerate()
-                {
-                    eliminate(t * rows_per_task + i, lrow, irow);
-                }
-            });
-    }
-    // Column c of the right half is I's column orig[c]: A^-1 in A's column order.
-    inv.par_chunks_mut(n.max(1)).for_each(|row| {
-        let pivot_order = row.to_vec();
-        for (c, &v) in pivot_order.iter().enumerate() {
-            row[orig[c]] = v;
-        }
-    });
+    })?;
     drop(lhs);
     let mut row_ptr = try_filled("AMG coarsest inverse", n + 1, 0usize)?;
     for (r, p) in row_ptr.iter_mut().enumerate() {
@@ -232,6 +155,27 @@ mod tests {
                 let want = if i == j { 1.0 } else { 0.0 };
                 assert!((yi - want).abs() < 1e-11, "({i}, {j}): {yi}");
             }
+        }
+    }
+
+    #[test]
+    fn dense_inverse_detects_a_singular_pivot_in_a_later_panel() {
+        // The 1D Neumann Laplacian of 40 nodes: singular, its last pivot (column 39, in the
+        // third panel) is zero up to rounding.
+        let n = 40;
+        let mut entries = Vec::new();
+        for i in 0..n {
+            let ends = usize::from(i > 0) + usize::from(i + 1 < n);
+            entries.push((i, i, ends as f64));
+            if i + 1 < n {
+                entries.push((i, i + 1, -1.0));
+                entries.push((i + 1, i, -1.0));
+            }
+        }
+        let a = CsrMatrix::<f64>::from_triplets(n, n, &entries).unwrap();
+        match dense_inverse(&a, 3) {
+            Err(Error::SingularPivot { block_row, .. }) => assert_eq!(block_row, n - 1),
+            other => panic!("{other:?}"),
         }
     }
 }

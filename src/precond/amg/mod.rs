@@ -37,6 +37,7 @@ mod device_setup;
 #[cfg(feature = "mpi")]
 mod distributed;
 mod galerkin;
+mod gauss_jordan;
 mod hierarchy;
 mod level;
 mod numeric;
