@@ -224,7 +224,7 @@ class Solver:
     ("jacobi", "point-block-jacobi", "block-jacobi", "bilu0", "isai", "ip", "fsai", "afsai",
     "amg", "ilu") or None; ``backend`` "auto" (CUDA, then OpenCL, then the host; the host for small
     systems), "cuda", "opencl" or "host". Further keyword options: ``rtol``, ``atol``,
-    ``maxiter`` (Krylov steps), ``restart`` (GMRES), ``variant`` ("pipelined" or "classical"),
+    ``maxiter`` (Krylov steps), ``restart`` (GMRES), ``variant`` ("auto", "pipelined" or "classical"),
     ``execution`` ("auto", "synchronous", "device-resident"), ``format`` ("csr", "sell", "bsr"
     ...), ``history`` (keep the residual history, default True) and the preconditioners'
     parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,

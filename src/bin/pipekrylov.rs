@@ -63,8 +63,8 @@ enum Command {
         /// column.
         #[arg(long, default_value_t = 1)]
         nrhs: usize,
-        /// pipelined or classical.
-        #[arg(long, default_value = "pipelined")]
+        /// auto (pipelined; classical for CG with AMG), pipelined or classical.
+        #[arg(long, default_value = "auto")]
         variant: String,
         /// Orthogonalization of the pipelined GMRES: dcgs2 (Arnoldi with delayed CGS2, 4
         /// kernels per step), cgs2 (Arnoldi, classical Gram-Schmidt twice, 6 kernels) or

@@ -194,7 +194,7 @@ fn sweep<T: Scalar>(
                 backend.name(),
                 a.n_rows()
             ));
-            let executions = if variant == Variant::Pipelined {
+            let executions = if variant.is_pipelined() {
                 args.executions.clone()
             } else {
                 vec![crate::solver::Execution::Synchronous]

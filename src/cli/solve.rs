@@ -538,7 +538,7 @@ pub(crate) fn json<B: Backend, T: Scalar>(
 ) -> serde_json::Value {
     let mut v = serde_json::json!({
         "solver": r.solver,
-        "variant": args.variant.to_string(),
+        "variant": r.variant.to_string(),
         "gmres_orthogonalization": args.gmres_ortho.to_string(),
         "backend": backend.name(),
         "backend_request": format!("{:?}", args.backend).to_ascii_lowercase(),
@@ -646,7 +646,7 @@ fn human(
     let mut s = format!(
         "{} ({}) on {} [{}]\nsystem: {problem}, n = {n}, nnz = {nnz}, {} precision, preconditioner {}, format {} ({}), kernel {kernel}\n",
         r.solver,
-        args.variant,
+        r.variant,
         backend.device_name(),
         backend.name(),
         args.precision,

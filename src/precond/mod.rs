@@ -104,6 +104,15 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
     fn suits_device_resident(&self) -> bool {
         true
     }
+    /// Whether CG's [`Variant::Auto`](crate::solver::Variant::Auto) runs the pipelined
+    /// recurrences with this preconditioner (else the classical ones). Pipelined PCG makes
+    /// more vector passes per iteration than classical PCG to hide a reduction's latency; a
+    /// preconditioner whose application costs many such passes (AMG's cycle) says false, and so
+    /// does one that is not exactly linear (an f32 hierarchy inside an f64 solve), whose
+    /// rounding the pipelined recurrences amplify.
+    fn suits_pipelined(&self) -> bool {
+        true
+    }
     /// Whether the preconditioner provides pipelined PCG's update with z = M^-1 r recomputed
     /// at every row from r and Ap ([`Preconditioner::pcg_update`]) and <v, M^-1 v> without
     /// storing M^-1 v ([`Preconditioner::quad_dot`]): a stencil preconditioner can, which saves

@@ -2,25 +2,49 @@
 
 use crate::error::{Error, Result};
 
-/// Pipelined (\[Rupp16\]'s fused algorithms, the default) or classical (the BLAS-style baseline).
+/// Pipelined (\[Rupp16\]'s fused algorithms) or classical (the BLAS-style baseline); `Auto`
+/// (the default) picks one per solve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Variant {
-    /// Fused kernels, one host transfer per iteration (Algorithms 2, 4, 6).
+    /// Pipelined, except CG with a preconditioner that does not suit the pipelined
+    /// recurrences ([`crate::precond::Preconditioner::suits_pipelined`]: AMG), which runs
+    /// classical unless [`Execution::DeviceResident`] is asked for. A solver resolves it when it is set up or given new parameters, so its
+    /// [`params`](crate::solver::Cg::params) and reports name the variant that runs.
     #[default]
+    Auto,
+    /// Fused kernels, one host transfer per iteration (Algorithms 2, 4, 6).
     Pipelined,
     /// One kernel per BLAS operation, one transfer per inner product (Algorithms 1, 3, 5).
     Classical,
+}
+
+impl Variant {
+    /// Whether the pipelined algorithms run (`Auto` not resolved: yes).
+    pub fn is_pipelined(self) -> bool {
+        self != Variant::Classical
+    }
+
+    /// `Auto` resolved for a solver whose preconditioner suits the pipelined recurrences or
+    /// not (`suits_pipelined`); the other variants as they are.
+    pub fn resolve(self, suits_pipelined: bool) -> Variant {
+        match self {
+            Variant::Auto if suits_pipelined => Variant::Pipelined,
+            Variant::Auto => Variant::Classical,
+            v => v,
+        }
+    }
 }
 
 impl std::str::FromStr for Variant {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         match s {
+            "auto" => Ok(Variant::Auto),
             "pipelined" => Ok(Variant::Pipelined),
             "classical" => Ok(Variant::Classical),
             _ => Err(Error::param(
                 "variant",
-                format!("unknown variant '{s}' (pipelined or classical)"),
+                format!("unknown variant '{s}' (auto, pipelined or classical)"),
             )),
         }
     }
@@ -29,6 +53,7 @@ impl std::str::FromStr for Variant {
 impl std::fmt::Display for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            Variant::Auto => "auto",
             Variant::Pipelined => "pipelined",
             Variant::Classical => "classical",
         })
@@ -202,7 +227,7 @@ pub struct Params {
     pub max_iter: usize,
     /// Divergence tolerance: stop when ||r|| > dtol ||r_0||. Default 1e5.
     pub dtol: f64,
-    /// Pipelined or classical. Default [`Variant::Pipelined`].
+    /// Pipelined, classical or chosen by the solver. Default [`Variant::Auto`].
     pub variant: Variant,
     /// GMRES's restart length and orthogonalization. Default [`GmresParams::default`]
     /// (restart 30, DCGS2).
@@ -224,7 +249,7 @@ impl Default for Params {
             atol: 0.0,
             max_iter: 10_000,
             dtol: 1e5,
-            variant: Variant::Pipelined,
+            variant: Variant::Auto,
             gmres: GmresParams::default(),
             execution: Execution::Auto,
             record_history: true,

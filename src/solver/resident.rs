@@ -11,7 +11,7 @@
 //! the host, which finishes it exactly as the synchronous mode does.
 
 use super::common::Tracker;
-use super::params::{Execution, Params, Variant};
+use super::params::{Execution, Params};
 use crate::backend::ops::resident::layout;
 use crate::backend::{Backend, Recording, ResidentState};
 use crate::error::{Error, Result};
@@ -35,7 +35,7 @@ pub(super) fn may_run<B: Backend>(
     params: &Params,
     auto_allowed: bool,
 ) -> bool {
-    params.variant == Variant::Pipelined
+    params.variant.is_pipelined()
         && match params.execution {
             Execution::Synchronous => false,
             Execution::DeviceResident => true,

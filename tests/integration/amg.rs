@@ -146,6 +146,52 @@ fn host_every_solver_converges_with_amg() {
     every_solver_converges_with_amg(&HostBackend::new());
 }
 
+/// `Variant::Auto` (the default) runs CG with AMG classical, and pipelined without a
+/// preconditioner that declines it; BiCGStab and GMRES pipelined; an explicit variant is kept.
+#[test]
+fn host_auto_variant_runs_cg_with_amg_classical() {
+    auto_variant_runs_cg_with_amg_classical(&HostBackend::new());
+}
+
+fn auto_variant_runs_cg_with_amg_classical<B: Backend>(b: &B) {
+    let a = Generator::Poisson2d
+        .generate_with_param::<f64>(48)
+        .unwrap()
+        .matrix;
+    let m = Amg::new(b, &a, AmgOptions::default()).unwrap();
+    assert!(!Preconditioner::<B, f64>::suits_pipelined(&m));
+    let dm = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let cg = Cg::new(b, &dm, Some(&m), Params::default()).unwrap();
+    assert_eq!(cg.params().variant, Variant::Classical);
+    let plain = Cg::new(b, &dm, None, Params::default()).unwrap();
+    assert_eq!(plain.params().variant, Variant::Pipelined);
+    let r = solve(b, &a, &m, "bicgstab", Variant::Auto);
+    assert_eq!(r.variant, Variant::Pipelined);
+    let r = solve(b, &a, &m, "cg", Variant::Auto);
+    assert_eq!(r.variant, Variant::Classical);
+    assert!(r.stop_reason.converged() && r.relative_true_residual < 1e-8 * 1.01);
+    let r = solve(b, &a, &m, "cg", Variant::Pipelined);
+    assert_eq!(r.variant, Variant::Pipelined);
+    // The device-resident mode, asked for, runs the pipelined recurrences.
+    let resident = Params {
+        execution: pipekrylov::solver::Execution::DeviceResident,
+        ..Params::default()
+    };
+    let cg_resident = Cg::new(b, &dm, Some(&m), resident).unwrap();
+    assert_eq!(cg_resident.params().variant, Variant::Pipelined);
+    let mut cg = cg;
+    cg.set_params(Params {
+        variant: Variant::Pipelined,
+        ..Params::default()
+    })
+    .unwrap();
+    assert_eq!(cg.params().variant, Variant::Pipelined);
+    cg.set_params(Params::default()).unwrap();
+    assert_eq!(cg.params().variant, Variant::Classical);
+    assert_eq!("auto".parse::<Variant>().unwrap(), Variant::Auto);
+    assert_eq!(Variant::Auto.to_string(), "auto");
+}
+
 /// Bad input: a zero diagonal is a typed error naming the row; n = 1 is solved directly; a
 /// nonsymmetric matrix builds (GMRES can use it) and CG's report on it carries the hint.
 #[test]

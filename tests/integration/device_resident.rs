@@ -246,8 +246,11 @@ fn preconditioned_resident_matches_sync<B: Backend + 'static>(be: &B) {
         let pc = build_on(be, &a, Some(&m), spec).unwrap().unwrap();
         for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
             let solve = |execution| {
+                // The pipelined variant in both modes (`Auto` would run CG with AMG classical
+                // when synchronous).
                 let params = Params {
                     execution,
+                    variant: pipekrylov::solver::Variant::Pipelined,
                     gmres: pipekrylov::solver::GmresParams {
                         restart: 10,
                         ..Default::default()

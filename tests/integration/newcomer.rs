@@ -40,7 +40,7 @@ fn solve_options_have_a_builder_for_every_option() {
     assert_eq!(d.params.max_iter, 10_000);
     assert_eq!(d.params.gmres.restart, 30);
     assert_eq!(d.params.execution, Execution::Auto);
-    assert_eq!(d.params.variant, Variant::Pipelined);
+    assert_eq!(d.params.variant, Variant::Auto);
     assert_eq!(d.backend, BackendChoice::Auto);
     let opts = SolveOptions::default()
         .method(Method::Gmres)

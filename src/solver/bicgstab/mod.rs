@@ -113,6 +113,10 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
         let t0 = Instant::now();
         let n = a.n_rows();
         let nm = if precond.is_some() { n } else { 0 };
+        let params = Params {
+            variant: params.variant.resolve(true),
+            ..params
+        };
         // Row 25: a check or an allocation that fails on one rank fails every rank here.
         let built = (|| -> Result<Self> {
             check_setup(backend, a, precond, &params)?;
@@ -150,7 +154,10 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
     /// Change the parameters (validated).
     pub fn set_params(&mut self, params: Params) -> Result<()> {
         params.validate()?;
-        self.params = params;
+        self.params = Params {
+            variant: params.variant.resolve(true),
+            ..params
+        };
         Ok(())
     }
 
@@ -196,8 +203,8 @@ impl<'a, B: Backend, T: Scalar> BiCgStab<'a, B, T> {
             &mut self.resident,
         )?;
         let (iterations, reason) = match self.params.variant {
-            Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,
+            Variant::Pipelined | Variant::Auto => self.pipelined(b, x, &mut tracker)?,
         };
         tracker.report(
             "bicgstab",

@@ -133,6 +133,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         let t0 = Instant::now();
         let n = a.n_rows();
         let with_m = precond.is_some();
+        let params = Self::resolved(params, precond);
         // Row 25: a check or an allocation that fails on one rank fails every rank here.
         let built = (|| -> Result<Self> {
             check_setup(backend, a, precond, &params)?;
@@ -175,7 +176,19 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         collective_result(backend, "the solver's setup", built)
     }
 
-    /// The parameters.
+    /// `params` with [`Variant::Auto`] resolved for `precond`: classical when it does not suit
+    /// the pipelined recurrences ([`Preconditioner::suits_pipelined`]) and the device-resident
+    /// mode (which runs the pipelined ones) was not asked for, else pipelined.
+    fn resolved(params: Params, precond: Option<&dyn Preconditioner<B, T>>) -> Params {
+        let suits = precond.map_or(true, |m| m.suits_pipelined())
+            || params.execution == Execution::DeviceResident;
+        Params {
+            variant: params.variant.resolve(suits),
+            ..params
+        }
+    }
+
+    /// The parameters ([`Variant::Auto`] resolved).
     pub fn params(&self) -> &Params {
         &self.params
     }
@@ -183,7 +196,7 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
     /// Change the parameters (validated).
     pub fn set_params(&mut self, params: Params) -> Result<()> {
         params.validate()?;
-        self.params = params;
+        self.params = Self::resolved(params, self.precond);
         Ok(())
     }
 
@@ -230,12 +243,12 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         )?;
         // The fused update keeps neither z nor q as recurrences; the device-resident kernels
         // need both, so it runs only when the host drives the iterations.
-        self.fused_step = self.params.variant == Variant::Pipelined
+        self.fused_step = self.params.variant.is_pipelined()
             && tracker.execution != Execution::DeviceResident
             && self.precond.is_some_and(|m| m.fuses_pcg_update());
         let (iterations, reason) = match self.params.variant {
-            Variant::Pipelined => self.pipelined(b, x, &mut tracker)?,
             Variant::Classical => self.classical(b, x, &mut tracker)?,
+            Variant::Pipelined | Variant::Auto => self.pipelined(b, x, &mut tracker)?,
         };
         tracker.report(
             "cg",

@@ -27,7 +27,6 @@ use crate::solver::block_product;
 use crate::solver::cg::norm;
 use crate::solver::common::{start_solve, Tracker};
 use crate::solver::report::{SolveReport, StopReason};
-use crate::solver::Variant;
 
 /// One column's recurrence.
 struct Column<'m, T> {
@@ -64,12 +63,13 @@ impl<T: Scalar> Column<'_, T> {
 
 impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
     /// Solve A x_c = b_c for every column c (`b[c]`, `x[c]` the initial guess and, afterwards,
-    /// the last iterate), one report per column. With [`Variant::Classical`]: classical
-    /// GMRES(m) in lockstep (see the module), the columns' products with A sharing each read of
-    /// the matrix (a CSR matrix of one process; one product per column for other formats and for
-    /// a distributed matrix), each column holding a basis of m + 2 vectors, every report's times
-    /// the whole block's. With [`Variant::Pipelined`]: the columns one after another (faster:
-    /// see the module); each report says which.
+    /// the last iterate), one report per column. With
+    /// [`Variant::Classical`](crate::solver::Variant::Classical): classical GMRES(m) in lockstep
+    /// (see the module), the columns' products with A sharing each read of the matrix (a CSR
+    /// matrix of one process; one product per column for other formats and for a distributed
+    /// matrix), each column holding a basis of m + 2 vectors, every report's times the whole
+    /// block's. With [`Variant::Pipelined`](crate::solver::Variant::Pipelined) (and `Auto`):
+    /// the columns one after another (faster: see the module); each report says which.
     ///
     /// Errors: as [`Gmres::solve`] for any column; [`crate::Error::DimensionMismatch`] when `b`
     /// and `x` have different lengths.
@@ -79,7 +79,7 @@ impl<B: Backend, T: Scalar> Gmres<'_, B, T> {
         x: &mut [&mut Buffer<T>],
     ) -> Result<Vec<SolveReport>> {
         block_product::check_columns(b, x)?;
-        if self.params.variant == Variant::Pipelined {
+        if self.params.variant.is_pipelined() {
             return self.solve_one_after_another(b, x);
         }
         let (be, a, pc) = (self.backend, self.a, self.precond);

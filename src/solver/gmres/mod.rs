@@ -24,7 +24,7 @@ mod simpler;
 
 use super::cg::norm;
 use super::common::{check_setup, start_solve, Control, Monitor, Tracker};
-use super::params::{Execution, GmresOrthogonalization, GmresParams, Params, Variant};
+use super::params::{Execution, GmresOrthogonalization, GmresParams, Params};
 use super::report::{SolveReport, StopReason};
 use super::resident::{may_run, Recordings};
 use crate::backend::collective_result;
@@ -127,6 +127,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                     restart: m,
                     ..params.gmres
                 },
+                variant: params.variant.resolve(true),
                 ..params
             };
             let hsize = (m + 1) * (m + 1);
@@ -186,6 +187,7 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 restart: self.m,
                 ..params.gmres
             },
+            variant: params.variant.resolve(true),
             ..params
         };
         Ok(())
@@ -282,8 +284,8 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
         // resident, a cycle whose predecessor claimed no stop runs ahead with that
         // predecessor's x update before the host has seen the restart's rho (its steps leave
         // x alone, so a stop at the restart discards them): `ahead` is its step count.
-        let dcgs2 = (self.params.variant, self.params.gmres.orthogonalization)
-            == (Variant::Pipelined, GmresOrthogonalization::Dcgs2);
+        let dcgs2 = self.params.variant.is_pipelined()
+            && self.params.gmres.orthogonalization == GmresOrthogonalization::Dcgs2;
         let mut ahead: Option<usize> = None;
         tracker.start_loop(be.counters());
         loop {
@@ -328,24 +330,24 @@ impl<'a, B: Backend, T: Scalar> Gmres<'a, B, T> {
                 rho_best = rho;
                 be.copy(x, &mut self.x_best)?;
             }
-            let sys: CycleSystem = match (self.params.variant, self.params.gmres.orthogonalization)
-            {
-                (Variant::Pipelined, GmresOrthogonalization::SimplerCgs) => {
+            let pipelined = self.params.variant.is_pipelined();
+            let sys: CycleSystem = match (pipelined, self.params.gmres.orthogonalization) {
+                (true, GmresOrthogonalization::SimplerCgs) => {
                     self.load_v0(0, rho)?;
                     self.simpler_cycle(steps, rho, tracker)?
                 }
-                (Variant::Pipelined, GmresOrthogonalization::Cgs2) => {
+                (true, GmresOrthogonalization::Cgs2) => {
                     self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
                     self.cgs2_cycle(steps, rho, tracker)?
                 }
-                (Variant::Pipelined, GmresOrthogonalization::Dcgs2) => {
+                (true, GmresOrthogonalization::Dcgs2) => {
                     // v_0 is in column 1 already; a cycle run ahead has its coefficients read.
                     if ahead.take() != Some(steps) {
                         self.dcgs2_run(steps, None, b, x, tracker)?;
                     }
                     self.dcgs2_system(steps, rho)
                 }
-                (Variant::Classical, _) => {
+                (false, _) => {
                     self.load_v0(arnoldi::ARNOLDI_FIRST_COL, rho)?;
                     self.mgs_cycle(steps, rho, tracker)?
                 }
