@@ -109,14 +109,17 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-finest-share/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-auto-variant/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "ac270a3, 2026-11-30",
-    "command": "`OUT=$OUT bash bench/experiments/amg-finest-share/anchor.sh` (AMGCL 3f7970b built in the same "
+    "commit": "b235181, 2026-11-30",
+    "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-30-amg-finest-share.md",
+    "log": "2026-11-30-amg-setup-rank.md",
 }
+# CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
+# both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
+VARIANTS_CSV = "h200-2026-11-30-amg-auto-variant/amg-variants.csv"
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
     "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],
@@ -127,12 +130,6 @@ SOURCES["python"] = {
     "log": "2026-11-29-python-ilu.md",
 }
 DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
-# The operator complexity and the setup's peak buffer memory against A's before (78d5ea7, "base")
-# and after the finest level's second-set rule and the CSR operator under AMG on OpenCL
-# (bench/experiments/amg-finest-share/run.sh).
-FINEST_SHARE_CSV = "h200-2026-11-30-amg-finest-share/amg-finest-share.csv"
-# The device SpGEMM against cuSPARSE's on C = A A (bench/experiments/spgemm-vs-cusparse/run.sh).
-SPGEMM_CSV = "h200-2026-11-30-spgemm-vs-cusparse/spgemm-vs-cusparse.csv"
 # The Python per-call overhead after the array addresses came from __array_struct__ (49a33d3,
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
@@ -484,26 +481,22 @@ def amg():
         smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
         decay[(r["problem"], smoother, r["method"].split()[-1])] = r
     change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
-    fs = {(r["build"], r["backend"], r["problem"]): r for r in rows_of(os.path.join(RESULTS, FINEST_SHARE_CSV))}
-    sg = {(r["library"], r["n"], r["problem"][:9]) if r["library"] == "cusparse" else (r["backend"], r["n"], r["problem"]): r
-          for r in rows_of(os.path.join(RESULTS, SPGEMM_CSV))}
-    both = lambda b, p, f, fmt: f"{fmt(float(fs[('base', b, p)][f]))} -> {fmt(float(fs[('new', b, p)][f]))}"
-    its = lambda b, p: f"{fs[('base', b, p)]['iterations']} -> {fs[('new', b, p)]['iterations']}"
-    out += para(f"`--amg-strength-decay 1`: jump3d "
-                f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3, "
-                f"{f3(float(decay[('jump3d', 'cheb3', '1')]['total_s']))} s), randjump3d {change('randjump3d')}, "
-                f"aniso2d {change('aniso2d')}; thermal2d {change('thermal2d')}. Finest-level rule "
-                f"(`amg-finest-share/run.sh`): 3D op. c. "
-                f"{both('cuda', 'poisson3d:256x256x256', 'operator_complexity', f2)} at 16.8M "
-                f"({its('cuda', 'poisson3d:256x256x256')} its); "
-                f"setup peak/A CUDA 16.8M {both('cuda', 'poisson3d:256x256x256', 'peak_over_a', f2)}, "
-                f"OpenCL {both('opencl', 'poisson3d:256x256x256', 'peak_over_a', f2)} (CSR operator). "
-                f"CUDA SpGEMM A A, ms, ours/cuSPARSE "
-                f"(`spgemm-vs-cusparse/run.sh`): " + ", ".join(
-                    f"{p.split(':')[0][-2:].upper()} {int(r['n']) / 1e6:.0f}M {1e3 * float(r['median_s']):.0f}/"
-                    f"{1e3 * float(sg[('cusparse', r['n'], r['problem'][:9])]['median_s']):.0f}"
-                    for p, r in ((r['problem'], r) for r in sg.values() if r['library'] == 'pipekrylov'
-                                 and r['backend'] == 'cuda')) + ".")
+    vr = {}
+    for r in rows_of(os.path.join(RESULTS, VARIANTS_CSV)):
+        vr.setdefault((r["solver"], r["variant_ran"], r["amg_precision"], r["problem"]), []).append(r)
+    us = lambda k: "-".join(str(round(float(r["us_per_iter"]))) for r in vr[k])
+    cg = lambda p: (f"{us(('cg', 'pipelined', 'solve', p))} / {us(('cg', 'classical', 'solve', p))} / "
+                    f"{us(('cg', 'classical', 'f32', p))}")
+    out += para(f"`--amg-strength-decay 1` (2026-11-29): jump3d "
+                f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3), randjump3d "
+                f"{change('randjump3d')}; thermal2d {change('thermal2d')}. CG + AMG, us per iteration, "
+                f"pipelined / classical (`--variant auto`, the default) / classical, `--amg-precision f32`: 2D "
+                f"4.19M {cg('poisson2d')}, 3D 2.1M {cg('poisson3d')}; "
+                f"BiCGStab, GMRES(30) + AMG stay pipelined (convdiff3d 1M: "
+                f"{us(('bicgstab', 'pipelined', 'solve', 'convdiff3d'))} vs "
+                f"{us(('bicgstab', 'classical', 'solve', 'convdiff3d'))}, "
+                f"{us(('gmres', 'pipelined', 'solve', 'convdiff3d'))} vs "
+                f"{us(('gmres', 'classical', 'solve', 'convdiff3d'))}).")
     return out
 
 
