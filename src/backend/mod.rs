@@ -49,11 +49,11 @@ pub use matrix::{
 };
 pub use ops::{
     AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, Basis, BicgstabFusedVectors, BicgstabSlots, BiluParts,
-    BlockTriangular, CgFusedVectors, CgSlots, CsrLayouts, FaultInjection, FsaiPattern, GatherList,
-    GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps, PcgStepVectors,
-    PeerLink, PeerNeighbor, PeerOptions, PrecondOps, Recording, ResidentOps, ResidentState,
-    SpmvDots, SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP, AFSAI_TEAM_MIN_ROW_LEN,
-    FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
+    BlockTriangular, CgFusedVectors, CgSlots, CsrLayouts, CsrUpdate, FaultInjection, FsaiPattern,
+    GatherList, GhostBlock, HaloMessages, HaloOps, InversePattern, IpStencil, KrylovOps,
+    PcgStepVectors, PeerLink, PeerNeighbor, PeerOptions, PrecondOps, Recording, ResidentOps,
+    ResidentState, SpmvDots, SpmvOps, StencilCoefficients, VectorOps, AFSAI_TEAM_CAP,
+    AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
 pub use partials::{Partials, Slot, Sums};
 pub use row_blocks::CsrKernel;

@@ -16,7 +16,7 @@ use pipekrylov::backend::ops::spmv::reference as sref;
 use pipekrylov::backend::ops::{krylov::reference as kref, precond::reference as pref};
 use pipekrylov::backend::row_blocks::sell_compact_columns;
 use pipekrylov::backend::{
-    Backend, Basis, CsrKernel, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots,
+    Backend, Basis, CsrKernel, CsrUpdate, GatherList, GhostBlock, MatrixFormat, Slot, SpmvDots,
 };
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::{CsrMatrix, SellMatrix};
@@ -408,6 +408,32 @@ fn spmv_ops<B: Backend, T: Scalar>(b: &B, imp: Impl, a: &CsrMatrix<T>) -> Vec<(S
                 sums: vec![s.get(Slot(1))],
             },
         ));
+        // AMG's fused sweep and correction (csr_update): s = w stands in for D^-1.
+        let mut scratch = b.alloc::<T>(n).unwrap();
+        let sweep = CsrUpdate::Sweep { b: &rhs, s: &w };
+        let add_to_w = CsrUpdate::Add { base: Some(&w) };
+        for (label, update, start) in [
+            ("sweep", sweep, None),
+            ("add", add_to_w, None),
+            ("add in place", CsrUpdate::Add { base: None }, Some(&b0)),
+        ] {
+            let mut out = match start {
+                Some(v) => b.upload(v).unwrap(),
+                None => b.alloc::<T>(n).unwrap(),
+            };
+            match imp {
+                Impl::Native => b.csr_update(&m, &x, update, &mut out, &mut scratch),
+                Impl::Default => pref::csr_update(b, &m, &x, update, &mut out, &mut scratch),
+            }
+            .unwrap();
+            res.push((
+                format!("csr_update {label} {fmt}"),
+                Out {
+                    vectors: vec![dl(b, &out)],
+                    sums: vec![],
+                },
+            ));
+        }
     }
     res
 }

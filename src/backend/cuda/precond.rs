@@ -15,14 +15,29 @@ use crate::backend::ops::isai::check_isai;
 use crate::backend::ops::trsv::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
-    FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
+    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, CsrUpdate, DeviceFormat,
+    DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps,
+    StencilCoefficients,
 };
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
 
 impl PrecondOps for CudaBackend {
+    fn csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+        scratch: &mut Buffer<T>,
+    ) -> Result<()> {
+        if self.launch_csr_update(a, x, update, out)? {
+            return Ok(());
+        }
+        crate::backend::ops::precond::reference::csr_update(self, a, x, update, out, scratch)
+    }
+
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         let n = d.len();
         check_len("diag_scale: x length", x, n)?;

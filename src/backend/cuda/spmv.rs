@@ -6,9 +6,9 @@ use super::module::Kernel;
 use super::{len_arg, opt_slot, Arg, CudaBackend};
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};
-use crate::backend::ops::spmv::check_spmv;
+use crate::backend::ops::spmv::{check_csr_update, check_spmv};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{SpmvDots, SpmvOps};
+use crate::backend::{CsrUpdate, SpmvDots, SpmvOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -188,6 +188,62 @@ pub(super) fn matrix_args<T: Scalar>(
 }
 
 impl CudaBackend {
+    /// [`PrecondOps::csr_update`](crate::backend::PrecondOps::csr_update) with kernel
+    /// `csr_update`; `false` (nothing launched) for a matrix it does not take: not plain CSR
+    /// (no row blocks), or long rows with `base` `None` (their pre-pass writes `out`).
+    pub(super) fn launch_csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+    ) -> Result<bool> {
+        check_csr_update(a, x, update, out)?;
+        let DeviceFormat::Csr {
+            long_rows,
+            row_blocks: None,
+            ..
+        } = &a.format
+        else {
+            return Ok(false);
+        };
+        if long_rows.is_some() && matches!(update, CsrUpdate::Add { base: None }) {
+            return Ok(false);
+        }
+        let (mut args, _, work) = matrix_args(self, a)?;
+        let (xo, outo) = (
+            Operand {
+                ptr: self.ptr(x)?,
+                off: 0,
+            },
+            Operand {
+                ptr: self.ptr(out)?,
+                off: 0,
+            },
+        );
+        // SAFETY: x has n_cols and out n_rows elements (checked).
+        unsafe { self.launch_long_rows(a, xo, outo)? };
+        let (base, b, s, mode, in_place) = match update {
+            CsrUpdate::Sweep { b, s } => (xo.ptr, self.ptr(b)?, self.ptr(s)?, 0, 0),
+            CsrUpdate::Add { base: Some(base) } => (self.ptr(base)?, outo.ptr, outo.ptr, 1, 0),
+            CsrUpdate::Add { base: None } => (outo.ptr, outo.ptr, outo.ptr, 1, 1),
+        };
+        args.extend([
+            xo.ptr,
+            base,
+            b,
+            s,
+            outo.ptr,
+            Arg::U32(mode),
+            Arg::U32(in_place),
+        ]);
+        // SAFETY: csr_update(row_ptr, col_idx, values, uint n_rows, uint k, uint long_len,
+        // uint early, x, base, b, s, out, uint mode, uint in_place): x has n_cols, base, b, s
+        // and out n_rows elements (checked; out stands in for the ones the mode never reads).
+        unsafe { self.launch::<T>(Kernel::CsrUpdate, self.grid(work), &args)? };
+        Ok(true)
+    }
+
     /// The long rows of a CSR matrix (none for other formats): `csr_long_chunks` and
     /// `csr_long_rows` write their values of A x[x.off ..] to y[y.off ..], for the main kernel
     /// to read back (see `backend::long_rows`).

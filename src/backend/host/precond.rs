@@ -15,12 +15,13 @@ use crate::backend::ops::ip::{
 };
 use crate::backend::ops::ip_assemble::check_ip_assemble;
 use crate::backend::ops::isai::check_isai;
+use crate::backend::ops::spmv::check_csr_update;
 use crate::backend::ops::trsv::{check_block_diag_scale, check_level, check_sweep, check_trsv};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::{
-    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, DeviceFormat, DeviceMatrix,
-    FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients,
-    MAX_BLOCK_SIZE,
+    AfsaiGrowKernel, AfsaiGrowth, BiluParts, BlockTriangular, CsrUpdate, DeviceFormat,
+    DeviceMatrix, FsaiPattern, InversePattern, IpStencil, PcgStepVectors, PrecondOps,
+    StencilCoefficients, MAX_BLOCK_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::precond::flat_rows::split_by_lengths;
@@ -29,6 +30,59 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 impl PrecondOps for HostBackend {
+    fn csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+        scratch: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_csr_update(a, x, update, out)?;
+        let n = a.n_rows();
+        self.counters.launch();
+        let g = groups_for(n);
+        match update {
+            CsrUpdate::Sweep { b, s } => {
+                // out = v, then out = x + s (b - v).
+                self.product_slices(a, x.host()?, out.host_mut()?)?;
+                let items: Vec<_> = chunks_mut(out.host_mut()?, g)
+                    .zip(chunks(x.host()?, g))
+                    .zip(chunks(b.host()?, g).zip(chunks(s.host()?, g)))
+                    .collect();
+                exec(n, items, |((o, x), (b, s))| {
+                    for i in 0..o.len() {
+                        o[i] = x[i] + s[i] * (b[i] - o[i]);
+                    }
+                });
+            }
+            CsrUpdate::Add { base: Some(base) } => {
+                self.product_slices(a, x.host()?, out.host_mut()?)?;
+                let items: Vec<_> = chunks_mut(out.host_mut()?, g)
+                    .zip(chunks(base.host()?, g))
+                    .collect();
+                exec(n, items, |(o, base)| {
+                    for i in 0..o.len() {
+                        o[i] = base[i] + o[i];
+                    }
+                });
+            }
+            CsrUpdate::Add { base: None } => {
+                check_len("update: scratch length vs matrix rows", scratch, n)?;
+                self.product_slices(a, x.host()?, scratch.host_mut()?)?;
+                let items: Vec<_> = chunks_mut(out.host_mut()?, g)
+                    .zip(chunks(scratch.host()?, g))
+                    .collect();
+                exec(n, items, |(o, v)| {
+                    for i in 0..o.len() {
+                        o[i] = o[i] + v[i];
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         let n = d.len();
         check_len("diag_scale: x length", x, n)?;

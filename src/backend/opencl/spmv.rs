@@ -6,10 +6,10 @@ use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::matrix::{CompactColumnBuffers, DeviceFormat, DeviceMatrix};
-use crate::backend::ops::spmv::check_spmv;
+use crate::backend::ops::spmv::{check_csr_update, check_spmv};
 use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{SpmvDots, SpmvOps};
+use crate::backend::{CsrUpdate, SpmvDots, SpmvOps};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::sync::atomic::Ordering;
@@ -202,6 +202,47 @@ impl OpenClBackend {
                 ],
             ),
         })
+    }
+
+    /// [`PrecondOps::csr_update`](crate::backend::PrecondOps::csr_update) with kernel
+    /// `csr_update`; `false` (nothing launched) for a matrix it does not take: not plain CSR
+    /// (no row blocks), or long rows with `base` `None` (their pre-pass writes `out`).
+    pub(super) fn launch_csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+    ) -> Result<bool> {
+        check_csr_update(a, x, update, out)?;
+        let (fmt, mut args) = self.matrix_args(a)?;
+        let DeviceFormat::Csr { long_rows, .. } = &a.format else {
+            return Ok(false);
+        };
+        if !matches!(fmt, Fmt::Csr)
+            || (long_rows.is_some() && matches!(update, CsrUpdate::Add { base: None }))
+        {
+            return Ok(false);
+        }
+        let (xm, outm) = (self.mem(x)?, self.mem(out)?);
+        self.launch_long_rows(a, View::at(xm, 0), View::at(outm, 0))?;
+        let (base, b, s, mode, in_place) = match update {
+            CsrUpdate::Sweep { b, s } => (xm, self.mem(b)?, self.mem(s)?, 0, 0),
+            CsrUpdate::Add { base: Some(base) } => (self.mem(base)?, outm, outm, 1, 0),
+            CsrUpdate::Add { base: None } => (outm, outm, outm, 1, 1),
+        };
+        args.extend([
+            Arg::Mem(xm),
+            Arg::Mem(base),
+            Arg::Mem(b),
+            Arg::Mem(s),
+            Arg::Mem(outm),
+            Arg::uint(mode),
+            Arg::uint(in_place),
+        ]);
+        let groups = self.spmv_reduction_groups(a);
+        self.launch::<T>(Kernel::CsrUpdate, groups, &args)?;
+        Ok(true)
     }
 
     /// The long rows of a CSR matrix (none for other formats): `csr_long_chunks` and

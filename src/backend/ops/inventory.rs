@@ -49,6 +49,7 @@ kernel_inventory! {
     spmv {
         SpmvDotsCsr = "spmv_dots_csr",
         ResidualCsr = "residual_csr",
+        CsrUpdate = "csr_update",
         SpmvDotsCsrStream = "spmv_dots_csr_stream",
         ResidualCsrStream = "residual_csr_stream",
         SpmvDotsSell = "spmv_dots_sell",

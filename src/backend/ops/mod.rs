@@ -28,8 +28,8 @@ pub use halo::{
 pub use inventory::{Kernel, KERNELS};
 pub use krylov::{Basis, KrylovOps};
 pub use precond::{
-    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, FsaiPattern, InversePattern,
-    IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
+    AfsaiGrowKernel, AfsaiGrowth, AfsaiStop, BlockTriangular, CsrUpdate, FsaiPattern,
+    InversePattern, IpStencil, PcgStepVectors, PrecondOps, StencilCoefficients, AFSAI_TEAM_CAP,
     AFSAI_TEAM_MIN_ROW_LEN, FSAI_TEAM_MIN_M, MAX_BLOCK_SIZE,
 };
 pub use resident::{

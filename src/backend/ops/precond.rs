@@ -18,7 +18,10 @@ pub use super::fsai::{
 };
 pub use super::ip::{IpStencil, PcgStepVectors, StencilCoefficients};
 pub use super::isai::InversePattern;
+use super::spmv::check_csr_update;
+pub use super::spmv::CsrUpdate;
 pub use super::trsv::{BlockTriangular, MAX_BLOCK_SIZE};
+use crate::backend::buffer::check_len;
 
 /// Kernels used by the preconditioners.
 #[enum_dispatch]
@@ -37,6 +40,23 @@ pub trait PrecondOps: KrylovOps {
         slot: Slot,
     ) -> Result<()> {
         reference::diag_scale_dot(self, d, x, y, partials, slot)
+    }
+
+    /// Kernel `csr_update` (CSR; the other formats, and a CSR matrix with long rows updated in
+    /// place, run the reference): `out = x + s .* (b - A x)` ([`CsrUpdate::Sweep`]: a
+    /// damped-Jacobi sweep) or `out = base + A x` ([`CsrUpdate::Add`]: AMG's prolongation and
+    /// correction; `base` `None`: `out` itself). `scratch` (n rows) holds the reference's
+    /// intermediate. Each entry rounds as the unfused sequence (the product, `s (b - v)`, then
+    /// the sum).
+    fn csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+        scratch: &mut Buffer<T>,
+    ) -> Result<()> {
+        reference::csr_update(self, a, x, update, out, scratch)
     }
 
     /// Kernel `block_diag_scale` (point-block Jacobi): y_I = D_I^-1 x_I for every block row I,
@@ -291,6 +311,36 @@ pub trait PrecondOps: KrylovOps {
 /// Default bodies of the fused preconditioner kernels.
 pub mod reference {
     use super::*;
+
+    /// `csr_update` composed: Sweep as residual (into `scratch`), diag_scale and axpby; Add as
+    /// spmv and axpby (each entry rounds as the fused kernel's).
+    pub fn csr_update<B: PrecondOps + ?Sized, T: Scalar>(
+        be: &B,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+        scratch: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_csr_update(a, x, update, out)?;
+        check_len("update: scratch length vs matrix rows", scratch, a.n_rows())?;
+        match update {
+            CsrUpdate::Sweep { b, s } => {
+                let mut unused = be.partials(1, 1)?;
+                be.residual(a, x, b, scratch, &mut unused, None)?;
+                be.diag_scale(s, scratch, out)?;
+                be.axpby(T::one(), x, T::one(), out)
+            }
+            CsrUpdate::Add { base: Some(base) } => {
+                be.spmv(a, x, out)?;
+                be.axpby(T::one(), base, T::one(), out)
+            }
+            CsrUpdate::Add { base: None } => {
+                be.spmv(a, x, scratch)?;
+                be.axpby(T::one(), scratch, T::one(), out)
+            }
+        }
+    }
 
     /// `diag_scale_dot` as diag_scale and a dot.
     pub fn diag_scale_dot<B: PrecondOps + ?Sized, T: Scalar>(

@@ -274,6 +274,43 @@ pub(crate) fn check_spmv<T: Scalar>(
     check_len("y length vs matrix rows", y, a.n_rows())
 }
 
+/// What [`PrecondOps::csr_update`](super::precond::PrecondOps::csr_update) computes.
+#[derive(Clone, Copy)]
+pub enum CsrUpdate<'a, T> {
+    /// `out = x + s .* (b - A x)`.
+    Sweep {
+        /// The right-hand side.
+        b: &'a Buffer<T>,
+        /// The scaled inverse diagonal.
+        s: &'a Buffer<T>,
+    },
+    /// `out = base + A x`, `base` `None`: `out` itself.
+    Add {
+        /// The vector added to (not `x`).
+        base: Option<&'a Buffer<T>>,
+    },
+}
+
+/// Check the shapes of [`PrecondOps::csr_update`](super::precond::PrecondOps::csr_update).
+pub(crate) fn check_csr_update<T: Scalar>(
+    a: &DeviceMatrix<T>,
+    x: &Buffer<T>,
+    update: CsrUpdate<'_, T>,
+    out: &Buffer<T>,
+) -> Result<()> {
+    check_spmv(a, x, out)?;
+    match update {
+        CsrUpdate::Sweep { b, s } => {
+            check_len("update: b length vs matrix rows", b, a.n_rows())?;
+            check_len("update: s length vs matrix rows", s, a.n_rows())
+        }
+        CsrUpdate::Add { base: Some(base) } => {
+            check_len("update: base length vs matrix rows", base, a.n_rows())
+        }
+        CsrUpdate::Add { base: None } => Ok(()),
+    }
+}
+
 /// Default bodies of the fused SpMV kernels, composed of primitives.
 pub mod reference {
     use super::*;

@@ -12,7 +12,9 @@ use super::hierarchy::{Hierarchy, LevelPattern};
 pub(super) use super::level::DeviceLevel;
 use super::options::{AmgOptions, AmgPrecision, Smoother};
 use super::smoother::LevelSmoother;
-use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, MatrixFormat, Partials};
+use crate::backend::{
+    collective_result, Backend, Buffer, CsrUpdate, DeviceMatrix, MatrixFormat, Partials,
+};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::precond::device_a::{trusted_fingerprint, DeviceA};
@@ -509,19 +511,35 @@ impl<T: Scalar> Amg<T> {
             deeper_scratch,
             partials,
         )?;
-        // x += P x_c
-        backend.spmv(&level.p, &coarse.x, &mut w.t)?;
-        backend.axpby(T::one(), &w.t, T::one(), x)?;
-        self.smooth(
-            backend,
-            l,
-            b,
-            x,
-            w,
-            partials,
-            self.options.post_sweeps,
-            false,
-        )
+        let post = self.options.post_sweeps;
+        if matches!(self.options.smoother, Smoother::Chebyshev { .. }) {
+            // x += P x_c
+            backend.spmv(&level.p, &coarse.x, &mut w.t)?;
+            backend.axpby(T::one(), &w.t, T::one(), x)?;
+            return self.smooth(backend, l, b, x, w, partials, post, false);
+        }
+        // x += P x_c, then the post-sweeps x = x + s (b - A x), each one fused kernel
+        // (`csr_update`): with an odd number of sweeps the correction goes to t and the sweeps
+        // alternate t -> x -> t ..., with an even one it goes to x in place, so the last
+        // sweep writes x.
+        let LevelScratch { r, t, .. } = w;
+        let in_t = post % 2 == 1;
+        if in_t {
+            let add = CsrUpdate::Add { base: Some(x) };
+            backend.csr_update(&level.p, &coarse.x, add, t, r)?;
+        } else {
+            let add = CsrUpdate::Add { base: None };
+            backend.csr_update(&level.p, &coarse.x, add, x, r)?;
+        }
+        let sweep = CsrUpdate::Sweep { b, s: &level.s };
+        for k in 0..post {
+            if in_t == (k % 2 == 0) {
+                backend.csr_update(&level.a, t, sweep, x, r)?;
+            } else {
+                backend.csr_update(&level.a, x, sweep, t, r)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -566,7 +584,12 @@ fn cycle_launches(options: &AmgOptions, levels: usize) -> usize {
     } else {
         options.pre_sweeps * per_sweep - first_saving
     };
-    let per_level = pre + 1 + 1 + 2 + options.post_sweeps * per_sweep;
+    // The correction and the post-sweeps: one launch each, fused, for the Jacobi smoothers.
+    let post = match options.smoother {
+        Smoother::Jacobi | Smoother::L1Jacobi => 1 + options.post_sweeps,
+        Smoother::Chebyshev { .. } => 2 + options.post_sweeps * per_sweep,
+    };
+    let per_level = pre + 1 + 1 + post;
     levels * per_level + 1
 }
 
