@@ -75,7 +75,7 @@ impl PrecondOps for HostBackend {
                     .collect();
                 exec(n, items, |(o, v)| {
                     for i in 0..o.len() {
-                        o[i] = o[i] + v[i];
+                        o[i] += v[i];
                     }
                 });
             }
