@@ -109,9 +109,9 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-auto-variant/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-final/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "b235181, 2026-11-30",
+    "commit": "1b66288, 2026-11-30",
     "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
@@ -119,7 +119,7 @@ SOURCES["amg"] = {
 }
 # CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
 # both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
-VARIANTS_CSV = "h200-2026-11-30-amg-auto-variant/amg-variants.csv"
+VARIANTS_CSV = "h200-2026-11-30-amg-final/amg-variants.csv"
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
     "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],
