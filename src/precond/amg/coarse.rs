@@ -20,7 +20,7 @@ pub fn singular_pivot_tolerance<T: Scalar>() -> f64 {
 
 /// The explicit inverse of the square matrix `a` as a dense CSR matrix (every entry stored,
 /// so its `values()` are the inverse in row-major order), computed in f64 by Gauss-Jordan
-/// elimination with partial pivoting (blocked: [`gauss_jordan`]) and rounded to `T`.
+/// elimination with partial pivoting (blocked, in panels of 16 columns) and rounded to `T`.
 ///
 /// Errors: [`Error::SingularPivot`] (preconditioner "amg", the pivot's column as the row) when
 /// a pivot is not larger than [`singular_pivot_tolerance`] times the largest entry of its
