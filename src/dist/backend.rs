@@ -35,7 +35,7 @@ use crate::backend::{
     IpStencil, KrylovOps, Partials, PcgStepVectors, PeerNeighbor, PeerOptions, PrecondOps, Slot,
     SpmvDots, SpmvOps, StencilCoefficients, Sums, VectorOps,
 };
-use crate::backend::{CgSlots, FaultInjection, ResidentOps, ResidentState};
+use crate::backend::{CgSlots, CsrUpdate, FaultInjection, ResidentOps, ResidentState};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use bytemuck::Pod;
@@ -1412,6 +1412,21 @@ impl<B: KrylovOps + HaloOps> KrylovOps for DistBackend<B> {
 }
 
 impl<B: PrecondOps + HaloOps> PrecondOps for DistBackend<B> {
+    fn csr_update<T: Scalar>(
+        &self,
+        a: &DeviceMatrix<T>,
+        x: &Buffer<T>,
+        update: CsrUpdate<'_, T>,
+        out: &mut Buffer<T>,
+        scratch: &mut Buffer<T>,
+    ) -> Result<()> {
+        // A rank's own matrix (AMG's levels): the inner kernel; with a halo, the composition
+        // of this backend's halo-aware product.
+        if self.halo_of(a)?.is_none() {
+            return self.inner.csr_update(a, x, update, out, scratch);
+        }
+        crate::backend::ops::precond::reference::csr_update(self, a, x, update, out, scratch)
+    }
     fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         self.inner.diag_scale(d, x, y)
     }

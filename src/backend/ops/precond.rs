@@ -312,8 +312,8 @@ pub trait PrecondOps: KrylovOps {
 pub mod reference {
     use super::*;
 
-    /// `csr_update` composed: Sweep as residual (into `scratch`), diag_scale and axpby; Add as
-    /// spmv and axpby (each entry rounds as the fused kernel's).
+    /// `csr_update` composed: Sweep as spmv and axpby (b - A x into `scratch`), diag_scale and
+    /// axpby; Add as spmv and axpby (each entry rounds as the fused kernel's).
     pub fn csr_update<B: PrecondOps + ?Sized, T: Scalar>(
         be: &B,
         a: &DeviceMatrix<T>,
@@ -326,8 +326,9 @@ pub mod reference {
         check_len("update: scratch length vs matrix rows", scratch, a.n_rows())?;
         match update {
             CsrUpdate::Sweep { b, s } => {
-                let mut unused = be.partials(1, 1)?;
-                be.residual(a, x, b, scratch, &mut unused, None)?;
+                // scratch = b - A x (as `residual`'s reference, without its partials).
+                be.spmv(a, x, scratch)?;
+                be.axpby(T::one(), b, -T::one(), scratch)?;
                 be.diag_scale(s, scratch, out)?;
                 be.axpby(T::one(), x, T::one(), out)
             }
