@@ -8,9 +8,7 @@
 
 mod aggregate;
 
-pub(crate) use aggregate::{
-    join, mis2_init, mis2_max, mis2_priority, mis2_select, root_flags, root_ids,
-};
+pub(crate) use aggregate::{join, mis2_init, mis2_max, mis2_select, root_flags, root_ids};
 
 use super::sparse::CsrRef;
 use crate::backend::buffer::{check_len, Buffer};
@@ -51,13 +49,9 @@ pub(crate) const SECOND_SET_MIN_FREE: u32 = 3;
 /// at 10-12 -> 12-14 iterations, the setup's peak 3.56 -> 3.17 A's at 16.8M.
 pub(crate) const SECOND_SET_FINEST_FREE_PERCENT: u32 = 67;
 
-/// The tuples' layout: (rank << RANK_SHIFT) | (key << 32) | hash(i), key the priority of
-/// [`mis2_priority`] (0 until it runs).
-const RANK_SHIFT: u32 = 40;
-
 /// Rank of a tuple: 0 out (or without strong couplings), 1 undecided, 2 root.
 fn rank(t: u64) -> u64 {
-    t >> RANK_SHIFT
+    t >> 32
 }
 
 /// Launch over `n` items (element-wise).

@@ -166,7 +166,6 @@ kernel_inventory! {
         AmgDiagonal = "amg_diagonal",
         AmgStrength = "amg_strength",
         AmgMis2Init = "amg_mis2_init",
-        AmgMis2Priority = "amg_mis2_priority",
         AmgMis2Max = "amg_mis2_max",
         AmgMis2Select = "amg_mis2_select",
         AmgRootFlags = "amg_root_flags",

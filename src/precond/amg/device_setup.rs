@@ -328,8 +328,7 @@ pub(super) fn diagonal<B: Backend, T: Scalar>(
 /// greedy aggregation, whose passes 1 and 3 they follow in parallel):
 ///
 /// 1. the roots of a distance-2 maximal independent set of the strong couplings, each with its
-///    strong neighbours; every round of the set prefers the nodes with the fewest undecided
-///    strong neighbours ([`kernels::mis2_priority`]);
+///    strong neighbours;
 /// 2. among the nodes left, the roots of such a set of their own couplings that have at least
 ///    [`kernels::SECOND_SET_MIN_FREE`] neighbours left (on the finest level, `finest`, also at
 ///    least [`kernels::SECOND_SET_FINEST_FREE_PERCENT`] percent of their strong neighbours),
@@ -392,11 +391,6 @@ fn independent_set<B: Backend, T: Scalar>(
     // a round after the last changes nothing, and the sets took 3-9 rounds on the generated
     // problems, so this halves the reads for at most one round more.
     for round in 0.. {
-        if mask.is_none() {
-            // The first set's keys (max2 is free here): the fewest undecided neighbours first.
-            kernels::mis2_priority(backend, a, flags, &tuple, &mut max2)?;
-            std::mem::swap(&mut tuple, &mut max2);
-        }
         kernels::mis2_max(backend, a, flags, mask, &tuple, &mut max1)?;
         kernels::mis2_max(backend, a, flags, mask, &max1, &mut max2)?;
         kernels::mis2_select(backend, &mut tuple, &max2, partials, Slot(0))?;

@@ -3,8 +3,7 @@
 //! 2012), each operation's host reference and launch as in the parent module.
 
 use super::{
-    hash, host_partial, launch_items, launch_partials, rank, RANK_SHIFT, SECOND_SET_MIN_FREE,
-    UNAGGREGATED,
+    hash, host_partial, launch_items, launch_partials, rank, SECOND_SET_MIN_FREE, UNAGGREGATED,
 };
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::launch::KernelArg;
@@ -14,7 +13,7 @@ use crate::backend::partials::{Partials, Slot};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
-/// Kernel `amg_mis2_init`: the tuple of every node, rank 1 and key 0 with hash(i) when it has a strong
+/// Kernel `amg_mis2_init`: the tuple of every node, (1 << 32) | hash(i) when it has a strong
 /// coupling, else 0 (it stays out of the independent set); with `mask` (the aggregates so
 /// far), only for a node in no aggregate with at least [`SECOND_SET_MIN_FREE`] strong
 /// neighbours in none, and at least `free_percent` percent of its strong neighbours (rounded
@@ -48,7 +47,7 @@ pub(crate) fn mis2_init<B: VectorOps + ?Sized, T: Scalar>(
             };
             let any = free(i) && strong.filter(|&p| free(ci[p] as usize)).count() >= need;
             *t = if any {
-                (1u64 << RANK_SHIFT) | u64::from(hash(i as u32))
+                (1u64 << 32) | u64::from(hash(i as u32))
             } else {
                 0
             };
@@ -72,63 +71,6 @@ pub(crate) fn mis2_init<B: VectorOps + ?Sized, T: Scalar>(
             }),
             KernelArg::U32(if mask.is_some() { free_percent } else { 0 }),
             KernelArg::buffer(tuple),
-        ],
-    )
-}
-
-/// Kernel `amg_mis2_priority`: `out` = `input` with the key of every undecided node set to 255
-/// minus its undecided strong neighbours (at most 255), so that the nodes with the fewest go
-/// first (ties: the hash). Run before every round of the first independent set, it grows the
-/// set from the nodes already decided, packing the roots more densely than the hash alone, as
-/// the host's sequential aggregation does. Measured with CG on the host backend running the
-/// device setup (b = A 1, 1e-8), over five hash seeds: 2D Poisson 1M 14 -> 13-14 iterations,
-/// aniso2d 262K 19-20 -> 17-18, 3D Poisson 110K 12 -> 11-12, jump3d 110K 39-53 -> 36-51,
-/// thermal2d 262K 20-24 -> 20-23, for an operator complexity 0.01-0.12 higher (3D Poisson 2.1M
-/// 1.546 -> 1.588); at 4.19M 2D Poisson 15 -> 14. Keys in the second set as well cost thermal2d
-/// and 3D Poisson more than they gained (3D 2.1M: 1.611).
-pub(crate) fn mis2_priority<B: VectorOps + ?Sized, T: Scalar>(
-    backend: &B,
-    a: CsrRef<'_, T>,
-    flags: &Buffer<u32>,
-    input: &Buffer<u64>,
-    out: &mut Buffer<u64>,
-) -> Result<()> {
-    check_len("amg strength flags", flags, a.nnz())?;
-    check_len("amg tuples", input, a.n_rows)?;
-    check_len("amg tuples", out, a.n_rows)?;
-    let rt = backend.kernel_runtime();
-    if rt.is_host() {
-        let (rp, ci, f, x) = (
-            a.row_ptr.host()?,
-            a.col_idx.host()?,
-            flags.host()?,
-            input.host()?,
-        );
-        for (i, o) in out.host_mut()?.iter_mut().enumerate() {
-            let t = x[i];
-            *o = if rank(t) == 1 {
-                let undecided = (rp[i] as usize..rp[i + 1] as usize)
-                    .filter(|&p| f[p] == 1 && rank(x[ci[p] as usize]) == 1)
-                    .count()
-                    .min(255) as u64;
-                (1u64 << RANK_SHIFT) | ((255 - undecided) << 32) | (t & 0xffff_ffff)
-            } else {
-                t
-            };
-        }
-        return Ok(());
-    }
-    launch_items::<T>(
-        &rt,
-        Kernel::AmgMis2Priority,
-        a.n_rows,
-        &[
-            KernelArg::len("amg rows", a.n_rows)?,
-            KernelArg::buffer(a.row_ptr),
-            KernelArg::buffer(a.col_idx),
-            KernelArg::buffer(flags),
-            KernelArg::buffer(input),
-            KernelArg::buffer(out),
         ],
     )
 }
@@ -207,7 +149,7 @@ pub(crate) fn mis2_select<B: VectorOps + ?Sized, T: Scalar>(
         for (t, &m) in tuple.host_mut()?.iter_mut().zip(m) {
             if rank(*t) == 1 {
                 if m == *t {
-                    *t = (2u64 << RANK_SHIFT) | (*t & ((1u64 << RANK_SHIFT) - 1));
+                    *t = (2u64 << 32) | (*t & 0xffff_ffff);
                 } else if rank(m) == 2 {
                     *t = 0;
                 }
