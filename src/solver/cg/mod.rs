@@ -1,5 +1,5 @@
 //! Conjugate gradients: pipelined (\[Rupp16\] Algorithm 2, with an optional preconditioner) and
-//! classical (Algorithm 1, the BLAS-style baseline).
+//! classical (Algorithm 1, the baseline: two reads of the sums per iteration).
 //!
 //! The preconditioned pipelined form keeps z = M^-1 r and q = M^-1 Ap as recurrences, so that
 //! (Alg. 2, eq. 3 generalized) gamma_{i+1} = <r_{i+1}, z_{i+1}> = alpha_i^2 <Ap_i, q_i> - gamma_i
@@ -102,8 +102,9 @@ pub struct Cg<'a, B: Backend, T: Scalar> {
     z: Buffer<T>,
     q: Buffer<T>,
     /// The next residual of a preconditioner that fuses the update
-    /// ([`Preconditioner::fuses_pcg_update`]; empty otherwise): its update reads r at the
-    /// neighbours of every row, so it writes the new r here and the two swap.
+    /// ([`Preconditioner::fuses_pcg_update`]): its update reads r at the neighbours of every
+    /// row, so it writes the new r here and the two swap; the classical variant's r' likewise
+    /// (allocated by its first solve). Empty otherwise.
     r_next: Buffer<T>,
     /// Whether this solve runs the preconditioner's fused update (pipelined, host-driven).
     fused_step: bool,
@@ -498,7 +499,9 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
         }
     }
 
-    /// \[Rupp16\] Algorithm 1, one BLAS call per line and one transfer per inner product.
+    /// \[Rupp16\] Algorithm 1 with two fusions that keep its arithmetic: <p, Ap> in the product
+    /// and alpha finished on the device for r' = r - alpha Ap with <r', r'>, so an iteration
+    /// reads the sums twice (delta and <r', r'> together, then <r', z'>) instead of three times.
     fn classical(
         &mut self,
         b: &Buffer<T>,
@@ -507,27 +510,56 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
     ) -> Result<(usize, StopReason)> {
         let (be, a) = (self.backend, self.a);
         let pc = self.precond;
+        let n = a.n_rows();
+        if self.r_next.len() != n {
+            self.r_next = be.alloc(n)?;
+        }
         // Line 2: r0 = b - A x0.
         be.residual(a, x, b, &mut self.r, &mut self.scratch, Some(Slot(0)))?;
         let rr = be.finish(&self.scratch)?.get(Slot(0));
         if let Some(reason) = tracker.record(0, norm(rr)) {
             return Ok((0, reason));
         }
+        // gamma = <r, z> (<r, r> without a preconditioner): its partials stay in `gamma_slot`
+        // of `partials` for the device's alpha; <r, r> goes to the other of slots RR and RZ.
+        let (mut gamma_slot, mut rr_slot) = (slot::RZ, slot::RR);
         let mut gamma = match pc {
             Some(m) => {
                 m.apply(be, &self.r, &mut self.z)?;
-                self.dot_r_z()?
+                be.dot_partials(&self.r, &self.z, &mut self.partials, gamma_slot)?;
+                be.finish(&self.partials)?.get(gamma_slot)
             }
-            None => rr,
+            None => {
+                be.dot_partials(&self.r, &self.r, &mut self.partials, gamma_slot)?;
+                rr
+            }
         };
         be.copy(if pc.is_some() { &self.z } else { &self.r }, &mut self.p)?;
         tracker.start_loop(be.counters());
         let mut iteration = 0;
         loop {
-            // Lines 7-8: Ap and <p, Ap>.
-            be.spmv(a, &self.p, &mut self.ap)?;
-            be.dot_partials(&self.p, &self.ap, &mut self.scratch, Slot(0))?;
-            let delta = be.finish(&self.scratch)?.get(Slot(0));
+            // Lines 7-8: Ap with the first stage of <p, Ap> fused.
+            let dots = SpmvDots {
+                yy: None,
+                with: [Some((&self.p, slot::P_AP)), None],
+            };
+            be.spmv_dots(a, &self.p, &mut self.ap, dots, &mut self.partials)?;
+            // Line 10 before the host reads delta: r' = r - alpha Ap with alpha = gamma / delta
+            // finished on the device (`bicgstab_s_update`: in double, in the host's finish
+            // order, so x below gets the same alpha) and the first stage of <r', r'> (line 15):
+            // one read of the sums per iteration instead of two. r' is a second buffer, so a
+            // breakdown found below leaves r and x as they were.
+            be.bicgstab_s_update(
+                &self.r,
+                &self.ap,
+                &mut self.r_next,
+                &mut self.partials,
+                gamma_slot,
+                slot::P_AP,
+                rr_slot,
+            )?;
+            let sums = be.finish(&self.partials)?;
+            let (delta, rr) = (sums.get(slot::P_AP), sums.get(rr_slot));
             if !(delta.is_finite() && gamma.is_finite()) {
                 return Ok((iteration, StopReason::NanOrInf));
             }
@@ -540,11 +572,8 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             // Lines 9-11.
             let alpha = gamma / delta;
             be.axpby(t(alpha), &self.p, T::one(), x)?;
-            be.axpby(t(-alpha), &self.ap, T::one(), &mut self.r)?;
+            std::mem::swap(&mut self.r, &mut self.r_next);
             iteration += 1;
-            // Line 15: <r, r>.
-            be.dot_partials(&self.r, &self.r, &mut self.scratch, Slot(0))?;
-            let rr = be.finish(&self.scratch)?.get(Slot(0));
             if let Some(reason) = tracker.record(iteration, norm(rr)) {
                 return Ok((iteration, reason));
             }
@@ -552,9 +581,14 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
             let gamma_new = match pc {
                 Some(m) => {
                     m.apply(be, &self.r, &mut self.z)?;
-                    self.dot_r_z()?
+                    be.dot_partials(&self.r, &self.z, &mut self.partials, gamma_slot)?;
+                    be.finish(&self.partials)?.get(gamma_slot)
                 }
-                None => rr,
+                None => {
+                    // <r, r> is the next gamma: its slot keeps it, the other takes the next.
+                    std::mem::swap(&mut gamma_slot, &mut rr_slot);
+                    rr
+                }
             };
             let beta = gamma_new / gamma;
             gamma = gamma_new;
@@ -565,12 +599,6 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                 &mut self.p,
             )?;
         }
-    }
-
-    fn dot_r_z(&mut self) -> Result<f64> {
-        self.backend
-            .dot_partials(&self.r, &self.z, &mut self.scratch, Slot(0))?;
-        Ok(self.backend.finish(&self.scratch)?.get(Slot(0)))
     }
 }
 
