@@ -52,5 +52,6 @@ mod resident_sums_kernel;
 mod soak;
 mod solve_many;
 mod solvers;
+mod trsv_levels;
 mod values_refresh;
 mod values_refresh_amg_fsai;

@@ -92,6 +92,7 @@ kernel_inventory! {
         BlockDiagScale = "block_diag_scale",
         BsrTrsvSweep = "bsr_trsv_sweep",
         BsrTrsvLevel = "bsr_trsv_level",
+        BsrTrsvLevelsGroup = "bsr_trsv_levels_group",
     }
     isai {
         IsaiSolve = "isai_solve",

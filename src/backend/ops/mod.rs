@@ -19,6 +19,7 @@ pub(crate) mod sparse;
 pub mod spmv;
 pub mod testing;
 pub mod trsv;
+pub(crate) mod trsv_levels;
 pub mod vector;
 
 pub use bilu::BiluParts;

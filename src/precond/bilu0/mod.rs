@@ -14,6 +14,7 @@ pub use levels::Levels;
 
 use super::device_a::DeviceA;
 use super::{Preconditioner, SetupTimes};
+use crate::backend::ops::trsv_levels::levels_group;
 use crate::backend::{
     collective_result, Backend, BlockTriangular, Buffer, DeviceMatrix, MAX_BLOCK_SIZE,
 };
@@ -213,6 +214,9 @@ pub struct Bilu0<T> {
     u: BlockTriangular<T>,
     /// Level rows on the device and level starts on the host (exact solve only).
     levels: Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>,
+    /// Whether the exact solve groups runs of narrow levels (built on a backend that runs
+    /// kernels: CUDA, OpenCL).
+    grouped_levels: bool,
     /// Why the triangular solve in `opts.solve` runs (`Auto` resolved at setup).
     solve_reason: String,
     work: Mutex<Work<T>>,
@@ -310,7 +314,7 @@ impl<T: Scalar> Bilu0<T> {
         let opts = Bilu0Options { solve, ..opts };
         let levels = levels.filter(|_| solve == TriangularSolve::Exact);
         let levels = match levels {
-            Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
+            Some((ll, ul)) => Some((ll.upload(backend)?, ll, ul.upload(backend)?, ul)),
             None => None,
         };
         let n = a.n_rows();
@@ -338,6 +342,7 @@ impl<T: Scalar> Bilu0<T> {
             l,
             u,
             levels,
+            grouped_levels: !backend.kernel_runtime().is_host(),
             solve_reason,
             work: Mutex::new(work),
             times,
@@ -568,7 +573,9 @@ impl<T: Scalar> Bilu0<T> {
             .map(|(_, l, _, u)| (l.count(), u.count()))
     }
 
-    /// x = T^-1 b for one factor, exactly (level by level, in place in `x`). Also `Ilu`'s.
+    /// x = T^-1 b for one factor, exactly (level by level, in place in `x`;
+    /// on CUDA and OpenCL runs of narrow levels by one work-group each, [`Levels::launch_at`]). `rows` is
+    /// [`Levels::upload`]'s buffer. Also `Ilu`'s.
     pub(crate) fn solve_exact<B: Backend>(
         backend: &B,
         t: &BlockTriangular<T>,
@@ -577,8 +584,26 @@ impl<T: Scalar> Bilu0<T> {
         b: &Buffer<T>,
         x: &mut Buffer<T>,
     ) -> Result<()> {
-        for k in 0..levels.count() {
-            backend.bsr_trsv_level(t, rows, levels.start[k]..levels.start[k + 1], b, x)?;
+        let grouped = !backend.kernel_runtime().is_host();
+        let mut k = 0;
+        while k < levels.count() {
+            let (run, group) = levels.launch_at(k, grouped);
+            if group {
+                let starts_at = levels.rows.len();
+                levels_group(
+                    backend,
+                    t,
+                    rows,
+                    &levels.start,
+                    starts_at,
+                    run.clone(),
+                    b,
+                    x,
+                )?;
+            } else {
+                backend.bsr_trsv_level(t, rows, levels.start[k]..levels.start[k + 1], b, x)?;
+            }
+            k = run.end;
         }
         Ok(())
     }
@@ -680,7 +705,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
     }
     fn launches_per_apply(&self) -> usize {
         match (&self.levels, self.opts.solve) {
-            (Some((_, ll, _, ul)), _) => ll.count() + ul.count(),
+            (Some((_, ll, _, ul)), _) => {
+                ll.launches(self.grouped_levels) + ul.launches(self.grouped_levels)
+            }
             (None, TriangularSolve::Sweeps(k)) => 2 * k,
             (None, TriangularSolve::Exact | TriangularSolve::Auto) => 0,
         }

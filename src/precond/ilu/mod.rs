@@ -79,6 +79,9 @@ pub struct Ilu<T> {
     u: BlockTriangular<T>,
     /// Level rows on the device and level starts on the host (exact solve only).
     levels: Option<(Buffer<u32>, Levels, Buffer<u32>, Levels)>,
+    /// Whether the exact solve groups runs of narrow levels (built on a backend that runs
+    /// kernels: CUDA, OpenCL).
+    grouped_levels: bool,
     solve: TriangularSolve,
     solve_reason: String,
     work: Mutex<Work<T>>,
@@ -138,7 +141,7 @@ impl<T: Scalar> Ilu<T> {
         let t2 = Instant::now();
         let (l, u) = upload_factors(backend, &typed)?;
         let levels = match levels {
-            Some((ll, ul)) => Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul)),
+            Some((ll, ul)) => Some((ll.upload(backend)?, ll, ul.upload(backend)?, ul)),
             None => None,
         };
         let (left, right) = match operators {
@@ -178,6 +181,7 @@ impl<T: Scalar> Ilu<T> {
             l,
             u,
             levels,
+            grouped_levels: !backend.kernel_runtime().is_host(),
             solve,
             solve_reason,
             work: Mutex::new(work),
@@ -214,7 +218,7 @@ impl<T: Scalar> Ilu<T> {
                 Some(_) => {
                     let ll = Levels::of(&typed.l_row_ptr, &typed.l_col_idx, true);
                     let ul = Levels::of(&typed.u_row_ptr, &typed.u_col_idx, false);
-                    Some((backend.upload(&ll.rows)?, ll, backend.upload(&ul.rows)?, ul))
+                    Some((ll.upload(backend)?, ll, ul.upload(backend)?, ul))
                 }
                 None => None,
             };
@@ -317,7 +321,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Ilu<T> {
         let spmvs = if self.left.is_some() { 2 } else { 0 };
         spmvs
             + match (&self.levels, self.solve) {
-                (Some((_, ll, _, ul)), _) => ll.count() + ul.count(),
+                (Some((_, ll, _, ul)), _) => {
+                    ll.launches(self.grouped_levels) + ul.launches(self.grouped_levels)
+                }
                 (None, TriangularSolve::Sweeps(k)) => 2 * k,
                 (None, _) => 0,
             }
