@@ -109,17 +109,17 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-final/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-table/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "1b66288, 2026-11-30",
+    "commit": "34a0c7c, 2026-11-30",
     "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-30-amg-setup-rank.md",
+    "log": "2026-11-30-amg-classical-cg.md",
 }
 # CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
 # both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
-VARIANTS_CSV = "h200-2026-11-30-amg-final/amg-variants.csv"
+VARIANTS_CSV = "h200-2026-11-30-amg-table/amg-variants.csv"
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
     "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],

@@ -24,8 +24,8 @@ pub struct PrecondFlags {
     pub precond: PrecondKind,
     /// Triangular solves of bilu0 / block-jacobi / ilu: auto (exact on a CPU or where the factors
     /// have few levels, else sweeps; the report says which ran and why), exact
-    /// (level-scheduled, one launch per level) or sweeps:K (K block-Jacobi sweeps per
-    /// factor).
+    /// (level-scheduled: one launch per level, on a GPU one per run of narrow levels) or
+    /// sweeps:K (K block-Jacobi sweeps per factor).
     #[arg(long, default_value = "auto")]
     pub trisolve: TriangularSolve,
     /// Block size S of the block preconditioners (1..8; default: S of --format bsr:S,

@@ -46,7 +46,10 @@ fn compare<B: Backend>(
     built.apply(b, &rb, &mut zb).unwrap();
     host.apply(&h, &rh, &mut zh).unwrap();
     let (zb, zh) = (b.download(&zb).unwrap(), h.download(&zh).unwrap());
-    assert!(zh.iter().all(|v| v.is_finite()), "{what}: host z not finite");
+    assert!(
+        zh.iter().all(|v| v.is_finite()),
+        "{what}: host z not finite"
+    );
     let d = rel_diff(&zb, &zh);
     assert!(d <= 1e-13, "{what}: z differs from the host's by {d:e}");
     let (lb, lh) = (built.launches_per_apply(), host.launches_per_apply());

@@ -27,8 +27,11 @@ use std::time::Instant;
 /// How the triangular systems L f = r and U z = f are solved at every application.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TriangularSolve {
-    /// Exactly, level by level (one launch per level): the baseline of \[Ma21a\] (cuSPARSE's
-    /// `bsrsv2` in the paper).
+    /// Exactly, level by level: the baseline of \[Ma21a\] (cuSPARSE's `bsrsv2` in the paper).
+    /// One launch per level, except that on CUDA and OpenCL a run of consecutive levels of at
+    /// most 256 block rows each is one launch (one work-group, a barrier between levels): a
+    /// chain-like factor (olm500: 751 levels) takes one or two. H200, GMRES(30) + ILU on
+    /// olm500: 0.094 -> 0.012 s (CUDA), 0.158 -> 0.015 s (NVIDIA OpenCL).
     Exact,
     /// Inexactly, by K block-Jacobi sweeps per factor starting from zero (\[Ma21a\] Algorithm
     /// 7, K = it_max): x_{k+1} = D^-1 (b - (T - D) x_k). K launches per factor. K at least the
@@ -37,10 +40,11 @@ pub enum TriangularSolve {
     /// Chosen at setup from the factors' level counts and the device (the default):
     /// [`TriangularSolve::Exact`] on a CPU or where the two factors have at most
     /// [`AUTO_EXACT_MAX_LEVELS`] levels together, otherwise
-    /// [`TriangularSolve::Sweeps`]`(`[`AUTO_SWEEPS`]`)`: on a GPU every level is one launch,
-    /// so a factor with thousands of levels (a 2D grid in its natural order has about 2 sqrt(n))
-    /// costs milliseconds per application exactly. The preconditioner's parameters report
-    /// which ran and why.
+    /// [`TriangularSolve::Sweeps`]`(`[`AUTO_SWEEPS`]`)`: on a GPU every wide level is one
+    /// launch, so a factor with thousands of levels (a 2D grid in its natural order has about
+    /// 2 sqrt(n)) costs milliseconds per application exactly. The preconditioner's parameters
+    /// report which ran and why. (The level counts of this rule were measured before runs of
+    /// narrow levels shared a launch; the rule still counts levels.)
     Auto,
 }
 
