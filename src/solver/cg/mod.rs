@@ -530,8 +530,10 @@ impl<'a, B: Backend, T: Scalar> Cg<'a, B, T> {
                 be.finish(&self.partials)?.get(gamma_slot)
             }
             None => {
+                // The device's alpha reads these partials: finish them here too, so x and r
+                // get the same alpha from the first iteration on.
                 be.dot_partials(&self.r, &self.r, &mut self.partials, gamma_slot)?;
-                rr
+                be.finish(&self.partials)?.get(gamma_slot)
             }
         };
         be.copy(if pc.is_some() { &self.z } else { &self.r }, &mut self.p)?;
