@@ -12,7 +12,7 @@ use super::hierarchy::dense_coarse_limit;
 use super::level::DeviceLevel;
 use super::options::{AmgOptions, Coarsening, Smoother};
 use super::prolongation::{diagonal_error, POWER_ITERATIONS};
-use super::smoother::{CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
+use super::smoother::{jacobi_scaling, CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
 use crate::backend::ops::amg_setup as kernels;
 use crate::backend::ops::sparse::{self, CsrBuffers, CsrRef};
 use crate::backend::{Backend, Buffer, DeviceMatrix, MatrixFormat, Partials, Slot};
@@ -567,7 +567,7 @@ pub(super) fn smoother<B: Backend, T: Scalar>(
     match options.smoother {
         Smoother::Jacobi => {
             let rho: f64 = spectral_radius()?;
-            let w = options.jacobi_weight * if rho > 2.0 { 2.0 / rho } else { 1.0 };
+            let w = jacobi_scaling(options.jacobi_weight, rho);
             kernels::smoother_diag(backend, a, diag, false, T::from_f64(w), &mut s)?;
             Ok((s, backend.alloc(0)?, (0.0, 0.0)))
         }

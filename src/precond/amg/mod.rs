@@ -62,5 +62,5 @@ pub use prolongation::{
     filtered_matrix, positive_diagonal, smoothed_prolongator, spectral_radius,
     tentative_prolongator, POWER_ITERATIONS,
 };
-pub use smoother::{LevelSmoother, CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
+pub use smoother::{jacobi_scaling, LevelSmoother, CHEBYSHEV_LOWER_RATIO, CHEBYSHEV_UPPER_FACTOR};
 pub use strength::{strength_graph, StrengthGraph};

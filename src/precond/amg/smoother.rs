@@ -16,6 +16,18 @@ pub const CHEBYSHEV_UPPER_FACTOR: f64 = 1.1;
 /// smoother must damp the upper part of the spectrum; the coarse level takes the rest).
 pub const CHEBYSHEV_LOWER_RATIO: f64 = 5.0;
 
+/// The weight w of a damped Jacobi sweep, `jacobi_weight / rho` ([`super::AmgOptions::jacobi_weight`]);
+/// `rho`, the estimate of the spectral radius of D^-1 A, taken as 2 (the Laplacian's) when it
+/// is not a positive finite number.
+pub fn jacobi_scaling(jacobi_weight: f64, rho: f64) -> f64 {
+    let rho = if rho > 0.0 && rho.is_finite() {
+        rho
+    } else {
+        2.0
+    };
+    jacobi_weight / rho
+}
+
 /// The data of one level's smoother.
 ///
 /// Every smoother is a polynomial in D^-1 A applied to the residual, so with as many sweeps
@@ -41,7 +53,7 @@ pub struct LevelSmoother<T> {
 
 impl<T: Scalar> LevelSmoother<T> {
     /// The smoother of `kind` for `a` (`diag` its positive diagonal, as f64), Jacobi damped by
-    /// `jacobi_weight * min(1, 2 / rho)`.
+    /// [`jacobi_scaling`]`(jacobi_weight, rho)`.
     pub fn new(a: &CsrMatrix<T>, diag: &[f64], kind: Smoother, jacobi_weight: f64) -> Result<Self> {
         Self::with_radius(a, diag, kind, jacobi_weight, || {
             Ok(spectral_radius(a, diag))
@@ -65,7 +77,7 @@ impl<T: Scalar> LevelSmoother<T> {
         match kind {
             Smoother::Jacobi => {
                 rho = radius()?;
-                let w = jacobi_weight * if rho > 2.0 { 2.0 / rho } else { 1.0 };
+                let w = jacobi_scaling(jacobi_weight, rho);
                 scaled_inv_diag.extend(diag.iter().map(|&d| T::from_f64(w / d)));
             }
             Smoother::L1Jacobi => {
