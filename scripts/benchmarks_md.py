@@ -109,17 +109,19 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-table/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-jacobi-weight/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "34a0c7c, 2026-11-30",
-    "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
+    "commit": "ab70de7, 2026-11-30",
+    "command": "`OUT=$OUT bash bench/experiments/amg-jacobi-weight/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-30-amg-classical-cg.md",
+    "log": "2026-11-30-amg-jacobi-weight.md",
 }
 # CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
 # both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
 VARIANTS_CSV = "h200-2026-11-30-amg-table/amg-variants.csv"
+# The same problems with the build before the per-level Jacobi weight (amg-jacobi-weight/run.sh).
+BASE_CSV = "h200-2026-11-30-amg-jacobi-weight/amg-base.csv"
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
     "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],
@@ -455,8 +457,10 @@ def amg():
     rows = [r for p in files_of("amg") for r in rows_of(p)]
     out = [f"## {SOURCES['amg']['title']}", ""]
     out += source_lines("amg")
-    out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: `--precond amg` (SA, Jacobi 1+1) set up on the "
-                "device (MIS-2, SpGEMM kernels) and at anchor sizes on the host (greedy); AMGCL: SA, SPAI0, CUDA.")
+    base = {r["problem"]: r["iterations"] for r in rows_of(os.path.join(RESULTS, BASE_CSV))}
+    out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: SA, Jacobi 1+1 with w = 4/3 / rho per level, set "
+                "up on the device (MIS-2, SpGEMM) or at anchor sizes on the host (greedy); AMGCL: SA, SPAI0, CUDA. "
+                "Iterations with w = 0.8 (054b3ae, same call): " + ", ".join(f"{p} {base[p]}" for p in sorted(base)) + ".")
     out += ["| problem | n | its | setup | solve | total | OpenCL total | op. c. | host setup: its, total | AMGCL its, setup, solve |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     ours = {}
@@ -487,10 +491,10 @@ def amg():
     us = lambda k: "-".join(str(round(float(r["us_per_iter"]))) for r in vr[k])
     cg = lambda p: (f"{us(('cg', 'pipelined', 'solve', p))} / {us(('cg', 'classical', 'solve', p))} / "
                     f"{us(('cg', 'classical', 'f32', p))}")
-    out += para(f"`--amg-strength-decay 1` (2026-11-29): jump3d "
+    out += para(f"`--amg-strength-decay 1` (2026-11-29, w = 0.8): jump3d "
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3), randjump3d "
                 f"{change('randjump3d')}; thermal2d {change('thermal2d')}. CG + AMG, us per iteration, "
-                f"pipelined / classical (`--variant auto`, the default) / classical, `--amg-precision f32`: 2D "
+                f"pipelined / classical (the default) / classical with an f32 hierarchy: 2D "
                 f"4.19M {cg('poisson2d')}, 3D 2.1M {cg('poisson3d')}; "
                 f"BiCGStab, GMRES(30) + AMG stay pipelined (convdiff3d 1M: "
                 f"{us(('bicgstab', 'pipelined', 'solve', 'convdiff3d'))} vs "
@@ -505,8 +509,8 @@ def trisolve():
     rows = [r for p in paths for r in rows_of(p) if r["backend"] == "cuda"]
     out = [f"## {SOURCES['trisolve']['title']}", ""]
     out += source_lines("trisolve")
-    out += para("BiCGStab + BILU(0) to 1e-8, b = A 1, CUDA (OpenCL alike). `auto` (the default) is exact on at most "
-                "20 levels on a GPU.")
+    out += para("BiCGStab + BILU(0), 1e-8, b = A 1, CUDA (OpenCL alike). `auto` (default): exact on <= "
+                "20 levels (GPU).")
     cases = {}
     for r in rows:
         cases.setdefault((r["problem"], int(r["n"])), {})[r["trisolve"]] = r
