@@ -401,7 +401,7 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
 
 /// The CUDA kernel timeline, when the tuning's `cuda_trace` (`PIPEKRYLOV_CUDA_TRACE`,
 /// `--tune cuda_trace=FILE`) asks for one (a diagnosis aid): to that file, suffixed with
-/// `.rank<R>` under an MPI launcher.
+/// `.rank<R>` under an MPI launcher; the OpenCL one to `opencl_trace` likewise (one process).
 pub(crate) fn write_cuda_trace(tuning: &crate::backend::tuning::Tuning) {
     #[cfg(feature = "cuda")]
     if let Some(path) = &tuning.cuda_trace {
@@ -413,7 +413,13 @@ pub(crate) fn write_cuda_trace(tuning: &crate::backend::tuning::Tuning) {
             eprintln!("warning: cuda_trace {}: {e}", path.display());
         }
     }
-    #[cfg(not(feature = "cuda"))]
+    #[cfg(feature = "opencl")]
+    if let Some(path) = &tuning.opencl_trace {
+        if let Err(e) = crate::backend::opencl::write_trace(path) {
+            eprintln!("warning: opencl_trace {}: {e}", path.display());
+        }
+    }
+    #[cfg(not(any(feature = "cuda", feature = "opencl")))]
     let _ = tuning;
 }
 

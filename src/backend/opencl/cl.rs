@@ -300,11 +300,16 @@ pub(crate) fn create_context(platform: PlatformId, device: DeviceId) -> Result<C
     Ok(Context(ctx))
 }
 
-/// An in-order queue without profiling.
-pub(crate) fn create_queue(ctx: &Context, device: DeviceId) -> Result<Queue> {
+/// An in-order queue, with profiling when `profiling` (the kernel timeline of `trace.rs`).
+pub(crate) fn create_queue(ctx: &Context, device: DeviceId, profiling: bool) -> Result<Queue> {
     let mut err: cl_int = 0;
-    // SAFETY: valid context and device of that context, no properties.
-    let q = unsafe { ffi::clCreateCommandQueue(ctx.0, device.0, 0, &mut err) };
+    let properties = if profiling {
+        ffi::CL_QUEUE_PROFILING_ENABLE
+    } else {
+        0
+    };
+    // SAFETY: valid context and device of that context, a valid property bit field.
+    let q = unsafe { ffi::clCreateCommandQueue(ctx.0, device.0, properties, &mut err) };
     check(err, "clCreateCommandQueue")?;
     Ok(Queue(q))
 }

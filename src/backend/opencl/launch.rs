@@ -235,6 +235,8 @@ fn enqueue_now(
     // queue has run the kernel (reads are blocking and buffers release through
     // clReleaseMemObject, which defers the free until queued commands finish); all indices a
     // kernel touches are bounded by the lengths the caller validated.
+    let tracing = super::trace::tracing();
+    let mut event: ffi::cl_event = ptr::null_mut();
     let code = unsafe {
         ffi::clEnqueueNDRangeKernel(
             queue.0,
@@ -245,9 +247,12 @@ fn enqueue_now(
             &local,
             0,
             ptr::null(),
-            ptr::null_mut(),
+            if tracing { &mut event } else { ptr::null_mut() },
         )
     };
+    if tracing && code == ffi::CL_SUCCESS && !event.is_null() {
+        super::trace::record(name, super::cl::Event(event));
+    }
     if code != ffi::CL_SUCCESS {
         return Err(cl::driver_error(
             &format!("clEnqueueNDRangeKernel({name})"),

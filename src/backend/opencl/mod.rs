@@ -47,6 +47,7 @@ mod program;
 pub(crate) mod raw;
 mod resident;
 mod spmv;
+mod trace;
 mod upload;
 mod vector;
 
@@ -58,6 +59,7 @@ pub use super::tuning::{
 pub use super::DeviceSelector;
 pub use device::{list_devices, DeviceDescription};
 pub use raw::RawBuffer;
+pub use trace::write_trace;
 
 use self::cl::{Context, Queue, BACKEND};
 use self::launch::Arg;
@@ -162,12 +164,16 @@ impl OpenClBackend {
                 device.full_name()
             ))
         })?;
-        let queue = cl::create_queue(&context, device.device).map_err(|e| {
+        let profiling = tuning.opencl_trace.is_some();
+        let queue = cl::create_queue(&context, device.device, profiling).map_err(|e| {
             device::unavailable(format!(
                 "cannot create a queue on {}: {e}",
                 device.full_name()
             ))
         })?;
+        if profiling {
+            trace::enable();
+        }
         let wg = work_group_size(device.max_work_group_size);
         // Spinning on the read's event was 1-2 us faster per iteration than a blocking read on
         // the H200 (NVIDIA's blocking wait may sleep); CPU devices need the core it would burn.

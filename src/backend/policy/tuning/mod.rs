@@ -133,6 +133,11 @@ pub struct Tuning {
     /// solve (suffixed `.rank<R>` under an MPI launcher). Default `None`.
     /// Env [`CUDA_TRACE_ENV`].
     pub cuda_trace: Option<PathBuf>,
+    /// A kernel timeline of the OpenCL backend (a diagnosis aid, `backend::opencl::write_trace`):
+    /// `Some(file)` creates the queue with profiling and keeps every launch's event; the command
+    /// line writes the device's start and end of each kernel to `file` after a solve. Default
+    /// `None`. No environment variable: `--tune opencl_trace=FILE`.
+    pub opencl_trace: Option<PathBuf>,
     /// Whether the OpenCL backend builds its inline-PTX program on NVIDIA GPUs (the SpMV's load
     /// hints and the warp version of the adaptive FSAI's team growth, `-D PK_NV_PTX`,
     /// `kernels/dialect/opencl.h`; off: their portable code). Other devices never use it. Default
@@ -206,6 +211,7 @@ impl Tuning {
         cuda_early_start: 3,
         cuda_smem_carveout: None,
         cuda_trace: None,
+        opencl_trace: None,
         opencl_inline_ptx: true,
         opencl_address_args: None,
         opencl_packed_args: true,
@@ -261,6 +267,7 @@ impl Tuning {
                 self.cuda_smem_carveout = auto_or(v, |s| within(key, s, 0..=100))?
             }
             "cuda_trace" => self.cuda_trace = (!v.is_empty()).then(|| PathBuf::from(v)),
+            "opencl_trace" => self.opencl_trace = (!v.is_empty()).then(|| PathBuf::from(v)),
             "opencl_inline_ptx" => self.opencl_inline_ptx = switch(key, v)?,
             "opencl_address_args" => self.opencl_address_args = auto_or(v, |s| switch(key, s))?,
             "opencl_packed_args" => self.opencl_packed_args = switch(key, v)?,
@@ -635,6 +642,7 @@ mod tests {
             ("cuda_early_start", "1"),
             ("cuda_smem_carveout", "100"),
             ("cuda_trace", "/tmp/trace.csv"),
+            ("opencl_trace", "/tmp/opencl-trace.csv"),
             ("opencl_inline_ptx", "0"),
             ("opencl_address_args", "1"),
             ("opencl_packed_args", "0"),
@@ -659,6 +667,7 @@ mod tests {
         );
         assert_eq!(t.afsai_grow_kernel, Some(AfsaiGrowKernel::Team));
         assert_eq!(t.cuda_trace, Some(PathBuf::from("/tmp/trace.csv")));
+        assert_eq!(t.opencl_trace, Some(PathBuf::from("/tmp/opencl-trace.csv")));
         assert_eq!(
             t.opencl_flush,
             FlushPolicy {
