@@ -7,13 +7,13 @@
 # (`--include-ignored`: NVIDIA OpenCL beside PoCL and the host).
 # Packed on the workstation: `.device/bin` holds release builds (`--features "cuda opencl cli"`)
 # of pipekrylov and the integration tests (test-integration), and the base as pipekrylov-base.
-# Run: OUT=$OUT [TESTS=1] bash bench/experiments/amg-opencl-grid/run.sh   (writes
+# Run: OUT=$OUT [TESTS=1] [TEST_FILTER=...] [REPS="1 2"] [SPECS="..."] bash bench/experiments/amg-opencl-grid/run.sh (writes
 #   $OUT/amg-opencl-grid.csv, $OUT/amg-opencl-trace.csv)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 here=$(dirname "$0")
 if [ "${TESTS:-0}" = 1 ]; then
-  timeout 300 bash .device/run test-integration --include-ignored --test-threads 8 opencl \
+  timeout 300 bash .device/run test-integration --include-ignored --test-threads 8 "${TEST_FILTER:-opencl}" \
     > "$OUT/integration-opencl-gpu.txt" 2>&1
   echo "integration opencl: rc=$? $(grep -E '^test result' "$OUT/integration-opencl-gpu.txt" | tail -1)"
   grep -E "FAILED|panicked" "$OUT/integration-opencl-gpu.txt" | head -5
@@ -32,9 +32,9 @@ print(",".join(str(x) for x in [sys.argv[2], v["backend"], sys.argv[3], v["probl
   v["seconds_per_iteration"] * 1e6]))
 ' "$json" "$1" "$3" >> "$csv"
 }
-for rep in 1 2; do
-  for spec in poisson2d:1048576 poisson2d:4194304 poisson2d:16777216 poisson3d:2097152 poisson3d:16777216 \
-              thermal2d:1048576 aniso2d:1048576 jump3d:1030301; do
+for rep in ${REPS:-1 2}; do
+  for spec in ${SPECS:-poisson2d:1048576 poisson2d:4194304 poisson2d:16777216 poisson3d:2097152 poisson3d:16777216 \
+              thermal2d:1048576 aniso2d:1048576 jump3d:1030301}; do
     for bin in pipekrylov-base pipekrylov; do row "$bin" opencl amg "$spec"; done
     [ "$rep" = 1 ] && row pipekrylov cuda amg "$spec"
   done

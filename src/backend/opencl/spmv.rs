@@ -341,10 +341,12 @@ impl SpmvOps for OpenClBackend {
     /// plain product ran on the reduction plan until 2026-11-24 (i): on the H200 its SpMV alone
     /// took 534 us on the 27-point stencil at n = 4.1M, 366 on this grid (CUDA: 342).
     ///
-    /// Plain CSR gets the element-wise grid over its rows times their lanes, as CUDA's
-    /// `grid(work)`. It had the reduction plan over its rows alone until 2026-11-30: a matrix of
-    /// long rows ran on a few groups (AMG's coarsest level, 479 dense rows of 32 lanes each, on 2
-    /// work-groups: 251 us against CUDA's 8 per product, `bench/log/2026-11-30-amg-jacobi-weight.md`).
+    /// Plain CSR gets the reduction plan over its rows times their lanes. It had the plan over
+    /// its rows alone until 2026-11-30: a matrix of long rows ran on a few groups (AMG's
+    /// coarsest level, 479 dense rows of 32 lanes each, on 2 work-groups: 251 us against CUDA's
+    /// 8 per product). The element-wise grid over rows times lanes (CUDA's `grid(work)`) was as
+    /// fast on AMG's coarse levels but 3-7% slower per CG + AMG iteration at 16.8M, where the
+    /// finest products (one lane) got twice the groups (`bench/log/2026-11-30-amg-jacobi-weight.md`).
     fn spmv_reduction_groups<T: Scalar>(&self, a: &DeviceMatrix<T>) -> usize {
         match a.format() {
             DeviceFormat::Sell { .. } => self.elementwise_groups(a.n_rows()),
@@ -352,7 +354,7 @@ impl SpmvOps for OpenClBackend {
                 row_blocks: Some(blocks),
                 ..
             } => self.elementwise_groups(blocks.n_blocks.saturating_mul(self.wg)),
-            DeviceFormat::Csr { .. } => self.elementwise_groups(
+            DeviceFormat::Csr { .. } => self.groups_for(
                 a.n_rows()
                     .saturating_mul(self.csr_lanes(a.nnz(), a.n_rows()) as usize),
             ),
