@@ -109,17 +109,17 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-jacobi-weight/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-table-2/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "ab70de7, 2026-11-30",
-    "command": "`OUT=$OUT bash bench/experiments/amg-jacobi-weight/run.sh` (AMGCL 3f7970b built in the same "
+    "commit": "e703a2c, 2026-11-30",
+    "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
     "log": "2026-11-30-amg-jacobi-weight.md",
 }
 # CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
 # both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
-VARIANTS_CSV = "h200-2026-11-30-amg-table/amg-variants.csv"
+VARIANTS_CSV = "h200-2026-11-30-amg-table-2/amg-variants.csv"
 # The same problems with the build before the per-level Jacobi weight (amg-jacobi-weight/run.sh).
 BASE_CSV = "h200-2026-11-30-amg-jacobi-weight/amg-base.csv"
 SOURCES["python"] = {
@@ -458,9 +458,9 @@ def amg():
     out = [f"## {SOURCES['amg']['title']}", ""]
     out += source_lines("amg")
     base = {r["problem"]: r["iterations"] for r in rows_of(os.path.join(RESULTS, BASE_CSV))}
-    out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: SA, Jacobi 1+1 with w = 4/3 / rho per level, set "
+    out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: SA, Jacobi 1+1, w = 4/3 / rho per level, set "
                 "up on the device (MIS-2, SpGEMM) or at anchor sizes on the host (greedy); AMGCL: SA, SPAI0, CUDA. "
-                "Iterations with w = 0.8 (054b3ae, same call): " + ", ".join(f"{p} {base[p]}" for p in sorted(base)) + ".")
+                "Its with w = 0.8 (054b3ae, `amg-jacobi-weight/amg-base.csv`): " + ", ".join(f"{p} {base[p]}" for p in sorted(base)) + ".")
     out += ["| problem | n | its | setup | solve | total | OpenCL total | op. c. | host setup: its, total | AMGCL its, setup, solve |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     ours = {}
