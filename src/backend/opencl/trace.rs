@@ -4,7 +4,9 @@
 //! opencl_trace=FILE` on the command line): the queue is then created with profiling and every
 //! kernel launch keeps its event. [`write_trace`] waits for them, writes `kernel,start_us,end_us`
 //! (the device's start and end of each kernel, from the first start) to a file and starts a new
-//! timeline. One queue per process is traced (the first traced backend that launches).
+//! timeline. Once a traced backend exists, every OpenCL launch of the process keeps its event
+//! until the next [`write_trace`] (at most 200,000); a queue without profiling has no times and
+//! its launches are left out of the file.
 
 use super::cl::{self, Event};
 use crate::error::{Error, Result};

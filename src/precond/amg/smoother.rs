@@ -231,3 +231,34 @@ fn scaled_residual<T: Scalar>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::generate::Generator;
+
+    #[test]
+    fn jacobi_weight_is_relative_to_each_levels_spectral_radius() {
+        assert!((jacobi_scaling(4.0 / 3.0, 1.5) - 8.0 / 9.0).abs() < 1e-15);
+        // An estimate that is not a positive finite number counts as the Laplacian's 2.
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(jacobi_scaling(4.0 / 3.0, bad), 2.0 / 3.0);
+        }
+        // The level's scaling is w / a_ii with w = 4/3 / rho of its own estimate (not capped
+        // at a fixed weight when rho < 2, as the former 0.8 min(1, 2 / rho) was).
+        let a = Generator::Poisson2d
+            .generate_with_param::<f64>(20)
+            .unwrap()
+            .matrix;
+        let diag: Vec<f64> = a.diagonal().iter().map(|d| d.to_f64()).collect();
+        let s = LevelSmoother::with_radius(&a, &diag, Smoother::Jacobi, 4.0 / 3.0, || Ok(1.25))
+            .unwrap();
+        assert_eq!(s.spectral_radius(), 1.25);
+        for (i, &si) in s.scaled_inv_diag().iter().enumerate() {
+            assert!(
+                (si * diag[i] - 4.0 / 3.0 / 1.25).abs() < 1e-14,
+                "row {i}: {si}"
+            );
+        }
+    }
+}
