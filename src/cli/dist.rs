@@ -263,7 +263,7 @@ fn finish_solve<T: Scalar>(
         comm.barrier();
         be.reset_comm_stats();
         let report = s.solve(&b, &mut x, None);
-        super::solve::write_cuda_trace(be.tuning());
+        super::solve::write_kernel_traces(be.tuning());
         report
     });
     let report = match solved {

@@ -311,7 +311,7 @@ fn solve_columns<T: Scalar>(
     let mut solver =
         KrylovSolver::new(backend, m, precond, params, args.solver.parse::<Method>()?)?;
     let reports = solver.solve_many(&b_refs, &mut x_refs)?;
-    write_cuda_trace(backend.tuning());
+    write_kernel_traces(backend.tuning());
     let first = reports
         .first()
         .cloned()
@@ -395,32 +395,34 @@ pub(crate) fn solve_with<B: Backend, T: Scalar>(
 ) -> Result<SolveReport> {
     let mut solver = KrylovSolver::new(backend, m, precond, params, solver.parse::<Method>()?)?;
     let report = crate::solver::with_monitor(monitor, |c| solver.solve(b, x, c));
-    write_cuda_trace(backend.tuning());
+    write_kernel_traces(backend.tuning());
     report
 }
 
-/// The CUDA kernel timeline, when the tuning's `cuda_trace` (`PIPEKRYLOV_CUDA_TRACE`,
-/// `--tune cuda_trace=FILE`) asks for one (a diagnosis aid): to that file, suffixed with
-/// `.rank<R>` under an MPI launcher; the OpenCL one to `opencl_trace` likewise (one process).
-pub(crate) fn write_cuda_trace(tuning: &crate::backend::tuning::Tuning) {
-    #[cfg(feature = "cuda")]
-    if let Some(path) = &tuning.cuda_trace {
-        let mut path = path.clone();
+/// The kernel timelines the tuning asks for (diagnosis aids): CUDA's to `cuda_trace`
+/// (`PIPEKRYLOV_CUDA_TRACE`, `--tune cuda_trace=FILE`), OpenCL's to `opencl_trace` (`--tune
+/// opencl_trace=FILE`), each file suffixed with `.rank<R>` under an MPI launcher.
+pub(crate) fn write_kernel_traces(tuning: &crate::backend::tuning::Tuning) {
+    let ranked = |path: &std::path::Path| {
+        let mut path = path.to_path_buf();
         if let Some(rank) = super::world_rank() {
             path.as_mut_os_string().push(format!(".rank{rank}"));
         }
+        path
+    };
+    #[cfg(feature = "cuda")]
+    if let Some(path) = tuning.cuda_trace.as_deref().map(ranked) {
         if let Err(e) = crate::backend::cuda::write_trace(&path) {
             eprintln!("warning: cuda_trace {}: {e}", path.display());
         }
     }
     #[cfg(feature = "opencl")]
-    if let Some(path) = &tuning.opencl_trace {
-        if let Err(e) = crate::backend::opencl::write_trace(path) {
+    if let Some(path) = tuning.opencl_trace.as_deref().map(ranked) {
+        if let Err(e) = crate::backend::opencl::write_trace(&path) {
             eprintln!("warning: opencl_trace {}: {e}", path.display());
         }
     }
-    #[cfg(not(any(feature = "cuda", feature = "opencl")))]
-    let _ = tuning;
+    let _ = (tuning, ranked);
 }
 
 /// The operator's device format: the request resolved for `a` on `backend`, except that an

@@ -135,7 +135,8 @@ pub struct Tuning {
     pub cuda_trace: Option<PathBuf>,
     /// A kernel timeline of the OpenCL backend (a diagnosis aid, `backend::opencl::write_trace`):
     /// `Some(file)` creates the queue with profiling and keeps every launch's event; the command
-    /// line writes the device's start and end of each kernel to `file` after a solve. Default
+    /// line writes the device's start and end of each kernel to `file` after a solve (suffixed
+    /// `.rank<R>` under an MPI launcher). Default
     /// `None`. No environment variable: `--tune opencl_trace=FILE`.
     pub opencl_trace: Option<PathBuf>,
     /// Whether the OpenCL backend builds its inline-PTX program on NVIDIA GPUs (the SpMV's load
