@@ -20,10 +20,11 @@ pub enum Storage<T> {
 /// [`Error::WrongBackend`], never undefined behaviour.
 pub struct Buffer<T> {
     len: usize,
-    pub(crate) storage: Storage<T>,
     /// The buffer's bytes in its backend's [`super::MemoryUse`] (`None`: not counted, a
-    /// borrowed or shared buffer).
+    /// borrowed or shared buffer). Dropped before the storage, which a backend may keep for
+    /// reuse and count again.
     _ticket: Option<super::counters::LedgerTicket>,
+    pub(crate) storage: Storage<T>,
 }
 
 impl<T: Pod> Buffer<T> {

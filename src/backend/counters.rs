@@ -38,6 +38,17 @@ impl Drop for LedgerTicket {
     }
 }
 
+/// Reads one backend's live bytes from elsewhere ([`Counters::memory_tracker`]).
+#[derive(Debug, Clone)]
+pub(crate) struct MemoryTracker(Arc<MemoryLedger>);
+
+impl MemoryTracker {
+    /// The bytes of the backend's buffers now.
+    pub(crate) fn live_bytes(&self) -> usize {
+        self.0.live.load(Ordering::Relaxed)
+    }
+}
+
 /// A snapshot of a backend's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CounterSnapshot {
@@ -119,6 +130,11 @@ impl Counters {
             ledger: Arc::clone(m),
             bytes,
         }
+    }
+    /// A handle that reads this backend's live bytes (for a runtime that keeps dropped
+    /// buffers' memory for reuse and bounds it by them).
+    pub(crate) fn memory_tracker(&self) -> MemoryTracker {
+        MemoryTracker(Arc::clone(&self.memory))
     }
     /// The live and peak bytes of the backend's buffers.
     pub fn memory_use(&self) -> MemoryUse {

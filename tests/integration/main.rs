@@ -45,6 +45,7 @@ mod module_layering;
 mod newcomer;
 mod one_call;
 mod opencl_backend;
+mod opencl_pool;
 mod precond;
 mod reorder;
 mod resident_many_groups;

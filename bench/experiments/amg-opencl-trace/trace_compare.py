@@ -6,7 +6,8 @@ AMG setup kernel (names starting amg_, spgemm, or the setup's sparse helpers) an
 `spmv_dots_csr`; times are summed per name and divided by the iterations. Prints CSV:
 problem,backend,kernel,launches_per_iter,us_per_iter, then per problem and backend the rows
 `(busy)` (kernel time per iteration), `(span)` (first start to last end, per iteration) and
-`(idle)` (span - busy).
+`(idle)` (span - busy); then the setup's totals (not per iteration): `(setup busy)`, `(setup
+span)` and `(setup idle)`, with the setup's launches in the launches column.
 """
 import csv
 import glob
@@ -44,3 +45,10 @@ for path in sorted(glob.glob(os.path.join(out, "trace-*.csv"))):
     print(f"{problem},{backend},(busy),,{busy / its:.1f}")
     print(f"{problem},{backend},(span),,{span / its:.1f}")
     print(f"{problem},{backend},(idle),,{(span - busy) / its:.1f}")
+    setup = rows[:first]
+    if setup:
+        s_busy = sum(e - s for _, s, e in setup)
+        s_span = setup[-1][2] - setup[0][1]
+        print(f"{problem},{backend},(setup busy),{len(setup)},{s_busy:.1f}")
+        print(f"{problem},{backend},(setup span),{len(setup)},{s_span:.1f}")
+        print(f"{problem},{backend},(setup idle),{len(setup)},{s_span - s_busy:.1f}")

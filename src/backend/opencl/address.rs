@@ -50,6 +50,25 @@ impl OpenClBackend {
         Ok(())
     }
 
+    /// Read a new buffer's device address now, while the queue is idle, if a program with
+    /// device-address arguments is built and free (else it is read at its first launch, which
+    /// waits for the queue).
+    pub(crate) fn resolve_address_early(&self, buf: &RawBuffer) -> Result<()> {
+        if buf.device_address() != 0 {
+            return Ok(());
+        }
+        for slot in self.programs.iter().chain(self.ptx.programs.iter()) {
+            let Ok(mut guard) = slot.try_lock() else {
+                continue;
+            };
+            if let Some(prog) = guard.as_mut().filter(|p| p.address_args) {
+                self.read_address(prog, buf)?;
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
     /// Launch `buffer_address` on `buf` and store the result in it.
     fn read_address(&self, prog: &mut CompiledProgram, buf: &RawBuffer) -> Result<u64> {
         let mut out_guard = self

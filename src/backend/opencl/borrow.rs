@@ -112,6 +112,8 @@ impl OpenClBackend {
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             address: std::sync::atomic::AtomicU64::new(0),
             queue,
+            pool: std::sync::Mutex::new(None),
+            recycled: false,
         };
         Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }

@@ -85,7 +85,8 @@ impl OpenClBackend {
         self.record(cl::driver_error(call, code))
     }
 
-    /// Create a buffer of `len` elements of `T` (contents undefined), after the limit checks.
+    /// Create a buffer of `len` elements of `T` (contents undefined), after the limit checks:
+    /// a pooled memory object of the same size when there is one (`pool.rs`), else a new one.
     pub(crate) fn create_raw<T: Pod>(&self, len: usize) -> Result<RawBuffer> {
         self.check_alive()?;
         let bytes = len
@@ -112,36 +113,82 @@ impl OpenClBackend {
             ));
         }
         let alloc = bytes.max(8);
-        let mut err: cl_int = 0;
-        // SAFETY: valid context, no host pointer, non-zero size within the device limit.
-        let mem = unsafe {
-            ffi::clCreateBuffer(
-                self.context.0,
-                ffi::CL_MEM_READ_WRITE,
-                alloc,
-                ptr::null_mut(),
-                &mut err,
-            )
-        };
-        if err != ffi::CL_SUCCESS {
-            return Err(self.alloc_error("clCreateBuffer", bytes, err));
-        }
-        let mem = Mem(mem);
         let queue = cl::retain_queue(&self.queue).map_err(|e| self.record(e))?;
+        let (mem, address, recycled) = match self.pool.take(alloc) {
+            Some(r) => (r.mem, r.address, true),
+            None => (self.create_mem(alloc)?, 0, false),
+        };
         Ok(RawBuffer {
             mem,
             bytes: alloc,
             context: self.context_id(),
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            address: std::sync::atomic::AtomicU64::new(0),
+            address: std::sync::atomic::AtomicU64::new(address),
             queue,
+            pool: std::sync::Mutex::new(Some(std::sync::Arc::clone(&self.pool))),
+            recycled,
         })
     }
 
-    /// A zero-filled buffer of `len` elements. Waits for the fill so that a lazy allocation
-    /// failure is reported here (allocation is setup work, never in a solver loop).
+    /// A new memory object of `bytes` bytes; an out-of-memory status empties the pool and
+    /// tries once more.
+    fn create_mem(&self, bytes: usize) -> Result<Mem> {
+        let create = || {
+            let mut err: cl_int = 0;
+            // SAFETY: valid context, no host pointer, non-zero size within the device limit.
+            let mem = unsafe {
+                ffi::clCreateBuffer(
+                    self.context.0,
+                    ffi::CL_MEM_READ_WRITE,
+                    bytes,
+                    ptr::null_mut(),
+                    &mut err,
+                )
+            };
+            (Mem(mem), err)
+        };
+        let (mut mem, mut err) = create();
+        if cl::is_out_of_memory(err) && self.pool.clear() {
+            (mem, err) = create();
+        }
+        if err != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clCreateBuffer", bytes, err));
+        }
+        Ok(mem)
+    }
+
+    /// A zero-filled buffer of `len` elements. A new memory object's fill is waited for so
+    /// that a lazy allocation failure is reported here (allocation is setup work, never in a
+    /// solver loop); after an out-of-memory failure the pool is emptied and the allocation
+    /// tried once more. A recycled one is filled without waiting.
     pub(crate) fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let raw = self.create_raw::<T>(len)?;
+        let raw = match self.zero_fill(&raw) {
+            Ok(()) => raw,
+            Err(e) => {
+                raw.forget_pool();
+                drop(raw);
+                if !(matches!(e, Error::OutOfMemory { .. }) && self.pool.clear()) {
+                    return Err(e);
+                }
+                let raw = self.create_raw::<T>(len)?;
+                if let Err(e) = self.zero_fill(&raw) {
+                    raw.forget_pool();
+                    return Err(e);
+                }
+                raw
+            }
+        };
+        let ticket = self.counters.track(raw.bytes);
+        Ok(Buffer::from_storage(
+            len,
+            Storage::OpenCl(raw),
+            Some(ticket),
+        ))
+    }
+
+    /// Zero `raw` whole; a new memory object is waited for and gets its device address.
+    fn zero_fill(&self, raw: &RawBuffer) -> Result<()> {
         let pattern = [0u8; 4];
         let psize = if raw.bytes % 4 == 0 { 4 } else { 1 };
         // SAFETY: valid queue and buffer; the pattern is copied at enqueue time; the filled
@@ -162,17 +209,16 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clEnqueueFillBuffer", raw.bytes, code));
         }
+        if raw.recycled {
+            return Ok(());
+        }
         // SAFETY: valid queue.
         let code = unsafe { ffi::clFinish(self.queue.0) };
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clFinish (after allocation)", raw.bytes, code));
         }
-        let ticket = self.counters.track(raw.bytes);
-        Ok(Buffer::from_storage(
-            len,
-            Storage::OpenCl(raw),
-            Some(ticket),
-        ))
+        self.queue_idle();
+        self.resolve_address_early(raw)
     }
 
     /// Blocking copy of `data` into the start of `dst` (no count).

@@ -3,9 +3,11 @@
 //! OpenCL API is used here; allocation and its checks are in `memory.rs`.
 
 use super::cl::{self, Mem};
+use super::pool::BufferPool;
 use ocl::ffi;
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::{Arc, Mutex};
 
 /// The storage of an OpenCL [`Buffer`](crate::backend::Buffer): a `cl_mem` of at least one byte (OpenCL forbids empty
 /// buffers; a zero-length `Buffer` owns a small dummy), tagged with its context.
@@ -23,12 +25,19 @@ pub struct RawBuffer {
     /// The backend's queue (retained): a buffer whose address was handed out is released only
     /// after the queue drained, since the runtime does not know which kernels use it.
     pub(crate) queue: cl::Queue,
+    /// Where the memory object goes when the buffer is dropped (`pool.rs`); `None` for a
+    /// caller's memory object, and taken when the memory object is shared.
+    pub(crate) pool: Mutex<Option<Arc<BufferPool>>>,
+    /// Whether the memory object came from the pool (already allocated and touched).
+    pub(crate) recycled: bool,
 }
 
 impl RawBuffer {
     /// A second buffer on the same memory object (one more reference to it and to the queue,
     /// released when it is dropped; the memory lives until both are dropped).
     pub(crate) fn share(&self) -> Self {
+        // Two handles on one memory object: neither may hand it to the pool.
+        self.forget_pool();
         // SAFETY: both handles are valid (this buffer holds a reference to each); each retain
         // is matched by the release in the new handles' Drop.
         unsafe {
@@ -42,7 +51,14 @@ impl RawBuffer {
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             address: std::sync::atomic::AtomicU64::new(self.device_address()),
             queue: cl::Queue(self.queue.0),
+            pool: Mutex::new(None),
+            recycled: false,
         }
+    }
+    /// Release the memory object when dropped instead of pooling it (after a failed
+    /// allocation or transfer).
+    pub(crate) fn forget_pool(&self) {
+        *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
     /// The device address, 0 when it was not read (yet).
     pub(crate) fn device_address(&self) -> u64 {
@@ -52,6 +68,16 @@ impl RawBuffer {
 
 impl Drop for RawBuffer {
     fn drop(&mut self) {
+        let pool = self
+            .pool
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(pool) = pool {
+            let mem = std::mem::replace(&mut self.mem, Mem(ptr::null_mut()));
+            pool.put(mem, self.bytes, self.device_address());
+            return;
+        }
         if self.device_address() != 0 {
             // SAFETY: a valid (retained) queue. Kernels that got this buffer's address by value
             // are not tracked by the runtime: wait for them before the memory is released. A

@@ -18,7 +18,13 @@ impl VectorOps for OpenClBackend {
     fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let raw = self.create_raw::<T>(data.len())?;
         self.counters.transfer();
-        self.write_raw(&raw, data)?;
+        if let Err(e) = self.write_raw(&raw, data) {
+            raw.forget_pool();
+            return Err(e);
+        }
+        if !raw.recycled {
+            self.resolve_address_early(&raw)?;
+        }
         let ticket = self.counters.track(raw.bytes);
         Ok(Buffer::from_storage(
             data.len(),

@@ -1,0 +1,114 @@
+//! The OpenCL backend's pool of dropped buffers (`src/backend/opencl/pool.rs`; PoCL in CI,
+//! NVIDIA's OpenCL on the GPU machine): a recycled buffer is zeroed or holds what was uploaded,
+//! kernels on recycled buffers agree with the host, the pool never holds more than the buffers
+//! held before, and memory objects shared with another reader (AMG's finest level reads the
+//! solver's matrix) are never recycled while that reader lives.
+#![cfg(feature = "opencl")]
+
+use pipekrylov::backend::opencl::OpenClBackend;
+use pipekrylov::backend::{MatrixFormat, SpmvOps, VectorOps};
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::precond::{Amg, AmgOptions, AmgSetup, Preconditioner};
+
+fn backend() -> OpenClBackend {
+    OpenClBackend::from_env().expect("an OpenCL device (PoCL in CI)")
+}
+
+#[test]
+fn a_recycled_buffer_is_zeroed_or_holds_the_new_upload() {
+    let b = backend();
+    let old: Vec<f64> = (0..1000).map(|i| i as f64 + 0.5).collect();
+    drop(b.upload(&old).unwrap());
+    assert_eq!(
+        b.pooled_bytes(),
+        8000,
+        "the dropped buffer waits in the pool"
+    );
+    let zeroed = b.alloc::<f64>(1000).unwrap();
+    assert_eq!(b.pooled_bytes(), 0, "the request of the same size took it");
+    assert_eq!(b.download(&zeroed).unwrap(), vec![0.0; 1000]);
+    drop(zeroed);
+    let new: Vec<f64> = (0..1000).map(|i| -(i as f64)).collect();
+    let mut y = b.upload(&new).unwrap();
+    assert_eq!(b.pooled_bytes(), 0);
+    assert_eq!(b.download(&y).unwrap(), new);
+    // Kernels on recycled buffers (x recycled from `y`'s first life below).
+    drop(b.upload(&old).unwrap());
+    let x = b.upload(&old).unwrap();
+    b.axpby(2.0, &x, 1.0, &mut y).unwrap();
+    let expect: Vec<f64> = old.iter().zip(&new).map(|(o, n)| 2.0 * o + n).collect();
+    assert_eq!(b.download(&y).unwrap(), expect);
+    drop((x, y));
+    assert_eq!(b.release_pooled_memory(), 16000);
+    assert_eq!(b.pooled_bytes(), 0);
+    assert_eq!(b.release_pooled_memory(), 0);
+}
+
+#[test]
+fn the_pool_never_holds_more_than_the_buffers_held_before() {
+    let b = backend();
+    let mut most_live = 0usize;
+    let mut check = |b: &OpenClBackend| {
+        let live = b.memory_use().live_bytes;
+        most_live = most_live.max(live);
+        assert!(
+            live + b.pooled_bytes() <= most_live,
+            "live {live} + pooled {} above the high-water mark {most_live}",
+            b.pooled_bytes()
+        );
+    };
+    let a = b.alloc::<f64>(1000).unwrap();
+    check(&b);
+    drop(a);
+    check(&b);
+    assert_eq!(b.pooled_bytes(), 8000);
+    // A larger request than anything before: the pool gives its 8000 bytes back first.
+    let big = b.alloc::<f64>(2000).unwrap();
+    check(&b);
+    assert_eq!(b.pooled_bytes(), 0);
+    drop(big);
+    // Smaller requests of other sizes fit beside the pooled 16000 bytes only while the sum
+    // stays under the mark.
+    let small = b.alloc::<f32>(1000).unwrap();
+    check(&b);
+    assert_eq!(b.pooled_bytes(), 0, "16000 + 4000 > 16000: released");
+    let mut kept = vec![small];
+    for len in [100usize, 200, 300, 100, 200, 300] {
+        kept.push(b.alloc::<f32>(len).unwrap());
+        check(&b);
+        drop(kept.remove(0));
+        check(&b);
+    }
+}
+
+/// AMG's device setup shares the solver's CSR arrays for its finest level: dropping the
+/// matrix must not hand them to the pool while the hierarchy still reads them.
+#[test]
+fn memory_shared_with_the_multigrid_hierarchy_is_not_recycled() {
+    let b = backend();
+    let a = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+    let m = b.upload_matrix(&a, MatrixFormat::Csr).unwrap();
+    let options = AmgOptions {
+        setup: AmgSetup::Device,
+        ..AmgOptions::default()
+    };
+    let amg = Amg::new_on(&b, &a, Some(&m), options).unwrap();
+    let n = a.n_rows();
+    let r = b
+        .upload(&(0..n).map(|i| ((i % 7) as f64) - 3.0).collect::<Vec<_>>())
+        .unwrap();
+    let mut z = b.alloc::<f64>(n).unwrap();
+    amg.apply(&b, &r, &mut z).unwrap();
+    let before = b.download(&z).unwrap();
+    drop(m);
+    // Requests of the sizes of A's arrays, filled with garbage: a recycled array of A's would
+    // now hold it.
+    let nnz = a.nnz();
+    let mut junk_values = b.alloc::<f64>(nnz).unwrap();
+    b.fill(&mut junk_values, 1e300).unwrap();
+    let junk_cols = b.upload(&vec![u32::MAX; nnz]).unwrap();
+    let junk_rows = b.upload(&vec![u32::MAX; n + 1]).unwrap();
+    amg.apply(&b, &r, &mut z).unwrap();
+    assert_eq!(b.download(&z).unwrap(), before);
+    drop((junk_values, junk_cols, junk_rows));
+}
