@@ -118,3 +118,32 @@ fn memory_shared_with_the_multigrid_hierarchy_is_not_recycled() {
     assert_eq!(b.download(&z).unwrap(), before);
     drop((junk_values, junk_cols, junk_rows));
 }
+
+/// Small buffers are carved out of larger ones (`src/backend/opencl/slab.rs`): many live at
+/// once, each with its own data, kernels on them, none overlapping another.
+#[test]
+fn small_buffers_carved_from_slabs_keep_their_own_data() {
+    let b = backend();
+    let sizes: Vec<usize> = (0..300).map(|i| 1 + (i * 37) % 3000).collect();
+    let data: Vec<Vec<f64>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| (0..n).map(|i| (k * 10_000 + i) as f64).collect())
+        .collect();
+    let mut bufs: Vec<_> = data.iter().map(|d| b.upload(d).unwrap()).collect();
+    let mut zeroed: Vec<_> = sizes.iter().map(|&n| b.alloc::<f64>(n).unwrap()).collect();
+    for (k, (x, z)) in bufs.iter_mut().zip(&mut zeroed).enumerate() {
+        b.axpby(1.0, x, 0.5 * k as f64, z).unwrap();
+        b.scale(2.0, x).unwrap();
+    }
+    for (k, (x, z)) in bufs.iter().zip(&zeroed).enumerate() {
+        let doubled: Vec<f64> = data[k].iter().map(|v| 2.0 * v).collect();
+        assert_eq!(b.download(x).unwrap(), doubled, "buffer {k}");
+        assert_eq!(b.download(z).unwrap(), data[k], "zeroed buffer {k}");
+    }
+    drop((bufs, zeroed));
+    b.release_pooled_memory();
+    assert_eq!(b.pooled_bytes(), 0);
+    let again = b.upload(&data[7]).unwrap();
+    assert_eq!(b.download(&again).unwrap(), data[7]);
+}

@@ -5,8 +5,9 @@
 # OpenCL kernel timeline of 2D Poisson 1M after the change (idle time between kernels). With
 # TESTS=1, first the integration tests named by TEST_FILTER (`--include-ignored`).
 # Packed on the workstation: `.device/bin` holds release builds (`--features "cuda opencl cli"`)
-# of pipekrylov and the integration tests (test-integration), and the base as pipekrylov-base.
-# Run: OUT=$OUT [TESTS=1] [TEST_FILTER=...] [REPS="1 2"] [SPECS="..."] bash bench/experiments/amg-opencl-pool/run.sh
+# of pipekrylov and the integration tests (test-integration), the base as pipekrylov-base, and
+# other builds to compare named in BUILDS (binaries in .device/bin).
+# Run: OUT=$OUT [TESTS=1] [TEST_FILTER=...] [REPS="1 2"] [SPECS="..."] [BUILDS="..."] bash bench/experiments/amg-opencl-pool/run.sh
 #   (writes $OUT/amg-opencl-pool.csv, $OUT/amg-opencl-trace.csv)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
@@ -34,7 +35,7 @@ print(",".join(str(x) for x in [sys.argv[2], v["backend"], v["problem"], v["n"],
 for rep in ${REPS:-1 2}; do
   for spec in ${SPECS:-poisson2d:1048576 poisson2d:4194304 poisson2d:16777216 poisson3d:2097152 poisson3d:16777216 \
               thermal2d:1048576 aniso2d:1048576 jump3d:1030301}; do
-    for bin in pipekrylov-base pipekrylov; do row "$bin" opencl "$spec"; done
+    for bin in ${BUILDS:-pipekrylov-base pipekrylov}; do row "$bin" opencl "$spec"; done
     [ "$rep" = 1 ] && row pipekrylov cuda "$spec"
   done
 done

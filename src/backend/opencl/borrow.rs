@@ -113,7 +113,7 @@ impl OpenClBackend {
             address: std::sync::atomic::AtomicU64::new(0),
             queue,
             pool: std::sync::Mutex::new(None),
-            recycled: false,
+            materialized: false,
         };
         Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }

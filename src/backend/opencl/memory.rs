@@ -114,9 +114,12 @@ impl OpenClBackend {
         }
         let alloc = bytes.max(8);
         let queue = cl::retain_queue(&self.queue).map_err(|e| self.record(e))?;
-        let (mem, address, recycled) = match self.pool.take(alloc) {
+        let (mem, address, materialized) = match self.pool.take(alloc) {
             Some(r) => (r.mem, r.address, true),
-            None => (self.create_mem(alloc)?, 0, false),
+            None => match self.carve(alloc)? {
+                Some(c) => (c.mem, c.address, true),
+                None => (self.create_mem(alloc)?, 0, false),
+            },
         };
         Ok(RawBuffer {
             mem,
@@ -126,13 +129,13 @@ impl OpenClBackend {
             address: std::sync::atomic::AtomicU64::new(address),
             queue,
             pool: std::sync::Mutex::new(Some(std::sync::Arc::clone(&self.pool))),
-            recycled,
+            materialized,
         })
     }
 
-    /// A new memory object of `bytes` bytes; an out-of-memory status empties the pool and
-    /// tries once more.
-    fn create_mem(&self, bytes: usize) -> Result<Mem> {
+    /// A new memory object of `bytes` bytes; an out-of-memory status empties the pool (and
+    /// retires the current slab) and tries once more.
+    pub(crate) fn create_mem(&self, bytes: usize) -> Result<Mem> {
         let create = || {
             let mut err: cl_int = 0;
             // SAFETY: valid context, no host pointer, non-zero size within the device limit.
@@ -148,7 +151,7 @@ impl OpenClBackend {
             (Mem(mem), err)
         };
         let (mut mem, mut err) = create();
-        if cl::is_out_of_memory(err) && self.pool.clear() {
+        if cl::is_out_of_memory(err) && self.release_kept_memory() {
             (mem, err) = create();
         }
         if err != ffi::CL_SUCCESS {
@@ -160,7 +163,7 @@ impl OpenClBackend {
     /// A zero-filled buffer of `len` elements. A new memory object's fill is waited for so
     /// that a lazy allocation failure is reported here (allocation is setup work, never in a
     /// solver loop); after an out-of-memory failure the pool is emptied and the allocation
-    /// tried once more. A recycled one is filled without waiting.
+    /// tried once more. A pooled memory object or a sub-buffer is filled without waiting.
     pub(crate) fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let raw = self.create_raw::<T>(len)?;
         let raw = match self.zero_fill(&raw) {
@@ -168,7 +171,7 @@ impl OpenClBackend {
             Err(e) => {
                 raw.forget_pool();
                 drop(raw);
-                if !(matches!(e, Error::OutOfMemory { .. }) && self.pool.clear()) {
+                if !(matches!(e, Error::OutOfMemory { .. }) && self.release_kept_memory()) {
                     return Err(e);
                 }
                 let raw = self.create_raw::<T>(len)?;
@@ -187,8 +190,14 @@ impl OpenClBackend {
         ))
     }
 
+    /// Empty the pool and retire the current slab: whether there was anything to release.
+    pub(crate) fn release_kept_memory(&self) -> bool {
+        let slab = self.slab.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.pool.clear() | slab.is_some()
+    }
+
     /// Zero `raw` whole; a new memory object is waited for and gets its device address.
-    fn zero_fill(&self, raw: &RawBuffer) -> Result<()> {
+    pub(crate) fn zero_fill(&self, raw: &RawBuffer) -> Result<()> {
         let pattern = [0u8; 4];
         let psize = if raw.bytes % 4 == 0 { 4 } else { 1 };
         // SAFETY: valid queue and buffer; the pattern is copied at enqueue time; the filled
@@ -209,7 +218,7 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clEnqueueFillBuffer", raw.bytes, code));
         }
-        if raw.recycled {
+        if raw.materialized {
             return Ok(());
         }
         // SAFETY: valid queue.

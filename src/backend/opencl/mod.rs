@@ -52,6 +52,7 @@ mod precond;
 mod program;
 pub(crate) mod raw;
 mod resident;
+mod slab;
 mod spmv;
 mod trace;
 mod upload;
@@ -123,6 +124,8 @@ pub struct OpenClBackend {
     packed_wanted: AtomicBool,
     /// Dropped buffers kept for reuse (`pool.rs`).
     pool: std::sync::Arc<pool::BufferPool>,
+    /// The buffer small new buffers are carved from (`slab.rs`).
+    slab: Mutex<Option<slab::Slab>>,
     /// The knobs this backend runs with (boxed to keep `AnyBackend`'s variants of similar size).
     tuning: Box<Tuning>,
 }
@@ -220,6 +223,7 @@ impl OpenClBackend {
             address_out: Mutex::new(None),
             packed_wanted: AtomicBool::new(packed_wanted),
             pool: std::sync::Arc::new(pool),
+            slab: Mutex::new(None),
             counters,
             tuning: Box::new(tuning),
         })
@@ -288,7 +292,7 @@ impl OpenClBackend {
     /// users of the device.
     pub fn release_pooled_memory(&self) -> usize {
         let bytes = self.pool.pooled_bytes();
-        self.pool.clear();
+        self.release_kept_memory();
         bytes
     }
 

@@ -132,6 +132,11 @@ impl BufferPool {
         any
     }
 
+    /// The most bytes the live buffers held at once, as seen at the pool's requests.
+    pub(crate) fn high_water(&self) -> usize {
+        self.lock().high_water
+    }
+
     /// The bytes waiting in the pool.
     pub(crate) fn pooled_bytes(&self) -> usize {
         self.lock().pooled_bytes

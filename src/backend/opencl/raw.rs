@@ -28,8 +28,9 @@ pub struct RawBuffer {
     /// Where the memory object goes when the buffer is dropped (`pool.rs`); `None` for a
     /// caller's memory object, and taken when the memory object is shared.
     pub(crate) pool: Mutex<Option<Arc<BufferPool>>>,
-    /// Whether the memory object came from the pool (already allocated and touched).
-    pub(crate) recycled: bool,
+    /// Whether the memory is already allocated and touched (a pooled memory object or a
+    /// sub-buffer of a slab): a fill of it needs no wait.
+    pub(crate) materialized: bool,
 }
 
 impl RawBuffer {
@@ -52,7 +53,7 @@ impl RawBuffer {
             address: std::sync::atomic::AtomicU64::new(self.device_address()),
             queue: cl::Queue(self.queue.0),
             pool: Mutex::new(None),
-            recycled: false,
+            materialized: false,
         }
     }
     /// Release the memory object when dropped instead of pooling it (after a failed

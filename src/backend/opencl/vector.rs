@@ -22,7 +22,7 @@ impl VectorOps for OpenClBackend {
             raw.forget_pool();
             return Err(e);
         }
-        if !raw.recycled {
+        if !raw.materialized {
             self.resolve_address_early(&raw)?;
         }
         let ticket = self.counters.track(raw.bytes);
