@@ -52,10 +52,18 @@ impl OpenClBackend {
         let mut guard = self.slab.lock().unwrap_or_else(|p| p.into_inner());
         let fits = |s: &Slab| s.used.next_multiple_of(s.align) + bytes <= s.buffer.bytes;
         if !guard.as_ref().is_some_and(fits) {
-            // Retire the current slab (its sub-buffers keep its memory) and start another.
-            let align = guard
-                .take()
-                .map_or_else(|| self.sub_buffer_align(), |old| old.align);
+            // Retire the current slab and start another. Its sub-buffers keep its memory, and
+            // no kernel gets the slab itself: dropping it needs no wait for the queue (each
+            // sub-buffer waits when it is released).
+            let align = guard.take().map_or_else(
+                || self.sub_buffer_align(),
+                |old| {
+                    old.buffer
+                        .address
+                        .store(0, std::sync::atomic::Ordering::Release);
+                    old.align
+                },
+            );
             let buffer = self.new_slab(slab_bytes)?;
             *guard = Some(Slab {
                 buffer,
