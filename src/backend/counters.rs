@@ -8,8 +8,9 @@ use std::sync::Arc;
 /// The bytes of the buffers a backend has allocated and not yet dropped, and the most there
 /// were since the backend was made or the peak was reset ([`super::VectorOps::memory_use`]).
 /// Counted are the buffers of `alloc`, `upload` and the operations that return buffers;
-/// memory a runtime keeps for itself (programs, staging areas, a halo link's receive area) and
-/// buffers borrowed from the caller are not.
+/// memory a runtime keeps for itself (programs, staging areas, a halo link's receive area, the
+/// OpenCL backend's pool of dropped buffers and its slabs) and buffers borrowed from the caller
+/// are not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MemoryUse {
     /// Bytes held now.
