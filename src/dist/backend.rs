@@ -95,7 +95,7 @@ enum SumsPath {
     /// On the devices: each rank finishes its partials (`halo_partials_finish`), the finished
     /// sums go to every other rank over a device-to-device link, and each rank adds them in
     /// rank order (`halo_rank_sums`); no host involvement, so the device queue does not drain.
-    Device(SumsLink),
+    Device(Box<SumsLink>),
 }
 
 /// The link of [`SumsPath::Device`] and its buffers (the link first: it drops before the
@@ -505,11 +505,11 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
             ),
             buffers,
         ) {
-            (Some(link), Ok((local, gathered))) => SumsPath::Device(SumsLink {
+            (Some(link), Ok((local, gathered))) => SumsPath::Device(Box::new(SumsLink {
                 link,
                 local,
                 gathered,
-            }),
+            })),
             _ => SumsPath::Host,
         }
     }
@@ -613,7 +613,7 @@ impl<B: HaloOps + SpmvOps> DistBackend<B> {
     {
         let path = self.sums_path_decided()?;
         let Ok(mut l) = std::cell::RefMut::filter_map(path, |p| match p {
-            SumsPath::Device(l) if total <= l.local.len() => Some(l),
+            SumsPath::Device(l) if total <= l.local.len() => Some(&mut **l),
             _ => None,
         }) else {
             return Ok(None);
