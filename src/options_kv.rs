@@ -39,6 +39,7 @@ pub const NAMES: &[&str] = &[
     "amg_sweeps",
     "amg_strength",
     "amg_strength_decay",
+    "amg_high_contrast",
     "amg_max_levels",
     "amg_coarse_size",
     "amg_setup",
@@ -99,6 +100,7 @@ pub fn set(options: &mut SolveOptions, key: &str, value: &str) -> Result<()> {
         }
         "amg_strength" => of(key, p, amg)?.strength = number(key, v)?,
         "amg_strength_decay" => of(key, p, amg)?.strength_decay = number(key, v)?,
+        "amg_high_contrast" => of(key, p, amg)?.high_contrast = number(key, v)?,
         "amg_max_levels" => of(key, p, amg)?.max_levels = number(key, v)?,
         "amg_coarse_size" => of(key, p, amg)?.coarse_size = number(key, v)?,
         "amg_setup" => of(key, p, amg)?.setup = v.parse()?,
@@ -245,6 +247,7 @@ mod tests {
             "method" => "cg",
             "rtol" | "atol" | "ilu_drop" => "1e-6",
             "amg_strength" | "amg_strength_decay" => "0.25",
+            "amg_high_contrast" => "inf",
             "ilu_max_fill" => "2.5",
             "ilu_pivot" => "0.5",
             "precond" => "jacobi",
@@ -335,6 +338,7 @@ mod tests {
             ("amg_sweeps", "2"),
             ("amg_max_levels", "5"),
             ("amg_strength_decay", "1"),
+            ("amg_high_contrast", "1e6"),
             ("amg_setup", "host"),
             ("variant", "classical"),
             ("execution", "synchronous"),
@@ -356,6 +360,7 @@ mod tests {
         assert_eq!((amg.pre_sweeps, amg.post_sweeps), (2, 2));
         assert_eq!(amg.max_levels, 5);
         assert_eq!(amg.strength_decay, 1.0);
+        assert_eq!(amg.high_contrast, 1e6);
         assert_eq!(amg.setup, crate::precond::AmgSetup::Host);
         assert_eq!(o.params.variant, Variant::Classical);
         assert_eq!(o.params.execution, Execution::Synchronous);

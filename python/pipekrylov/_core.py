@@ -229,7 +229,7 @@ class Solver:
     ...), ``history`` (keep the residual history, default True) and the preconditioners'
     parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,
     ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``, ``amg_strength_decay``,
-    ``amg_max_levels``, ``amg_coarse_size``, ``amg_setup``, ``amg_precision``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,
+    ``amg_high_contrast``, ``amg_max_levels``, ``amg_coarse_size``, ``amg_setup``, ``amg_precision``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,
     ``ilu_drop``, ``ilu_max_fill``, ``ilu_shift``, ``ilu_pivot``); :func:`option_names` lists them.
     A preconditioner's parameters apply to the ``precond`` chosen; one it does not read (say
     ``amg_strength`` with ``precond="bilu0"``) raises :class:`InvalidInputError`.

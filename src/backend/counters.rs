@@ -40,9 +40,11 @@ impl Drop for LedgerTicket {
 }
 
 /// Reads one backend's live bytes from elsewhere ([`Counters::memory_tracker`]).
+#[cfg(feature = "opencl")]
 #[derive(Debug, Clone)]
 pub(crate) struct MemoryTracker(Arc<MemoryLedger>);
 
+#[cfg(feature = "opencl")]
 impl MemoryTracker {
     /// The bytes of the backend's buffers now.
     pub(crate) fn live_bytes(&self) -> usize {
@@ -134,6 +136,7 @@ impl Counters {
     }
     /// A handle that reads this backend's live bytes (for a runtime that keeps dropped
     /// buffers' memory for reuse and bounds it by them).
+    #[cfg(feature = "opencl")]
     pub(crate) fn memory_tracker(&self) -> MemoryTracker {
         MemoryTracker(Arc::clone(&self.memory))
     }

@@ -67,6 +67,11 @@ pub struct PrecondFlags {
     /// (0, 1] (0.5: halved, as AMGCL does; 1 suits coefficient jumps).
     #[arg(long, default_value_t = 0.5)]
     pub amg_strength_decay: f64,
+    /// Diagonal contrast (largest over smallest diagonal entry) from which amg treats the
+    /// matrix as high-contrast: strength decay 1 and Chebyshev 3 in place of Jacobi, whatever
+    /// --amg-strength-decay says (inf: never).
+    #[arg(long, default_value_t = 1e4)]
+    pub amg_high_contrast: f64,
     /// Most levels of amg, the coarsest included.
     #[arg(long, default_value_t = 25)]
     pub amg_max_levels: usize,
@@ -239,6 +244,7 @@ impl PrecondFlags {
                 post_sweeps: self.amg_sweeps,
                 strength: self.amg_strength,
                 strength_decay: self.amg_strength_decay,
+                high_contrast: self.amg_high_contrast,
                 max_levels: self.amg_max_levels,
                 coarse_size: self.amg_coarse_size,
                 setup: self.amg_setup,

@@ -235,6 +235,7 @@ fn strength_decay_sets_each_levels_threshold_and_helps_the_jump_problem() {
     for decay in [0.5, 0.7, 1.0] {
         let opts = AmgOptions {
             strength_decay: decay,
+            high_contrast: f64::INFINITY,
             ..AmgOptions::default()
         };
         let h = Hierarchy::build(&a, &opts).unwrap();
@@ -258,6 +259,8 @@ fn strength_decay_sets_each_levels_threshold_and_helps_the_jump_problem() {
             let opts = AmgOptions {
                 setup,
                 strength_decay: decay,
+                // The decay as given (jump3d is a high-contrast matrix).
+                high_contrast: f64::INFINITY,
                 ..AmgOptions::default()
             };
             let m = Amg::new(&host, &a, opts).unwrap();
@@ -278,6 +281,51 @@ fn strength_decay_sets_each_levels_threshold_and_helps_the_jump_problem() {
     }
 }
 
+/// A high-contrast matrix (jump3d, diagonal contrast 1e6) gets the strength threshold kept
+/// on every level and Chebyshev 3 by default, as the report says, and converges in fewer
+/// iterations than with the options taken as given (`high_contrast` infinite).
+fn high_contrast_rule<B: Backend>(b: &B) {
+    let a = Generator::Jump3d
+        .generate_with_param::<f64>(40)
+        .unwrap()
+        .matrix;
+    let run = |high_contrast: f64| {
+        let opts = AmgOptions {
+            high_contrast,
+            ..AmgOptions::default()
+        };
+        let m = Amg::new(b, &a, opts).unwrap();
+        let params = Preconditioner::<B, f64>::params(&m);
+        let r = solve(b, &a, &m, "cg", Variant::Classical);
+        assert!(
+            r.stop_reason.converged() && r.relative_true_residual < 1e-8 * 1.01,
+            "{}: high_contrast {high_contrast}: {} after {}",
+            b.name(),
+            r.stop_reason,
+            r.iterations
+        );
+        let smoother = params["smoother"].as_str().unwrap_or_default().to_string();
+        (smoother, params["strength_decay"].as_f64(), r.iterations)
+    };
+    let (smoother, decay, its) = run(AmgOptions::default().high_contrast);
+    assert_eq!(
+        (smoother.as_str(), decay),
+        ("Chebyshev { degree: 3 }", Some(1.0))
+    );
+    let (smoother, decay, its_as_given) = run(f64::INFINITY);
+    assert_eq!((smoother.as_str(), decay), ("Jacobi", Some(0.5)));
+    assert!(
+        its <= 20 && its < its_as_given,
+        "{}: {its} iterations by default, {its_as_given} with the options as given",
+        b.name()
+    );
+}
+
+#[test]
+fn host_high_contrast_matrix_keeps_the_threshold_and_smooths_with_chebyshev() {
+    high_contrast_rule(&HostBackend::new());
+}
+
 #[cfg(feature = "opencl")]
 mod opencl {
     use pipekrylov::backend::opencl::OpenClBackend;
@@ -292,6 +340,10 @@ mod opencl {
     #[test]
     fn opencl_every_solver_converges_with_amg() {
         super::every_solver_converges_with_amg(&backend());
+    }
+    #[test]
+    fn opencl_high_contrast_matrix_keeps_the_threshold_and_smooths_with_chebyshev() {
+        super::high_contrast_rule(&backend());
     }
 }
 
@@ -311,5 +363,10 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_every_solver_converges_with_amg() {
         super::every_solver_converges_with_amg(&backend());
+    }
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_high_contrast_matrix_keeps_the_threshold_and_smooths_with_chebyshev() {
+        super::high_contrast_rule(&backend());
     }
 }

@@ -146,6 +146,7 @@ impl<T: Scalar> Amg<T> {
         device: Option<&DeviceMatrix<T>>,
         options: AmgOptions,
     ) -> Result<Self> {
+        let options = options.for_contrast(super::options::diagonal_contrast(a));
         if options.precision == AmgPrecision::F32 && T::PRECISION == Precision::F64 {
             return Self::new_narrow(backend, a, device, options);
         }
@@ -659,6 +660,11 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
             "post_sweeps": self.options.post_sweeps,
             "strength": self.options.strength,
             "strength_decay": self.options.strength_decay,
+            "high_contrast": if self.options.high_contrast.is_finite() {
+                serde_json::json!(self.options.high_contrast)
+            } else {
+                serde_json::json!("inf")
+            },
             "coarse_size": self.options.coarse_size,
             "block_size": self.options.block_size,
             "levels": self.stats.len(),

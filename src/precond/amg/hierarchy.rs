@@ -158,7 +158,9 @@ impl<T: Scalar> Hierarchy<T> {
     /// aggregation, P (smoothed or tentative), R = P^T, A_{l+1} = R (A_l P) by two host
     /// SpGEMMs. Coarsening stops early when a level keeps more than 9/10 of its rows; the
     /// last level is inverted densely when it has at most
-    /// [`dense_coarse_limit`]`(coarse_size)` rows.
+    /// [`dense_coarse_limit`]`(coarse_size)` rows. The options are first adapted to `a`'s
+    /// diagonal contrast ([`AmgOptions::for_contrast`]); [`Hierarchy::options`] returns those
+    /// used.
     ///
     /// Errors: invalid options ([`Error::InvalidParameter`]); `a` not square
     /// ([`Error::DimensionMismatch`]) or its size not a multiple of `block_size`
@@ -198,6 +200,8 @@ impl<T: Scalar> Hierarchy<T> {
         // Every level is smoothed with D^-1: the input's diagonal must be positive whatever
         // its size (the same contract for every size).
         positive_diagonal(a, 0)?;
+        // A high-contrast matrix's rule (`AmgOptions::high_contrast`), as `Amg` applies it.
+        let options = &options.for_contrast(super::options::diagonal_contrast(a));
         let mut levels: Vec<Level<T>> = Vec::new();
         let mut current = a.clone();
         let mut eps = options.strength;
@@ -336,7 +340,7 @@ impl<T: Scalar> Hierarchy<T> {
     pub fn num_levels(&self) -> usize {
         self.levels.len() + 1
     }
-    /// The options it was built with.
+    /// The options it was built with (adapted to the matrix's contrast).
     pub fn options(&self) -> &AmgOptions {
         &self.options
     }

@@ -80,6 +80,16 @@ impl<T: Scalar> Amg<T> {
         )?;
         let checked = check(rows, &options);
         comm.agree("checking the AMG input", checked)?;
+        // The contrast of the whole matrix, so that every rank takes the same options.
+        let (lo, hi) = super::options::diagonal_extremes(rows, partition.rows(comm.rank()).start)
+            .unwrap_or((f64::INFINITY, 0.0));
+        let extremes = comm.all_gather_f64(&[lo, hi]);
+        let lo = extremes
+            .chunks(2)
+            .map(|e| e[0])
+            .fold(f64::INFINITY, f64::min);
+        let hi = extremes.chunks(2).map(|e| e[1]).fold(0.0, f64::max);
+        let options = options.for_contrast(if hi > 0.0 { hi / lo } else { 1.0 });
         if options.precision == AmgPrecision::F32 && T::PRECISION == Precision::F64 {
             let inner_options = AmgOptions {
                 precision: AmgPrecision::Solve,
