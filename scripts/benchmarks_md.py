@@ -109,18 +109,17 @@ SOURCES = {
 
 SOURCES["amg"] = {
     "title": "Algebraic multigrid against AMGCL",
-    "files": ["h200-2026-11-30-amg-table-3/amg-device-setup.csv"],
+    "files": ["h200-2026-11-30-amg-table-4/amg-device-setup.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`)",
-    "commit": "18c1d79, 2026-11-30",
+    "commit": "1d22146, 2026-11-30",
     "command": "`OUT=$OUT bash bench/experiments/amg-auto-variant/run.sh` (AMGCL 3f7970b built in the same "
                "call from its header-only source with the anchor driver; pipekrylov `solve --solver cg --precond "
                "amg --amg-setup device|host --rhs a-ones --json`)",
-    "log": "2026-11-30-amg-opencl-pool.md",
+    "log": "2026-11-30-amg-high-contrast.md",
 }
 # CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
-# both variants (bench/experiments/amg-auto-variant/run.sh, its call at e703a2c: the call of the table's
-# files did not bring its amg-variants.csv back).
-VARIANTS_CSV = "h200-2026-11-30-amg-table-2/amg-variants.csv"
+# both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
+VARIANTS_CSV = "h200-2026-11-30-amg-table-4/amg-variants.csv"
 # The same problems with the build before the per-level Jacobi weight (amg-jacobi-weight/run.sh).
 BASE_CSV = "h200-2026-11-30-amg-jacobi-weight/amg-base.csv"
 SOURCES["python"] = {
@@ -496,7 +495,7 @@ def amg():
                 f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3), randjump3d "
                 f"{change('randjump3d')}; thermal2d {change('thermal2d')}. CG + AMG, us per iteration, "
                 f"pipelined / classical (the default) / classical with an f32 hierarchy: 2D "
-                f"4.19M {cg('poisson2d')}, 3D 2.1M {cg('poisson3d')} (e703a2c); "
+                f"4.19M {cg('poisson2d')}, 3D 2.1M {cg('poisson3d')}; "
                 f"BiCGStab, GMRES(30) + AMG stay pipelined (convdiff3d 1M: "
                 f"{us(('bicgstab', 'pipelined', 'solve', 'convdiff3d'))} vs "
                 f"{us(('bicgstab', 'classical', 'solve', 'convdiff3d'))}, "
