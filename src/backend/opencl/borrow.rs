@@ -4,7 +4,7 @@
 
 use super::cl::{self, Mem};
 use super::memory::raw;
-use super::raw::{RawBuffer, NEXT_BUFFER_ID};
+use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::backend::buffer::{Buffer, Storage};
 use crate::error::{Error, Result};
@@ -105,16 +105,7 @@ impl OpenClBackend {
                 cl::status_name(code)
             )));
         }
-        let raw = RawBuffer {
-            mem: Mem(mem),
-            bytes: size,
-            context: self.context_id(),
-            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            address: std::sync::atomic::AtomicU64::new(0),
-            queue,
-            pool: std::sync::Mutex::new(None),
-            materialized: false,
-        };
+        let raw = RawBuffer::new(Mem(mem), size, self.context_id(), queue);
         Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }
 }

@@ -3,7 +3,7 @@
 //! turned into [`Error::OutOfMemory`].
 
 use super::cl::{self, Mem, BACKEND};
-use super::raw::{RawBuffer, Staging, NEXT_BUFFER_ID};
+use super::raw::{RawBuffer, Staging};
 use super::{OpenClBackend, WaitMode};
 use crate::backend::buffer::{Buffer, Storage};
 use crate::error::{Error, Result};
@@ -121,16 +121,12 @@ impl OpenClBackend {
                 None => (self.create_mem(alloc)?, 0, false),
             },
         };
-        Ok(RawBuffer {
-            mem,
-            bytes: alloc,
-            context: self.context_id(),
-            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            address: std::sync::atomic::AtomicU64::new(address),
-            queue,
-            pool: std::sync::Mutex::new(Some(std::sync::Arc::clone(&self.pool))),
-            materialized,
-        })
+        let mut raw = RawBuffer::new(mem, alloc, self.context_id(), queue);
+        *raw.address.get_mut() = address;
+        *raw.pool.get_mut().unwrap_or_else(|p| p.into_inner()) =
+            Some(std::sync::Arc::clone(&self.pool));
+        raw.materialized = materialized;
+        Ok(raw)
     }
 
     /// A new memory object of `bytes` bytes; an out-of-memory status empties the pool (and

@@ -34,6 +34,20 @@ pub struct RawBuffer {
 }
 
 impl RawBuffer {
+    /// A buffer on `mem` (whose reference it takes) of `bytes` bytes in `context`, with a new
+    /// id, no address read yet, not pooled, not materialized.
+    pub(crate) fn new(mem: Mem, bytes: usize, context: usize, queue: cl::Queue) -> Self {
+        Self {
+            mem,
+            bytes,
+            context,
+            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            address: std::sync::atomic::AtomicU64::new(0),
+            queue,
+            pool: Mutex::new(None),
+            materialized: false,
+        }
+    }
     /// A second buffer on the same memory object (one more reference to it and to the queue,
     /// released when it is dropped; the memory lives until both are dropped).
     pub(crate) fn share(&self) -> Self {
@@ -91,8 +105,7 @@ impl Drop for RawBuffer {
 }
 
 /// Source of [`RawBuffer::id`].
-pub(crate) static NEXT_BUFFER_ID: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(1);
+static NEXT_BUFFER_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl std::fmt::Debug for RawBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

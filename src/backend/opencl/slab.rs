@@ -16,7 +16,7 @@
 //! [`crate::backend::MemoryUse`]. A refused sub-buffer falls back to a new memory object.
 
 use super::cl::{self, Mem};
-use super::raw::{RawBuffer, NEXT_BUFFER_ID};
+use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::error::Result;
 use ocl::ffi;
@@ -107,16 +107,7 @@ impl OpenClBackend {
     fn new_slab(&self, bytes: usize) -> Result<RawBuffer> {
         let mem = self.create_mem(bytes)?;
         let queue = cl::retain_queue(&self.queue).map_err(|e| self.record(e))?;
-        let slab = RawBuffer {
-            mem,
-            bytes,
-            context: self.context_id(),
-            id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            address: std::sync::atomic::AtomicU64::new(0),
-            queue,
-            pool: std::sync::Mutex::new(None),
-            materialized: false,
-        };
+        let slab = RawBuffer::new(mem, bytes, self.context_id(), queue);
         self.zero_fill(&slab)?;
         Ok(slab)
     }
