@@ -39,6 +39,16 @@ pub(crate) struct Carved {
     pub(crate) address: u64,
 }
 
+/// Drop a slab that no longer serves requests: its sub-buffers keep its memory, and no kernel
+/// gets the slab itself, so dropping it needs no wait for the queue (each sub-buffer waits
+/// when it is released). Its alignment.
+fn retire(slab: Slab) -> usize {
+    slab.buffer
+        .address
+        .store(0, std::sync::atomic::Ordering::Release);
+    slab.align
+}
+
 impl OpenClBackend {
     /// A sub-buffer of `bytes` bytes from the current slab (a new slab when it does not fit),
     /// or `None` for a request too large to carve or a refused sub-buffer.
@@ -52,19 +62,15 @@ impl OpenClBackend {
         let mut guard = self.slab.lock().unwrap_or_else(|p| p.into_inner());
         let fits = |s: &Slab| s.used.next_multiple_of(s.align) + bytes <= s.buffer.bytes;
         if !guard.as_ref().is_some_and(fits) {
-            // Retire the current slab and start another. Its sub-buffers keep its memory, and
-            // no kernel gets the slab itself: dropping it needs no wait for the queue (each
-            // sub-buffer waits when it is released).
-            let align = guard.take().map_or_else(
-                || self.sub_buffer_align(),
-                |old| {
-                    old.buffer
-                        .address
-                        .store(0, std::sync::atomic::Ordering::Release);
-                    old.align
-                },
-            );
+            // Retire the current slab and start another, without the lock: an allocation
+            // failure empties the pool and retires the slab itself (`create_mem`).
+            let align = guard.take().map_or_else(|| self.sub_buffer_align(), retire);
+            drop(guard);
             let buffer = self.new_slab(slab_bytes)?;
+            guard = self.slab.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(other) = guard.take() {
+                retire(other);
+            }
             *guard = Some(Slab {
                 buffer,
                 used: 0,
