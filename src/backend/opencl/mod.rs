@@ -125,7 +125,7 @@ pub struct OpenClBackend {
     /// Dropped buffers kept for reuse (`pool.rs`).
     pool: std::sync::Arc<pool::BufferPool>,
     /// The buffer small new buffers are carved from (`slab.rs`).
-    slab: Mutex<Option<slab::Slab>>,
+    slab: Mutex<Option<raw::Slab>>,
     /// The knobs this backend runs with (boxed to keep `AnyBackend`'s variants of similar size).
     tuning: Box<Tuning>,
 }

@@ -104,6 +104,14 @@ impl Drop for RawBuffer {
     }
 }
 
+/// The buffer small new buffers are carved from (`slab.rs`): a buffer (not pooled), the bytes
+/// handed out from its start, and the alignment of a sub-buffer's origin.
+pub(crate) struct Slab {
+    pub(crate) buffer: RawBuffer,
+    pub(crate) used: usize,
+    pub(crate) align: usize,
+}
+
 /// Source of [`RawBuffer::id`].
 static NEXT_BUFFER_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 

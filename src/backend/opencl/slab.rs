@@ -16,21 +16,13 @@
 //! [`crate::backend::MemoryUse`]. A refused sub-buffer falls back to a new memory object.
 
 use super::cl::{self, Mem};
-use super::raw::RawBuffer;
+use super::raw::{RawBuffer, Slab};
 use super::OpenClBackend;
 use crate::error::Result;
 use ocl::ffi;
 
 /// The smallest and largest slab.
 const SLAB_BYTES: (usize, usize) = (1 << 20, 16 << 20);
-
-/// The current slab: a buffer (not pooled), the bytes handed out from its start, and the
-/// alignment of a sub-buffer's origin.
-pub(crate) struct Slab {
-    buffer: RawBuffer,
-    used: usize,
-    align: usize,
-}
 
 /// A sub-buffer carved from a slab.
 pub(crate) struct Carved {
