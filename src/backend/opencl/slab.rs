@@ -13,7 +13,9 @@
 //! is retired when the next request does not fit; its memory is freed by the runtime once its
 //! last sub-buffer is released (a sub-buffer keeps its parent). Freed sub-buffers go to the pool
 //! like other buffers. Slabs are the runtime's own memory, not counted in
-//! [`crate::backend::MemoryUse`]. A refused sub-buffer falls back to a new memory object.
+//! [`crate::backend::MemoryUse`], and outside the pool's bound: the current slab (at most
+//! 16 MiB) and, in retired slabs, the regions of released sub-buffers whose siblings still
+//! live. A refused sub-buffer falls back to a new memory object.
 
 use super::cl::{self, Mem};
 use super::raw::{RawBuffer, Slab};
