@@ -13,6 +13,7 @@ pub mod backend;
 pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod device_csr;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod error;

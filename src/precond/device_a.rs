@@ -66,40 +66,53 @@ impl<'d, T: Scalar> DeviceA<'d, T> {
         device: Option<&DeviceMatrix<S>>,
         fingerprint: u64,
     ) -> Result<DeviceA<'static, f32>> {
-        match device
-            .filter(|d| is_csr_copy_of(d, a, fingerprint))
-            .map(|d| d.format())
-        {
-            Some(DeviceFormat::Csr {
-                row_ptr,
-                col_idx,
-                values,
-                ..
-            }) => {
-                let index_copy = |src: &Buffer<u32>| -> Result<(Buffer<u32>, usize)> {
-                    if let Some(shared) = src.share() {
-                        return Ok((shared, 0));
-                    }
-                    let mut copy = backend.alloc::<u32>(src.len())?;
-                    backend.copy_u32(src, &mut copy)?;
-                    let bytes = copy.bytes();
-                    Ok((copy, bytes))
-                };
-                let (rp, rp_own) = index_copy(row_ptr)?;
-                let (ci, ci_own) = index_copy(col_idx)?;
-                let mut v = backend.alloc::<f32>(values.len())?;
-                backend.copy_to_f32(values, &mut v)?;
-                let own = rp_own + ci_own + v.bytes();
-                let mut m = csr_matrix(a.n_rows(), rp, ci, v);
-                m.fingerprint = fingerprint;
-                Ok(DeviceA::Owned(Box::new(m), own))
-            }
-            _ => {
+        match device.filter(|d| is_csr_copy_of(d, a, fingerprint)) {
+            Some(d) => Self::narrowed_csr(backend, d, fingerprint),
+            None => {
                 let m = backend.upload_matrix(&a.cast::<f32>(), MatrixFormat::Csr)?;
                 let own = m.device_bytes();
                 Ok(DeviceA::Owned(Box::new(m), own))
             }
         }
+    }
+
+    /// `d` (a CSR matrix on `backend`) in single precision, made on the device as in
+    /// [`DeviceA::narrowed`], recorded with `fingerprint`.
+    pub(crate) fn narrowed_csr<B: Backend, S: Scalar>(
+        backend: &B,
+        d: &DeviceMatrix<S>,
+        fingerprint: u64,
+    ) -> Result<DeviceA<'static, f32>> {
+        let DeviceFormat::Csr {
+            row_ptr,
+            col_idx,
+            values,
+            ..
+        } = d.format()
+        else {
+            return Err(Error::param(
+                "single-precision setup",
+                "the matrix must be in CSR on the device",
+            ));
+        };
+        let index_copy = |src: &Buffer<u32>| -> Result<(Buffer<u32>, usize)> {
+            if let Some(shared) = src.share() {
+                return Ok((shared, 0));
+            }
+            let mut copy = backend.alloc::<u32>(src.len())?;
+            backend.copy_u32(src, &mut copy)?;
+            let bytes = copy.bytes();
+            Ok((copy, bytes))
+        };
+        let (rp, rp_own) = index_copy(row_ptr)?;
+        let (ci, ci_own) = index_copy(col_idx)?;
+        let mut v = backend.alloc::<f32>(values.len())?;
+        backend.copy_to_f32(values, &mut v)?;
+        let own = rp_own + ci_own + v.bytes();
+        let mut m = csr_matrix(d.n_rows(), rp, ci, v);
+        m.n_cols = d.n_cols();
+        m.fingerprint = fingerprint;
+        Ok(DeviceA::Owned(Box::new(m), own))
     }
     pub(crate) fn get(&self) -> &DeviceMatrix<T> {
         match self {

@@ -1,7 +1,9 @@
 //! Point Jacobi: M = diag(A).
 
 use super::{Preconditioner, SetupTimes};
-use crate::backend::{collective_result, Backend, Buffer, Partials, Slot};
+use crate::backend::ops::amg_setup as kernels;
+use crate::backend::ops::sparse::{abs_extremes, CsrRef};
+use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, Partials, Slot};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
@@ -65,6 +67,49 @@ impl<T: Scalar> Jacobi<T> {
                 device_seconds: t1.elapsed().as_secs_f64(),
             },
             fingerprint,
+        })
+    }
+}
+
+impl<T: Scalar> Jacobi<T> {
+    /// [`Jacobi::new`] of `a`, a CSR matrix on `backend` with finite values, set up there: the
+    /// diagonal found and inverted by kernels (`amg_diagonal`, `abs_extremes`,
+    /// `amg_smoother_diag`), the same inverses as the host's. Built for `a`'s fingerprint.
+    /// Errors as [`Jacobi::new`] (the diagonal is read back only to name the bad row).
+    pub(crate) fn from_device<B: Backend>(backend: &B, a: &DeviceMatrix<T>) -> Result<Self> {
+        let local = Self::from_device_local(backend, a);
+        collective_result(backend, "the Jacobi setup", local)
+    }
+
+    fn from_device_local<B: Backend>(backend: &B, a: &DeviceMatrix<T>) -> Result<Self> {
+        let t0 = Instant::now();
+        if a.n_rows() != a.n_cols() {
+            return Err(Error::dims("Jacobi: square matrix", a.n_rows(), a.n_cols()));
+        }
+        let view = CsrRef::of(a)?;
+        let mut diag = backend.alloc::<T>(view.n_rows)?;
+        let mut partials = backend.partials::<T>(view.n_rows, 1)?;
+        kernels::diagonal(backend, view, &mut diag, &mut partials, Slot(0))?;
+        if abs_extremes(backend, &diag)?.zero_or_non_finite > 0 {
+            let d = backend.download(&diag)?;
+            let row = d
+                .iter()
+                .position(|d| *d == T::zero() || !d.is_finite())
+                .unwrap_or(0);
+            return Err(Error::PreconditionerSetup(format!(
+                "Jacobi: zero or non-finite diagonal entry in row {row}"
+            )));
+        }
+        let mut inv_diag = backend.alloc::<T>(view.n_rows)?;
+        kernels::smoother_diag(backend, view, &diag, false, T::one(), &mut inv_diag)?;
+        backend.synchronize()?;
+        Ok(Self {
+            inv_diag,
+            times: SetupTimes {
+                host_seconds: 0.0,
+                device_seconds: t0.elapsed().as_secs_f64(),
+            },
+            fingerprint: a.fingerprint(),
         })
     }
 }

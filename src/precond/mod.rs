@@ -8,9 +8,10 @@
 pub mod amg;
 mod bilu0;
 pub(crate) mod block_dense;
-mod device_a;
+pub(crate) mod device_a;
 pub(crate) mod domain;
 pub(crate) mod flat_rows;
+pub(crate) mod from_device;
 pub(crate) mod fsai;
 mod identity;
 pub mod ilu;

@@ -24,6 +24,7 @@ mod cuda_nvrtc;
 mod dcgs2_sell_fused;
 mod dcgs2_two_kernels;
 mod device_buffers;
+mod device_matrix;
 mod device_resident;
 mod empty_system;
 mod faults;

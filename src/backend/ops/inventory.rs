@@ -162,6 +162,8 @@ kernel_inventory! {
         CsrSpmmDots = "csr_spmm_dots",
         BlockCgUpdate = "block_cg_update",
         BlockXpby = "block_xpby",
+        CsrCheck = "csr_check",
+        AbsExtremes = "abs_extremes",
     }
     amg_setup {
         AmgDiagonal = "amg_diagonal",

@@ -1,7 +1,8 @@
 //! Sparse building blocks on the device, written once (`kernels/sparse.kc`): a fill and an
 //! exclusive scan of `u32` arrays, the CSR transpose, row compaction, and the row-by-row
 //! sparse matrix product C = A B in a symbolic and a numeric phase (the block kernels of
-//! several right-hand sides are in `block`, the product in `spgemm`). Each operation checks its arguments, then runs
+//! several right-hand sides are in `block`, the product in `spgemm`, the checks of a caller's
+//! device arrays in `check`). Each operation checks its arguments, then runs
 //! the host reference on the host backend or launches its kernel by [`KernelRuntime`]; the
 //! references do what the kernels do, in the same order, so the backends agree bit for bit on
 //! indices and to rounding on values.
@@ -448,11 +449,13 @@ pub(crate) fn compact_rows<B: VectorOps + ?Sized, T: Scalar>(
 }
 
 mod block;
+mod check;
 mod spgemm;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use block::{block_cg_update, block_xpby, spmm, spmm_dots, SPMM_MAX_COLUMNS};
+pub(crate) use check::{abs_extremes, csr_check};
 #[cfg(test)]
 use spgemm::spgemm_in_blocks;
 pub(crate) use spgemm::{spgemm, spgemm_values};

@@ -212,7 +212,7 @@ impl<T: Scalar> Amg<T> {
 
     /// The setup on the device from A there (`first`; `fallback`: A on the host, see
     /// [`device_setup::build`]), built for `fingerprint`, its time counted from `t0`.
-    fn from_device_a<B: Backend>(
+    pub(super) fn from_device_a<B: Backend>(
         backend: &B,
         first: DeviceA<'_, T>,
         fallback: Option<&CsrMatrix<T>>,

@@ -91,6 +91,19 @@ pub(super) fn lap<B: Backend>(backend: &B, t: &mut Instant, slot: &mut f64) -> R
 /// Check what the device setup takes of `a` and `options` (before any device work): the
 /// options, block size 1, a square matrix, finite entries.
 pub(super) fn check_input<T: Scalar>(a: &CsrMatrix<T>, options: &AmgOptions) -> Result<()> {
+    check_shape(a.n_rows(), a.n_cols(), options)?;
+    if let Some(index) = a.first_non_finite() {
+        return Err(Error::NonFinite {
+            what: "matrix".into(),
+            index,
+        });
+    }
+    Ok(())
+}
+
+/// Check the options and the size the device setup takes: valid options, block size 1, a
+/// square matrix.
+pub(super) fn check_shape(n_rows: usize, n_cols: usize, options: &AmgOptions) -> Result<()> {
     options.validate()?;
     if options.block_size != 1 {
         return Err(Error::NotApplicable {
@@ -98,18 +111,8 @@ pub(super) fn check_input<T: Scalar>(a: &CsrMatrix<T>, options: &AmgOptions) -> 
             reason: "the device setup takes block size 1 (use setup host)".into(),
         });
     }
-    if !a.is_square() {
-        return Err(Error::dims(
-            "AMG: matrix columns vs rows",
-            a.n_rows(),
-            a.n_cols(),
-        ));
-    }
-    if let Some(index) = a.first_non_finite() {
-        return Err(Error::NonFinite {
-            what: "matrix".into(),
-            index,
-        });
+    if n_rows != n_cols {
+        return Err(Error::dims("AMG: matrix columns vs rows", n_rows, n_cols));
     }
     Ok(())
 }

@@ -36,6 +36,7 @@ mod device_refresh;
 mod device_setup;
 #[cfg(feature = "mpi")]
 mod distributed;
+mod from_device;
 mod galerkin;
 mod gauss_jordan;
 mod hierarchy;

@@ -33,6 +33,8 @@ use crate::{Solution, SolveOptions};
 use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
+mod on_device;
+
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
 #[derive(Debug, Clone)]
 pub struct SolverBuilder<'a, T> {
@@ -83,7 +85,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         Ok(ReusableSolver {
             options: self.options,
             notes,
-            pattern,
+            pattern: Some(pattern),
             solver: None,
             rhs,
             x,
@@ -142,8 +144,9 @@ struct Parts<T: Scalar> {
 pub struct ReusableSolver<T: Scalar> {
     options: SolveOptions,
     notes: Vec<String>,
-    /// [`CsrMatrix::pattern_fingerprint`] of the matrix it was set up for.
-    pattern: u64,
+    /// [`CsrMatrix::pattern_fingerprint`] of the matrix it was set up for (`None`: set up
+    /// from device arrays, [`ReusableSolver::on_device`]).
+    pattern: Option<u64>,
     /// The Krylov solver (its workspace, its device-resident state and recorded batches),
     /// made at the first solve and kept: a second solve replays what the first recorded. It
     /// borrows `parts` (hence the `'static` stand-in lifetime): dropped before them in `Drop`,
@@ -351,11 +354,19 @@ impl<T: Scalar> ReusableSolver<T> {
     /// Errors: [`Error::PatternMismatch`] when `a`'s size or pattern differs from the
     /// original matrix's (compared by size, nonzeros and
     /// [`CsrMatrix::pattern_fingerprint`]), [`Error::NonFinite`] for a NaN or infinite value,
+    /// [`Error::Unsupported`] for a solver of device arrays ([`ReusableSolver::on_device`]),
     /// and what the preconditioner's numeric phase reports (a zero pivot, a matrix no longer
     /// SPD for FSAI, ...). On any error the solver is left as it was, with the old values, and
     /// stays usable.
     pub fn update_values(&mut self, a: &CsrMatrix<T>) -> Result<ValuesUpdate> {
         let t0 = std::time::Instant::now();
+        let Some(pattern) = self.pattern else {
+            return Err(Error::Unsupported(
+                "new values for a solver set up from device arrays (ReusableSolver::on_device): \
+                 build a new solver from the new arrays"
+                    .into(),
+            ));
+        };
         if a.n_rows() != self.n() || a.n_cols() != self.n() || a.nnz() != self.parts().matrix.nnz()
         {
             return Err(Error::PatternMismatch(format!(
@@ -369,7 +380,7 @@ impl<T: Scalar> ReusableSolver<T> {
                 a.nnz()
             )));
         }
-        if a.pattern_fingerprint() != self.pattern {
+        if a.pattern_fingerprint() != pattern {
             return Err(Error::PatternMismatch(
                 "the new matrix has other row pointers or column indices than the one the solver \
                  was set up for (build a new solver for a new pattern)"
