@@ -110,8 +110,7 @@ def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
         return A, False
     from_cupy = False
     if _is_cupy(A) and hasattr(A, "get"):
-        # TODO(issue 55): used in place on the CUDA backend once the caller's device buffers
-        # are accepted; until then one copy to the host.
+        # A solver on another backend than CUDA: one copy to the host.
         A, from_cupy = A.get(), True
     if isinstance(A, np.ndarray):
         if not (np.issubdtype(A.dtype, np.number) or A.dtype == np.bool_):
@@ -177,6 +176,43 @@ def _info(converged: bool, breakdown: bool, iterations: int) -> int:
     return max(int(iterations), 1)
 
 
+def _cupy_csr(A: Any):
+    """A cupyx.scipy.sparse matrix as a canonical CSR matrix of float32/float64 values and
+    int32 indices on its device (converted there when it is not one: no host copy), or None
+    for anything else."""
+    if not (_is_cupy(A) and hasattr(A, "tocsr")):
+        return None
+    import cupy
+
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    if cupy.dtype(A.dtype).kind == "c":
+        raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
+    if A.dtype not in (np.float32, np.float64):
+        if cupy.dtype(A.dtype).kind not in "iub":
+            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
+        A = A.astype(cupy.float64)
+    if A.format != "csr":
+        A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indptr.dtype != np.int32 or A.indices.dtype != np.int32:
+        if A.nnz >= 2**31:
+            raise ValueError("A has 2^31 or more entries: beyond the kernels' 32-bit indices")
+        A = _int32_csr(A, cupy)
+    return A
+
+
+def _int32_csr(A: Any, cupy: Any):
+    """A CuPy CSR matrix with int32 index arrays (converted on the device)."""
+    import cupyx.scipy.sparse as csp
+
+    return csp.csr_matrix(
+        (A.data, A.indices.astype(cupy.int32), A.indptr.astype(cupy.int32)), shape=A.shape
+    )
+
+
 def _raw_csr(csr: sp.csr_matrix) -> Tuple[tuple, tuple]:
     """The extension's CSR arguments of a canonical CSR matrix: (n, indptr, indices, data
     addresses, nnz, index bits, value bits), and the arrays they point at (to keep alive for
@@ -236,7 +272,12 @@ class Solver:
 
     The matrix is read once at construction (one copy into the library's CSR; SciPy's CSR in
     canonical form is read directly, other formats converted first); the work runs with the
-    GIL released.
+    GIL released. A ``cupyx.scipy.sparse`` matrix with ``backend="auto"`` or ``"cuda"`` is
+    used in place on its device instead (converted there to canonical CSR with int32 indices
+    when it is not one): checked there, never copied to the host unless the preconditioner's
+    setup runs on the host (all but none, "jacobi" and "amg"; the report's ``backend_notes``
+    say so). Keep it unchanged while the solver lives; :meth:`update_values` is not available
+    for such a solver (make a new one).
     """
 
     def __init__(
@@ -254,18 +295,44 @@ class Solver:
     ) -> None:
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-        csr, self._from_cupy = _as_csr(A)
-        n = csr.shape[0]
-        opts = _options(n, method, precond, backend, rtol, atol, maxiter, restart, options)
         self._method = method
         self._precond = precond or "none"
-        self._n = n
-        self._dtype = np.dtype(csr.dtype)
-        raw, _arrays = _raw_csr(csr)
-        try:
-            self._solver = _pipekrylov._Solver(*raw, opts)
-        except _pipekrylov.RustError as e:
-            raise translate(e) from None
+        on_device = _cupy_csr(A) if backend in ("auto", "cuda") else None
+        if on_device is not None:
+            # CuPy's arrays are the solver's matrix, in place: kept alive (and not to be
+            # changed) for the solver's life.
+            import cupy
+
+            self._from_cupy = True
+            self._device_matrix = on_device
+            n = on_device.shape[0]
+            self._n = n
+            self._dtype = np.dtype(on_device.dtype)
+            opts = _options(n, method, precond, "cuda", rtol, atol, maxiter, restart, options)
+            cupy.cuda.get_current_stream().synchronize()
+            try:
+                self._solver = _pipekrylov._Solver.on_device(
+                    n,
+                    on_device.indptr.data.ptr,
+                    on_device.indices.data.ptr,
+                    on_device.data.data.ptr,
+                    int(on_device.nnz),
+                    8 * self._dtype.itemsize,
+                    opts,
+                )
+            except _pipekrylov.RustError as e:
+                raise translate(e) from None
+        else:
+            csr, self._from_cupy = _as_csr(A)
+            n = csr.shape[0]
+            opts = _options(n, method, precond, backend, rtol, atol, maxiter, restart, options)
+            self._n = n
+            self._dtype = np.dtype(csr.dtype)
+            raw, _arrays = _raw_csr(csr)
+            try:
+                self._solver = _pipekrylov._Solver(*raw, opts)
+            except _pipekrylov.RustError as e:
+                raise translate(e) from None
         self._backend = self._solver.backend
         self._on_cuda = self._backend.startswith("cuda")
         self._on_gpu = not self._backend.startswith("host")

@@ -18,6 +18,16 @@ class _Solver:
         value_bits: int,
         options: dict[str, Any],
     ) -> None: ...
+    @staticmethod
+    def on_device(
+        n: int,
+        indptr: int,
+        indices: int,
+        data: int,
+        nnz: int,
+        value_bits: int,
+        options: dict[str, Any],
+    ) -> "_Solver": ...
     def solve(
         self, b: int, x0: int, x: int, callback: Optional[Callable[[float], Any]] = None
     ) -> Tuple[bool, bool, int]: ...

@@ -157,6 +157,51 @@ impl PySolver {
         })
     }
 
+    /// Set up from a CSR matrix in CUDA memory of the solver's device (addresses of CuPy's
+    /// `indptr` and `indices`, int32 with canonical rows, and `data`, float32/float64 by
+    /// `value_bits`), used in place (the crate's `DeviceMatrix::from_csr_buffers` and
+    /// `ReusableSolver::on_device`): checked on the device, no copy of the arrays unless the
+    /// preconditioner's setup runs on the host (the report's notes say so). The caller keeps
+    /// the arrays alive and unchanged for the solver's life and has synchronized its stream.
+    /// `options`' backend must be CUDA.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn on_device(
+        py: Python<'_>,
+        n: usize,
+        indptr: u64,
+        indices: u64,
+        data: u64,
+        nnz: usize,
+        value_bits: u32,
+        options: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
+        let arrays = DeviceCsr {
+            n,
+            indptr,
+            indices,
+            data,
+            nnz,
+        };
+        let started = Instant::now();
+        let built = py.detach(move || OnThisThread(build_on_device(arrays, value_bits, opts)));
+        let solver = built.0.map_err(|e| crate_error(py, e))?;
+        let (backend, notes, gpu) = match &solver {
+            Precision::F32(s) => describe(s),
+            Precision::F64(s) => describe(s),
+        };
+        Ok(Self {
+            solver,
+            backend,
+            notes,
+            gpu,
+            setup_seconds: started.elapsed().as_secs_f64(),
+            last: None,
+            last_many: Vec::new(),
+        })
+    }
+
     /// Solve with `b` (address, length n) from `x0` (address, or 0 for zero), the solution
     /// written to `x` (address). `check` calls `callback(residual_norm)` after every iteration
     /// when it is not `None`; without a callback Ctrl-C is looked for every 20 ms (on a GPU in
@@ -425,6 +470,64 @@ fn build(raw: RawCsr, opts: SolveOptions) -> Result<Precision, Error> {
             _ => Err(Error::param("value dtype", "float32 or float64")),
         }
     }
+}
+
+/// The device addresses of a CSR matrix's arrays (int32 indices) and its sizes.
+#[derive(Clone, Copy)]
+struct DeviceCsr {
+    n: usize,
+    indptr: u64,
+    indices: u64,
+    data: u64,
+    nnz: usize,
+}
+
+/// A solver of the matrix `arrays` in CUDA memory, in the precision `value_bits` names.
+fn build_on_device(
+    arrays: DeviceCsr,
+    value_bits: u32,
+    opts: SolveOptions,
+) -> Result<Precision, Error> {
+    match value_bits {
+        32 => Ok(Precision::F32(solver_on_device::<f32>(arrays, opts)?)),
+        64 => Ok(Precision::F64(solver_on_device::<f64>(arrays, opts)?)),
+        _ => Err(Error::param("value dtype", "float32 or float64")),
+    }
+}
+
+/// [`build_on_device`] in precision `T`: the arrays borrowed by the CUDA backend `opts` names.
+fn solver_on_device<T: Scalar>(
+    arrays: DeviceCsr,
+    opts: SolveOptions,
+) -> Result<ReusableSolver<T>, Error> {
+    let (backend, _) = opts.backend.create_for(arrays.n)?;
+    #[cfg(feature = "cuda")]
+    if let pipekrylov::backend::AnyBackend::Cuda(cuda) = &backend {
+        let DeviceCsr {
+            n,
+            indptr,
+            indices,
+            data,
+            nnz,
+        } = arrays;
+        // SAFETY: the wrapper passes addresses of live CuPy arrays on this device of the
+        // lengths given (n + 1 and nnz int32 indices, nnz values of T), which it keeps alive
+        // and unchanged for the solver's life, after synchronizing CuPy's stream; the borrowed
+        // buffers never free them.
+        let (rp, ci, v) = unsafe {
+            (
+                cuda.borrow_device_memory::<u32>(indptr, n + 1)?,
+                cuda.borrow_device_memory::<u32>(indices, nnz)?,
+                cuda.borrow_device_memory::<T>(data, nnz)?,
+            )
+        };
+        let matrix = pipekrylov::backend::DeviceMatrix::from_csr_buffers(cuda, n, n, rp, ci, v)?;
+        return ReusableSolver::on_device(backend, matrix, opts);
+    }
+    Err(Error::WrongBackend {
+        expected: "cuda".into(),
+        found: backend.name().into(),
+    })
 }
 
 /// New values for the solver (the same value dtype as its matrix).

@@ -1,5 +1,6 @@
 """CuPy inputs on the CUDA backend (run on a GPU machine with CuPy; skipped where there is no
-CUDA device or no CuPy): solved in place on the device, with no host copy of the vectors."""
+CUDA device or no CuPy): solved in place on the device, with no host copy of the vectors or
+of the matrix."""
 
 from __future__ import annotations
 
@@ -39,8 +40,7 @@ def test_cupy_vectors_are_solved_in_place(method, monkeypatch):
 
 
 def test_cupy_sparse_matrix_input():
-    # The matrix comes to the host once at setup (the preconditioners are set up there); the
-    # vectors stay on the device.
+    # The one-call function on a CuPy matrix: solved on its device, the vectors there too.
     A = poisson2d(50)
     Ad = cusp.csr_matrix(A)
     b = cupy.ones(A.shape[0])
@@ -49,6 +49,80 @@ def test_cupy_sparse_matrix_input():
     assert rep.vector_copies == 0 and rep.backend.startswith("cuda")
     r = cupy.asnumpy(b) - A @ cupy.asnumpy(x)
     assert np.linalg.norm(r) <= 1e-8 * np.sqrt(A.shape[0]) * 1.01
+
+
+def _refuse_host_copies(monkeypatch):
+    def refuse(*_a, **_k):
+        raise AssertionError("a CuPy array or matrix was copied to the host")
+
+    monkeypatch.setattr(cupy.ndarray, "get", refuse)
+    monkeypatch.setattr(cupy, "asnumpy", refuse)
+    for kind in (cusp.csr_matrix, cusp.coo_matrix, cusp.csc_matrix):
+        monkeypatch.setattr(kind, "get", refuse)
+
+
+@pytest.mark.parametrize("precond", [None, "jacobi", "amg"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_matrix_is_used_in_place(precond, dtype, monkeypatch):
+    # No host copy of the matrix or the vectors (CuPy's way to the host refused), the same
+    # iterations and solution as the solver of the SciPy matrix on the same backend.
+    A = poisson2d(64, dtype=dtype)
+    rtol = 1e-10 if dtype == np.float64 else 1e-5
+    b_host = np.random.default_rng(1).standard_normal(A.shape[0]).astype(dtype)
+    ref = pipekrylov.Solver(A, "cg", precond, "cuda", rtol=rtol, variant="classical")
+    x_ref, info_ref, rep_ref = ref.solve(b_host, report=True)
+    Ad, b = cusp.csr_matrix(A), cupy.asarray(b_host)
+    _refuse_host_copies(monkeypatch)
+    S = pipekrylov.Solver(Ad, "cg", precond, rtol=rtol, variant="classical")  # backend "auto"
+    x, info, rep = S.solve(b, report=True)
+    monkeypatch.undo()
+    assert S.backend.startswith("cuda") and isinstance(x, cupy.ndarray)
+    assert info == 0 == info_ref and rep.iterations == rep_ref.iterations
+    assert rep.vector_copies == 0
+    notes = " ".join(rep.notes)
+    assert "used in place" in notes and "copied to the host" not in notes, notes
+    tol = 1e-9 if dtype == np.float64 else 1e-4
+    assert np.allclose(cupy.asnumpy(x), x_ref, rtol=tol, atol=tol * 1e-3)
+
+
+def test_cupy_matrix_for_a_host_setup_is_copied_once_and_said_so():
+    A = convdiff2d(48)
+    S = pipekrylov.Solver(cusp.csr_matrix(A), "gmres", "bilu0", rtol=1e-10)
+    x, info, rep = S.solve(cupy.ones(A.shape[0]), report=True)
+    assert info == 0 and "copied to the host once for the bilu0 setup" in " ".join(rep.notes)
+    r = np.ones(A.shape[0]) - A @ cupy.asnumpy(x)
+    assert np.linalg.norm(r) <= 1e-9 * np.sqrt(A.shape[0])
+
+
+def test_non_canonical_cupy_matrices_are_converted_on_the_device(monkeypatch):
+    # COO with duplicate entries and unsorted rows: made canonical CSR by CuPy on the device.
+    A = poisson2d(32).tocoo()
+    half = A.data / 2
+    rows = np.concatenate([A.row, A.row])[::-1].copy()
+    cols = np.concatenate([A.col, A.col])[::-1].copy()
+    vals = np.concatenate([half, half])[::-1].copy()
+    Ad = cusp.coo_matrix((cupy.asarray(vals), (cupy.asarray(rows), cupy.asarray(cols))),
+                         shape=A.shape)
+    _refuse_host_copies(monkeypatch)
+    S = pipekrylov.Solver(Ad, "cg", "jacobi", rtol=1e-10)
+    x, info = S.solve(cupy.ones(A.shape[0]))
+    monkeypatch.undo()
+    assert info == 0
+    r = np.ones(A.shape[0]) - A.tocsr() @ cupy.asnumpy(x)
+    assert np.linalg.norm(r) <= 1e-9 * np.sqrt(A.shape[0])
+
+
+def test_faulty_cupy_matrices_are_typed_errors():
+    A = poisson2d(16)
+    bad = cusp.csr_matrix(A)
+    bad.data[5] = cupy.nan
+    with pytest.raises(pipekrylov.InvalidInputError, match="NaN or infinite"):
+        pipekrylov.Solver(bad, "cg", "jacobi")
+    with pytest.raises(ValueError, match="square"):
+        pipekrylov.Solver(cusp.csr_matrix(A[:10]), "cg")
+    S = pipekrylov.Solver(cusp.csr_matrix(A), "cg")
+    with pytest.raises(pipekrylov.SolverError, match="device arrays"):
+        S.update_values(A)
 
 
 def test_initial_guess_on_the_device():
