@@ -136,8 +136,10 @@ DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
 PYTHON_HOST_ONE_CALL = "28.8 -> 19.8 (78d5ea7 -> 49a33d3)"
-# The Python time to solution once AMG was set up on the device (spgemm-blocks/python.sh, 79213da).
-PYTHON_TTS_CSV = "h200-2026-11-30-spgemm-blocks/time_to_solution.csv"
+# The Python time to solution from a SciPy matrix and from a CuPy matrix used in place
+# (python-in-place/run.sh, part in_place_matrix of python-vs-cupy/run.py).
+PYTHON_TTS_CSV = "h200-2026-11-30-python-in-place/in_place_matrix.csv"
+PYTHON_TTS_COMMIT = "c79acdf"
 SOURCES["ilu"] = {
     "title": "ILU on real matrices with zero or weak diagonals",
     "files": ["h200-2026-11-29-amg-resident/ilu_real_matrices.csv", "h200-2026-11-29-python/ilu_vs_bilu0.csv"],
@@ -537,11 +539,16 @@ def python_package():
                    f"{float(r['speedup']):.1f}x | {f1(float(r['loop_us_per_it']))} |")
     out.append("")
     tts = rows_of(os.path.join(RESULTS, PYTHON_TTS_CSV))
-    out += para("Time to 1e-8 (setup + solve, s; 79213da, `spgemm-blocks/python.sh`): " + "; ".join(
-        f"n = {n}: " + ", ".join(f"{r['solver'].replace('pipekrylov ', '')} {r['iterations']} its "
-                                 f"{f3(float(r['setup_s']) + float(r['solve_s']))}"
-                                 for r in tts if r["n"] == n)
-        for n in sorted({r["n"] for r in tts}, key=int)) + " (setup: the CuPy matrix via the host).")
+    def one_call(n, source):
+        return ", ".join(f"{r['solver'].replace('pipekrylov cg+', '')} {f3(float(r['one_call_s']))}"
+                         for r in tts if r["n"] == n and r["input"] == source
+                         and r["solver"] in ("pipekrylov cg+none", "pipekrylov cg+amg"))
+    out += para(f"Time to 1e-8, one `pipekrylov.cg` call (s; {PYTHON_TTS_COMMIT}, `python-in-place/run.sh`): "
+                + "; ".join(
+        f"n = {n}: cupyx cg " + "".join(f3(float(r["solve_s"])) for r in tts if r["n"] == n and r["input"] == "cupy"
+                                         and r["solver"] == "cupyx cg")
+        + f"; SciPy A: {one_call(n, 'scipy')}; CuPy A in place: {one_call(n, 'cupy')}"
+        for n in sorted({r["n"] for r in tts}, key=int)) + ".")
     out.pop()
     ov = rows_of(os.path.join(RESULTS, PYTHON_OVERHEAD_CSV))
     calls = {}
