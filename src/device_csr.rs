@@ -18,7 +18,7 @@ static NEXT_DEVICE_FINGERPRINT: AtomicU64 = AtomicU64::new(1);
 /// A fingerprint no other device matrix of this process has (their values are not hashed:
 /// that would read them all). A preconditioner built from the matrix records it, so the
 /// solvers refuse that preconditioner with any other matrix.
-fn new_fingerprint() -> u64 {
+pub(crate) fn new_fingerprint() -> u64 {
     let mut z = NEXT_DEVICE_FINGERPRINT.fetch_add(1, Ordering::Relaxed);
     // splitmix64's finalizer: distinct counters give distinct values.
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _pipekrylov
-from ._errors import translate
+from ._errors import InvalidInputError, translate
 
 # The address of a contiguous NumPy array's first element (its `__array_struct__`: about
 # 0.3 us, against 2.4 us for `ndarray.ctypes.data`).
@@ -276,8 +276,8 @@ class Solver:
     used in place on its device instead (converted there to canonical CSR with int32 indices
     when it is not one): checked there, never copied to the host unless the preconditioner's
     setup runs on the host (all but none, "jacobi" and "amg"; the report's ``backend_notes``
-    say so). Keep it unchanged while the solver lives; :meth:`update_values` is not available
-    for such a solver (make a new one).
+    say so). Keep it unchanged while the solver lives; :meth:`update_values` then takes the
+    new matrix's values array in place too.
     """
 
     def __init__(
@@ -354,6 +354,8 @@ class Solver:
         :class:`PreconditionerError` when the new values cannot be factored (a zero pivot, ...);
         then the solver keeps its old values and stays usable.
         """
+        if getattr(self, "_device_matrix", None) is not None:
+            return self._update_device_values(A)
         csr, _ = _as_csr(A)
         if csr.shape[0] != self._n:
             raise ValueError(f"A is {csr.shape[0]} x {csr.shape[1]}, the solver's matrix has n = {self._n}")
@@ -364,6 +366,39 @@ class Solver:
             raw = self._solver.update_values(*args)
         except _pipekrylov.RustError as e:
             raise translate(e) from None
+        return json.loads(raw)
+
+    def _update_device_values(self, A: Any) -> dict:
+        """update_values for a solver of a CuPy matrix used in place: the new matrix (a CuPy
+        matrix, or any the constructor takes, put on the device by CuPy) must have the pattern
+        of the first, compared on the device; its values array is used in place from now on."""
+        import cupy
+        import cupyx.scipy.sparse as csp
+
+        new = _cupy_csr(A)
+        if new is None:
+            csr, _ = _as_csr(A)
+            new = _cupy_csr(csp.csr_matrix(csr))
+        old = self._device_matrix
+        if new.shape != old.shape:
+            raise ValueError(f"A is {new.shape[0]} x {new.shape[1]}, the solver's matrix has n = {self._n}")
+        if np.dtype(new.dtype) != self._dtype:
+            raise TypeError(f"A's dtype {new.dtype} is not the solver's {self._dtype}")
+        if new.nnz != old.nnz or not (
+            bool(cupy.array_equal(new.indptr, old.indptr))
+            and bool(cupy.array_equal(new.indices, old.indices))
+        ):
+            raise InvalidInputError(
+                "the new matrix has another sparsity pattern than the one the solver was set up "
+                "for (make a new Solver for a new pattern)"
+            )
+        cupy.cuda.get_current_stream().synchronize()
+        try:
+            raw = self._solver.update_device_values(new.data.data.ptr, int(new.nnz))
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        # The solver reads the new values array from now on (the index arrays are the first's).
+        self._device_values = new.data
         return json.loads(raw)
 
     @property

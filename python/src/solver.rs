@@ -331,6 +331,26 @@ impl PySolver {
             .map_err(|e| crate_error(py, Error::Unsupported(format!("report as JSON: {e}"))))
     }
 
+    /// New values for a solver set up by `on_device`: `data`, the address of `nnz` values of the
+    /// solver's dtype in CUDA memory of its device, on the pattern it was set up with (the
+    /// wrapper compared it), used in place from now on (the crate's
+    /// `ReusableSolver::update_device_values`), with the GIL released. The caller keeps the
+    /// array alive and unchanged for the solver's life and has synchronized its stream. Returns
+    /// the update as JSON, as `update_values`.
+    fn update_device_values(&mut self, py: Python<'_>, data: u64, nnz: usize) -> PyResult<String> {
+        let solver = OnThisThread(&mut self.solver);
+        let updated = py.detach(move || {
+            let solver = solver;
+            OnThisThread(match solver.0 {
+                Precision::F32(s) => update_on_device(s, data, nnz),
+                Precision::F64(s) => update_on_device(s, data, nnz),
+            })
+        });
+        let update = updated.0.map_err(|e| crate_error(py, e))?;
+        serde_json::to_string(&update)
+            .map_err(|e| crate_error(py, Error::Unsupported(format!("report as JSON: {e}"))))
+    }
+
     /// The number of unknowns.
     #[getter]
     fn n(&self) -> usize {
@@ -524,6 +544,28 @@ fn solver_on_device<T: Scalar>(
         let matrix = pipekrylov::backend::DeviceMatrix::from_csr_buffers(cuda, n, n, rp, ci, v)?;
         return ReusableSolver::on_device(backend, matrix, opts);
     }
+    Err(Error::WrongBackend {
+        expected: "cuda".into(),
+        found: backend.name().into(),
+    })
+}
+
+/// [`ReusableSolver::update_device_values`] with `nnz` values of `T` at `data` in CUDA memory.
+fn update_on_device<T: Scalar>(
+    s: &mut ReusableSolver<T>,
+    data: u64,
+    nnz: usize,
+) -> Result<pipekrylov::ValuesUpdate, Error> {
+    let backend = s.backend().0;
+    #[cfg(feature = "cuda")]
+    if let pipekrylov::backend::AnyBackend::Cuda(cuda) = backend {
+        // SAFETY: the wrapper passes the address of a live CuPy array of nnz values of T on
+        // this device, which it keeps alive and unchanged for the solver's life, after
+        // synchronizing CuPy's stream; the borrowed buffer never frees it.
+        let values = unsafe { cuda.borrow_device_memory::<T>(data, nnz)? };
+        return s.update_device_values(values);
+    }
+    let _ = (data, nnz);
     Err(Error::WrongBackend {
         expected: "cuda".into(),
         found: backend.name().into(),

@@ -5,6 +5,7 @@ of the matrix."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import pipekrylov
@@ -131,8 +132,37 @@ def test_faulty_cupy_matrices_are_typed_errors():
     with pytest.raises(ValueError, match="square"):
         pipekrylov.Solver(cusp.csr_matrix(A[:10]), "cg")
     S = pipekrylov.Solver(cusp.csr_matrix(A), "cg")
-    with pytest.raises(pipekrylov.SolverError, match="device arrays"):
-        S.update_values(A)
+    other = A + sp.eye(A.shape[0], k=3, format="csr")
+    with pytest.raises(pipekrylov.InvalidInputError, match="pattern"):
+        S.update_values(cusp.csr_matrix(other))
+    nan = cusp.csr_matrix(A)
+    nan.data[0] = cupy.inf
+    with pytest.raises(pipekrylov.InvalidInputError, match="NaN or infinite"):
+        S.update_values(nan)
+    x, info = S.solve(cupy.ones(A.shape[0]))
+    assert info == 0
+
+
+@pytest.mark.parametrize("precond", ["jacobi", "amg", "bilu0"])
+def test_cupy_matrix_update_values_in_place(precond, monkeypatch):
+    # New values of a CuPy matrix on the first's pattern: used in place (no host copy for the
+    # preconditioners refreshed on the device), solved as the SciPy solver refreshed the same way.
+    A = poisson2d(48)
+    A2 = (A + sp.diags(0.5 + (np.arange(A.shape[0]) % 3) * 0.5)).tocsr()
+    b = np.ones(A.shape[0])
+    ref = pipekrylov.Solver(A, "cg", precond, "cuda", rtol=1e-10, variant="classical")
+    ref.update_values(A2)
+    x_ref, _, rep_ref = ref.solve(b, report=True)
+    S = pipekrylov.Solver(cusp.csr_matrix(A), "cg", precond, rtol=1e-10, variant="classical")
+    A2d = cusp.csr_matrix(A2)
+    if precond != "bilu0":
+        _refuse_host_copies(monkeypatch)
+    update = S.update_values(A2d)
+    monkeypatch.undo()
+    assert update["precond"] is not None
+    x, info, rep = S.solve(cupy.asarray(b), report=True)
+    assert info == 0 and rep.iterations == rep_ref.iterations
+    assert np.allclose(cupy.asnumpy(x), x_ref, rtol=1e-9, atol=1e-12)
 
 
 def test_initial_guess_on_the_device():

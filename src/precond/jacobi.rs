@@ -160,6 +160,22 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Jacobi<T> {
         *self = Self::new(backend, a)?;
         Ok(super::ValuesRefresh::new(self.times, ""))
     }
+
+    fn update_values_on_device(
+        &mut self,
+        backend: &B,
+        device: &DeviceMatrix<T>,
+    ) -> Result<super::ValuesRefresh> {
+        if device.n_rows() != self.inv_diag.len() {
+            return Err(Error::dims(
+                "jacobi: new matrix rows vs preconditioner size",
+                self.inv_diag.len(),
+                device.n_rows(),
+            ));
+        }
+        *self = Self::from_device(backend, device)?;
+        Ok(super::ValuesRefresh::new(self.times, ""))
+    }
 }
 
 #[cfg(test)]

@@ -183,6 +183,22 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
             self.name()
         )))
     }
+
+    /// [`Preconditioner::update_values`] from the new matrix on the device alone: `device`, a
+    /// CSR matrix of the pattern it was built for with the new values (the matrix of a solver
+    /// of device arrays, [`crate::ReusableSolver::update_device_values`]). Jacobi and AMG set
+    /// up on the device have one; the default is [`Error::Unsupported`], and the caller then
+    /// gives the matrix on the host to [`Preconditioner::update_values`].
+    fn update_values_on_device(
+        &mut self,
+        _backend: &B,
+        _device: &DeviceMatrix<T>,
+    ) -> Result<ValuesRefresh> {
+        Err(Error::Unsupported(format!(
+            "the preconditioner '{}' refreshes from the matrix on the host",
+            self.name()
+        )))
+    }
 }
 
 /// What a preconditioner's [`Preconditioner::update_values`] kept and what its numeric phase

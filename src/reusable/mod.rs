@@ -362,8 +362,8 @@ impl<T: Scalar> ReusableSolver<T> {
         let t0 = std::time::Instant::now();
         let Some(pattern) = self.pattern else {
             return Err(Error::Unsupported(
-                "new values for a solver set up from device arrays (ReusableSolver::on_device): \
-                 build a new solver from the new arrays"
+                "new host values for a solver set up from device arrays \
+                 (ReusableSolver::on_device): pass them on the device (update_device_values)"
                     .into(),
             ));
         };

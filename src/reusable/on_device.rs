@@ -1,13 +1,16 @@
 //! A solver of a matrix whose arrays already live on the device
 //! ([`DeviceMatrix::from_csr_buffers`]): the arrays are the solver's matrix, used in place.
 
-use super::{Parts, ReusableSolver};
-use crate::backend::{AnyBackend, BackendInfo, DeviceMatrix, MatrixFormat, VectorOps};
+use super::{Parts, ReusableSolver, ValuesUpdate};
+use crate::backend::ops::sparse::{csr_check, CsrRef};
+use crate::backend::{AnyBackend, BackendInfo, Buffer, DeviceMatrix, MatrixFormat, VectorOps};
+use crate::device_csr::{download_csr, new_fingerprint};
 use crate::error::{Error, Result};
 use crate::precond::from_device::build_from_device;
 use crate::scalar::Scalar;
 use crate::SolveOptions;
 use std::ptr::NonNull;
+use std::time::Instant;
 
 impl<T: Scalar> ReusableSolver<T> {
     /// A solver of `a`, a CSR matrix on `backend` ([`DeviceMatrix::from_csr_buffers`], e.g. of
@@ -48,8 +51,9 @@ impl<T: Scalar> ReusableSolver<T> {
     /// Errors: a matrix that is not square ([`Error::DimensionMismatch`]), a format other than
     /// CSR in `options` ([`Error::InvalidParameter`]: the arrays are used as they are), a
     /// backend without double precision for `T` = f64, `options`' own errors, and the
-    /// preconditioner's setup errors. [`ReusableSolver::update_values`] is
-    /// [`Error::Unsupported`] on such a solver (build a new one for new values).
+    /// preconditioner's setup errors. New values come by
+    /// [`ReusableSolver::update_device_values`] ([`ReusableSolver::update_values`] is
+    /// [`Error::Unsupported`] on such a solver).
     pub fn on_device(
         backend: AnyBackend,
         mut a: DeviceMatrix<T>,
@@ -97,5 +101,88 @@ impl<T: Scalar> ReusableSolver<T> {
             x,
             parts: NonNull::from(Box::leak(parts)),
         })
+    }
+
+    /// New values for a solver of device arrays ([`ReusableSolver::on_device`]): `values`, one
+    /// per stored entry on the solver's backend (e.g. the caller's memory borrowed by address),
+    /// becomes the matrix's values array, used in place like the first; the row pointers and
+    /// columns are kept (`values` must follow them: the caller's promise, as the pattern is not
+    /// given again). The values are checked on the device (kernel `csr_check`), then the
+    /// preconditioner's numeric phase runs again: on the device for Jacobi and AMG set up
+    /// there ([`crate::precond::Preconditioner::update_values_on_device`]), for the others from
+    /// one host copy of the matrix, as at setup. The old values array is dropped (a borrowed
+    /// one is left to its owner).
+    ///
+    /// Errors: a solver of a host matrix ([`Error::Unsupported`]: use
+    /// [`ReusableSolver::update_values`]), another length ([`Error::PatternMismatch`]), NaN or
+    /// infinite values ([`Error::InvalidMatrix`]), a buffer of another backend
+    /// ([`Error::WrongBackend`]) and what the preconditioner's numeric phase reports. On any
+    /// error the solver keeps its old values and preconditioner and stays usable.
+    pub fn update_device_values(&mut self, values: Buffer<T>) -> Result<ValuesUpdate> {
+        let t0 = Instant::now();
+        if self.pattern.is_some() {
+            return Err(Error::Unsupported(
+                "device values for a solver of a host matrix (use update_values)".into(),
+            ));
+        }
+        let nnz = self.parts().matrix.nnz();
+        if values.len() != nnz {
+            return Err(Error::PatternMismatch(format!(
+                "the solver's matrix has {nnz} stored entries, the new values {}",
+                values.len()
+            )));
+        }
+        // The cached Krylov solver borrows the parts: it goes first.
+        self.solver = None;
+        // SAFETY: the only borrower of `parts` is gone, and `&mut self` excludes every other
+        // reference to them (`parts()` references are tied to `&self`).
+        let parts = unsafe { self.parts.as_mut() };
+        let faults = {
+            let m = &parts.matrix;
+            let (rp, ci) = match m.format() {
+                crate::backend::DeviceFormat::Csr {
+                    row_ptr, col_idx, ..
+                } => (row_ptr, col_idx),
+                _ => return Err(Error::param("update_device_values", "a CSR matrix")),
+            };
+            csr_check(
+                &parts.backend,
+                CsrRef::new(m.n_rows(), m.n_cols(), rp, ci, &values)?,
+            )?
+        };
+        if faults.non_finite > 0 {
+            return Err(Error::InvalidMatrix(format!(
+                "the new device values hold {} NaN or infinite entries",
+                faults.non_finite
+            )));
+        }
+        let old_fingerprint = parts.matrix.fingerprint;
+        let old_values = std::mem::replace(parts.matrix.values_mut(), values);
+        parts.matrix.fingerprint = new_fingerprint();
+        let matrix_seconds = t0.elapsed().as_secs_f64();
+        let refreshed = match parts.precond.as_mut() {
+            None => Ok(None),
+            Some(m) => match m.update_values_on_device(&parts.backend, &parts.matrix) {
+                Err(Error::Unsupported(_)) => download_csr(&parts.backend, &parts.matrix)
+                    .and_then(|host| {
+                        parts.matrix.fingerprint = host.fingerprint();
+                        m.update_values(&parts.backend, &host, Some(&parts.matrix))
+                    })
+                    .map(Some),
+                other => other.map(Some),
+            },
+        };
+        match refreshed {
+            Ok(precond) => Ok(ValuesUpdate {
+                matrix_seconds,
+                precond,
+                seconds: t0.elapsed().as_secs_f64(),
+            }),
+            Err(e) => {
+                *parts.matrix.values_mut() = old_values;
+                parts.matrix.fingerprint = old_fingerprint;
+                Err(e)
+            }
+        }
     }
 }

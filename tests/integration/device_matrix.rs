@@ -200,6 +200,76 @@ fn faulty_arrays_are_typed_errors(choice: BackendChoice) {
     }
 }
 
+/// New values on the device (`update_device_values`) against the same refresh of a solver of
+/// the uploaded matrix (`update_values`): the same iterations and iterates, for preconditioners
+/// refreshed on the device (Jacobi, AMG set up there) and from a host copy (BILU(0), AMG set up
+/// on the host); faulty new values are typed errors after which the solver is unchanged.
+fn device_values_refresh_as_an_upload(choice: BackendChoice) {
+    let a1 = Generator::Poisson2d
+        .generate_with_param::<f64>(40)
+        .unwrap()
+        .matrix;
+    // A2: the pattern of A1, the diagonal shifted by 0.5 .. 1.5 by row (still SPD).
+    let mut a2 = a1.clone();
+    let rp = a1.row_ptr().to_vec();
+    for (k, &j) in a1.col_idx().iter().enumerate() {
+        let i = rp.partition_point(|&p| p <= k) - 1;
+        if j == i {
+            a2.values_mut()[k] += 0.5 + (i % 3) as f64 * 0.5;
+        }
+    }
+    let b: Vec<f64> = (0..a1.n_rows()).map(|i| 1.0 + (i % 5) as f64).collect();
+    for precond in [
+        PrecondSpec::Jacobi,
+        amg(AmgSetup::Device, AmgPrecision::Solve),
+        amg(AmgSetup::Host, AmgPrecision::Solve),
+        PrecondSpec::from(PrecondKind::Bilu0),
+    ] {
+        let opts = options(Method::Cg, precond, choice);
+        let mut uploaded = ReusableSolver::builder(&a1).options(opts).build().unwrap();
+        uploaded.update_values(&a2).unwrap();
+        let reference = uploaded.solve(&b).unwrap();
+        let (backend, _) = choice.create().unwrap();
+        let m = on_device(&backend, &a1).unwrap();
+        let new_values = backend.upload(a2.values()).unwrap();
+        let (nan_values, short) = {
+            let mut nan = a2.values().to_vec();
+            nan[7] = f64::NAN;
+            (
+                backend.upload(&nan).unwrap(),
+                backend.upload(&nan[1..]).unwrap(),
+            )
+        };
+        let mut solver = ReusableSolver::on_device(backend, m, opts).unwrap();
+        let update = solver.update_device_values(new_values).unwrap();
+        assert!(update.precond.is_some(), "{precond:?}");
+        let sol = solver.solve(&b).unwrap();
+        assert_eq!(
+            sol.report.iterations, reference.report.iterations,
+            "{precond:?}"
+        );
+        let d = rel_diff(&sol.x, &reference.x);
+        assert!(d <= 1e-12, "{precond:?}: iterates differ by {d:e}");
+        let err = solver.update_device_values(nan_values).unwrap_err();
+        assert!(matches!(err, Error::InvalidMatrix(_)), "{err}");
+        let err = solver.update_device_values(short).unwrap_err();
+        assert!(matches!(err, Error::PatternMismatch(_)), "{err}");
+        let again = solver.solve(&b).unwrap();
+        assert_eq!(again.x, sol.x, "{precond:?}: changed by a refused update");
+    }
+    // Device values for a solver of a host matrix: typed.
+    let opts = options(Method::Cg, PrecondSpec::Jacobi, choice);
+    let mut host_solver = ReusableSolver::builder(&a1).options(opts).build().unwrap();
+    let values = host_solver.backend().0.upload(a2.values()).unwrap();
+    let err = host_solver.update_device_values(values).unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+}
+
+#[test]
+fn host_device_values_refresh_as_an_upload() {
+    device_values_refresh_as_an_upload(BackendChoice::Host);
+}
+
 #[test]
 fn host_every_preconditioner_solves_as_an_upload() {
     every_preconditioner_solves_as_an_upload(BackendChoice::Host);
@@ -220,6 +290,11 @@ mod opencl {
     }
 
     #[test]
+    fn opencl_device_values_refresh_as_an_upload() {
+        super::device_values_refresh_as_an_upload(BackendChoice::OpenCl);
+    }
+
+    #[test]
     fn opencl_faulty_arrays_are_typed_errors() {
         super::faulty_arrays_are_typed_errors(BackendChoice::OpenCl);
     }
@@ -233,6 +308,12 @@ mod cuda {
     #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
     fn cuda_every_preconditioner_solves_as_an_upload() {
         every_preconditioner_solves_as_an_upload(BackendChoice::Cuda);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (run on the device with --include-ignored)"]
+    fn cuda_device_values_refresh_as_an_upload() {
+        device_values_refresh_as_an_upload(BackendChoice::Cuda);
     }
 
     #[test]

@@ -728,6 +728,17 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
     ) -> Result<crate::precond::ValuesRefresh> {
         self.refresh(backend, a, device)
     }
+
+    /// The device refresh of a hierarchy set up on the device in the solve's precision, from
+    /// `device` alone (the finest level shares its arrays); `Unsupported` for the host setup and
+    /// the f32 hierarchy, which refresh from the matrix on the host.
+    fn update_values_on_device(
+        &mut self,
+        backend: &B,
+        device: &DeviceMatrix<T>,
+    ) -> Result<crate::precond::ValuesRefresh> {
+        self.refresh_from_device(backend, device)
+    }
 }
 
 /// Operator and grid complexity of levels of (rows, nonzeros): their sums over the finest

@@ -95,6 +95,31 @@ impl<T: Scalar> Amg<T> {
         self.finish_device_refresh(backend, local, fingerprint, t0)
     }
 
+    /// [`Amg::refresh_on_device`] from the new matrix on the device alone (a solver's of device
+    /// arrays), read in place; `Unsupported` where the refresh needs the matrix on the host (the
+    /// host setup, the f32 hierarchy).
+    pub(super) fn refresh_from_device<B: Backend>(
+        &mut self,
+        backend: &B,
+        device: &DeviceMatrix<T>,
+    ) -> Result<ValuesRefresh> {
+        if self.distributed || self.narrow.is_some() || self.on_device.is_none() {
+            return Err(Error::Unsupported(
+                "amg: this hierarchy refreshes from the matrix on the host".into(),
+            ));
+        }
+        if device.n_rows() != self.n {
+            return Err(Error::dims(
+                "amg: new matrix rows vs preconditioner size",
+                self.n,
+                device.n_rows(),
+            ));
+        }
+        let t0 = Instant::now();
+        let local = self.device_numeric(backend, DeviceA::Borrowed(device), None);
+        self.finish_device_refresh(backend, local, device.fingerprint(), t0)
+    }
+
     /// [`device_refresh::numeric`] on this hierarchy's levels and kept symbolic setup.
     fn device_numeric<B: Backend>(
         &self,
