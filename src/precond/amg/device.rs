@@ -146,13 +146,16 @@ impl<T: Scalar> Amg<T> {
         device: Option<&DeviceMatrix<T>>,
         options: AmgOptions,
     ) -> Result<Self> {
-        let options = options.for_contrast(super::options::diagonal_contrast(a));
         if options.precision == AmgPrecision::F32 && T::PRECISION == Precision::F64 {
+            let options = options.for_contrast(super::options::diagonal_contrast(a));
             return Self::new_narrow(backend, a, device, options);
         }
+        // (The high-contrast rule's options: the device setup finds the diagonal's extremes
+        // there, the host setup on the host.)
         if options.sets_up_on_device(backend) {
             return Self::new_on_device(backend, a, device, options);
         }
+        let options = options.for_contrast(super::options::diagonal_contrast(a));
         let t0 = Instant::now();
         let hierarchy = Hierarchy::build(a, &options)?;
         let host_seconds = t0.elapsed().as_secs_f64();
@@ -195,7 +198,8 @@ impl<T: Scalar> Amg<T> {
         Ok(amg)
     }
 
-    /// The setup on the device ([`AmgSetup::Device`](crate::precond::AmgSetup::Device)): the
+    /// The setup on the device ([`AmgSetup::Device`](crate::precond::AmgSetup::Device)), with
+    /// the options of [`AmgOptions::for_contrast`] for the diagonal contrast found there: the
     /// coarsest level's inversion is the host part of the setup time.
     fn new_on_device<B: Backend>(
         backend: &B,
@@ -207,6 +211,8 @@ impl<T: Scalar> Amg<T> {
         device_setup::check_input(a, &options)?;
         let fingerprint = trusted_fingerprint(a, device);
         let first = DeviceA::of(backend, a, device, fingerprint)?;
+        let options =
+            options.for_contrast(super::from_device::diagonal_contrast(backend, first.get())?);
         Self::from_device_a(backend, first, Some(a), fingerprint, options, t0)
     }
 

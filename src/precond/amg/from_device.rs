@@ -61,7 +61,10 @@ impl<T: Scalar> Amg<T> {
 
 /// `a`'s diagonal contrast as [`super::options::diagonal_contrast`] computes it on the host
 /// (largest over smallest nonzero diagonal magnitude, 1 without one), on the device.
-fn diagonal_contrast<B: Backend, T: Scalar>(backend: &B, a: &DeviceMatrix<T>) -> Result<f64> {
+pub(super) fn diagonal_contrast<B: Backend, T: Scalar>(
+    backend: &B,
+    a: &DeviceMatrix<T>,
+) -> Result<f64> {
     let view = CsrRef::of(a)?;
     let mut diag = backend.alloc::<T>(view.n_rows)?;
     // Its count of rows without a positive diagonal is the setup's to report.
