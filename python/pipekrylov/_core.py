@@ -94,6 +94,27 @@ _VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
+def _canonical_csr(A: Any) -> Any:
+    """A sparse matrix of SciPy or CuPy (the same interface) as a square CSR matrix in canonical
+    form (sorted columns, no duplicates) with float32/float64 values, converted where it lives
+    when it is not one; TypeError/ValueError for a shape or dtype the library does not take."""
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    kind = np.dtype(A.dtype).kind
+    if kind == "c":
+        raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
+    if A.dtype not in (np.float32, np.float64):
+        if kind not in "iub":
+            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
+        A = A.astype(np.float64)
+    if A.format != "csr":
+        A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
 def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
     """A as a canonical SciPy CSR matrix of float32/float64 values and int32/int64 indices, and
     whether it came from CuPy."""
@@ -124,19 +145,7 @@ def _as_csr(A: Any) -> Tuple[sp.csr_matrix, bool]:
             f"cupyx.scipy.sparse matrix; got {type(A).__name__} (a LinearOperator has no "
             "entries to build a preconditioner from)"
         )
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be square, got shape {A.shape}")
-    if np.issubdtype(A.dtype, np.complexfloating):
-        raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
-    if A.dtype not in (np.float32, np.float64):
-        if not (np.issubdtype(A.dtype, np.integer) or A.dtype == np.bool_):
-            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
-        A = A.astype(np.float64)
-    if A.format != "csr":
-        A = A.tocsr()
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
+    A = _canonical_csr(A)
     if A.indptr.dtype not in (np.int32, np.int64) or A.indices.dtype != A.indptr.dtype:
         A = sp.csr_matrix(
             (A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape
@@ -184,19 +193,7 @@ def _cupy_csr(A: Any):
         return None
     import cupy
 
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be square, got shape {A.shape}")
-    if cupy.dtype(A.dtype).kind == "c":
-        raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
-    if A.dtype not in (np.float32, np.float64):
-        if cupy.dtype(A.dtype).kind not in "iub":
-            raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
-        A = A.astype(cupy.float64)
-    if A.format != "csr":
-        A = A.tocsr()
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
+    A = _canonical_csr(A)
     if A.indptr.dtype != np.int32 or A.indices.dtype != np.int32:
         if A.nnz >= 2**31:
             raise ValueError("A has 2^31 or more entries: beyond the kernels' 32-bit indices")

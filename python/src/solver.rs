@@ -111,6 +111,25 @@ pub struct PySolver {
     last_many: Vec<(SolveReport, f64)>,
 }
 
+impl PySolver {
+    /// The class around `solver`, set up since `started`.
+    fn set_up(solver: Precision, started: Instant) -> Self {
+        let (backend, notes, gpu) = match &solver {
+            Precision::F32(s) => describe(s),
+            Precision::F64(s) => describe(s),
+        };
+        Self {
+            solver,
+            backend,
+            notes,
+            gpu,
+            setup_seconds: started.elapsed().as_secs_f64(),
+            last: None,
+            last_many: Vec::new(),
+        }
+    }
+}
+
 #[pymethods]
 impl PySolver {
     /// Set up: the CSR arrays by address (`index_bits` 32/64, `value_bits` 32/64) and the
@@ -142,19 +161,7 @@ impl PySolver {
         let started = Instant::now();
         let built = py.detach(move || OnThisThread(build(raw, opts)));
         let solver = built.0.map_err(|e| crate_error(py, e))?;
-        let (backend, notes, gpu) = match &solver {
-            Precision::F32(s) => describe(s),
-            Precision::F64(s) => describe(s),
-        };
-        Ok(Self {
-            solver,
-            backend,
-            notes,
-            gpu,
-            setup_seconds: started.elapsed().as_secs_f64(),
-            last: None,
-            last_many: Vec::new(),
-        })
+        Ok(Self::set_up(solver, started))
     }
 
     /// Set up from a CSR matrix in CUDA memory of the solver's device (addresses of CuPy's
@@ -187,19 +194,7 @@ impl PySolver {
         let started = Instant::now();
         let built = py.detach(move || OnThisThread(build_on_device(arrays, value_bits, opts)));
         let solver = built.0.map_err(|e| crate_error(py, e))?;
-        let (backend, notes, gpu) = match &solver {
-            Precision::F32(s) => describe(s),
-            Precision::F64(s) => describe(s),
-        };
-        Ok(Self {
-            solver,
-            backend,
-            notes,
-            gpu,
-            setup_seconds: started.elapsed().as_secs_f64(),
-            last: None,
-            last_many: Vec::new(),
-        })
+        Ok(Self::set_up(solver, started))
     }
 
     /// Solve with `b` (address, length n) from `x0` (address, or 0 for zero), the solution

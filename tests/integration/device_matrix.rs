@@ -13,7 +13,7 @@ use pipekrylov::matrix::generate::Generator;
 use pipekrylov::matrix::CsrMatrix;
 use pipekrylov::precond::{AmgOptions, AmgPrecision, AmgSetup, PrecondKind, PrecondSpec};
 use pipekrylov::solver::Variant;
-use pipekrylov::{Error, Method, ReusableSolver, SolveOptions};
+use pipekrylov::{Error, Method, ReusableSolver, Solution, SolveOptions};
 
 fn index(x: &[usize]) -> Vec<u32> {
     x.iter().map(|&i| i as u32).collect()
@@ -60,6 +60,16 @@ fn options(method: Method, precond: PrecondSpec, backend: BackendChoice) -> Solv
     .variant(Variant::Classical)
 }
 
+/// The same iterations and iterates (to 1e-12) as `reference`.
+fn assert_same_solve(precond: &PrecondSpec, sol: &Solution<f64>, reference: &Solution<f64>) {
+    assert_eq!(
+        sol.report.iterations, reference.report.iterations,
+        "{precond:?}"
+    );
+    let d = rel_diff(&sol.x, &reference.x);
+    assert!(d <= 1e-12, "{precond:?}: iterates differ by {d:e}");
+}
+
 /// The solve of `a`'s device arrays against the same solve of an upload of `a`, on one backend.
 fn solves_as_an_upload(choice: BackendChoice, a: &CsrMatrix<f64>, precond: PrecondSpec) {
     let opts = options(Method::Cg, precond, choice);
@@ -71,12 +81,7 @@ fn solves_as_an_upload(choice: BackendChoice, a: &CsrMatrix<f64>, precond: Preco
     let m = on_device(&backend, a).unwrap();
     let mut solver = ReusableSolver::on_device(backend, m, opts).unwrap();
     let sol = solver.solve(&b).unwrap();
-    assert_eq!(
-        sol.report.iterations, reference.report.iterations,
-        "{precond:?}"
-    );
-    let d = rel_diff(&sol.x, &reference.x);
-    assert!(d <= 1e-12, "{precond:?}: iterates differ by {d:e}");
+    assert_same_solve(&precond, &sol, &reference);
     let copied = sol.notes.iter().any(|n| n.contains("copied to the host"));
     let reads_on_device = match precond {
         PrecondSpec::None | PrecondSpec::Jacobi => true,
@@ -244,12 +249,7 @@ fn device_values_refresh_as_an_upload(choice: BackendChoice) {
         let update = solver.update_device_values(new_values).unwrap();
         assert!(update.precond.is_some(), "{precond:?}");
         let sol = solver.solve(&b).unwrap();
-        assert_eq!(
-            sol.report.iterations, reference.report.iterations,
-            "{precond:?}"
-        );
-        let d = rel_diff(&sol.x, &reference.x);
-        assert!(d <= 1e-12, "{precond:?}: iterates differ by {d:e}");
+        assert_same_solve(&precond, &sol, &reference);
         let err = solver.update_device_values(nan_values).unwrap_err();
         assert!(matches!(err, Error::InvalidMatrix(_)), "{err}");
         let err = solver.update_device_values(short).unwrap_err();
