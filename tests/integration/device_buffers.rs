@@ -1,6 +1,8 @@
 //! Solving with vectors that already live on the backend (`ReusableSolver::solve_buffers`) and
-//! with CUDA memory the caller allocated (`CudaBackend::borrow_device_memory`): the same
-//! iterates as the host-vector solve, nothing freed that the caller owns, bad pointers typed.
+//! with CUDA memory or OpenCL memory objects the caller allocated
+//! (`CudaBackend::borrow_device_memory`, `OpenClBackend::borrow_cl_mem`; with OpenCL also the
+//! matrix's arrays, `ReusableSolver::on_device`): the same iterates as the host-vector solve,
+//! nothing freed that the caller owns, bad pointers typed.
 
 use pipekrylov::backend::{BackendChoice, VectorOps};
 use pipekrylov::matrix::generate::Generator;
@@ -223,5 +225,74 @@ mod opencl {
         ));
         release(mem);
         release(foreign);
+    }
+
+    /// Memory objects holding `data`, "of the caller" as in `create`.
+    fn create_from<T: bytemuck::Pod>(context: *mut c_void, data: &[T]) -> ffi::cl_mem {
+        let mut err = 0;
+        let flags = ffi::CL_MEM_READ_WRITE | ffi::CL_MEM_COPY_HOST_PTR;
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: a valid context; `data` holds `bytes` bytes, copied at creation.
+        let mem = unsafe {
+            ffi::clCreateBuffer(
+                context.cast(),
+                flags,
+                bytes,
+                data.as_ptr() as *mut c_void,
+                &mut err,
+            )
+        };
+        assert_eq!(err, ffi::CL_SUCCESS);
+        mem
+    }
+
+    /// A matrix of the caller's memory objects (its three CSR arrays) is checked and solved in
+    /// place (`DeviceMatrix::from_csr_buffers`, `ReusableSolver::on_device`): the iterations and
+    /// solution of the same matrix uploaded, and the caller may release its references once
+    /// the borrows hold them.
+    #[test]
+    fn borrowed_cl_mem_matrix_is_solved_in_place() {
+        use pipekrylov::backend::DeviceMatrix;
+        use pipekrylov::SolveOptions;
+        let (mut uploaded, b) = solver(BackendChoice::OpenCl);
+        let reference = uploaded.solve(&b).unwrap();
+        let a = Generator::Poisson2d.generate::<f64>(4096).unwrap().matrix;
+        let n = a.n_rows();
+        let index = |x: &[usize]| x.iter().map(|&i| i as u32).collect::<Vec<_>>();
+        let (backend, _) = BackendChoice::OpenCl.create().unwrap();
+        let AnyBackend::OpenCl(cl) = &backend else {
+            panic!("not on OpenCL")
+        };
+        let context = cl.raw_context();
+        let mems = (
+            create_from(context, &index(a.row_ptr())),
+            create_from(context, &index(a.col_idx())),
+            create_from(context, a.values()),
+        );
+        // SAFETY: valid memory objects of this context of the lengths given; nothing else
+        // writes them.
+        let m = unsafe {
+            DeviceMatrix::from_csr_buffers(
+                cl,
+                n,
+                n,
+                cl.borrow_cl_mem::<u32>(mems.0.cast(), n + 1).unwrap(),
+                cl.borrow_cl_mem::<u32>(mems.1.cast(), a.nnz()).unwrap(),
+                cl.borrow_cl_mem::<f64>(mems.2.cast(), a.nnz()).unwrap(),
+            )
+            .unwrap()
+        };
+        release(mems.0);
+        release(mems.1);
+        release(mems.2);
+        let options = SolveOptions::default()
+            .method(Method::Cg)
+            .precond(PrecondKind::Jacobi)
+            .rtol(1e-10);
+        let mut s = ReusableSolver::on_device(backend, m, options).unwrap();
+        let sol = s.solve(&b).unwrap();
+        assert_eq!(sol.report.iterations, reference.report.iterations);
+        let diff = crate::common::rel_diff(&sol.x, &reference.x);
+        assert!(diff <= 1e-12, "{diff:e}");
     }
 }
