@@ -1,5 +1,7 @@
 //! Compressed sparse row format, the host-side master format.
 
+pub(crate) use super::fingerprint::fnv1a;
+use super::fingerprint::{fnv1a_from, FingerprintCache};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
@@ -23,6 +25,8 @@ pub struct CsrMatrix<T> {
     row_ptr: Vec<usize>,
     col_idx: Vec<usize>,
     values: Vec<T>,
+    /// Fingerprints computed so far (reset by [`CsrMatrix::values_mut`]).
+    hashes: FingerprintCache,
 }
 
 impl<T: Scalar> CsrMatrix<T> {
@@ -50,6 +54,7 @@ impl<T: Scalar> CsrMatrix<T> {
             row_ptr,
             col_idx,
             values,
+            hashes: FingerprintCache::default(),
         })
     }
 
@@ -95,6 +100,7 @@ impl<T: Scalar> CsrMatrix<T> {
             row_ptr: out_ptr,
             col_idx: out_cols,
             values: out_vals,
+            hashes: FingerprintCache::default(),
         })
     }
 
@@ -119,48 +125,31 @@ impl<T: Scalar> CsrMatrix<T> {
 
     /// A 64-bit FNV-1a hash of the shape, the pattern and the value bits: preconditioners
     /// remember it to refuse being used with another matrix
-    /// ([`crate::Error::PreconditionerMismatch`]).
+    /// ([`crate::Error::PreconditionerMismatch`]). Computed once (in parallel) and kept
+    /// until [`CsrMatrix::values_mut`] is called.
     pub fn fingerprint(&self) -> u64 {
-        self.hash(true)
+        *self.hashes.full.get_or_init(|| {
+            let values = chunk_hashes(&self.values, |v| v.to_f64().to_bits());
+            fnv1a_from(self.pattern_fingerprint(), values)
+        })
     }
 
     /// [`CsrMatrix::fingerprint`] without the values: the shape and the pattern (row pointers
     /// and column indices). A solver set up once compares it before taking new values
-    /// ([`crate::ReusableSolver::update_values`]).
+    /// ([`crate::ReusableSolver::update_values`]). Computed once and kept.
     pub fn pattern_fingerprint(&self) -> u64 {
-        self.hash(false)
-    }
-
-    fn hash(&self, with_values: bool) -> u64 {
-        use rayon::prelude::*;
-        // FNV-1a per fixed chunk of 2^16 words (in parallel; the chunking does not depend on
-        // the thread count, so the value is deterministic), then over the chunk hashes.
-        const CHUNK: usize = 1 << 16;
-        let rp: Vec<u64> = self
-            .row_ptr
-            .par_chunks(CHUNK)
-            .map(|c| fnv1a(c.iter().map(|&p| p as u64)))
-            .collect();
-        let ci: Vec<u64> = self
-            .col_idx
-            .par_chunks(CHUNK)
-            .map(|c| fnv1a(c.iter().map(|&p| p as u64)))
-            .collect();
-        let va: Vec<u64> = match with_values {
-            true => self
-                .values
-                .par_chunks(CHUNK)
-                .map(|c| fnv1a(c.iter().map(|v| v.to_f64().to_bits())))
-                .collect(),
-            false => Vec::new(),
-        };
-        fnv1a(
-            [self.n_rows as u64, self.n_cols as u64]
-                .into_iter()
-                .chain(rp)
-                .chain(ci)
-                .chain(va),
-        )
+        *self.hashes.pattern.get_or_init(|| {
+            let (rp, ci) = rayon::join(
+                || chunk_hashes(&self.row_ptr, |&p| p as u64),
+                || chunk_hashes(&self.col_idx, |&c| c as u64),
+            );
+            fnv1a(
+                [self.n_rows as u64, self.n_cols as u64]
+                    .into_iter()
+                    .chain(rp)
+                    .chain(ci),
+            )
+        })
     }
 
     /// The `n x n` identity.
@@ -171,6 +160,7 @@ impl<T: Scalar> CsrMatrix<T> {
             row_ptr: (0..=n).collect(),
             col_idx: (0..n).collect(),
             values: vec![T::one(); n],
+            hashes: FingerprintCache::default(),
         }
     }
 
@@ -204,6 +194,7 @@ impl<T: Scalar> CsrMatrix<T> {
     }
     /// Mutable values (the pattern stays fixed).
     pub fn values_mut(&mut self) -> &mut [T] {
+        self.hashes.values_changed();
         &mut self.values
     }
     /// Column indices and values of row `r`.
@@ -285,6 +276,7 @@ impl<T: Scalar> CsrMatrix<T> {
             row_ptr: counts,
             col_idx: cols,
             values: vals,
+            hashes: FingerprintCache::default(),
         }
     }
 
@@ -300,6 +292,11 @@ impl<T: Scalar> CsrMatrix<T> {
                 .par_iter()
                 .map(|v| U::from_f64(v.to_f64()))
                 .collect(),
+            // The same pattern; the values' bits are not.
+            hashes: FingerprintCache {
+                pattern: self.hashes.pattern.clone(),
+                ..FingerprintCache::default()
+            },
         }
     }
 
@@ -371,16 +368,46 @@ fn check_shape(
     Ok(())
 }
 
-/// FNV-1a over 64-bit words: the hash of matrix fingerprints and of the values MPI ranks compare.
-pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
-    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
-        (h ^ w).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// FNV-1a of each fixed chunk of 2^16 words of `items` (in parallel; the chunking does not
+/// depend on the thread count, so the hashes are deterministic).
+fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u64> {
+    const CHUNK: usize = 1 << 16;
+    items
+        .par_chunks(CHUNK)
+        .map(|c| fnv1a(c.iter().map(&word)))
+        .collect()
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprints_are_kept_until_the_values_change() {
+        let mut a =
+            CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![2.0, -1.0, 3.0]).unwrap();
+        // Below one chunk: one hash per array, then FNV-1a over the shape and those.
+        let words = |v: &[usize]| fnv1a(v.iter().map(|&x| x as u64));
+        let pattern = fnv1a([2, 2, words(&[0, 2, 3]), words(&[0, 1, 1])]);
+        let values = fnv1a([2.0f64, -1.0, 3.0].iter().map(|v| v.to_bits()));
+        assert_eq!(a.pattern_fingerprint(), pattern);
+        assert_eq!(
+            a.fingerprint(),
+            fnv1a([2, 2, words(&[0, 2, 3]), words(&[0, 1, 1]), values])
+        );
+        let before = a.fingerprint();
+        assert_eq!(a.clone().fingerprint(), before);
+        a.values_mut()[2] = 4.0;
+        assert_ne!(
+            a.fingerprint(),
+            before,
+            "a stale fingerprint after values_mut"
+        );
+        assert_eq!(a.pattern_fingerprint(), pattern);
+        let b = CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![2.0, -1.0, 4.0]).unwrap();
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_eq!(a, b);
+        assert_eq!(a.cast::<f32>().pattern_fingerprint(), pattern);
+    }
 
     #[test]
     fn unsorted_duplicate_and_impossible_shapes_are_rejected_by_new() {

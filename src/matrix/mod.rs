@@ -4,6 +4,7 @@
 pub mod bsr;
 pub mod coo;
 pub mod csr;
+mod fingerprint;
 pub mod generate;
 pub mod matrix_market;
 pub mod reorder;

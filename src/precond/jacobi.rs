@@ -149,6 +149,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Jacobi<T> {
     fn memory_bytes(&self) -> usize {
         self.inv_diag.bytes()
     }
+    fn refresh_reads_device_matrix(&self) -> bool {
+        false
+    }
     /// No symbolic phase: the new diagonal's inverses, in place of the old ones.
     fn update_values(
         &mut self,

@@ -184,6 +184,14 @@ pub trait Preconditioner<B: Backend, T: Scalar> {
         )))
     }
 
+    /// Whether [`Preconditioner::update_values`] reads the solver's device matrix (its
+    /// `device` argument). When it does not, [`crate::ReusableSolver::update_values`] runs it
+    /// before writing the new values (passing `None`) and keeps no device copy of the old
+    /// values to put back after an error. The default, `true`, is always safe.
+    fn refresh_reads_device_matrix(&self) -> bool {
+        true
+    }
+
     /// [`Preconditioner::update_values`] from the new matrix on the device alone: `device`, a
     /// CSR matrix of the pattern it was built for with the new values (the matrix of a solver
     /// of device arrays, [`crate::ReusableSolver::update_device_values`]). Jacobi and AMG set

@@ -7,6 +7,7 @@ use crate::backend::{collective_result, Backend, Buffer, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
 use crate::scalar::Scalar;
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Point-block Jacobi, z_I = A_II^-1 r_I for every block row I, applied by the
@@ -60,20 +61,33 @@ impl<T: Scalar> PointBlockJacobi<T> {
         }
         let nb = a.n_rows() / s;
         let mut inv = vec![T::zero(); nb * s * s];
-        let mut block = vec![T::zero(); s * s];
-        for br in 0..nb {
-            block.fill(T::zero());
-            for i in 0..s {
-                let (cols, vals) = a.row(br * s + i);
-                for (&c, &v) in cols.iter().zip(vals) {
-                    if c / s == br {
-                        block[(c % s) * s + i] += v;
+        // Every block row gathered and inverted in parallel; the first singular block (in row
+        // order) is the error, whatever the thread count.
+        let failure = inv
+            .par_chunks_mut(s * s)
+            .enumerate()
+            .filter_map(|(br, out)| {
+                let mut block = [T::zero(); MAX_BLOCK_SIZE * MAX_BLOCK_SIZE];
+                let block = &mut block[..s * s];
+                for i in 0..s {
+                    let (cols, vals) = a.row(br * s + i);
+                    for (&c, &v) in cols.iter().zip(vals) {
+                        if c / s == br {
+                            block[(c % s) * s + i] += v;
+                        }
                     }
                 }
-            }
-            let bi =
-                invert(&block, s).map_err(|why| factor_singular("point-block-jacobi", br, why))?;
-            inv[br * s * s..(br + 1) * s * s].copy_from_slice(&bi);
+                match invert(block, s) {
+                    Ok(bi) => {
+                        out.copy_from_slice(&bi);
+                        None
+                    }
+                    Err(why) => Some((br, why)),
+                }
+            })
+            .min_by_key(|&(br, _)| br);
+        if let Some((br, why)) = failure {
+            return Err(factor_singular("point-block-jacobi", br, why));
         }
         let fingerprint = a.fingerprint();
         let host_seconds = t0.elapsed().as_secs_f64();
@@ -116,6 +130,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for PointBlockJacobi<T> {
     }
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
+    }
+    fn refresh_reads_device_matrix(&self) -> bool {
+        false
     }
     /// No symbolic phase: the new diagonal blocks inverted, in place of the old ones.
     fn update_values(

@@ -399,6 +399,25 @@ impl<T: Scalar> ReusableSolver<T> {
         // SAFETY: the only borrower of `parts` is gone, and `&mut self` excludes every other
         // reference to them (`parts()` references are tied to `&self`).
         let parts = unsafe { self.parts.as_mut() };
+        let checked = t0.elapsed().as_secs_f64();
+        if let Some(m) = parts
+            .precond
+            .as_mut()
+            .filter(|m| !m.refresh_reads_device_matrix())
+        {
+            // A numeric phase that reads `a` alone runs first: its error leaves the
+            // preconditioner and the matrix as they were, with no device copy of the old values
+            // to put back.
+            let refresh = m.update_values(&parts.backend, a, None)?;
+            let t1 = std::time::Instant::now();
+            parts.matrix.write_values(&parts.backend, a)?;
+            parts.backend.synchronize()?;
+            return Ok(ValuesUpdate {
+                matrix_seconds: checked + t1.elapsed().as_secs_f64(),
+                precond: Some(refresh),
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        }
         // The old values kept on the device while the preconditioner's numeric phase may still
         // fail (skipped when there is no room: then a failure leaves the new values).
         let backup = match parts.precond {

@@ -336,8 +336,9 @@ fn rejected_updates(backend: BackendChoice) {
     rejected_update_leaves_the_solver(backend, &bilu, &a1, &nan, |e| {
         matches!(e, Error::NonFinite { index: 17, .. })
     });
-    // A zero pivot in the numeric phase (the device matrix got the new values first and gets
-    // the old ones back).
+    // A zero pivot in the numeric phase (a host factorization: it runs before the device
+    // matrix is written, which then keeps the old values; IP below runs after the write and
+    // puts the old values back).
     let zero = zero_pivot(&a1, 0);
     rejected_update_leaves_the_solver(backend, &bilu, &a1, &zero, |e| {
         matches!(e, Error::SingularPivot { .. })

@@ -735,6 +735,10 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Bilu0<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+    /// The host factorization reads `a` alone; the device sweeps read the solver's copy.
+    fn refresh_reads_device_matrix(&self) -> bool {
+        !matches!(self.opts.factorization, Factorization::Host)
+    }
     /// The numeric factorization again (on the host, or by the device sweeps, as at setup) on
     /// the kept block pattern, levels and triangular solve; the automatic choice of the solve
     /// is not revisited. A singular pivot of the new values is [`Error::SingularPivot`] with

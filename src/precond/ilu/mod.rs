@@ -342,6 +342,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Ilu<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+    fn refresh_reads_device_matrix(&self) -> bool {
+        false
+    }
     /// The factorization again on the host for the new values with the kept matching (its
     /// permutation and scalings: new values are not matched again), ordering and
     /// factorization choice: ILU(k) (ILU(0) included) as a numeric phase on the kept pattern,

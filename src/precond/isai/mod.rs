@@ -367,6 +367,10 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
     fn built_for(&self) -> Option<u64> {
         Some(self.fingerprint)
     }
+    /// The host factorization reads `a` alone; the device sweeps read the solver's copy.
+    fn refresh_reads_device_matrix(&self) -> bool {
+        !matches!(self.factorization, Factorization::Host)
+    }
     /// The BILU(0) factors of the new values (as at setup: host, or device sweeps), then N_L
     /// and N_U's values on the kept patterns of (I + |L|)^k and (I + |U|)^k by the same
     /// batched solves; the new values replace the old ones once both are computed and finite.

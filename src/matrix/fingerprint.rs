@@ -1,0 +1,60 @@
+//! The fingerprints of a CSR matrix (FNV-1a hashes of its shape, pattern and values), computed
+//! once per matrix and kept until its values change: setup paths compare them several times
+//! (the solver, the preconditioner, a values refresh), and each is a pass over every index
+//! and value.
+
+use std::sync::OnceLock;
+
+/// The cached fingerprints of one matrix. Two caches always compare equal (they are derived
+/// from the matrix, not part of its value), and a clone keeps what was computed.
+#[derive(Default, Clone)]
+pub(crate) struct FingerprintCache {
+    /// Shape and pattern (row pointers and column indices).
+    pub(crate) pattern: OnceLock<u64>,
+    /// Shape, pattern and value bits.
+    pub(crate) full: OnceLock<u64>,
+}
+
+impl FingerprintCache {
+    /// Forget the fingerprint with values (the values are about to change; the pattern is not).
+    pub(crate) fn values_changed(&mut self) {
+        self.full = OnceLock::new();
+    }
+}
+
+impl PartialEq for FingerprintCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for FingerprintCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FingerprintCache")
+    }
+}
+
+/// 64-bit FNV-1a over `words`, continuing from the hash `state`.
+pub(crate) fn fnv1a_from(state: u64, words: impl IntoIterator<Item = u64>) -> u64 {
+    words
+        .into_iter()
+        .fold(state, |h, w| (h ^ w).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// 64-bit FNV-1a over `words`: the hash of matrix fingerprints and of the values MPI ranks
+/// compare.
+pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
+    fnv1a_from(0xcbf2_9ce4_8422_2325, words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuing_a_hash_equals_hashing_the_concatenation() {
+        let (a, b) = ([1u64, 2, 3], [4u64, 5]);
+        assert_eq!(fnv1a_from(fnv1a(a), b), fnv1a(a.into_iter().chain(b)));
+        assert_ne!(fnv1a(a), fnv1a([1u64, 2, 4]));
+    }
+}
