@@ -121,6 +121,9 @@ const FINITE_CHUNK: usize = 1 << 15;
 /// and the one at millions of entries).
 pub(crate) fn first_non_finite<T: Scalar>(values: &[T]) -> Option<usize> {
     use rayon::prelude::*;
+    if values.len() <= FINITE_CHUNK {
+        return values.iter().position(|v| !v.is_finite());
+    }
     let chunk = values
         .par_chunks(FINITE_CHUNK)
         .position_first(|c| c.iter().fold(false, |bad, v| bad | !v.is_finite()))?;

@@ -139,10 +139,12 @@ impl<T: Scalar> CsrMatrix<T> {
     /// ([`crate::ReusableSolver::update_values`]). Computed once and kept.
     pub fn pattern_fingerprint(&self) -> u64 {
         *self.hashes.pattern.get_or_init(|| {
-            let (rp, ci) = rayon::join(
-                || chunk_hashes(&self.row_ptr, |&p| p as u64),
-                || chunk_hashes(&self.col_idx, |&c| c as u64),
-            );
+            let row_ptr = || chunk_hashes(&self.row_ptr, |&p| p as u64);
+            let col_idx = || chunk_hashes(&self.col_idx, |&c| c as u64);
+            let (rp, ci) = match self.col_idx.len() > 1 << 16 {
+                true => rayon::join(row_ptr, col_idx),
+                false => (row_ptr(), col_idx()),
+            };
             fnv1a(
                 [self.n_rows as u64, self.n_cols as u64]
                     .into_iter()
@@ -372,6 +374,13 @@ fn check_shape(
 /// depend on the thread count, so the hashes are deterministic).
 fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u64> {
     const CHUNK: usize = 1 << 16;
+    if items.len() <= CHUNK {
+        // One chunk (or none): the same hash without waking the thread pool.
+        return items
+            .chunks(CHUNK)
+            .map(|c| fnv1a(c.iter().map(&word)))
+            .collect();
+    }
     items
         .par_chunks(CHUNK)
         .map(|c| fnv1a(c.iter().map(&word)))
