@@ -82,7 +82,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nonsym = Generator::ConvDiff3d.generate::<f64>(n)?.matrix;
     let mut rows = vec![
         "backend,precond,method,n,nnz,precond_setup_s,matrix_upload_s,full_setup_s,refresh_s,\
-         refresh_matrix_s,refresh_precond_s,refresh_over_full,iterations,fresh_iterations,\
+         refresh_matrix_s,refresh_precond_s,refresh_precond_host_s,refresh_precond_device_s,\
+         refresh_over_full,iterations,fresh_iterations,\
          max_rel_diff,kept"
             .to_string(),
     ];
@@ -129,13 +130,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             / scale;
         let full = precond_setup + matrix_upload;
         let precond_refresh = update.precond.as_ref().map_or(0.0, |p| p.times.total());
+        let (precond_host, precond_device) = update.precond.as_ref().map_or((0.0, 0.0), |p| {
+            (p.times.host_seconds, p.times.device_seconds)
+        });
         let kept = update
             .precond
             .as_ref()
             .map_or(String::new(), |p| p.kept.clone());
         rows.push(format!(
             "{},{name},{method:?},{},{},{precond_setup:.6},{matrix_upload:.6},{full:.6},{:.6},{:.6},\
-             {precond_refresh:.6},{:.4},{},{},{diff:.3e},\"{}\"",
+             {precond_refresh:.6},{precond_host:.6},{precond_device:.6},{:.4},{},{},{diff:.3e},\"{}\"",
             refreshed.backend.split(' ').next().unwrap_or(""),
             a1.n_rows(),
             a1.nnz(),
