@@ -3,7 +3,9 @@
 //! full setup and the matrix upload (what a new solver for the new values would do, the
 //! backend already open) against the refresh (values written in place, the numeric phase
 //! alone). The refreshed solver's solve is checked against a solver set up for the new values
-//! from scratch (iterations and iterates). One CSV row per preconditioner.
+//! from scratch (iterations and iterates). Then the steady state of a time-stepping loop: two
+//! more refreshes (values touched in place), the faster one reported, and the largest change
+//! of the solve they lead back to. One CSV row per preconditioner.
 //!
 //! `cargo bench --bench values_refresh -- [--backend host|cuda|opencl] [--n N] [--only NAME]
 //! [--out FILE.csv]` (add `--features cuda` or `opencl` for the GPU backends).
@@ -83,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = vec![
         "backend,precond,method,n,nnz,precond_setup_s,matrix_upload_s,full_setup_s,refresh_s,\
          refresh_matrix_s,refresh_precond_s,refresh_precond_host_s,refresh_precond_device_s,\
-         refresh_over_full,iterations,fresh_iterations,\
+         refresh_over_full,steady_refresh_s,steady_over_full,steady_max_diff,iterations,fresh_iterations,\
          max_rel_diff,kept"
             .to_string(),
     ];
@@ -119,6 +121,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         solver.solve(&b)?; // warm: the workspace and resident batches exist
         let update = solver.update_values(&a2)?;
         let refreshed = solver.solve(&b)?;
+        // The steady state of a time-stepping loop: two more refreshes (back to A1's values,
+        // then A2's again), each matrix's values touched in place as such a code does (the
+        // fingerprint of its values is computed again, that of its pattern is kept); the last
+        // solve must repeat the first refreshed one.
+        let mut steady = Vec::new();
+        for a in [a1, &a2] {
+            let mut next = a.clone();
+            next.values_mut();
+            steady.push(solver.update_values(&next)?.seconds);
+        }
+        let again = solver.solve(&b)?;
+        let steady_diff = again
+            .x
+            .iter()
+            .zip(&refreshed.x)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let steady = steady.iter().copied().fold(f64::INFINITY, f64::min);
         drop(solver);
         let fresh = build(&a2)?.solve(&b)?;
         let scale = fresh.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -139,13 +158,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_or(String::new(), |p| p.kept.clone());
         rows.push(format!(
             "{},{name},{method:?},{},{},{precond_setup:.6},{matrix_upload:.6},{full:.6},{:.6},{:.6},\
-             {precond_refresh:.6},{precond_host:.6},{precond_device:.6},{:.4},{},{},{diff:.3e},\"{}\"",
+             {precond_refresh:.6},{precond_host:.6},{precond_device:.6},{:.4},{steady:.6},{:.4},{steady_diff:.3e},{},{},{diff:.3e},\"{}\"",
             refreshed.backend.split(' ').next().unwrap_or(""),
             a1.n_rows(),
             a1.nnz(),
             update.seconds,
             update.matrix_seconds,
             update.seconds / full,
+            steady / full,
             refreshed.report.iterations,
             fresh.report.iterations,
             kept.replace('"', "'")

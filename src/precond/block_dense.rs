@@ -12,17 +12,19 @@ pub(crate) enum SingularBlock {
     NonFinite,
 }
 
-/// The inverse of `a` (s x s), by Gauss-Jordan elimination with partial pivoting. A pivot
-/// whose magnitude is at most `s * eps * max|a_ij|` (or zero) makes the block singular.
-pub(crate) fn invert<T: Scalar>(a: &[T], s: usize) -> Result<Vec<T>, SingularBlock> {
-    debug_assert_eq!(a.len(), s * s);
+/// The inverse of `a` (s x s, s <= 8) in the first s * s entries of the result, on the stack,
+/// by Gauss-Jordan elimination with partial pivoting. A pivot whose magnitude is at most
+/// `s * eps * max|a_ij|` (or zero) makes the block singular.
+pub(crate) fn invert<T: Scalar>(a: &[T], s: usize) -> Result<[T; 64], SingularBlock> {
+    debug_assert!(a.len() == s * s && s <= 8);
     if a.iter().any(|v| !v.is_finite()) {
         return Err(SingularBlock::NonFinite);
     }
     let scale = a.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max);
     let tiny = scale * s as f64 * T::EPSILON.to_f64();
-    let mut m: Vec<T> = a.to_vec();
-    let mut inv = vec![T::zero(); s * s];
+    let mut m = [T::zero(); 64];
+    m[..s * s].copy_from_slice(a);
+    let mut inv = [T::zero(); 64];
     for i in 0..s {
         inv[i * s + i] = T::one();
     }
@@ -121,7 +123,7 @@ mod tests {
             invert(&[1.0, 2.0, 2.0, 4.0], 2),
             Err(SingularBlock::Pivot { column: 1, .. })
         ));
-        assert_eq!(invert(&[f64::NAN], 1), Err(SingularBlock::NonFinite));
+        assert_eq!(invert(&[f64::NAN], 1).err(), Some(SingularBlock::NonFinite));
         assert!(invert(&[0.0f32], 1).is_err());
     }
 }

@@ -79,7 +79,7 @@ impl<T: Scalar> PointBlockJacobi<T> {
                 }
                 match invert(block, s) {
                     Ok(bi) => {
-                        out.copy_from_slice(&bi);
+                        out.copy_from_slice(&bi[..s * s]);
                         None
                     }
                     Err(why) => Some((br, why)),

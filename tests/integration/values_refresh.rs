@@ -256,6 +256,15 @@ fn refreshed_solves_as_fresh(backend: BackendChoice) {
             .zip(&first.x)
             .any(|(a, b)| (a - b).abs() > 1e-6 * b.abs().max(1.0));
         assert!(moved, "{}: the solution did not change", c.label);
+        // A second refresh (on what the first one kept: ISAI's symbolic factorization and
+        // device arrays) is again a fresh setup's solve.
+        let a3 = new_values(&a2, c.symmetric);
+        solver
+            .update_values(&a3)
+            .unwrap_or_else(|e| panic!("{} (second refresh): {e}", c.label));
+        let again = solver.solve(&b).unwrap();
+        let fresh3 = build(backend, &a3, &c).solve(&b).unwrap();
+        assert_same_solve(&format!("{} (second refresh)", c.label), &again, &fresh3);
         println!(
             "{}: {} its; refresh {:.2e} s (matrix {:.2e} s), kept: {}",
             c.label,

@@ -155,7 +155,7 @@ fn sweep_row<T: Scalar>(
     }
     let mut bad = false;
     match invert(&d, s) {
-        Ok(inv) => inv_out.copy_from_slice(&inv),
+        Ok(inv) => inv_out.copy_from_slice(&inv[..ss]),
         Err(_) => {
             bad = true;
             inv_out.fill(T::zero());
@@ -163,9 +163,13 @@ fn sweep_row<T: Scalar>(
     }
     for q in lr.clone() {
         let bj = inp.l.col_idx[q] as usize;
-        let invj: Vec<T> = match inp.old {
-            None => invert(&a_d[bj * ss..(bj + 1) * ss], s).unwrap_or_else(|_| vec![T::zero(); ss]),
-            Some((_, _, inv_old)) => inv_old[bj * ss..(bj + 1) * ss].to_vec(),
+        let invj: [T; 64] = match inp.old {
+            None => invert(&a_d[bj * ss..(bj + 1) * ss], s).unwrap_or([T::zero(); 64]),
+            Some((_, _, inv_old)) => {
+                let mut b = [T::zero(); 64];
+                b[..ss].copy_from_slice(&inv_old[bj * ss..(bj + 1) * ss]);
+                b
+            }
         };
         let at = (q - l0) * ss;
         let lij = mul(&l_out[at..at + ss], &invj, s);

@@ -266,131 +266,212 @@ unsafe fn factor_row<T: Scalar>(
         }
     }
     let inv_i = invert(block(diag_pos[i]), s)?;
-    unsafe { std::slice::from_raw_parts_mut(inv.0.add(i * ss), ss) }.copy_from_slice(&inv_i);
+    unsafe { std::slice::from_raw_parts_mut(inv.0.add(i * ss), ss) }.copy_from_slice(&inv_i[..ss]);
     Ok(())
 }
 
 /// [`bilu0`] factoring in the storage of `a` (no copy of the blocks).
 pub(crate) fn bilu0_owned<T: Scalar>(a: BsrMatrix<T>, name: &str) -> Result<BiluFactors<T>> {
-    let (s, nb) = (a.block_size, a.n_block_rows);
-    if a.n_block_cols != nb {
-        return Err(Error::dims(
-            "BILU(0): square matrix (block columns vs block rows)",
-            nb,
-            a.n_block_cols,
-        ));
+    bilu0_with_symbolic(a, name).map(|(factors, _)| factors)
+}
+
+/// [`bilu0_owned`] with its symbolic part, for a preconditioner that refactors new values
+/// later ([`BiluSymbolic::refactor`]).
+pub(crate) fn bilu0_with_symbolic<T: Scalar>(
+    a: BsrMatrix<T>,
+    name: &str,
+) -> Result<(BiluFactors<T>, BiluSymbolic)> {
+    let symbolic = BiluSymbolic::of(&a, name)?;
+    let mut vals = a.values;
+    let inv_diag = symbolic.factor_in_place(&mut vals, name)?;
+    Ok((split(&symbolic, &vals, inv_diag), symbolic))
+}
+
+/// The symbolic part of BILU(0) for one block pattern: the diagonal blocks' positions, the
+/// lower triangle's level schedule and the factors' block-row pointers. Kept by a
+/// preconditioner that refactors new values on the same pattern ([`BiluSymbolic::refactor`]).
+#[derive(Debug)]
+pub(crate) struct BiluSymbolic {
+    block_size: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<usize>,
+    diag_pos: Vec<usize>,
+    order: Vec<usize>,
+    starts: Vec<usize>,
+    l_row_ptr: Vec<u32>,
+    u_row_ptr: Vec<u32>,
+}
+
+impl BiluSymbolic {
+    /// The symbolic part of [`bilu0`] of `a`: a block row without a diagonal block is
+    /// [`Error::SingularPivot`], a pattern beyond 32-bit indices [`Error::IndexOverflow`].
+    pub(crate) fn of<T: Scalar>(a: &BsrMatrix<T>, name: &str) -> Result<Self> {
+        let nb = a.n_block_rows;
+        if a.n_block_cols != nb {
+            return Err(Error::dims(
+                "BILU(0): square matrix (block columns vs block rows)",
+                nb,
+                a.n_block_cols,
+            ));
+        }
+        to_u32(nb, "block rows")?;
+        to_u32(a.col_idx.len(), "block count")?;
+        let (rp, ci) = (&a.row_ptr, &a.col_idx);
+        let found: Vec<Option<usize>> = (0..nb)
+            .into_par_iter()
+            .map(|i| (rp[i]..rp[i + 1]).find(|&p| ci[p] == i))
+            .collect();
+        if let Some(i) = found.iter().position(Option::is_none) {
+            return Err(Error::SingularPivot {
+                preconditioner: name.into(),
+                block_row: i,
+                detail: "no diagonal block is stored (structurally zero pivot)".into(),
+            });
+        }
+        let diag_pos: Vec<usize> = found.into_iter().flatten().collect();
+        let (order, starts) = lower_levels(rp, ci, &diag_pos);
+        let mut l_row_ptr = Vec::with_capacity(nb + 1);
+        let mut u_row_ptr = Vec::with_capacity(nb + 1);
+        let (mut nl, mut nu) = (0usize, 0usize);
+        l_row_ptr.push(0u32);
+        u_row_ptr.push(0u32);
+        for i in 0..nb {
+            nl += diag_pos[i] - rp[i];
+            nu += rp[i + 1] - diag_pos[i] - 1;
+            // Both below the block count, checked to fit u32 above.
+            l_row_ptr.push(nl as u32);
+            u_row_ptr.push(nu as u32);
+        }
+        Ok(Self {
+            block_size: a.block_size,
+            row_ptr: a.row_ptr.clone(),
+            col_idx: a.col_idx.clone(),
+            diag_pos,
+            order,
+            starts,
+            l_row_ptr,
+            u_row_ptr,
+        })
     }
-    let ss = s * s;
-    let BsrMatrix {
-        row_ptr: rp,
-        col_idx: ci,
-        values: mut vals,
-        ..
-    } = a;
-    to_u32(nb, "block rows")?;
-    to_u32(ci.len(), "block count")?;
-    let (rp, ci) = (&rp, &ci);
-    let found: Vec<Option<usize>> = (0..nb)
-        .into_par_iter()
-        .map(|i| (rp[i]..rp[i + 1]).find(|&p| ci[p] == i))
-        .collect();
-    if let Some(i) = found.iter().position(Option::is_none) {
-        return Err(Error::SingularPivot {
-            preconditioner: name.into(),
-            block_row: i,
-            detail: "no diagonal block is stored (structurally zero pivot)".into(),
-        });
-    }
-    let diag_pos: Vec<usize> = found.into_iter().flatten().collect();
-    let (order, starts) = lower_levels(rp, ci, &diag_pos);
-    let mut inv_diag = vec![T::zero(); nb * ss];
-    let (vp, ip) = (Shared(vals.as_mut_ptr()), Shared(inv_diag.as_mut_ptr()));
-    let pattern = (&rp[..], &ci[..], &diag_pos[..]);
-    // Every level is factored even after a failure: the rows below the first failing row
-    // never depend on a failed row, so the smallest failing row is the sequential loop's.
-    let mut first_failure: Option<(usize, SingularBlock)> = None;
-    for level in starts.windows(2) {
-        let failure = order[level[0]..level[1]]
-            .par_iter()
-            .filter_map(|&i| {
-                // SAFETY: rows of one level are distinct and depend only on rows of earlier
-                // levels, finished before this par_iter began; vp and ip cover the matrix.
-                unsafe { factor_row(i, s, pattern, vp, ip) }
-                    .err()
-                    .map(|why| (i, why))
-            })
-            .min_by_key(|&(i, _)| i);
-        if let Some(f) = failure {
-            if first_failure.map_or(true, |(j, _)| f.0 < j) {
-                first_failure = Some(f);
+
+    /// Factor `vals` (the blocks of a matrix with this pattern, in its block CSR order) in
+    /// place, level by level; returns U_II^-1 for every block row. A singular U_II is
+    /// [`Error::SingularPivot`] naming the first such block row (the sequential loop's).
+    fn factor_in_place<T: Scalar>(&self, vals: &mut [T], name: &str) -> Result<Vec<T>> {
+        let (s, nb) = (self.block_size, self.diag_pos.len());
+        let ss = s * s;
+        debug_assert_eq!(vals.len(), self.col_idx.len() * ss);
+        let mut inv_diag = vec![T::zero(); nb * ss];
+        let (vp, ip) = (Shared(vals.as_mut_ptr()), Shared(inv_diag.as_mut_ptr()));
+        let pattern = (&self.row_ptr[..], &self.col_idx[..], &self.diag_pos[..]);
+        // Every level is factored even after a failure: the rows below the first failing row
+        // never depend on a failed row, so the smallest failing row is the sequential loop's.
+        let mut first_failure: Option<(usize, SingularBlock)> = None;
+        for level in self.starts.windows(2) {
+            let failure = self.order[level[0]..level[1]]
+                .par_iter()
+                .filter_map(|&i| {
+                    // SAFETY: rows of one level are distinct and depend only on rows of earlier
+                    // levels, finished before this par_iter began; vp and ip cover the matrix.
+                    unsafe { factor_row(i, s, pattern, vp, ip) }
+                        .err()
+                        .map(|why| (i, why))
+                })
+                .min_by_key(|&(i, _)| i);
+            if let Some(f) = failure {
+                if first_failure.map_or(true, |(j, _)| f.0 < j) {
+                    first_failure = Some(f);
+                }
             }
         }
+        if let Some((i, why)) = first_failure {
+            return Err(singular(name, i, why));
+        }
+        Ok(inv_diag)
     }
-    if let Some((i, why)) = first_failure {
-        return Err(singular(name, i, why));
+
+    /// The numeric phase again for `vals`, the blocks of new values on this pattern (block CSR
+    /// order): the strict blocks of L and U and U's inverted diagonal blocks, bitwise those
+    /// [`bilu0`] computes for the same matrix. Errors as [`bilu0`]'s (nothing is kept).
+    pub(crate) fn refactor<T: Scalar>(
+        &self,
+        mut vals: Vec<T>,
+        name: &str,
+    ) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
+        let ss = self.block_size * self.block_size;
+        if vals.len() != self.col_idx.len() * ss {
+            return Err(Error::PatternMismatch(format!(
+                "{name}: {} values for a pattern of {} blocks",
+                vals.len(),
+                self.col_idx.len()
+            )));
+        }
+        let inv_diag = self.factor_in_place(&mut vals, name)?;
+        let (l_values, u_values) = self.split_values(&vals);
+        Ok((l_values, u_values, inv_diag))
     }
-    Ok(split(s, rp, ci, &diag_pos, &vals, inv_diag))
+
+    /// The strict lower and upper blocks of `vals` (block CSR order of this pattern) as L's and
+    /// U's value arrays, rows copied in parallel.
+    fn split_values<T: Scalar>(&self, vals: &[T]) -> (Vec<T>, Vec<T>) {
+        let ss = self.block_size * self.block_size;
+        let (nl, nu) = (self.n_lower_blocks(), self.n_upper_blocks());
+        let mut l_values = vec![T::zero(); nl * ss];
+        let mut u_values = vec![T::zero(); nu * ss];
+        let out = (Shared(l_values.as_mut_ptr()), Shared(u_values.as_mut_ptr()));
+        let (rp, dp) = (&self.row_ptr, &self.diag_pos);
+        (0..dp.len()).into_par_iter().for_each(|i| {
+            let (lv, uv) = out;
+            let (l0, u0) = (self.l_row_ptr[i] as usize, self.u_row_ptr[i] as usize);
+            let (lower, upper) = (dp[i] - rp[i], rp[i + 1] - dp[i] - 1);
+            // SAFETY: row i's blocks go to its own ranges of L and U (the row pointers made
+            // from the same pattern), inside the vectors allocated with those totals.
+            unsafe {
+                let src = vals.as_ptr();
+                std::ptr::copy_nonoverlapping(src.add(rp[i] * ss), lv.0.add(l0 * ss), lower * ss);
+                std::ptr::copy_nonoverlapping(
+                    src.add((dp[i] + 1) * ss),
+                    uv.0.add(u0 * ss),
+                    upper * ss,
+                );
+            }
+        });
+        (l_values, u_values)
+    }
+
+    /// Strict blocks of L.
+    pub(crate) fn n_lower_blocks(&self) -> usize {
+        self.l_row_ptr.last().map_or(0, |&n| n as usize)
+    }
+
+    /// Strict blocks of U.
+    pub(crate) fn n_upper_blocks(&self) -> usize {
+        self.u_row_ptr.last().map_or(0, |&n| n as usize)
+    }
 }
 
 /// The factored matrix split into the strict lower part (L) and the strict upper part (U,
 /// with the inverted diagonal blocks beside it); rows copied in parallel.
-fn split<T: Scalar>(
-    s: usize,
-    rp: &[usize],
-    ci: &[usize],
-    diag_pos: &[usize],
-    vals: &[T],
-    u_inv_diag: Vec<T>,
-) -> BiluFactors<T> {
-    let (nb, ss) = (diag_pos.len(), s * s);
-    let mut l_row_ptr = Vec::with_capacity(nb + 1);
-    let mut u_row_ptr = Vec::with_capacity(nb + 1);
-    let (mut nl, mut nu) = (0usize, 0usize);
-    l_row_ptr.push(0u32);
-    u_row_ptr.push(0u32);
-    for i in 0..nb {
-        nl += diag_pos[i] - rp[i];
-        nu += rp[i + 1] - diag_pos[i] - 1;
-        // Both below the block count, checked to fit u32 by the caller.
-        l_row_ptr.push(nl as u32);
-        u_row_ptr.push(nu as u32);
-    }
-    let mut l_col_idx = vec![0u32; nl];
-    let mut u_col_idx = vec![0u32; nu];
-    let mut l_values = vec![T::zero(); nl * ss];
-    let mut u_values = vec![T::zero(); nu * ss];
-    let out = (
-        Shared(l_col_idx.as_mut_ptr()),
-        Shared(l_values.as_mut_ptr()),
-        Shared(u_col_idx.as_mut_ptr()),
-        Shared(u_values.as_mut_ptr()),
-    );
-    (0..nb).into_par_iter().for_each(|i| {
-        let (lc, lv, uc, uv) = out;
-        let (l0, u0) = (l_row_ptr[i] as usize, u_row_ptr[i] as usize);
-        for (p, &col) in ci.iter().enumerate().take(rp[i + 1]).skip(rp[i]) {
-            let (c, v, at) = if p < diag_pos[i] {
-                (lc, lv, l0 + p - rp[i])
-            } else if p > diag_pos[i] {
-                (uc, uv, u0 + p - diag_pos[i] - 1)
-            } else {
-                continue;
-            };
-            // SAFETY: row i's entries land at its own positions of L or U (the row pointers
-            // computed above), inside the vectors allocated with those totals.
-            unsafe {
-                *c.0.add(at) = col as u32;
-                std::ptr::copy_nonoverlapping(vals.as_ptr().add(p * ss), v.0.add(at * ss), ss);
-            }
-        }
-    });
+fn split<T: Scalar>(symbolic: &BiluSymbolic, vals: &[T], u_inv_diag: Vec<T>) -> BiluFactors<T> {
+    let (rp, ci, dp) = (&symbolic.row_ptr, &symbolic.col_idx, &symbolic.diag_pos);
+    let (l_values, u_values) = symbolic.split_values(vals);
+    // The block columns: below and above the diagonal block of every row, in its order.
+    let columns = |range: fn(usize, &[usize], &[usize]) -> std::ops::Range<usize>| -> Vec<u32> {
+        (0..dp.len())
+            .into_par_iter()
+            .flat_map_iter(|i| ci[range(i, rp, dp)].iter().map(|&c| c as u32))
+            .collect()
+    };
+    // Below the block count, checked to fit u32 by `BiluSymbolic::of`.
+    let l_col_idx = columns(|i, rp, dp| rp[i]..dp[i]);
+    let u_col_idx = columns(|i, rp, dp| dp[i] + 1..rp[i + 1]);
     BiluFactors {
-        block_size: s,
-        n_block_rows: nb,
-        l_row_ptr,
+        block_size: symbolic.block_size,
+        n_block_rows: dp.len(),
+        l_row_ptr: symbolic.l_row_ptr.clone(),
         l_col_idx,
         l_values,
-        u_row_ptr,
+        u_row_ptr: symbolic.u_row_ptr.clone(),
         u_col_idx,
         u_values,
         u_inv_diag,
@@ -531,7 +612,7 @@ mod tests {
             }
             let d = diag[i];
             let inv = invert(&vals[d * ss..(d + 1) * ss], s).unwrap();
-            inv_diag[i * ss..(i + 1) * ss].copy_from_slice(&inv);
+            inv_diag[i * ss..(i + 1) * ss].copy_from_slice(&inv[..ss]);
             for p in rp[i]..rp[i + 1] {
                 pos[ci[p]] = usize::MAX;
             }

@@ -64,6 +64,32 @@ pub struct BlockIsai<T> {
     fingerprint: u64,
     /// The patterns of N_L and N_U (host; kept for [`Preconditioner::update_values`]).
     layouts: Box<(InverseLayout, InverseLayout)>,
+    /// What the first values refresh with host factors keeps for the next ones.
+    kept: Option<Box<KeptForRefresh<T>>>,
+}
+
+/// What a values refresh with host factors ([`Factorization::Host`]) keeps after the first one,
+/// so that the later ones factor and write values only: BILU(0)'s symbolic part (host), the
+/// factors' and the inverse patterns' arrays (device).
+#[derive(Debug)]
+struct KeptForRefresh<T> {
+    symbolic: factor::BiluSymbolic,
+    l: BlockTriangular<T>,
+    u: BlockTriangular<T>,
+    pat_l: InversePattern,
+    pat_u: InversePattern,
+}
+
+impl<T: Scalar> KeptForRefresh<T> {
+    fn device_bytes(&self) -> usize {
+        let tri = |t: &BlockTriangular<T>| {
+            t.row_ptr.bytes()
+                + t.col_idx.bytes()
+                + t.values.bytes()
+                + t.inv_diag.as_ref().map_or(0, |d| d.bytes())
+        };
+        tri(&self.l) + tri(&self.u) + self.pat_l.bytes() + self.pat_u.bytes()
+    }
 }
 
 impl<T: Scalar> BlockIsai<T> {
@@ -167,6 +193,7 @@ impl<T: Scalar> BlockIsai<T> {
             },
             fingerprint,
             layouts: Box::new((lay_l, lay_u)),
+            kept: None,
         })
     }
 
@@ -224,18 +251,79 @@ impl<T: Scalar> BlockIsai<T> {
         s: usize,
     ) -> Result<((Buffer<T>, Buffer<T>), f64, f64)> {
         let t2 = Instant::now();
-        let pat_l = InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?;
-        let pat_u = InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?;
-        let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
-        let mut vals_u = backend.alloc(lay_u.n_blocks() * s * s)?;
+        let (pat_l, pat_u) = upload_patterns(backend, lay_l, lay_u)?;
         backend.synchronize()?;
         let t_upload = t2.elapsed().as_secs_f64();
         let t3 = Instant::now();
-        backend.isai_solve(l, false, &pat_l, &mut vals_l)?;
-        backend.isai_solve(u, true, &pat_u, &mut vals_u)?;
+        let values = Self::solve_inverses(backend, (l, u), (&pat_l, &pat_u), (lay_l, lay_u), s)?;
+        Ok((values, t_upload, t3.elapsed().as_secs_f64()))
+    }
+
+    /// N_L and N_U's values for the factors `l`, `u` on the uploaded inverse patterns:
+    /// [\[Ma21b\]] Algorithm 1's batched solves, checked finite.
+    fn solve_inverses<B: Backend>(
+        backend: &B,
+        (l, u): (&BlockTriangular<T>, &BlockTriangular<T>),
+        (pat_l, pat_u): (&InversePattern, &InversePattern),
+        (lay_l, lay_u): (&InverseLayout, &InverseLayout),
+        s: usize,
+    ) -> Result<(Buffer<T>, Buffer<T>)> {
+        let mut vals_l = backend.alloc(lay_l.n_blocks() * s * s)?;
+        let mut vals_u = backend.alloc(lay_u.n_blocks() * s * s)?;
+        backend.isai_solve(l, false, pat_l, &mut vals_l)?;
+        backend.isai_solve(u, true, pat_u, &mut vals_u)?;
         check_finite(backend, &vals_l, lay_l, s, "L")?;
         check_finite(backend, &vals_u, lay_u, s, "U")?;
-        Ok(((vals_l, vals_u), t_upload, t3.elapsed().as_secs_f64()))
+        Ok((vals_l, vals_u))
+    }
+
+    /// A refresh with host factors: the first one factors and uploads as the setup does and
+    /// keeps the factors' symbolic part and the device arrays ([`KeptForRefresh`]); the later
+    /// ones factor on the kept symbolic part and write the values into the kept arrays. Returns
+    /// N_L's and N_U's new values, the seconds of the host factorization, and what to keep (a
+    /// first refresh's new state).
+    #[allow(clippy::type_complexity)]
+    fn refresh_host_factors<B: Backend>(
+        &mut self,
+        backend: &B,
+        a: &CsrMatrix<T>,
+    ) -> Result<((Buffer<T>, Buffer<T>), f64, Option<Box<KeptForRefresh<T>>>)> {
+        let t0 = Instant::now();
+        let s = self.block_size;
+        let (lay_l, lay_u) = &*self.layouts;
+        let Some(kept) = self.kept.as_mut() else {
+            let (f, symbolic) = factor::bilu0_with_symbolic(BsrMatrix::from_csr(a, s)?, "isai")?;
+            let t_factor = t0.elapsed().as_secs_f64();
+            let (l, u) = upload_factors(backend, &f)?;
+            let (pat_l, pat_u) = upload_patterns(backend, lay_l, lay_u)?;
+            let values =
+                Self::solve_inverses(backend, (&l, &u), (&pat_l, &pat_u), (lay_l, lay_u), s)?;
+            let kept = KeptForRefresh {
+                symbolic,
+                l,
+                u,
+                pat_l,
+                pat_u,
+            };
+            return Ok((values, t_factor, Some(Box::new(kept))));
+        };
+        // The blocks of A in block CSR order: for s = 1 the CSR values themselves.
+        let blocks = match s {
+            1 => a.values().to_vec(),
+            _ => BsrMatrix::from_csr(a, s)?.values,
+        };
+        let (l_values, u_values, inv_diag) = kept.symbolic.refactor(blocks, "isai")?;
+        let t_factor = t0.elapsed().as_secs_f64();
+        let inv =
+            kept.u.inv_diag.as_mut().ok_or_else(|| {
+                Error::PreconditionerSetup("block-ISAI: U without a diagonal".into())
+            })?;
+        backend.write(inv, &inv_diag)?;
+        backend.write(&mut kept.l.values, &l_values)?;
+        backend.write(&mut kept.u.values, &u_values)?;
+        let (l, u, pat_l, pat_u) = (&kept.l, &kept.u, &kept.pat_l, &kept.pat_u);
+        let values = Self::solve_inverses(backend, (l, u), (pat_l, pat_u), (lay_l, lay_u), s)?;
+        Ok((values, t_factor, None))
     }
 
     /// The setup time split into factorization, patterns, uploads and the batched solves.
@@ -253,6 +341,18 @@ impl<T: Scalar> BlockIsai<T> {
     pub fn inverses(&self) -> (&DeviceMatrix<T>, &DeviceMatrix<T>) {
         (&self.n_l, &self.n_u)
     }
+}
+
+/// The patterns of N_L and N_U uploaded (checked) for the batched solves.
+fn upload_patterns<B: Backend>(
+    backend: &B,
+    lay_l: &InverseLayout,
+    lay_u: &InverseLayout,
+) -> Result<(InversePattern, InversePattern)> {
+    Ok((
+        InversePattern::upload(backend, &lay_l.col_ptr, &lay_l.row_idx, &lay_l.dest)?,
+        InversePattern::upload(backend, &lay_u.col_ptr, &lay_u.row_idx, &lay_u.dest)?,
+    ))
 }
 
 /// The inverse's values (written by `isai_solve` into block-CSR order) with its block CSR
@@ -352,6 +452,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
         self.n_l.device_bytes()
             + self.n_u.device_bytes()
             + self.work.lock().map_or(0, |w| w.bytes())
+            + self.kept.as_ref().map_or(0, |k| k.device_bytes())
     }
     fn params(&self) -> serde_json::Value {
         let (bl, bu) = self.n_blocks();
@@ -374,6 +475,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
     /// The BILU(0) factors of the new values (as at setup: host, or device sweeps), then N_L
     /// and N_U's values on the kept patterns of (I + |L|)^k and (I + |U|)^k by the same
     /// batched solves; the new values replace the old ones once both are computed and finite.
+    /// With host factors the first refresh keeps BILU(0)'s symbolic part (host) and the
+    /// factors' and patterns' arrays (device, counted in `memory_bytes`): the later refreshes
+    /// factor on the kept pattern and write values only.
     fn update_values(
         &mut self,
         backend: &B,
@@ -383,17 +487,22 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
         super::check_same_size("isai", self.n, a)?;
         let t0 = Instant::now();
         let s = self.block_size;
-        let local = Self::factor(backend, a, device, s, self.factorization).and_then(
-            |(l, u, _, t_factor_device, t_factor_upload)| {
-                // The host factorization's own seconds (without its upload).
-                let t_factor_host = t0.elapsed().as_secs_f64() - t_factor_device - t_factor_upload;
-                let (lay_l, lay_u) = &*self.layouts;
-                Self::inverses_for(backend, &l, &u, lay_l, lay_u, s)
-                    .map(|(values, _, _)| (values, t_factor_host))
-            },
-        );
-        let ((mut vals_l, mut vals_u), t_factor_host) =
+        let local = match self.factorization {
+            Factorization::Host => self.refresh_host_factors(backend, a),
+            Factorization::Sweeps(_) => Self::factor(backend, a, device, s, self.factorization)
+                .and_then(|(l, u, _, t_factor_device, _)| {
+                    // The host part of the device factorization: A's split pattern.
+                    let t_host = t0.elapsed().as_secs_f64() - t_factor_device;
+                    let (lay_l, lay_u) = &*self.layouts;
+                    Self::inverses_for(backend, &l, &u, lay_l, lay_u, s)
+                        .map(|(values, _, _)| (values, t_host, None))
+                }),
+        };
+        let ((mut vals_l, mut vals_u), t_factor_host, kept) =
             collective_result(backend, "the block-ISAI refresh", local)?;
+        if kept.is_some() {
+            self.kept = kept;
+        }
         std::mem::swap(self.n_l.values_mut(), &mut vals_l);
         std::mem::swap(self.n_u.values_mut(), &mut vals_u);
         self.fingerprint = a.fingerprint();
@@ -407,8 +516,14 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
                 device_seconds: total - t_factor_host,
             },
             format!(
-                "the patterns of N_L and N_U (level {}, {bl} + {bu} blocks)",
-                self.level
+                "the patterns of N_L and N_U (level {}, {bl} + {bu} blocks){}",
+                self.level,
+                match self.kept {
+                    Some(_) =>
+                        "; BILU(0)'s symbolic part and the device arrays of L, U and the \
+                                patterns, kept since the first refresh",
+                    None => "",
+                }
             ),
         ))
     }
