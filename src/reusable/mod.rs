@@ -90,6 +90,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
             rhs,
             x,
             parts: NonNull::from(Box::leak(parts)),
+            spare: None,
         })
     }
 }
@@ -159,6 +160,17 @@ pub struct ReusableSolver<T: Scalar> {
     /// cached solver holds); freed in `Drop` after `solver`; changed only by
     /// [`ReusableSolver::update_values`], after it dropped `solver`.
     parts: NonNull<Parts<T>>,
+    /// The host backend's matrix values buffer set aside by the last values refresh, which
+    /// the next one writes into ([`ReusableSolver::update_values`]).
+    spare: Option<Buffer<T>>,
+}
+
+/// The old values of the matrix while a values refresh may still fail.
+enum ValuesBackup<T> {
+    /// The old buffer itself (host backend); the matrix holds a spare with the new values.
+    Swapped(Buffer<T>),
+    /// A device copy of the old values.
+    Copied(Buffer<T>),
 }
 
 impl<T: Scalar> Drop for ReusableSolver<T> {
@@ -418,43 +430,77 @@ impl<T: Scalar> ReusableSolver<T> {
                 seconds: t0.elapsed().as_secs_f64(),
             });
         }
-        // The old values kept on the device while the preconditioner's numeric phase may still
-        // fail (skipped when there is no room: then a failure leaves the new values).
+        // The old values kept while the preconditioner's numeric phase may still fail (skipped
+        // when there is no room: then a failure leaves the new values).
         let backup = match parts.precond {
-            Some(_) => Self::values_backup(&parts.backend, &parts.matrix),
+            Some(_) => Self::values_backup(&parts.backend, &mut parts.matrix, &mut self.spare),
             None => None,
         };
         let old_fingerprint = parts.matrix.fingerprint();
         // Checked above: the pattern (hence size and nonzeros) and finite values.
-        parts.matrix.write_values(&parts.backend, a)?;
-        parts.backend.synchronize()?;
+        let written = parts
+            .matrix
+            .write_values(&parts.backend, a)
+            .and_then(|()| parts.backend.synchronize());
         let matrix_seconds = t0.elapsed().as_secs_f64();
-        let precond = match parts.precond.as_mut() {
-            None => None,
-            Some(m) => match m.update_values(&parts.backend, a, Some(&parts.matrix)) {
-                Ok(refresh) => Some(refresh),
-                Err(e) => {
-                    if let Some(old) = backup {
-                        parts.backend.copy(&old, parts.matrix.values_mut())?;
-                        parts.matrix.fingerprint = old_fingerprint;
-                    }
-                    return Err(e);
+        let refreshed = written.and_then(|()| match parts.precond.as_mut() {
+            None => Ok(None),
+            Some(m) => m
+                .update_values(&parts.backend, a, Some(&parts.matrix))
+                .map(Some),
+        });
+        match (refreshed, backup) {
+            (Ok(precond), backup) => {
+                if let Some(ValuesBackup::Swapped(old)) = backup {
+                    // The old values' buffer serves the next refresh.
+                    self.spare = Some(old);
                 }
-            },
-        };
-        Ok(ValuesUpdate {
-            matrix_seconds,
-            precond,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
+                Ok(ValuesUpdate {
+                    matrix_seconds,
+                    precond,
+                    seconds: t0.elapsed().as_secs_f64(),
+                })
+            }
+            (Err(e), backup) => {
+                match backup {
+                    Some(ValuesBackup::Swapped(mut old)) => {
+                        std::mem::swap(parts.matrix.values_mut(), &mut old);
+                        self.spare = Some(old);
+                    }
+                    Some(ValuesBackup::Copied(old)) => {
+                        parts.backend.copy(&old, parts.matrix.values_mut())?
+                    }
+                    None => return Err(e),
+                }
+                parts.matrix.fingerprint = old_fingerprint;
+                Err(e)
+            }
+        }
     }
 
-    /// A device copy of `matrix`'s values, or `None` when it cannot be made.
-    fn values_backup(backend: &AnyBackend, matrix: &DeviceMatrix<T>) -> Option<Buffer<T>> {
-        let values = matrix.values();
-        let mut copy = backend.alloc::<T>(values.len()).ok()?;
-        backend.copy(values, &mut copy).ok()?;
-        Some(copy)
+    /// The old values of `matrix` kept aside before new ones are written, or `None` when there
+    /// is no room. On a device, a copy (a preconditioner may share the solver's value array
+    /// there, and must see the new values in it). On the host backend nothing shares host
+    /// storage: the old buffer itself is set aside and `spare` (the buffer the last refresh set
+    /// aside, or a new one) takes its place, so that a time-stepping loop writes its values
+    /// into memory it already touched.
+    fn values_backup(
+        backend: &AnyBackend,
+        matrix: &mut DeviceMatrix<T>,
+        spare: &mut Option<Buffer<T>>,
+    ) -> Option<ValuesBackup<T>> {
+        let len = matrix.values().len();
+        if matrix.values().owner() == "host" {
+            let mut fresh = match spare.take().filter(|s| s.len() == len) {
+                Some(s) => s,
+                None => backend.alloc::<T>(len).ok()?,
+            };
+            std::mem::swap(matrix.values_mut(), &mut fresh);
+            return Some(ValuesBackup::Swapped(fresh));
+        }
+        let mut copy = backend.alloc::<T>(len).ok()?;
+        backend.copy(matrix.values(), &mut copy).ok()?;
+        Some(ValuesBackup::Copied(copy))
     }
 
     /// The preconditioner's setup time when it was built (symbolic and numeric phases; a

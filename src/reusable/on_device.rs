@@ -100,6 +100,7 @@ impl<T: Scalar> ReusableSolver<T> {
             rhs,
             x,
             parts: NonNull::from(Box::leak(parts)),
+            spare: None,
         })
     }
 

@@ -341,6 +341,11 @@ mod cuda {
             caller.upload(&index(a.col_idx())).unwrap(),
             caller.upload(a.values()).unwrap(),
         );
+        // The caller finishes its own stream's work before handing the arrays over, as the
+        // borrowing constructors ask (CuPy users synchronize their stream): the uploads and
+        // the stream-ordered allocations may still be in flight otherwise, and the solver's
+        // check on its own stream would race them.
+        caller.synchronize().unwrap();
         let addresses = [
             caller.device_address(&owners.0).unwrap(),
             caller.device_address(&owners.1).unwrap(),

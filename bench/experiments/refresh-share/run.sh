@@ -11,30 +11,39 @@
 #   cp of 3dded85's test-values_refresh (the same tool in a clone at 3dded85) to .device/old/
 #   (cd python && maturin build --release --features "cuda opencl" --auditwheel skip \
 #     -o ../.device/wheels)
-# Run: OUT=$OUT bash bench/experiments/refresh-share/run.sh
+# Run: OUT=$OUT bash bench/experiments/refresh-share/run.sh (PYTHON=0: no Python part;
+# BENCH_OLD=0: no bench of 3dded85; BENCH_BACKENDS, TESTS: the backends and test filters).
+# The tests that start the CLI binary (cli_defects) are skipped: the packed test binary looks
+# for it where it was built.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 status=0
-timeout 300 bash .device/run test-integration --include-ignored --test-threads 8 values_refresh \
-  device_matrix device_buffers --skip refresh_time_against_setup_time > "$OUT/tests.txt" 2>&1 || status=1
+timeout 300 bash .device/run test-integration --include-ignored --test-threads 8 ${TESTS:-values_refresh \
+  device_matrix device_buffers approx_inverse bilu precond} --skip refresh_time_against_setup_time \
+  --skip cli_defects \
+  > "$OUT/tests.txt" 2>&1 || status=1
 grep -E "FAILED|panicked|test result" "$OUT/tests.txt" | tail -n 5
 for be in ${BENCH_BACKENDS:-cuda opencl host}; do
   bash .device/run test-values_refresh --backend "$be" --n 1000000 --out "$OUT/refresh_${be}_new.csv" \
     > "$OUT/refresh_${be}_new.txt" 2>&1 || status=1
-  OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libpocl.so.2:libnvidia-opencl.so.1} \
-    .device/old/test-values_refresh --backend "$be" --n 1000000 --out "$OUT/refresh_${be}_old.csv" \
-    > "$OUT/refresh_${be}_old.txt" 2>&1 || status=1
+  if [ "${BENCH_OLD:-1}" = 1 ]; then
+    OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libpocl.so.2:libnvidia-opencl.so.1} \
+      .device/old/test-values_refresh --backend "$be" --n 1000000 --out "$OUT/refresh_${be}_old.csv" \
+      > "$OUT/refresh_${be}_old.txt" 2>&1 || status=1
+  fi
 done
-python3 -m pip install -q --no-index --no-deps --target /tmp/pyk .device/wheels/pipekrylov-*.whl
-for be in cuda host; do
-  PYTHONPATH=/tmp/pyk python3 bench/experiments/python-overhead/paired.py "$be" 300 \
-    >> "$OUT/paired_overhead.txt" 2>&1 || status=1
-done
-cat "$OUT/paired_overhead.txt"
+if [ "${PYTHON:-1}" = 1 ]; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/pyk .device/wheels/pipekrylov-*.whl
+  for be in cuda host; do
+    PYTHONPATH=/tmp/pyk python3 bench/experiments/python-overhead/paired.py "$be" 300 \
+      >> "$OUT/paired_overhead.txt" 2>&1 || status=1
+  done
+  cat "$OUT/paired_overhead.txt"
+fi
 python3 - "$OUT" <<'PY'
 import csv, sys, os
 out = sys.argv[1]
-print(f"{'backend':7} {'precond':19} {'old ratio':>9} {'new ratio':>9} {'new full s':>10} {'new refresh s':>13}")
+print(f"{'backend':7} {'precond':19} {'old ratio':>9} {'new ratio':>9} {'steady':>7} {'new full s':>10} {'new refresh s':>13}")
 for be in ("cuda", "opencl", "host"):
     rows = {}
     for w in ("old", "new"):
@@ -45,7 +54,10 @@ for be in ("cuda", "opencl", "host"):
     for name, d in rows.items():
         o, n = d.get("old"), d.get("new")
         f = lambda r, k: float(r[k]) if r else float("nan")
-        print(f"{be:7} {name:19} {f(o, 'refresh_over_full'):9.3f} {f(n, 'refresh_over_full'):9.3f} "
+        steady = float(n["steady_over_full"]) if n and "steady_over_full" in n else float("nan")
+        print(f"{be:7} {name:19} {f(o, 'refresh_over_full'):9.3f} {f(n, 'refresh_over_full'):9.3f} {steady:7.3f} "
               f"{f(n, 'full_setup_s'):10.4f} {f(n, 'refresh_s'):13.4f}")
 PY
+# One archive back (the device call returns a limited number of files).
+tar czf /tmp/results.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/results.tgz "$OUT/"
 exit $status
