@@ -161,13 +161,14 @@ SOURCES["trisolve"] = {
 
 SOURCES["refresh"] = {
     "title": "New values on the same pattern: refresh against a full setup",
-    "files": ["h200-2026-11-29-refresh/refresh_cuda.csv", "h200-2026-11-29-refresh/refresh_opencl.csv",
-              "h200-2026-11-29-refresh/refresh_host.csv"],
+    "files": ["h200-2026-12-01-refresh-share/refresh_cuda_new.csv",
+              "h200-2026-12-01-refresh-share/refresh_opencl_new.csv",
+              "h200-2026-12-01-refresh-share/refresh_host_new.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`; host: its 16 cores)",
-    "commit": "7baa3a7, 2026-11-29",
+    "commit": "4487f64, 2026-12-01",
     "command": "`cargo bench --bench values_refresh -- --backend B --n 1000000 --out F.csv` "
-               "(`bench/experiments/values-refresh/run.sh`)",
-    "log": "2026-11-29-values-refresh-tuning.md",
+               "(`PYTHON=0 OUT=$OUT bash bench/experiments/refresh-share/run.sh`, with 3dded85's bench beside it)",
+    "log": "2026-12-01-refresh-share.md",
 }
 
 SOURCES["many"] = {
@@ -599,16 +600,15 @@ def refresh():
     out += source_lines("refresh")
     ratio = lambda b, k: f"{float(by[b][k]['refresh_over_full']):.2f}" if k in by.get(b, {}) else "-"
     cuda = by.get("cuda", {})
-    out += para("`update_values` (values in place, the numeric phase) against a new setup (upload and "
-                "preconditioner, backend open), n = 1,000,000 (poisson3d for CG, convdiff3d for BiCGStab); the "
-                "refreshed solve equals a fresh one (AMG and aFSAI keep their aggregates and pattern: same "
-                "iterations, iterates within 3e-8). CUDA, full -> refresh s "
-                "(ratio): " + "; ".join(
-                    f"{k} {f3(float(r['full_setup_s']))} -> {f3(float(r['refresh_s']))} ({ratio('cuda', k)})"
-                    for k, r in cuda.items()) + ". NVIDIA OpenCL and the host in the files (largest ratio: "
-                + ", ".join(f"{b} {max(by[b].values(), key=lambda r: float(r['refresh_over_full']))['precond']} "
-                            f"{max(float(r['refresh_over_full']) for r in by[b].values()):.2f}"
-                            for b in ("opencl", "host") if b in by) + ").")
+    out += para("`update_values` against a new setup (upload, preconditioner), n = 1M (poisson3d: CG, "
+                "convdiff3d: BiCGStab), solves equal to a fresh setup's; first refresh and a time-stepping "
+                "loop's (the faster of two more). CUDA, full -> first s (ratio; loop's): " + "; ".join(
+                    f"{k} {f3(float(r['full_setup_s']))} -> {f3(float(r['refresh_s']))} ({ratio('cuda', k)}; "
+                    f"{float(r['steady_over_full']):.2f})"
+                    for k, r in cuda.items()) + ". Loop ratios over 0.35: "
+                + "; ".join(f"{b} " + (", ".join(f"{k} {float(r['steady_over_full']):.2f}" for k, r in by[b].items()
+                                                 if float(r['steady_over_full']) > 0.35) or "none")
+                            for b in ("cuda", "opencl", "host") if b in by) + ".")
     return out
 
 
