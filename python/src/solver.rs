@@ -89,6 +89,16 @@ impl RawCsr {
     /// # Safety
     /// The addresses point at live arrays of the lengths and dtypes given.
     unsafe fn matrix<T: Scalar>(&self) -> Result<CsrMatrix<T>, Error> {
+        if self.index_bits == 32 {
+            // SciPy's usual int32 arrays: widened and checked in one pass.
+            return CsrMatrix::from_i32(
+                self.n,
+                self.n,
+                slice::<i32>(self.indptr, self.n + 1),
+                slice::<i32>(self.indices, self.nnz),
+                slice::<T>(self.data, self.nnz),
+            );
+        }
         let row_ptr = read_indices(self.indptr, self.n + 1, self.index_bits)?;
         let col_idx = read_indices(self.indices, self.nnz, self.index_bits)?;
         let values = slice::<T>(self.data, self.nnz).to_vec();

@@ -58,6 +58,96 @@ impl<T: Scalar> CsrMatrix<T> {
         })
     }
 
+    /// [`CsrMatrix::new`] from 32-bit index arrays (SciPy's, and C or Fortran codes'): the
+    /// indices are widened and checked in one pass (row pointers from 0 to nnz that never
+    /// decrease, columns in range and strictly increasing within each row), the values copied.
+    /// Errors as [`CsrMatrix::new`]'s, a negative index included.
+    ///
+    /// ```
+    /// use pipekrylov::matrix::CsrMatrix;
+    /// let a = CsrMatrix::from_i32(2, 2, &[0, 2, 3], &[0, 1, 1], &[2.0, -1.0, 3.0]).unwrap();
+    /// assert_eq!(a.row(0), (&[0usize, 1][..], &[2.0, -1.0][..]));
+    /// assert!(CsrMatrix::from_i32(2, 2, &[0, 2, 3], &[1, 0, 1], &[2.0, -1.0, 3.0]).is_err());
+    /// ```
+    pub fn from_i32(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: &[i32],
+        col_idx: &[i32],
+        values: &[T],
+    ) -> Result<Self> {
+        if row_ptr.len().checked_sub(1) != Some(n_rows) {
+            return Err(Error::dims(
+                "row_ptr length (n_rows + 1)",
+                n_rows.saturating_add(1),
+                row_ptr.len(),
+            ));
+        }
+        if col_idx.len() != values.len() {
+            return Err(Error::dims(
+                "values length vs column indices",
+                col_idx.len(),
+                values.len(),
+            ));
+        }
+        let nnz = col_idx.len();
+        if row_ptr[0] != 0 || usize::try_from(row_ptr[n_rows]).ok() != Some(nnz) {
+            return Err(Error::InvalidMatrix(format!(
+                "row_ptr must start at 0 and end at nnz = {nnz}, found {} .. {}",
+                row_ptr[0], row_ptr[n_rows]
+            )));
+        }
+        let mut rp = crate::memory::try_with_capacity("CSR row pointers", n_rows + 1)?;
+        let mut ci = crate::memory::try_with_capacity("CSR column indices", nnz)?;
+        rp.push(0usize);
+        for r in 0..n_rows {
+            // From 0 (checked above), never decreasing and at most nnz: inside col_idx.
+            let (start, end) = (row_ptr[r], row_ptr[r + 1]);
+            if end < start {
+                return Err(Error::InvalidMatrix(format!(
+                    "row_ptr decreases at row {r}"
+                )));
+            }
+            if end as usize > nnz {
+                return Err(Error::InvalidMatrix(format!(
+                    "row_ptr[{}] = {end} is above nnz = {nnz}",
+                    r + 1
+                )));
+            }
+            let cols = &col_idx[start as usize..end as usize];
+            // A negative column is huge as u32: out of range.
+            let mut previous: Option<u32> = None;
+            for (k, &c) in cols.iter().enumerate() {
+                let c = c as u32;
+                if c as usize >= n_cols {
+                    return Err(Error::InvalidMatrix(format!(
+                        "column index {} at position {} out of range (n_cols = {n_cols})",
+                        cols[k],
+                        start as usize + k
+                    )));
+                }
+                if previous.is_some_and(|p| p >= c) {
+                    return Err(Error::InvalidMatrix(format!(
+                        "row {r}: column indices not strictly increasing (use from_unsorted)"
+                    )));
+                }
+                previous = Some(c);
+            }
+            ci.extend(cols.iter().map(|&c| c as u32 as usize));
+            rp.push(end as usize);
+        }
+        let mut vals = crate::memory::try_with_capacity("CSR values", nnz)?;
+        vals.extend_from_slice(values);
+        Ok(Self {
+            n_rows,
+            n_cols,
+            row_ptr: rp,
+            col_idx: ci,
+            values: vals,
+            hashes: FingerprintCache::default(),
+        })
+    }
+
     /// Build from arrays whose rows may be unsorted and contain duplicates: columns are sorted
     /// and duplicates summed. Indices out of range are still an error.
     pub fn from_unsorted(
@@ -389,6 +479,47 @@ fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_i32_checks_as_new_does() {
+        let a = CsrMatrix::from_i32(
+            3,
+            3,
+            &[0, 2, 3, 5],
+            &[0, 2, 1, 0, 2],
+            &[1.0, 2.0, 3.0, 4.0, 5.0],
+        )
+        .unwrap();
+        let b = CsrMatrix::new(
+            3,
+            3,
+            vec![0, 2, 3, 5],
+            vec![0, 2, 1, 0, 2],
+            vec![1.0, 2.0, 3.0, 4.0, 5.0],
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        let v = [1.0; 5];
+        let bad: [(&[i32], &[i32]); 7] = [
+            (&[0, 2, 3], &[0, 2, 1, 0, 2]),     // row_ptr too short
+            (&[1, 2, 3, 5], &[0, 2, 1, 0, 2]),  // not from 0
+            (&[0, 2, 3, 4], &[0, 2, 1, 0, 2]),  // not to nnz
+            (&[0, 3, 2, 5], &[0, 1, 2, 0, 2]),  // decreasing
+            (&[0, 9, 3, 5], &[0, 1, 2, 0, 2]),  // above nnz in the middle
+            (&[0, 2, 3, 5], &[0, -1, 1, 0, 2]), // negative column
+            (&[0, 2, 3, 5], &[0, 3, 1, 0, 2]),  // column out of range
+        ];
+        for (rp, ci) in bad {
+            assert!(
+                CsrMatrix::from_i32(3, 3, rp, ci, &v).is_err(),
+                "{rp:?} {ci:?}"
+            );
+        }
+        // Unsorted and repeated columns.
+        assert!(CsrMatrix::from_i32(3, 3, &[0, 2, 3, 5], &[2, 0, 1, 0, 2], &v).is_err());
+        assert!(CsrMatrix::from_i32(3, 3, &[0, 2, 3, 5], &[0, 0, 1, 0, 2], &v).is_err());
+        assert!(CsrMatrix::from_i32(3, 3, &[0, 2, 3, 5], &[0, 2, 1, 0, 2], &v[..4]).is_err());
+    }
 
     #[test]
     fn fingerprints_are_kept_until_the_values_change() {
