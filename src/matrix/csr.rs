@@ -76,20 +76,7 @@ impl<T: Scalar> CsrMatrix<T> {
         col_idx: &[i32],
         values: &[T],
     ) -> Result<Self> {
-        if row_ptr.len().checked_sub(1) != Some(n_rows) {
-            return Err(Error::dims(
-                "row_ptr length (n_rows + 1)",
-                n_rows.saturating_add(1),
-                row_ptr.len(),
-            ));
-        }
-        if col_idx.len() != values.len() {
-            return Err(Error::dims(
-                "values length vs column indices",
-                col_idx.len(),
-                values.len(),
-            ));
-        }
+        check_lengths(n_rows, row_ptr.len(), col_idx.len(), values.len())?;
         let nnz = col_idx.len();
         if row_ptr[0] != 0 || usize::try_from(row_ptr[n_rows]).ok() != Some(nnz) {
             return Err(Error::InvalidMatrix(format!(
@@ -417,6 +404,25 @@ impl<T: Scalar> CsrMatrix<T> {
     }
 }
 
+/// The array lengths of a CSR matrix: n_rows + 1 row pointers, one value per column index.
+fn check_lengths(n_rows: usize, row_ptr: usize, col_idx: usize, n_values: usize) -> Result<()> {
+    if row_ptr.checked_sub(1) != Some(n_rows) {
+        return Err(Error::dims(
+            "row_ptr length (n_rows + 1)",
+            n_rows.saturating_add(1),
+            row_ptr,
+        ));
+    }
+    if col_idx != n_values {
+        return Err(Error::dims(
+            "values length vs column indices",
+            col_idx,
+            n_values,
+        ));
+    }
+    Ok(())
+}
+
 fn check_shape(
     n_rows: usize,
     n_cols: usize,
@@ -424,20 +430,7 @@ fn check_shape(
     col_idx: &[usize],
     n_values: usize,
 ) -> Result<()> {
-    if row_ptr.len().checked_sub(1) != Some(n_rows) {
-        return Err(Error::dims(
-            "row_ptr length (n_rows + 1)",
-            n_rows.saturating_add(1),
-            row_ptr.len(),
-        ));
-    }
-    if col_idx.len() != n_values {
-        return Err(Error::dims(
-            "values length vs column indices",
-            col_idx.len(),
-            n_values,
-        ));
-    }
+    check_lengths(n_rows, row_ptr.len(), col_idx.len(), n_values)?;
     if row_ptr[0] != 0 || row_ptr[n_rows] != col_idx.len() {
         return Err(Error::InvalidMatrix(format!(
             "row_ptr must start at 0 and end at nnz = {}, found {} .. {}",
