@@ -118,6 +118,9 @@ pub struct SolveOptions {
     /// The preconditioner and its parameters. Default: `PrecondSpec::default()`, no
     /// preconditioner.
     pub precond: PrecondSpec,
+    /// The precision the preconditioner stores its data in and runs in. Default:
+    /// [`PrecondPrecision::Solve`](crate::precond::PrecondPrecision::Solve), the solve's.
+    pub precond_precision: crate::precond::PrecondPrecision,
     /// Tolerances, iteration limit, restart, pipelined or classical, execution mode. Default:
     /// [`Params::default`] (each field's default is stated there: rtol 1e-8, atol 0, at most
     /// 10,000 iterations, restart 30, pipelined, automatic execution).
@@ -135,6 +138,7 @@ impl Default for SolveOptions {
         Self {
             method: Method::default(),
             precond: PrecondSpec::default(),
+            precond_precision: Default::default(),
             params: Params::default(),
             backend: BackendChoice::Auto,
             format: MatrixFormat::Csr,
@@ -161,6 +165,12 @@ macro_rules! option_setters {
         /// `PrecondSpec`).
         pub fn precond_spec(mut self, spec: $crate::precond::PrecondSpec) -> Self {
             self.$options().precond = spec;
+            self
+        }
+        /// The preconditioner's precision (default: the solve's): `PrecondPrecision::F32`
+        /// stores it in f32 and applies it in f32 inside a double-precision solve.
+        pub fn precond_precision(mut self, precision: $crate::precond::PrecondPrecision) -> Self {
+            self.$options().precond_precision = precision;
             self
         }
         /// Every solver parameter at once (tolerances, iteration limit, restart, variant, ...).

@@ -53,7 +53,7 @@ impl PkSolver {
 /// indices) or 64 (`int64_t`); `value_bits` 32 (`float`) or 64 (`double`): the precision of the
 /// solves. `options` is `"key=value;key=value"` (NULL or "" for the defaults: GMRES, no
 /// preconditioner, rtol 1e-8, the best backend available); the keys are those of the Python
-/// package: method, rtol, atol, maxiter, restart, precond, block_size, trisolve, subdomains,
+/// package: method, rtol, atol, maxiter, restart, precond, precond_precision, block_size, trisolve, subdomains,
 /// isai_level, ip_scaling, fsai_level, amg_coarsening, amg_smoother, amg_sweeps, amg_strength, amg_strength_decay,
 /// amg_high_contrast, amg_max_levels, amg_coarse_size, amg_setup, amg_precision, ilu_matching, ilu_ordering, ilu_fill, ilu_drop,
 /// ilu_max_fill, ilu_shift, ilu_pivot, variant, execution, backend, format, history.

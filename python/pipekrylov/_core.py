@@ -259,7 +259,9 @@ class Solver:
     systems), "cuda", "opencl" or "host". Further keyword options: ``rtol``, ``atol``,
     ``maxiter`` (Krylov steps), ``restart`` (GMRES), ``variant`` ("auto", "pipelined" or "classical"),
     ``execution`` ("auto", "synchronous", "device-resident"), ``format`` ("csr", "sell", "bsr"
-    ...), ``history`` (keep the residual history, default True) and the preconditioners'
+    ...), ``history`` (keep the residual history, default True), ``precond_precision`` ("solve" or
+    "f32": the preconditioner stored and applied in single precision inside a double-precision
+    solve, with classical CG) and the preconditioners'
     parameters (``block_size``, ``trisolve``, ``subdomains``, ``isai_level``, ``ip_scaling``,
     ``fsai_level``, ``amg_coarsening``, ``amg_smoother``, ``amg_sweeps``, ``amg_strength``, ``amg_strength_decay``,
     ``amg_high_contrast``, ``amg_max_levels``, ``amg_coarse_size``, ``amg_setup``, ``amg_precision``, ``ilu_matching``, ``ilu_ordering``, ``ilu_fill``,

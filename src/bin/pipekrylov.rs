@@ -269,6 +269,7 @@ fn run(cli: Cli, given: &[String]) -> Result<i32, Error> {
                     precond.spec()?
                 },
                 block_size_given: precond.block_size_given(),
+                precond_precision: precond.precond_precision,
                 backend: backend.parse::<BackendChoice>()?,
                 execution: execution.parse()?,
                 precision: precision(&prec)?,

@@ -229,13 +229,16 @@ fn finish_solve<T: Scalar>(
     let spec = rank_block_spec(args, system);
     type Built<T> = Option<Box<dyn Preconditioner<DistBackend<AnyBackend>, T>>>;
     let (built, setup_peak_bytes) = super::solve::setup_peak(be, || -> Result<Built<T>> {
-        if let precond::PrecondSpec::Amg(options) = spec {
+        if let precond::PrecondSpec::Amg(mut options) = spec {
+            if args.precond_precision == precond::PrecondPrecision::F32 {
+                options.precision = precond::PrecondPrecision::F32;
+            }
             let amg = precond::Amg::new_distributed(be, &rows, &a.partition, options)?;
             Ok(Some(Box::new(amg)))
         } else {
             comm.agree(
                 "building the preconditioner",
-                precond::build(be, &a.local, spec),
+                precond::build_in(be, &a.local, None, spec, args.precond_precision),
             )
         }
     })?;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::precond::{
     AfsaiOptions, AmgOptions, AmgPrecision, AmgSetup, Bilu0Options, Coarsening, Factorization,
     FsaiOptions, IluMatching, IluOptions, IluOrdering, IpOptions, IpScaling, IsaiOptions,
-    PrecondKind, PrecondSpec, Smoother, TriangularSolve,
+    PrecondKind, PrecondPrecision, PrecondSpec, Smoother, TriangularSolve,
 };
 
 /// `--precond` and the options of every preconditioner (`pipekrylov solve --help`).
@@ -22,6 +22,11 @@ pub struct PrecondFlags {
     /// matrices with zero or weak diagonals).
     #[arg(long, default_value = "none")]
     pub precond: PrecondKind,
+    /// Precision of the preconditioner: solve (the solve's) or f32 (set up on A rounded to
+    /// f32, stored and applied in single precision inside a double-precision solve; amg: the
+    /// same as --amg-precision f32). Pair it with --variant classical for cg (auto does).
+    #[arg(long, default_value = "solve")]
+    pub precond_precision: PrecondPrecision,
     /// Triangular solves of bilu0 / block-jacobi / ilu: auto (exact on a CPU or where the factors
     /// have few levels, else sweeps; the report says which ran and why), exact
     /// (level-scheduled: one launch per level, on a GPU one per run of narrow levels) or
@@ -271,6 +276,7 @@ impl PrecondFlags {
 fn readers(id: &str) -> Option<fn(&PrecondSpec) -> bool> {
     use PrecondKind as K;
     Some(match id {
+        "precond_precision" => |s| s.kind() != K::None,
         "block_size" => |s| s.block_size().is_some(),
         "trisolve" => |s| s.triangular_solve().is_some(),
         "factorization" => |s| s.factorization().is_some(),

@@ -44,6 +44,8 @@ pub struct SolveArgs {
     /// Whether `--block-size` was given; if not, the block size of a preconditioner that has
     /// one is S of a BSR format, else 3 for elasticity3d, else 1.
     pub block_size_given: bool,
+    /// `--precond-precision solve|f32`
+    pub precond_precision: crate::precond::PrecondPrecision,
     /// `--backend`
     pub backend: BackendChoice,
     /// `--execution auto|sync|resident`
@@ -127,14 +129,15 @@ fn typed<T: Scalar>(
         PrecondSpec::Afsai { options, .. } => options.setup_in_f32,
         PrecondSpec::Amg(o) => o.precision == crate::precond::AmgPrecision::F32,
         _ => false,
-    };
+    } || args.precond_precision == crate::precond::PrecondPrecision::F32;
     if f32_setup && T::PRECISION == Precision::F64 {
         backend.prepare_kernels(Precision::F32)?;
     }
     let kernel_build_seconds = t_build.elapsed().as_secs_f64();
     let spec = precond_spec(args, &system, format.format);
-    let (built, setup_peak_bytes) =
-        setup_peak(backend, || precond::build_on(backend, a, Some(&m), spec))?;
+    let (built, setup_peak_bytes) = setup_peak(backend, || {
+        precond::build_in(backend, a, Some(&m), spec, args.precond_precision)
+    })?;
     let precond: Option<&dyn Preconditioner<AnyBackend, T>> = built.as_deref();
     let params = Params {
         rtol: args.rtol,

@@ -3,8 +3,8 @@
 
 use super::{
     AfsaiOptions, Amg, AmgOptions, Bilu0, Bilu0Options, BlockIsai, Factorization, Fsai,
-    FsaiOptions, Ilu, IluOptions, IncompletePoisson, IpScaling, Jacobi, PointBlockJacobi,
-    Preconditioner, TriangularSolve,
+    FsaiOptions, Ilu, IluOptions, IncompletePoisson, IpScaling, Jacobi, Narrowed, PointBlockJacobi,
+    PrecondPrecision, Preconditioner, TriangularSolve,
 };
 use crate::backend::{Backend, CsrKernel, DeviceMatrix, MatrixFormat};
 use crate::error::{Error, Result};
@@ -344,6 +344,40 @@ pub fn build_on<B: Backend + 'static, T: Scalar>(
     device: Option<&DeviceMatrix<T>>,
     spec: PrecondSpec,
 ) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
+    build_in(backend, a, device, spec, PrecondPrecision::Solve)
+}
+
+/// [`build_on`] in `precision`: [`PrecondPrecision::F32`] in a double-precision solve builds
+/// AMG's single-precision hierarchy ([`AmgOptions::precision`]) and wraps every other
+/// preconditioner, set up on `a` rounded to f32, in [`Narrowed`] (the device copy of `a` is
+/// then not read). Errors: those of the setup; [`PrecondSpec::None`] with
+/// [`PrecondPrecision::F32`] is [`Error::InvalidParameter`].
+pub fn build_in<B: Backend + 'static, T: Scalar>(
+    backend: &B,
+    a: &CsrMatrix<T>,
+    device: Option<&DeviceMatrix<T>>,
+    spec: PrecondSpec,
+    precision: PrecondPrecision,
+) -> Result<Option<Box<dyn Preconditioner<B, T>>>> {
+    if precision.narrows::<T>() {
+        return match spec {
+            PrecondSpec::None => Err(super::narrow::nothing_to_narrow()),
+            PrecondSpec::Amg(options) => build_on(
+                backend,
+                a,
+                device,
+                PrecondSpec::Amg(AmgOptions {
+                    precision: PrecondPrecision::F32,
+                    ..options
+                }),
+            ),
+            spec => Ok(Some(Box::new(Narrowed::<B, T>::new(backend, a, |a32| {
+                build_on(backend, a32, None, spec)?.ok_or_else(|| {
+                    Error::PreconditionerSetup("the f32 preconditioner was not built".into())
+                })
+            })?))),
+        };
+    }
     Ok(match spec {
         PrecondSpec::None => None,
         PrecondSpec::Jacobi => Some(Box::new(Jacobi::new(backend, a)?)),

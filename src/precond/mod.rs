@@ -19,6 +19,7 @@ mod incomplete_poisson;
 mod isai;
 mod jacobi;
 mod kind;
+mod narrow;
 mod point_block_jacobi;
 
 pub use amg::{Amg, AmgOptions, AmgPrecision, AmgSetup, Coarsening, Hierarchy, Smoother};
@@ -34,7 +35,8 @@ pub use incomplete_poisson::{
 };
 pub use isai::{power_pattern, BlockIsai, InverseLayout, IsaiSetupSplit, MAX_ISAI_LEVEL};
 pub use jacobi::Jacobi;
-pub use kind::{build, build_on, IpOptions, IsaiOptions, PrecondKind, PrecondSpec};
+pub use kind::{build, build_in, build_on, IpOptions, IsaiOptions, PrecondKind, PrecondSpec};
+pub use narrow::{Narrowed, PrecondPrecision};
 pub use point_block_jacobi::PointBlockJacobi;
 
 use crate::backend::{Backend, Buffer, DeviceMatrix, Partials, PcgStepVectors, Slot};

@@ -74,7 +74,13 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         self.options.params.validate()?;
         let pattern = a.pattern_fingerprint();
         let matrix = backend.upload_matrix(a, self.options.format)?;
-        let precond = precond::build_on(&backend, a, Some(&matrix), self.options.precond)?;
+        let precond = precond::build_in(
+            &backend,
+            a,
+            Some(&matrix),
+            self.options.precond,
+            self.options.precond_precision,
+        )?;
         let rhs = backend.alloc::<T>(a.n_rows())?;
         let x = backend.alloc::<T>(a.n_rows())?;
         let parts = Box::new(Parts {

@@ -82,7 +82,8 @@ impl<T: Scalar> ReusableSolver<T> {
             });
         }
         options.params.validate()?;
-        let built = build_from_device(&backend, &mut a, options.precond)?;
+        let built =
+            build_from_device(&backend, &mut a, options.precond, options.precond_precision)?;
         let mut notes = vec!["the matrix's device arrays are used in place".to_string()];
         notes.extend(built.host_copy);
         let rhs = backend.alloc::<T>(a.n_rows())?;

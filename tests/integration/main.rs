@@ -48,6 +48,7 @@ mod one_call;
 mod opencl_backend;
 mod opencl_pool;
 mod precond;
+mod precond_f32;
 mod reorder;
 mod resident_many_groups;
 mod resident_sums_kernel;

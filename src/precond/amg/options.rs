@@ -3,6 +3,7 @@
 use crate::backend::BackendInfo;
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
+use crate::precond::PrecondPrecision;
 use crate::scalar::Scalar;
 
 /// How a level's prolongator is built from its aggregates.
@@ -59,48 +60,10 @@ impl std::str::FromStr for AmgSetup {
     }
 }
 
-/// The precision of the hierarchy's operators, transfers, smoother data and cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub enum AmgPrecision {
-    /// The solve's precision (default).
-    #[default]
-    Solve,
-    /// Single precision inside a double-precision solve: every level stored in f32 and the
-    /// V-cycle run in f32, the residual rounded to f32 at the cycle's entry and the correction
-    /// widened at its exit. A cycle reads about half the bytes (f64 CSR: 12 bytes per entry,
-    /// f32: 8). The setup runs in f32 too (on the device: on the solver's matrix rounded there,
-    /// its index arrays shared). No effect on a single-precision solve.
-    ///
-    /// Use it with the classical Krylov variants ([`crate::solver::Variant::Classical`], which
-    /// CG's default [`crate::solver::Variant::Auto`] runs with AMG): the pipelined ones update the preconditioned vectors by recurrences that assume an exactly
-    /// linear preconditioner, which a cycle rounded to f32 is not. Measured on 2D Poisson
-    /// 512^2 (host): classical CG took the f64 hierarchy's 10 / 14 / 17 iterations to 1e-6 /
-    /// 1e-8 / 1e-10, pipelined CG 16 / 19 / 23.
-    F32,
-}
-
-impl std::fmt::Display for AmgPrecision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Solve => "solve",
-            Self::F32 => "f32",
-        })
-    }
-}
-
-impl std::str::FromStr for AmgPrecision {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "solve" => Ok(Self::Solve),
-            "f32" => Ok(Self::F32),
-            _ => Err(Error::param(
-                "amg precision",
-                format!("unknown precision '{s}' (solve or f32)"),
-            )),
-        }
-    }
-}
+/// The precision of the hierarchy's operators, transfers, smoother data and cycle: the
+/// preconditioners' [`PrecondPrecision`] (its [`PrecondPrecision::F32`] is AMG's own
+/// single-precision hierarchy, set up on the device where the setup runs there).
+pub type AmgPrecision = PrecondPrecision;
 
 /// The relaxation of every level but the coarsest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
