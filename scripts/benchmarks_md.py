@@ -117,11 +117,8 @@ SOURCES["amg"] = {
                "amg --amg-setup device|host --rhs a-ones --json`)",
     "log": "2026-11-30-amg-high-contrast.md",
 }
-# CG + AMG pipelined against Variant::Auto (classical) and the f32 hierarchy; BiCGStab and GMRES + AMG in
-# both variants (bench/experiments/amg-auto-variant/run.sh, the same call).
-VARIANTS_CSV = "h200-2026-11-30-amg-table-4/amg-variants.csv"
-# The same problems with the build before the per-level Jacobi weight (amg-jacobi-weight/run.sh).
-BASE_CSV = "h200-2026-11-30-amg-jacobi-weight/amg-base.csv"
+# Every preconditioner in f32 inside f64 CG (bench/experiments/precond-f32/run.sh, 9b91c57).
+PRECOND_F32_CSV = "h200-2026-12-01-precond-f32/precond-f32.csv"
 SOURCES["python"] = {
     "title": "The Python package against CuPy",
     "files": ["h200-2026-11-29-python/per_iteration.csv", "h200-2026-11-29-python/overhead.csv"],
@@ -131,7 +128,6 @@ SOURCES["python"] = {
                "test binaries packed as its header says)",
     "log": "2026-11-29-python-ilu.md",
 }
-DECAY_CSV = "h200-2026-11-29-ilutp-decay-python/amg-strength-decay.csv"
 # The Python per-call overhead after the array addresses came from __array_struct__ (49a33d3,
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
@@ -460,10 +456,28 @@ def amg():
     rows = [r for p in files_of("amg") for r in rows_of(p)]
     out = [f"## {SOURCES['amg']['title']}", ""]
     out += source_lines("amg")
-    base = {r["problem"]: r["iterations"] for r in rows_of(os.path.join(RESULTS, BASE_CSV))}
+    f32 = {}
+    for r in rows_of(os.path.join(RESULTS, PRECOND_F32_CSV)):
+        f32.setdefault((r["backend"], r["problem"]), {})[(r["precond"], r["precision"], r["variant"])] = r
+    same = all(r["iterations"] == d[(r["precond"], "solve", "classical")]["iterations"]
+               for d in f32.values() for r in d.values())
+    def ratios(backend, problem):
+        d = f32[(backend, problem)]
+        cells = []
+        for pc in dict.fromkeys(k[0] for k in d):
+            s32 = float(d[(pc, "f32", "classical")]["solve_s"])
+            classical = f"{pc} {float(d[(pc, 'solve', 'classical')]['solve_s']) / s32:.2f}"
+            best = d.get((pc, "solve", "pipelined"))
+            cells.append(classical + (f" ({float(best['solve_s']) / s32:.2f})" if best else ""))
+        return ", ".join(cells)
+    f32_text = ("`--precond-precision f32`, solve phase of f64 classical (pipelined) over f32 (classical), "
+                f"{'same iterations' if same else 'iterations differ: see the CSV'}: CUDA 2D 4.19M "
+                f"{ratios('cuda', 'poisson2d')}; 3D 16.8M {ratios('cuda', 'poisson3d')}; OpenCL 2D "
+                f"4.19M {ratios('opencl', 'poisson2d')}. Goal 1.4x: missed (9b91c57, `precond-f32/run.sh`, "
+                f"`{PRECOND_F32_CSV}`).")
     out += para("CG to 1e-8 (true), b = A 1, f64, CSR, s. Ours: SA, Jacobi 1+1, w = 4/3 / rho per level, set "
                 "up on the device (MIS-2, SpGEMM) or at anchor sizes on the host (greedy); AMGCL: SA, SPAI0, CUDA. "
-                "Its with w = 0.8 (054b3ae, `amg-jacobi-weight/amg-base.csv`): " + ", ".join(f"{p} {base[p]}" for p in sorted(base)) + ".")
+                + f32_text)
     out += ["| problem | n | its | setup | solve | total | OpenCL total | op. c. | host setup: its, total | AMGCL its, setup, solve |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     ours = {}
@@ -483,27 +497,6 @@ def amg():
                  f"{a['iterations']}, {f2(float(a['setup_s']))}, {f3(float(a['solve_s']))}" if a else "-"]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
-    decay = {}
-    for r in rows_of(os.path.join(RESULTS, DECAY_CSV)):
-        smoother = "cheb3" if "chebyshev:3" in r["method"] else "jacobi"
-        decay[(r["problem"], smoother, r["method"].split()[-1])] = r
-    change = lambda p, sm="jacobi": f"{decay[(p, sm, '0.5')]['iterations']} -> {decay[(p, sm, '1')]['iterations']}"
-    vr = {}
-    for r in rows_of(os.path.join(RESULTS, VARIANTS_CSV)):
-        vr.setdefault((r["solver"], r["variant_ran"], r["amg_precision"], r["problem"]), []).append(r)
-    us = lambda k: "-".join(str(round(float(r["us_per_iter"]))) for r in vr[k])
-    cg = lambda p: (f"{us(('cg', 'pipelined', 'solve', p))} / {us(('cg', 'classical', 'solve', p))} / "
-                    f"{us(('cg', 'classical', 'f32', p))}")
-    out += para(f"`--amg-strength-decay 1` (2026-11-29, w = 0.8): jump3d "
-                f"{change('jump3d')} ({change('jump3d', 'cheb3')} with Chebyshev 3), randjump3d "
-                f"{change('randjump3d')}; thermal2d {change('thermal2d')}. CG + AMG, us per iteration, "
-                f"pipelined / classical (the default) / classical with an f32 hierarchy: 2D "
-                f"4.19M {cg('poisson2d')}, 3D 2.1M {cg('poisson3d')}; "
-                f"BiCGStab, GMRES(30) + AMG stay pipelined (convdiff3d 1M: "
-                f"{us(('bicgstab', 'pipelined', 'solve', 'convdiff3d'))} vs "
-                f"{us(('bicgstab', 'classical', 'solve', 'convdiff3d'))}, "
-                f"{us(('gmres', 'pipelined', 'solve', 'convdiff3d'))} vs "
-                f"{us(('gmres', 'classical', 'solve', 'convdiff3d'))}).")
     return out
 
 
