@@ -420,22 +420,40 @@ impl PrecondOps for HostBackend {
             pattern.col_idx.host()?,
             pattern.gt_pos.host()?,
         );
-        let row = |i: usize| {
-            let p = &gci[grp[i] as usize..grp[i + 1] as usize];
-            fsai_row(arp, aci, av, p)
-        };
-        let rows: Vec<Vec<T>> = if end - begin >= 64 {
-            (begin..end).into_par_iter().map(row).collect()
-        } else {
-            (begin..end).map(row).collect()
-        };
+        // G's rows of the batch in place, in chunks of rows (each chunk's rows are one
+        // contiguous slice of G's values) with one dense scratch per chunk; then G^T's copies.
         let (g, gt) = (g_values.host_mut()?, gt_values.host_mut()?);
-        for (i, vals) in (begin..end).zip(rows) {
-            let gb = grp[i] as usize;
-            for (a, v) in vals.into_iter().enumerate() {
-                g[gb + a] = v;
-                gt[gtp[gb + a] as usize] = v;
+        let (first, last) = (grp[begin] as usize, grp[end] as usize);
+        let mut chunks = Vec::with_capacity((end - begin).div_ceil(FSAI_HOST_CHUNK));
+        let mut rest = &mut g[first..last];
+        for c0 in (begin..end).step_by(FSAI_HOST_CHUNK) {
+            let c1 = (c0 + FSAI_HOST_CHUNK).min(end);
+            let (head, tail) = rest.split_at_mut((grp[c1] - grp[c0]) as usize);
+            chunks.push((c0..c1, head));
+            rest = tail;
+        }
+        let chunk = |(rows, out): (std::ops::Range<usize>, &mut [T])| {
+            let mut mat = Vec::new();
+            let base = grp[rows.start] as usize;
+            for i in rows {
+                let (b, e) = (grp[i] as usize, grp[i + 1] as usize);
+                fsai_row(
+                    arp,
+                    aci,
+                    av,
+                    &gci[b..e],
+                    &mut mat,
+                    &mut out[b - base..e - base],
+                );
             }
+        };
+        if chunks.len() > 1 {
+            chunks.into_par_iter().for_each(chunk);
+        } else {
+            chunks.into_iter().for_each(chunk);
+        }
+        for (v, &q) in g[first..last].iter().zip(&gtp[first..last]) {
+            gt[q as usize] = *v;
         }
         Ok(())
     }
@@ -791,12 +809,23 @@ fn stencil_row_matches<T: Scalar>(
     ok && k == end
 }
 
-/// One row of G on the pattern `p` (ascending, diagonal last) in the order of `fsai.cl`: the
-/// gathered A[p, p], its Cholesky factor, L z = e_last, L^T y = z, y / sqrt(y_last); NaN in
-/// every entry when a pivot is not positive.
-fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> {
+/// Rows of G that the host backend's `fsai_rows` computes with one dense scratch.
+const FSAI_HOST_CHUNK: usize = 1024;
+
+/// One row of G on the pattern `p` (ascending, diagonal last) into `y` (`p.len()` entries) in
+/// the order of `fsai.cl`: the gathered A[p, p] (in `mat`, resized), its Cholesky factor,
+/// L z = e_last, L^T y = z, y / sqrt(y_last); NaN in every entry when a pivot is not positive.
+fn fsai_row<T: Scalar>(
+    arp: &[u32],
+    aci: &[u32],
+    av: &[T],
+    p: &[u32],
+    mat: &mut Vec<T>,
+    y: &mut [T],
+) {
     let m = p.len();
-    let mut mat = vec![T::zero(); m * m];
+    mat.clear();
+    mat.resize(m * m, T::zero());
     for (a, &r) in p.iter().enumerate() {
         for k in arp[r as usize] as usize..arp[r as usize + 1] as usize {
             if let Ok(b) = p.binary_search(&aci[k]) {
@@ -810,7 +839,8 @@ fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> 
             d -= mat[j * m + k] * mat[j * m + k];
         }
         if !d.is_finite() || d <= T::zero() {
-            return vec![T::from_f64(f64::NAN); m];
+            y.fill(T::from_f64(f64::NAN));
+            return;
         }
         let ljj = d.sqrt();
         mat[j * m + j] = ljj;
@@ -823,7 +853,7 @@ fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> 
         }
     }
     let l = m - 1;
-    let mut y = vec![T::zero(); m];
+    y.fill(T::zero());
     y[l] = (T::one() / mat[l * m + l]) / mat[l * m + l];
     for r in (0..l).rev() {
         let mut v = T::zero();
@@ -833,7 +863,7 @@ fn fsai_row<T: Scalar>(arp: &[u32], aci: &[u32], av: &[T], p: &[u32]) -> Vec<T> 
         y[r] = v / mat[r * m + r];
     }
     let scale = T::one() / y[l].sqrt();
-    y.iter().map(|&v| v * scale).collect()
+    y.iter_mut().for_each(|v| *v *= scale);
 }
 
 /// Row i of the matrix-free Incomplete Poisson product (the order of `ip.cl`).

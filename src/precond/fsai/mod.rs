@@ -170,6 +170,8 @@ pub struct Fsai<T> {
     /// [`Preconditioner::update_values`] (the batches of the row solves, the transpose's
     /// cursor).
     host_row_ptrs: Box<(Vec<u32>, Vec<u32>)>,
+    /// What the values refreshes keep from the first one on (`None` before one).
+    kept: Option<Box<refresh::KeptForRefresh<T>>>,
 }
 
 /// The part of the setup before the rows of G: A and the pattern of G and G^T on the device,
@@ -578,6 +580,7 @@ impl<T: Scalar> Fsai<T> {
             growth_kernel,
             fingerprint,
             host_row_ptrs: Box::new((row_ptr, gt_row_ptr)),
+            kept: None,
         })
     }
 
@@ -688,6 +691,7 @@ impl Fsai<f32> {
             growth_kernel: self.growth_kernel,
             fingerprint: self.fingerprint,
             host_row_ptrs: self.host_row_ptrs,
+            kept: None,
         })
     }
 }
@@ -907,7 +911,16 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Fsai<T> {
         self.times
     }
     fn memory_bytes(&self) -> usize {
-        self.g.device_bytes() + self.gt.device_bytes() + self.work.lock().map_or(0, |w| w.bytes())
+        // A GPU's refresh pattern shares G's index arrays (`Buffer::share`); the host
+        // backend's holds copies (host memory is never shared).
+        let shares_g = match self.g.format() {
+            DeviceFormat::Csr { col_idx, .. } => col_idx.owner() != "host",
+            _ => false,
+        };
+        self.g.device_bytes()
+            + self.gt.device_bytes()
+            + self.work.lock().map_or(0, |w| w.bytes())
+            + self.kept.as_ref().map_or(0, |k| k.bytes(shares_g))
     }
     fn params(&self) -> serde_json::Value {
         let variant = match self.variant {

@@ -10,9 +10,40 @@ use crate::precond::{check_same_size, SetupTimes, ValuesRefresh};
 use crate::scalar::{Precision, Scalar};
 use std::time::Instant;
 
-/// New values of G and G^T (device), the fingerprint of the matrix they are for and the
-/// host seconds of the refresh.
-type NewValues<T> = (Buffer<T>, Buffer<T>, u64, f64);
+/// New values of G and G^T (device), the fingerprint of the matrix they are for, the host
+/// seconds of the refresh, and the pattern of the row solves when this refresh built it.
+type NewValues<T> = (Buffer<T>, Buffer<T>, u64, f64, Option<FsaiPattern>);
+
+/// What [`Fsai`] keeps from its first values refresh on, for the next ones: the pattern of the
+/// row solves (G's entries' positions in G^T, the batches and their scratch layout) and, for a
+/// setup in the solve's precision, the buffers the next refresh writes G's and G^T's values
+/// into (the values it replaces become the spares: no new memory in a time-stepping loop).
+#[derive(Debug)]
+pub(super) struct KeptForRefresh<T> {
+    pattern: FsaiPattern,
+    spare: Option<(Buffer<T>, Buffer<T>)>,
+}
+
+impl<T: Scalar> KeptForRefresh<T> {
+    /// Device bytes of its own: G's entries' positions in G^T, the scratch offsets, the
+    /// spares, and the pattern's index arrays where they are copies (the host backend; a GPU
+    /// shares G's).
+    pub(super) fn bytes(&self, shares_g: bool) -> usize {
+        let p = &self.pattern;
+        let copies = if shares_g {
+            0
+        } else {
+            p.row_ptr.bytes() + p.col_idx.bytes()
+        };
+        p.gt_pos.bytes()
+            + p.scratch_off.bytes()
+            + copies
+            + self
+                .spare
+                .as_ref()
+                .map_or(0, |(g, gt)| g.bytes() + gt.bytes())
+    }
+}
 
 impl<T: Scalar> Fsai<T> {
     /// See the `update_values` of [`Fsai`]'s [`crate::precond::Preconditioner`] impl.
@@ -30,11 +61,23 @@ impl<T: Scalar> Fsai<T> {
         if adaptive {
             local = local.map_err(named_afsai);
         }
-        let (mut g, mut gt, fingerprint, host_seconds) =
+        let (mut g, mut gt, fingerprint, host_seconds, built) =
             collective_result(backend, "the FSAI refresh", local)?;
         std::mem::swap(self.g.values_mut(), &mut g);
         std::mem::swap(self.gt.values_mut(), &mut gt);
         self.fingerprint = fingerprint;
+        if let Some(pattern) = built {
+            self.kept = Some(Box::new(KeptForRefresh {
+                pattern,
+                spare: None,
+            }));
+        }
+        // The values replaced are the next refresh's buffers (same lengths and precision).
+        if let Some(kept) = self.kept.as_mut() {
+            if g.len() == self.g.nnz() && gt.len() == self.gt.nnz() {
+                kept.spare = Some((g, gt));
+            }
+        }
         let per_row = self.g.nnz() as f64 / self.n.max(1) as f64;
         let pattern = match self.variant {
             FsaiVariant::Static(o) => {
@@ -52,7 +95,10 @@ impl<T: Scalar> Fsai<T> {
                 host_seconds,
                 device_seconds: t0.elapsed().as_secs_f64() - host_seconds,
             },
-            format!("{pattern}, and the arrays and kernel layout of G and G^T on the device"),
+            format!(
+                "{pattern}, the arrays and kernel layout of G and G^T on the device, and from the \
+                 first refresh on the row solves' batches and G^T positions and spare value buffers"
+            ),
         ))
     }
 
@@ -60,7 +106,7 @@ impl<T: Scalar> Fsai<T> {
     /// single-precision setup computes them in f32 and casts them, as the setup does), this
     /// preconditioner unchanged.
     fn new_values<B: Backend>(
-        &self,
+        &mut self,
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
@@ -74,10 +120,23 @@ impl<T: Scalar> Fsai<T> {
             FsaiVariant::Adaptive(o) => o.setup_in_f32,
         };
         let (row_ptr, gt_row_ptr) = &*self.host_row_ptrs;
+        let built = match &self.kept {
+            Some(_) => None,
+            None => Some(pattern_of(
+                backend,
+                (&self.g, &self.gt),
+                row_ptr,
+                gt_row_ptr,
+            )?),
+        };
+        let (pattern, spare) = match (&built, self.kept.as_mut()) {
+            (Some(p), _) => (p, None),
+            (None, Some(kept)) => (&kept.pattern, kept.spare.take()),
+            (None, None) => unreachable!("built above"),
+        };
         let (g, gt) = if in_f32 && T::PRECISION == Precision::F64 {
             let a32 = DeviceA::<f32>::narrowed(backend, a, device, fingerprint)?;
-            let (g32, gt32) =
-                rows_on_pattern(backend, a32.get(), (&self.g, &self.gt), row_ptr, gt_row_ptr)?;
+            let (g32, gt32) = rows_on_pattern(backend, a32.get(), pattern, row_ptr, None)?;
             drop(a32);
             let mut g = backend.alloc::<T>(g32.len())?;
             backend.copy_from_f32(&g32, &mut g)?;
@@ -87,31 +146,23 @@ impl<T: Scalar> Fsai<T> {
             (g, gt)
         } else {
             let a_dev = DeviceA::of(backend, a, device, fingerprint)?;
-            rows_on_pattern(
-                backend,
-                a_dev.get(),
-                (&self.g, &self.gt),
-                row_ptr,
-                gt_row_ptr,
-            )?
+            rows_on_pattern(backend, a_dev.get(), pattern, row_ptr, spare)?
         };
         backend.synchronize()?;
-        Ok((g, gt, fingerprint, host_seconds))
+        Ok((g, gt, fingerprint, host_seconds, built))
     }
 }
 
-/// The values of G and G^T in precision S for the matrix `a` (CSR on the device) on the
-/// pattern of the factors `(g, gt)` (their row pointers on the host: `row_ptr`,
-/// `gt_row_ptr`): the position in G^T of every entry of G by the transpose kernels (their
-/// result is canonical, so it matches G^T's column order), then the setup's batched
-/// `fsai_rows`, checked finite.
-fn rows_on_pattern<B: Backend, S: Scalar, T: Scalar>(
+/// The pattern of the row solves on the factors `(g, gt)` (their row pointers on the host:
+/// `row_ptr`, `gt_row_ptr`): the position in G^T of every entry of G by the transpose kernels
+/// (their result is canonical, so it matches G^T's column order), the batches and their
+/// scratch layout.
+fn pattern_of<B: Backend, T: Scalar>(
     backend: &B,
-    a: &DeviceMatrix<S>,
     (g, gt): (&DeviceMatrix<T>, &DeviceMatrix<T>),
     row_ptr: &[u32],
     gt_row_ptr: &[u32],
-) -> Result<(Buffer<S>, Buffer<S>)> {
+) -> Result<FsaiPattern> {
     let (
         DeviceFormat::Csr {
             row_ptr: g_rp,
@@ -127,31 +178,48 @@ fn rows_on_pattern<B: Backend, S: Scalar, T: Scalar>(
     };
     let n = row_ptr.len().saturating_sub(1);
     let nnz = g_ci.len();
-    if nnz == 0 {
-        return Ok((backend.alloc::<S>(0)?, backend.alloc::<S>(0)?));
-    }
     let rp = index_copy(backend, g_rp)?;
     let ci = index_copy(backend, g_ci)?;
     let mut cursor = backend.upload(&gt_row_ptr[..n])?;
     let mut gt_row_idx = backend.alloc::<u32>(nnz)?;
     let mut gt_entry = backend.alloc::<u32>(nnz)?;
     let mut gt_pos = backend.alloc::<u32>(nnz)?;
-    backend.fsai_transpose::<S>(
-        &rp,
-        &ci,
-        gt_rp,
-        &mut cursor,
-        &mut gt_row_idx,
-        &mut gt_entry,
-        &mut gt_pos,
-    )?;
+    if nnz > 0 {
+        backend.fsai_transpose::<T>(
+            &rp,
+            &ci,
+            gt_rp,
+            &mut cursor,
+            &mut gt_row_idx,
+            &mut gt_entry,
+            &mut gt_pos,
+        )?;
+    }
     drop((cursor, gt_row_idx, gt_entry));
-    let pattern = FsaiPattern::from_device(backend, rp, ci, gt_pos, row_ptr, scratch_budget(nnz))?;
+    FsaiPattern::from_device(backend, rp, ci, gt_pos, row_ptr, scratch_budget(nnz))
+}
+
+/// The values of G and G^T in precision S for the matrix `a` (CSR on the device) on
+/// `pattern` (G's row pointers on the host: `row_ptr`), by the setup's batched `fsai_rows`,
+/// checked finite; written into `spare` when it is given (buffers of the right lengths).
+fn rows_on_pattern<B: Backend, S: Scalar>(
+    backend: &B,
+    a: &DeviceMatrix<S>,
+    pattern: &FsaiPattern,
+    row_ptr: &[u32],
+    spare: Option<(Buffer<S>, Buffer<S>)>,
+) -> Result<(Buffer<S>, Buffer<S>)> {
+    let nnz = pattern.col_idx.len();
+    if nnz == 0 {
+        return Ok((backend.alloc::<S>(0)?, backend.alloc::<S>(0)?));
+    }
     let mut scratch = backend.alloc::<S>(pattern.max_scratch().max(1))?;
-    let mut g_vals = backend.alloc::<S>(nnz)?;
-    let mut gt_vals = backend.alloc::<S>(nnz)?;
+    let (mut g_vals, mut gt_vals) = match spare {
+        Some((g, gt)) if g.len() == nnz && gt.len() == nnz => (g, gt),
+        _ => (backend.alloc::<S>(nnz)?, backend.alloc::<S>(nnz)?),
+    };
     for batch in 0..pattern.batches() {
-        backend.fsai_rows(a, &pattern, batch, &mut scratch, &mut g_vals, &mut gt_vals)?;
+        backend.fsai_rows(a, pattern, batch, &mut scratch, &mut g_vals, &mut gt_vals)?;
     }
     check_rows(backend, &g_vals, row_ptr)?;
     Ok((g_vals, gt_vals))

@@ -121,6 +121,9 @@ pub struct IncompletePoisson<T> {
     scaling: IpScaling,
     times: SetupTimes,
     fingerprint: Option<u64>,
+    /// From the first values refresh on, the buffer the next assembly on the device writes
+    /// into (the values it replaced: no new memory in a time-stepping loop).
+    spare: Option<Buffer<T>>,
 }
 
 impl<T: Scalar> IncompletePoisson<T> {
@@ -186,6 +189,7 @@ impl<T: Scalar> IncompletePoisson<T> {
                 device_seconds: t1.elapsed().as_secs_f64(),
             },
             fingerprint: Some(fingerprint),
+            spare: None,
         })
     }
 
@@ -236,7 +240,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             _ => return Self::new_local(backend, a, format, scaling),
         };
         let n = a.n_rows();
-        let m_values = assemble_on_device(backend, a, ad, scaled.0)?;
+        let m_values = assemble_on_device(backend, a, ad, scaled.0, None)?;
         let mut m_row_ptr = backend.alloc::<u32>(n + 1)?;
         backend.afsai_place::<T>(row_ptr, n + 1, &mut m_row_ptr, 0)?;
         let mut m_col_idx = backend.alloc::<u32>(a.nnz())?;
@@ -253,6 +257,7 @@ impl<T: Scalar> IncompletePoisson<T> {
                 device_seconds: t1.elapsed().as_secs_f64(),
             },
             fingerprint: Some(fingerprint),
+            spare: None,
         })
     }
 
@@ -303,6 +308,7 @@ impl<T: Scalar> IncompletePoisson<T> {
                 device_seconds: 0.0,
             },
             fingerprint: None,
+            spare: None,
         })
     }
 
@@ -390,6 +396,7 @@ fn assemble_on_device<B: Backend, T: Scalar>(
     a: &CsrMatrix<T>,
     ad: &DeviceMatrix<T>,
     scaled: bool,
+    spare: Option<Buffer<T>>,
 ) -> Result<Buffer<T>> {
     let not = |reason: String| Error::NotApplicable {
         preconditioner: "ip".into(),
@@ -406,7 +413,11 @@ fn assemble_on_device<B: Backend, T: Scalar>(
             )
         })));
     }
-    let mut m_values = backend.alloc::<T>(a.nnz())?;
+    // (`ip_assemble` writes every entry: a spare needs no clearing.)
+    let mut m_values = match spare {
+        Some(b) if b.len() == a.nnz() => b,
+        _ => backend.alloc::<T>(a.nnz())?,
+    };
     backend.ip_assemble(ad, scaled, &mut m_values, &mut partials, Slot(0))?;
     let overflowing = local_count(backend, &partials)?;
     if overflowing != 0.0 {
@@ -435,6 +446,7 @@ impl<T: Scalar> IncompletePoisson<T> {
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
         scaled: bool,
+        spare: Option<Buffer<T>>,
     ) -> Result<NewValues<T>> {
         let plain_csr = |d: &DeviceMatrix<T>| {
             matches!(
@@ -450,7 +462,7 @@ impl<T: Scalar> IncompletePoisson<T> {
             (Storage::Assembled(m), Some(d))
                 if plain_csr(m) && plain_csr(d) && d.fingerprint() == a.fingerprint() =>
             {
-                assemble_on_device(backend, a, d, scaled).map(NewValues::Device)
+                assemble_on_device(backend, a, d, scaled, spare).map(NewValues::Device)
             }
             _ => ip_checked(a, scaled).map(NewValues::Host),
         }
@@ -602,7 +614,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
     }
     fn memory_bytes(&self) -> usize {
         match &self.storage {
-            Storage::Assembled(m) => m.device_bytes(),
+            Storage::Assembled(m) => {
+                m.device_bytes() + self.spare.as_ref().map_or(0, |b| b.bytes())
+            }
             Storage::MatrixFree(_) => 0,
         }
     }
@@ -653,7 +667,8 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
         };
         let resolved = self.scaling.resolve(a);
         let scaled = resolved.0;
-        let local = self.refresh_local(backend, a, device, scaled);
+        let spare = self.spare.take();
+        let local = self.refresh_local(backend, a, device, scaled, spare);
         let new = collective_result(backend, "the incomplete Poisson refresh", local)?;
         // The assembly's time is the device's when it ran there.
         let (host_seconds, assembly_on_device) = match new {
@@ -665,7 +680,10 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for IncompletePoisson<T> {
             return Err(Error::PreconditionerSetup("IP: no assembled matrix".into()));
         };
         match new {
-            NewValues::Device(mut values) => std::mem::swap(m.values_mut(), &mut values),
+            NewValues::Device(mut values) => {
+                std::mem::swap(m.values_mut(), &mut values);
+                self.spare = Some(values);
+            }
             NewValues::Host(host) => m.update_values(backend, &host)?,
         }
         backend.synchronize()?;
