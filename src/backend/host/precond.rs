@@ -366,30 +366,38 @@ impl PrecondOps for HostBackend {
         let s = t.block_size;
         let (col_ptr, row_idx) = (pattern.col_ptr.host()?, pattern.row_idx.host()?);
         let dest = pattern.dest.host()?;
-        // One column per task, into its own buffer (CSC order), then scattered by `dest`.
-        let solve = |j: usize| {
-            let (cb, ce) = (col_ptr[j] as usize, col_ptr[j + 1] as usize);
-            let mut col = vec![T::zero(); (ce - cb) * s * s];
-            for c in 0..s {
-                ht.isai_column(j, c, upper, &row_idx[cb..ce], &mut col);
-            }
-            col
-        };
-        let cols: Vec<Vec<T>> = if pattern.n_blocks() * s >= super::PARALLEL_MIN {
-            (0..pattern.n_block_cols)
-                .into_par_iter()
-                .map(solve)
-                .collect()
-        } else {
-            (0..pattern.n_block_cols).map(solve).collect()
-        };
-        let out = out.host_mut()?;
+        // The columns in CSC order into one buffer, in chunks of columns (each chunk one
+        // contiguous slice) solved in parallel, then scattered by `dest`.
         let bb = s * s;
-        for (j, col) in cols.iter().enumerate() {
-            for (q, blk) in col.chunks(bb).enumerate() {
-                let d = dest[col_ptr[j] as usize + q] as usize;
-                out[d * bb..(d + 1) * bb].copy_from_slice(blk);
+        let n_cols = pattern.n_block_cols;
+        let mut csc = vec![T::zero(); col_ptr[n_cols] as usize * bb];
+        let mut chunks = Vec::with_capacity(n_cols.div_ceil(ISAI_HOST_CHUNK));
+        let mut rest = &mut csc[..];
+        for c0 in (0..n_cols).step_by(ISAI_HOST_CHUNK) {
+            let c1 = (c0 + ISAI_HOST_CHUNK).min(n_cols);
+            let (head, tail) = rest.split_at_mut((col_ptr[c1] - col_ptr[c0]) as usize * bb);
+            chunks.push((c0..c1, head));
+            rest = tail;
+        }
+        let solve = |(cols, out): (std::ops::Range<usize>, &mut [T])| {
+            let base = col_ptr[cols.start] as usize;
+            for j in cols {
+                let (cb, ce) = (col_ptr[j] as usize, col_ptr[j + 1] as usize);
+                let col = &mut out[(cb - base) * bb..(ce - base) * bb];
+                for c in 0..s {
+                    ht.isai_column(j, c, upper, &row_idx[cb..ce], col);
+                }
             }
+        };
+        if pattern.n_blocks() * s >= super::PARALLEL_MIN {
+            chunks.into_par_iter().for_each(solve);
+        } else {
+            chunks.into_iter().for_each(solve);
+        }
+        let out = out.host_mut()?;
+        for (blk, &d) in csc.chunks(bb).zip(dest) {
+            let d = d as usize;
+            out[d * bb..(d + 1) * bb].copy_from_slice(blk);
         }
         Ok(())
     }
@@ -808,6 +816,10 @@ fn stencil_row_matches<T: Scalar>(
     }
     ok && k == end
 }
+
+/// Block columns of an approximate inverse that one task of the host backend's `isai_solve`
+/// solves.
+const ISAI_HOST_CHUNK: usize = 256;
 
 /// Rows of G that the host backend's `fsai_rows` computes with one dense scratch.
 const FSAI_HOST_CHUNK: usize = 1024;
