@@ -159,9 +159,9 @@ SOURCES["refresh"] = {
     "title": "New values on the same pattern: refresh against a full setup",
     "files": ["h200-2026-12-01-refresh-host/refresh_cuda_new.csv",
               "h200-2026-12-01-refresh-host/refresh_opencl_new.csv",
-              "h200-2026-12-01-refresh-host/refresh_host_new.csv"],
+              "h200-2026-12-01-refresh-host-isai/refresh_host_new.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`; host: its 16 cores)",
-    "commit": "7721a47, 2026-12-01",
+    "commit": "7721a47 (CUDA, OpenCL) and a09e242 (host), 2026-12-01",
     "command": "`cargo bench --bench values_refresh -- --backend B --n 1000000 --out F.csv` "
                "(`PYTHON=0 BENCH_OLD=0 OUT=$OUT bash bench/experiments/refresh-share/run.sh`)",
     "log": "2026-12-01-refresh-host.md",
