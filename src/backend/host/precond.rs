@@ -371,14 +371,7 @@ impl PrecondOps for HostBackend {
         let bb = s * s;
         let n_cols = pattern.n_block_cols;
         let mut csc = vec![T::zero(); col_ptr[n_cols] as usize * bb];
-        let mut chunks = Vec::with_capacity(n_cols.div_ceil(ISAI_HOST_CHUNK));
-        let mut rest = &mut csc[..];
-        for c0 in (0..n_cols).step_by(ISAI_HOST_CHUNK) {
-            let c1 = (c0 + ISAI_HOST_CHUNK).min(n_cols);
-            let (head, tail) = rest.split_at_mut((col_ptr[c1] - col_ptr[c0]) as usize * bb);
-            chunks.push((c0..c1, head));
-            rest = tail;
-        }
+        let chunks = chunks_by_pointers(&mut csc, col_ptr, 0..n_cols, ISAI_HOST_CHUNK, bb);
         let solve = |(cols, out): (std::ops::Range<usize>, &mut [T])| {
             let base = col_ptr[cols.start] as usize;
             for j in cols {
@@ -432,14 +425,7 @@ impl PrecondOps for HostBackend {
         // contiguous slice of G's values) with one dense scratch per chunk; then G^T's copies.
         let (g, gt) = (g_values.host_mut()?, gt_values.host_mut()?);
         let (first, last) = (grp[begin] as usize, grp[end] as usize);
-        let mut chunks = Vec::with_capacity((end - begin).div_ceil(FSAI_HOST_CHUNK));
-        let mut rest = &mut g[first..last];
-        for c0 in (begin..end).step_by(FSAI_HOST_CHUNK) {
-            let c1 = (c0 + FSAI_HOST_CHUNK).min(end);
-            let (head, tail) = rest.split_at_mut((grp[c1] - grp[c0]) as usize);
-            chunks.push((c0..c1, head));
-            rest = tail;
-        }
+        let chunks = chunks_by_pointers(&mut g[first..last], grp, begin..end, FSAI_HOST_CHUNK, 1);
         let chunk = |(rows, out): (std::ops::Range<usize>, &mut [T])| {
             let mut mat = Vec::new();
             let base = grp[rows.start] as usize;
@@ -815,6 +801,28 @@ fn stencil_row_matches<T: Scalar>(
         }
     }
     ok && k == end
+}
+
+/// `values`, the entries of the rows (or columns) `range` of a compressed matrix whose
+/// pointer array is `ptr` (`width` values per entry), split into one contiguous slice per run
+/// of `chunk` rows, each with its rows: the tasks of a parallel loop that writes every row's
+/// entries in place.
+fn chunks_by_pointers<'v, T>(
+    values: &'v mut [T],
+    ptr: &[u32],
+    range: std::ops::Range<usize>,
+    chunk: usize,
+    width: usize,
+) -> Vec<(std::ops::Range<usize>, &'v mut [T])> {
+    let mut chunks = Vec::with_capacity(range.len().div_ceil(chunk));
+    let mut rest = values;
+    for c0 in range.clone().step_by(chunk) {
+        let c1 = (c0 + chunk).min(range.end);
+        let (head, tail) = rest.split_at_mut((ptr[c1] - ptr[c0]) as usize * width);
+        chunks.push((c0..c1, head));
+        rest = tail;
+    }
+    chunks
 }
 
 /// Block columns of an approximate inverse that one task of the host backend's `isai_solve`

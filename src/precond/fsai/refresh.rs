@@ -10,12 +10,13 @@ use crate::precond::{check_same_size, SetupTimes, ValuesRefresh};
 use crate::scalar::{Precision, Scalar};
 use std::time::Instant;
 
-/// New values of G and G^T (device), the fingerprint of the matrix they are for, the host
-/// seconds of the refresh, and the pattern of the row solves when this refresh built it.
-type NewValues<T> = (Buffer<T>, Buffer<T>, u64, f64, Option<FsaiPattern>);
+/// New values of G and G^T (device), the fingerprint of the matrix they are for and the host
+/// seconds of the refresh.
+type NewValues<T> = (Buffer<T>, Buffer<T>, u64, f64);
 
 /// What [`Fsai`] keeps from its first values refresh on, for the next ones: the pattern of the
-/// row solves (G's entries' positions in G^T, the batches and their scratch layout) and, for a
+/// row solves (G's entries' positions in G^T, the batches and their scratch layout; built by
+/// the first refresh, whatever its outcome, since it depends on the pattern alone) and, for a
 /// setup in the solve's precision, the buffers the next refresh writes G's and G^T's values
 /// into (the values it replaces become the spares: no new memory in a time-stepping loop).
 #[derive(Debug)]
@@ -46,6 +47,15 @@ impl<T: Scalar> KeptForRefresh<T> {
 }
 
 impl<T: Scalar> Fsai<T> {
+    /// Whether G's values are computed in f32 for a solve in f64 (`setup_in_f32`).
+    fn narrow_setup(&self) -> bool {
+        let in_f32 = match self.variant {
+            FsaiVariant::Static(o) => o.setup_in_f32,
+            FsaiVariant::Adaptive(o) => o.setup_in_f32,
+        };
+        in_f32 && T::PRECISION == Precision::F64
+    }
+
     /// See the `update_values` of [`Fsai`]'s [`crate::precond::Preconditioner`] impl.
     pub(super) fn refresh<B: Backend>(
         &mut self,
@@ -61,22 +71,16 @@ impl<T: Scalar> Fsai<T> {
         if adaptive {
             local = local.map_err(named_afsai);
         }
-        let (mut g, mut gt, fingerprint, host_seconds, built) =
+        let (mut g, mut gt, fingerprint, host_seconds) =
             collective_result(backend, "the FSAI refresh", local)?;
         std::mem::swap(self.g.values_mut(), &mut g);
         std::mem::swap(self.gt.values_mut(), &mut gt);
         self.fingerprint = fingerprint;
-        if let Some(pattern) = built {
-            self.kept = Some(Box::new(KeptForRefresh {
-                pattern,
-                spare: None,
-            }));
-        }
-        // The values replaced are the next refresh's buffers (same lengths and precision).
-        if let Some(kept) = self.kept.as_mut() {
-            if g.len() == self.g.nnz() && gt.len() == self.gt.nnz() {
-                kept.spare = Some((g, gt));
-            }
+        // The values replaced are the next refresh's buffers (a setup in f32 computes into
+        // f32 buffers of its own: no spares).
+        let narrow = self.narrow_setup();
+        if let Some(kept) = self.kept.as_mut().filter(|_| !narrow) {
+            kept.spare = Some((g, gt));
         }
         let per_row = self.g.nnz() as f64 / self.n.max(1) as f64;
         let pattern = match self.variant {
@@ -115,26 +119,22 @@ impl<T: Scalar> Fsai<T> {
         check_domain(a)?;
         let fingerprint = a.fingerprint();
         let host_seconds = t0.elapsed().as_secs_f64();
-        let in_f32 = match self.variant {
-            FsaiVariant::Static(o) => o.setup_in_f32,
-            FsaiVariant::Adaptive(o) => o.setup_in_f32,
-        };
+        let narrow = self.narrow_setup();
         let (row_ptr, gt_row_ptr) = &*self.host_row_ptrs;
-        let built = match &self.kept {
-            Some(_) => None,
-            None => Some(pattern_of(
-                backend,
-                (&self.g, &self.gt),
-                row_ptr,
-                gt_row_ptr,
-            )?),
+        if self.kept.is_none() {
+            let pattern = pattern_of(backend, (&self.g, &self.gt), row_ptr, gt_row_ptr)?;
+            self.kept = Some(Box::new(KeptForRefresh {
+                pattern,
+                spare: None,
+            }));
+        }
+        let Some(kept) = self.kept.as_mut() else {
+            return Err(Error::PreconditionerSetup(
+                "fsai: no pattern for the refresh".into(),
+            ));
         };
-        let (pattern, spare) = match (&built, self.kept.as_mut()) {
-            (Some(p), _) => (p, None),
-            (None, Some(kept)) => (&kept.pattern, kept.spare.take()),
-            (None, None) => unreachable!("built above"),
-        };
-        let (g, gt) = if in_f32 && T::PRECISION == Precision::F64 {
+        let (pattern, spare) = (&kept.pattern, kept.spare.take());
+        let (g, gt) = if narrow {
             let a32 = DeviceA::<f32>::narrowed(backend, a, device, fingerprint)?;
             let (g32, gt32) = rows_on_pattern(backend, a32.get(), pattern, row_ptr, None)?;
             drop(a32);
@@ -149,7 +149,7 @@ impl<T: Scalar> Fsai<T> {
             rows_on_pattern(backend, a_dev.get(), pattern, row_ptr, spare)?
         };
         backend.synchronize()?;
-        Ok((g, gt, fingerprint, host_seconds, built))
+        Ok((g, gt, fingerprint, host_seconds))
     }
 }
 
