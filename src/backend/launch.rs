@@ -30,6 +30,18 @@ pub(crate) trait GpuLaunch {
     /// Work-groups for an element-wise kernel over `n` items (before clamping to `1..=n`).
     fn elementwise_groups(&self, n: usize) -> usize;
 
+    /// Work-groups of the first stage of a reduction over `n` elements (the groups of the
+    /// partials the solvers allocate).
+    fn reduction_groups(&self, n: usize) -> usize;
+
+    /// Work-items per work-group of every kernel (`WG`).
+    fn work_group_size(&self) -> usize;
+
+    /// Whether a kernel of `groups` work-groups lets the next launch on the queue be scheduled
+    /// once it has passed its own wait (CUDA's programmatic dependent launch, where both fit on
+    /// separate multiprocessors); the kernels that take it read it as `uint start_next`.
+    fn starts_next_early(&self, groups: usize) -> bool;
+
     /// Launch `kernel` in `precision` with `groups` work-groups, each argument converted to
     /// the runtime's (a buffer of another backend is [`Error::WrongBackend`]).
     ///
@@ -69,6 +81,10 @@ pub(crate) enum KernelArg<'a> {
     F32(f32),
     /// `SCALAR` = double.
     F64(f64),
+    /// `int` (an optional slot: -1 = off).
+    I32(i32),
+    /// `ulong` (an element offset).
+    U64(u64),
 }
 
 impl<'a> KernelArg<'a> {
@@ -102,9 +118,74 @@ impl<'a> KernelArg<'a> {
         }
         Ok(KernelArg::U32(n as u32))
     }
+
+    /// An index, count or slot as a `uint` (an error above 2^32 - 1).
+    pub(crate) fn index(what: &str, v: usize) -> Result<Self> {
+        u32::try_from(v)
+            .map(KernelArg::U32)
+            .map_err(|_| Error::param(what, format!("{v} does not fit a 32-bit kernel argument")))
+    }
+
+    /// A required partials slot as a `uint`.
+    pub(crate) fn slot(slot: crate::backend::partials::Slot) -> Result<Self> {
+        Self::index("slot", slot.0)
+    }
+
+    /// An element offset as a `ulong`.
+    pub(crate) fn offset(off: usize) -> Self {
+        KernelArg::U64(off as u64)
+    }
+}
+
+impl GpuRuntime<'_> {
+    /// Launch `kernel` of precision `T` with `groups` work-groups.
+    ///
+    /// # Safety
+    /// As for [`KernelRuntime::launch`].
+    pub(crate) unsafe fn launch<T: Scalar>(
+        &self,
+        kernel: Kernel,
+        groups: usize,
+        args: &[KernelArg<'_>],
+    ) -> Result<()> {
+        // SAFETY: as for this function.
+        unsafe { self.0.launch_kernel(kernel, T::PRECISION, groups, args) }
+    }
+
+    /// Work-groups for an element-wise kernel over `n` items.
+    pub(crate) fn elementwise_groups(&self, n: usize) -> usize {
+        self.0.elementwise_groups(n).max(1).min(n.max(1))
+    }
+
+    /// Work-groups of the first stage of a reduction over `n` elements.
+    pub(crate) fn reduction_groups(&self, n: usize) -> usize {
+        self.0.reduction_groups(n)
+    }
+
+    /// Work-items per work-group.
+    pub(crate) fn work_group_size(&self) -> usize {
+        self.0.work_group_size()
+    }
+
+    /// [`GpuLaunch::starts_next_early`] as the kernels' `uint start_next`.
+    pub(crate) fn start_next(&self, groups: usize) -> KernelArg<'static> {
+        KernelArg::U32(u32::from(self.0.starts_next_early(groups)))
+    }
 }
 
 impl KernelRuntime<'_> {
+    /// The GPU runtime, or [`Error::Unsupported`] naming `operation` on the host backend
+    /// (for an operation that has no host reference here: the host backend implements it).
+    pub(crate) fn gpu(&self, operation: &str) -> Result<&GpuRuntime<'_>> {
+        match self {
+            KernelRuntime::Gpu(gpu) => Ok(gpu),
+            KernelRuntime::Host(_) => Err(Error::Unsupported(format!(
+                "`{operation}` has no host reference: a backend whose kernels run on the host \
+                 implements it"
+            ))),
+        }
+    }
+
     /// Whether the host runs the operations (the host backend).
     pub(crate) fn is_host(&self) -> bool {
         matches!(self, KernelRuntime::Host(_))

@@ -534,7 +534,17 @@ impl CudaBackend {
             KernelArg::U32(v) => Arg::U32(*v),
             KernelArg::F32(v) => Arg::F32(*v),
             KernelArg::F64(v) => Arg::F64(*v),
+            KernelArg::I32(v) => Arg::I32(*v),
+            KernelArg::U64(v) => Arg::U64(*v),
         })
+    }
+
+    /// [`Self::kernel_arg`] of every argument.
+    pub(crate) fn kernel_args(
+        &self,
+        args: &[crate::backend::launch::KernelArg<'_>],
+    ) -> Result<Vec<Arg>> {
+        args.iter().map(|a| self.kernel_arg(a)).collect()
     }
 
     /// `b`'s device address as a kernel argument.
@@ -740,9 +750,15 @@ impl CudaBackend {
         Ok(Buffer::from_storage(len, Storage::Cuda(raw), Some(ticket)))
     }
 
-    /// A device buffer of at least `bytes` bytes holding `data` (the multi-AXPY
-    /// coefficients): kept by the backend and grown when needed, one transfer per call.
-    pub(crate) fn upload_coefficients<T: Scalar>(&self, data: &[T]) -> Result<u64> {
+    /// `f` on a device buffer holding `data` (the multi-AXPY coefficients): kept by the backend
+    /// and grown when needed, one transfer per call. The lock is held from the copy to the end
+    /// of `f`, so a concurrent caller cannot overwrite coefficients that a kernel `f` enqueues
+    /// has not read yet (the stream is in order).
+    pub(crate) fn with_coefficients<T: Scalar, R>(
+        &self,
+        data: &[T],
+        f: impl FnOnce(&RawBuffer) -> Result<R>,
+    ) -> Result<R> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let mut guard = self.lock(&self.state.coeffs, "coefficient buffer")?;
         if guard.as_ref().map_or(true, |b| b.capacity() < bytes.len()) {
@@ -758,9 +774,7 @@ impl CudaBackend {
             });
         };
         self.copy_to_device(buf, bytes)?;
-        // The buffer stays alive in the backend; later copies into it are ordered after this
-        // launch on the same stream.
-        Ok(buf.ptr())
+        f(buf)
     }
 
     // ---- kernels ------------------------------------------------------------------------
@@ -1055,6 +1069,21 @@ impl crate::backend::launch::GpuLaunch for CudaBackend {
         self.grid(n)
     }
 
+    fn reduction_groups(&self, n: usize) -> usize {
+        self.groups_for(n)
+    }
+
+    fn work_group_size(&self) -> usize {
+        self.block as usize
+    }
+
+    /// Only where the kernel's blocks and the next one's fit on separate multiprocessors: with
+    /// the next kernel's blocks sharing the multiprocessors, GMRES(30)'s DCGS2 update was 2-3 us
+    /// per iteration slower at n = 32K-65K (bench/log/, issue 15, 2026-11-27).
+    fn starts_next_early(&self, groups: usize) -> bool {
+        2 * groups <= self.state.device.multiprocessors
+    }
+
     unsafe fn launch_kernel(
         &self,
         kernel: Kernel,
@@ -1062,10 +1091,7 @@ impl crate::backend::launch::GpuLaunch for CudaBackend {
         groups: usize,
         args: &[crate::backend::launch::KernelArg<'_>],
     ) -> Result<()> {
-        let args = args
-            .iter()
-            .map(|a| self.kernel_arg(a))
-            .collect::<Result<Vec<_>>>()?;
+        let args = self.kernel_args(args)?;
         // SAFETY: as for `GpuLaunch::launch_kernel`.
         match precision {
             Precision::F32 => unsafe { self.launch::<f32>(kernel, groups, &args) },

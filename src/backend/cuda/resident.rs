@@ -4,6 +4,7 @@ use super::module::Kernel;
 use super::{index_arg, len_arg, Arg, CudaBackend};
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
+use crate::backend::ops::krylov::launch as krylov_launch;
 use crate::backend::ops::resident::{
     check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
 };
@@ -239,7 +240,9 @@ impl ResidentOps for CudaBackend {
         ss: Slot,
     ) -> Result<()> {
         let mut args = vec![self.ptr(&state.buffer)?];
-        args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
+        args.extend(self.kernel_args(&krylov_launch::bicgstab_s_update_args(
+            r, ap, s, partials, rr0, apr0, ss,
+        )?)?);
         // SAFETY: bicgstab_s_update_resident(double* state, r, ap, s, uint n, partials,
         // uint slot_rr0, uint slot_apr0, uint slot_ss): see `bicgstab_s_update_args`; block 0
         // writes three entries of the state's header.
@@ -313,9 +316,9 @@ impl ResidentOps for CudaBackend {
             args.push(index_arg("slot", k.0)?);
         }
         args.push(index_arg("hist_index", hist_index)?);
-        args.extend(
-            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
-        );
+        args.extend(self.kernel_args(&krylov_launch::bicgstab_update_args(
+            x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )?)?);
         // SAFETY: bicgstab_update_resident(double* state, five slots, uint hist_index, x, r, p,
         // s, ap, as_, phat, shat, r0star, uint n, partials, uint slot_rr0, uint slot_rr): see
         // `bicgstab_update_args`; the finished slots are inside the partials and differ from the

@@ -66,7 +66,17 @@ impl OpenClBackend {
             KernelArg::U32(v) => Arg::uint(*v),
             KernelArg::F32(v) => Arg::scalar(*v),
             KernelArg::F64(v) => Arg::scalar(*v),
+            KernelArg::I32(v) => Arg::int(*v),
+            KernelArg::U64(v) => Arg::ulong(*v),
         })
+    }
+
+    /// [`Self::kernel_arg`] of every argument.
+    pub(crate) fn kernel_args<'a>(
+        &self,
+        args: &[crate::backend::launch::KernelArg<'a>],
+    ) -> Result<Vec<super::launch::Arg<'a>>> {
+        args.iter().map(|a| self.kernel_arg(a)).collect()
     }
 
     fn oom(&self, bytes: usize, detail: String) -> Error {

@@ -705,6 +705,19 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
         OpenClBackend::elementwise_groups(self, n)
     }
 
+    fn reduction_groups(&self, n: usize) -> usize {
+        self.groups_for(n)
+    }
+
+    fn work_group_size(&self) -> usize {
+        self.wg
+    }
+
+    /// Never: OpenCL has no programmatic dependent launch.
+    fn starts_next_early(&self, _groups: usize) -> bool {
+        false
+    }
+
     unsafe fn launch_kernel(
         &self,
         kernel: crate::backend::ops::Kernel,
@@ -712,10 +725,7 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
         groups: usize,
         args: &[crate::backend::launch::KernelArg<'_>],
     ) -> Result<()> {
-        let args = args
-            .iter()
-            .map(|a| self.kernel_arg(a))
-            .collect::<Result<Vec<_>>>()?;
+        let args = self.kernel_args(args)?;
         match precision {
             Precision::F32 => self.launch::<f32>(kernel, groups, &args),
             Precision::F64 => self.launch::<f64>(kernel, groups, &args),

@@ -4,6 +4,7 @@ use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::ops::checks;
+use crate::backend::ops::krylov::launch as krylov_launch;
 use crate::backend::ops::resident::{
     check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
 };
@@ -238,7 +239,9 @@ impl ResidentOps for OpenClBackend {
     ) -> Result<()> {
         self.check_resident()?;
         let mut args = vec![Arg::Mem(self.mem(&state.buffer)?)];
-        args.extend(self.bicgstab_s_update_args(r, ap, s, partials, rr0, apr0, ss)?);
+        args.extend(self.kernel_args(&krylov_launch::bicgstab_s_update_args(
+            r, ap, s, partials, rr0, apr0, ss,
+        )?)?);
         self.launch::<T>(Kernel::BicgstabSUpdateResident, partials.groups(), &args)
     }
 
@@ -303,9 +306,9 @@ impl ResidentOps for OpenClBackend {
             args.push(Self::slot_arg(k)?);
         }
         args.push(Arg::uint(Self::len_u32(hist_index)?));
-        args.extend(
-            self.bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?,
-        );
+        args.extend(self.kernel_args(&krylov_launch::bicgstab_update_args(
+            x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+        )?)?);
         self.launch::<T>(Kernel::BicgstabUpdateResident, partials.groups(), &args)
     }
 

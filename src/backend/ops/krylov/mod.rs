@@ -4,6 +4,7 @@
 
 use super::spmv::SpmvOps;
 use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::launch::KernelRuntime;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::partials::{Partials, Slot};
 use crate::error::{Error, Result};
@@ -80,7 +81,14 @@ pub trait KrylovOps: SpmvOps {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        reference::cg_update(self, alpha, beta, x, r, p, ap, partials, rr)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                launch::cg_update(&rt, alpha, beta, x, r, p, ap, partials, rr)
+            }
+            KernelRuntime::Host(_) => {
+                reference::cg_update(self, alpha, beta, x, r, p, ap, partials, rr)
+            }
+        }
     }
 
     /// Kernel `pcg_update` (preconditioned Alg. 2): x += alpha p; r -= alpha Ap;
@@ -101,7 +109,14 @@ pub trait KrylovOps: SpmvOps {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        reference::pcg_update(self, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                launch::pcg_update(&rt, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+            }
+            KernelRuntime::Host(_) => {
+                reference::pcg_update(self, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+            }
+        }
     }
 
     /// Kernel `bicgstab_s_update` (Alg. 4 line 9): every work-group finishes
@@ -119,7 +134,14 @@ pub trait KrylovOps: SpmvOps {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        reference::bicgstab_s_update(self, r, ap, s, partials, rr0, apr0, ss)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                launch::bicgstab_s_update(&rt, r, ap, s, partials, rr0, apr0, ss)
+            }
+            KernelRuntime::Host(_) => {
+                reference::bicgstab_s_update(self, r, ap, s, partials, rr0, apr0, ss)
+            }
+        }
     }
 
     /// Kernel `bicgstab_update` (Alg. 4 lines 15, 16, 19, 20): x += alpha p^ + omega s^;
@@ -145,9 +167,15 @@ pub trait KrylovOps: SpmvOps {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        reference::bicgstab_update(
-            self, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
-        )
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => launch::bicgstab_update(
+                &rt, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
+            ),
+            KernelRuntime::Host(_) => reference::bicgstab_update(
+                self, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0,
+                rr,
+            ),
+        }
     }
 
     /// Kernel `basis_spmv_dots` (Alg. 6 line 7): v_i = A z (z = `src`, or v_{i-1} when `None`)
@@ -177,7 +205,12 @@ pub trait KrylovOps: SpmvOps {
         partials: &mut Partials<T>,
         first_slot: Slot,
     ) -> Result<()> {
-        reference::basis_dots(self, basis, w, cols, partials, first_slot)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => launch::basis_dots(&rt, basis, w, cols, partials, first_slot),
+            KernelRuntime::Host(_) => {
+                reference::basis_dots(self, basis, w, cols, partials, first_slot)
+            }
+        }
     }
 
     /// Kernel `gmres_gram_schmidt` (Alg. 6 lines 9-12, fused): every work-group finishes
@@ -196,7 +229,14 @@ pub trait KrylovOps: SpmvOps {
         rmat: &mut Buffer<T>,
         ld: usize,
     ) -> Result<()> {
-        reference::gmres_gram_schmidt(self, basis, i, partials, first_slot, norm_slot, rmat, ld)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                launch::gmres_gram_schmidt(&rt, basis, i, partials, first_slot, norm_slot, rmat, ld)
+            }
+            KernelRuntime::Host(_) => reference::gmres_gram_schmidt(
+                self, basis, i, partials, first_slot, norm_slot, rmat, ld,
+            ),
+        }
     }
 
     /// Kernel `gmres_normalize` (Alg. 6 lines 14-15): every group finishes ||v_i|| from slot
@@ -214,17 +254,30 @@ pub trait KrylovOps: SpmvOps {
         xi_partials: &mut Partials<T>,
         xi_slot: Slot,
     ) -> Result<()> {
-        reference::gmres_normalize(
-            self,
-            basis,
-            i,
-            partials,
-            norm_slot,
-            rmat,
-            ld,
-            xi_partials,
-            xi_slot,
-        )
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => launch::gmres_normalize(
+                &rt,
+                basis,
+                i,
+                partials,
+                norm_slot,
+                rmat,
+                ld,
+                xi_partials,
+                xi_slot,
+            ),
+            KernelRuntime::Host(_) => reference::gmres_normalize(
+                self,
+                basis,
+                i,
+                partials,
+                norm_slot,
+                rmat,
+                ld,
+                xi_partials,
+                xi_slot,
+            ),
+        }
     }
 
     /// Kernel `basis_dots2`: partials of <v_j, v_wa> for j in `cols` into slots 0.. of `pa`
@@ -240,7 +293,18 @@ pub trait KrylovOps: SpmvOps {
         count_b: usize,
         pa: &mut Partials<T>,
         pb: &mut Partials<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::basis_dots2(
+            self.kernel_runtime().gpu("basis_dots2")?,
+            basis,
+            wa,
+            wb,
+            cols,
+            count_b,
+            pa,
+            pb,
+        )
+    }
 
     /// Kernel `gmres_dcgs2_spmv_dots`: one DCGS2 step's product and dots in one launch, the
     /// results of `basis_spmv_dots(a, None, basis, ucol + 1, pb, Some(Slot(ucol - 1)), None)`
@@ -288,7 +352,18 @@ pub trait KrylovOps: SpmvOps {
         pc: &Partials<T>,
         coef: &mut Buffer<T>,
         coef_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::gmres_dcgs2_update(
+            self.kernel_runtime().gpu("gmres_dcgs2_update")?,
+            self.tuning(),
+            basis,
+            ucol,
+            pa,
+            pc,
+            coef,
+            coef_off,
+        )
+    }
 
     /// Kernel `basis_axpy`: v_dst += alpha v_src.
     fn basis_axpy<T: Scalar>(
@@ -297,10 +372,20 @@ pub trait KrylovOps: SpmvOps {
         dst: usize,
         src: usize,
         alpha: T,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::basis_axpy(
+            self.kernel_runtime().gpu("basis_axpy")?,
+            basis,
+            dst,
+            src,
+            alpha,
+        )
+    }
 
     /// Kernel `basis_scale`: v_col = alpha v_col.
-    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()>;
+    fn basis_scale<T: Scalar>(&self, basis: &mut Basis<T>, col: usize, alpha: T) -> Result<()> {
+        launch::basis_scale(self.kernel_runtime().gpu("basis_scale")?, basis, col, alpha)
+    }
 
     /// Kernel `basis_load`: v_col = alpha src.
     fn basis_load<T: Scalar>(
@@ -309,7 +394,15 @@ pub trait KrylovOps: SpmvOps {
         col: usize,
         src: &Buffer<T>,
         alpha: T,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::basis_load(
+            self.kernel_runtime().gpu("basis_load")?,
+            basis,
+            col,
+            src,
+            alpha,
+        )
+    }
 
     /// Kernel `basis_load_normalized` (GMRES's restart, Alg. 6 lines 3-4, on the device):
     /// rho = ||src|| finished from the partials of `slot` in the finish order in f64 (what
@@ -326,7 +419,18 @@ pub trait KrylovOps: SpmvOps {
         slot: Slot,
         out: &mut Buffer<T>,
         out_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::basis_load_normalized(
+            self.kernel_runtime().gpu("basis_load_normalized")?,
+            basis,
+            col,
+            src,
+            partials,
+            slot,
+            out,
+            out_off,
+        )
+    }
 
     /// Kernel `basis_store`: dst = v_col.
     fn basis_store<T: Scalar>(
@@ -334,7 +438,9 @@ pub trait KrylovOps: SpmvOps {
         basis: &Basis<T>,
         col: usize,
         dst: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::basis_store(self.kernel_runtime().gpu("basis_store")?, basis, col, dst)
+    }
 
     /// Kernel `multi_axpy` (\[Ma21a\]'s VecAXPYKernel_j): y += sum_k coeffs_k v_{cols.start + k},
     /// one pass over y. The coefficients travel with the launch (one host transfer on GPUs).
@@ -356,7 +462,15 @@ pub trait KrylovOps: SpmvOps {
         basis: &Basis<T>,
         cols: Range<usize>,
         coeffs: &Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::multi_axpy_device(
+            self.kernel_runtime().gpu("multi_axpy_device")?,
+            y,
+            basis,
+            cols,
+            coeffs,
+        )
+    }
 
     /// The first half of [`KrylovOps::gmres_dcgs2_update`] alone: kernel `gmres_dcgs2_finish`
     /// writes the step's sums a_k (`count` of them), c_k, nu and d to `coef` at `coef_off`
@@ -372,7 +486,17 @@ pub trait KrylovOps: SpmvOps {
         pc: &Partials<T>,
         coef: &mut Buffer<T>,
         coef_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::gmres_dcgs2_sums(
+            self.kernel_runtime().gpu("gmres_dcgs2_sums")?,
+            basis,
+            ucol,
+            pa,
+            pc,
+            coef,
+            coef_off,
+        )
+    }
 
     /// The second half of [`KrylovOps::gmres_dcgs2_update`] alone: kernel `gmres_dcgs2_update`
     /// from the sums at `coef_off` (as [`KrylovOps::gmres_dcgs2_sums`] wrote them, or their
@@ -384,7 +508,15 @@ pub trait KrylovOps: SpmvOps {
         ucol: usize,
         coef: &mut Buffer<T>,
         coef_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::gmres_dcgs2_apply(
+            self.kernel_runtime().gpu("gmres_dcgs2_apply")?,
+            basis,
+            ucol,
+            coef,
+            coef_off,
+        )
+    }
 
     /// Kernel `gmres_dcgs2_finish` for the last column of a DCGS2 cycle: the sums of slots
     /// 0..count of `pa` (a = Q^T u) to `coef[coef_off + k]` and of slot `count` (nu = <u, u>)
@@ -396,213 +528,17 @@ pub trait KrylovOps: SpmvOps {
         count: usize,
         coef: &mut Buffer<T>,
         coef_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::gmres_dcgs2_last_sums(
+            self.kernel_runtime().gpu("gmres_dcgs2_last_sums")?,
+            pa,
+            count,
+            coef,
+            coef_off,
+        )
+    }
 }
 
-/// Default bodies of the fused kernels, composed of primitives: the specification the fused
-/// kernels of every backend are tested against.
-pub mod reference {
-    use super::*;
-    use crate::backend::partials::sum_slot_in_kernel;
+pub mod reference;
 
-    /// `cg_update` as three axpby and a dot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn cg_update<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        alpha: T,
-        beta: T,
-        x: &mut Buffer<T>,
-        r: &mut Buffer<T>,
-        p: &mut Buffer<T>,
-        ap: &Buffer<T>,
-        partials: &mut Partials<T>,
-        rr: Slot,
-    ) -> Result<()> {
-        b.axpby(alpha, p, T::one(), x)?;
-        b.axpby(-alpha, ap, T::one(), r)?;
-        b.axpby(T::one(), r, beta, p)?;
-        b.dot_partials(r, r, partials, rr)
-    }
-
-    /// `pcg_update` as four axpby and two dots.
-    #[allow(clippy::too_many_arguments)]
-    pub fn pcg_update<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        alpha: T,
-        beta: T,
-        x: &mut Buffer<T>,
-        r: &mut Buffer<T>,
-        z: &mut Buffer<T>,
-        p: &mut Buffer<T>,
-        ap: &Buffer<T>,
-        q: &Buffer<T>,
-        partials: &mut Partials<T>,
-        rr: Slot,
-        rz: Slot,
-    ) -> Result<()> {
-        b.axpby(alpha, p, T::one(), x)?;
-        b.axpby(-alpha, ap, T::one(), r)?;
-        b.axpby(-alpha, q, T::one(), z)?;
-        b.axpby(T::one(), z, beta, p)?;
-        b.dot_partials(r, r, partials, rr)?;
-        b.dot_partials(r, z, partials, rz)
-    }
-
-    /// `bicgstab_s_update` as a download of the partials, copy, axpby and dot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn bicgstab_s_update<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        r: &Buffer<T>,
-        ap: &Buffer<T>,
-        s: &mut Buffer<T>,
-        partials: &mut Partials<T>,
-        rr0: Slot,
-        apr0: Slot,
-        ss: Slot,
-    ) -> Result<()> {
-        let data = b.download(partials.buffer())?;
-        let g = partials.groups();
-        let alpha = crate::backend::partials::bicgstab_alpha(&data, g, rr0, apr0);
-        b.copy(r, s)?;
-        b.axpby(-alpha, ap, T::one(), s)?;
-        b.dot_partials(s, s, partials, ss)
-    }
-
-    /// `bicgstab_update` as axpby chains and dots.
-    #[allow(clippy::too_many_arguments)]
-    pub fn bicgstab_update<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        alpha: T,
-        omega: T,
-        beta: T,
-        x: &mut Buffer<T>,
-        r: &mut Buffer<T>,
-        p: &mut Buffer<T>,
-        s: &Buffer<T>,
-        ap: &Buffer<T>,
-        as_: &Buffer<T>,
-        phat: Option<&Buffer<T>>,
-        shat: Option<&Buffer<T>>,
-        r0star: &Buffer<T>,
-        partials: &mut Partials<T>,
-        rr0: Slot,
-        rr: Slot,
-    ) -> Result<()> {
-        match phat {
-            Some(ph) => b.axpby(alpha, ph, T::one(), x)?,
-            None => b.axpby(alpha, p, T::one(), x)?,
-        }
-        b.axpby(omega, shat.unwrap_or(s), T::one(), x)?;
-        b.copy(s, r)?;
-        b.axpby(-omega, as_, T::one(), r)?;
-        b.axpby(-omega, ap, T::one(), p)?;
-        b.axpby(T::one(), r, beta, p)?;
-        b.dot_partials(r, r0star, partials, rr0)?;
-        b.dot_partials(r, r, partials, rr)
-    }
-
-    fn column<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        basis: &Basis<T>,
-        j: usize,
-    ) -> Result<Buffer<T>> {
-        let mut v = b.alloc(basis.n())?;
-        b.basis_store(basis, j, &mut v)?;
-        Ok(v)
-    }
-
-    /// `basis_spmv_dots` through temporary vectors.
-    #[allow(clippy::too_many_arguments)]
-    pub fn basis_spmv_dots<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        a: &DeviceMatrix<T>,
-        src: Option<&Buffer<T>>,
-        basis: &mut Basis<T>,
-        i: usize,
-        partials: &mut Partials<T>,
-        prev_slot: Option<Slot>,
-        self_slot: Option<Slot>,
-    ) -> Result<()> {
-        if i == 0 {
-            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
-        }
-        let prev = column(b, basis, i - 1)?;
-        let mut y = b.alloc(basis.n())?;
-        b.spmv(a, src.unwrap_or(&prev), &mut y)?;
-        if let Some(s) = prev_slot {
-            b.dot_partials(&prev, &y, partials, s)?;
-        }
-        if let Some(s) = self_slot {
-            b.dot_partials(&y, &y, partials, s)?;
-        }
-        b.basis_load(basis, i, &y, T::one())
-    }
-
-    /// `basis_dots` as one dot per column.
-    pub fn basis_dots<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        basis: &Basis<T>,
-        w: usize,
-        cols: Range<usize>,
-        partials: &mut Partials<T>,
-        first_slot: Slot,
-    ) -> Result<()> {
-        basis.check_range(&cols)?;
-        let vw = column(b, basis, w)?;
-        for (k, j) in cols.enumerate() {
-            let vj = column(b, basis, j)?;
-            b.dot_partials(&vj, &vw, partials, Slot(first_slot.0 + k))?;
-        }
-        Ok(())
-    }
-
-    /// `gmres_gram_schmidt` through a download of the partials, one axpy per column and a dot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gmres_gram_schmidt<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        basis: &mut Basis<T>,
-        i: usize,
-        partials: &mut Partials<T>,
-        first_slot: Slot,
-        norm_slot: Slot,
-        rmat: &mut Buffer<T>,
-        ld: usize,
-    ) -> Result<()> {
-        let data = b.download(partials.buffer())?;
-        let mut r = b.download(rmat)?;
-        for j in 1..i {
-            let rji = sum_slot_in_kernel(&data, partials.groups(), Slot(first_slot.0 + j - 1));
-            r[(j - 1) + (i - 1) * ld] = rji;
-            b.basis_axpy(basis, i, j, -rji)?;
-        }
-        b.write(rmat, &r)?;
-        let vi = column(b, basis, i)?;
-        b.dot_partials(&vi, &vi, partials, norm_slot)
-    }
-
-    /// `gmres_normalize` through a download of the partials, a scale and a dot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gmres_normalize<B: KrylovOps + ?Sized, T: Scalar>(
-        b: &B,
-        basis: &mut Basis<T>,
-        i: usize,
-        partials: &Partials<T>,
-        norm_slot: Slot,
-        rmat: &mut Buffer<T>,
-        ld: usize,
-        xi_partials: &mut Partials<T>,
-        xi_slot: Slot,
-    ) -> Result<()> {
-        let data = b.download(partials.buffer())?;
-        let nrm = sum_slot_in_kernel(&data, partials.groups(), norm_slot).sqrt();
-        let mut r = b.download(rmat)?;
-        r[(i - 1) + (i - 1) * ld] = nrm;
-        b.write(rmat, &r)?;
-        if nrm > T::zero() {
-            b.basis_scale(basis, i, T::one() / nrm)?;
-        }
-        let v0 = column(b, basis, 0)?;
-        let vi = column(b, basis, i)?;
-        b.dot_partials(&v0, &vi, xi_partials, xi_slot)
-    }
-}
+pub(crate) mod launch;
