@@ -81,8 +81,6 @@ pub(crate) enum KernelArg<'a> {
     F32(f32),
     /// `SCALAR` = double.
     F64(f64),
-    /// `int` (an optional slot: -1 = off).
-    I32(i32),
     /// `ulong` (an element offset).
     U64(u64),
 }

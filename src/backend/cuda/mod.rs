@@ -147,14 +147,6 @@ pub(crate) enum Arg {
     F64(f64),
 }
 
-/// A scalar kernel argument of precision `T`.
-pub(crate) fn scalar<T: Scalar>(v: T) -> Arg {
-    match T::PRECISION {
-        Precision::F32 => Arg::F32(v.to_f64() as f32),
-        Precision::F64 => Arg::F64(v.to_f64()),
-    }
-}
-
 /// An optional slot as the kernels take it (`int`, -1 = off).
 pub(crate) fn opt_slot(slot: Option<crate::backend::Slot>) -> Result<Arg> {
     match slot {
@@ -534,7 +526,6 @@ impl CudaBackend {
             KernelArg::U32(v) => Arg::U32(*v),
             KernelArg::F32(v) => Arg::F32(*v),
             KernelArg::F64(v) => Arg::F64(*v),
-            KernelArg::I32(v) => Arg::I32(*v),
             KernelArg::U64(v) => Arg::U64(*v),
         })
     }

@@ -1,10 +1,11 @@
-//! CUDA implementation of [`VectorOps`]: memory, BLAS-1 kernels (`kernels/vector.kc`) and
-//! the partials read back through pinned memory.
+//! CUDA implementation of [`VectorOps`]: memory, transfers and the partials read back through
+//! pinned memory. The BLAS-1 kernels (`kernels/vector.kc`) are launched once for both runtimes
+//! by the trait's default bodies (`ops/vector.rs`).
 
 use super::module::Kernel;
-use super::{index_arg, len_arg, scalar, CudaBackend};
+use super::CudaBackend;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::partials::{sum_slots, Partials, Slot, Sums};
+use crate::backend::partials::{sum_slots, Partials, Sums};
 use crate::backend::{CounterSnapshot, VectorOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -35,91 +36,6 @@ impl VectorOps for CudaBackend {
         self.check_alive()?;
         self.bind()?;
         self.sync()
-    }
-
-    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
-        let n = x.len();
-        let args = [self.ptr(x)?, len_arg(n)?, scalar(value)];
-        // SAFETY: fill(SCALAR* x, uint n, SCALAR value) writes x[0..n), and x has n elements.
-        unsafe { self.launch::<T>(Kernel::Fill, self.grid(n), &args) }
-    }
-
-    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy: destination length", y, x.len())?;
-        let n = x.len();
-        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
-        // SAFETY: copy(const SCALAR* x, SCALAR* y, uint n); both hold n elements (checked).
-        unsafe { self.launch::<T>(Kernel::Copy, self.grid(n), &args) }
-    }
-
-    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy_from_f32: destination length", y, x.len())?;
-        let n = x.len();
-        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
-        // SAFETY: copy_from_f32(const float* x, SCALAR* y, uint n); both hold n elements
-        // (checked).
-        unsafe { self.launch::<T>(Kernel::CopyFromF32, self.grid(n), &args) }
-    }
-
-    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
-        check_len("copy_to_f32: destination length", y, x.len())?;
-        let n = x.len();
-        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
-        // SAFETY: copy_to_f32(const SCALAR* x, float* y, uint n); both hold n elements
-        // (checked).
-        unsafe { self.launch::<T>(Kernel::CopyToF32, self.grid(n), &args) }
-    }
-
-    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
-        check_len("copy_u32: destination length", y, x.len())?;
-        let n = x.len();
-        let args = [self.ptr(x)?, self.ptr(y)?, len_arg(n)?];
-        // SAFETY: copy_u32(const uint* x, uint* y, uint n); both hold n elements (checked).
-        unsafe { self.launch::<f32>(Kernel::CopyU32, self.grid(n), &args) }
-    }
-
-    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
-        check_len("axpby: y length vs x", y, x.len())?;
-        let n = x.len();
-        let args = [
-            scalar(alpha),
-            self.ptr(x)?,
-            scalar(beta),
-            self.ptr(y)?,
-            len_arg(n)?,
-        ];
-        // SAFETY: axpby(SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n); both
-        // vectors hold n elements (checked).
-        unsafe { self.launch::<T>(Kernel::Axpby, self.grid(n), &args) }
-    }
-
-    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
-        let n = x.len();
-        let args = [scalar(alpha), self.ptr(x)?, len_arg(n)?];
-        // SAFETY: scale(SCALAR alpha, SCALAR* x, uint n); x holds n elements.
-        unsafe { self.launch::<T>(Kernel::Scale, self.grid(n), &args) }
-    }
-
-    fn dot_partials<T: Scalar>(
-        &self,
-        x: &Buffer<T>,
-        y: &Buffer<T>,
-        partials: &mut Partials<T>,
-        slot: Slot,
-    ) -> Result<()> {
-        check_len("dot: y length vs x", y, x.len())?;
-        partials.check(slot, x.len())?;
-        let args = [
-            self.ptr(x)?,
-            self.ptr(y)?,
-            len_arg(x.len())?,
-            self.ptr(partials.buffer())?,
-            index_arg("slot", slot.0)?,
-        ];
-        // SAFETY: dot_partials(const SCALAR* x, const SCALAR* y, uint n, SCALAR* partials,
-        // uint slot); x and y hold n elements; slot < slots (checked) and the grid is
-        // partials.groups(), so every block writes inside the buffer.
-        unsafe { self.launch::<T>(Kernel::DotPartials, partials.groups(), &args) }
     }
 
     fn reduction_groups(&self, n: usize) -> usize {

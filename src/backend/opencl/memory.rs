@@ -66,7 +66,6 @@ impl OpenClBackend {
             KernelArg::U32(v) => Arg::uint(*v),
             KernelArg::F32(v) => Arg::scalar(*v),
             KernelArg::F64(v) => Arg::scalar(*v),
-            KernelArg::I32(v) => Arg::int(*v),
             KernelArg::U64(v) => Arg::ulong(*v),
         })
     }

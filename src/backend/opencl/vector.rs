@@ -1,13 +1,11 @@
-//! OpenCL implementation of [`VectorOps`]: memory, BLAS-1 kernels of `kernels/vector.kc`.
+//! OpenCL implementation of [`VectorOps`]: memory and transfers. The BLAS-1 kernels
+//! (`kernels/vector.kc`) are launched once for both runtimes by the trait's default bodies
+//! (`ops/vector.rs`).
 
-use super::launch::Arg;
 use super::OpenClBackend;
 use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::ops::Kernel;
-use crate::backend::partials::{Partials, Slot};
 use crate::backend::{CounterSnapshot, VectorOps};
 use crate::error::Result;
-use crate::scalar::Scalar;
 use bytemuck::Pod;
 
 impl VectorOps for OpenClBackend {
@@ -54,111 +52,6 @@ impl VectorOps for OpenClBackend {
         super::cl::finish(&self.queue).map_err(|e| self.record(e))?;
         self.queue_idle();
         Ok(())
-    }
-
-    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
-        let n = Self::len_u32(x.len())?;
-        let xm = self.mem(x)?;
-        self.launch::<T>(
-            Kernel::Fill,
-            self.elementwise_groups(x.len()),
-            &[Arg::Mem(xm), Arg::uint(n), Arg::scalar(value)],
-        )
-    }
-
-    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy: destination length", y, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
-        self.launch::<T>(
-            Kernel::Copy,
-            self.elementwise_groups(x.len()),
-            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
-        )
-    }
-
-    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
-        check_len("copy_from_f32: destination length", y, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
-        self.launch::<T>(
-            Kernel::CopyFromF32,
-            self.elementwise_groups(x.len()),
-            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
-        )
-    }
-
-    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
-        check_len("copy_to_f32: destination length", y, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
-        self.launch::<T>(
-            Kernel::CopyToF32,
-            self.elementwise_groups(x.len()),
-            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
-        )
-    }
-
-    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
-        check_len("copy_u32: destination length", y, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
-        self.launch::<f32>(
-            Kernel::CopyU32,
-            self.elementwise_groups(x.len()),
-            &[Arg::Mem(xm), Arg::Mem(ym), Arg::uint(n)],
-        )
-    }
-
-    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
-        check_len("axpby: y length vs x", y, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym) = (self.mem(x)?, self.mem(y)?);
-        self.launch::<T>(
-            Kernel::Axpby,
-            self.elementwise_groups(x.len()),
-            &[
-                Arg::scalar(alpha),
-                Arg::Mem(xm),
-                Arg::scalar(beta),
-                Arg::Mem(ym),
-                Arg::uint(n),
-            ],
-        )
-    }
-
-    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
-        let n = Self::len_u32(x.len())?;
-        let xm = self.mem(x)?;
-        self.launch::<T>(
-            Kernel::Scale,
-            self.elementwise_groups(x.len()),
-            &[Arg::scalar(alpha), Arg::Mem(xm), Arg::uint(n)],
-        )
-    }
-
-    fn dot_partials<T: Scalar>(
-        &self,
-        x: &Buffer<T>,
-        y: &Buffer<T>,
-        partials: &mut Partials<T>,
-        slot: Slot,
-    ) -> Result<()> {
-        check_len("dot: y length vs x", y, x.len())?;
-        partials.check(slot, x.len())?;
-        let n = Self::len_u32(x.len())?;
-        let (xm, ym, pm) = (self.mem(x)?, self.mem(y)?, self.mem(partials.buffer())?);
-        self.launch::<T>(
-            Kernel::DotPartials,
-            partials.groups(),
-            &[
-                Arg::Mem(xm),
-                Arg::Mem(ym),
-                Arg::uint(n),
-                Arg::Mem(pm),
-                Self::slot_arg(slot)?,
-            ],
-        )
     }
 
     fn reduction_groups(&self, n: usize) -> usize {

@@ -1,6 +1,7 @@
 //! Memory, BLAS-1 and reductions.
 
 use crate::backend::buffer::Buffer;
+use crate::backend::ops::Kernel;
 use crate::backend::partials::{Partials, Slot, Sums};
 use crate::backend::{BackendInfo, CounterSnapshot, MemoryUse};
 use crate::error::Result;
@@ -29,21 +30,52 @@ pub trait VectorOps: BackendInfo {
     fn synchronize(&self) -> Result<()>;
 
     /// Kernel `fill`: x_i = value.
-    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()>;
+    fn fill<T: Scalar>(&self, x: &mut Buffer<T>, value: T) -> Result<()> {
+        launch::fill(self.kernel_runtime().gpu("fill")?, x, value)
+    }
     /// Kernel `copy`: y = x.
-    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
+    fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        let rt = self.kernel_runtime();
+        launch::copy::<T, T>(rt.gpu("copy")?, Kernel::Copy, "copy", x, y)
+    }
     /// Kernel `copy_from_f32`: y = x rounded to T (exact for T = f64), e.g. a factor set up in
     /// single precision for a double-precision solve.
-    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()>;
+    fn copy_from_f32<T: Scalar>(&self, x: &Buffer<f32>, y: &mut Buffer<T>) -> Result<()> {
+        let rt = self.kernel_runtime();
+        launch::copy::<T, _>(
+            rt.gpu("copy_from_f32")?,
+            Kernel::CopyFromF32,
+            "copy_from_f32",
+            x,
+            y,
+        )
+    }
     /// Kernel `copy_to_f32`: y = x rounded to single precision (a single-precision setup from
     /// a double-precision matrix already on the device).
-    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()>;
+    fn copy_to_f32<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<f32>) -> Result<()> {
+        let rt = self.kernel_runtime();
+        launch::copy::<T, _>(
+            rt.gpu("copy_to_f32")?,
+            Kernel::CopyToF32,
+            "copy_to_f32",
+            x,
+            y,
+        )
+    }
     /// Kernel `copy_u32`: y = x for index arrays.
-    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()>;
+    fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
+        let rt = self.kernel_runtime();
+        // The f32 build's kernel (it moves 32-bit words).
+        launch::copy::<f32, _>(rt.gpu("copy_u32")?, Kernel::CopyU32, "copy_u32", x, y)
+    }
     /// Kernel `axpby`: y = alpha x + beta y.
-    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()>;
+    fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
+        launch::axpby(self.kernel_runtime().gpu("axpby")?, alpha, x, beta, y)
+    }
     /// Kernel `scale`: x = alpha x.
-    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()>;
+    fn scale<T: Scalar>(&self, alpha: T, x: &mut Buffer<T>) -> Result<()> {
+        launch::scale(self.kernel_runtime().gpu("scale")?, alpha, x)
+    }
     /// Kernel `dot_partials`: first stage of <x, y> into `slot`.
     fn dot_partials<T: Scalar>(
         &self,
@@ -51,7 +83,15 @@ pub trait VectorOps: BackendInfo {
         y: &Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::dot_partials(
+            self.kernel_runtime().gpu("dot_partials")?,
+            x,
+            y,
+            partials,
+            slot,
+        )
+    }
 
     /// Work-groups the first stage of a reduction over `n` elements uses on this backend. A
     /// function of `n` and the device only, so reductions are deterministic.
@@ -86,4 +126,107 @@ pub trait VectorOps: BackendInfo {
     /// Start a new peak of [`Self::memory_use`] at the bytes held now (to measure one phase,
     /// e.g. a preconditioner's setup: reset, set up, read the peak).
     fn reset_peak_memory(&self);
+}
+
+/// The GPU launches of `kernels/vector.kc`, written once for every runtime (the default bodies
+/// above call them on a GPU backend; the host backend has its own loops).
+mod launch {
+    use crate::backend::buffer::{check_len, Buffer};
+    use crate::backend::launch::{GpuRuntime, KernelArg};
+    use crate::backend::ops::Kernel;
+    use crate::backend::partials::{Partials, Slot};
+    use crate::error::Result;
+    use crate::scalar::Scalar;
+    use bytemuck::Pod;
+
+    /// Kernel `fill`.
+    pub(super) fn fill<T: Scalar>(rt: &GpuRuntime<'_>, x: &mut Buffer<T>, value: T) -> Result<()> {
+        let n = x.len();
+        let args = [
+            KernelArg::buffer(x),
+            KernelArg::len("vector length", n)?,
+            KernelArg::scalar(value),
+        ];
+        // SAFETY: fill(SCALAR* x, uint n, SCALAR value) writes x[0..n), and x has n elements.
+        unsafe { rt.launch::<T>(Kernel::Fill, rt.elementwise_groups(n), &args) }
+    }
+
+    /// Kernel `kernel` of precision `P` with the arguments (x, y, uint n): `copy`,
+    /// `copy_from_f32`, `copy_to_f32` or `copy_u32`.
+    pub(super) fn copy<P: Scalar, U: Pod>(
+        rt: &GpuRuntime<'_>,
+        kernel: Kernel,
+        name: &str,
+        x: &Buffer<impl Pod>,
+        y: &mut Buffer<U>,
+    ) -> Result<()> {
+        check_len(&format!("{name}: destination length"), y, x.len())?;
+        let n = x.len();
+        let args = [
+            KernelArg::buffer(x),
+            KernelArg::buffer(y),
+            KernelArg::len("vector length", n)?,
+        ];
+        // SAFETY: copy(const SCALAR* x, SCALAR* y, uint n) and its typed variants
+        // (copy_from_f32: const float* x; copy_to_f32: float* y; copy_u32: uint* both); both
+        // hold n elements of the kernel's types (checked, the callers' signatures).
+        unsafe { rt.launch::<P>(kernel, rt.elementwise_groups(n), &args) }
+    }
+
+    /// Kernel `axpby`.
+    pub(super) fn axpby<T: Scalar>(
+        rt: &GpuRuntime<'_>,
+        alpha: T,
+        x: &Buffer<T>,
+        beta: T,
+        y: &mut Buffer<T>,
+    ) -> Result<()> {
+        check_len("axpby: y length vs x", y, x.len())?;
+        let n = x.len();
+        let args = [
+            KernelArg::scalar(alpha),
+            KernelArg::buffer(x),
+            KernelArg::scalar(beta),
+            KernelArg::buffer(y),
+            KernelArg::len("vector length", n)?,
+        ];
+        // SAFETY: axpby(SCALAR alpha, const SCALAR* x, SCALAR beta, SCALAR* y, uint n); both
+        // vectors hold n elements (checked).
+        unsafe { rt.launch::<T>(Kernel::Axpby, rt.elementwise_groups(n), &args) }
+    }
+
+    /// Kernel `scale`.
+    pub(super) fn scale<T: Scalar>(rt: &GpuRuntime<'_>, alpha: T, x: &mut Buffer<T>) -> Result<()> {
+        let n = x.len();
+        let args = [
+            KernelArg::scalar(alpha),
+            KernelArg::buffer(x),
+            KernelArg::len("vector length", n)?,
+        ];
+        // SAFETY: scale(SCALAR alpha, SCALAR* x, uint n); x holds n elements.
+        unsafe { rt.launch::<T>(Kernel::Scale, rt.elementwise_groups(n), &args) }
+    }
+
+    /// Kernel `dot_partials`.
+    pub(super) fn dot_partials<T: Scalar>(
+        rt: &GpuRuntime<'_>,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        partials: &mut Partials<T>,
+        slot: Slot,
+    ) -> Result<()> {
+        check_len("dot: y length vs x", y, x.len())?;
+        partials.check(slot, x.len())?;
+        let args = [
+            KernelArg::buffer(x),
+            KernelArg::buffer(y),
+            KernelArg::len("vector length", x.len())?,
+            KernelArg::buffer(partials.buffer()),
+            KernelArg::slot(slot)?,
+        ];
+        // SAFETY: dot_partials(const SCALAR* x, const SCALAR* y, uint n, SCALAR* partials,
+        // uint slot); x and y hold n elements; slot < slots (checked) and the grid is
+        // partials.groups(), so every group writes inside the buffer.
+        unsafe { rt.launch::<T>(Kernel::DotPartials, partials.groups(), &args) }
+    }
 }

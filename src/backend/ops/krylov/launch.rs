@@ -3,6 +3,9 @@
 //! one launch by typed name. [`KrylovOps`](super::KrylovOps)'s default bodies call them on a
 //! GPU backend and the host references otherwise.
 
+// The launches take what their kernels take.
+#![allow(clippy::too_many_arguments)]
+
 use super::Basis;
 use crate::backend::buffer::Buffer;
 use crate::backend::launch::{GpuRuntime, KernelArg};
@@ -25,7 +28,6 @@ fn col(j: usize) -> Result<KernelArg<'static>> {
 }
 
 /// Kernel `cg_update`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn cg_update<T: Scalar>(
     rt: &GpuRuntime<'_>,
     alpha: T,
@@ -55,7 +57,6 @@ pub(super) fn cg_update<T: Scalar>(
 }
 
 /// Kernel `pcg_update`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn pcg_update<T: Scalar>(
     rt: &GpuRuntime<'_>,
     alpha: T,
@@ -95,7 +96,6 @@ pub(super) fn pcg_update<T: Scalar>(
 /// checked: vectors hold n elements; the read slots and the written slot differ (so no group
 /// overwrites a partial another group still reads) and lie inside the partials; launched with
 /// grid = groups, which the kernel also uses as the number of partials to finish.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn bicgstab_s_update_args<'a, T: Scalar>(
     r: &'a Buffer<T>,
     ap: &'a Buffer<T>,
@@ -119,7 +119,6 @@ pub(crate) fn bicgstab_s_update_args<'a, T: Scalar>(
 }
 
 /// Kernel `bicgstab_s_update`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn bicgstab_s_update<T: Scalar>(
     rt: &GpuRuntime<'_>,
     r: &Buffer<T>,
@@ -140,7 +139,6 @@ pub(super) fn bicgstab_s_update<T: Scalar>(
 /// scalars or the state), checked: every vector holds n elements; without preconditioning
 /// phat = p (each work-item reads phat_i before it writes p_i) and shat = s; distinct slots
 /// inside the partials; launched with grid = groups.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn bicgstab_update_args<'a, T: Scalar>(
     x: &'a Buffer<T>,
     r: &'a Buffer<T>,
@@ -174,7 +172,6 @@ pub(crate) fn bicgstab_update_args<'a, T: Scalar>(
 }
 
 /// Kernel `bicgstab_update`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn bicgstab_update<T: Scalar>(
     rt: &GpuRuntime<'_>,
     alpha: T,
@@ -235,7 +232,6 @@ pub(super) fn basis_dots<T: Scalar>(
 }
 
 /// Kernel `gmres_gram_schmidt`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn gmres_gram_schmidt<T: Scalar>(
     rt: &GpuRuntime<'_>,
     basis: &mut Basis<T>,
@@ -266,7 +262,6 @@ pub(super) fn gmres_gram_schmidt<T: Scalar>(
 }
 
 /// Kernel `gmres_normalize`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn gmres_normalize<T: Scalar>(
     rt: &GpuRuntime<'_>,
     basis: &mut Basis<T>,
@@ -309,7 +304,6 @@ pub(super) fn gmres_normalize<T: Scalar>(
 }
 
 /// Kernel `basis_dots2`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn basis_dots2<T: Scalar>(
     rt: &GpuRuntime<'_>,
     basis: &Basis<T>,
@@ -343,7 +337,6 @@ pub(super) fn basis_dots2<T: Scalar>(
 
 /// Kernel `gmres_dcgs2_update_small`, or `gmres_dcgs2_finish` then `gmres_dcgs2_update`, as
 /// [`Tuning::dcgs2_small_for`] decides.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn gmres_dcgs2_update<T: Scalar>(
     rt: &GpuRuntime<'_>,
     tuning: &Tuning,
@@ -544,7 +537,6 @@ pub(super) fn basis_load<T: Scalar>(
 }
 
 /// Kernel `basis_load_normalized`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn basis_load_normalized<T: Scalar>(
     rt: &GpuRuntime<'_>,
     basis: &mut Basis<T>,

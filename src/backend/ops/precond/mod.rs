@@ -4,6 +4,7 @@
 
 use super::krylov::KrylovOps;
 use crate::backend::buffer::Buffer;
+use crate::backend::launch::KernelRuntime;
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::DeviceMatrix;
 use crate::error::Result;
@@ -27,7 +28,9 @@ use crate::backend::buffer::check_len;
 #[enum_dispatch]
 pub trait PrecondOps: KrylovOps {
     /// Kernel `diag_scale` (Jacobi): y_i = d_i x_i.
-    fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
+    fn diag_scale<T: Scalar>(&self, d: &Buffer<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        launch::diag_scale(self.kernel_runtime().gpu("diag_scale")?, d, x, y)
+    }
 
     /// Kernel `diag_scale_dot`: y_i = d_i x_i with the partial <x, y> into `slot` (Jacobi
     /// applied inside pipelined PCG: q = M^-1 Ap and <Ap, q> in one pass).
@@ -39,7 +42,10 @@ pub trait PrecondOps: KrylovOps {
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        reference::diag_scale_dot(self, d, x, y, partials, slot)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => launch::diag_scale_dot(&rt, d, x, y, partials, slot),
+            KernelRuntime::Host(_) => reference::diag_scale_dot(self, d, x, y, partials, slot),
+        }
     }
 
     /// Kernel `csr_update` (CSR; the other formats, and a CSR matrix with long rows updated in
@@ -67,7 +73,15 @@ pub trait PrecondOps: KrylovOps {
         inv_blocks: &Buffer<T>,
         x: &Buffer<T>,
         y: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::block_diag_scale(
+            self.kernel_runtime().gpu("block_diag_scale")?,
+            block_size,
+            inv_blocks,
+            x,
+            y,
+        )
+    }
 
     /// Kernel `bsr_trsv_sweep`: one block-Jacobi sweep of the triangular system T x = b
     /// (\[Ma21a\] eq. (10) for U, eq. (11) for L; Algorithm 6 is one launch):
@@ -78,7 +92,15 @@ pub trait PrecondOps: KrylovOps {
         b: &Buffer<T>,
         x_old: Option<&Buffer<T>>,
         x_new: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::bsr_trsv_sweep(
+            self.kernel_runtime().gpu("bsr_trsv_sweep")?,
+            t,
+            b,
+            x_old,
+            x_new,
+        )
+    }
 
     /// Kernel `bsr_trsv_level`: the block rows `level_rows[level]` of an exact level-scheduled
     /// solve of T x = b, in place: x_I = D_I^-1 (b_I - sum_{J != I} T_IJ x_J). Every row J read
@@ -90,7 +112,16 @@ pub trait PrecondOps: KrylovOps {
         level: Range<usize>,
         b: &Buffer<T>,
         x: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::bsr_trsv_level(
+            self.kernel_runtime().gpu("bsr_trsv_level")?,
+            t,
+            level_rows,
+            level,
+            b,
+            x,
+        )
+    }
 
     /// Kernel `bilu0_scatter` (BILU(0) factored on the device, `kernels/bilu.kc`): A, in
     /// CSR, written into the blocks of `l`'s strict lower and `u`'s strict upper patterns
@@ -103,7 +134,9 @@ pub trait PrecondOps: KrylovOps {
         l: &mut BlockTriangular<T>,
         u: &mut BlockTriangular<T>,
         diag: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::bilu0_scatter(self.kernel_runtime().gpu("bilu0_scatter")?, a, l, u, diag)
+    }
 
     /// Kernel `bilu0_sweep`: one fixed-point sweep of the BILU(0) factorization (Chow and
     /// Patel, block form; equations in `kernels/bilu.kc`): `l`'s blocks, `u`'s blocks and
@@ -118,7 +151,17 @@ pub trait PrecondOps: KrylovOps {
         l: &mut BlockTriangular<T>,
         u: &mut BlockTriangular<T>,
         bad_row: &mut Buffer<u32>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::bilu0_sweep(
+            self.kernel_runtime().gpu("bilu0_sweep")?,
+            a,
+            old,
+            report,
+            l,
+            u,
+            bad_row,
+        )
+    }
 
     /// Kernel `ip_domain_check` (Incomplete Poisson assembled on the device,
     /// `kernels/ip_assemble.kc`): the count of A's rows outside IP's domain (no positive
@@ -129,7 +172,14 @@ pub trait PrecondOps: KrylovOps {
         a: &DeviceMatrix<T>,
         partials: &mut Partials<T>,
         slot: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_domain_check(
+            self.kernel_runtime().gpu("ip_domain_check")?,
+            a,
+            partials,
+            slot,
+        )
+    }
 
     /// Kernel `ip_assemble`: the IP matrix K K^T (K = I - L D^-1) on A's pattern, or with
     /// `scaled` the IP of D^-1/2 A D^-1/2 scaled back, C D^-1 C^T (C = I - D^-1 L), into
@@ -143,7 +193,16 @@ pub trait PrecondOps: KrylovOps {
         m_values: &mut Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_assemble(
+            self.kernel_runtime().gpu("ip_assemble")?,
+            a,
+            scaled,
+            m_values,
+            partials,
+            slot,
+        )
+    }
 
     /// Kernel `isai_solve` (block-ISAI setup, \[Ma21b\] Algorithm 1): the blocks of N ~ T^-1 on
     /// `pattern`, one small block triangular system T[P_j, P_j] N[P_j, j] = E_j per block column
@@ -155,7 +214,15 @@ pub trait PrecondOps: KrylovOps {
         upper: bool,
         pattern: &InversePattern,
         out: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::isai_solve(
+            self.kernel_runtime().gpu("isai_solve")?,
+            t,
+            upper,
+            pattern,
+            out,
+        )
+    }
 
     /// Kernel `fsai_rows` (static FSAI setup, \[Bernaschi19\]): for the rows of batch `batch`, row i
     /// of G from A[P_i, P_i] y = e_last by Cholesky, G(i, P_i) = y / sqrt(y_last), written to
@@ -172,7 +239,17 @@ pub trait PrecondOps: KrylovOps {
         scratch: &mut Buffer<T>,
         g_values: &mut Buffer<T>,
         gt_values: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::fsai_rows(
+            self.kernel_runtime().gpu("fsai_rows")?,
+            a,
+            pattern,
+            batch,
+            scratch,
+            g_values,
+            gt_values,
+        )
+    }
 
     /// The kernel [`PrecondOps::afsai_grow`] should run for `growth` on this backend, for a
     /// matrix with `mean_row_len` entries per row on average: the team kernel where it fits,
@@ -204,7 +281,19 @@ pub trait PrecondOps: KrylovOps {
         iscratch: &mut Buffer<u32>,
         out_cols: &mut Buffer<u32>,
         out_len: &mut Buffer<u32>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::afsai_grow(
+            self.kernel_runtime().gpu("afsai_grow")?,
+            a,
+            growth,
+            kernel,
+            rows,
+            scratch,
+            iscratch,
+            out_cols,
+            out_len,
+        )
+    }
 
     /// Kernel `afsai_compact` (the adaptive FSAI pattern laid out on the device): for the
     /// rows i = `rows.start` + t of one [`PrecondOps::afsai_grow`] launch (its outputs
@@ -223,7 +312,18 @@ pub trait PrecondOps: KrylovOps {
         g_row_ptr: &Buffer<u32>,
         g_col_idx: &mut Buffer<u32>,
         col_count: &mut Buffer<u32>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::afsai_compact::<T>(
+            self.kernel_runtime().gpu("afsai_compact")?,
+            cap,
+            rows,
+            out_cols,
+            out_len,
+            g_row_ptr,
+            g_col_idx,
+            col_count,
+        )
+    }
 
     /// Kernel `afsai_place`: `dst[offset + e] = src[e]` for e < `len` (the batches of
     /// [`PrecondOps::afsai_compact`] joined into G's column indices).
@@ -235,7 +335,15 @@ pub trait PrecondOps: KrylovOps {
         len: usize,
         dst: &mut Buffer<u32>,
         offset: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::afsai_place::<T>(
+            self.kernel_runtime().gpu("afsai_place")?,
+            src,
+            len,
+            dst,
+            offset,
+        )
+    }
 
     /// Kernels `fsai_transpose_fill` and `fsai_transpose_sort`: the pattern of G^T (CSR, rows
     /// ascending in every row of G^T) from G's (`g_row_ptr`, `g_col_idx`) and G^T's row
@@ -252,7 +360,18 @@ pub trait PrecondOps: KrylovOps {
         gt_row_idx: &mut Buffer<u32>,
         gt_entry: &mut Buffer<u32>,
         gt_pos: &mut Buffer<u32>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::fsai_transpose::<T>(
+            self.kernel_runtime().gpu("fsai_transpose")?,
+            g_row_ptr,
+            g_col_idx,
+            gt_col_ptr,
+            cursor,
+            gt_row_idx,
+            gt_entry,
+            gt_pos,
+        )
+    }
 
     /// Kernel `ip_stencil` (matrix-free Incomplete Poisson, \[Ament10\]): z = M^-1 r.
     fn ip_stencil<T: Scalar>(
@@ -260,7 +379,9 @@ pub trait PrecondOps: KrylovOps {
         st: &IpStencil<T>,
         r: &Buffer<T>,
         z: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_stencil(self.kernel_runtime().gpu("ip_stencil")?, st, r, z)
+    }
 
     /// Kernel `ip_stencil_dot`: z = M^-1 r with the first stage of <r, z> into `slot`.
     fn ip_stencil_dot<T: Scalar>(
@@ -271,8 +392,13 @@ pub trait PrecondOps: KrylovOps {
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        self.ip_stencil(st, r, z)?;
-        self.dot_partials(r, z, partials, slot)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => launch::ip_stencil_dot(&rt, st, r, z, partials, slot),
+            KernelRuntime::Host(_) => {
+                self.ip_stencil(st, r, z)?;
+                self.dot_partials(r, z, partials, slot)
+            }
+        }
     }
 
     /// Kernel `ip_stencil_quad`: the first stage of <v, M^-1 v> into `slot`, nothing stored.
@@ -282,7 +408,15 @@ pub trait PrecondOps: KrylovOps {
         v: &Buffer<T>,
         partials: &mut Partials<T>,
         slot: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_stencil_quad(
+            self.kernel_runtime().gpu("ip_stencil_quad")?,
+            st,
+            v,
+            partials,
+            slot,
+        )
+    }
 
     /// Kernel `ip_pcg_update`: pipelined PCG's update with z = M^-1 r recomputed from r and Ap
     /// at the neighbours instead of recurred (z and M^-1 Ap are never stored):
@@ -294,7 +428,15 @@ pub trait PrecondOps: KrylovOps {
         v: PcgStepVectors<'_, T>,
         partials: &mut Partials<T>,
         slots: (Slot, Slot),
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_pcg_update(
+            self.kernel_runtime().gpu("ip_pcg_update")?,
+            st,
+            v,
+            partials,
+            slots,
+        )
+    }
 
     /// Kernel `ip_stencil_check`: the first stage of the number of rows of the CSR matrix `a`
     /// that differ from the stencil `st` into `slot` (0 exactly when `a` is the stencil's
@@ -305,8 +447,18 @@ pub trait PrecondOps: KrylovOps {
         a: &DeviceMatrix<T>,
         partials: &mut Partials<T>,
         slot: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        launch::ip_stencil_check(
+            self.kernel_runtime().gpu("ip_stencil_check")?,
+            st,
+            a,
+            partials,
+            slot,
+        )
+    }
 }
+
+pub(crate) mod launch;
 
 /// Default bodies of the fused preconditioner kernels.
 pub mod reference {
