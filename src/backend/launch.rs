@@ -242,3 +242,15 @@ impl KernelRuntime<'_> {
         unsafe { self.launch::<T>(kernel, self.elementwise_groups(n), args) }
     }
 }
+
+/// The default body of an ops-trait method with a host reference: `launch::op(&rt, args)` on a
+/// GPU backend, `reference::op(self, args)` otherwise (both modules as named where it is used).
+macro_rules! launch_or_reference {
+    ($self:ident, $op:ident($($arg:expr),* $(,)?)) => {
+        match $self.kernel_runtime() {
+            $crate::backend::launch::KernelRuntime::Gpu(rt) => launch::$op(&rt, $($arg),*),
+            $crate::backend::launch::KernelRuntime::Host(_) => reference::$op($self, $($arg),*),
+        }
+    };
+}
+pub(crate) use launch_or_reference;

@@ -1,7 +1,10 @@
 //! The kernel inventory: one sub-trait per family. Every method is one kernel (or one transfer)
 //! with the same name in `kernels/<family>.kc` ([`Kernel`]) and the host backend. Fused operations
 //! have a default body composed of primitives, kept as a free function in `reference` modules:
-//! it is the executable specification every backend is tested against.
+//! it is the executable specification every backend is tested against. On a GPU backend the
+//! default bodies launch the kernels, once for both runtimes, through
+//! [`crate::backend::launch`] (`krylov/launch.rs`, `precond/launch.rs`, `vector.rs`, and the
+//! operations written against `KernelRuntime` alone: `sparse`, `amg_setup`).
 
 pub(crate) mod amg_setup;
 pub mod bilu;

@@ -10,6 +10,11 @@ use bytemuck::Pod;
 use enum_dispatch::enum_dispatch;
 
 /// Device memory, BLAS-1 vector kernels and the two-stage reductions.
+///
+/// The kernels' default bodies launch them on a GPU backend, once for both runtimes (the
+/// `launch` module below); the host backend has its own loops (elsewhere a kernel method is
+/// [`crate::Error::Unsupported`]). Memory, transfers and the reductions' second stage are each
+/// backend's own.
 #[enum_dispatch]
 pub trait VectorOps: BackendInfo {
     /// Allocate `len` zeroed elements. Out of memory is [`crate::Error::OutOfMemory`].

@@ -6,7 +6,7 @@
 // The launches take what their kernels take.
 #![allow(clippy::too_many_arguments)]
 
-use super::Basis;
+use super::basis::Basis;
 use crate::backend::buffer::Buffer;
 use crate::backend::launch::{GpuRuntime, KernelArg};
 use crate::backend::ops::checks;

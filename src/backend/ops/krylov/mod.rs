@@ -3,63 +3,26 @@
 //! (Rupp et al.), Algorithms 2, 4 and 6.
 
 use super::spmv::SpmvOps;
-use crate::backend::buffer::{check_len, Buffer};
-use crate::backend::launch::KernelRuntime;
+mod basis;
+
+use crate::backend::buffer::Buffer;
+use crate::backend::launch::launch_or_reference;
 use crate::backend::matrix::DeviceMatrix;
 use crate::backend::partials::{Partials, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+pub use basis::Basis;
 use enum_dispatch::enum_dispatch;
 use std::ops::Range;
 
-/// `cols` vectors of length `n` stored contiguously (column `j` at `[j n, (j + 1) n)`): the
-/// Krylov basis of GMRES, so that batched dots and multi-AXPY run in one pass.
-#[derive(Debug)]
-pub struct Basis<T> {
-    pub(crate) data: Buffer<T>,
-    n: usize,
-    cols: usize,
-}
-
-impl<T: Scalar> Basis<T> {
-    /// Wrap a buffer of `n * cols` elements.
-    pub fn from_buffer(data: Buffer<T>, n: usize, cols: usize) -> Result<Self> {
-        check_len("basis buffer length (n * cols)", &data, n * cols)?;
-        Ok(Self { data, n, cols })
-    }
-    /// Vector length.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-    /// Number of columns.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-    /// The underlying buffer.
-    pub fn buffer(&self) -> &Buffer<T> {
-        &self.data
-    }
-    pub(crate) fn check_col(&self, j: usize) -> Result<()> {
-        if j >= self.cols {
-            return Err(Error::param(
-                "column",
-                format!("basis column {j} out of range ({} columns)", self.cols),
-            ));
-        }
-        Ok(())
-    }
-    pub(crate) fn check_range(&self, r: &Range<usize>) -> Result<()> {
-        if r.start > r.end || r.end > self.cols {
-            return Err(Error::param(
-                "columns",
-                format!("basis columns {r:?} out of range ({} columns)", self.cols),
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// Fused solver updates and Krylov-basis kernels.
+///
+/// The default bodies launch each kernel on a GPU backend, once for both runtimes
+/// (`launch.rs`, through [`BackendInfo::kernel_runtime`](crate::backend::BackendInfo)), and
+/// run the host references ([`reference`](mod@reference)) otherwise; the methods without a host reference
+/// are the host backend's own loops (elsewhere an [`Error::Unsupported`]). The GPU backends
+/// override only what goes through their SpMV launch plans and `multi_axpy`'s coefficient
+/// transfer.
 #[enum_dispatch]
 pub trait KrylovOps: SpmvOps {
     /// Allocate a zeroed basis of `cols` vectors of length `n`.
@@ -81,14 +44,7 @@ pub trait KrylovOps: SpmvOps {
         partials: &mut Partials<T>,
         rr: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => {
-                launch::cg_update(&rt, alpha, beta, x, r, p, ap, partials, rr)
-            }
-            KernelRuntime::Host(_) => {
-                reference::cg_update(self, alpha, beta, x, r, p, ap, partials, rr)
-            }
-        }
+        launch_or_reference!(self, cg_update(alpha, beta, x, r, p, ap, partials, rr))
     }
 
     /// Kernel `pcg_update` (preconditioned Alg. 2): x += alpha p; r -= alpha Ap;
@@ -109,14 +65,10 @@ pub trait KrylovOps: SpmvOps {
         rr: Slot,
         rz: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => {
-                launch::pcg_update(&rt, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
-            }
-            KernelRuntime::Host(_) => {
-                reference::pcg_update(self, alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
-            }
-        }
+        launch_or_reference!(
+            self,
+            pcg_update(alpha, beta, x, r, z, p, ap, q, partials, rr, rz)
+        )
     }
 
     /// Kernel `bicgstab_s_update` (Alg. 4 line 9): every work-group finishes
@@ -134,14 +86,7 @@ pub trait KrylovOps: SpmvOps {
         apr0: Slot,
         ss: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => {
-                launch::bicgstab_s_update(&rt, r, ap, s, partials, rr0, apr0, ss)
-            }
-            KernelRuntime::Host(_) => {
-                reference::bicgstab_s_update(self, r, ap, s, partials, rr0, apr0, ss)
-            }
-        }
+        launch_or_reference!(self, bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss))
     }
 
     /// Kernel `bicgstab_update` (Alg. 4 lines 15, 16, 19, 20): x += alpha p^ + omega s^;
@@ -167,15 +112,12 @@ pub trait KrylovOps: SpmvOps {
         rr0: Slot,
         rr: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => launch::bicgstab_update(
-                &rt, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
-            ),
-            KernelRuntime::Host(_) => reference::bicgstab_update(
-                self, alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0,
-                rr,
-            ),
-        }
+        launch_or_reference!(
+            self,
+            bicgstab_update(
+                alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr
+            )
+        )
     }
 
     /// Kernel `basis_spmv_dots` (Alg. 6 line 7): v_i = A z (z = `src`, or v_{i-1} when `None`)
@@ -205,12 +147,7 @@ pub trait KrylovOps: SpmvOps {
         partials: &mut Partials<T>,
         first_slot: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => launch::basis_dots(&rt, basis, w, cols, partials, first_slot),
-            KernelRuntime::Host(_) => {
-                reference::basis_dots(self, basis, w, cols, partials, first_slot)
-            }
-        }
+        launch_or_reference!(self, basis_dots(basis, w, cols, partials, first_slot))
     }
 
     /// Kernel `gmres_gram_schmidt` (Alg. 6 lines 9-12, fused): every work-group finishes
@@ -229,14 +166,10 @@ pub trait KrylovOps: SpmvOps {
         rmat: &mut Buffer<T>,
         ld: usize,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => {
-                launch::gmres_gram_schmidt(&rt, basis, i, partials, first_slot, norm_slot, rmat, ld)
-            }
-            KernelRuntime::Host(_) => reference::gmres_gram_schmidt(
-                self, basis, i, partials, first_slot, norm_slot, rmat, ld,
-            ),
-        }
+        launch_or_reference!(
+            self,
+            gmres_gram_schmidt(basis, i, partials, first_slot, norm_slot, rmat, ld)
+        )
     }
 
     /// Kernel `gmres_normalize` (Alg. 6 lines 14-15): every group finishes ||v_i|| from slot
@@ -254,9 +187,9 @@ pub trait KrylovOps: SpmvOps {
         xi_partials: &mut Partials<T>,
         xi_slot: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => launch::gmres_normalize(
-                &rt,
+        launch_or_reference!(
+            self,
+            gmres_normalize(
                 basis,
                 i,
                 partials,
@@ -264,20 +197,9 @@ pub trait KrylovOps: SpmvOps {
                 rmat,
                 ld,
                 xi_partials,
-                xi_slot,
-            ),
-            KernelRuntime::Host(_) => reference::gmres_normalize(
-                self,
-                basis,
-                i,
-                partials,
-                norm_slot,
-                rmat,
-                ld,
-                xi_partials,
-                xi_slot,
-            ),
-        }
+                xi_slot
+            )
+        )
     }
 
     /// Kernel `basis_dots2`: partials of <v_j, v_wa> for j in `cols` into slots 0.. of `pa`
@@ -539,6 +461,212 @@ pub trait KrylovOps: SpmvOps {
     }
 }
 
-pub mod reference;
+/// Default bodies of the fused kernels, composed of primitives: the specification the fused
+/// kernels of every backend are tested against.
+pub mod reference {
+    use super::*;
+    use crate::backend::partials::sum_slot_in_kernel;
+
+    /// `cg_update` as three axpby and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cg_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+    ) -> Result<()> {
+        b.axpby(alpha, p, T::one(), x)?;
+        b.axpby(-alpha, ap, T::one(), r)?;
+        b.axpby(T::one(), r, beta, p)?;
+        b.dot_partials(r, r, partials, rr)
+    }
+
+    /// `pcg_update` as four axpby and two dots.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pcg_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        z: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        ap: &Buffer<T>,
+        q: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr: Slot,
+        rz: Slot,
+    ) -> Result<()> {
+        b.axpby(alpha, p, T::one(), x)?;
+        b.axpby(-alpha, ap, T::one(), r)?;
+        b.axpby(-alpha, q, T::one(), z)?;
+        b.axpby(T::one(), z, beta, p)?;
+        b.dot_partials(r, r, partials, rr)?;
+        b.dot_partials(r, z, partials, rz)
+    }
+
+    /// `bicgstab_s_update` as a download of the partials, copy, axpby and dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bicgstab_s_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        apr0: Slot,
+        ss: Slot,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let g = partials.groups();
+        let alpha = crate::backend::partials::bicgstab_alpha(&data, g, rr0, apr0);
+        b.copy(r, s)?;
+        b.axpby(-alpha, ap, T::one(), s)?;
+        b.dot_partials(s, s, partials, ss)
+    }
+
+    /// `bicgstab_update` as axpby chains and dots.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bicgstab_update<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        alpha: T,
+        omega: T,
+        beta: T,
+        x: &mut Buffer<T>,
+        r: &mut Buffer<T>,
+        p: &mut Buffer<T>,
+        s: &Buffer<T>,
+        ap: &Buffer<T>,
+        as_: &Buffer<T>,
+        phat: Option<&Buffer<T>>,
+        shat: Option<&Buffer<T>>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        rr0: Slot,
+        rr: Slot,
+    ) -> Result<()> {
+        match phat {
+            Some(ph) => b.axpby(alpha, ph, T::one(), x)?,
+            None => b.axpby(alpha, p, T::one(), x)?,
+        }
+        b.axpby(omega, shat.unwrap_or(s), T::one(), x)?;
+        b.copy(s, r)?;
+        b.axpby(-omega, as_, T::one(), r)?;
+        b.axpby(-omega, ap, T::one(), p)?;
+        b.axpby(T::one(), r, beta, p)?;
+        b.dot_partials(r, r0star, partials, rr0)?;
+        b.dot_partials(r, r, partials, rr)
+    }
+
+    fn column<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &Basis<T>,
+        j: usize,
+    ) -> Result<Buffer<T>> {
+        let mut v = b.alloc(basis.n())?;
+        b.basis_store(basis, j, &mut v)?;
+        Ok(v)
+    }
+
+    /// `basis_spmv_dots` through temporary vectors.
+    #[allow(clippy::too_many_arguments)]
+    pub fn basis_spmv_dots<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        a: &DeviceMatrix<T>,
+        src: Option<&Buffer<T>>,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        prev_slot: Option<Slot>,
+        self_slot: Option<Slot>,
+    ) -> Result<()> {
+        if i == 0 {
+            return Err(Error::param("i", "basis_spmv_dots needs i >= 1"));
+        }
+        let prev = column(b, basis, i - 1)?;
+        let mut y = b.alloc(basis.n())?;
+        b.spmv(a, src.unwrap_or(&prev), &mut y)?;
+        if let Some(s) = prev_slot {
+            b.dot_partials(&prev, &y, partials, s)?;
+        }
+        if let Some(s) = self_slot {
+            b.dot_partials(&y, &y, partials, s)?;
+        }
+        b.basis_load(basis, i, &y, T::one())
+    }
+
+    /// `basis_dots` as one dot per column.
+    pub fn basis_dots<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &Basis<T>,
+        w: usize,
+        cols: Range<usize>,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+    ) -> Result<()> {
+        basis.check_range(&cols)?;
+        let vw = column(b, basis, w)?;
+        for (k, j) in cols.enumerate() {
+            let vj = column(b, basis, j)?;
+            b.dot_partials(&vj, &vw, partials, Slot(first_slot.0 + k))?;
+        }
+        Ok(())
+    }
+
+    /// `gmres_gram_schmidt` through a download of the partials, one axpy per column and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gmres_gram_schmidt<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &mut Partials<T>,
+        first_slot: Slot,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let mut r = b.download(rmat)?;
+        for j in 1..i {
+            let rji = sum_slot_in_kernel(&data, partials.groups(), Slot(first_slot.0 + j - 1));
+            r[(j - 1) + (i - 1) * ld] = rji;
+            b.basis_axpy(basis, i, j, -rji)?;
+        }
+        b.write(rmat, &r)?;
+        let vi = column(b, basis, i)?;
+        b.dot_partials(&vi, &vi, partials, norm_slot)
+    }
+
+    /// `gmres_normalize` through a download of the partials, a scale and a dot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gmres_normalize<B: KrylovOps + ?Sized, T: Scalar>(
+        b: &B,
+        basis: &mut Basis<T>,
+        i: usize,
+        partials: &Partials<T>,
+        norm_slot: Slot,
+        rmat: &mut Buffer<T>,
+        ld: usize,
+        xi_partials: &mut Partials<T>,
+        xi_slot: Slot,
+    ) -> Result<()> {
+        let data = b.download(partials.buffer())?;
+        let nrm = sum_slot_in_kernel(&data, partials.groups(), norm_slot).sqrt();
+        let mut r = b.download(rmat)?;
+        r[(i - 1) + (i - 1) * ld] = nrm;
+        b.write(rmat, &r)?;
+        if nrm > T::zero() {
+            b.basis_scale(basis, i, T::one() / nrm)?;
+        }
+        let v0 = column(b, basis, 0)?;
+        let vi = column(b, basis, i)?;
+        b.dot_partials(&v0, &vi, xi_partials, xi_slot)
+    }
+}
 
 pub(crate) mod launch;

@@ -4,7 +4,7 @@
 
 use super::krylov::KrylovOps;
 use crate::backend::buffer::Buffer;
-use crate::backend::launch::KernelRuntime;
+use crate::backend::launch::{launch_or_reference, KernelRuntime};
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::DeviceMatrix;
 use crate::error::Result;
@@ -25,6 +25,12 @@ pub use super::trsv::{BlockTriangular, MAX_BLOCK_SIZE};
 use crate::backend::buffer::check_len;
 
 /// Kernels used by the preconditioners.
+///
+/// The default bodies launch each kernel on a GPU backend, once for both runtimes
+/// (`launch.rs`), and run the host references otherwise (`reference`, or the host backend's
+/// own loops: elsewhere a method without a host reference is
+/// [`Error::Unsupported`](crate::Error::Unsupported)). The GPU backends override only
+/// `csr_update` (through their SpMV launch plans) and the choice of the aFSAI growth kernel.
 #[enum_dispatch]
 pub trait PrecondOps: KrylovOps {
     /// Kernel `diag_scale` (Jacobi): y_i = d_i x_i.
@@ -42,10 +48,7 @@ pub trait PrecondOps: KrylovOps {
         partials: &mut Partials<T>,
         slot: Slot,
     ) -> Result<()> {
-        match self.kernel_runtime() {
-            KernelRuntime::Gpu(rt) => launch::diag_scale_dot(&rt, d, x, y, partials, slot),
-            KernelRuntime::Host(_) => reference::diag_scale_dot(self, d, x, y, partials, slot),
-        }
+        launch_or_reference!(self, diag_scale_dot(d, x, y, partials, slot))
     }
 
     /// Kernel `csr_update` (CSR; the other formats, and a CSR matrix with long rows updated in
