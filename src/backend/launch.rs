@@ -10,6 +10,24 @@ use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
 use bytemuck::Pod;
 
+/// The most arguments a kernel takes (the runtimes convert them on the stack).
+pub(crate) const MAX_KERNEL_ARGS: usize = 64;
+
+/// [`MAX_KERNEL_ARGS`] checked for `kernel`'s `count` arguments.
+pub(crate) fn check_arg_count(kernel: Kernel, count: usize) -> Result<()> {
+    if count > MAX_KERNEL_ARGS {
+        return Err(Error::param(
+            "kernel arguments",
+            format!(
+                "{} arguments for `{}`, at most {MAX_KERNEL_ARGS}",
+                count,
+                kernel.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What runs a backend's kernels ([`super::BackendInfo::kernel_runtime`]).
 #[doc(hidden)]
 pub enum KernelRuntime<'a> {

@@ -1082,11 +1082,17 @@ impl crate::backend::launch::GpuLaunch for CudaBackend {
         groups: usize,
         args: &[crate::backend::launch::KernelArg<'_>],
     ) -> Result<()> {
-        let args = self.kernel_args(args)?;
+        // Converted on the stack: this is every launch of the operations written once.
+        crate::backend::launch::check_arg_count(kernel, args.len())?;
+        let mut converted = [Arg::U32(0); crate::backend::launch::MAX_KERNEL_ARGS];
+        for (out, a) in converted.iter_mut().zip(args) {
+            *out = self.kernel_arg(a)?;
+        }
+        let args = &converted[..args.len()];
         // SAFETY: as for `GpuLaunch::launch_kernel`.
         match precision {
-            Precision::F32 => unsafe { self.launch::<f32>(kernel, groups, &args) },
-            Precision::F64 => unsafe { self.launch::<f64>(kernel, groups, &args) },
+            Precision::F32 => unsafe { self.launch::<f32>(kernel, groups, args) },
+            Precision::F64 => unsafe { self.launch::<f64>(kernel, groups, args) },
         }
     }
 }

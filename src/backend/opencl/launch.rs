@@ -10,6 +10,7 @@ use std::ffi::c_void;
 use std::ptr;
 
 /// One kernel argument: a buffer or a by-value scalar of up to 8 bytes.
+#[derive(Clone, Copy)]
 pub(crate) enum Arg<'a> {
     /// A `__global` pointer.
     Mem(&'a RawBuffer),

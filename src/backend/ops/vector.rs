@@ -41,7 +41,13 @@ pub trait VectorOps: BackendInfo {
     /// Kernel `copy`: y = x.
     fn copy<T: Scalar>(&self, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
         let rt = self.kernel_runtime();
-        launch::copy::<T, T>(rt.gpu("copy")?, Kernel::Copy, "copy", x, y)
+        launch::copy::<T, T>(
+            rt.gpu("copy")?,
+            Kernel::Copy,
+            "copy: destination length",
+            x,
+            y,
+        )
     }
     /// Kernel `copy_from_f32`: y = x rounded to T (exact for T = f64), e.g. a factor set up in
     /// single precision for a double-precision solve.
@@ -50,7 +56,7 @@ pub trait VectorOps: BackendInfo {
         launch::copy::<T, _>(
             rt.gpu("copy_from_f32")?,
             Kernel::CopyFromF32,
-            "copy_from_f32",
+            "copy_from_f32: destination length",
             x,
             y,
         )
@@ -62,7 +68,7 @@ pub trait VectorOps: BackendInfo {
         launch::copy::<T, _>(
             rt.gpu("copy_to_f32")?,
             Kernel::CopyToF32,
-            "copy_to_f32",
+            "copy_to_f32: destination length",
             x,
             y,
         )
@@ -71,7 +77,13 @@ pub trait VectorOps: BackendInfo {
     fn copy_u32(&self, x: &Buffer<u32>, y: &mut Buffer<u32>) -> Result<()> {
         let rt = self.kernel_runtime();
         // The f32 build's kernel (it moves 32-bit words).
-        launch::copy::<f32, _>(rt.gpu("copy_u32")?, Kernel::CopyU32, "copy_u32", x, y)
+        launch::copy::<f32, _>(
+            rt.gpu("copy_u32")?,
+            Kernel::CopyU32,
+            "copy_u32: destination length",
+            x,
+            y,
+        )
     }
     /// Kernel `axpby`: y = alpha x + beta y.
     fn axpby<T: Scalar>(&self, alpha: T, x: &Buffer<T>, beta: T, y: &mut Buffer<T>) -> Result<()> {
@@ -157,15 +169,15 @@ mod launch {
     }
 
     /// Kernel `kernel` of precision `P` with the arguments (x, y, uint n): `copy`,
-    /// `copy_from_f32`, `copy_to_f32` or `copy_u32`.
+    /// `copy_from_f32`, `copy_to_f32` or `copy_u32`; `what` names y's length in the error.
     pub(super) fn copy<P: Scalar, U: Pod>(
         rt: &GpuRuntime<'_>,
         kernel: Kernel,
-        name: &str,
+        what: &str,
         x: &Buffer<impl Pod>,
         y: &mut Buffer<U>,
     ) -> Result<()> {
-        check_len(&format!("{name}: destination length"), y, x.len())?;
+        check_len(what, y, x.len())?;
         let n = x.len();
         let args = [
             KernelArg::buffer(x),
