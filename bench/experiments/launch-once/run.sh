@@ -14,7 +14,7 @@
 #   mv .device/bin/pipekrylov .device/bin/pipekrylov-new   (and a00dc97's pipekrylov as pipekrylov-old)
 # TESTS=0 skips the tests, TEST_FILTER narrows them (the host's refresh timing test is left to
 # the refresh benchmarks: it took over a minute beside the GPU tests); rounds FIRST..LAST (default 1..8); LARGE=0
-# skips the 4M rows.
+# skips the 4M rows; BACKENDS and EXECUTIONS narrow the ladder.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +32,7 @@ pk() { v=$1; shift; timeout 200 $pin bash .device/run "pipekrylov-$v" "$@" --qui
 for r in $(seq "${FIRST:-1}" "${LAST:-8}"); do
   order="old new"; [ $((r % 2)) -eq 0 ] && order="new old"
   for v in $order; do
-    pk $v bench --backends cuda,opencl --solvers cg,bicgstab,gmres --executions sync,resident \
+    pk $v bench --backends "${BACKENDS:-cuda,opencl}" --solvers cg,bicgstab,gmres --executions "${EXECUTIONS:-sync,resident}" \
       --problem poisson2d --max-n 70000 --iterations 300 --repeats 5 --out "$OUT/ladder-$v-r$r.csv"
   done
 done > "$OUT/runs.txt"

@@ -104,9 +104,9 @@ pub(crate) fn bicgstab_s_update_args<'a, T: Scalar>(
     rr0: Slot,
     apr0: Slot,
     ss: Slot,
-) -> Result<Vec<KernelArg<'a>>> {
+) -> Result<[KernelArg<'a>; 8]> {
     let n = checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-    Ok(vec![
+    Ok([
         buf(r),
         buf(ap),
         buf(s),
@@ -152,9 +152,9 @@ pub(crate) fn bicgstab_update_args<'a, T: Scalar>(
     partials: &'a Partials<T>,
     rr0: Slot,
     rr: Slot,
-) -> Result<Vec<KernelArg<'a>>> {
+) -> Result<[KernelArg<'a>; 13]> {
     let n = checks::bicgstab_update(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
-    Ok(vec![
+    Ok([
         buf(x),
         buf(r),
         buf(p),
@@ -190,14 +190,14 @@ pub(super) fn bicgstab_update<T: Scalar>(
     rr0: Slot,
     rr: Slot,
 ) -> Result<()> {
-    let mut args = vec![
+    let tail = bicgstab_update_args(x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr)?;
+    let mut args = [KernelArg::U32(0); 16];
+    args[..3].copy_from_slice(&[
         KernelArg::scalar(alpha),
         KernelArg::scalar(omega),
         KernelArg::scalar(beta),
-    ];
-    args.extend(bicgstab_update_args(
-        x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
-    )?);
+    ]);
+    args[3..].copy_from_slice(&tail);
     // SAFETY: bicgstab_update(alpha, omega, beta, x, r, p, s, ap, as_, phat, shat, r0star,
     // uint n, partials, uint slot_rr0, uint slot_rr): see `bicgstab_update_args`.
     unsafe { rt.launch::<T>(Kernel::BicgstabUpdate, partials.groups(), &args) }
