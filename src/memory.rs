@@ -72,6 +72,49 @@ pub(crate) fn try_with_capacity<T>(what: &str, len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Elements per piece of [`try_concat`]'s parallel copy.
+const COPY_PIECE: usize = 1 << 16;
+
+/// `parts` one after another in one new vector (one fallible allocation, else
+/// [`Error::OutOfMemory`]), copied in parallel in pieces of at most [`COPY_PIECE`] elements,
+/// so that the copy and the first touch of the new pages spread over the threads (a serial
+/// copy of a matrix's arrays was most of the AMG refresh's serial time).
+pub(crate) fn try_concat<T: Copy + Send + Sync>(what: &str, parts: &[&[T]]) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut out: Vec<T> = try_with_capacity(what, total)?;
+    if total <= COPY_PIECE {
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+        return Ok(out);
+    }
+    // The destination of every piece of every part, in order: they partition 0..total.
+    let mut pieces: Vec<(&mut [std::mem::MaybeUninit<T>], &[T])> = Vec::new();
+    let mut rest = &mut out.spare_capacity_mut()[..total];
+    for p in parts {
+        for src in p.chunks(COPY_PIECE) {
+            let (dst, tail) = rest.split_at_mut(src.len());
+            pieces.push((dst, src));
+            rest = tail;
+        }
+    }
+    pieces.into_par_iter().for_each(|(dst, src)| {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            d.write(v);
+        }
+    });
+    // SAFETY: the pieces partition the first `total` elements of the capacity (taken in order
+    // from one slice of that length) and each was written in full above.
+    unsafe { out.set_len(total) };
+    Ok(out)
+}
+
+/// A copy of `src` made by [`try_concat`].
+pub(crate) fn try_copy<T: Copy + Send + Sync>(what: &str, src: &[T]) -> Result<Vec<T>> {
+    try_concat(what, &[src])
+}
+
 /// Rows per stored entry beyond which a row-pointer array larger than [`SPARSE_ROWS_BYTES`]
 /// is refused up front: a file declaring 3e9 rows and 2 entries needs a 24 GB row-pointer
 /// array, and filling it would take longer than any user waits for an answer.
@@ -112,4 +155,24 @@ pub(crate) fn check_sparse_fill(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parallel concatenation equals the serial one, for parts below, at and above a
+    /// piece's size, empty parts included.
+    #[test]
+    fn try_concat_equals_the_serial_concatenation() {
+        let a: Vec<u64> = (0..(3 * COPY_PIECE as u64 + 5)).collect();
+        let b: Vec<u64> = (0..17).map(|x| x * 7).collect();
+        let c: Vec<u64> = (0..COPY_PIECE as u64).rev().collect();
+        let parts: [&[u64]; 5] = [&a, &[], &b, &c, &a[..3]];
+        let serial: Vec<u64> = parts.concat();
+        assert_eq!(try_concat("test", &parts).unwrap(), serial);
+        assert_eq!(try_copy("test", &a).unwrap(), a);
+        assert_eq!(try_concat::<u64>("test", &[]).unwrap(), Vec::<u64>::new());
+        assert_eq!(try_copy("test", &b).unwrap(), b);
+    }
 }

@@ -11,9 +11,11 @@ use crate::scalar::{Precision, Scalar};
 use bytemuck::Pod;
 
 /// The most arguments a kernel takes (the runtimes convert them on the stack).
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub(crate) const MAX_KERNEL_ARGS: usize = 64;
 
 /// [`MAX_KERNEL_ARGS`] checked for `kernel`'s `count` arguments.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub(crate) fn check_arg_count(kernel: Kernel, count: usize) -> Result<()> {
     if count > MAX_KERNEL_ARGS {
         return Err(Error::param(

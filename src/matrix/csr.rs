@@ -39,13 +39,19 @@ impl<T: Scalar> CsrMatrix<T> {
         col_idx: Vec<usize>,
         values: Vec<T>,
     ) -> Result<Self> {
-        check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
-        for r in 0..n_rows {
-            let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
-            if cols.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(Error::InvalidMatrix(format!(
-                    "row {r}: column indices not strictly increasing (use from_unsorted)"
-                )));
+        // A large matrix is checked in parallel; the serial check below then runs only to
+        // name the first fault of one that fails.
+        if col_idx.len() < PARALLEL_CHECK_NNZ
+            || !valid_in_parallel(n_rows, n_cols, &row_ptr, &col_idx, values.len())
+        {
+            check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
+            for r in 0..n_rows {
+                let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
+                if cols.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(Error::InvalidMatrix(format!(
+                        "row {r}: column indices not strictly increasing (use from_unsorted)"
+                    )));
+                }
             }
         }
         Ok(Self {
@@ -296,6 +302,20 @@ impl<T: Scalar> CsrMatrix<T> {
             .collect()
     }
 
+    /// A copy made in parallel (a large matrix's arrays), or [`Error::OutOfMemory`] (where
+    /// `clone` would abort).
+    pub(crate) fn try_clone(&self) -> Result<Self> {
+        use crate::memory::try_copy;
+        Ok(Self {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            row_ptr: try_copy("matrix copy: row pointers", &self.row_ptr)?,
+            col_idx: try_copy("matrix copy: column indices", &self.col_idx)?,
+            values: try_copy("matrix copy: values", &self.values)?,
+            hashes: self.hashes.clone(),
+        })
+    }
+
     /// Index of the first non-finite value, if any.
     pub fn first_non_finite(&self) -> Option<usize> {
         crate::scalar::first_non_finite(&self.values)
@@ -423,6 +443,35 @@ fn check_lengths(n_rows: usize, row_ptr: usize, col_idx: usize, n_values: usize)
     Ok(())
 }
 
+/// Entries from which [`CsrMatrix::new`] checks its arrays in parallel.
+const PARALLEL_CHECK_NNZ: usize = 1 << 16;
+
+/// Whether the arrays pass every check of [`CsrMatrix::new`] (lengths, row pointers from 0 to
+/// nnz that never decrease, columns in range and strictly increasing in each row), decided in
+/// parallel; which check fails, and where, is the serial check's to say.
+fn valid_in_parallel(
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: &[usize],
+    col_idx: &[usize],
+    n_values: usize,
+) -> bool {
+    if check_lengths(n_rows, row_ptr.len(), col_idx.len(), n_values).is_err()
+        || row_ptr[0] != 0
+        || row_ptr[n_rows] != col_idx.len()
+    {
+        return false;
+    }
+    // The row pointers first: the rows' checks below slice by them.
+    if !row_ptr.par_windows(2).all(|w| w[0] <= w[1]) {
+        return false;
+    }
+    (0..n_rows).into_par_iter().all(|r| {
+        let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
+        cols.last().map_or(true, |&c| c < n_cols) && cols.windows(2).all(|w| w[0] < w[1])
+    })
+}
+
 fn check_shape(
     n_rows: usize,
     n_cols: usize,
@@ -472,6 +521,45 @@ fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tridiagonal n x n pattern (columns ascending in every row) with ones.
+    fn tridiagonal(n: usize) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+        let mut row_ptr = vec![0];
+        let mut col_idx = Vec::new();
+        for i in 0..n {
+            col_idx.extend((i.saturating_sub(1)..(i + 2).min(n)).collect::<Vec<_>>());
+            row_ptr.push(col_idx.len());
+        }
+        let values = vec![1.0; col_idx.len()];
+        (row_ptr, col_idx, values)
+    }
+
+    /// Above the parallel check's size, every fault is still found and named as the serial
+    /// check names it: the first unsorted row, the first decreasing row pointer, the first
+    /// column out of range; and a valid matrix (and its parallel copy) is accepted.
+    #[test]
+    fn large_matrices_are_checked_as_small_ones() {
+        let n = 40_000;
+        let (rp, ci, v) = tridiagonal(n);
+        assert!(ci.len() >= PARALLEL_CHECK_NNZ);
+        let a = CsrMatrix::new(n, n, rp.clone(), ci.clone(), v.clone()).unwrap();
+        assert_eq!(a.try_clone().unwrap(), a);
+        let mut bad = ci.clone();
+        let k = rp[n - 7];
+        bad.swap(k, k + 1);
+        let e = CsrMatrix::new(n, n, rp.clone(), bad, v.clone()).unwrap_err();
+        assert!(e.to_string().contains(&format!("row {}", n - 7)), "{e}");
+        let mut bad = ci.clone();
+        bad[ci.len() - 1] = n;
+        let e = CsrMatrix::new(n, n, rp.clone(), bad, v.clone()).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let mut bad = rp.clone();
+        bad[n / 2] = bad[n / 2 + 1] + 1;
+        let e = CsrMatrix::new(n, n, bad, ci.clone(), v.clone()).unwrap_err();
+        assert!(e.to_string().contains("decreases"), "{e}");
+        let e = CsrMatrix::new(n, n, rp, ci, vec![1.0; 3]).unwrap_err();
+        assert!(e.to_string().contains("values length"), "{e}");
+    }
 
     #[test]
     fn from_i32_checks_as_new_does() {

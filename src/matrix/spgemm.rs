@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
-use crate::memory::{check_budget, try_filled, try_with_capacity};
+use crate::memory::{check_budget, try_concat, try_filled, try_with_capacity};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 
@@ -132,23 +132,37 @@ where
             Ok((ends, cols, vals))
         })
         .collect();
-    let mut row_ptr = try_with_capacity(what, n_rows + 1)?;
-    row_ptr.push(0);
+    let checked = parts.into_iter().collect::<Result<Vec<Part<T>>>>()?;
+    // Each chunk's first entry in the whole matrix, then the chunks copied in parallel.
+    let mut bases = Vec::with_capacity(checked.len());
     let mut total = 0usize;
-    let mut checked = Vec::with_capacity(parts.len());
-    for part in parts {
-        let part = part?;
+    for part in &checked {
+        bases.push(total);
         total += part.1.len();
-        checked.push(part);
     }
-    let mut col_idx = try_with_capacity(what, total)?;
-    let mut values = try_with_capacity(what, total)?;
-    for (ends, cols, vals) in checked {
-        let base = col_idx.len();
-        row_ptr.extend(ends.iter().map(|&e| base + e));
-        col_idx.extend_from_slice(&cols);
-        values.extend_from_slice(&vals);
+    let mut row_ptr: Vec<usize> = try_with_capacity(what, n_rows + 1)?;
+    row_ptr.push(0);
+    {
+        let mut rest = &mut row_ptr.spare_capacity_mut()[..n_rows];
+        let mut pieces = Vec::with_capacity(checked.len());
+        for ((ends, _, _), &base) in checked.iter().zip(&bases) {
+            let (dst, tail) = rest.split_at_mut(ends.len());
+            pieces.push((dst, ends, base));
+            rest = tail;
+        }
+        pieces.into_par_iter().for_each(|(dst, ends, base)| {
+            for (d, &e) in dst.iter_mut().zip(ends.iter()) {
+                d.write(base + e);
+            }
+        });
     }
+    // SAFETY: the chunks' rows partition 0..n_rows, so the pieces above wrote the n_rows
+    // entries after the leading 0.
+    unsafe { row_ptr.set_len(n_rows + 1) };
+    let cols: Vec<&[usize]> = checked.iter().map(|p| p.1.as_slice()).collect();
+    let col_idx = try_concat(what, &cols)?;
+    let vals: Vec<&[T]> = checked.iter().map(|p| p.2.as_slice()).collect();
+    let values = try_concat(what, &vals)?;
     CsrMatrix::new(n_rows, n_cols, row_ptr, col_idx, values)
 }
 

@@ -203,7 +203,7 @@ impl<T: Scalar> Hierarchy<T> {
         // A high-contrast matrix's rule (`AmgOptions::high_contrast`), as `Amg` applies it.
         let options = &options.for_contrast(super::options::diagonal_contrast(a));
         let mut levels: Vec<Level<T>> = Vec::new();
-        let mut current = a.clone();
+        let mut current = a.try_clone()?;
         let mut eps = options.strength;
         loop {
             let l = levels.len();
@@ -302,7 +302,7 @@ impl<T: Scalar> Hierarchy<T> {
         }
         positive_diagonal(a, 0)?;
         let mut levels: Vec<Level<T>> = Vec::with_capacity(patterns.len());
-        let mut current = a.clone();
+        let mut current = a.try_clone()?;
         for (l, pattern) in patterns.iter().enumerate() {
             let (level, next) = numeric_level(current, pattern.clone(), l, options, true)?;
             levels.push(level);
