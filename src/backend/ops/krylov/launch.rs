@@ -368,7 +368,7 @@ pub(super) fn gmres_dcgs2_update<T: Scalar>(
     }
     // The step's sums once, then the update reads them (2 launches; every group of a single
     // fused kernel re-summing all 2 (count + 1) slots cost more than a launch).
-    launch_dcgs2_finish(rt, pa, pc, count, coef, coef_off)?;
+    launch_dcgs2_finish(rt, pa, pc, count, coef, coef_off, 2 * (count + 1))?;
     launch_dcgs2_update(rt, basis, ucol, coef, coef_off, pa.groups())
 }
 
@@ -383,7 +383,7 @@ pub(super) fn gmres_dcgs2_sums<T: Scalar>(
     coef_off: usize,
 ) -> Result<()> {
     checks::gmres_dcgs2_update(basis, ucol, pa, pc, coef, coef_off)?;
-    launch_dcgs2_finish(rt, pa, pc, ucol - 1, coef, coef_off)
+    launch_dcgs2_finish(rt, pa, pc, ucol - 1, coef, coef_off, 2 * ucol)
 }
 
 /// Kernel `gmres_dcgs2_update` (the second half of [`gmres_dcgs2_update`]) over the grid of
@@ -409,23 +409,15 @@ pub(super) fn gmres_dcgs2_last_sums<T: Scalar>(
     coef_off: usize,
 ) -> Result<()> {
     checks::gmres_dcgs2_last_sums(pa, count, coef, coef_off)?;
-    let args = [
-        buf(pa.buffer()),
-        buf(pa.buffer()),
-        KernelArg::index("groups", pa.groups())?,
-        KernelArg::index("columns", count)?,
-        buf(coef),
-        KernelArg::offset(coef_off),
-    ];
-    // SAFETY: gmres_dcgs2_finish(pa, pc, uint read_groups, uint count, coef, ulong coef_off)
-    // launched with count + 1 groups reads only pa (slots 0..=count, checked) and writes
+    // With count + 1 groups the kernel reads only pa (slots 0..=count, checked) and writes
     // coef[coef_off + k], k < count, and coef[coef_off + 2 count + 2] (inside `coef`,
-    // checked).
-    unsafe { rt.launch::<T>(Kernel::GmresDcgs2Finish, count + 1, &args) }
+    // checked); pa stands in for pc.
+    launch_dcgs2_finish(rt, pa, pa, count, coef, coef_off, count + 1)
 }
 
-/// Launch `gmres_dcgs2_finish` (2 (count + 1) groups) on partials and coefficients the caller
-/// checked (`checks::gmres_dcgs2_update`).
+/// Launch `gmres_dcgs2_finish` with `groups` groups, one per slot (2 (count + 1): both
+/// partials' sums; count + 1: `pa`'s alone) on partials and coefficients the caller checked
+/// (`checks::gmres_dcgs2_update` or `checks::gmres_dcgs2_last_sums`).
 fn launch_dcgs2_finish<T: Scalar>(
     rt: &GpuRuntime<'_>,
     pa: &Partials<T>,
@@ -433,6 +425,7 @@ fn launch_dcgs2_finish<T: Scalar>(
     count: usize,
     coef: &mut Buffer<T>,
     coef_off: usize,
+    groups: usize,
 ) -> Result<()> {
     let args = [
         buf(pa.buffer()),
@@ -443,9 +436,9 @@ fn launch_dcgs2_finish<T: Scalar>(
         KernelArg::offset(coef_off),
     ];
     // SAFETY: gmres_dcgs2_finish(pa, pc, uint read_groups, uint count, coef, ulong coef_off):
-    // both partials hold slots 0..=count with read_groups groups and coef holds 2 count + 4
-    // values at coef_off (checked by the callers); one group per slot.
-    unsafe { rt.launch::<T>(Kernel::GmresDcgs2Finish, 2 * (count + 1), &args) }
+    // the partials hold slots 0..=count with read_groups groups and coef holds 2 count + 4
+    // values at coef_off (checked by the callers); one group per slot, at most 2 (count + 1).
+    unsafe { rt.launch::<T>(Kernel::GmresDcgs2Finish, groups, &args) }
 }
 
 /// Launch `gmres_dcgs2_update` with `groups` groups on columns and coefficients the caller
