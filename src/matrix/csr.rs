@@ -349,8 +349,80 @@ impl<T: Scalar> CsrMatrix<T> {
         Ok(())
     }
 
-    /// The transpose.
+    /// The transpose. A large matrix is transposed in parallel over blocks of its columns
+    /// (each block's rows of the result gathered from every row, in row order), with the same
+    /// result as the serial count-and-scatter.
     pub fn transpose(&self) -> Self {
+        let blocks = rayon::current_num_threads().min(self.n_cols);
+        if self.nnz() < PARALLEL_CHECK_NNZ || blocks < 2 {
+            return self.transpose_serial();
+        }
+        // Columns [bounds[b], bounds[b + 1]) are block b's: its rows of the result.
+        let bounds: Vec<usize> = (0..=blocks).map(|b| b * self.n_cols / blocks).collect();
+        // The part of row r whose columns lie in [c0, c1) (the columns ascend in a row).
+        let part = |r: usize, c0: usize, c1: usize| {
+            let (c, _) = self.row(r);
+            c.partition_point(|&j| j < c0)..c.partition_point(|&j| j < c1)
+        };
+        // Each block counts its columns' entries, then the counts become the row pointers.
+        let counts: Vec<Vec<usize>> = (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                let (c0, c1) = (bounds[b], bounds[b + 1]);
+                let mut counts = vec![0usize; c1 - c0];
+                for r in 0..self.n_rows {
+                    let (c, _) = self.row(r);
+                    for &j in &c[part(r, c0, c1)] {
+                        counts[j - c0] += 1;
+                    }
+                }
+                counts
+            })
+            .collect();
+        let mut row_ptr = Vec::with_capacity(self.n_cols + 1);
+        row_ptr.push(0usize);
+        for &k in counts.iter().flatten() {
+            row_ptr.push(row_ptr[row_ptr.len() - 1] + k);
+        }
+        let mut cols = vec![0usize; self.nnz()];
+        let mut vals = vec![T::zero(); self.nnz()];
+        // Block b writes entries row_ptr[bounds[b]] .. row_ptr[bounds[b + 1]]: disjoint slices.
+        let mut pieces = Vec::with_capacity(blocks);
+        let (mut cols_rest, mut vals_rest) = (cols.as_mut_slice(), vals.as_mut_slice());
+        for b in 0..blocks {
+            let len = row_ptr[bounds[b + 1]] - row_ptr[bounds[b]];
+            let (c, c_tail) = cols_rest.split_at_mut(len);
+            let (v, v_tail) = vals_rest.split_at_mut(len);
+            pieces.push((b, c, v));
+            cols_rest = c_tail;
+            vals_rest = v_tail;
+        }
+        pieces.into_par_iter().for_each(|(b, out_cols, out_vals)| {
+            let (c0, c1) = (bounds[b], bounds[b + 1]);
+            let base = row_ptr[c0];
+            let mut next: Vec<usize> = row_ptr[c0..c1].iter().map(|&p| p - base).collect();
+            for r in 0..self.n_rows {
+                let (c, v) = self.row(r);
+                let range = part(r, c0, c1);
+                for (&j, &x) in c[range.clone()].iter().zip(&v[range]) {
+                    out_cols[next[j - c0]] = r;
+                    out_vals[next[j - c0]] = x;
+                    next[j - c0] += 1;
+                }
+            }
+        });
+        Self {
+            n_rows: self.n_cols,
+            n_cols: self.n_rows,
+            row_ptr,
+            col_idx: cols,
+            values: vals,
+            hashes: FingerprintCache::default(),
+        }
+    }
+
+    /// [`CsrMatrix::transpose`] by one count and one scatter.
+    fn transpose_serial(&self) -> Self {
         let mut counts = vec![0usize; self.n_cols + 1];
         for &c in &self.col_idx {
             counts[c + 1] += 1;
@@ -532,6 +604,44 @@ mod tests {
         }
         let values = vec![1.0; col_idx.len()];
         (row_ptr, col_idx, values)
+    }
+
+    /// The parallel transpose equals the serial one: a wide and a tall random matrix with
+    /// empty rows and columns, on a pool of several threads, and transposing twice gives the
+    /// matrix back.
+    #[test]
+    fn parallel_transpose_equals_the_serial_one() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for (n_rows, n_cols) in [(30_000, 5_000), (20_000, 70_000)] {
+            let mut row_ptr = vec![0];
+            let mut col_idx = Vec::new();
+            for r in 0..n_rows {
+                if r % 11 != 0 {
+                    let mut row: Vec<usize> =
+                        (0..1 + rand(9)).map(|_| rand(n_cols / 2) * 2).collect();
+                    row.sort_unstable();
+                    row.dedup();
+                    col_idx.extend(row);
+                }
+                row_ptr.push(col_idx.len());
+            }
+            let values: Vec<f64> = (0..col_idx.len()).map(|k| k as f64 * 0.5 - 3.0).collect();
+            let a = CsrMatrix::new(n_rows, n_cols, row_ptr, col_idx, values).unwrap();
+            assert!(a.nnz() >= PARALLEL_CHECK_NNZ);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(5)
+                .build()
+                .unwrap();
+            let t = pool.install(|| a.transpose());
+            assert_eq!(t, a.transpose_serial());
+            assert_eq!(pool.install(|| t.transpose()), a);
+        }
     }
 
     /// Above the parallel check's size, every fault is still found and named as the serial
