@@ -212,11 +212,9 @@ impl KernelRuntime<'_> {
     /// Work-groups for an element-wise kernel over `n` items (no partials written).
     pub(crate) fn elementwise_groups(&self, n: usize) -> usize {
         match self {
-            KernelRuntime::Gpu(gpu) => gpu.0.elementwise_groups(n),
+            KernelRuntime::Gpu(gpu) => gpu.elementwise_groups(n),
             KernelRuntime::Host(_) => 1,
         }
-        .max(1)
-        .min(n.max(1))
     }
 
     /// Launch `kernel` of precision `T` with `groups` work-groups.
@@ -238,9 +236,7 @@ impl KernelRuntime<'_> {
     ) -> Result<()> {
         match self {
             // SAFETY: as for this function.
-            KernelRuntime::Gpu(gpu) => unsafe {
-                gpu.0.launch_kernel(kernel, T::PRECISION, groups, args)
-            },
+            KernelRuntime::Gpu(gpu) => unsafe { gpu.launch::<T>(kernel, groups, args) },
             KernelRuntime::Host(_) => Err(Error::Unsupported(format!(
                 "kernel `{}` launched on the host backend (it runs the host reference)",
                 kernel.name()

@@ -10,7 +10,8 @@
 # of one binary), then ../redesign-ab/summary.py (new / old per row). Everything is written to a
 # temporary folder and packed into $OUT/results.tgz (the device returns a few files only).
 # Packed on the workstation:
-#   ../shared/tools/pack-for-device --features "cuda opencl cli" -- --test integration --bin pipekrylov
+#   the team's pack-for-device tool with --features "cuda opencl cli" -- --test integration --bin pipekrylov
+#   (release executables copied into .device/bin, a .device/run wrapper)
 #   mv .device/bin/pipekrylov .device/bin/pipekrylov-new   (and a00dc97's pipekrylov as pipekrylov-old)
 # TESTS=0 skips the tests, TEST_FILTER narrows them (the host's refresh timing test is left to
 # the refresh benchmarks: it took over a minute beside the GPU tests); rounds FIRST..LAST (default 1..8); LARGE=0
