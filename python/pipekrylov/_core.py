@@ -648,6 +648,28 @@ def _one_call(method: str, A, b, x0, rtol, atol, maxiter, M, callback, report, o
     backend = options.pop("backend", "auto")
     if backend == "auto" and _cuda_interface(b) is not None:
         backend = "cuda"  # b is in CUDA memory: solve there, without copies
+    if not report and type(b) is np.ndarray and not _is_cupy(A):
+        # The plain call on host arrays: set up, solved and dropped in one call into the
+        # library (the Solver's steps, without its Python object in between).
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        csr, _ = _as_csr(A)
+        n = csr.shape[0]
+        restart = options.pop("restart", 20)
+        opts = _options(n, method, precond, backend, rtol, atol, maxiter, restart, options)
+        raw, _arrays = _raw_csr(csr)
+        dtype = np.dtype(csr.dtype)
+        bv, _ = _as_vector(b, n, dtype, "b")
+        x0v = None if x0 is None else _as_vector(x0, n, dtype, "x0")[0]
+        x = np.empty(n, dtype=dtype)
+        try:
+            outcome = _pipekrylov.solve_once(
+                *raw, _address(bv), 0 if x0v is None else _address(x0v), _address(x), opts,
+                callback,
+            )
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        return x, _info(*outcome)
     solver = Solver(
         A, method, precond, backend, rtol=rtol, atol=atol, maxiter=maxiter, **options
     )

@@ -31,6 +31,7 @@ fn _pipekrylov(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backends_json, m)?)?;
     m.add_function(wrap_pyfunction!(option_names, m)?)?;
     m.add_function(wrap_pyfunction!(address::address, m)?)?;
+    m.add_function(wrap_pyfunction!(solver::solve_once, m)?)?;
     m.add_function(wrap_pyfunction!(solver::rust_one_call_seconds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -112,7 +112,6 @@ pub struct PySolver {
     solver: Precision,
     backend: String,
     notes: Vec<String>,
-    gpu: bool,
     /// Seconds spent in Rust by the constructor (backend, upload, preconditioner).
     setup_seconds: f64,
     /// The last solve's report and the seconds it spent in Rust.
@@ -124,7 +123,7 @@ pub struct PySolver {
 impl PySolver {
     /// The class around `solver`, set up since `started`.
     fn set_up(solver: Precision, started: Instant) -> Self {
-        let (backend, notes, gpu) = match &solver {
+        let (backend, notes) = match &solver {
             Precision::F32(s) => describe(s),
             Precision::F64(s) => describe(s),
         };
@@ -132,7 +131,6 @@ impl PySolver {
             solver,
             backend,
             notes,
-            gpu,
             setup_seconds: started.elapsed().as_secs_f64(),
             last: None,
             last_many: Vec::new(),
@@ -415,65 +413,97 @@ impl PySolver {
         callback: Option<Py<PyAny>>,
         work: impl FnOnce(&mut Precision, Option<ControlRef<'_>>) -> Result<SolveReport, Error> + Send,
     ) -> PyResult<(bool, bool, usize)> {
-        // A monitor makes CG and BiCGStab synchronous; the Ctrl-C check alone is installed
-        // only where the solve is synchronous anyway (the host, or synchronous execution).
-        let watch = callback.is_some() || !self.gpu || self.synchronous();
-        let mut failure: Option<PyErr> = None;
-        let mut last_check = Instant::now();
-        let mut control = |p: Progress| -> ControlFlow<()> {
-            if callback.is_none() && last_check.elapsed() < SIGNAL_CHECK_INTERVAL {
-                return ControlFlow::Continue(());
-            }
-            last_check = Instant::now();
-            let outcome = Python::attach(|py| -> PyResult<()> {
-                py.check_signals()?;
-                if let Some(cb) = &callback {
-                    cb.call1(py, (p.residual,))?;
-                }
-                Ok(())
-            });
-            match outcome {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    failure = Some(e);
-                    ControlFlow::Break(())
-                }
-            }
-        };
-        let control: Option<ControlRef<'_>> = if watch { Some(&mut control) } else { None };
-        let started = Instant::now();
         let solver = OnThisThread(&mut self.solver);
-        let result = py.detach(move || {
-            let solver = solver;
-            work(solver.0, control)
-        });
-        let rust_seconds = started.elapsed().as_secs_f64();
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if !watch {
-            py.check_signals()?;
-        }
-        let report = result.map_err(|e| crate_error(py, e))?;
-        let outcome = (
-            report.stop_reason.converged(),
-            breakdown(report.stop_reason),
-            report.iterations,
-        );
+        let (report, rust_seconds) = run_controlled(
+            py,
+            callback,
+            move || {
+                let solver = solver;
+                let watch = watches(solver.0);
+                Ok((solver, watch))
+            },
+            |solver, control| work(solver.0, control),
+        )?;
+        let outcome = outcome(&report);
         // Kept for `last_report_json`, with the seconds this call spent in Rust (the per-call
         // overhead of the wrapper is the rest): the JSON is made only when asked for.
         self.last = Some((report, rust_seconds));
         Ok(outcome)
     }
+}
 
-    /// Whether the options ask for synchronous execution.
-    fn synchronous(&self) -> bool {
-        let o = match &self.solver {
-            Precision::F32(s) => s.options(),
-            Precision::F64(s) => s.options(),
-        };
-        o.params.execution == pipekrylov::solver::Execution::Synchronous
+/// (converged, broke down, iterations) of a report, as the wrapper's `info` reads them.
+fn outcome(report: &SolveReport) -> (bool, bool, usize) {
+    (
+        report.stop_reason.converged(),
+        breakdown(report.stop_reason),
+        report.iterations,
+    )
+}
+
+/// Whether a solve of `solver` without a callback looks for Ctrl-C between iterations: where it
+/// is synchronous anyway (the host, or synchronous execution), since a monitor makes CG and
+/// BiCGStab synchronous.
+fn watches(solver: &Precision) -> bool {
+    let (gpu, options) = match solver {
+        Precision::F32(s) => (s.backend().0.name() != "host", s.options()),
+        Precision::F64(s) => (s.backend().0.name() != "host", s.options()),
+    };
+    !gpu || options.params.execution == pipekrylov::solver::Execution::Synchronous
+}
+
+/// Run `work` with the GIL released on what `prepare` makes there (a solver, and whether its
+/// solve looks for Ctrl-C without a callback: [`watches`]), with a control that calls
+/// `callback` after every iteration and looks for Ctrl-C every 20 ms; the callback's exception
+/// or `KeyboardInterrupt` is raised after the solver stopped cleanly. Returns the report and
+/// the seconds spent with the GIL released.
+fn run_controlled<S>(
+    py: Python<'_>,
+    callback: Option<Py<PyAny>>,
+    prepare: impl FnOnce() -> Result<(S, bool), Error> + Send,
+    work: impl FnOnce(S, Option<ControlRef<'_>>) -> Result<SolveReport, Error> + Send,
+) -> PyResult<(SolveReport, f64)> {
+    let has_callback = callback.is_some();
+    let mut failure: Option<PyErr> = None;
+    let mut last_check = Instant::now();
+    let mut control = |p: Progress| -> ControlFlow<()> {
+        if callback.is_none() && last_check.elapsed() < SIGNAL_CHECK_INTERVAL {
+            return ControlFlow::Continue(());
+        }
+        last_check = Instant::now();
+        let outcome = Python::attach(|py| -> PyResult<()> {
+            py.check_signals()?;
+            if let Some(cb) = &callback {
+                cb.call1(py, (p.residual,))?;
+            }
+            Ok(())
+        });
+        match outcome {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failure = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    };
+    let control: ControlRef<'_> = &mut control;
+    let started = Instant::now();
+    let (result, watched) = py.detach(move || match prepare() {
+        Err(e) => (Err(e), true),
+        Ok((target, watch)) => {
+            let watch = watch || has_callback;
+            (work(target, watch.then_some(control)), watch)
+        }
+    });
+    let rust_seconds = started.elapsed().as_secs_f64();
+    if let Some(e) = failure {
+        return Err(e);
     }
+    if !watched {
+        py.check_signals()?;
+    }
+    let report = result.map_err(|e| crate_error(py, e))?;
+    Ok((report, rust_seconds))
 }
 
 /// Build the solver of the matrix's precision.
@@ -592,13 +622,11 @@ fn update(solver: &mut Precision, raw: RawCsr) -> Result<pipekrylov::ValuesUpdat
 }
 
 /// The backend's name and device, the notes of its choice, and whether it is a GPU backend.
-fn describe<T: Scalar>(s: &ReusableSolver<T>) -> (String, Vec<String>, bool) {
+fn describe<T: Scalar>(s: &ReusableSolver<T>) -> (String, Vec<String>) {
     let (backend, notes) = s.backend();
-    let name = backend.name();
     (
-        format!("{name} ({})", backend.device_name()),
+        format!("{} ({})", backend.name(), backend.device_name()),
         notes.to_vec(),
-        name != "host",
     )
 }
 
@@ -720,6 +748,54 @@ fn breakdown(reason: StopReason) -> bool {
             | StopReason::IndefinitePreconditioner
             | StopReason::NanOrInf
     )
+}
+
+/// One solve, set up and dropped in one call with the GIL released: what `pipekrylov.cg` and
+/// its siblings run for a plain call (no report asked for, NumPy vectors). The matrix's arrays
+/// and `options` as `_Solver`'s constructor takes them; `b`, `x0` and `x` as `_Solver.solve`'s,
+/// in the matrix's dtype. Returns (converged, broke down, iterations).
+#[pyfunction]
+#[pyo3(signature = (n, indptr, indices, data, nnz, index_bits, value_bits, b, x0, x, options, callback=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn solve_once(
+    py: Python<'_>,
+    n: usize,
+    indptr: usize,
+    indices: usize,
+    data: usize,
+    nnz: usize,
+    index_bits: u32,
+    value_bits: u32,
+    b: usize,
+    x0: usize,
+    x: usize,
+    options: &Bound<'_, PyDict>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(bool, bool, usize)> {
+    let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
+    let raw = RawCsr {
+        n,
+        indptr,
+        indices,
+        data,
+        nnz,
+        index_bits,
+        value_bits,
+    };
+    let (report, _) = run_controlled(
+        py,
+        callback,
+        move || {
+            let solver = build(raw, opts)?;
+            let watch = watches(&solver);
+            Ok((solver, watch))
+        },
+        move |mut solver, control| match &mut solver {
+            Precision::F32(s) => run(s, b, x0, x, control),
+            Precision::F64(s) => run(s, b, x0, x, control),
+        },
+    )?;
+    Ok(outcome(&report))
 }
 
 /// The reference of the binding's per-call overhead: seconds of the crate's own one-call

@@ -65,9 +65,9 @@ impl<T: Scalar> CsrMatrix<T> {
     }
 
     /// [`CsrMatrix::new`] from 32-bit index arrays (SciPy's, and C or Fortran codes'): the
-    /// indices are widened and checked in one pass (row pointers from 0 to nnz that never
-    /// decrease, columns in range and strictly increasing within each row), the values copied.
-    /// Errors as [`CsrMatrix::new`]'s, a negative index included.
+    /// indices are widened, the values copied, and the result checked as `new` checks (row
+    /// pointers from 0 to nnz that never decrease, columns in range and strictly increasing
+    /// within each row). Errors as [`CsrMatrix::new`]'s; a negative index is named as one.
     ///
     /// ```
     /// use pipekrylov::matrix::CsrMatrix;
@@ -83,61 +83,31 @@ impl<T: Scalar> CsrMatrix<T> {
         values: &[T],
     ) -> Result<Self> {
         check_lengths(n_rows, row_ptr.len(), col_idx.len(), values.len())?;
-        let nnz = col_idx.len();
-        if row_ptr[0] != 0 || usize::try_from(row_ptr[n_rows]).ok() != Some(nnz) {
-            return Err(Error::InvalidMatrix(format!(
-                "row_ptr must start at 0 and end at nnz = {nnz}, found {} .. {}",
-                row_ptr[0], row_ptr[n_rows]
-            )));
-        }
-        let mut rp = crate::memory::try_with_capacity("CSR row pointers", n_rows + 1)?;
-        let mut ci = crate::memory::try_with_capacity("CSR column indices", nnz)?;
-        rp.push(0usize);
-        for r in 0..n_rows {
-            // From 0 (checked above), never decreasing and at most nnz: inside col_idx.
-            let (start, end) = (row_ptr[r], row_ptr[r + 1]);
-            if end < start {
-                return Err(Error::InvalidMatrix(format!(
-                    "row_ptr decreases at row {r}"
-                )));
-            }
-            if end as usize > nnz {
-                return Err(Error::InvalidMatrix(format!(
-                    "row_ptr[{}] = {end} is above nnz = {nnz}",
-                    r + 1
-                )));
-            }
-            let cols = &col_idx[start as usize..end as usize];
-            // A negative column is huge as u32: out of range.
-            let mut previous: Option<u32> = None;
-            for (k, &c) in cols.iter().enumerate() {
-                let c = c as u32;
-                if c as usize >= n_cols {
-                    return Err(Error::InvalidMatrix(format!(
-                        "column index {} at position {} out of range (n_cols = {n_cols})",
-                        cols[k],
-                        start as usize + k
-                    )));
-                }
-                if previous.is_some_and(|p| p >= c) {
-                    return Err(Error::InvalidMatrix(format!(
-                        "row {r}: column indices not strictly increasing (use from_unsorted)"
-                    )));
-                }
-                previous = Some(c);
-            }
-            ci.extend(cols.iter().map(|&c| c as u32 as usize));
-            rp.push(end as usize);
-        }
-        let mut vals = crate::memory::try_with_capacity("CSR values", nnz)?;
+        // Widened in bulk (a loop the compiler vectorizes; a negative index becomes one of at
+        // least 2^31, out of range for any 32-bit matrix) and checked by `new`; a fault is
+        // then named, as a negative index where there is one.
+        let widen = |what: &str, v: &[i32]| -> Result<Vec<usize>> {
+            let mut out = crate::memory::try_with_capacity(what, v.len())?;
+            out.extend(v.iter().map(|&i| i as u32 as usize));
+            Ok(out)
+        };
+        let rp = widen("CSR row pointers", row_ptr)?;
+        let ci = widen("CSR column indices", col_idx)?;
+        let mut vals = crate::memory::try_with_capacity("CSR values", values.len())?;
         vals.extend_from_slice(values);
-        Ok(Self {
-            n_rows,
-            n_cols,
-            row_ptr: rp,
-            col_idx: ci,
-            values: vals,
-            hashes: FingerprintCache::default(),
+        Self::new(n_rows, n_cols, rp, ci, vals).map_err(|e| {
+            let negative = |v: &[i32]| v.iter().position(|&i| i < 0);
+            match (negative(row_ptr), negative(col_idx)) {
+                (Some(k), _) => Error::InvalidMatrix(format!(
+                    "negative row pointer {} at position {k}",
+                    row_ptr[k]
+                )),
+                (None, Some(k)) => Error::InvalidMatrix(format!(
+                    "negative column index {} at position {k}",
+                    col_idx[k]
+                )),
+                (None, None) => e,
+            }
         })
     }
 
@@ -705,6 +675,24 @@ mod tests {
                 CsrMatrix::from_i32(3, 3, rp, ci, &v).is_err(),
                 "{rp:?} {ci:?}"
             );
+        }
+        // A negative index is named as one, not as the huge number it widens to.
+        for (rp, ci, what) in [
+            (
+                &[0, 2, 3, 5][..],
+                &[0, -1, 1, 0, 2][..],
+                "negative column index -1 at position 1",
+            ),
+            (
+                &[0, -2, 3, 5][..],
+                &[0, 1, 1, 0, 2][..],
+                "negative row pointer -2 at position 1",
+            ),
+        ] {
+            let e = CsrMatrix::from_i32(3, 3, rp, ci, &v)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(what), "{e}");
         }
         // Unsorted and repeated columns.
         assert!(CsrMatrix::from_i32(3, 3, &[0, 2, 3, 5], &[2, 0, 1, 0, 2], &v).is_err());
