@@ -77,3 +77,17 @@ def rust_one_call_seconds(
     b: int,
     options: dict[str, Any],
 ) -> float: ...
+def solve_once(
+    n: int,
+    indptr: int,
+    indices: int,
+    data: int,
+    nnz: int,
+    index_bits: int,
+    value_bits: int,
+    b: int,
+    x0: int,
+    x: int,
+    options: dict[str, Any],
+    callback: Optional[Callable[[float], Any]] = ...,
+) -> Tuple[bool, bool, int]: ...
