@@ -354,11 +354,17 @@ impl<T: Scalar> CsrMatrix<T> {
         for &k in counts.iter().flatten() {
             row_ptr.push(row_ptr[row_ptr.len() - 1] + k);
         }
-        let mut cols = vec![0usize; self.nnz()];
-        let mut vals = vec![T::zero(); self.nnz()];
+        // Not zeroed first: every entry is written once below, by the block of its column,
+        // so the new pages are first touched by the blocks' threads, not by one.
+        let nnz = self.nnz();
+        let mut cols: Vec<usize> = Vec::with_capacity(nnz);
+        let mut vals: Vec<T> = Vec::with_capacity(nnz);
         // Block b writes entries row_ptr[bounds[b]] .. row_ptr[bounds[b + 1]]: disjoint slices.
         let mut pieces = Vec::with_capacity(blocks);
-        let (mut cols_rest, mut vals_rest) = (cols.as_mut_slice(), vals.as_mut_slice());
+        let (mut cols_rest, mut vals_rest) = (
+            &mut cols.spare_capacity_mut()[..nnz],
+            &mut vals.spare_capacity_mut()[..nnz],
+        );
         for b in 0..blocks {
             let len = row_ptr[bounds[b + 1]] - row_ptr[bounds[b]];
             let (c, c_tail) = cols_rest.split_at_mut(len);
@@ -375,12 +381,19 @@ impl<T: Scalar> CsrMatrix<T> {
                 let (c, v) = self.row(r);
                 let range = part(r, c0, c1);
                 for (&j, &x) in c[range.clone()].iter().zip(&v[range]) {
-                    out_cols[next[j - c0]] = r;
-                    out_vals[next[j - c0]] = x;
+                    out_cols[next[j - c0]].write(r);
+                    out_vals[next[j - c0]].write(x);
                     next[j - c0] += 1;
                 }
             }
         });
+        // SAFETY: the blocks' slices partition 0..nnz (their lengths are the counts of their
+        // columns' entries, which sum to nnz), and each block wrote every entry of its slice
+        // once: row_ptr[j] .. row_ptr[j + 1] for each of its columns j, counted above.
+        unsafe {
+            cols.set_len(nnz);
+            vals.set_len(nnz);
+        }
         Self {
             n_rows: self.n_cols,
             n_cols: self.n_rows,

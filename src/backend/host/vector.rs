@@ -61,7 +61,7 @@ impl VectorOps for HostBackend {
     fn write<T: Pod>(&self, dst: &mut Buffer<T>, data: &[T]) -> Result<()> {
         check_len("write: data length vs buffer", dst, data.len())?;
         self.counters.transfer();
-        dst.host_mut()?.copy_from_slice(data);
+        crate::memory::copy_in_parallel(dst.host_mut()?, data);
         Ok(())
     }
 

@@ -700,10 +700,11 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for Amg<T> {
     /// the level count and the coarse sizes) and runs the numeric phase of the setup on the
     /// host for the new values ([`Hierarchy::refresh`]): the filtered matrices, the
     /// prolongators' weights (power iterations) and the smoothed prolongators, R = P^T, the
-    /// coarse operators R (A P) (the first refresh runs the host SpGEMM and keeps the
-    /// patterns of A P and R A P on the host, two index arrays of nnz(A P) + nnz(A_{l+1})
-    /// words per level; the next ones run only the products' numeric phase on them, 2-3x
-    /// faster), the smoothers' data and the coarsest inverse. The new values are then
+    /// coarse operators R (A P) (the first refresh runs the host SpGEMM and the transpose and
+    /// keeps the patterns of A P and R A P and R's pattern with its entries' positions in P
+    /// on the host, index arrays of nnz(A P) + nnz(A_{l+1}) + 2 nnz(P) words per level; the
+    /// next ones run only the products' numeric phase on them, 2-3x faster, and gather R's
+    /// values), the smoothers' data and the coarsest inverse. The new values are then
     /// written into the device arrays in place (operators, transfers, smoother scalings,
     /// coarsest inverse: their patterns follow from the kept aggregates and `a`'s pattern, so
     /// they are unchanged); a matrix whose pattern did change (`a` of another pattern, which

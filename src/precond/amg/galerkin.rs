@@ -6,13 +6,15 @@
 use crate::error::{Error, Result};
 use crate::matrix::spgemm::spgemm;
 use crate::matrix::CsrMatrix;
-use crate::memory::try_filled;
+use crate::memory::{try_copy, try_filled, try_filled_in_parallel};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
-/// Rows of C per parallel task of [`product_values`].
-const CHUNK_ROWS: usize = 1024;
+/// The fewest rows of C per parallel task of [`product_values`], which makes about four tasks
+/// per thread, as the host SpGEMM's row assembly does: each task allocates and fills a position
+/// array of B's width (at the finest level a task per 1024 rows filled about 1 GB of them).
+const MIN_CHUNK_ROWS: usize = 1024;
 
 /// The patterns (row pointers, column indices) of a level's A P and A_{l+1} = R (A P), kept
 /// by its first values-only refresh for the next ones.
@@ -94,8 +96,8 @@ fn numeric<T: Scalar>(
     CsrMatrix::new(
         r.n_rows(),
         p.n_cols(),
-        next_ptr.clone(),
-        next_cols.clone(),
+        try_copy("AMG Galerkin product", next_ptr)?,
+        try_copy("AMG Galerkin product", next_cols)?,
         values,
     )
 }
@@ -122,14 +124,17 @@ fn product_values<T: Scalar>(
     {
         return Err(mismatch("the kept pattern does not fit the factors".into()));
     }
-    let mut values = try_filled("AMG Galerkin product", col_idx.len(), T::zero())?;
+    let mut values = try_filled_in_parallel("AMG Galerkin product", col_idx.len(), T::zero())?;
     // The value array cut at the tasks' first rows.
-    let tasks = n_rows.div_ceil(CHUNK_ROWS);
+    let chunk_rows = n_rows
+        .div_ceil(rayon::current_num_threads() * 4)
+        .max(MIN_CHUNK_ROWS);
+    let tasks = n_rows.div_ceil(chunk_rows);
     let mut slices = Vec::with_capacity(tasks);
     let mut rest = &mut values[..];
     for c in 0..tasks {
-        let end = row_ptr[((c + 1) * CHUNK_ROWS).min(n_rows)];
-        let (head, tail) = rest.split_at_mut(end - row_ptr[c * CHUNK_ROWS]);
+        let end = row_ptr[((c + 1) * chunk_rows).min(n_rows)];
+        let (head, tail) = rest.split_at_mut(end - row_ptr[c * chunk_rows]);
         slices.push((c, head));
         rest = tail;
     }
@@ -137,8 +142,8 @@ fn product_values<T: Scalar>(
         .into_par_iter()
         .map(|(c, out)| -> Result<()> {
             let mut position = try_filled("AMG Galerkin product", b.n_cols, usize::MAX)?;
-            let base = row_ptr[c * CHUNK_ROWS];
-            for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(n_rows) {
+            let base = row_ptr[c * chunk_rows];
+            for i in c * chunk_rows..((c + 1) * chunk_rows).min(n_rows) {
                 let (begin, end) = (row_ptr[i], row_ptr[i + 1]);
                 for (k, &j) in col_idx[begin..end].iter().enumerate() {
                     position[j] = begin - base + k;

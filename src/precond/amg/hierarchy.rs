@@ -5,6 +5,7 @@ use super::galerkin::ProductPatterns;
 use super::numeric::{coarse_level, numeric_level};
 use super::options::{AmgOptions, MAX_COARSE_SIZE};
 use super::prolongation::positive_diagonal;
+use super::restriction::RestrictionPlan;
 use super::smoother::{LevelSmoother, SmootherWork};
 use super::strength::{strength_graph, StrengthGraph};
 use crate::error::{Error, Result};
@@ -41,6 +42,8 @@ pub(super) struct LevelPattern {
     pub(super) eps: f64,
     /// The patterns of A P and R A P, once a refresh has kept them.
     pub(super) products: OnceLock<ProductPatterns>,
+    /// R's pattern and its entries' positions in P, once a refresh has kept them.
+    pub(super) restriction: OnceLock<RestrictionPlan>,
 }
 
 impl PartialEq for LevelPattern {
@@ -222,6 +225,7 @@ impl<T: Scalar> Hierarchy<T> {
                 aggregates,
                 eps,
                 products: OnceLock::new(),
+                restriction: OnceLock::new(),
             };
             let (level, next) = numeric_level(current, Arc::new(pattern), l, options, false)?;
             levels.push(level);
@@ -260,12 +264,13 @@ impl<T: Scalar> Hierarchy<T> {
     /// numeric phase of [`Hierarchy::build`] runs again on them: the filtered matrix, the
     /// prolongator's weight by the power iterations and the smoothed prolongator, R = P^T, the
     /// coarse operators R (A P), the smoothers' data and the coarsest inverse. The first
-    /// refresh of a hierarchy runs the host SpGEMM and keeps the patterns of A P and R A P on
-    /// the levels it shares with `self` (host memory: two index arrays of nnz(A P) and
-    /// nnz(A_{l+1}) words per level); the next refreshes of either run only the products'
-    /// numeric phase on them. Where a fresh build on `a` would find the same strong
-    /// couplings, the result equals it bit for bit. `self` is not changed but for those kept
-    /// patterns.
+    /// refresh of a hierarchy runs the host SpGEMM and the transpose and keeps, on the levels
+    /// it shares with `self`, the patterns of A P and R A P and R's pattern with each of its
+    /// entries' position in P (host memory: index arrays of nnz(A P) + nnz(A_{l+1}) + 2
+    /// nnz(P) words, and R's row pointers, per level); the next refreshes of either run only
+    /// the products' numeric phase on them and gather R's values from P's. Where a fresh
+    /// build on `a` would find the same strong couplings, the result equals it bit for bit.
+    /// `self` is not changed but for those kept patterns.
     ///
     /// A matrix of another pattern is accepted too (its levels are then aggregated as the old
     /// one was, and their patterns may differ from this hierarchy's).

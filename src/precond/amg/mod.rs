@@ -27,7 +27,7 @@
 //! and 2 (the strong couplings and the aggregates, so the tentative prolongators, the level
 //! count and the coarse sizes) and runs steps 3 to 5 and the coarsest inverse again on the new
 //! values; from its second refresh on, a level's Galerkin products run their numeric phase
-//! alone on the patterns the first one kept.
+//! alone on the patterns the first one kept, and R's values are gathered from P's.
 
 mod aggregate;
 mod coarse;
@@ -45,6 +45,7 @@ mod numeric;
 mod options;
 mod prolongation;
 mod refresh;
+mod restriction;
 mod smoother;
 mod strength;
 

@@ -13,6 +13,7 @@ use super::prolongation::{
     filtered_matrix, positive_diagonal, smoothed_prolongator, spectral_radius,
     tentative_prolongator,
 };
+use super::restriction::restriction;
 use super::smoother::LevelSmoother;
 use crate::error::{Error, Result};
 use crate::matrix::CsrMatrix;
@@ -66,7 +67,7 @@ pub(super) fn numeric_level<T: Scalar>(
             .checked_mul(std::mem::size_of::<usize>() + std::mem::size_of::<T>())
             .and_then(|x| x.checked_add(8 * (p.n_cols() + 1))),
     )?;
-    let r = p.transpose();
+    let r = restriction(&p, &pattern.restriction, keep_products)?;
     let next = galerkin(&a, &p, &r, &pattern.products, keep_products)?;
     let smoother = LevelSmoother::new(&a, &diag, options.smoother, options.jacobi_weight)?;
     let level = Level {
