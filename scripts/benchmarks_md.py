@@ -159,9 +159,10 @@ SOURCES["refresh"] = {
     "title": "New values on the same pattern: refresh against a full setup",
     "files": ["h200-2026-12-01-refresh-host/refresh_cuda_new.csv",
               "h200-2026-12-01-refresh-host/refresh_opencl_new.csv",
-              "h200-2026-12-01-refresh-host-isai/refresh_host_new.csv"],
+              "h200-2026-12-01-refresh-host-isai/refresh_host_new.csv",
+              "h200-2026-12-01-host-amg-refresh/refresh_new_3.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`; host: its 16 cores)",
-    "commit": "7721a47 (CUDA, OpenCL) and a09e242 (host), 2026-12-01",
+    "commit": "7721a47 (GPUs), a09e242 (host), 1fa0fd9 (host amg), 2026-12-01",
     "command": "`cargo bench --bench values_refresh -- --backend B --n 1000000 --out F.csv` "
                "(`PYTHON=0 BENCH_OLD=0 OUT=$OUT bash bench/experiments/refresh-share/run.sh`)",
     "log": "2026-12-01-refresh-host.md",
@@ -593,9 +594,9 @@ def refresh():
     out += source_lines("refresh")
     ratio = lambda b, k: f"{float(by[b][k]['refresh_over_full']):.2f}" if k in by.get(b, {}) else "-"
     cuda = by.get("cuda", {})
-    out += para("`update_values` against a new setup (upload, preconditioner), n = 1M (poisson3d: CG, "
-                "convdiff3d: BiCGStab), solves equal to a fresh setup's; first refresh and a time-stepping "
-                "loop's (the faster of two more). CUDA, full -> first s (ratio; loop's): " + "; ".join(
+    out += para("`update_values` against a new setup, n = 1M (poisson3d: CG, convdiff3d: BiCGStab), solves "
+                "equal to a fresh setup's. CUDA, full -> first refresh s (ratio; a loop's, the faster of two "
+                "more): " + "; ".join(
                     f"{k} {f3(float(r['full_setup_s']))} -> {f3(float(r['refresh_s']))} ({ratio('cuda', k)}; "
                     f"{float(r['steady_over_full']):.2f})"
                     for k, r in cuda.items()) + ". Loop ratios over 0.35: "

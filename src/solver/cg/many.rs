@@ -154,9 +154,16 @@ impl<B: Backend, T: Scalar> Cg<'_, B, T> {
                 let it = col.iterations;
                 col.stopped = record(col, it, rrs.get(Slot(at)));
             }
-            // Lines 17-18: z = M^-1 r, beta, p = z + beta p.
+            // Lines 17-18: z = M^-1 r, beta, p = z + beta p. Without a preconditioner gamma is
+            // the <r, r> just finished (no second pass over r).
             let gammas: Vec<f64> = columns.iter().map(|c| c.gamma).collect();
-            self.precondition(&mut columns, &mut sums)?;
+            if pc.is_some() {
+                self.precondition(&mut columns, &mut sums)?;
+            } else {
+                for (at, &c) in updating.iter().enumerate() {
+                    columns[c].gamma = rrs.get(Slot(at));
+                }
+            }
             let going: Vec<usize> = updating
                 .iter()
                 .copied()
