@@ -638,7 +638,22 @@ class Solver:
         )
 
 
+_pipekrylov.register_plain(_SCIPY_CSR, np.empty)
+
+
 def _one_call(method: str, A, b, x0, rtol, atol, maxiter, M, callback, report, options):
+    if M is None and not report and type(b) is np.ndarray:
+        # The plain call (SciPy's canonical CSR, NumPy vectors of its dtype): read, checked,
+        # set up, solved and dropped in one call into the library, which answers None for
+        # anything else (then converted or rejected below).
+        try:
+            plain = _pipekrylov.solve_plain(
+                method, A, b, x0, rtol, atol, maxiter, options, callback
+            )
+        except _pipekrylov.RustError as e:
+            raise translate(e) from None
+        if plain is not None:
+            return plain
     if M is not None:
         raise TypeError(
             "M: a preconditioner given as a matrix or LinearOperator is not supported; name one "

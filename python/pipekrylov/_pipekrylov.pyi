@@ -91,3 +91,15 @@ def solve_once(
     options: dict[str, Any],
     callback: Optional[Callable[[float], Any]] = ...,
 ) -> Tuple[bool, bool, int]: ...
+def register_plain(csr_types: Tuple[type, ...], empty: Callable[..., Any]) -> None: ...
+def solve_plain(
+    method: str,
+    a: Any,
+    b: Any,
+    x0: Optional[Any],
+    rtol: Any,
+    atol: Any,
+    maxiter: Optional[Any],
+    options: dict[str, Any],
+    callback: Optional[Callable[[float], Any]] = ...,
+) -> Optional[Tuple[Any, int]]: ...

@@ -26,6 +26,66 @@ struct ArrayInterface {
 /// `ARRAY_C_CONTIGUOUS` and `ARRAY_F_CONTIGUOUS` of the interface's flags.
 const CONTIGUOUS: c_int = 0x0001 | 0x0002;
 
+/// `ARRAY_ALIGNED` of the interface's flags.
+const ALIGNED: c_int = 0x0100;
+
+/// What the plain call reads of a NumPy array: its one dimension's length, its element kind
+/// (`b'f'` floating, `b'i'` signed integer, ...) and size in bytes, and its first element's
+/// address.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Vector {
+    /// Number of elements.
+    pub len: usize,
+    /// NumPy's type kind character.
+    pub kind: u8,
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// Address of the first element.
+    pub address: usize,
+}
+
+/// `array` as a [`Vector`] when it is a one-dimensional, C-contiguous, aligned NumPy array
+/// (read from its `__array_struct__` capsule, as [`address`]); `None` for anything else. The
+/// caller keeps `array` alive while the address is used.
+pub fn vector(array: &Bound<'_, PyAny>) -> Option<Vector> {
+    let capsule = array.getattr("__array_struct__").ok()?;
+    // SAFETY: as in `address`; the shape is read while the capsule is held.
+    unsafe {
+        let interface = interface(&capsule)?;
+        if interface.two != 2
+            || interface.nd != 1
+            || interface.flags & 0x0001 == 0
+            || interface.flags & ALIGNED == 0
+            || interface.itemsize <= 0
+        {
+            return None;
+        }
+        let len = usize::try_from(*interface.shape).ok()?;
+        Some(Vector {
+            len,
+            kind: interface.typekind as u8,
+            itemsize: interface.itemsize as usize,
+            address: interface.data as usize,
+        })
+    }
+}
+
+/// The array interface behind `capsule`, or `None` when it is not a valid, unnamed capsule.
+///
+/// # Safety
+/// The reference lives as long as the caller holds `capsule`.
+unsafe fn interface<'a>(capsule: &'a Bound<'_, PyAny>) -> Option<&'a ArrayInterface> {
+    if pyo3::ffi::PyCapsule_IsValid(capsule.as_ptr(), std::ptr::null()) == 0 {
+        return None;
+    }
+    let p = pyo3::ffi::PyCapsule_GetPointer(capsule.as_ptr(), std::ptr::null());
+    if p.is_null() {
+        pyo3::ffi::PyErr_Clear();
+        return None;
+    }
+    Some(&*(p as *const ArrayInterface))
+}
+
 /// The address of the first element of `array`, an object with NumPy's `__array_struct__`
 /// (a NumPy array) whose data is contiguous (C or Fortran order); a `TypeError` for anything
 /// else. The caller keeps `array` alive while the address is used and has checked its dtype,

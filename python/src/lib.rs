@@ -6,6 +6,7 @@
 mod address;
 mod errors;
 mod options;
+mod plain;
 mod solver;
 
 use pyo3::prelude::*;
@@ -32,6 +33,8 @@ fn _pipekrylov(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(option_names, m)?)?;
     m.add_function(wrap_pyfunction!(address::address, m)?)?;
     m.add_function(wrap_pyfunction!(solver::solve_once, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::solve_plain, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::register_plain, m)?)?;
     m.add_function(wrap_pyfunction!(solver::rust_one_call_seconds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -5,7 +5,7 @@
 //! a type that has no text form here (a list, a dict, ...) a `TypeError` naming the option, and
 //! a bad value the crate's own `InvalidParameter` error.
 
-use pipekrylov::{options_kv, Error, SolveOptions};
+use pipekrylov::{options_kv, Error, Method, SolveOptions};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
@@ -35,7 +35,40 @@ impl From<Error> for OptionError {
 
 /// Read `options` (a dict of the names above, `None` values skipped) into solve options.
 pub fn read(options: &Bound<'_, PyDict>) -> Result<SolveOptions, OptionError> {
-    let mut pairs = Vec::new();
+    let mut o = SolveOptions::default();
+    options_kv::set_all(&mut o, pairs(options)?)?;
+    o.params.validate()?;
+    Ok(o)
+}
+
+/// The options of the plain call on `n` unknowns: what [`read`] makes of the dict of `extra`'s
+/// items with `method`, `rtol`, `atol`, `maxiter` (`None`: 10 n, at least 1) and `restart` (20
+/// unless `extra` has it) added, those four given typed instead of as text.
+pub fn read_plain(
+    method: Method,
+    (rtol, atol): (f64, f64),
+    maxiter: Option<usize>,
+    n: usize,
+    extra: &Bound<'_, PyDict>,
+) -> Result<SolveOptions, OptionError> {
+    let mut o = SolveOptions {
+        method,
+        ..SolveOptions::default()
+    };
+    o.params.rtol = rtol;
+    o.params.atol = atol;
+    o.params.max_iter = maxiter.unwrap_or_else(|| n.saturating_mul(10).max(1));
+    o.params.gmres.restart = 20;
+    // The preconditioner first: its options apply to it whatever the dict's order.
+    options_kv::set_all(&mut o, pairs(extra)?)?;
+    o.params.validate()?;
+    Ok(o)
+}
+
+/// The (name, text value) pairs of `options`, `None` values skipped; an unknown name is a
+/// `TypeError`.
+fn pairs(options: &Bound<'_, PyDict>) -> Result<Vec<(String, String)>, OptionError> {
+    let mut pairs = Vec::with_capacity(options.len());
     for (key, value) in options.iter() {
         let key: String = key.extract()?;
         if !NAMES.contains(&key.as_str()) {
@@ -51,11 +84,7 @@ pub fn read(options: &Bound<'_, PyDict>) -> Result<SolveOptions, OptionError> {
         let value = text(&key, &value)?;
         pairs.push((key, value));
     }
-    // The preconditioner first: its options apply to it whatever the dict's order.
-    let mut o = SolveOptions::default();
-    options_kv::set_all(&mut o, pairs)?;
-    o.params.validate()?;
-    Ok(o)
+    Ok(pairs)
 }
 
 /// The text form of an option's value: strings as they are, booleans as `true`/`false`,

@@ -39,14 +39,14 @@ enum Precision {
 /// The raw arrays of a CSR matrix, as the wrapper hands them over: addresses of C-contiguous
 /// NumPy arrays with the dtypes named, and their lengths.
 #[derive(Clone, Copy)]
-struct RawCsr {
-    n: usize,
-    indptr: usize,
-    indices: usize,
-    data: usize,
-    nnz: usize,
-    index_bits: u32,
-    value_bits: u32,
+pub(crate) struct RawCsr {
+    pub(crate) n: usize,
+    pub(crate) indptr: usize,
+    pub(crate) indices: usize,
+    pub(crate) data: usize,
+    pub(crate) nnz: usize,
+    pub(crate) index_bits: u32,
+    pub(crate) value_bits: u32,
 }
 
 /// Read an index array (int32 or int64) of `len` entries at `address` as `usize`.
@@ -782,6 +782,22 @@ pub fn solve_once(
         index_bits,
         value_bits,
     };
+    solve_arrays(py, raw, (b, x0, x), opts, callback)
+}
+
+/// Build the solver of `raw` with `opts`, solve with `b` and `x0` (addresses, 0 for none) into
+/// `x` and drop it, with the GIL released once (Ctrl-C and `callback` as `_Solver.solve`'s).
+/// Returns (converged, broke down, iterations).
+///
+/// The caller holds live arrays as [`RawCsr`] names them, and `b`, `x0`, `x` of n values of
+/// the matrix's dtype, `x` writable and aliased by neither.
+pub(crate) fn solve_arrays(
+    py: Python<'_>,
+    raw: RawCsr,
+    (b, x0, x): (usize, usize, usize),
+    opts: SolveOptions,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(bool, bool, usize)> {
     let (report, _) = run_controlled(
         py,
         callback,

@@ -417,8 +417,13 @@ fn independent_set<B: Backend, T: Scalar>(
 /// `filtered`: of the filtered D_f^-1 A_f, `diag` then D_f): [`POWER_ITERATIONS`] power
 /// iterations each from the kernels' fixed start vector, the largest ratio
 /// ||D^-1 A x||_D / ||x||_D met (the host setup's estimate, without its Gershgorin cap). The
-/// estimates run side by side, one read of their sums per step (slots 2e and 2e + 1 of
-/// `partials` for estimate e): the same values as one at a time.
+/// estimates run side by side and their sums are read once per [`STEPS_PER_READ`] steps (slot
+/// 2 (e S + k) and the next for estimate e's step k of a read, S = [`STEPS_PER_READ`]): each
+/// step's ratio is taken as the host's (an estimate stops at its first step whose sums are not
+/// positive and finite, its later steps in that read ignored), and the iterate is normalized at
+/// each read instead of at every step, so its norm grows by at most the ratio to the power S
+/// between reads (a matrix would need a ratio over 10^4 to overflow single precision). The
+/// estimates are the host's up to rounding: the iterates differ from its by a scale only.
 fn spectral_radii<B: Backend, T: Scalar>(
     backend: &B,
     a: CsrRef<'_, T>,
@@ -434,37 +439,49 @@ fn spectral_radii<B: Backend, T: Scalar>(
     }
     let mut estimates = vec![0.0f64; which.len()];
     let mut live = vec![true; which.len()];
-    for _ in 0..POWER_ITERATIONS {
-        if !live.contains(&true) {
-            break;
-        }
-        for (e, (&(filtered, diag), (x, y))) in which.iter().zip(&mut vectors).enumerate() {
-            if live[e] {
-                let slot = Slot(2 * e);
-                kernels::power_step(backend, a, flags, filtered, diag, x, y, partials, slot)?;
+    let mut done = 0;
+    while done < POWER_ITERATIONS && live.contains(&true) {
+        let steps = STEPS_PER_READ.min(POWER_ITERATIONS - done);
+        for k in 0..steps {
+            for (e, (&(filtered, diag), (x, y))) in which.iter().zip(&mut vectors).enumerate() {
+                if live[e] {
+                    let slot = Slot(2 * (e * STEPS_PER_READ + k));
+                    kernels::power_step(backend, a, flags, filtered, diag, x, y, partials, slot)?;
+                    std::mem::swap(x, y);
+                }
             }
         }
+        done += steps;
         let sums = backend.finish(partials)?;
-        for (e, (x, y)) in vectors.iter_mut().enumerate() {
+        for (e, (x, _)) in vectors.iter_mut().enumerate() {
             if !live[e] {
                 continue;
             }
-            let (yy, xx) = (sums.get(Slot(2 * e)), sums.get(Slot(2 * e + 1)));
-            if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
-                live[e] = false;
-                continue;
+            let mut last = 0.0;
+            for k in 0..steps {
+                let slot = 2 * (e * STEPS_PER_READ + k);
+                let (yy, xx) = (sums.get(Slot(slot)), sums.get(Slot(slot + 1)));
+                if !(yy > 0.0 && xx > 0.0 && yy.is_finite()) {
+                    live[e] = false;
+                    break;
+                }
+                estimates[e] = estimates[e].max((yy / xx).sqrt());
+                last = yy;
             }
-            estimates[e] = estimates[e].max((yy / xx).sqrt());
-            backend.scale(T::from_f64(1.0 / yy.sqrt()), y)?;
-            std::mem::swap(x, y);
+            if live[e] {
+                backend.scale(T::from_f64(1.0 / last.sqrt()), x)?;
+            }
         }
     }
     Ok(estimates)
 }
 
-/// Slots of the partial sums a level's setup uses: two per spectral-radius estimate, two
-/// estimates at most.
-pub(super) const LEVEL_SLOTS: usize = 4;
+/// Power-iteration steps between two reads of their sums (see [`spectral_radii`]).
+const STEPS_PER_READ: usize = 4;
+
+/// Slots of the partial sums a level's setup uses: two per step of a spectral-radius estimate
+/// between reads, two estimates at most.
+pub(super) const LEVEL_SLOTS: usize = 2 * 2 * STEPS_PER_READ;
 
 /// Whether the smoother's data need the spectral radius of D^-1 A.
 fn smoother_needs_radius(options: &AmgOptions) -> bool {
