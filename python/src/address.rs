@@ -1,7 +1,8 @@
-//! The address of a contiguous NumPy array's first element, read from its `__array_struct__` capsule (the
-//! C side of NumPy's array interface protocol): a tenth of the time of `ndarray.ctypes.data`,
-//! which builds a ctypes object per call (2.4 against 0.3 us on the workstation; five
-//! addresses per one-call solve).
+//! NumPy arrays read through their `__array_struct__` capsule (the C side of NumPy's array
+//! interface protocol): the address of a contiguous array's first element ([`address`]; a tenth
+//! of the time of `ndarray.ctypes.data`, which builds a ctypes object per call: 2.4 against
+//! 0.3 us on the workstation, five addresses per one-call solve), and a one-dimensional array's
+//! length, element type and address for the plain call ([`vector`]).
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
