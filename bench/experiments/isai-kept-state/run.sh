@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 55: block-ISAI with host factors keeps its refresh state from the setup on (315ebe0), so
-# the first values refresh is a values-only one too. On the GPU machine:
+# the first values refresh is a values-only one too (reverted after this measurement: 2.4x the
+# preconditioner's device memory; see bench/log/2026-12-02-plain-call-power-isai.md). On the GPU machine:
 #  1. the values_refresh bench (refresh against preconditioner setup + CSR upload, first and
 #     loop refresh) at n = 1M on CUDA and NVIDIA OpenCL, every preconditioner (AMG's device setup
 #     also changed in 567259c), and on the host for isai and amg;

@@ -68,8 +68,8 @@ pub struct BlockIsai<T> {
     kept: Option<Box<KeptForRefresh<T>>>,
 }
 
-/// What a values refresh with host factors ([`Factorization::Host`]) reuses, kept since the
-/// setup, so that a refresh factors and writes values only: BILU(0)'s symbolic part (host), the
+/// What a values refresh with host factors ([`Factorization::Host`]) keeps after the first one,
+/// so that the later ones factor and write values only: BILU(0)'s symbolic part (host), the
 /// factors' and the inverse patterns' arrays (device).
 #[derive(Debug)]
 struct KeptForRefresh<T> {
@@ -90,18 +90,6 @@ impl<T: Scalar> KeptForRefresh<T> {
         };
         tri(&self.l) + tri(&self.u) + self.pat_l.bytes() + self.pat_u.bytes()
     }
-}
-
-/// BILU(0)'s factors on the device as [`BlockIsai::factor`] makes them, with their split
-/// pattern (host), the symbolic part of a host factorization, the seconds of a device
-/// factorization and those of uploading host factors.
-struct Factored<T> {
-    l: BlockTriangular<T>,
-    u: BlockTriangular<T>,
-    pattern: SplitPattern,
-    symbolic: Option<factor::BiluSymbolic>,
-    device_seconds: f64,
-    upload_seconds: f64,
 }
 
 impl<T: Scalar> BlockIsai<T> {
@@ -160,14 +148,8 @@ impl<T: Scalar> BlockIsai<T> {
         }
         let s = block_size;
         let fingerprint = a.fingerprint();
-        let Factored {
-            l,
-            u,
-            pattern,
-            symbolic,
-            device_seconds: t_factor_device,
-            upload_seconds: t_factor_upload,
-        } = Self::factor(backend, a, device, s, factorization)?;
+        let (l, u, pattern, t_factor_device, t_factor_upload) =
+            Self::factor(backend, a, device, s, factorization)?;
         // The factorization (host part and device part), without uploads of host factors.
         let t_factor = t0.elapsed().as_secs_f64() - t_factor_upload;
 
@@ -182,25 +164,9 @@ impl<T: Scalar> BlockIsai<T> {
         let t_pattern = t1.elapsed().as_secs_f64();
 
         let work = backend.alloc(a.n_rows())?;
-        let t2 = Instant::now();
-        let (pat_l, pat_u) = upload_patterns(backend, &lay_l, &lay_u)?;
-        backend.synchronize()?;
-        let t_upload = t_factor_upload + t2.elapsed().as_secs_f64();
-        let t3 = Instant::now();
-        let (vals_l, vals_u) =
-            Self::solve_inverses(backend, (&l, &u), (&pat_l, &pat_u), (&lay_l, &lay_u), s)?;
-        let t_solve = t3.elapsed().as_secs_f64();
-        // With host factors, what a values refresh reuses is kept from here on, so that every
-        // refresh (the first included) factors on the kept pattern and writes values only.
-        let kept = symbolic.map(|symbolic| {
-            Box::new(KeptForRefresh {
-                symbolic,
-                l,
-                u,
-                pat_l,
-                pat_u,
-            })
-        });
+        let ((vals_l, vals_u), t_pattern_upload, t_solve) =
+            Self::inverses_for(backend, &l, &u, &lay_l, &lay_u, s)?;
+        let t_upload = t_factor_upload + t_pattern_upload;
 
         let t3 = Instant::now();
         let n = a.n_rows();
@@ -227,22 +193,29 @@ impl<T: Scalar> BlockIsai<T> {
             },
             fingerprint,
             layouts: Box::new((lay_l, lay_u)),
-            kept,
+            kept: None,
         })
     }
 
-    /// The BILU(0) factors of `a` as `factorization` says (see [`Factored`]).
+    /// The BILU(0) factors of `a` as `factorization` says, with their pattern, the seconds of
+    /// a device factorization and those of uploading host factors.
+    #[allow(clippy::type_complexity)]
     fn factor<B: Backend>(
         backend: &B,
         a: &CsrMatrix<T>,
         device: Option<&DeviceMatrix<T>>,
         s: usize,
         factorization: Factorization,
-    ) -> Result<Factored<T>> {
+    ) -> Result<(
+        BlockTriangular<T>,
+        BlockTriangular<T>,
+        SplitPattern,
+        f64,
+        f64,
+    )> {
         Ok(match factorization {
             Factorization::Host => {
-                let (f, symbolic) =
-                    factor::bilu0_with_symbolic(BsrMatrix::from_csr(a, s)?, "isai")?;
+                let f = factor::bilu0_owned(BsrMatrix::from_csr(a, s)?, "isai")?;
                 let t = Instant::now();
                 let (l, u) = upload_factors(backend, &f)?;
                 let t_upload = t.elapsed().as_secs_f64();
@@ -252,14 +225,7 @@ impl<T: Scalar> BlockIsai<T> {
                     u_row_ptr: f.u_row_ptr,
                     u_col_idx: f.u_col_idx,
                 };
-                Factored {
-                    l,
-                    u,
-                    pattern,
-                    symbolic: Some(symbolic),
-                    device_seconds: 0.0,
-                    upload_seconds: t_upload,
-                }
+                (l, u, pattern, 0.0, t_upload)
             }
             Factorization::Sweeps(sweeps) => {
                 let pattern = split_pattern(a, s, 1, "isai")?;
@@ -267,16 +233,30 @@ impl<T: Scalar> BlockIsai<T> {
                 let a_dev = DeviceA::of(backend, a, device, a.fingerprint())?;
                 let (l, u) = factor_on(backend, a_dev.get(), &pattern, s, sweeps, "isai")?;
                 backend.synchronize()?;
-                Factored {
-                    l,
-                    u,
-                    pattern,
-                    symbolic: None,
-                    device_seconds: t.elapsed().as_secs_f64(),
-                    upload_seconds: 0.0,
-                }
+                (l, u, pattern, t.elapsed().as_secs_f64(), 0.0)
             }
         })
+    }
+
+    /// N_L and N_U's values for the factors `l`, `u` on the inverse patterns `lay_l`,
+    /// `lay_u`: [\[Ma21b\]] Algorithm 1's batched solves, checked finite; with the seconds of
+    /// the pattern uploads and of the solves.
+    #[allow(clippy::type_complexity)]
+    fn inverses_for<B: Backend>(
+        backend: &B,
+        l: &BlockTriangular<T>,
+        u: &BlockTriangular<T>,
+        lay_l: &InverseLayout,
+        lay_u: &InverseLayout,
+        s: usize,
+    ) -> Result<((Buffer<T>, Buffer<T>), f64, f64)> {
+        let t2 = Instant::now();
+        let (pat_l, pat_u) = upload_patterns(backend, lay_l, lay_u)?;
+        backend.synchronize()?;
+        let t_upload = t2.elapsed().as_secs_f64();
+        let t3 = Instant::now();
+        let values = Self::solve_inverses(backend, (l, u), (&pat_l, &pat_u), (lay_l, lay_u), s)?;
+        Ok((values, t_upload, t3.elapsed().as_secs_f64()))
     }
 
     /// N_L and N_U's values for the factors `l`, `u` on the uploaded inverse patterns:
@@ -297,22 +277,35 @@ impl<T: Scalar> BlockIsai<T> {
         Ok((vals_l, vals_u))
     }
 
-    /// A refresh with host factors: the factors of the new values on the kept symbolic part
-    /// ([`KeptForRefresh`], kept since the setup), written into the kept arrays. Returns N_L's
-    /// and N_U's new values and the seconds of the host factorization.
+    /// A refresh with host factors: the first one factors and uploads as the setup does and
+    /// keeps the factors' symbolic part and the device arrays ([`KeptForRefresh`]); the later
+    /// ones factor on the kept symbolic part and write the values into the kept arrays. Returns
+    /// N_L's and N_U's new values, the seconds of the host factorization, and what to keep (a
+    /// first refresh's new state).
     #[allow(clippy::type_complexity)]
     fn refresh_host_factors<B: Backend>(
         &mut self,
         backend: &B,
         a: &CsrMatrix<T>,
-    ) -> Result<((Buffer<T>, Buffer<T>), f64)> {
+    ) -> Result<((Buffer<T>, Buffer<T>), f64, Option<Box<KeptForRefresh<T>>>)> {
         let t0 = Instant::now();
         let s = self.block_size;
         let (lay_l, lay_u) = &*self.layouts;
         let Some(kept) = self.kept.as_mut() else {
-            return Err(Error::PreconditionerSetup(
-                "block-ISAI: host factors without their kept refresh state".into(),
-            ));
+            let (f, symbolic) = factor::bilu0_with_symbolic(BsrMatrix::from_csr(a, s)?, "isai")?;
+            let t_factor = t0.elapsed().as_secs_f64();
+            let (l, u) = upload_factors(backend, &f)?;
+            let (pat_l, pat_u) = upload_patterns(backend, lay_l, lay_u)?;
+            let values =
+                Self::solve_inverses(backend, (&l, &u), (&pat_l, &pat_u), (lay_l, lay_u), s)?;
+            let kept = KeptForRefresh {
+                symbolic,
+                l,
+                u,
+                pat_l,
+                pat_u,
+            };
+            return Ok((values, t_factor, Some(Box::new(kept))));
         };
         // The blocks of A in block CSR order: for s = 1 the CSR values themselves.
         let blocks = match s {
@@ -330,7 +323,7 @@ impl<T: Scalar> BlockIsai<T> {
         backend.write(&mut kept.u.values, &u_values)?;
         let (l, u, pat_l, pat_u) = (&kept.l, &kept.u, &kept.pat_l, &kept.pat_u);
         let values = Self::solve_inverses(backend, (l, u), (pat_l, pat_u), (lay_l, lay_u), s)?;
-        Ok((values, t_factor))
+        Ok((values, t_factor, None))
     }
 
     /// The setup time split into factorization, patterns, uploads and the batched solves.
@@ -482,9 +475,9 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
     /// The BILU(0) factors of the new values (as at setup: host, or device sweeps), then N_L
     /// and N_U's values on the kept patterns of (I + |L|)^k and (I + |U|)^k by the same
     /// batched solves; the new values replace the old ones once both are computed and finite.
-    /// With host factors the setup keeps BILU(0)'s symbolic part (host) and the factors' and
-    /// patterns' arrays (device, counted in `memory_bytes`): every refresh factors on the kept
-    /// pattern and writes values only.
+    /// With host factors the first refresh keeps BILU(0)'s symbolic part (host) and the
+    /// factors' and patterns' arrays (device, counted in `memory_bytes`): the later refreshes
+    /// factor on the kept pattern and write values only.
     fn update_values(
         &mut self,
         backend: &B,
@@ -497,23 +490,19 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
         let local = match self.factorization {
             Factorization::Host => self.refresh_host_factors(backend, a),
             Factorization::Sweeps(_) => Self::factor(backend, a, device, s, self.factorization)
-                .and_then(|f| {
+                .and_then(|(l, u, _, t_factor_device, _)| {
                     // The host part of the device factorization: A's split pattern.
-                    let t_host = t0.elapsed().as_secs_f64() - f.device_seconds;
+                    let t_host = t0.elapsed().as_secs_f64() - t_factor_device;
                     let (lay_l, lay_u) = &*self.layouts;
-                    let (pat_l, pat_u) = upload_patterns(backend, lay_l, lay_u)?;
-                    let values = Self::solve_inverses(
-                        backend,
-                        (&f.l, &f.u),
-                        (&pat_l, &pat_u),
-                        (lay_l, lay_u),
-                        s,
-                    )?;
-                    Ok((values, t_host))
+                    Self::inverses_for(backend, &l, &u, lay_l, lay_u, s)
+                        .map(|(values, _, _)| (values, t_host, None))
                 }),
         };
-        let ((mut vals_l, mut vals_u), t_factor_host) =
+        let ((mut vals_l, mut vals_u), t_factor_host, kept) =
             collective_result(backend, "the block-ISAI refresh", local)?;
+        if kept.is_some() {
+            self.kept = kept;
+        }
         std::mem::swap(self.n_l.values_mut(), &mut vals_l);
         std::mem::swap(self.n_u.values_mut(), &mut vals_u);
         self.fingerprint = a.fingerprint();
@@ -532,7 +521,7 @@ impl<B: Backend, T: Scalar> Preconditioner<B, T> for BlockIsai<T> {
                 match self.kept {
                     Some(_) =>
                         "; BILU(0)'s symbolic part and the device arrays of L, U and the \
-                                patterns, kept since the setup",
+                                patterns, kept since the first refresh",
                     None => "",
                 }
             ),
