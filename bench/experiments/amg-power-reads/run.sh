@@ -43,15 +43,15 @@ from collections import defaultdict
 g = defaultdict(list)
 for r in csv.DictReader(open(sys.argv[1])):
     if r["setup_s"]:
-        g[(r["problem"], r["build"], r["backend"])].append(r)
-print(f"{'problem':10} {'build':15} {'backend':7} {'its':>4} {'setup ms':>9} {'solve ms':>9} {'total ms':>9} (medians)")
+        g[(r["problem"] + ":" + r["n"], r["build"], r["backend"])].append(r)
+print(f"{'problem':18} {'build':15} {'backend':7} {'its':>4} {'setup ms':>9} {'solve ms':>9} {'total ms':>9} (medians)")
 tot = {}
 for k, v in sorted(g.items()):
     m = lambda f: st.median(float(x[f]) for x in v) * 1e3
     tot[k] = m("total_s")
-    print(f"{k[0]:10} {k[1]:15} {k[2]:7} {v[0]['iterations']:>4} {m('setup_s'):9.2f} {m('solve_s'):9.2f} {m('total_s'):9.2f}")
+    print(f"{k[0]:18} {k[1]:15} {k[2]:7} {v[0]['iterations']:>4} {m('setup_s'):9.2f} {m('solve_s'):9.2f} {m('total_s'):9.2f}")
 print("OpenCL / CUDA total:")
 for (p, b, be), t in sorted(tot.items()):
     if be == "opencl" and (p, b, "cuda") in tot:
-        print(f"  {p:10} {b:15} {t / tot[(p, b, 'cuda')]:.2f}")
+        print(f"  {p:18} {b:15} {t / tot[(p, b, 'cuda')]:.2f}")
 PY
