@@ -13,6 +13,7 @@ log note that describes the run), and run this script again. Python 3 standard l
 import csv
 import glob
 import os
+import re
 import statistics
 import sys
 import textwrap
@@ -131,7 +132,8 @@ SOURCES["python"] = {
 # The Python per-call overhead after the array addresses came from __array_struct__ (49a33d3,
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
-PYTHON_HOST_ONE_CALL = "28.8 -> 19.8 (78d5ea7 -> 49a33d3)"
+# The one call's overhead over the crate's call (python-plain-call/run.sh, plain.py).
+PYTHON_PLAIN_TXT = "h200-2026-12-02-python-plain-call/plain.txt"
 # The Python time to solution from a SciPy matrix and from a CuPy matrix used in place
 # (python-in-place/run.sh, part in_place_matrix of python-vs-cupy/run.py).
 PYTHON_TTS_CSV = "h200-2026-11-30-python-in-place/in_place_matrix.csv"
@@ -170,10 +172,10 @@ SOURCES["refresh"] = {
 
 SOURCES["many"] = {
     "title": "Several right-hand sides at once; AMG across the ranks",
-    "files": ["h200-2026-11-29-solve-many/solve-many-block-kernels.csv",
+    "files": ["h200-2026-12-02-python-plain-call/solve-many.csv",
               "h200x2-2026-11-29-amg-distributed/amg-distributed-x2.csv"],
     "machine": "one NVIDIA H200 (`nvidia-h200`); two for the second file (`nvidia-h200-x2`)",
-    "commit": "44adf22 and 1f64cfe, 2026-11-29",
+    "commit": "315ebe0 and 1f64cfe",
     "command": "`AMG_TESTS=0 OUT=$OUT bash bench/experiments/solve-many/run.sh` (`solve --nrhs K --json`) and "
                "`OUT=$OUT bash "
                "bench/experiments/amg-distributed/x2.sh` (one GPU: `run.sh` beside it)",
@@ -548,11 +550,19 @@ def python_package():
     ov = rows_of(os.path.join(RESULTS, PYTHON_OVERHEAD_CSV))
     calls = {}
     for r in ov:
-        calls.setdefault(r["call"], []).append(float(r["overhead_us"]))
-    out += para("Overhead per call (wall minus the library's own, us; 49a33d3, `python-overhead/run.sh`; CUDA, "
-                "n = " + ", ".join(sorted({r["n"] for r in ov}, key=int)) + "): " + "; ".join(
-                    f"{c} {f1(min(v))}-{f1(max(v))}" for c, v in calls.items()) + "; host, one call, n = 16: "
-                + PYTHON_HOST_ONE_CALL + ".")
+        if r["call"] != "pipekrylov.cg vs pipekrylov::solve":
+            calls.setdefault(r["call"], []).append(float(r["overhead_us"]))
+    plain = {}
+    for line in open(os.path.join(RESULTS, PYTHON_PLAIN_TXT)):
+        m = re.match(r"(\w+) n = (\d+): .* cg-rust_in ([-\d.]+)", line)
+        if m:
+            plain.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+    out += para("Overhead per call (us) of `pipekrylov.cg` over `pipekrylov::solve` (315ebe0, "
+                "`python-plain-call/plain.py`): " + "; ".join(
+                    f"{b} n = " + ", ".join(n for n, _ in v) + ": " + ", ".join(x for _, x in v)
+                    for b, v in plain.items()) + " (goal 20); " + "; ".join(
+                    f"{c} {f1(min(v))}-{f1(max(v))}" for c, v in calls.items())
+                + " (49a33d3, CUDA).")
     return out
 
 
