@@ -104,9 +104,11 @@ def _canonical_csr(A: Any) -> Any:
     if kind == "c":
         raise TypeError(f"complex matrices are not supported (A has dtype {A.dtype})")
     if A.dtype not in (np.float32, np.float64):
-        if kind not in "iub":
+        if kind not in "fiub":
             raise TypeError(f"A has dtype {A.dtype}: expected a real floating or integer dtype")
-        A = A.astype(np.float64)
+        # Integers, other float widths and non-native byte orders: float32 stays float32.
+        single = kind == "f" and A.dtype.itemsize == 4
+        A = A.astype(np.float32 if single else np.float64)
     if A.format != "csr":
         A = A.tocsr()
     if not A.has_canonical_format:

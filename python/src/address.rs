@@ -30,6 +30,9 @@ const CONTIGUOUS: c_int = 0x0001 | 0x0002;
 /// `ARRAY_ALIGNED` of the interface's flags.
 const ALIGNED: c_int = 0x0100;
 
+/// `ARRAY_NOTSWAPPED` of the interface's flags: the data in the machine's byte order.
+const NOT_SWAPPED: c_int = 0x0200;
+
 /// What the plain call reads of a NumPy array: its one dimension's length, its element kind
 /// (`b'f'` floating, `b'i'` signed integer, ...) and size in bytes, and its first element's
 /// address.
@@ -45,9 +48,9 @@ pub struct Vector {
     pub address: usize,
 }
 
-/// `array` as a [`Vector`] when it is a one-dimensional, C-contiguous, aligned NumPy array
-/// (read from its `__array_struct__` capsule, as [`address`]); `None` for anything else. The
-/// caller keeps `array` alive while the address is used.
+/// `array` as a [`Vector`] when it is a one-dimensional, C-contiguous, aligned NumPy array in the
+/// machine's byte order (read from its `__array_struct__` capsule, as [`address`]); `None` for
+/// anything else. The caller keeps `array` alive while the address is used.
 pub fn vector(array: &Bound<'_, PyAny>) -> Option<Vector> {
     let capsule = array.getattr("__array_struct__").ok()?;
     // SAFETY: as in `address`; the shape is read while the capsule is held.
@@ -57,6 +60,7 @@ pub fn vector(array: &Bound<'_, PyAny>) -> Option<Vector> {
             || interface.nd != 1
             || interface.flags & 0x0001 == 0
             || interface.flags & ALIGNED == 0
+            || interface.flags & NOT_SWAPPED == 0
             || interface.itemsize <= 0
         {
             return None;

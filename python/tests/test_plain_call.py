@@ -66,6 +66,9 @@ def test_the_plain_case_is_taken_and_solves_as_the_general_path(convert):
         "rtol-string",
         "own-option",
         "mixed-index-dtypes",
+        "rhs-byteswapped",
+        "values-byteswapped",
+        "indices-byteswapped",
     ],
 )
 def test_anything_else_is_declined(case):
@@ -99,6 +102,17 @@ def test_anything_else_is_declined(case):
     elif case == "own-option":
         kw["atol"] = 0.0
         args["options"] = {"rtol": 1e-3}
+    elif case == "rhs-byteswapped":
+        args["b"] = b.astype(b.dtype.newbyteorder())
+    elif case == "values-byteswapped":
+        B = A.copy()
+        B.data = B.data.astype(B.data.dtype.newbyteorder())
+        args["A"] = B
+    elif case == "indices-byteswapped":
+        B = A.copy()
+        B.indptr = B.indptr.astype(B.indptr.dtype.newbyteorder())
+        B.indices = B.indices.astype(B.indices.dtype.newbyteorder())
+        args["A"] = B
     elif case == "mixed-index-dtypes":
         B = A.copy()
         B.indices = B.indices.astype(np.int64)  # SciPy's constructor would make them one dtype
@@ -139,3 +153,14 @@ def test_the_arrays_are_read_in_place_and_left_unchanged():
     assert np.array_equal(A.indptr, before[0]) and np.array_equal(A.indices, before[1])
     assert np.array_equal(A.data, before[2])
     assert np.array_equal(b, np.ones(A.shape[0])) and not x0.any()
+
+
+def test_byteswapped_inputs_solve_as_native_ones():
+    A = poisson2d(8)
+    b = np.linspace(0.0, 1.0, A.shape[0])
+    ref, info = pipekrylov.cg(A, b, rtol=1e-10, backend="host")
+    assert info == 0
+    B = A.copy()
+    B.data = B.data.astype(B.data.dtype.newbyteorder())
+    x, info = pipekrylov.cg(B, b.astype(b.dtype.newbyteorder()), rtol=1e-10, backend="host")
+    assert info == 0 and np.array_equal(x, ref)
