@@ -24,8 +24,11 @@ struct ArrayInterface {
     descr: *mut pyo3::ffi::PyObject,
 }
 
+/// `ARRAY_C_CONTIGUOUS` of the interface's flags.
+const C_CONTIGUOUS: c_int = 0x0001;
+
 /// `ARRAY_C_CONTIGUOUS` and `ARRAY_F_CONTIGUOUS` of the interface's flags.
-const CONTIGUOUS: c_int = 0x0001 | 0x0002;
+const CONTIGUOUS: c_int = C_CONTIGUOUS | 0x0002;
 
 /// `ARRAY_ALIGNED` of the interface's flags.
 const ALIGNED: c_int = 0x0100;
@@ -56,9 +59,8 @@ pub fn vector(array: &Bound<'_, PyAny>) -> Option<Vector> {
     // SAFETY: as in `address`; the shape is read while the capsule is held.
     unsafe {
         let interface = interface(&capsule)?;
-        if interface.two != 2
-            || interface.nd != 1
-            || interface.flags & 0x0001 == 0
+        if interface.nd != 1
+            || interface.flags & C_CONTIGUOUS == 0
             || interface.flags & ALIGNED == 0
             || interface.flags & NOT_SWAPPED == 0
             || interface.itemsize <= 0
@@ -75,11 +77,15 @@ pub fn vector(array: &Bound<'_, PyAny>) -> Option<Vector> {
     }
 }
 
-/// The array interface behind `capsule`, or `None` when it is not a valid, unnamed capsule.
+/// NumPy's array interface behind `capsule`, or `None` when it is not a valid, unnamed capsule
+/// of one (version 2).
 ///
 /// # Safety
 /// The reference lives as long as the caller holds `capsule`.
 unsafe fn interface<'a>(capsule: &'a Bound<'_, PyAny>) -> Option<&'a ArrayInterface> {
+    // PyCapsule_IsValid / PyCapsule_GetPointer accept any object (they check its type and the
+    // capsule's name, NULL for NumPy's) and return NULL (IsValid: 0) otherwise; a valid capsule
+    // of `__array_struct__` points at a PyArrayInterface that lives as long as the capsule.
     if pyo3::ffi::PyCapsule_IsValid(capsule.as_ptr(), std::ptr::null()) == 0 {
         return None;
     }
@@ -88,7 +94,8 @@ unsafe fn interface<'a>(capsule: &'a Bound<'_, PyAny>) -> Option<&'a ArrayInterf
         pyo3::ffi::PyErr_Clear();
         return None;
     }
-    Some(&*(p as *const ArrayInterface))
+    let interface = &*(p as *const ArrayInterface);
+    (interface.two == 2).then_some(interface)
 }
 
 /// The address of the first element of `array`, an object with NumPy's `__array_struct__`
@@ -98,27 +105,10 @@ unsafe fn interface<'a>(capsule: &'a Bound<'_, PyAny>) -> Option<&'a ArrayInterf
 #[pyfunction]
 pub fn address(array: &Bound<'_, PyAny>) -> PyResult<usize> {
     let capsule = array.getattr("__array_struct__")?;
-    // SAFETY: PyCapsule_IsValid / PyCapsule_GetPointer accept any object (they check its type
-    // and the capsule's name, NULL for NumPy's) and return NULL (IsValid: 0) otherwise; a
-    // valid capsule of `__array_struct__` points at a PyArrayInterface that lives as long as
-    // the capsule, which is held here while the fields are read.
-    let interface = unsafe {
-        if pyo3::ffi::PyCapsule_IsValid(capsule.as_ptr(), std::ptr::null()) == 0 {
-            return Err(PyTypeError::new_err(
-                "__array_struct__ is not an array capsule",
-            ));
-        }
-        let p = pyo3::ffi::PyCapsule_GetPointer(capsule.as_ptr(), std::ptr::null());
-        if p.is_null() {
-            return Err(PyErr::fetch(array.py()));
-        }
-        &*(p as *const ArrayInterface)
-    };
-    if interface.two != 2 {
-        return Err(PyTypeError::new_err(
-            "__array_struct__ is not NumPy's array interface",
-        ));
-    }
+    // SAFETY: the fields are read while the capsule is held.
+    let interface = unsafe { interface(&capsule) }.ok_or_else(|| {
+        PyTypeError::new_err("__array_struct__ is not NumPy's array interface capsule")
+    })?;
     if interface.flags & CONTIGUOUS == 0 {
         return Err(PyTypeError::new_err("the array's data is not contiguous"));
     }

@@ -92,7 +92,7 @@ pub fn solve_plain(
         return Ok(None);
     };
     let n = csr.raw.n;
-    let value = csr.data.1;
+    let value = csr.values;
     let same = |v: &Vector| v.kind == b'f' && v.itemsize == value.itemsize && v.len == n;
     let Some(bv) = vector(b).filter(same) else {
         return Ok(None);
@@ -129,13 +129,12 @@ pub fn solve_plain(
     Ok(Some((x.unbind(), info)))
 }
 
-/// A SciPy CSR matrix's arrays, held, and the library's view of them.
+/// A SciPy CSR matrix's arrays, held while the library reads them, the library's view of them
+/// and what was read of the values array.
 struct PlainCsr<'py> {
     raw: RawCsr,
-    /// indptr, indices and data with what was read of each.
-    _indptr: Bound<'py, PyAny>,
-    _indices: Bound<'py, PyAny>,
-    data: (Bound<'py, PyAny>, Vector),
+    values: Vector,
+    _arrays: [Bound<'py, PyAny>; 3],
 }
 
 impl<'py> PlainCsr<'py> {
@@ -180,9 +179,8 @@ impl<'py> PlainCsr<'py> {
         };
         Ok(Some(Self {
             raw,
-            _indptr: indptr,
-            _indices: indices,
-            data: (data, d),
+            values: d,
+            _arrays: [indptr, indices, data],
         }))
     }
 }
