@@ -198,9 +198,12 @@ mod opencl {
         let (s, _) = solver(BackendChoice::OpenCl);
         let cl = on_opencl(&s);
         let mem = create(cl.raw_context(), 100, None);
-        // Another context: a second backend's.
+        // Another context: the caller's own on the same device (a second backend shares the
+        // first one's).
         let other = OpenClBackend::from_env().unwrap();
-        let foreign = create(other.raw_context(), 100, None);
+        assert_eq!(other.raw_context(), cl.raw_context());
+        let own_context = context_on_the_device_of(cl.raw_context());
+        let foreign = create(own_context, 100, None);
         // SAFETY: NULL or valid memory objects; every call is refused before any use.
         unsafe {
             for (m, len, why) in [
@@ -225,6 +228,41 @@ mod opencl {
         ));
         release(mem);
         release(foreign);
+        // SAFETY: the reference `context_on_the_device_of` made, released once.
+        assert_eq!(
+            unsafe { ffi::clReleaseContext(own_context.cast()) },
+            ffi::CL_SUCCESS
+        );
+    }
+
+    /// A new context on the device of `context` (the caller's own, not the backend's).
+    fn context_on_the_device_of(context: *mut c_void) -> *mut c_void {
+        let mut device: ffi::cl_device_id = std::ptr::null_mut();
+        // SAFETY: a valid context of one device; one device id is written.
+        let code = unsafe {
+            ffi::clGetContextInfo(
+                context.cast(),
+                ffi::CL_CONTEXT_DEVICES,
+                std::mem::size_of::<ffi::cl_device_id>(),
+                (&mut device as *mut ffi::cl_device_id).cast(),
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(code, ffi::CL_SUCCESS);
+        let mut err = 0;
+        // SAFETY: a valid device id; no properties, no callback.
+        let own = unsafe {
+            ffi::clCreateContext(
+                std::ptr::null(),
+                1,
+                &device,
+                None,
+                std::ptr::null_mut(),
+                &mut err,
+            )
+        };
+        assert_eq!(err, ffi::CL_SUCCESS);
+        own.cast()
     }
 
     /// Memory objects holding `data`, "of the caller" as in `create`.

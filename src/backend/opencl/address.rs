@@ -105,6 +105,26 @@ impl OpenClBackend {
         Ok(address[0])
     }
 
+    /// [`address_args_work`](Self::address_args_work), run once per program in the process: a
+    /// later backend takes the verdict the first one found (`shared.rs`).
+    pub(crate) fn address_args_checked(
+        &self,
+        prog: &mut CompiledProgram,
+        precision: Precision,
+    ) -> Result<bool> {
+        let built = std::sync::Arc::clone(&prog.built);
+        let mut verdict = built
+            .addresses_work
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(works) = *verdict {
+            return Ok(works);
+        }
+        let works = self.address_args_work(prog, precision)?;
+        *verdict = Some(works);
+        Ok(works)
+    }
+
     /// Whether a program built with `-D PK_ADDRESS_ARGS` really writes where the address says:
     /// `fill` through the address of a fresh buffer, read back through its `cl_mem`.
     pub(crate) fn address_args_work(
@@ -200,7 +220,7 @@ impl OpenClBackend {
             self.program(precision)?
         };
         match guard.as_ref() {
-            Some(p) => super::program::program_binary(&p.program),
+            Some(p) => super::program::program_binary(&p.built.program),
             None => Err(Self::not_built()),
         }
     }

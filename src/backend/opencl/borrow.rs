@@ -15,9 +15,11 @@ use std::ffi::c_void;
 impl OpenClBackend {
     /// This backend's `cl_context`, in which a caller creates the buffers it hands to
     /// [`OpenClBackend::borrow_cl_mem`] (a handle the backend keeps; retain it to keep it
-    /// beyond the backend).
+    /// beyond the backend). Every backend of the process on the same device has the same
+    /// context (its programs are built once, see the module documentation), but a buffer
+    /// made by one backend is still refused by another.
     pub fn raw_context(&self) -> *mut c_void {
-        self.context.0.cast()
+        self.shared.context.0.cast()
     }
 
     /// This backend's command queue: the caller's own commands on borrowed buffers go there
@@ -30,7 +32,7 @@ impl OpenClBackend {
     /// keeps it alive), or [`Error::WrongBackend`] for another backend's buffer.
     pub fn cl_mem<T: Pod>(&self, buffer: &Buffer<T>) -> Result<*mut c_void> {
         let r = raw(buffer)?;
-        if r.context != self.context_id() {
+        if r.owner != self.owner_id() {
             return Err(Error::WrongBackend {
                 expected: "opencl (this context)".into(),
                 found: "opencl (another context)".into(),
@@ -84,7 +86,7 @@ impl OpenClBackend {
         if object_type != ffi::CL_MEM_OBJECT_BUFFER {
             return Err(bad("the memory object is not a buffer".into()));
         }
-        if context as usize != self.context_id() {
+        if context != self.shared.context.0 {
             return Err(bad(
                 "the buffer belongs to another OpenCL context than this backend's \
                  (create it in OpenClBackend::raw_context)"
@@ -105,7 +107,7 @@ impl OpenClBackend {
                 cl::status_name(code)
             )));
         }
-        let raw = RawBuffer::new(Mem(mem), size, self.context_id(), queue);
+        let raw = RawBuffer::new(Mem(mem), size, self.owner_id(), queue);
         Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }
 }

@@ -1,7 +1,8 @@
 //! The OpenCL backend: kernels from `kernels/*.kc` (one program per precision, built lazily
 //! and cached; on NVIDIA GPUs a second one with inline PTX for the kernels of
 //! `program::PTX_KERNELS`), one in-order queue with no intermediate synchronization, launch geometry from
-//! the device.
+//! the device. The context and the built programs are shared by every backend of the process
+//! on the same device (`shared.rs`): only the first backend on a device pays the build.
 //!
 //! Device choice: the first GPU over all platforms, else the first device (PoCL on CPU in CI);
 //! a [`DeviceSelector`] overrides it (the command line's `PIPEKRYLOV_OPENCL_DEVICE`: `P:D` or a
@@ -52,6 +53,7 @@ mod precond;
 mod program;
 pub(crate) mod raw;
 mod resident;
+mod shared;
 mod slab;
 mod spmv;
 mod trace;
@@ -68,19 +70,22 @@ pub use device::{list_devices, DeviceDescription};
 pub use raw::RawBuffer;
 pub use trace::write_trace;
 
-use self::cl::{Context, Queue, BACKEND};
+use self::cl::{Queue, BACKEND};
 use self::launch::Arg;
 use self::program::CompiledProgram;
 use crate::backend::tuning::Tuning;
 use crate::backend::{BackendInfo, BackendStatus, Counters, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Largest vector length the kernels index with 32-bit `uint` (grid-stride loops stay below
 /// 2^32 without wrapping).
 const MAX_LEN: usize = i32::MAX as usize;
+
+/// The next backend identity ([`OpenClBackend::owner_id`]).
+static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
 
 /// Work-groups per compute unit in the first stage of a reduction.
 const GROUPS_PER_CU: usize = 4;
@@ -101,7 +106,10 @@ pub struct OpenClBackend {
     /// Coefficients of `multi_axpy` (grown when needed).
     coeffs: Mutex<Option<Box<raw::CoefficientUpload>>>,
     queue: Queue,
-    context: Context,
+    /// The device's context and programs, shared with the process's other backends on it.
+    shared: std::sync::Arc<shared::SharedDevice>,
+    /// This backend's identity, unique in the process: its buffers carry it.
+    owner: usize,
     device: Box<DeviceDescription>,
     wg: usize,
     counters: Counters,
@@ -169,14 +177,14 @@ impl OpenClBackend {
     pub fn with_tuning(selector: DeviceSelector, tuning: Tuning) -> Result<Self> {
         let devices = list_devices()?;
         let device = device::select(&devices, &selector)?;
-        let context = cl::create_context(device.platform, device.device).map_err(|e| {
+        let shared = shared::for_device(&device).map_err(|e| {
             device::unavailable(format!(
                 "cannot create a context on {}: {e}",
                 device.full_name()
             ))
         })?;
         let profiling = tuning.opencl_trace.is_some();
-        let queue = cl::create_queue(&context, device.device, profiling).map_err(|e| {
+        let queue = cl::create_queue(&shared.context, device.device, profiling).map_err(|e| {
             device::unavailable(format!(
                 "cannot create a queue on {}: {e}",
                 device.full_name()
@@ -211,7 +219,8 @@ impl OpenClBackend {
             staging: Mutex::new(None),
             coeffs: Mutex::new(None),
             queue,
-            context,
+            shared,
+            owner: NEXT_OWNER.fetch_add(1, Ordering::Relaxed),
             device: Box::new(device),
             wg,
             fatal: AtomicBool::new(false),
@@ -318,7 +327,7 @@ impl OpenClBackend {
     pub fn check_kernel(&self, precision: Precision, name: &str) -> Result<()> {
         let guard = self.program(precision)?;
         match guard.as_ref() {
-            Some(p) => program::create_kernel(&p.program, name).map(|_| ()),
+            Some(p) => program::create_kernel(&p.built.program, name).map(|_| ()),
             None => Err(Self::not_built()),
         }
     }
@@ -356,11 +365,12 @@ impl OpenClBackend {
             false,
             self.ptx.wanted.then_some(self.tuning.load_hints_level()),
         );
-        program::build(&self.context, self.device.device, &src, &options).map(|_| ())
+        program::build(&self.shared.context, self.device.device, &src, &options).map(|_| ())
     }
 
-    fn context_id(&self) -> usize {
-        self.context.0 as usize
+    /// This backend's identity, carried by its buffers.
+    fn owner_id(&self) -> usize {
+        self.owner
     }
 
     fn not_built() -> Error {
@@ -375,6 +385,8 @@ impl OpenClBackend {
     fn record(&self, e: Error) -> Error {
         if matches!(e, Error::DeviceFault { .. }) {
             self.fatal.store(true, Ordering::Relaxed);
+            // The context may be unusable: later backends start on a fresh one.
+            shared::forget(&self.shared);
         }
         e
     }
@@ -474,7 +486,7 @@ impl OpenClBackend {
         if guard.is_none() {
             let build = |address_args: bool, packed_args: bool| {
                 CompiledProgram::build(
-                    &self.context,
+                    &self.shared,
                     &self.device,
                     precision,
                     self.wg,
@@ -494,7 +506,7 @@ impl OpenClBackend {
                     }
                     match build(true, pack) {
                         Ok(mut prog) => {
-                            if self.address_args_work(&mut prog, precision)? {
+                            if self.address_args_checked(&mut prog, precision)? {
                                 built = Some(prog);
                                 break;
                             }

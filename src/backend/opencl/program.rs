@@ -5,6 +5,7 @@
 
 use super::cl::{self, Context, DeviceId, Kernel, Program, BACKEND};
 use super::launch::CachedKernel;
+use super::shared::{BuiltProgram, SharedDevice};
 use crate::backend::kernel_sources::OPENCL;
 use crate::backend::ops::KERNELS;
 use crate::error::{Error, Result};
@@ -13,6 +14,7 @@ use ocl::ffi::{self, cl_int};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::ptr;
+use std::sync::Arc;
 
 /// The full program source for `precision`: the fp64 pragma for double, then every family.
 pub(crate) fn full_source(precision: Precision) -> String {
@@ -251,10 +253,12 @@ pub(crate) fn create_kernel(program: &Program, name: &str) -> Result<Kernel> {
     Ok(Kernel(raw))
 }
 
-/// A built program of one precision with every kernel of [`KERNELS`] created once.
+/// A built program of one precision with every kernel of [`KERNELS`] created once for one
+/// backend (the program itself may be shared with other backends, `shared.rs`).
 pub(crate) struct CompiledProgram {
-    pub(crate) program: Program,
+    // Field order is drop order: the kernels before the program.
     pub(crate) kernels: HashMap<&'static str, CachedKernel>,
+    pub(crate) built: Arc<BuiltProgram>,
     /// Built with `-D PK_ADDRESS_ARGS`: buffers are passed as device addresses.
     pub(crate) address_args: bool,
     /// Whether the kernels take packed arguments (`packed.rs`; address mode only).
@@ -264,11 +268,12 @@ pub(crate) struct CompiledProgram {
 }
 
 impl CompiledProgram {
-    /// Build the library's program for `precision` (see [`build_options`]) and create all its
-    /// kernels; with `address_args` and `packed_args` the kernels take packed arguments;
-    /// `inline_ptx` (`Some(load hints)`) builds the inline-PTX program.
+    /// The library's program for `precision` (see [`build_options`]) from `shared`, built there
+    /// if no backend built it yet, with all its kernels created for this backend; with
+    /// `address_args` and `packed_args` the kernels take packed arguments; `inline_ptx`
+    /// (`Some(load hints)`) is the inline-PTX program.
     pub(crate) fn build(
-        ctx: &Context,
+        shared: &SharedDevice,
         desc: &super::DeviceDescription,
         precision: Precision,
         wg: usize,
@@ -276,40 +281,40 @@ impl CompiledProgram {
         packed_args: bool,
         inline_ptx: Option<u8>,
     ) -> Result<Self> {
-        let device = desc.device;
-        let options = |inline_ptx: Option<u8>| {
-            build_options(
-                precision,
-                wg,
-                desc.is_gpu,
-                desc.local_mem_bytes,
-                address_args,
-                inline_ptx,
-            )
-        };
+        let options = build_options(
+            precision,
+            wg,
+            desc.is_gpu,
+            desc.local_mem_bytes,
+            address_args,
+            inline_ptx,
+        );
         let packed_args = address_args && packed_args;
-        let (source, packed) = if packed_args {
-            super::packed::pack_source(&full_source(precision), precision)?
-        } else {
-            (full_source(precision), HashMap::new())
-        };
         // The caller decides (`inline_ptx_possible`, or a test's attempt on any device); a
         // refusal of the inline PTX is its to handle (`OpenClBackend::program_for` then serves
         // those kernels from the portable program).
-        let program = build(ctx, device, &source, &options(inline_ptx))?;
+        let built = shared.program(&options, packed_args, || {
+            let (source, packed) = if packed_args {
+                super::packed::pack_source(&full_source(precision), precision)?
+            } else {
+                (full_source(precision), HashMap::new())
+            };
+            let program = build(&shared.context, desc.device, &source, &options)?;
+            Ok(BuiltProgram::new(program, packed))
+        })?;
         let mut kernels = HashMap::new();
         for (_, names) in KERNELS {
             for &name in names.iter() {
-                let words = packed.get(name).cloned();
+                let words = built.packed_words.get(name).cloned();
                 kernels.insert(
                     name,
-                    CachedKernel::new(create_kernel(&program, name)?, words),
+                    CachedKernel::new(create_kernel(&built.program, name)?, words),
                 );
             }
         }
         Ok(Self {
-            program,
             kernels,
+            built,
             address_args,
             packed_args,
             inline_ptx: inline_ptx.is_some(),

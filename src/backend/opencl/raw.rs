@@ -15,8 +15,10 @@ pub struct RawBuffer {
     pub(crate) mem: Mem,
     /// Bytes allocated (>= the buffer's logical size).
     pub(crate) bytes: usize,
-    /// The owning context, to refuse buffers of another OpenCL backend instance.
-    pub(crate) context: usize,
+    /// The owning backend instance ([`OpenClBackend::owner_id`](super::OpenClBackend)), to
+    /// refuse buffers of another OpenCL backend instance (backends on one device share a
+    /// context, `shared.rs`).
+    pub(crate) owner: usize,
     /// Unique for the life of the process (a released `cl_mem` value can be reused), so the
     /// kernel-argument cache can tell buffers apart.
     pub(crate) id: u64,
@@ -34,13 +36,13 @@ pub struct RawBuffer {
 }
 
 impl RawBuffer {
-    /// A buffer on `mem` (whose reference it takes) of `bytes` bytes in `context`, with a new
+    /// A buffer on `mem` (whose reference it takes) of `bytes` bytes of backend `owner`, with a new
     /// id, no address read yet, not pooled, not materialized.
-    pub(crate) fn new(mem: Mem, bytes: usize, context: usize, queue: cl::Queue) -> Self {
+    pub(crate) fn new(mem: Mem, bytes: usize, owner: usize, queue: cl::Queue) -> Self {
         Self {
             mem,
             bytes,
-            context,
+            owner,
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             address: std::sync::atomic::AtomicU64::new(0),
             queue,
@@ -62,7 +64,7 @@ impl RawBuffer {
         Self {
             mem: Mem(self.mem.0),
             bytes: self.bytes,
-            context: self.context,
+            owner: self.owner,
             id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             address: std::sync::atomic::AtomicU64::new(self.device_address()),
             queue: cl::Queue(self.queue.0),

@@ -1,0 +1,99 @@
+//! What one call of [`pipekrylov::solve`] costs when the process already made one: each call
+//! opens its backend, uploads the matrix, sets up the preconditioner and solves from zero. The
+//! first call of the process pays what later calls should not (the OpenCL context and program
+//! builds, CUDA's module loads); the later calls are what an application or the Python
+//! one-call solve pays per system. One CSV row per backend: the first call, the median and
+//! the fastest of `--calls` later calls, the solve's own time and the iterations (checked
+//! equal across calls).
+//!
+//! `cargo bench --bench one_call -- [--backend host|cuda|opencl]... [--n N] [--calls K]
+//! [--out FILE.csv]` (add `--features cuda` or `opencl` for the GPU backends).
+
+use pipekrylov::backend::BackendChoice;
+use pipekrylov::matrix::generate::Generator;
+use pipekrylov::precond::{PrecondKind, PrecondSpec};
+use pipekrylov::{Method, SolveOptions};
+use std::io::Write;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut backends: Vec<BackendChoice> = Vec::new();
+    let mut n = 4096;
+    let mut calls = 20;
+    let mut out: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--backend" => backends.push(args.next().ok_or("--backend NAME")?.parse()?),
+            "--n" => n = args.next().ok_or("--n N")?.parse()?,
+            "--calls" => calls = args.next().ok_or("--calls K")?.parse()?,
+            "--out" => out = args.next(),
+            "--bench" => {}
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    if backends.is_empty() {
+        backends.push(BackendChoice::Host);
+    }
+    let a = Generator::Poisson2d.generate::<f64>(n)?.matrix;
+    let b = vec![1.0; a.n_rows()];
+    let mut rows =
+        vec!["backend,n,nnz,first_call_s,median_call_s,min_call_s,solve_s,iterations".to_string()];
+    println!(
+        "{:<8} {:>7} {:>12} {:>12} {:>12} {:>12} {:>6}",
+        "backend", "n", "first s", "median s", "min s", "solve s", "its"
+    );
+    for backend in backends {
+        let mut options = SolveOptions::default();
+        options.method = Method::Cg;
+        options.precond = PrecondSpec::from(PrecondKind::Jacobi);
+        options.backend = backend;
+        let timed = || -> Result<(f64, pipekrylov::Solution<f64>), pipekrylov::Error> {
+            let start = Instant::now();
+            let solution = pipekrylov::solve(&a, &b, &options)?;
+            Ok((start.elapsed().as_secs_f64(), solution))
+        };
+        let (first, reference) = timed()?;
+        let mut times = Vec::with_capacity(calls);
+        let mut solve_s = f64::INFINITY;
+        for _ in 0..calls {
+            let (t, s) = timed()?;
+            if s.report.iterations != reference.report.iterations {
+                return Err(format!(
+                    "{}: {} iterations, the first call took {}",
+                    s.backend, s.report.iterations, reference.report.iterations
+                )
+                .into());
+            }
+            solve_s = solve_s.min(s.report.solve_seconds);
+            times.push(t);
+        }
+        times.sort_by(f64::total_cmp);
+        let (median, min) = (times[times.len() / 2], times[0]);
+        // "opencl (device ...)": the backend's name.
+        let name = reference.backend.split_whitespace().next().unwrap_or("?");
+        println!(
+            "{:<8} {:>7} {:>12.6} {:>12.6} {:>12.6} {:>12.6} {:>6}",
+            name,
+            a.n_rows(),
+            first,
+            median,
+            min,
+            solve_s,
+            reference.report.iterations
+        );
+        rows.push(format!(
+            "{name},{},{},{first:.6},{median:.6},{min:.6},{solve_s:.6},{}",
+            a.n_rows(),
+            a.nnz(),
+            reference.report.iterations
+        ));
+    }
+    if let Some(path) = out {
+        let mut f = std::fs::File::create(path)?;
+        for row in rows {
+            writeln!(f, "{row}")?;
+        }
+    }
+    Ok(())
+}
