@@ -44,10 +44,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "backend", "n", "first s", "median s", "min s", "solve s", "its"
     );
     for backend in backends {
-        let mut options = SolveOptions::default();
-        options.method = Method::Cg;
-        options.precond = PrecondSpec::from(PrecondKind::Jacobi);
-        options.backend = backend;
+        let options = SolveOptions {
+            method: Method::Cg,
+            precond: PrecondSpec::from(PrecondKind::Jacobi),
+            backend,
+            ..SolveOptions::default()
+        };
         let timed = || -> Result<(f64, pipekrylov::Solution<f64>), pipekrylov::Error> {
             let start = Instant::now();
             let solution = pipekrylov::solve(&a, &b, &options)?;

@@ -25,8 +25,11 @@ pub(crate) struct SharedDevice {
     pub(crate) context: Context,
     /// Built programs by build options and argument packing; one slot per key, so two
     /// precisions build at the same time and a second backend waits for the first's build.
-    programs: Mutex<HashMap<ProgramKey, Arc<Mutex<Option<Arc<BuiltProgram>>>>>>,
+    programs: Mutex<HashMap<ProgramKey, ProgramSlot>>,
 }
+
+/// One program's place in [`SharedDevice`]: empty until a backend built it.
+type ProgramSlot = Arc<Mutex<Option<Arc<BuiltProgram>>>>;
 
 /// What makes two builds the same program.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
