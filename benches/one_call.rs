@@ -4,7 +4,9 @@
 //! builds, CUDA's module loads); the later calls are what an application or the Python
 //! one-call solve pays per system. One CSV row per backend: the first call, the median and
 //! the fastest of `--calls` later calls, the solve's own time and the iterations (checked
-//! equal across calls).
+//! equal across calls); then the same call in phases, medians of `--calls`: opening the backend
+//! alone, building the reusable solver (backend, upload, preconditioner), its solve (wall and
+//! the report's own time) and dropping it.
 //!
 //! `cargo bench --bench one_call -- [--backend host|cuda|opencl]... [--n N] [--calls K]
 //! [--out FILE.csv]` (add `--features cuda` or `opencl` for the GPU backends).
@@ -12,7 +14,7 @@
 use pipekrylov::backend::BackendChoice;
 use pipekrylov::matrix::generate::Generator;
 use pipekrylov::precond::{PrecondKind, PrecondSpec};
-use pipekrylov::{Method, SolveOptions};
+use pipekrylov::{Method, ReusableSolver, SolveOptions};
 use std::io::Write;
 use std::time::Instant;
 
@@ -38,7 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = Generator::Poisson2d.generate::<f64>(n)?.matrix;
     let b = vec![1.0; a.n_rows()];
     let mut rows =
-        vec!["backend,n,nnz,first_call_s,median_call_s,min_call_s,solve_s,iterations".to_string()];
+        vec!["backend,n,nnz,first_call_s,median_call_s,min_call_s,solve_s,iterations,\
+              open_backend_s,build_s,solve_wall_s,solve_report_s,drop_s"
+            .to_string()];
     println!(
         "{:<8} {:>7} {:>12} {:>12} {:>12} {:>12} {:>6}",
         "backend", "n", "first s", "median s", "min s", "solve s", "its"
@@ -72,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         times.sort_by(f64::total_cmp);
         let (median, min) = (times[times.len() / 2], times[0]);
+        let phases = phases(&a, &b, &options, calls)?;
         // "opencl (device ...)": the backend's name.
         let name = reference.backend.split_whitespace().next().unwrap_or("?");
         println!(
@@ -85,11 +90,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             reference.report.iterations
         );
         rows.push(format!(
-            "{name},{},{},{first:.6},{median:.6},{min:.6},{solve_s:.6},{}",
+            "{name},{},{},{first:.6},{median:.6},{min:.6},{solve_s:.6},{},{}",
             a.n_rows(),
             a.nnz(),
-            reference.report.iterations
+            reference.report.iterations,
+            phases
+                .iter()
+                .map(|t| format!("{t:.6}"))
+                .collect::<Vec<_>>()
+                .join(",")
         ));
+        println!(
+            "{:<8} phases: open {:.6}  build {:.6}  solve {:.6} (report {:.6})  drop {:.6}",
+            name, phases[0], phases[1], phases[2], phases[3], phases[4]
+        );
     }
     if let Some(path) = out {
         let mut f = std::fs::File::create(path)?;
@@ -98,4 +112,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// Medians over `calls` of: opening the backend alone (and closing it), building the reusable
+/// solver, its solve (wall, and the report's solve time), dropping the solver.
+fn phases(
+    a: &pipekrylov::matrix::CsrMatrix<f64>,
+    b: &[f64],
+    options: &SolveOptions,
+    calls: usize,
+) -> Result<[f64; 5], pipekrylov::Error> {
+    let mut samples: [Vec<f64>; 5] = Default::default();
+    for _ in 0..calls {
+        let start = Instant::now();
+        drop(options.backend.create_for(a.n_rows())?);
+        samples[0].push(start.elapsed().as_secs_f64());
+        let start = Instant::now();
+        let mut solver = ReusableSolver::builder(a).options(*options).build()?;
+        samples[1].push(start.elapsed().as_secs_f64());
+        let start = Instant::now();
+        let solution = solver.solve(b)?;
+        samples[2].push(start.elapsed().as_secs_f64());
+        samples[3].push(solution.report.solve_seconds);
+        let start = Instant::now();
+        drop(solver);
+        samples[4].push(start.elapsed().as_secs_f64());
+    }
+    Ok(samples.map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }))
 }
