@@ -13,9 +13,9 @@ mkdir -p "$out"
 run=".device/run"
 lib=$(ls .device/bin | grep '^test-pipekrylov' | head -1)
 if [ "${TESTS:-1}" = 1 ]; then
-  $run "$lib" opencl --test-threads=4 > "$out/tests-lib-opencl.txt" 2>&1
-  $run test-integration opencl device_buffers --test-threads=4 > "$out/tests-integration-opencl.txt" 2>&1
-  $run test-integration cuda --test-threads=4 > "$out/tests-integration-cuda.txt" 2>&1
+  timeout 200 $run "$lib" opencl --test-threads=4 > "$out/tests-lib-opencl.txt" 2>&1
+  timeout 200 $run test-integration opencl device_buffers --test-threads=4 > "$out/tests-integration-opencl.txt" 2>&1
+  timeout 200 $run test-integration cuda --test-threads=4 > "$out/tests-integration-cuda.txt" 2>&1
 fi
 calls=${CALLS:-50}
 for n in 16 1024 4096; do
