@@ -6,7 +6,8 @@
 //! the fastest of `--calls` later calls, the solve's own time and the iterations (checked
 //! equal across calls); then the same call in phases, medians of `--calls`: opening the backend
 //! alone, building the reusable solver (backend, upload, preconditioner), its solve (wall and
-//! the report's own time) and dropping it.
+//! the report's own time) and dropping it. Last, what a call leaves behind for the code after
+//! it: the median time of a fixed host solve (n = 16, host backend) right after each call.
 //!
 //! `cargo bench --bench one_call -- [--backend host|cuda|opencl]... [--n N] [--calls K]
 //! [--out FILE.csv]` (add `--features cuda` or `opencl` for the GPU backends).
@@ -39,10 +40,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let a = Generator::Poisson2d.generate::<f64>(n)?.matrix;
     let b = vec![1.0; a.n_rows()];
-    let mut rows =
-        vec!["backend,n,nnz,first_call_s,median_call_s,min_call_s,solve_s,iterations,\
-              open_backend_s,build_s,solve_wall_s,solve_report_s,drop_s"
-            .to_string()];
+    let mut rows = vec![
+        "backend,n,nnz,first_call_s,median_call_s,min_call_s,solve_s,iterations,\
+              open_backend_s,build_s,solve_wall_s,solve_report_s,drop_s,host_solve_after_s"
+            .to_string(),
+    ];
     println!(
         "{:<8} {:>7} {:>12} {:>12} {:>12} {:>12} {:>6}",
         "backend", "n", "first s", "median s", "min s", "solve s", "its"
@@ -77,6 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         times.sort_by(f64::total_cmp);
         let (median, min) = (times[times.len() / 2], times[0]);
         let phases = phases(&a, &b, &options, calls)?;
+        let after = host_solve_after(&timed, calls)?;
         // "opencl (device ...)": the backend's name.
         let name = reference.backend.split_whitespace().next().unwrap_or("?");
         println!(
@@ -90,7 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             reference.report.iterations
         );
         rows.push(format!(
-            "{name},{},{},{first:.6},{median:.6},{min:.6},{solve_s:.6},{},{}",
+            "{name},{},{},{first:.6},{median:.6},{min:.6},{solve_s:.6},{},{},{after:.7}",
             a.n_rows(),
             a.nnz(),
             reference.report.iterations,
@@ -101,8 +104,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .join(",")
         ));
         println!(
-            "{:<8} phases: open {:.6}  build {:.6}  solve {:.6} (report {:.6})  drop {:.6}",
-            name, phases[0], phases[1], phases[2], phases[3], phases[4]
+            "{:<8} phases: open {:.6}  build {:.6}  solve {:.6} (report {:.6})  drop {:.6}; \
+             a host solve after it {:.7}",
+            name, phases[0], phases[1], phases[2], phases[3], phases[4], after
         );
     }
     if let Some(path) = out {
@@ -142,4 +146,26 @@ fn phases(
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     }))
+}
+
+/// The median time of a host solve at n = 16 run right after each of `calls` calls of `call`.
+fn host_solve_after(
+    call: &dyn Fn() -> Result<(f64, pipekrylov::Solution<f64>), pipekrylov::Error>,
+    calls: usize,
+) -> Result<f64, pipekrylov::Error> {
+    let small = Generator::Poisson2d.generate::<f64>(16)?.matrix;
+    let ones = vec![1.0; small.n_rows()];
+    let host = SolveOptions {
+        backend: BackendChoice::Host,
+        ..SolveOptions::default()
+    };
+    let mut times = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        call()?;
+        let start = Instant::now();
+        pipekrylov::solve(&small, &ones, &host)?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
 }

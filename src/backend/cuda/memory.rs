@@ -98,6 +98,14 @@ impl PinnedBuffer {
     pub(crate) fn len(&self) -> usize {
         self.bytes
     }
+    /// The context it belongs to.
+    pub(crate) fn context(&self) -> sys::CUcontext {
+        self.ctx.cu_ctx()
+    }
+    /// The ordinal of its device.
+    pub(crate) fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
     /// The first `bytes` bytes.
     pub(crate) fn bytes_mut(&mut self, bytes: usize) -> &mut [u8] {
         let n = bytes.min(self.bytes);

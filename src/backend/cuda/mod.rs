@@ -31,6 +31,7 @@ mod krylov;
 pub(crate) mod memory;
 mod module;
 mod peer;
+mod pool;
 mod precond;
 mod probe;
 mod resident;
@@ -275,8 +276,12 @@ struct State {
     fault: Mutex<Option<String>>,
     kernels_f32: OnceLock<Arc<Kernels>>,
     kernels_f64: OnceLock<Arc<Kernels>>,
-    /// Staging memory for reads of partials and small buffers.
+    /// Staging memory for reads of partials and small buffers (kept for the next backend
+    /// when this one is dropped, `pool.rs`).
     pinned: Mutex<Option<PinnedBuffer>>,
+    /// The device's memory pool, shared by the process's backends (`pool.rs`); `None` where
+    /// the driver has no stream-ordered allocation.
+    pool: Option<pool::DevicePool>,
     /// Device copy of the multi-AXPY coefficients.
     coeffs: Mutex<Option<RawBuffer>>,
     /// Launch count when the current stream capture began.
@@ -288,6 +293,21 @@ struct State {
     pdl: bool,
     /// The knobs this backend runs with.
     tuning: Tuning,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // The staging buffer serves the next backend, unless this one's context faulted.
+        let faulted = self.fault.get_mut().map_or(true, |fault| fault.is_some());
+        let pinned = self
+            .pinned
+            .get_mut()
+            .map(Option::take)
+            .unwrap_or_else(|p| p.into_inner().take());
+        if let (Some(buffer), false) = (pinned, faulted) {
+            pool::keep_pinned(buffer);
+        }
+    }
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -351,6 +371,7 @@ impl CudaBackend {
             .new_stream()
             .map_err(|e| init_error("cuStreamCreate", e))?;
         let block = block_size(device.max_threads_per_block);
+        let pool = pool::for_device(&ctx, device.total_memory);
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Ok(Self {
             ctx,
@@ -367,6 +388,7 @@ impl CudaBackend {
                 kernels_f32: OnceLock::new(),
                 kernels_f64: OnceLock::new(),
                 pinned: Mutex::new(None),
+                pool,
                 coeffs: Mutex::new(None),
                 capture_start: Mutex::new(None),
                 halo: Mutex::new(None),
@@ -447,6 +469,7 @@ impl CudaBackend {
             let detail = format!("{call}: {message}");
             self.mark_faulted(&detail);
             module::forget_device(self.state.device.ordinal);
+            pool::forget_device(self.state.device.ordinal);
             return Error::DeviceFault {
                 backend: "cuda".into(),
                 message: detail,
@@ -558,10 +581,15 @@ impl CudaBackend {
             });
         }
         self.bind()?;
-        // SAFETY: the memory is uninitialised bytes; callers fill it (memset or copy) before
-        // any read.
-        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
-            .map_err(|e| self.driver_error("cuMemAllocAsync", e, bytes))?;
+        // The memory is uninitialised bytes; callers fill it (memset or copy) before any read.
+        let slice = match self.state.pool {
+            Some(pool) => pool
+                .alloc(&self.stream, bytes)
+                .map_err(|e| self.driver_error("cuMemAllocFromPoolAsync", e, bytes))?,
+            // SAFETY: as above.
+            None => unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+                .map_err(|e| self.driver_error("cuMemAllocAsync", e, bytes))?,
+        };
         let ptr = {
             let (p, _no_event) = slice.device_ptr(&self.stream);
             p
@@ -632,6 +660,9 @@ impl CudaBackend {
         let mut guard = self.lock(&self.state.pinned, "pinned staging buffer")?;
         if guard.as_ref().map_or(true, |p| p.len() < bytes) {
             *guard = None;
+            *guard = pool::take_pinned(&self.ctx, bytes);
+        }
+        if guard.is_none() {
             let size = bytes.next_power_of_two().max(64 << 10);
             *guard = Some(
                 PinnedBuffer::new(&self.ctx, size)
