@@ -1,31 +1,42 @@
 #!/usr/bin/env bash
-# One device call: the OpenCL tests touched by the shared context (lib and integration, NVIDIA
-# OpenCL), the CUDA integration tests, then `benches/one_call.rs` on CUDA, NVIDIA OpenCL and
-# the host at n = 16, 1024, 4096 (and, when .device/old holds the bench of an earlier commit,
-# that one on OpenCL, for before/after). Results in $OUT; a table last.
+# One device call: the tests touched (CUDA with --include-ignored; the OpenCL integration tests
+# and the borrowed-buffer ones on NVIDIA OpenCL), then `benches/one_call.rs` at n = 16, 1024,
+# 4096, two rounds, alternating this build (CUDA, NVIDIA OpenCL, host) with the bench of an
+# earlier commit in .device/old (CUDA and OpenCL), when there is one. Everything in
+# $OUT/results.tgz; a table last.
 #
-# Here: ../shared/tools/pack-for-device --features "cuda opencl" -- --lib --test integration --bench one_call
-# (the old bench: built in a worktree of the earlier commit, copied to .device/old/test-one_call)
-# There: bash bench/experiments/one-call/run.sh
+# Here: ../shared/tools/pack-for-device --features "cuda opencl" -- --test integration --bench one_call
+# (the old bench: benches/one_call.rs copied into a worktree of the earlier commit, built there,
+# copied to .device/old/test-one_call)
+# There: bash bench/experiments/one-call/run.sh   (TESTS=0 skips the tests; CALLS=K)
 set -u
 out=${OUT:-/tmp/out}
+raw=$(mktemp -d)
 mkdir -p "$out"
 run=".device/run"
-lib=$(ls .device/bin | grep '^test-pipekrylov' | head -1)
 if [ "${TESTS:-1}" = 1 ]; then
-  timeout 200 $run "$lib" opencl --test-threads=4 > "$out/tests-lib-opencl.txt" 2>&1
-  timeout 200 $run test-integration opencl device_buffers --test-threads=4 > "$out/tests-integration-opencl.txt" 2>&1
-  timeout 200 $run test-integration cuda --test-threads=4 > "$out/tests-integration-cuda.txt" 2>&1
+  timeout 240 $run test-integration --include-ignored --test-threads=8 cuda_backend \
+    > "$raw/tests-cuda.txt" 2>&1
+  timeout 200 $run test-integration --test-threads=8 opencl device_buffers \
+    > "$raw/tests-opencl.txt" 2>&1
 fi
-calls=${CALLS:-50}
-for n in 16 1024 4096; do
-  $run test-one_call --backend cuda --backend opencl --backend host --n $n --calls $calls \
-    --out "$out/one-call-n$n.csv" > "$out/one-call-n$n.txt" 2>&1
-  if [ -x .device/old/test-one_call ]; then
-    OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 .device/old/test-one_call --backend opencl \
-      --backend cuda --n $n --calls $calls --out "$out/one-call-old-n$n.csv" > "$out/one-call-old-n$n.txt" 2>&1
-  fi
+calls=${CALLS:-30}
+for round in 1 2; do
+  for n in 16 1024 4096; do
+    $run test-one_call --backend cuda --backend opencl --backend host --n $n --calls $calls \
+      --out "$raw/new-n$n-r$round.csv" > "$raw/new-n$n-r$round.txt" 2>&1
+    if [ -x .device/old/test-one_call ]; then
+      OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 .device/old/test-one_call --backend cuda \
+        --backend opencl --n $n --calls $calls --out "$raw/old-n$n-r$round.csv" \
+        > "$raw/old-n$n-r$round.txt" 2>&1
+    fi
+  done
 done
-(cd "$out" && tar czf results.tgz *.txt *.csv)
-for f in "$out"/tests-*.txt; do echo "$(basename "$f"): $(grep -E '^test result' "$f" | tail -1)"; done
-cat "$out"/one-call-n*.txt "$out"/one-call-old-n*.txt 2>/dev/null
+(cd "$raw" && tar czf "$out/results.tgz" .)
+for f in "$raw"/tests-*.txt; do
+  [ -f "$f" ] && echo "$(basename "$f"): $(grep -E '^test result' "$f" | tail -1) $(grep -c '\.\.\. FAILED' "$f") failed lines"
+  grep -E '\.\.\. FAILED' "$f" | head -5
+done
+for f in "$raw"/new-*.csv "$raw"/old-*.csv; do
+  [ -f "$f" ] && tail -n +2 "$f" | sed "s|^|$(basename "$f" .csv),|"
+done | cut -d, -f1,2,3,6,8,11-16
