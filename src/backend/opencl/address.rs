@@ -43,7 +43,11 @@ impl OpenClBackend {
         for arg in args {
             if let Arg::Mem(buf) = arg {
                 if buf.device_address() == 0 {
-                    self.read_address(prog, buf)?;
+                    let mut out = self
+                        .address_out
+                        .lock()
+                        .map_err(|_| Error::param("opencl", "address buffer lock poisoned"))?;
+                    self.read_address(prog, buf, &mut *out)?;
                 }
             }
         }
@@ -57,24 +61,31 @@ impl OpenClBackend {
         if buf.device_address() != 0 {
             return Ok(());
         }
+        // Not while an address is being read: `buf` may be the slab that the read's own output
+        // buffer is carved from, on this thread (a blocking lock would wait for itself).
+        let Ok(mut out) = self.address_out.try_lock() else {
+            return Ok(());
+        };
         for slot in self.programs.iter().chain(self.ptx.programs.iter()) {
             let Ok(mut guard) = slot.try_lock() else {
                 continue;
             };
             if let Some(prog) = guard.as_mut().filter(|p| p.address_args) {
-                self.read_address(prog, buf)?;
+                self.read_address(prog, buf, &mut *out)?;
                 return Ok(());
             }
         }
         Ok(())
     }
 
-    /// Launch `buffer_address` on `buf` and store the result in it.
-    fn read_address(&self, prog: &mut CompiledProgram, buf: &RawBuffer) -> Result<u64> {
-        let mut out_guard = self
-            .address_out
-            .lock()
-            .map_err(|_| Error::param("opencl", "address buffer lock poisoned"))?;
+    /// Launch `buffer_address` on `buf` and store the result in it, with the output buffer's
+    /// lock held by the caller (`out_guard`).
+    fn read_address(
+        &self,
+        prog: &mut CompiledProgram,
+        buf: &RawBuffer,
+        out_guard: &mut Option<RawBuffer>,
+    ) -> Result<u64> {
         if out_guard.is_none() {
             *out_guard = Some(self.create_raw::<u64>(1)?);
         }

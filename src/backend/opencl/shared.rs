@@ -164,6 +164,33 @@ mod tests {
         ));
     }
 
+    /// A backend that takes the first one's verdict on device-address arguments (and so never
+    /// ran the check that makes its address-output buffer) reads addresses with programs of
+    /// both precisions built: the reading must not wait for itself.
+    #[test]
+    fn a_second_backend_with_address_arguments_runs_both_precisions() {
+        let _entry = ENTRY_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        let open = || {
+            let mut b = OpenClBackend::new(DeviceSelector::Default).unwrap();
+            b.set_address_args(true);
+            b
+        };
+        let first = open();
+        first.prepare(Precision::F64).unwrap();
+        first.prepare(Precision::F32).unwrap();
+        let second = open();
+        second.prepare(Precision::F64).unwrap();
+        second.prepare(Precision::F32).unwrap();
+        let x = second.upload(&[1.5f32; 40]).unwrap();
+        let mut y = second.alloc::<f32>(40).unwrap();
+        second.copy(&x, &mut y).unwrap();
+        assert_eq!(second.download(&y).unwrap(), vec![1.5f32; 40]);
+        let x = second.upload(&[2.5f64; 40]).unwrap();
+        let mut y = second.alloc::<f64>(40).unwrap();
+        second.copy(&x, &mut y).unwrap();
+        assert_eq!(second.download(&y).unwrap(), vec![2.5f64; 40]);
+    }
+
     /// After a sticky fault the device's entry is gone: the next backend makes a new context.
     #[test]
     fn a_forgotten_device_gets_a_new_context() {
