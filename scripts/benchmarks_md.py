@@ -134,6 +134,10 @@ SOURCES["python"] = {
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
 # The one call's overhead over the crate's call (python-plain-call/run.sh, plain.py).
 PYTHON_PLAIN_TXT = "h200-2026-12-02-python-plain-call/plain.txt"
+# One `pipekrylov::solve` in a process that already made one, the new build against c6dbba6
+# (bench/experiments/one-call/run.sh, benches/one_call.rs).
+ONE_CALL_DIR = "h200-2026-12-02-one-call"
+ONE_CALL_COMMIT = "2397597"
 # The Python time to solution from a SciPy matrix and from a CuPy matrix used in place
 # (python-in-place/run.sh, part in_place_matrix of python-vs-cupy/run.py).
 PYTHON_TTS_CSV = "h200-2026-11-30-python-in-place/in_place_matrix.csv"
@@ -255,8 +259,8 @@ def latency():
     out = [f"## {SOURCES['latency']['title']}", ""]
     out += source_lines("latency")
     out += para(f"Device: {device_name(paths)}. Pipelined, f64, CSR, b = ones; us per iteration of 300-iteration "
-                "solves (median of 10 repeats, then of the rounds). `sync`: one host transfer per iteration; "
-                "`resident`: the scalars stay on the device (the default on a GPU at these sizes).")
+                "solves (medians). `sync`: a host transfer per iteration; "
+                "`resident`: scalars on the device (a GPU's default). " + one_call())
     out += ["| solver | problem | n | CUDA sync | CUDA resident | OpenCL sync | OpenCL resident |",
             "|---|---|---|---|---|---|---|"]
     order = {"cg": 0, "bicgstab": 1, "gmres": 2}
@@ -270,6 +274,25 @@ def latency():
         out.append(f"| {SOLVER_NAMES.get(s, s)} | {prob} | {n} | " + " | ".join(cells) + " |")
     out.append("")
     return out
+
+
+def one_call():
+    """A sentence: the medians of one call per GPU backend and n, new build (old build)."""
+    calls = {}
+    for p in sorted(glob.glob(os.path.join(RESULTS, ONE_CALL_DIR, "*-n*-r*.csv"))):
+        build = os.path.basename(p).split("-")[0]
+        for r in rows_of(p):
+            calls.setdefault((r["backend"], int(r["n"]), build), []).append(float(r["median_call_s"]) * 1e3)
+    def span(values, digits):
+        digits = digits if max(values, default=0) < 10 else 0
+        return "-".join(f"{v:.{digits}f}" for v in sorted(values))
+    parts = [f"{name} " + ", ".join(f"{span(calls[(b, n, 'new')], 1)} ({span(calls.get((b, n, 'old'), []), 1)})"
+                                    for n in sorted({k[1] for k in calls if k[0] == b}))
+             for b, name in (("cuda", "CUDA"), ("opencl", "OpenCL"))]
+    sizes = ", ".join(str(n) for n in sorted({k[1] for k in calls}))
+    return (f"One `pipekrylov::solve` after an earlier one (Jacobi CG, 1e-8), ms at n = "
+            f"{sizes} ({ONE_CALL_COMMIT}, two rounds, `{ONE_CALL_DIR}`; c6dbba6 in brackets): "
+            + "; ".join(parts) + ".")
 
 
 def bandwidth():
@@ -492,7 +515,8 @@ def amg():
     for (prob, n), by in sorted(ours.items()):
         c, o, h = by.get(("device", "cuda")), by.get(("device", "opencl")), by.get(("host", "cuda"))
         a = theirs.get((prob, n))
-        if not c:
+        # The small 3D ladder (within noise of 2D 65536's few ms) is in the file.
+        if not c or (prob == "poisson3d" and n < 1_000_000):
             continue
         cells = [prob, str(n), c["iterations"], f3(float(c["setup_s"])), f3(float(c["solve_s"])),
                  f3(float(c["total_s"])), f3(float(o["total_s"])) if o else "-", f2(float(c["operator_complexity"])),

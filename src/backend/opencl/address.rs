@@ -47,7 +47,7 @@ impl OpenClBackend {
                         .address_out
                         .lock()
                         .map_err(|_| Error::param("opencl", "address buffer lock poisoned"))?;
-                    self.read_address(prog, buf, &mut *out)?;
+                    self.read_address(prog, buf, &mut out)?;
                 }
             }
         }
@@ -71,7 +71,7 @@ impl OpenClBackend {
                 continue;
             };
             if let Some(prog) = guard.as_mut().filter(|p| p.address_args) {
-                self.read_address(prog, buf, &mut *out)?;
+                self.read_address(prog, buf, &mut out)?;
                 return Ok(());
             }
         }
