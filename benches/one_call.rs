@@ -35,6 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
+    if calls == 0 {
+        return Err("--calls must be at least 1".into());
+    }
     if backends.is_empty() {
         backends.push(BackendChoice::Host);
     }

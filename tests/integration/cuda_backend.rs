@@ -107,49 +107,9 @@ fn lists_the_devices() {
     println!("{}\n{}", st.devices.join("\n"), st.note);
 }
 
-/// Held by the tests that fill or measure the device's memory pool (other tests allocate a few
-/// MB at most, below the tolerances).
-static POOL_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Freed device memory stays in the device's pool for the next backend, and is given back on
-/// request.
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn freed_memory_is_kept_for_the_next_backend_and_released_on_request() {
-    let _pool = POOL_TESTS.lock().unwrap_or_else(|p| p.into_inner());
-    const LEN: usize = 32 << 20; // 256 MiB of f64
-    let most = LEN * 8 * 3 / 4;
-    {
-        let first = gpu();
-        let mut x = first.alloc::<f64>(LEN).unwrap();
-        first.fill(&mut x, 1.0).unwrap();
-        drop(x);
-        first.synchronize().unwrap();
-        assert!(first.pooled_bytes() >= most, "{}", first.pooled_bytes());
-    }
-    // A second backend finds it there and takes from it (its data checked).
-    let second = gpu();
-    assert!(second.pooled_bytes() >= most, "{}", second.pooled_bytes());
-    let mut y = second.alloc::<f64>(LEN).unwrap();
-    second.fill(&mut y, 2.0).unwrap();
-    assert!(second.download(&y).unwrap().iter().all(|&v| v == 2.0));
-    drop(y);
-    let released = second.release_pooled_memory().unwrap();
-    assert!(released >= most, "{released}");
-    assert!(
-        second.pooled_bytes() < LEN * 8 / 4,
-        "{}",
-        second.pooled_bytes()
-    );
-    // Still usable after the release.
-    let z = second.upload(&[1.0f64, 2.0]).unwrap();
-    assert_eq!(second.download(&z).unwrap(), vec![1.0, 2.0]);
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn out_of_memory_is_an_error_and_the_backend_stays_usable() {
-    let _pool = POOL_TESTS.lock().unwrap_or_else(|p| p.into_inner());
     let b = gpu();
     let total = b.device().total_memory;
     // Larger than the card: refused before the driver is asked.

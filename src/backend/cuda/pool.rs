@@ -3,9 +3,13 @@
 //! reads.
 //!
 //! Buffers come from a memory pool of the library's own (`cuMemPoolCreate`, one per device)
-//! whose release threshold keeps freed memory for the next request, up to an eighth of the
-//! device's memory ([`KEPT_SHARE`]; what is freed beyond it goes back to the system at the next
-//! synchronization, as PyTorch's and CuPy's pools would keep it all). With the driver's default
+//! whose release threshold keeps freed memory for the next request: the pool holds on to its
+//! reserved memory (in use or free) up to an eighth of the device's memory ([`KEPT_SHARE`]);
+//! above that, freed memory goes back to the system at the next synchronization (PyTorch's and
+//! CuPy's pools keep all of it). That reserve stays with the process after every backend is
+//! dropped, unavailable to other allocators (another library's, the OpenCL backend's) until
+//! [`CudaBackend::release_pooled_memory`](super::CudaBackend::release_pooled_memory) or an
+//! allocation failure of this pool trims it. With the driver's default
 //! pool (release threshold 0) every synchronization handed freed memory back to the system, so
 //! each solver built after another one was dropped mapped all its memory again, and so did
 //! every temporary after a read. The default pool is left as it is (other libraries in the
@@ -13,10 +17,9 @@
 //! `cuMemFreeHost`, both slow driver calls) goes back to a short list when the backend is
 //! dropped and serves the next backend.
 //!
-//! Both belong to the device and outlive backends, as CUDA's primary context does.
-//! [`CudaBackend::release_pooled_memory`](super::CudaBackend::release_pooled_memory) gives the
-//! pool's unused memory back, an allocation that fails for memory trims the pool and tries
-//! once more, and a sticky fault forgets the device's pool ([`forget_device`]).
+//! Both belong to the device and outlive backends, as CUDA's primary context does. An
+//! allocation that fails for memory waits for its stream, trims the pool and tries once more;
+//! a sticky fault forgets the device's pool ([`forget_device`]).
 
 use super::memory::PinnedBuffer;
 use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
@@ -126,7 +129,10 @@ impl DevicePool {
         };
         let ptr = match from_pool() {
             Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
-                self.trim()?;
+                // Frees still queued on this stream reach the pool first; whatever the trim
+                // says, the second attempt's error is the one reported.
+                let _ = stream.synchronize();
+                let _ = self.trim();
                 from_pool()?
             }
             other => other?,
@@ -197,9 +203,11 @@ impl super::CudaBackend {
     }
 
     /// Give the memory of freed buffers that the device's pool keeps for reuse back to the
-    /// system (after the queued work finished): the bytes released. Only needed to give
-    /// memory to other users of the device: an allocation that fails for memory does this
-    /// itself.
+    /// system, after this backend's queued work finished (buffers freed on another backend's
+    /// stream that has work queued go back once that work is done): the bytes released. Only
+    /// needed to give memory to other users of the device (the pool keeps up to an eighth of
+    /// the device's memory after every backend is dropped): an allocation that fails for
+    /// memory does this itself.
     pub fn release_pooled_memory(&self) -> crate::Result<usize> {
         let Some(pool) = self.state.pool else {
             return Ok(0);

@@ -208,7 +208,12 @@ impl OpenClBackend {
         let address_wanted = device::address_args_wanted(&device, &tuning);
         let packed_wanted = device::packed_args_wanted(&tuning);
         let counters = Counters::default();
-        let pool = pool::BufferPool::new(counters.memory_tracker(), cl::retain_queue(&queue)?);
+        let pool = pool::BufferPool::new(
+            counters.memory_tracker(),
+            cl::retain_queue(&queue)?,
+            std::sync::Arc::clone(&shared),
+            usize::try_from(device.global_mem_bytes / 8).unwrap_or(usize::MAX),
+        );
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             ptx: Box::new(PtxPrograms {
@@ -385,14 +390,15 @@ impl OpenClBackend {
     fn record(&self, e: Error) -> Error {
         if matches!(e, Error::DeviceFault { .. }) {
             self.fatal.store(true, Ordering::Relaxed);
-            // The context may be unusable: later backends start on a fresh one.
-            shared::forget(&self.shared);
+            // The context is unusable, for every backend on it; later backends start on a
+            // fresh one.
+            shared::poison(&self.shared);
         }
         e
     }
 
     fn check_alive(&self) -> Result<()> {
-        if self.fatal.load(Ordering::Relaxed) {
+        if self.fatal.load(Ordering::Relaxed) || self.shared.poisoned() {
             return Err(Error::DeviceFault {
                 backend: BACKEND.into(),
                 message: format!(

@@ -16,17 +16,26 @@
 use super::cl::{self, Context, Program};
 use super::device::DeviceDescription;
 use super::packed::WordKind;
+use super::pool::Pooled;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The context of one device and the programs built in it.
 pub(crate) struct SharedDevice {
-    pub(crate) context: Context,
+    // Field order is drop order: the programs and memory objects before the context.
     /// Built programs by build options and argument packing; one slot per key, so two
     /// precisions build at the same time and a second backend waits for the first's build.
     programs: Mutex<HashMap<ProgramKey, ProgramSlot>>,
+    /// Idle memory objects of dropped backends' pools (`pool.rs`), oldest first, and their bytes.
+    spare: Mutex<(Vec<Pooled>, usize)>,
+    /// Set by a sticky device fault in the context: every backend on it fails from then on.
+    poisoned: std::sync::atomic::AtomicBool,
+    pub(crate) context: Context,
 }
+
+/// At most this many memory objects wait in a device's spare list.
+const MAX_SPARE_BUFFERS: usize = 512;
 
 /// One program's place in [`SharedDevice`]: empty until a backend built it.
 type ProgramSlot = Arc<Mutex<Option<Arc<BuiltProgram>>>>;
@@ -78,14 +87,25 @@ pub(crate) fn for_device(device: &DeviceDescription) -> Result<Arc<SharedDevice>
     }
     let context = cl::create_context(device.platform, device.device)?;
     let entry = Arc::new(SharedDevice {
-        context,
         programs: Mutex::new(HashMap::new()),
+        spare: Mutex::new((Vec::new(), 0)),
+        poisoned: std::sync::atomic::AtomicBool::new(false),
+        context,
     });
     devices.push((key.0, key.1, Arc::clone(&entry)));
     Ok(entry)
 }
 
-/// Take `entry` out of the process's devices (after a sticky fault in its context).
+/// After a sticky fault in `entry`'s context: every backend on it fails from now on, and the
+/// entry leaves the process's devices (a later backend makes a new context).
+pub(crate) fn poison(entry: &Arc<SharedDevice>) {
+    entry
+        .poisoned
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    forget(entry);
+}
+
+/// Take `entry` out of the process's devices.
 pub(crate) fn forget(entry: &Arc<SharedDevice>) {
     lock(&DEVICES).retain(|(_, _, e)| !Arc::ptr_eq(e, entry));
 }
@@ -97,6 +117,11 @@ pub(crate) fn device_count() -> usize {
 }
 
 impl SharedDevice {
+    /// Whether a sticky fault made the context unusable ([`poison`]).
+    pub(crate) fn poisoned(&self) -> bool {
+        self.poisoned.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The program built with `options` (and packed arguments if `packed_args`), built by
     /// `build` if no backend built it yet. A failed build is not kept: the next call builds
     /// again.
@@ -120,13 +145,45 @@ impl SharedDevice {
         Ok(program)
     }
 
-    /// How many programs were built in this context (testing).
+    /// Keep idle memory objects (no queue uses them) for the next backend, up to `limit` bytes
+    /// and [`MAX_SPARE_BUFFERS`] in all: what does not fit is returned, to be released.
+    pub(crate) fn keep_spare(&self, idle: Vec<Pooled>, limit: usize) -> Vec<Pooled> {
+        let mut spare = lock(&self.spare);
+        let mut rest = Vec::new();
+        for p in idle {
+            if spare.0.len() < MAX_SPARE_BUFFERS && spare.1 + p.bytes <= limit {
+                spare.1 += p.bytes;
+                spare.0.push(p);
+            } else {
+                rest.push(p);
+            }
+        }
+        rest
+    }
+
+    /// A spare memory object of exactly `bytes` bytes (the newest), or `None`.
+    pub(crate) fn take_spare(&self, bytes: usize) -> Option<Pooled> {
+        let mut spare = lock(&self.spare);
+        let at = spare.0.iter().rposition(|p| p.bytes == bytes)?;
+        let p = spare.0.remove(at);
+        spare.1 -= p.bytes;
+        Some(p)
+    }
+
+    /// Release every spare memory object; whether there was any.
+    pub(crate) fn clear_spare(&self) -> bool {
+        let released = {
+            let mut spare = lock(&self.spare);
+            spare.1 = 0;
+            std::mem::take(&mut spare.0)
+        };
+        !released.is_empty()
+    }
+
+    /// The bytes waiting in the spare list (testing).
     #[cfg(test)]
-    pub(crate) fn program_count(&self) -> usize {
-        lock(&self.programs)
-            .values()
-            .filter(|slot| lock(slot).is_some())
-            .count()
+    pub(crate) fn spare_bytes(&self) -> usize {
+        lock(&self.spare).1
     }
 }
 
@@ -147,12 +204,17 @@ mod tests {
         let _entry = ENTRY_TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let first = OpenClBackend::new(DeviceSelector::Default).unwrap();
         first.prepare(Precision::F64).unwrap();
-        let programs = first.shared.program_count();
-        assert!(programs >= 1);
         let second = OpenClBackend::new(DeviceSelector::Default).unwrap();
         assert!(std::sync::Arc::ptr_eq(&first.shared, &second.shared));
         second.prepare(Precision::F64).unwrap();
-        assert_eq!(second.shared.program_count(), programs, "nothing rebuilt");
+        let built = |b: &OpenClBackend| {
+            let guard = b.program(Precision::F64).unwrap();
+            std::sync::Arc::clone(&guard.as_ref().unwrap().built)
+        };
+        assert!(
+            std::sync::Arc::ptr_eq(&built(&first), &built(&second)),
+            "the second backend's program is the first one's"
+        );
         let x = second.upload(&[1.0f64, 2.0, 3.0]).unwrap();
         let mut y = second.alloc::<f64>(3).unwrap();
         second.copy(&x, &mut y).unwrap();
@@ -189,6 +251,37 @@ mod tests {
         let mut y = second.alloc::<f64>(40).unwrap();
         second.copy(&x, &mut y).unwrap();
         assert_eq!(second.download(&y).unwrap(), vec![2.5f64; 40]);
+    }
+
+    /// The memory objects of a dropped backend serve the next backend's requests of their size,
+    /// zeroed as a new buffer is.
+    #[test]
+    fn a_dropped_backends_memory_serves_the_next_backend() {
+        let _entry = ENTRY_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        // An unusual size (no other test asks for it), above what a first slab serves.
+        const LEN: usize = 131_075;
+        let kept = {
+            let first = OpenClBackend::new(DeviceSelector::Default).unwrap();
+            let mut x = first.alloc::<f64>(LEN).unwrap();
+            first.fill(&mut x, 3.0).unwrap();
+            let mem = first.cl_mem(&x).unwrap() as usize;
+            drop(x);
+            assert!(first.pooled_bytes() >= LEN * 8);
+            mem
+        };
+        let second = OpenClBackend::new(DeviceSelector::Default).unwrap();
+        assert!(second.shared.spare_bytes() >= LEN * 8);
+        let y = second.alloc::<f64>(LEN).unwrap();
+        assert_eq!(
+            second.cl_mem(&y).unwrap() as usize,
+            kept,
+            "the first backend's memory"
+        );
+        assert!(second.download(&y).unwrap().iter().all(|&v| v == 0.0));
+        drop(y);
+        // Released on request with the backend's own pool.
+        second.release_pooled_memory();
+        assert_eq!(second.pooled_bytes(), 0);
     }
 
     /// After a sticky fault the device's entry is gone: the next backend makes a new context.
