@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One short device call after the review mends: `one_call` on NVIDIA OpenCL and CUDA at n = 16
-# and 1024 (the OpenCL spare list), the CUDA pool test binary, the OpenCL integration tests on
-# NVIDIA OpenCL and the `cuda_backend` tests. Logs in $OUT/final.tgz; a summary last.
+# and 1024, the CUDA pool test binary, the OpenCL integration tests on NVIDIA OpenCL and the
+# `cuda_backend` tests. Logs in $OUT/final.tgz; a summary last. Not run on 2026-12-02 (no device
+# time left); with `opencl-spare.patch` applied (`git apply`) it measures the OpenCL spare list.
 # Here: ../shared/tools/pack-for-device --features "cuda opencl" -- --test integration --test cuda_pool --bench one_call
 set -u
 out=${OUT:-/tmp/out}

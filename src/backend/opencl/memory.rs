@@ -196,7 +196,7 @@ impl OpenClBackend {
     /// Empty the pool and retire the current slab: whether there was anything to release.
     pub(crate) fn release_kept_memory(&self) -> bool {
         let slab = self.slab.lock().unwrap_or_else(|p| p.into_inner()).take();
-        self.pool.clear() | slab.is_some() | self.shared.clear_spare()
+        self.pool.clear() | slab.is_some()
     }
 
     /// Zero `raw` whole; a new memory object is waited for and gets its device address.

@@ -208,12 +208,7 @@ impl OpenClBackend {
         let address_wanted = device::address_args_wanted(&device, &tuning);
         let packed_wanted = device::packed_args_wanted(&tuning);
         let counters = Counters::default();
-        let pool = pool::BufferPool::new(
-            counters.memory_tracker(),
-            cl::retain_queue(&queue)?,
-            std::sync::Arc::clone(&shared),
-            usize::try_from(device.global_mem_bytes / 8).unwrap_or(usize::MAX),
-        );
+        let pool = pool::BufferPool::new(counters.memory_tracker(), cl::retain_queue(&queue)?);
         Ok(Self {
             programs: Box::new([Mutex::new(None), Mutex::new(None)]),
             ptx: Box::new(PtxPrograms {

@@ -16,28 +16,21 @@
 //! pool never holds device memory beyond the backend's high-water mark.
 //! An out-of-memory allocation empties the pool and is tried once more.
 //! [`super::OpenClBackend::release_pooled_memory`] empties it on request.
-//!
-//! When the backend is gone (and with it every buffer), the pool's memory objects wait, idle, in
-//! the device's spare list for the next backend of the process on the device (`shared.rs`), up
-//! to an eighth of the device's memory: a solver built after another one was dropped then
-//! allocates nothing new. The backends' out-of-memory retry and `release_pooled_memory` empty
-//! that list too.
 
 use super::cl::{self, Mem};
-use super::shared::SharedDevice;
 use crate::backend::counters::MemoryTracker;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// At most this many buffers wait in the pool (the oldest is released first).
 const MAX_POOLED_BUFFERS: usize = 512;
 
 /// A dropped buffer kept for reuse.
-pub(crate) struct Pooled {
-    pub(crate) mem: Mem,
-    pub(crate) bytes: usize,
+struct Pooled {
+    mem: Mem,
+    bytes: usize,
     /// The device address read while it was in use (0: never read).
-    pub(crate) address: u64,
+    address: u64,
 }
 
 /// What the pool holds, under its lock.
@@ -60,11 +53,6 @@ pub(crate) struct BufferPool {
     /// The backend's queue (retained), drained before releasing a buffer whose address was
     /// handed out.
     queue: cl::Queue,
-    /// The device's spare memory objects: taken from when the pool has none of a size, given
-    /// the pool's memory objects when it is dropped.
-    shared: Arc<SharedDevice>,
-    /// The most bytes the device's spare list keeps.
-    spare_limit: usize,
 }
 
 /// A memory object taken from the pool.
@@ -74,18 +62,11 @@ pub(crate) struct Recycled {
 }
 
 impl BufferPool {
-    pub(crate) fn new(
-        ledger: MemoryTracker,
-        queue: cl::Queue,
-        shared: Arc<SharedDevice>,
-        spare_limit: usize,
-    ) -> Self {
+    pub(crate) fn new(ledger: MemoryTracker, queue: cl::Queue) -> Self {
         Self {
             state: Mutex::new(PoolState::default()),
             ledger,
             queue,
-            shared,
-            spare_limit,
         }
     }
 
@@ -103,12 +84,6 @@ impl BufferPool {
         if let Some(i) = st.free.iter().rposition(|p| p.bytes == bytes) {
             let p = st.free.remove(i)?;
             st.pooled_bytes -= p.bytes;
-            return Some(Recycled {
-                mem: p.mem,
-                address: p.address,
-            });
-        }
-        if let Some(p) = self.shared.take_spare(bytes) {
             return Some(Recycled {
                 mem: p.mem,
                 address: p.address,
@@ -180,14 +155,6 @@ impl BufferPool {
 
 impl Drop for BufferPool {
     fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        st.pooled_bytes = 0;
-        let idle: Vec<Pooled> = st.free.drain(..).collect();
-        // Another backend's queue may use them only once this one's is done with them; after a
-        // fault they are released.
-        if idle.is_empty() || cl::finish(&self.queue).is_err() {
-            return;
-        }
-        drop(self.shared.keep_spare(idle, self.spare_limit));
+        self.clear();
     }
 }

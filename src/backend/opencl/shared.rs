@@ -16,26 +16,20 @@
 use super::cl::{self, Context, Program};
 use super::device::DeviceDescription;
 use super::packed::WordKind;
-use super::pool::Pooled;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The context of one device and the programs built in it.
 pub(crate) struct SharedDevice {
-    // Field order is drop order: the programs and memory objects before the context.
+    // Field order is drop order: the programs before the context.
     /// Built programs by build options and argument packing; one slot per key, so two
     /// precisions build at the same time and a second backend waits for the first's build.
     programs: Mutex<HashMap<ProgramKey, ProgramSlot>>,
-    /// Idle memory objects of dropped backends' pools (`pool.rs`), oldest first, and their bytes.
-    spare: Mutex<(Vec<Pooled>, usize)>,
     /// Set by a sticky device fault in the context: every backend on it fails from then on.
     poisoned: std::sync::atomic::AtomicBool,
     pub(crate) context: Context,
 }
-
-/// At most this many memory objects wait in a device's spare list.
-const MAX_SPARE_BUFFERS: usize = 512;
 
 /// One program's place in [`SharedDevice`]: empty until a backend built it.
 type ProgramSlot = Arc<Mutex<Option<Arc<BuiltProgram>>>>;
@@ -88,7 +82,6 @@ pub(crate) fn for_device(device: &DeviceDescription) -> Result<Arc<SharedDevice>
     let context = cl::create_context(device.platform, device.device)?;
     let entry = Arc::new(SharedDevice {
         programs: Mutex::new(HashMap::new()),
-        spare: Mutex::new((Vec::new(), 0)),
         poisoned: std::sync::atomic::AtomicBool::new(false),
         context,
     });
@@ -143,47 +136,6 @@ impl SharedDevice {
         let program = Arc::new(build()?);
         *built = Some(Arc::clone(&program));
         Ok(program)
-    }
-
-    /// Keep idle memory objects (no queue uses them) for the next backend, up to `limit` bytes
-    /// and [`MAX_SPARE_BUFFERS`] in all: what does not fit is returned, to be released.
-    pub(crate) fn keep_spare(&self, idle: Vec<Pooled>, limit: usize) -> Vec<Pooled> {
-        let mut spare = lock(&self.spare);
-        let mut rest = Vec::new();
-        for p in idle {
-            if spare.0.len() < MAX_SPARE_BUFFERS && spare.1 + p.bytes <= limit {
-                spare.1 += p.bytes;
-                spare.0.push(p);
-            } else {
-                rest.push(p);
-            }
-        }
-        rest
-    }
-
-    /// A spare memory object of exactly `bytes` bytes (the newest), or `None`.
-    pub(crate) fn take_spare(&self, bytes: usize) -> Option<Pooled> {
-        let mut spare = lock(&self.spare);
-        let at = spare.0.iter().rposition(|p| p.bytes == bytes)?;
-        let p = spare.0.remove(at);
-        spare.1 -= p.bytes;
-        Some(p)
-    }
-
-    /// Release every spare memory object; whether there was any.
-    pub(crate) fn clear_spare(&self) -> bool {
-        let released = {
-            let mut spare = lock(&self.spare);
-            spare.1 = 0;
-            std::mem::take(&mut spare.0)
-        };
-        !released.is_empty()
-    }
-
-    /// The bytes waiting in the spare list (testing).
-    #[cfg(test)]
-    pub(crate) fn spare_bytes(&self) -> usize {
-        lock(&self.spare).1
     }
 }
 
@@ -251,37 +203,6 @@ mod tests {
         let mut y = second.alloc::<f64>(40).unwrap();
         second.copy(&x, &mut y).unwrap();
         assert_eq!(second.download(&y).unwrap(), vec![2.5f64; 40]);
-    }
-
-    /// The memory objects of a dropped backend serve the next backend's requests of their size,
-    /// zeroed as a new buffer is.
-    #[test]
-    fn a_dropped_backends_memory_serves_the_next_backend() {
-        let _entry = ENTRY_TESTS.lock().unwrap_or_else(|p| p.into_inner());
-        // An unusual size (no other test asks for it), above what a first slab serves.
-        const LEN: usize = 131_075;
-        let kept = {
-            let first = OpenClBackend::new(DeviceSelector::Default).unwrap();
-            let mut x = first.alloc::<f64>(LEN).unwrap();
-            first.fill(&mut x, 3.0).unwrap();
-            let mem = first.cl_mem(&x).unwrap() as usize;
-            drop(x);
-            assert!(first.pooled_bytes() >= LEN * 8);
-            mem
-        };
-        let second = OpenClBackend::new(DeviceSelector::Default).unwrap();
-        assert!(second.shared.spare_bytes() >= LEN * 8);
-        let y = second.alloc::<f64>(LEN).unwrap();
-        assert_eq!(
-            second.cl_mem(&y).unwrap() as usize,
-            kept,
-            "the first backend's memory"
-        );
-        assert!(second.download(&y).unwrap().iter().all(|&v| v == 0.0));
-        drop(y);
-        // Released on request with the backend's own pool.
-        second.release_pooled_memory();
-        assert_eq!(second.pooled_bytes(), 0);
     }
 
     /// After a sticky fault the device's entry is gone: the next backend makes a new context.
