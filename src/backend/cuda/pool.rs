@@ -189,31 +189,3 @@ pub(crate) fn keep_pinned(buffer: PinnedBuffer) {
         drop(buffer);
     }
 }
-
-impl super::CudaBackend {
-    /// The bytes of freed buffers the device's memory pool keeps for reuse, by this backend
-    /// and the process's other backends on the device (see the module documentation of
-    /// `pool.rs`; not counted in [`VectorOps::memory_use`](crate::backend::VectorOps::memory_use)).
-    /// 0 where the driver has no stream-ordered allocation.
-    pub fn pooled_bytes(&self) -> usize {
-        self.state
-            .pool
-            .and_then(|pool| pool.unused().ok())
-            .unwrap_or(0)
-    }
-
-    /// Give the memory of freed buffers that the device's pool keeps for reuse back to the
-    /// system, after this backend's queued work finished (buffers freed on another backend's
-    /// stream that has work queued go back once that work is done): the bytes released. Only
-    /// needed to give memory to other users of the device (the pool keeps up to an eighth of
-    /// the device's memory after every backend is dropped): an allocation that fails for
-    /// memory does this itself.
-    pub fn release_pooled_memory(&self) -> crate::Result<usize> {
-        let Some(pool) = self.state.pool else {
-            return Ok(0);
-        };
-        crate::backend::VectorOps::synchronize(self)?;
-        pool.trim()
-            .map_err(|e| self.driver_error("cuMemPoolTrimTo", e, 0))
-    }
-}
