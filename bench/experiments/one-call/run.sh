@@ -5,7 +5,7 @@
 # earlier commit in .device/old (CUDA and OpenCL), when there is one. Everything in
 # $OUT/results.tgz; a table last.
 #
-# Here: ../shared/tools/pack-for-device --features "cuda opencl" -- --test integration --bench one_call
+# Packed on the workstation: pack-for-device --features "cuda opencl" -- --test integration --bench one_call
 # (the old bench: benches/one_call.rs copied into a worktree of the earlier commit, built there,
 # copied to .device/old/test-one_call)
 # There: bash bench/experiments/one-call/run.sh   (TESTS=0 skips the tests; CALLS=K)
