@@ -659,7 +659,6 @@ impl CudaBackend {
     ) -> Result<R> {
         let mut guard = self.lock(&self.state.pinned, "pinned staging buffer")?;
         if guard.as_ref().map_or(true, |p| p.len() < bytes) {
-            *guard = None;
             *guard = pool::take_pinned(&self.ctx, bytes);
         }
         if guard.is_none() {

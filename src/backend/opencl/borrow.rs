@@ -32,7 +32,7 @@ impl OpenClBackend {
     /// keeps it alive), or [`Error::WrongBackend`] for another backend's buffer.
     pub fn cl_mem<T: Pod>(&self, buffer: &Buffer<T>) -> Result<*mut c_void> {
         let r = raw(buffer)?;
-        if r.owner != self.owner_id() {
+        if r.owner != self.owner {
             return Err(Error::WrongBackend {
                 expected: "opencl (this context)".into(),
                 found: "opencl (another context)".into(),
@@ -107,7 +107,7 @@ impl OpenClBackend {
                 cl::status_name(code)
             )));
         }
-        let raw = RawBuffer::new(Mem(mem), size, self.owner_id(), queue);
+        let raw = RawBuffer::new(Mem(mem), size, self.owner, queue);
         Ok(Buffer::from_storage(len, Storage::OpenCl(raw), None))
     }
 }

@@ -31,7 +31,7 @@ impl OpenClBackend {
     /// The storage of `buf`, checked to belong to this backend's context.
     pub(crate) fn mem<'a, T: Pod>(&self, buf: &'a Buffer<T>) -> Result<&'a RawBuffer> {
         let r = raw(buf)?;
-        if r.owner != self.owner_id() {
+        if r.owner != self.owner {
             return Err(Error::WrongBackend {
                 expected: format!("{BACKEND} ({})", self.device_label()),
                 found: format!("{BACKEND} (another context)"),
@@ -48,7 +48,7 @@ impl OpenClBackend {
         use super::launch::Arg;
         use crate::backend::launch::{BufferArg, KernelArg};
         Ok(match a {
-            KernelArg::Buffer(BufferArg::OpenCl(r)) if r.owner == self.owner_id() => Arg::Mem(r),
+            KernelArg::Buffer(BufferArg::OpenCl(r)) if r.owner == self.owner => Arg::Mem(r),
             KernelArg::Buffer(BufferArg::OpenCl(_)) => {
                 return Err(Error::WrongBackend {
                     expected: format!("{BACKEND} ({})", self.device_label()),
@@ -128,7 +128,7 @@ impl OpenClBackend {
                 None => (self.create_mem(alloc)?, 0, false),
             },
         };
-        let mut raw = RawBuffer::new(mem, alloc, self.owner_id(), queue);
+        let mut raw = RawBuffer::new(mem, alloc, self.owner, queue);
         *raw.address.get_mut() = address;
         *raw.pool.get_mut().unwrap_or_else(|p| p.into_inner()) =
             Some(std::sync::Arc::clone(&self.pool));

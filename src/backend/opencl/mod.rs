@@ -84,7 +84,7 @@ use std::sync::{Mutex, MutexGuard};
 /// 2^32 without wrapping).
 const MAX_LEN: usize = i32::MAX as usize;
 
-/// The next backend identity ([`OpenClBackend::owner_id`]).
+/// The next backend identity (`OpenClBackend::owner`).
 static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
 
 /// Work-groups per compute unit in the first stage of a reduction.
@@ -366,11 +366,6 @@ impl OpenClBackend {
             self.ptx.wanted.then_some(self.tuning.load_hints_level()),
         );
         program::build(&self.shared.context, self.device.device, &src, &options).map(|_| ())
-    }
-
-    /// This backend's identity, carried by its buffers.
-    fn owner_id(&self) -> usize {
-        self.owner
     }
 
     fn not_built() -> Error {

@@ -15,7 +15,7 @@ pub struct RawBuffer {
     pub(crate) mem: Mem,
     /// Bytes allocated (>= the buffer's logical size).
     pub(crate) bytes: usize,
-    /// The owning backend instance ([`OpenClBackend::owner_id`](super::OpenClBackend)), to
+    /// The owning backend instance (`OpenClBackend::owner`), to
     /// refuse buffers of another OpenCL backend instance (backends on one device share a
     /// context, `shared.rs`).
     pub(crate) owner: usize,

@@ -171,7 +171,7 @@ mod tests {
         let mut y = second.alloc::<f64>(3).unwrap();
         second.copy(&x, &mut y).unwrap();
         assert_eq!(second.download(&y).unwrap(), vec![1.0, 2.0, 3.0]);
-        assert_ne!(first.owner_id(), second.owner_id());
+        assert_ne!(first.owner, second.owner);
         assert!(matches!(
             first.download(&x),
             Err(crate::Error::WrongBackend { .. })

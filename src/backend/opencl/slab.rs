@@ -107,7 +107,7 @@ impl OpenClBackend {
     fn new_slab(&self, bytes: usize) -> Result<RawBuffer> {
         let mem = self.create_mem(bytes)?;
         let queue = cl::retain_queue(&self.queue).map_err(|e| self.record(e))?;
-        let slab = RawBuffer::new(mem, bytes, self.owner_id(), queue);
+        let slab = RawBuffer::new(mem, bytes, self.owner, queue);
         self.zero_fill(&slab)?;
         Ok(slab)
     }
