@@ -64,7 +64,7 @@ pub mod prelude {
         AnyBackend, Backend, BackendChoice, BackendInfo, Buffer, DeviceMatrix, KrylovOps,
         MatrixFormat, PrecondOps, SpmvOps, VectorOps,
     };
-    pub use crate::matrix::CsrMatrix;
+    pub use crate::matrix::{CsrMatrix, CsrView};
     pub use crate::precond::{Jacobi, PrecondKind, PrecondSpec, Preconditioner};
     pub use crate::solver::{
         BiCgStab, Cg, Execution, Gmres, Params, Progress, SolveReport, StopReason, Variant,

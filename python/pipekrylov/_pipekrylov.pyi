@@ -77,6 +77,17 @@ def rust_one_call_seconds(
     b: int,
     options: dict[str, Any],
 ) -> float: ...
+def rust_one_call_steps(
+    n: int,
+    indptr: int,
+    indices: int,
+    data: int,
+    nnz: int,
+    index_bits: int,
+    value_bits: int,
+    b: int,
+    options: dict[str, Any],
+) -> List[Tuple[str, float]]: ...
 def solve_once(
     n: int,
     indptr: int,

@@ -36,6 +36,7 @@ fn _pipekrylov(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plain::solve_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::register_plain, m)?)?;
     m.add_function(wrap_pyfunction!(solver::rust_one_call_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(solver::rust_one_call_steps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use pipekrylov::backend::BackendInfo;
-use pipekrylov::matrix::CsrMatrix;
+use pipekrylov::matrix::{CsrMatrix, CsrView};
 use pipekrylov::solver::{Progress, SolveReport, StopReason};
 use pipekrylov::{Error, ReusableSolver, Scalar, Solution, SolveOptions};
 use pyo3::prelude::*;
@@ -84,6 +84,28 @@ unsafe fn slice<'a, T>(address: usize, len: usize) -> &'a [T] {
 }
 
 impl RawCsr {
+    /// A solver of these arrays set up with `opts`: int32 indices borrowed as the crate's
+    /// [`CsrView`] (sent to the device as they are where the setup allows), others copied into
+    /// its CSR matrix first.
+    ///
+    /// # Safety
+    /// As [`RawCsr::matrix`].
+    unsafe fn solver<T: Scalar>(&self, opts: SolveOptions) -> Result<ReusableSolver<T>, Error> {
+        if self.index_bits != 32 {
+            return ReusableSolver::builder(&self.matrix::<T>()?)
+                .options(opts)
+                .build();
+        }
+        let view = CsrView::from_i32(
+            self.n,
+            self.n,
+            slice::<i32>(self.indptr, self.n + 1),
+            slice::<i32>(self.indices, self.nnz),
+            slice::<T>(self.data, self.nnz),
+        )?;
+        ReusableSolver::builder_view(view).options(opts).build()
+    }
+
     /// The crate's CSR matrix of these arrays (checked: sorted columns, bounds, lengths).
     ///
     /// # Safety
@@ -512,16 +534,8 @@ fn build(raw: RawCsr, opts: SolveOptions) -> Result<Precision, Error> {
     // holds them for the duration of this call.
     unsafe {
         match raw.value_bits {
-            32 => Ok(Precision::F32(
-                ReusableSolver::builder(&raw.matrix::<f32>()?)
-                    .options(opts)
-                    .build()?,
-            )),
-            64 => Ok(Precision::F64(
-                ReusableSolver::builder(&raw.matrix::<f64>()?)
-                    .options(opts)
-                    .build()?,
-            )),
+            32 => Ok(Precision::F32(raw.solver::<f32>(opts)?)),
+            64 => Ok(Precision::F64(raw.solver::<f64>(opts)?)),
             _ => Err(Error::param("value dtype", "float32 or float64")),
         }
     }
@@ -812,6 +826,68 @@ pub(crate) fn solve_arrays(
         },
     )?;
     Ok(outcome(&report))
+}
+
+/// [`rust_one_call_seconds`] in steps: the seconds from entering this function to the end of
+/// each step (`options` read, GIL `detached`, `matrix` made into the crate's CSR, `rhs` copied,
+/// `solve` returned, `solution` dropped, `inputs` dropped, GIL `attached` again), for finding
+/// where the binding's per-call time goes.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn rust_one_call_steps(
+    py: Python<'_>,
+    n: usize,
+    indptr: usize,
+    indices: usize,
+    data: usize,
+    nnz: usize,
+    index_bits: u32,
+    value_bits: u32,
+    b: usize,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<Vec<(&'static str, f64)>> {
+    let entered = Instant::now();
+    let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
+    let mut steps = vec![("options", entered.elapsed().as_secs_f64())];
+    let raw = RawCsr {
+        n,
+        indptr,
+        indices,
+        data,
+        nnz,
+        index_bits,
+        value_bits,
+    };
+    fn timed<T: Scalar>(
+        raw: &RawCsr,
+        b: usize,
+        opts: &SolveOptions,
+        entered: Instant,
+        steps: &mut Vec<(&'static str, f64)>,
+    ) -> Result<(), Error> {
+        let mut mark = |what| steps.push((what, entered.elapsed().as_secs_f64()));
+        mark("detached");
+        // SAFETY: as in `build` and `run`: live arrays of the lengths and dtypes named.
+        let a = unsafe { raw.matrix::<T>()? };
+        mark("matrix");
+        let b = unsafe { slice::<T>(b, raw.n).to_vec() };
+        mark("rhs");
+        let solution = pipekrylov::solve(&a, &b, opts)?;
+        mark("solve");
+        drop(solution);
+        mark("solution");
+        drop((a, b));
+        mark("inputs");
+        Ok(())
+    }
+    let result = py.detach(|| match raw.value_bits {
+        32 => timed::<f32>(&raw, b, &opts, entered, &mut steps),
+        64 => timed::<f64>(&raw, b, &opts, entered, &mut steps),
+        _ => Err(Error::param("value dtype", "float32 or float64")),
+    });
+    steps.push(("attached", entered.elapsed().as_secs_f64()));
+    result.map_err(|e| crate_error(py, e))?;
+    Ok(steps)
 }
 
 /// The reference of the binding's per-call overhead: seconds of the crate's own one-call

@@ -5,7 +5,11 @@ use enum_dispatch::enum_dispatch;
 // Names used in the trait signatures, needed where enum_dispatch expands the impls.
 #[allow(unused_imports)]
 use {
-    super::*, crate::error::Result, crate::matrix::CsrMatrix, crate::scalar::Scalar, bytemuck::Pod,
+    super::*,
+    crate::error::Result,
+    crate::matrix::{CsrMatrix, CsrView},
+    crate::scalar::Scalar,
+    bytemuck::Pod,
     std::ops::Range,
 };
 

@@ -495,7 +495,8 @@ impl<T: Scalar> DeviceMatrix<T> {
 
 /// Host arrays of a matrix converted to a device format, ready for upload.
 pub(crate) enum HostArrays<T> {
-    Csr(Vec<u32>, Vec<u32>, Vec<T>),
+    /// Row pointers and column indices (the values are the matrix's own).
+    Csr(Vec<u32>, Vec<u32>),
     Sell(SellMatrix<T>),
     Bsr(usize, Vec<u32>, Vec<u32>, Vec<T>),
 }
@@ -514,7 +515,7 @@ pub(crate) fn host_arrays<T: Scalar>(
     Ok(match format {
         MatrixFormat::Csr => {
             let (rp, ci) = a.indices_u32()?;
-            HostArrays::Csr(rp, ci, a.values().to_vec())
+            HostArrays::Csr(rp, ci)
         }
         MatrixFormat::Sell { c, sigma } => HostArrays::Sell(SellMatrix::from_csr(a, c, sigma)?),
         MatrixFormat::Ell => HostArrays::Sell(SellMatrix::ell_from_csr(a)?),

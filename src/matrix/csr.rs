@@ -1,7 +1,8 @@
 //! Compressed sparse row format, the host-side master format.
 
+use super::csr_check::{check_csr, check_shape, PARALLEL_CHECK_NNZ};
 pub(crate) use super::fingerprint::fnv1a;
-use super::fingerprint::{fnv1a_from, FingerprintCache};
+use super::fingerprint::FingerprintCache;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
@@ -39,21 +40,7 @@ impl<T: Scalar> CsrMatrix<T> {
         col_idx: Vec<usize>,
         values: Vec<T>,
     ) -> Result<Self> {
-        // A large matrix is checked in parallel; the serial check below then runs only to
-        // name the first fault of one that fails.
-        if col_idx.len() < PARALLEL_CHECK_NNZ
-            || !valid_in_parallel(n_rows, n_cols, &row_ptr, &col_idx, values.len())
-        {
-            check_shape(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
-            for r in 0..n_rows {
-                let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
-                if cols.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err(Error::InvalidMatrix(format!(
-                        "row {r}: column indices not strictly increasing (use from_unsorted)"
-                    )));
-                }
-            }
-        }
+        check_csr(n_rows, n_cols, &row_ptr, &col_idx, values.len())?;
         Ok(Self {
             n_rows,
             n_cols,
@@ -62,6 +49,24 @@ impl<T: Scalar> CsrMatrix<T> {
             values,
             hashes: FingerprintCache::default(),
         })
+    }
+
+    /// Arrays that passed [`check_csr`] (a [`super::CsrView`]'s), with the fingerprints known
+    /// of them.
+    pub(crate) fn from_checked(
+        n_rows: usize,
+        n_cols: usize,
+        (row_ptr, col_idx, values): (Vec<usize>, Vec<usize>, Vec<T>),
+        hashes: FingerprintCache,
+    ) -> Self {
+        Self {
+            n_rows,
+            n_cols,
+            row_ptr,
+            col_idx,
+            values,
+            hashes,
+        }
     }
 
     /// [`CsrMatrix::new`] from 32-bit index arrays (SciPy's, and C or Fortran codes'): the
@@ -82,33 +87,7 @@ impl<T: Scalar> CsrMatrix<T> {
         col_idx: &[i32],
         values: &[T],
     ) -> Result<Self> {
-        check_lengths(n_rows, row_ptr.len(), col_idx.len(), values.len())?;
-        // Widened in bulk (a loop the compiler vectorizes; a negative index becomes one of at
-        // least 2^31, out of range for any 32-bit matrix) and checked by `new`; a fault is
-        // then named, as a negative index where there is one.
-        let widen = |what: &str, v: &[i32]| -> Result<Vec<usize>> {
-            let mut out = crate::memory::try_with_capacity(what, v.len())?;
-            out.extend(v.iter().map(|&i| i as u32 as usize));
-            Ok(out)
-        };
-        let rp = widen("CSR row pointers", row_ptr)?;
-        let ci = widen("CSR column indices", col_idx)?;
-        let mut vals = crate::memory::try_with_capacity("CSR values", values.len())?;
-        vals.extend_from_slice(values);
-        Self::new(n_rows, n_cols, rp, ci, vals).map_err(|e| {
-            let negative = |v: &[i32]| v.iter().position(|&i| i < 0);
-            match (negative(row_ptr), negative(col_idx)) {
-                (Some(k), _) => Error::InvalidMatrix(format!(
-                    "negative row pointer {} at position {k}",
-                    row_ptr[k]
-                )),
-                (None, Some(k)) => Error::InvalidMatrix(format!(
-                    "negative column index {} at position {k}",
-                    col_idx[k]
-                )),
-                (None, None) => e,
-            }
-        })
+        super::CsrView::from_i32(n_rows, n_cols, row_ptr, col_idx, values)?.to_csr()
     }
 
     /// Build from arrays whose rows may be unsorted and contain duplicates: columns are sorted
@@ -181,30 +160,16 @@ impl<T: Scalar> CsrMatrix<T> {
     /// ([`crate::Error::PreconditionerMismatch`]). Computed once (in parallel) and kept
     /// until [`CsrMatrix::values_mut`] is called.
     pub fn fingerprint(&self) -> u64 {
-        *self.hashes.full.get_or_init(|| {
-            let values = chunk_hashes(&self.values, |v| v.to_f64().to_bits());
-            fnv1a_from(self.pattern_fingerprint(), values)
-        })
+        self.hashes
+            .full_hash(|| self.pattern_fingerprint(), &self.values)
     }
 
     /// [`CsrMatrix::fingerprint`] without the values: the shape and the pattern (row pointers
     /// and column indices). A solver set up once compares it before taking new values
     /// ([`crate::ReusableSolver::update_values`]). Computed once and kept.
     pub fn pattern_fingerprint(&self) -> u64 {
-        *self.hashes.pattern.get_or_init(|| {
-            let row_ptr = || chunk_hashes(&self.row_ptr, |&p| p as u64);
-            let col_idx = || chunk_hashes(&self.col_idx, |&c| c as u64);
-            let (rp, ci) = match self.col_idx.len() > 1 << 16 {
-                true => rayon::join(row_ptr, col_idx),
-                false => (row_ptr(), col_idx()),
-            };
-            fnv1a(
-                [self.n_rows as u64, self.n_cols as u64]
-                    .into_iter()
-                    .chain(rp)
-                    .chain(ci),
-            )
-        })
+        self.hashes
+            .pattern_hash(self.n_rows, self.n_cols, &self.row_ptr, &self.col_idx)
     }
 
     /// The `n x n` identity.
@@ -479,100 +444,6 @@ impl<T: Scalar> CsrMatrix<T> {
     }
 }
 
-/// The array lengths of a CSR matrix: n_rows + 1 row pointers, one value per column index.
-fn check_lengths(n_rows: usize, row_ptr: usize, col_idx: usize, n_values: usize) -> Result<()> {
-    if row_ptr.checked_sub(1) != Some(n_rows) {
-        return Err(Error::dims(
-            "row_ptr length (n_rows + 1)",
-            n_rows.saturating_add(1),
-            row_ptr,
-        ));
-    }
-    if col_idx != n_values {
-        return Err(Error::dims(
-            "values length vs column indices",
-            col_idx,
-            n_values,
-        ));
-    }
-    Ok(())
-}
-
-/// Entries from which [`CsrMatrix::new`] checks its arrays in parallel.
-const PARALLEL_CHECK_NNZ: usize = 1 << 16;
-
-/// Whether the arrays pass every check of [`CsrMatrix::new`] (lengths, row pointers from 0 to
-/// nnz that never decrease, columns in range and strictly increasing in each row), decided in
-/// parallel; which check fails, and where, is the serial check's to say.
-fn valid_in_parallel(
-    n_rows: usize,
-    n_cols: usize,
-    row_ptr: &[usize],
-    col_idx: &[usize],
-    n_values: usize,
-) -> bool {
-    if check_lengths(n_rows, row_ptr.len(), col_idx.len(), n_values).is_err()
-        || row_ptr[0] != 0
-        || row_ptr[n_rows] != col_idx.len()
-    {
-        return false;
-    }
-    // The row pointers first: the rows' checks below slice by them.
-    if !row_ptr.par_windows(2).all(|w| w[0] <= w[1]) {
-        return false;
-    }
-    (0..n_rows).into_par_iter().all(|r| {
-        let cols = &col_idx[row_ptr[r]..row_ptr[r + 1]];
-        cols.last().map_or(true, |&c| c < n_cols) && cols.windows(2).all(|w| w[0] < w[1])
-    })
-}
-
-fn check_shape(
-    n_rows: usize,
-    n_cols: usize,
-    row_ptr: &[usize],
-    col_idx: &[usize],
-    n_values: usize,
-) -> Result<()> {
-    check_lengths(n_rows, row_ptr.len(), col_idx.len(), n_values)?;
-    if row_ptr[0] != 0 || row_ptr[n_rows] != col_idx.len() {
-        return Err(Error::InvalidMatrix(format!(
-            "row_ptr must start at 0 and end at nnz = {}, found {} .. {}",
-            col_idx.len(),
-            row_ptr[0],
-            row_ptr[n_rows]
-        )));
-    }
-    if let Some(r) = row_ptr.windows(2).position(|w| w[0] > w[1]) {
-        return Err(Error::InvalidMatrix(format!(
-            "row_ptr decreases at row {r}"
-        )));
-    }
-    if let Some(k) = col_idx.iter().position(|&c| c >= n_cols) {
-        return Err(Error::InvalidMatrix(format!(
-            "column index {} at position {k} out of range (n_cols = {n_cols})",
-            col_idx[k]
-        )));
-    }
-    Ok(())
-}
-
-/// FNV-1a of each fixed chunk of 2^16 words of `items` (in parallel; the chunking does not
-/// depend on the thread count, so the hashes are deterministic).
-fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u64> {
-    const CHUNK: usize = 1 << 16;
-    if items.len() <= CHUNK {
-        // One chunk (or none): the same hash without waking the thread pool.
-        return items
-            .chunks(CHUNK)
-            .map(|c| fnv1a(c.iter().map(&word)))
-            .collect();
-    }
-    items
-        .par_chunks(CHUNK)
-        .map(|c| fnv1a(c.iter().map(&word)))
-        .collect()
-}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,9 @@
 //! (the solver, the preconditioner, a values refresh), and each is a pass over every index
 //! and value.
 
+use super::csr_check::CsrIndex;
+use crate::scalar::Scalar;
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// The cached fingerprints of one matrix. Two caches always compare equal (they are derived
@@ -16,6 +19,40 @@ pub(crate) struct FingerprintCache {
 }
 
 impl FingerprintCache {
+    /// The hash of the shape and pattern, computed at the first call (the same for both index
+    /// widths: indices are hashed as numbers).
+    pub(crate) fn pattern_hash<I: CsrIndex>(
+        &self,
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: &[I],
+        col_idx: &[I],
+    ) -> u64 {
+        *self.pattern.get_or_init(|| {
+            let hash_rows = || chunk_hashes(row_ptr, |&p| p.at() as u64);
+            let hash_cols = || chunk_hashes(col_idx, |&c| c.at() as u64);
+            let (rp, ci) = match col_idx.len() > 1 << 16 {
+                true => rayon::join(hash_rows, hash_cols),
+                false => (hash_rows(), hash_cols()),
+            };
+            fnv1a(
+                [n_rows as u64, n_cols as u64]
+                    .into_iter()
+                    .chain(rp)
+                    .chain(ci),
+            )
+        })
+    }
+
+    /// The hash of the shape, pattern (`pattern`, the pattern hash) and value bits, computed at
+    /// the first call.
+    pub(crate) fn full_hash<T: Scalar>(&self, pattern: impl FnOnce() -> u64, values: &[T]) -> u64 {
+        *self.full.get_or_init(|| {
+            let values = chunk_hashes(values, |v| v.to_f64().to_bits());
+            fnv1a_from(pattern(), values)
+        })
+    }
+
     /// Forget the fingerprint with values (the values are about to change; the pattern is not).
     pub(crate) fn values_changed(&mut self) {
         self.full = OnceLock::new();
@@ -45,6 +82,23 @@ pub(crate) fn fnv1a_from(state: u64, words: impl IntoIterator<Item = u64>) -> u6
 /// compare.
 pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
     fnv1a_from(0xcbf2_9ce4_8422_2325, words)
+}
+
+/// FNV-1a of each fixed chunk of 2^16 words of `items` (in parallel; the chunking does not
+/// depend on the thread count, so the hashes are deterministic).
+fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u64> {
+    const CHUNK: usize = 1 << 16;
+    if items.len() <= CHUNK {
+        // One chunk (or none): the same hash without waking the thread pool.
+        return items
+            .chunks(CHUNK)
+            .map(|c| fnv1a(c.iter().map(&word)))
+            .collect();
+    }
+    items
+        .par_chunks(CHUNK)
+        .map(|c| fnv1a(c.iter().map(&word)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 pub mod bsr;
 pub mod coo;
 pub mod csr;
+mod csr_check;
+pub mod csr_view;
 mod fingerprint;
 pub mod generate;
 pub mod matrix_market;
@@ -14,4 +16,5 @@ pub mod spgemm;
 pub use bsr::BsrMatrix;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
+pub use csr_view::CsrView;
 pub use sell::SellMatrix;

@@ -5,7 +5,7 @@ use crate::backend::ops::amg_setup as kernels;
 use crate::backend::ops::sparse::{abs_extremes, CsrRef};
 use crate::backend::{collective_result, Backend, Buffer, DeviceMatrix, Partials, Slot};
 use crate::error::{Error, Result};
-use crate::matrix::CsrMatrix;
+use crate::matrix::{CsrMatrix, CsrView};
 use crate::scalar::Scalar;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -34,17 +34,32 @@ impl<T: Scalar> Jacobi<T> {
     /// With a distributed backend (`a` = the rank's local block) a failure on any rank is an
     /// error on every rank.
     pub fn new<B: Backend>(backend: &B, a: &CsrMatrix<T>) -> Result<Self> {
-        let local = Self::build_local(backend, a);
+        let local = Self::build_local(backend, (a.n_rows(), a.n_cols()), || {
+            (a.diagonal(), a.fingerprint())
+        });
         collective_result(backend, "the Jacobi setup", local)
     }
 
-    /// The setup on this rank alone.
-    fn build_local<B: Backend>(backend: &B, a: &CsrMatrix<T>) -> Result<Self> {
+    /// [`Jacobi::new`] of a borrowed matrix.
+    pub fn new_view<B: Backend>(backend: &B, a: &CsrView<'_, T>) -> Result<Self> {
+        let local = Self::build_local(backend, (a.n_rows(), a.n_cols()), || {
+            (a.diagonal(), a.fingerprint())
+        });
+        collective_result(backend, "the Jacobi setup", local)
+    }
+
+    /// The setup on this rank alone, of the matrix of this shape whose diagonal and
+    /// fingerprint `of_matrix` gives.
+    fn build_local<B: Backend>(
+        backend: &B,
+        (n_rows, n_cols): (usize, usize),
+        of_matrix: impl FnOnce() -> (Vec<T>, u64),
+    ) -> Result<Self> {
         let t0 = Instant::now();
-        if !a.is_square() {
-            return Err(Error::dims("Jacobi: square matrix", a.n_rows(), a.n_cols()));
+        if n_rows != n_cols {
+            return Err(Error::dims("Jacobi: square matrix", n_rows, n_cols));
         }
-        let mut inv = a.diagonal();
+        let (mut inv, fingerprint) = of_matrix();
         // The first bad row (in row order), then the inverses, both in parallel.
         if let Some(row) = inv
             .par_iter()
@@ -55,7 +70,6 @@ impl<T: Scalar> Jacobi<T> {
             )));
         }
         inv.par_iter_mut().for_each(|d| *d = T::one() / *d);
-        let fingerprint = a.fingerprint();
         let host_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let inv_diag = backend.upload(&inv)?;

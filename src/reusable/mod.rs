@@ -22,10 +22,10 @@
 //! }
 //! ```
 
-use crate::backend::{AnyBackend, BackendInfo, Buffer, DeviceMatrix, SpmvOps, VectorOps};
+use crate::backend::{AnyBackend, BackendInfo, Buffer, DeviceMatrix, VectorOps};
 use crate::error::{Error, Result};
-use crate::matrix::CsrMatrix;
-use crate::precond::{self, Preconditioner};
+use crate::matrix::{CsrMatrix, CsrView};
+use crate::precond::Preconditioner;
 use crate::scalar::Scalar;
 use crate::solve::KrylovSolver;
 use crate::solver::{Control, Progress, SolveReport};
@@ -34,11 +34,14 @@ use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
 mod on_device;
+mod source;
+
+use source::Source;
 
 /// Builds a [`ReusableSolver`]: the same choices as [`SolveOptions`], set one by one.
 #[derive(Debug, Clone)]
 pub struct SolverBuilder<'a, T> {
-    a: &'a CsrMatrix<T>,
+    source: Source<'a, T>,
     options: SolveOptions,
 }
 
@@ -56,15 +59,17 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
     /// Open the backend, upload the matrix, build the preconditioner and the buffers for b and
     /// x. Errors: as [`crate::solve`] (unavailable backend, bad matrix, preconditioner setup).
     pub fn build(self) -> Result<ReusableSolver<T>> {
-        let a = self.a;
-        if !a.is_square() {
+        let mut copy = None;
+        let a = self.source.for_setup(&self.options, &mut copy)?;
+        let (n_rows, n_cols) = a.shape();
+        if n_rows != n_cols {
             return Err(Error::dims(
                 "matrix must be square: columns vs rows",
-                a.n_rows(),
-                a.n_cols(),
+                n_rows,
+                n_cols,
             ));
         }
-        let (backend, notes) = self.options.backend.create_for(a.n_rows())?;
+        let (backend, notes) = self.options.backend.create_for(n_rows)?;
         if T::PRECISION == crate::Precision::F64 && !backend.supports_f64() {
             return Err(Error::BackendUnavailable {
                 backend: backend.name().into(),
@@ -73,16 +78,10 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
         }
         self.options.params.validate()?;
         let pattern = a.pattern_fingerprint();
-        let matrix = backend.upload_matrix(a, self.options.format)?;
-        let precond = precond::build_in(
-            &backend,
-            a,
-            Some(&matrix),
-            self.options.precond,
-            self.options.precond_precision,
-        )?;
-        let rhs = backend.alloc::<T>(a.n_rows())?;
-        let x = backend.alloc::<T>(a.n_rows())?;
+        let matrix = a.upload(&backend, self.options.format)?;
+        let precond = a.precond(&backend, &matrix, &self.options)?;
+        let rhs = backend.alloc::<T>(n_rows)?;
+        let x = backend.alloc::<T>(n_rows)?;
         let parts = Box::new(Parts {
             backend,
             matrix,
@@ -203,7 +202,32 @@ impl<T: Scalar> ReusableSolver<T> {
     /// Start building a solver for `a` (defaults as [`SolveOptions::default`]).
     pub fn builder(a: &CsrMatrix<T>) -> SolverBuilder<'_, T> {
         SolverBuilder {
-            a,
+            source: Source::Owned(a),
+            options: SolveOptions::default(),
+        }
+    }
+
+    /// Start building a solver for the caller's arrays `a` (defaults as
+    /// [`SolveOptions::default`]). With CSR storage and no preconditioner or Jacobi, in the
+    /// solve's precision, the arrays go to the device as they are (nothing copied on the host);
+    /// any other setup copies them into a [`CsrMatrix`] first. The solver holds no borrow of
+    /// them once built.
+    ///
+    /// ```
+    /// use pipekrylov::matrix::CsrView;
+    /// use pipekrylov::{Method, ReusableSolver};
+    /// // 1D Laplacian, 4 unknowns, in 32-bit arrays as SciPy or a C code holds them
+    /// let row_ptr = [0, 2, 5, 8, 10];
+    /// let col_idx = [0, 1, 0, 1, 2, 1, 2, 3, 2, 3];
+    /// let values = [2.0, -1.0, -1.0, 2.0, -1.0, -1.0, 2.0, -1.0, -1.0, 2.0];
+    /// let a = CsrView::from_i32(4, 4, &row_ptr, &col_idx, &values).unwrap();
+    /// let mut solver = ReusableSolver::builder_view(a).method(Method::Cg).build().unwrap();
+    /// let sol = solver.solve(&[1.0; 4]).unwrap();
+    /// assert!(sol.report.stop_reason.converged());
+    /// ```
+    pub fn builder_view(a: CsrView<'_, T>) -> SolverBuilder<'_, T> {
+        SolverBuilder {
+            source: Source::View(a),
             options: SolveOptions::default(),
         }
     }

@@ -19,6 +19,7 @@ mod bilu_device;
 mod cli;
 #[cfg(feature = "cli")]
 mod cli_defects;
+mod csr_view;
 mod cuda_backend;
 mod cuda_nvrtc;
 mod dcgs2_sell_fused;

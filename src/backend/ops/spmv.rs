@@ -9,8 +9,8 @@ use crate::backend::matrix::{
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::row_blocks::{self, CsrKernel};
-use crate::error::Result;
-use crate::matrix::CsrMatrix;
+use crate::error::{Error, Result};
+use crate::matrix::{CsrMatrix, CsrView};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
 
@@ -162,16 +162,7 @@ pub trait SpmvOps: VectorOps {
         csr_kernel: CsrKernel,
     ) -> Result<DeviceMatrix<T>> {
         let format = match host_arrays(a, format)? {
-            HostArrays::Csr(rp, ci, v) => {
-                let (long_rows, row_blocks) = self.csr_layouts::<T>(&rp, Some(&ci), csr_kernel)?;
-                DeviceFormat::Csr {
-                    row_blocks,
-                    long_rows,
-                    row_ptr: self.upload(&rp)?,
-                    col_idx: self.upload(&ci)?,
-                    values: self.upload(&v)?,
-                }
-            }
+            HostArrays::Csr(rp, ci) => self.csr_format(&rp, &ci, a.values(), csr_kernel)?,
             HostArrays::Sell(s) => DeviceFormat::Sell {
                 compact: match self.uses_device_layouts() && self.tuning().sell_compact {
                     true => self.upload_compact(row_blocks::sell_compact_columns(&s))?,
@@ -201,6 +192,45 @@ pub trait SpmvOps: VectorOps {
             fingerprint: a.fingerprint(),
             halo: Default::default(),
             uploaded: true,
+        })
+    }
+
+    /// Upload a borrowed CSR matrix as CSR, its arrays sent as they are (no host copy), with
+    /// the CSR kernel chosen from its row lengths ([`CsrKernel::Auto`]). Errors as
+    /// [`SpmvOps::upload_matrix`]'s.
+    fn upload_view<T: Scalar>(&self, a: &CsrView<'_, T>) -> Result<DeviceMatrix<T>> {
+        if let Some(k) = a.first_non_finite() {
+            return Err(Error::NonFinite {
+                what: "matrix".into(),
+                index: k,
+            });
+        }
+        Ok(DeviceMatrix {
+            n_rows: a.n_rows(),
+            n_cols: a.n_cols(),
+            nnz: a.nnz(),
+            format: self.csr_format(a.row_ptr(), a.col_idx(), a.values(), CsrKernel::Auto)?,
+            fingerprint: a.fingerprint(),
+            halo: Default::default(),
+            uploaded: true,
+        })
+    }
+
+    /// The device arrays of a CSR matrix and its GPU layouts for `csr_kernel`.
+    fn csr_format<T: Scalar>(
+        &self,
+        row_ptr: &[u32],
+        col_idx: &[u32],
+        values: &[T],
+        csr_kernel: CsrKernel,
+    ) -> Result<DeviceFormat<T>> {
+        let (long_rows, row_blocks) = self.csr_layouts::<T>(row_ptr, Some(col_idx), csr_kernel)?;
+        Ok(DeviceFormat::Csr {
+            row_blocks,
+            long_rows,
+            row_ptr: self.upload(row_ptr)?,
+            col_idx: self.upload(col_idx)?,
+            values: self.upload(values)?,
         })
     }
 

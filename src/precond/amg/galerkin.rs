@@ -26,14 +26,14 @@ pub(super) struct ProductPatterns {
 
 /// A CSR matrix's arrays and width.
 #[derive(Clone, Copy)]
-struct CsrView<'m, T> {
+struct CsrArrays<'m, T> {
     row_ptr: &'m [usize],
     col_idx: &'m [usize],
     values: &'m [T],
     n_cols: usize,
 }
 
-impl<'m, T: Scalar> CsrView<'m, T> {
+impl<'m, T: Scalar> CsrArrays<'m, T> {
     fn of(m: &'m CsrMatrix<T>) -> Self {
         Self {
             row_ptr: m.row_ptr(),
@@ -84,15 +84,15 @@ fn numeric<T: Scalar>(
     patterns: &ProductPatterns,
 ) -> Result<CsrMatrix<T>> {
     let (ap_ptr, ap_cols) = (&patterns.ap.0[..], &patterns.ap.1[..]);
-    let ap_values = product_values(CsrView::of(a), CsrView::of(p), (ap_ptr, ap_cols))?;
-    let ap = CsrView {
+    let ap_values = product_values(CsrArrays::of(a), CsrArrays::of(p), (ap_ptr, ap_cols))?;
+    let ap = CsrArrays {
         row_ptr: ap_ptr,
         col_idx: ap_cols,
         values: &ap_values,
         n_cols: p.n_cols(),
     };
     let (next_ptr, next_cols) = (&patterns.next.0, &patterns.next.1);
-    let values = product_values(CsrView::of(r), ap, (next_ptr, next_cols))?;
+    let values = product_values(CsrArrays::of(r), ap, (next_ptr, next_cols))?;
     CsrMatrix::new(
         r.n_rows(),
         p.n_cols(),
@@ -111,8 +111,8 @@ fn numeric<T: Scalar>(
 /// Errors: [`Error::PatternMismatch`] when the sizes disagree or a product falls outside the
 /// pattern; [`Error::OutOfMemory`].
 fn product_values<T: Scalar>(
-    a: CsrView<'_, T>,
-    b: CsrView<'_, T>,
+    a: CsrArrays<'_, T>,
+    b: CsrArrays<'_, T>,
     (row_ptr, col_idx): (&[usize], &[usize]),
 ) -> Result<Vec<T>> {
     let n_rows = a.row_ptr.len().saturating_sub(1);

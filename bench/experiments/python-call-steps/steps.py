@@ -1,0 +1,58 @@
+"""Issue 53: where the time of the crate's one call made from Python goes, step by step
+(`_pipekrylov.rust_one_call_steps`: options read, GIL released, SciPy arrays made into the
+crate's CSR, b copied, `pipekrylov::solve`, solution dropped, inputs dropped, GIL taken again),
+beside the wall times of `pipekrylov.cg` ("cg") and of `solve_plain` called directly ("plain"),
+alternated (order flipped each round). Arguments: backend (cuda, opencl or host), rounds.
+Prints one line per n: medians in us of the walls and of each step's own time; "enter" is the
+wall before the function's first instruction and after its last (argument parsing, return)."""
+
+import statistics
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import pipekrylov
+from pipekrylov import _core, _pipekrylov
+
+backend = sys.argv[1] if len(sys.argv) > 1 else "host"
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+for m in (4, 32, 64, 256):
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    A = (sp.kron(t, sp.identity(m)) + sp.kron(sp.identity(m), t)).tocsr()
+    n = A.shape[0]
+    b = np.ones(n)
+    opts = dict(method="cg", precond=None, backend=backend, rtol=1e-8, atol=0.0,
+                maxiter=10 * n, restart=20)
+    raw, arrays = _core._raw_csr(A)
+    extra = {"backend": backend}
+    T = {}
+    for i in range(rounds + 20):
+        res = {}
+        for which in ((0, 1, 2) if i % 2 else (2, 1, 0)):
+            t0 = time.perf_counter()
+            if which == 0:
+                pipekrylov.cg(A, b, rtol=1e-8, backend=backend)
+                res["cg"] = time.perf_counter() - t0
+            elif which == 1:
+                out = _pipekrylov.solve_plain("cg", A, b, None, 1e-8, 0.0, None, extra)
+                res["plain"] = time.perf_counter() - t0
+                assert out is not None and out[1] == 0
+            else:
+                steps = _pipekrylov.rust_one_call_steps(*raw, _core._address(b), opts)
+                wall = time.perf_counter() - t0
+                res["steps_wall"] = wall
+                last = 0.0
+                for name, at in steps:
+                    res[name] = at - last
+                    last = at
+                res["enter"] = wall - last
+        if i < 20:
+            continue
+        res["cg-solve"] = res["cg"] - res["solve"]
+        res["plain-solve"] = res["plain"] - res["solve"]
+        for k, v in res.items():
+            T.setdefault(k, []).append(v * 1e6)
+    print(f"{backend} n = {n}: " + " ".join(f"{k} {statistics.median(v):.1f}" for k, v in T.items()),
+          flush=True)
