@@ -446,6 +446,7 @@ impl<T: Scalar> CsrMatrix<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fingerprint::lanes_hash;
     use super::*;
 
     /// A tridiagonal n x n pattern (columns ascending in every row) with ones.
@@ -589,9 +590,9 @@ mod tests {
         let mut a =
             CsrMatrix::new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![2.0, -1.0, 3.0]).unwrap();
         // Below one chunk: one hash per array, then FNV-1a over the shape and those.
-        let words = |v: &[usize]| fnv1a(v.iter().map(|&x| x as u64));
+        let words = |v: &[usize]| lanes_hash(v, |&x| x as u64);
         let pattern = fnv1a([2, 2, words(&[0, 2, 3]), words(&[0, 1, 1])]);
-        let values = fnv1a([2.0f64, -1.0, 3.0].iter().map(|v| v.to_bits()));
+        let values = lanes_hash(&[2.0f64, -1.0, 3.0], |v| v.to_bits());
         assert_eq!(a.pattern_fingerprint(), pattern);
         assert_eq!(
             a.fingerprint(),

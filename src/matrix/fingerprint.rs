@@ -90,15 +90,30 @@ fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u6
     const CHUNK: usize = 1 << 16;
     if items.len() <= CHUNK {
         // One chunk (or none): the same hash without waking the thread pool.
-        return items
-            .chunks(CHUNK)
-            .map(|c| fnv1a(c.iter().map(&word)))
-            .collect();
+        return items.chunks(CHUNK).map(|c| lanes_hash(c, &word)).collect();
     }
     items
         .par_chunks(CHUNK)
-        .map(|c| fnv1a(c.iter().map(&word)))
+        .map(|c| lanes_hash(c, &word))
         .collect()
+}
+
+/// FNV-1a of `items`' words in four interleaved chains (word 4 i + j into chain j, the last
+/// words into the first chains), the four then hashed together: every word still changes the
+/// result, at about four times the speed of one chain (the chains' multiplications overlap).
+pub(crate) fn lanes_hash<X>(items: &[X], word: impl Fn(&X) -> u64) -> u64 {
+    let mut lanes = [0xcbf2_9ce4_8422_2325u64; 4];
+    let step = |h: u64, w: u64| (h ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+    let mut quads = items.chunks_exact(4);
+    for q in &mut quads {
+        for (lane, item) in lanes.iter_mut().zip(q) {
+            *lane = step(*lane, word(item));
+        }
+    }
+    for (lane, item) in lanes.iter_mut().zip(quads.remainder()) {
+        *lane = step(*lane, word(item));
+    }
+    fnv1a(lanes)
 }
 
 #[cfg(test)]
@@ -110,5 +125,21 @@ mod tests {
         let (a, b) = ([1u64, 2, 3], [4u64, 5]);
         assert_eq!(fnv1a_from(fnv1a(a), b), fnv1a(a.into_iter().chain(b)));
         assert_ne!(fnv1a(a), fnv1a([1u64, 2, 4]));
+    }
+
+    /// Every word of every lane, and the remainder's, changes the hash; so does the order.
+    #[test]
+    fn every_word_changes_the_lanes_hash() {
+        let words: Vec<u64> = (0..11).collect();
+        let base = lanes_hash(&words, |&w| w);
+        for k in 0..words.len() {
+            let mut changed = words.clone();
+            changed[k] += 100;
+            assert_ne!(lanes_hash(&changed, |&w| w), base, "word {k}");
+        }
+        let mut swapped = words.clone();
+        swapped.swap(0, 1);
+        assert_ne!(lanes_hash(&swapped, |&w| w), base);
+        assert_ne!(lanes_hash(&words[..10], |&w| w), base);
     }
 }
