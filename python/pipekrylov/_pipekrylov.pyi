@@ -87,6 +87,7 @@ def rust_one_call_steps(
     value_bits: int,
     b: int,
     options: dict[str, Any],
+    borrowed: bool = False,
 ) -> List[Tuple[str, float]]: ...
 def solve_once(
     n: int,

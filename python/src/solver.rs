@@ -96,14 +96,23 @@ impl RawCsr {
                 .options(opts)
                 .build();
         }
-        let view = CsrView::from_i32(
+        ReusableSolver::builder_view(self.view::<T>()?)
+            .options(opts)
+            .build()
+    }
+
+    /// The crate's borrowed view of these int32 arrays (checked as [`RawCsr::matrix`]).
+    ///
+    /// # Safety
+    /// As [`RawCsr::matrix`], with 32-bit indices.
+    unsafe fn view<'a, T: Scalar>(&self) -> Result<CsrView<'a, T>, Error> {
+        CsrView::from_i32(
             self.n,
             self.n,
             slice::<i32>(self.indptr, self.n + 1),
             slice::<i32>(self.indices, self.nnz),
             slice::<T>(self.data, self.nnz),
-        )?;
-        ReusableSolver::builder_view(view).options(opts).build()
+        )
     }
 
     /// The crate's CSR matrix of these arrays (checked: sorted columns, bounds, lengths).
@@ -831,8 +840,11 @@ pub(crate) fn solve_arrays(
 /// [`rust_one_call_seconds`] in steps: the seconds from entering this function to the end of
 /// each step (`options` read, GIL `detached`, `matrix` made into the crate's CSR, `rhs` copied,
 /// `solve` returned, `solution` dropped, `inputs` dropped, GIL `attached` again), for finding
-/// where the binding's per-call time goes.
+/// where the binding's per-call time goes. With `borrowed` (int32 indices only), the Rust call
+/// that borrows the arrays instead: `matrix` is [`CsrView::from_i32`] and `solve` a solver built
+/// from it ([`ReusableSolver::builder_view`]) solving once.
 #[pyfunction]
+#[pyo3(signature = (n, indptr, indices, data, nnz, index_bits, value_bits, b, options, borrowed=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn rust_one_call_steps(
     py: Python<'_>,
@@ -845,6 +857,7 @@ pub fn rust_one_call_steps(
     value_bits: u32,
     b: usize,
     options: &Bound<'_, PyDict>,
+    borrowed: bool,
 ) -> PyResult<Vec<(&'static str, f64)>> {
     let entered = Instant::now();
     let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
@@ -860,7 +873,7 @@ pub fn rust_one_call_steps(
     };
     fn timed<T: Scalar>(
         raw: &RawCsr,
-        b: usize,
+        (b, borrowed): (usize, bool),
         opts: &SolveOptions,
         entered: Instant,
         steps: &mut Vec<(&'static str, f64)>,
@@ -868,21 +881,33 @@ pub fn rust_one_call_steps(
         let mut mark = |what| steps.push((what, entered.elapsed().as_secs_f64()));
         mark("detached");
         // SAFETY: as in `build` and `run`: live arrays of the lengths and dtypes named.
-        let a = unsafe { raw.matrix::<T>()? };
+        let (owned, view) = unsafe {
+            match borrowed && raw.index_bits == 32 {
+                false => (Some(raw.matrix::<T>()?), None),
+                true => (None, Some(raw.view::<T>()?)),
+            }
+        };
         mark("matrix");
         let b = unsafe { slice::<T>(b, raw.n).to_vec() };
         mark("rhs");
-        let solution = pipekrylov::solve(&a, &b, opts)?;
+        let solution = match (&owned, view) {
+            (Some(a), _) => pipekrylov::solve(a, &b, opts)?,
+            (None, Some(v)) => ReusableSolver::builder_view(v)
+                .options(*opts)
+                .build()?
+                .solve(&b)?,
+            (None, None) => return Err(Error::Unsupported("no matrix".into())),
+        };
         mark("solve");
         drop(solution);
         mark("solution");
-        drop((a, b));
+        drop((owned, b));
         mark("inputs");
         Ok(())
     }
     let result = py.detach(|| match raw.value_bits {
-        32 => timed::<f32>(&raw, b, &opts, entered, &mut steps),
-        64 => timed::<f64>(&raw, b, &opts, entered, &mut steps),
+        32 => timed::<f32>(&raw, (b, borrowed), &opts, entered, &mut steps),
+        64 => timed::<f64>(&raw, (b, borrowed), &opts, entered, &mut steps),
         _ => Err(Error::param("value dtype", "float32 or float64")),
     });
     steps.push(("attached", entered.elapsed().as_secs_f64()));
