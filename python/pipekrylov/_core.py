@@ -271,9 +271,10 @@ class Solver:
     A preconditioner's parameters apply to the ``precond`` chosen; one it does not read (say
     ``amg_strength`` with ``precond="bilu0"``) raises :class:`InvalidInputError`.
 
-    The matrix is read once at construction (one copy into the library's CSR; SciPy's CSR in
-    canonical form is read directly, other formats converted first); the work runs with the
-    GIL released. A ``cupyx.scipy.sparse`` matrix with ``backend="auto"`` or ``"cuda"`` is
+    The matrix is read at construction (SciPy's CSR in canonical form with int32 indices is
+    read in place and, with no preconditioner or "jacobi", sent to the device without a host
+    copy; other formats and index types are converted first); the work runs with the GIL
+    released, so no other thread may change the arrays during the call. A ``cupyx.scipy.sparse`` matrix with ``backend="auto"`` or ``"cuda"`` is
     used in place on its device instead (converted there to canonical CSR with int32 indices
     when it is not one): checked there, never copied to the host unless the preconditioner's
     setup runs on the host (all but none, "jacobi" and "amg"; the report's ``backend_notes``
@@ -702,7 +703,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     residual (the report holds the true one); ``maxiter`` counts iterations (default 10 n).
     Extra keyword options: ``precond=`` a preconditioner's name, ``backend=``, ``variant=``,
     ``execution=`` and the rest listed by :class:`Solver`. ``M`` (a SciPy LinearOperator) is
-    not supported: name a preconditioner instead.
+    not supported: name a preconditioner instead. ``A``'s arrays are read in place with the
+    GIL released (as :class:`Solver` says): no other thread may change them during the call.
     """
     return _one_call("cg", A, b, x0, rtol, atol, maxiter, M, callback, report, options)
 

@@ -1,8 +1,11 @@
 //! `_Solver`: a [`ReusableSolver`] in f32 or f64 behind one Python class. The Python wrapper
 //! (`pipekrylov/_core.py`) checks dtypes, shapes, contiguity and keeps the arrays alive; this
 //! side reads them through their addresses (no copy of `b` or `x0`; the solution is written
-//! into the caller's array) and builds the crate's CSR matrix from the SciPy arrays (one copy:
-//! the crate stores `usize` indices).
+//! into the caller's array) and sets the solver up from the SciPy arrays: int32 indices borrowed
+//! as the crate's `CsrView` (sent to the device as they are for CSR storage with no
+//! preconditioner or Jacobi; copied into the crate's CSR for the other setups), int64 copied into
+//! the crate's CSR. The arrays must not change during the call (they are checked once, then read
+//! again by the upload with the GIL released).
 
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -104,8 +107,9 @@ impl RawCsr {
     /// The crate's borrowed view of these int32 arrays (checked as [`RawCsr::matrix`]).
     ///
     /// # Safety
-    /// As [`RawCsr::matrix`], with 32-bit indices.
-    unsafe fn view<'a, T: Scalar>(&self) -> Result<CsrView<'a, T>, Error> {
+    /// As [`RawCsr::matrix`], with 32-bit indices; the arrays stay alive and unchanged for as
+    /// long as the view is used.
+    unsafe fn view<T: Scalar>(&self) -> Result<CsrView<'_, T>, Error> {
         CsrView::from_i32(
             self.n,
             self.n,

@@ -501,17 +501,23 @@ pub(crate) enum HostArrays<T> {
     Bsr(usize, Vec<u32>, Vec<u32>, Vec<T>),
 }
 
+/// [`Error::NonFinite`] for a matrix whose first NaN or infinite value is at this position.
+pub(crate) fn finite_matrix(first_non_finite: Option<usize>) -> Result<()> {
+    match first_non_finite {
+        Some(k) => Err(Error::NonFinite {
+            what: "matrix".into(),
+            index: k,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Convert a CSR matrix to the arrays of `format`, checking the 32-bit index limits.
 pub(crate) fn host_arrays<T: Scalar>(
     a: &CsrMatrix<T>,
     format: MatrixFormat,
 ) -> Result<HostArrays<T>> {
-    if let Some(k) = a.first_non_finite() {
-        return Err(Error::NonFinite {
-            what: "matrix".into(),
-            index: k,
-        });
-    }
+    finite_matrix(a.first_non_finite())?;
     Ok(match format {
         MatrixFormat::Csr => {
             let (rp, ci) = a.indices_u32()?;

@@ -1,6 +1,7 @@
 //! Compressed sparse row format, the host-side master format.
 
 use super::csr_check::{check_csr, check_shape, PARALLEL_CHECK_NNZ};
+use super::csr_view;
 pub(crate) use super::fingerprint::fnv1a;
 use super::fingerprint::FingerprintCache;
 use crate::error::{Error, Result};
@@ -87,7 +88,13 @@ impl<T: Scalar> CsrMatrix<T> {
         col_idx: &[i32],
         values: &[T],
     ) -> Result<Self> {
-        super::CsrView::from_i32(n_rows, n_cols, row_ptr, col_idx, values)?.to_csr()
+        let (row_ptr, col_idx) =
+            csr_view::checked_i32(n_rows, n_cols, row_ptr, col_idx, values.len())?;
+        csr_view::widened(
+            (n_rows, n_cols),
+            (row_ptr, col_idx, values),
+            FingerprintCache::default(),
+        )
     }
 
     /// Build from arrays whose rows may be unsorted and contain duplicates: columns are sorted
@@ -155,7 +162,7 @@ impl<T: Scalar> CsrMatrix<T> {
         coo.to_csr()
     }
 
-    /// A 64-bit FNV-1a hash of the shape, the pattern and the value bits: preconditioners
+    /// A 64-bit hash (FNV-1a in four chains) of the shape, the pattern and the value bits: preconditioners
     /// remember it to refuse being used with another matrix
     /// ([`crate::Error::PreconditionerMismatch`]). Computed once (in parallel) and kept
     /// until [`CsrMatrix::values_mut`] is called.
@@ -430,13 +437,7 @@ impl<T: Scalar> CsrMatrix<T> {
                 max,
             });
         }
-        if self.n_cols > max || self.n_rows > max {
-            return Err(Error::IndexOverflow {
-                what: "dimension".into(),
-                value: self.n_cols.max(self.n_rows),
-                max,
-            });
-        }
+        csr_view::check_dimensions(self.n_rows, self.n_cols)?;
         Ok((
             self.row_ptr.iter().map(|&p| p as u32).collect(),
             self.col_idx.iter().map(|&c| c as u32).collect(),

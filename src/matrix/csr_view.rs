@@ -43,14 +43,7 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         col_idx: &'a [u32],
         values: &'a [T],
     ) -> Result<Self> {
-        let max = u32::MAX as usize;
-        if n_rows.max(n_cols) > max {
-            return Err(Error::IndexOverflow {
-                what: "dimension".into(),
-                value: n_rows.max(n_cols),
-                max,
-            });
-        }
+        check_dimensions(n_rows, n_cols)?;
         check_csr(n_rows, n_cols, row_ptr, col_idx, values.len())?;
         Ok(Self {
             n_rows,
@@ -62,8 +55,8 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         })
     }
 
-    /// [`CsrView::new`] of signed 32-bit arrays (read as unsigned: a negative index is one of
-    /// at least 2^31, out of range for any 32-bit matrix, and is named as a negative one).
+    /// [`CsrView::new`] of signed 32-bit arrays (read as unsigned; a negative index is named
+    /// as one).
     pub fn from_i32(
         n_rows: usize,
         n_cols: usize,
@@ -71,21 +64,15 @@ impl<'a, T: Scalar> CsrView<'a, T> {
         col_idx: &'a [i32],
         values: &'a [T],
     ) -> Result<Self> {
-        check_lengths(n_rows, row_ptr.len(), col_idx.len(), values.len())?;
-        let unsigned = |v: &'a [i32]| -> &'a [u32] { bytemuck::cast_slice(v) };
-        Self::new(n_rows, n_cols, unsigned(row_ptr), unsigned(col_idx), values).map_err(|e| {
-            let negative = |v: &[i32]| v.iter().position(|&i| i < 0);
-            match (negative(row_ptr), negative(col_idx)) {
-                (Some(k), _) => Error::InvalidMatrix(format!(
-                    "negative row pointer {} at position {k}",
-                    row_ptr[k]
-                )),
-                (None, Some(k)) => Error::InvalidMatrix(format!(
-                    "negative column index {} at position {k}",
-                    col_idx[k]
-                )),
-                (None, None) => e,
-            }
+        check_dimensions(n_rows, n_cols)?;
+        let (row_ptr, col_idx) = checked_i32(n_rows, n_cols, row_ptr, col_idx, values.len())?;
+        Ok(Self {
+            n_rows,
+            n_cols,
+            row_ptr,
+            col_idx,
+            values,
+            hashes: FingerprintCache::default(),
         })
     }
 
@@ -158,21 +145,84 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     /// The matrix copied into a [`CsrMatrix`] (indices widened; no second check), or
     /// [`Error::OutOfMemory`].
     pub fn to_csr(&self) -> Result<CsrMatrix<T>> {
-        let widen = |what: &str, v: &[u32]| -> Result<Vec<usize>> {
-            let mut out = crate::memory::try_with_capacity(what, v.len())?;
-            // A loop the compiler vectorizes.
-            out.extend(v.iter().map(|&i| i as usize));
-            Ok(out)
-        };
-        let row_ptr = widen("CSR row pointers", self.row_ptr)?;
-        let col_idx = widen("CSR column indices", self.col_idx)?;
-        let mut values = crate::memory::try_with_capacity("CSR values", self.values.len())?;
-        values.extend_from_slice(self.values);
-        Ok(CsrMatrix::from_checked(
-            self.n_rows,
-            self.n_cols,
-            (row_ptr, col_idx, values),
+        widened(
+            (self.n_rows, self.n_cols),
+            (self.row_ptr, self.col_idx, self.values),
             self.hashes.clone(),
-        ))
+        )
     }
+}
+
+/// Dimensions that 32-bit indices can address, else [`Error::IndexOverflow`].
+pub(crate) fn check_dimensions(n_rows: usize, n_cols: usize) -> Result<()> {
+    let max = u32::MAX as usize;
+    if n_rows.max(n_cols) > max {
+        return Err(Error::IndexOverflow {
+            what: "dimension".into(),
+            value: n_rows.max(n_cols),
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// Signed 32-bit CSR arrays read as unsigned and checked as [`check_csr`] checks; a negative
+/// index is named as one. Read as unsigned, a negative index is one of at least 2^31, out of
+/// range while the columns and entries are fewer than that; with more, the arrays are first
+/// searched for one.
+pub(crate) fn checked_i32<'a>(
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: &'a [i32],
+    col_idx: &'a [i32],
+    n_values: usize,
+) -> Result<(&'a [u32], &'a [u32])> {
+    check_lengths(n_rows, row_ptr.len(), col_idx.len(), n_values)?;
+    let negative = |v: &[i32]| v.iter().position(|&i| i < 0);
+    let named = |e: Error| match (negative(row_ptr), negative(col_idx)) {
+        (Some(k), _) => Error::InvalidMatrix(format!(
+            "negative row pointer {} at position {k}",
+            row_ptr[k]
+        )),
+        (None, Some(k)) => Error::InvalidMatrix(format!(
+            "negative column index {} at position {k}",
+            col_idx[k]
+        )),
+        (None, None) => e,
+    };
+    let large = i32::MAX as usize;
+    if (n_cols > large || col_idx.len() > large)
+        && (negative(row_ptr).is_some() || negative(col_idx).is_some())
+    {
+        return Err(named(Error::InvalidMatrix("negative index".into())));
+    }
+    let unsigned = |v: &'a [i32]| -> &'a [u32] { bytemuck::cast_slice(v) };
+    let (row_ptr32, col_idx32) = (unsigned(row_ptr), unsigned(col_idx));
+    check_csr(n_rows, n_cols, row_ptr32, col_idx32, n_values).map_err(named)?;
+    Ok((row_ptr32, col_idx32))
+}
+
+/// Checked 32-bit arrays copied into a [`CsrMatrix`] (indices widened), with the fingerprints
+/// known of them; or [`Error::OutOfMemory`].
+pub(crate) fn widened<T: Scalar>(
+    (n_rows, n_cols): (usize, usize),
+    (row_ptr, col_idx, values): (&[u32], &[u32], &[T]),
+    hashes: FingerprintCache,
+) -> Result<CsrMatrix<T>> {
+    let widen = |what: &str, v: &[u32]| -> Result<Vec<usize>> {
+        let mut out = crate::memory::try_with_capacity(what, v.len())?;
+        // A loop the compiler vectorizes.
+        out.extend(v.iter().map(|&i| i as usize));
+        Ok(out)
+    };
+    let row_ptr = widen("CSR row pointers", row_ptr)?;
+    let col_idx = widen("CSR column indices", col_idx)?;
+    let mut copy = crate::memory::try_with_capacity("CSR values", values.len())?;
+    copy.extend_from_slice(values);
+    Ok(CsrMatrix::from_checked(
+        n_rows,
+        n_cols,
+        (row_ptr, col_idx, copy),
+        hashes,
+    ))
 }

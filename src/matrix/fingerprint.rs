@@ -84,8 +84,8 @@ pub(crate) fn fnv1a(words: impl IntoIterator<Item = u64>) -> u64 {
     fnv1a_from(0xcbf2_9ce4_8422_2325, words)
 }
 
-/// FNV-1a of each fixed chunk of 2^16 words of `items` (in parallel; the chunking does not
-/// depend on the thread count, so the hashes are deterministic).
+/// [`lanes_hash`] of each fixed chunk of 2^16 words of `items` (in parallel; the chunking does
+/// not depend on the thread count, so the hashes are deterministic).
 fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u64> {
     const CHUNK: usize = 1 << 16;
     if items.len() <= CHUNK {
@@ -101,9 +101,12 @@ fn chunk_hashes<X: Sync>(items: &[X], word: impl Fn(&X) -> u64 + Sync) -> Vec<u6
 /// FNV-1a of `items`' words in four interleaved chains (word 4 i + j into chain j, the last
 /// words into the first chains), the four then hashed together: every word still changes the
 /// result, at about four times the speed of one chain (the chains' multiplications overlap).
+/// Each word's high half is folded into its low half first: a multiplication carries only
+/// upwards, so a change in a word's top bit alone (a value's sign) would reach nothing but the
+/// hash's top bit, and two of them would cancel.
 pub(crate) fn lanes_hash<X>(items: &[X], word: impl Fn(&X) -> u64) -> u64 {
     let mut lanes = [0xcbf2_9ce4_8422_2325u64; 4];
-    let step = |h: u64, w: u64| (h ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+    let step = |h: u64, w: u64| (h ^ w ^ (w >> 32)).wrapping_mul(0x0000_0100_0000_01b3);
     let mut quads = items.chunks_exact(4);
     for q in &mut quads {
         for (lane, item) in lanes.iter_mut().zip(q) {
@@ -141,5 +144,15 @@ mod tests {
         swapped.swap(0, 1);
         assert_ne!(lanes_hash(&swapped, |&w| w), base);
         assert_ne!(lanes_hash(&words[..10], |&w| w), base);
+        // Two values of opposite sign (only their top bits change) still change the hash.
+        let values = [1.5f64, -2.0, 3.0, 0.25, 7.0];
+        let mut negated = values;
+        negated[1] = -negated[1];
+        negated[3] = -negated[3];
+        let bits = |v: &f64| v.to_bits();
+        assert_ne!(lanes_hash(&negated, bits), lanes_hash(&values, bits));
+        negated[2] = -negated[2];
+        negated[4] = -negated[4];
+        assert_ne!(lanes_hash(&negated, bits), lanes_hash(&values, bits));
     }
 }

@@ -59,9 +59,7 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
     /// Open the backend, upload the matrix, build the preconditioner and the buffers for b and
     /// x. Errors: as [`crate::solve`] (unavailable backend, bad matrix, preconditioner setup).
     pub fn build(self) -> Result<ReusableSolver<T>> {
-        let mut copy = None;
-        let a = self.source.for_setup(&self.options, &mut copy)?;
-        let (n_rows, n_cols) = a.shape();
+        let (n_rows, n_cols) = self.source.shape();
         if n_rows != n_cols {
             return Err(Error::dims(
                 "matrix must be square: columns vs rows",
@@ -77,6 +75,8 @@ impl<'a, T: Scalar> SolverBuilder<'a, T> {
             });
         }
         self.options.params.validate()?;
+        let mut copy = None;
+        let a = self.source.for_setup(&self.options, &mut copy)?;
         let pattern = a.pattern_fingerprint();
         let matrix = a.upload(&backend, self.options.format)?;
         let precond = a.precond(&backend, &matrix, &self.options)?;

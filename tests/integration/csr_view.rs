@@ -55,41 +55,57 @@ fn a_view_is_the_same_matrix_as_its_copy() {
 }
 
 /// Every fault of the arrays is named as [`CsrMatrix::new`] names it (a negative index as a
-/// negative one), small and above the parallel check's size.
+/// negative one), small and above the parallel check's size, with the row or position.
 #[test]
 fn a_view_names_faults_as_the_matrix_does() {
     for n in [50usize, 40_000] {
         let a = random_matrix::<f64>(n, 3, false, 3);
         let (rp, ci) = arrays_i32(&a);
-        let k = rp[n - 7] as usize; // a row with at least two entries (its diagonal and more)
-        let faults: Vec<(&str, Vec<i32>, Vec<i32>, usize)> = vec![
-            ("unsorted row", rp.clone(), swapped(&ci, k), a.nnz()),
+        // The last row with at least two entries: its first two columns swapped.
+        let row = (0..n).rev().find(|&r| rp[r + 1] - rp[r] >= 2).unwrap();
+        let k = rp[row] as usize;
+        let faults: Vec<(String, Vec<i32>, Vec<i32>, usize)> = vec![
             (
-                "column out of range",
+                format!("row {row}: column indices not strictly increasing"),
+                rp.clone(),
+                swapped(&ci, k),
+                a.nnz(),
+            ),
+            (
+                format!("column index {n} at position {} out of range", a.nnz() - 1),
                 rp.clone(),
                 set(&ci, a.nnz() - 1, n as i32),
                 a.nnz(),
             ),
             (
-                "row pointers decrease",
+                format!("row_ptr decreases at row {}", n / 2),
                 set(&rp, n / 2, rp[n / 2 + 1] + 1),
                 ci.clone(),
                 a.nnz(),
             ),
             (
-                "row pointers end",
+                "row_ptr must start at 0 and end at nnz".into(),
                 set(&rp, n, rp[n] - 1),
                 ci.clone(),
                 a.nnz(),
             ),
-            ("values length", rp.clone(), ci.clone(), 3),
-            ("row pointers length", rp[..n].to_vec(), ci.clone(), a.nnz()),
+            ("values length".into(), rp.clone(), ci.clone(), 3),
+            (
+                "row_ptr length".into(),
+                rp[..n].to_vec(),
+                ci.clone(),
+                a.nnz(),
+            ),
         ];
         for (what, rp, ci, n_values) in faults {
             let values = vec![1.0; n_values];
             let wide = |v: &[i32]| v.iter().map(|&i| i as usize).collect::<Vec<_>>();
             let want = CsrMatrix::new(n, n, wide(&rp), wide(&ci), values.clone()).unwrap_err();
             let got = CsrView::from_i32(n, n, &rp, &ci, &values).unwrap_err();
+            assert!(
+                got.to_string().contains(&what),
+                "{got} (n = {n}): want {what}"
+            );
             assert_eq!(got.to_string(), want.to_string(), "{what}, n = {n}");
         }
         let e = CsrView::from_i32(n, n, &rp, &set(&ci, 4, -3), a.values()).unwrap_err();
@@ -107,6 +123,9 @@ fn a_view_names_faults_as_the_matrix_does() {
     }
     let e = CsrView::<f64>::new(1 << 33, 1, &[0], &[], &[]).unwrap_err();
     assert!(matches!(e, Error::IndexOverflow { .. }), "{e}");
+    // Beyond 2^31 columns a negative index read as unsigned would be in range: still named.
+    let e = CsrView::from_i32(1, 3_000_000_000, &[0, 1], &[-1_500_000_000], &[1.0]).unwrap_err();
+    assert!(e.to_string().contains("negative column index"), "{e}");
 }
 
 fn swapped(v: &[i32], k: usize) -> Vec<i32> {

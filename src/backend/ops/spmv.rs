@@ -4,12 +4,12 @@ use super::vector::VectorOps;
 use crate::backend::buffer::{check_len, Buffer};
 use crate::backend::long_rows::LongRowPlan;
 use crate::backend::matrix::{
-    host_arrays, CompactColumnBuffers, DeviceFormat, DeviceMatrix, HostArrays, LongRows,
-    MatrixFormat, RowBlocks,
+    finite_matrix, host_arrays, CompactColumnBuffers, DeviceFormat, DeviceMatrix, HostArrays,
+    LongRows, MatrixFormat, RowBlocks,
 };
 use crate::backend::partials::{Partials, Slot};
 use crate::backend::row_blocks::{self, CsrKernel};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::matrix::{CsrMatrix, CsrView};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
@@ -199,12 +199,7 @@ pub trait SpmvOps: VectorOps {
     /// the CSR kernel chosen from its row lengths ([`CsrKernel::Auto`]). Errors as
     /// [`SpmvOps::upload_matrix`]'s.
     fn upload_view<T: Scalar>(&self, a: &CsrView<'_, T>) -> Result<DeviceMatrix<T>> {
-        if let Some(k) = a.first_non_finite() {
-            return Err(Error::NonFinite {
-                what: "matrix".into(),
-                index: k,
-            });
-        }
+        finite_matrix(a.first_non_finite())?;
         Ok(DeviceMatrix {
             n_rows: a.n_rows(),
             n_cols: a.n_cols(),
@@ -216,7 +211,9 @@ pub trait SpmvOps: VectorOps {
         })
     }
 
-    /// The device arrays of a CSR matrix and its GPU layouts for `csr_kernel`.
+    /// The device arrays of a CSR matrix and its GPU layouts for `csr_kernel` (the arrays
+    /// unchecked: [`SpmvOps::upload_matrix`] and [`SpmvOps::upload_view`] check them).
+    #[doc(hidden)]
     fn csr_format<T: Scalar>(
         &self,
         row_ptr: &[u32],
