@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pipekrylov::backend::BackendInfo;
 use pipekrylov::matrix::{CsrMatrix, CsrView};
 use pipekrylov::solver::{Progress, SolveReport, StopReason};
-use pipekrylov::{Error, ReusableSolver, Scalar, Solution, SolveOptions};
+use pipekrylov::{Error, ReusableSolver, Scalar, SolveOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -669,19 +669,15 @@ fn run<T: Scalar>(
     // SAFETY: the wrapper passes C-contiguous arrays of n values of T that it holds alive, `x`
     // writable and not aliased by `b` or `x0` (it allocates `x` itself).
     let (b, x0) = unsafe { (slice::<T>(b, n), (x0 != 0).then(|| slice::<T>(x0, n))) };
-    let solution: Solution<T> = match control {
-        Some(c) => s.solve_with_control(b, x0, c)?,
-        None => match x0 {
-            Some(x0) => s.solve_from(b, x0)?,
-            None => s.solve(b)?,
-        },
-    };
-    if n > 0 {
+    let out: &mut [T] = match n {
+        0 => &mut [],
         // SAFETY: as above; `x` holds n values of T.
-        let out = unsafe { std::slice::from_raw_parts_mut(x as *mut T, n) };
-        out.copy_from_slice(&solution.x);
+        _ => unsafe { std::slice::from_raw_parts_mut(x as *mut T, n) },
+    };
+    match control {
+        Some(c) => s.solve_into(b, x0, out, Some(c)),
+        None => s.solve_into(b, x0, out, None),
     }
-    Ok(solution.report)
 }
 
 /// `k` columns solved together into the caller's `x`.

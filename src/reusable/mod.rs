@@ -356,6 +356,37 @@ impl<T: Scalar> ReusableSolver<T> {
         self.run(b, Some(control))
     }
 
+    /// [`ReusableSolver::solve_with_control`] into the caller's `x` (the solution read straight
+    /// into it, no vector allocated), from `x0` (or zero), `control` optional. Returns the
+    /// report. Errors: a `b`, `x0` or `x` of the wrong length, and what a solve reports.
+    ///
+    /// ```
+    /// use pipekrylov::matrix::generate::Generator;
+    /// use pipekrylov::ReusableSolver;
+    /// let a = Generator::Poisson2d.generate::<f64>(400).unwrap().matrix;
+    /// let mut solver = ReusableSolver::builder(&a).rtol(1e-10).build().unwrap();
+    /// let mut x = vec![0.0; a.n_rows()];
+    /// let report = solver.solve_into(&vec![1.0; a.n_rows()], None, &mut x, None).unwrap();
+    /// assert!(report.stop_reason.converged() && x[0] > 0.0);
+    /// ```
+    pub fn solve_into(
+        &mut self,
+        b: &[T],
+        x0: Option<&[T]>,
+        x: &mut [T],
+        control: Option<&mut dyn FnMut(Progress) -> ControlFlow<()>>,
+    ) -> Result<SolveReport> {
+        self.check_len("right-hand side", b.len())?;
+        self.check_len("solution", x.len())?;
+        if let Some(x0) = x0 {
+            self.check_len("initial guess", x0.len())?;
+        }
+        self.set_x(x0)?;
+        let report = self.run_report(b, control)?;
+        self.parts().backend.read(&self.x, x)?;
+        Ok(report)
+    }
+
     /// Solve A x = b with vectors that already live on the solver's backend: `x` holds the
     /// initial guess on entry and the solution on exit; nothing is copied to or from the host
     /// (the caller's device arrays through `CudaBackend::borrow_device_memory` with the
@@ -564,19 +595,21 @@ impl<T: Scalar> ReusableSolver<T> {
     }
 
     fn run(&mut self, b: &[T], monitor: Control<'_>) -> Result<Solution<T>> {
-        // SAFETY: as in `parts`; the reference is not tied to `self`, whose fields are used.
-        let backend = unsafe { &(*self.parts.as_ptr()).backend };
-        backend.write(&mut self.rhs, b)?;
-        let report = krylov(&mut self.solver, self.parts, &self.options)?.solve(
-            &self.rhs,
-            &mut self.x,
-            monitor,
-        )?;
+        let report = self.run_report(b, monitor)?;
+        let backend = &self.parts().backend;
         Ok(Solution {
             x: backend.download(&self.x)?,
             report,
             backend: format!("{} ({})", backend.name(), backend.device_name()),
             notes: self.notes.clone(),
         })
+    }
+
+    /// `b` written and the solve run from the solver's x; the solution stays in it.
+    fn run_report(&mut self, b: &[T], monitor: Control<'_>) -> Result<SolveReport> {
+        // SAFETY: as in `parts`; the reference is not tied to `self`, whose fields are used.
+        let backend = unsafe { &(*self.parts.as_ptr()).backend };
+        backend.write(&mut self.rhs, b)?;
+        krylov(&mut self.solver, self.parts, &self.options)?.solve(&self.rhs, &mut self.x, monitor)
     }
 }

@@ -1,8 +1,8 @@
 //! [`CsrView`], the caller's 32-bit CSR arrays borrowed: checked and fingerprinted as the same
 //! matrix as a [`CsrMatrix`], and a solver set up from it (arrays sent as they are, or copied
-//! for the setups that need more) solving bit for bit as one set up from the matrix, on the
-//! host, OpenCL (PoCL in CI) and CUDA (`#[ignore]`d: run on the device with
-//! `--include-ignored`).
+//! for the setups that need more) solving bit for bit as one set up from the matrix, also into
+//! the caller's vector (`solve_into`), on the host, OpenCL (PoCL in CI) and CUDA (`#[ignore]`d:
+//! run on the device with `--include-ignored`).
 
 use crate::common::random_matrix;
 use pipekrylov::backend::BackendChoice;
@@ -176,6 +176,25 @@ fn view_solves_as_the_matrix(backend: BackendChoice) {
         assert!(want.report.stop_reason.converged(), "{label}");
         assert_eq!(got.report.iterations, want.report.iterations, "{label}");
         assert_eq!(got.x, want.x, "{label}");
+        // The solution read into the caller's vector: the same, from zero and from x0.
+        let mut into = vec![f64::NAN; a.n_rows()];
+        let report = from_view.solve_into(&b, None, &mut into, None).unwrap();
+        assert_eq!(
+            (report.iterations, &into),
+            (want.report.iterations, &want.x),
+            "{label}"
+        );
+        let x0 = vec![0.5; a.n_rows()];
+        let want_from = from_matrix.solve_from(&b, &x0).unwrap();
+        from_view
+            .solve_into(&b, Some(&x0), &mut into, None)
+            .unwrap();
+        assert_eq!(into, want_from.x, "{label}");
+        let short = from_view.solve_into(&b, None, &mut into[1..], None);
+        assert!(
+            matches!(short, Err(Error::DimensionMismatch { .. })),
+            "{label}"
+        );
         // New values of the same pattern are taken; another pattern is refused.
         let mut scaled = a.clone();
         scaled.values_mut().iter_mut().for_each(|v| *v *= 2.0);
