@@ -933,28 +933,15 @@ pub fn rust_one_call_seconds(
     b: usize,
     options: &Bound<'_, PyDict>,
 ) -> PyResult<f64> {
-    let opts = crate::options::read(options).map_err(|e| options_error(py, e))?;
-    let raw = RawCsr {
-        n,
-        indptr,
-        indices,
-        data,
-        nnz,
-        index_bits,
-        value_bits,
+    let steps = rust_one_call_steps(
+        py, n, indptr, indices, data, nnz, index_bits, value_bits, b, options, false,
+    )?;
+    let at = |name| {
+        steps
+            .iter()
+            .find(|(step, _)| *step == name)
+            .map_or(0.0, |s| s.1)
     };
-    fn timed<T: Scalar>(raw: &RawCsr, b: usize, opts: &SolveOptions) -> Result<f64, Error> {
-        // SAFETY: as in `build` and `run`: live arrays of the lengths and dtypes named.
-        let (a, b) = unsafe { (raw.matrix::<T>()?, slice::<T>(b, raw.n).to_vec()) };
-        let started = Instant::now();
-        let solution = pipekrylov::solve(&a, &b, opts)?;
-        drop(solution);
-        Ok(started.elapsed().as_secs_f64())
-    }
-    let result = py.detach(move || match raw.value_bits {
-        32 => timed::<f32>(&raw, b, &opts),
-        64 => timed::<f64>(&raw, b, &opts),
-        _ => Err(Error::param("value dtype", "float32 or float64")),
-    });
-    result.map_err(|e| crate_error(py, e))
+    // From the right-hand side copied to the solution dropped.
+    Ok(at("solution") - at("rhs"))
 }

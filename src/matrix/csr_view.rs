@@ -45,14 +45,7 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     ) -> Result<Self> {
         check_dimensions(n_rows, n_cols)?;
         check_csr(n_rows, n_cols, row_ptr, col_idx, values.len())?;
-        Ok(Self {
-            n_rows,
-            n_cols,
-            row_ptr,
-            col_idx,
-            values,
-            hashes: FingerprintCache::default(),
-        })
+        Ok(Self::checked(n_rows, n_cols, row_ptr, col_idx, values))
     }
 
     /// [`CsrView::new`] of signed 32-bit arrays (read as unsigned; a negative index is named
@@ -66,14 +59,25 @@ impl<'a, T: Scalar> CsrView<'a, T> {
     ) -> Result<Self> {
         check_dimensions(n_rows, n_cols)?;
         let (row_ptr, col_idx) = checked_i32(n_rows, n_cols, row_ptr, col_idx, values.len())?;
-        Ok(Self {
+        Ok(Self::checked(n_rows, n_cols, row_ptr, col_idx, values))
+    }
+
+    /// The view of arrays that passed the checks.
+    fn checked(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: &'a [u32],
+        col_idx: &'a [u32],
+        values: &'a [T],
+    ) -> Self {
+        Self {
             n_rows,
             n_cols,
             row_ptr,
             col_idx,
             values,
             hashes: FingerprintCache::default(),
-        })
+        }
     }
 
     /// Number of rows.
