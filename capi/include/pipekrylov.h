@@ -174,7 +174,7 @@ const char *pk_stop_reason_name(int code);
 
 /**
  * Create a solver of the n x n CSR matrix (`row_ptr`: n + 1 offsets, `col_idx` and `values`:
- * `nnz` entries; the arrays are copied, the caller keeps them). `index_bits` is 32 (`int32_t`
+ * `nnz` entries, read during the call and not kept). `index_bits` is 32 (`int32_t`
  * indices) or 64 (`int64_t`); `value_bits` 32 (`float`) or 64 (`double`): the precision of the
  * solves. `options` is `"key=value;key=value"` (NULL or "" for the defaults: GMRES, no
  * preconditioner, rtol 1e-8, the best backend available); the keys are those of the Python

@@ -3,8 +3,8 @@
 
 use std::ffi::{c_int, c_void};
 
-use pipekrylov::matrix::CsrMatrix;
-use pipekrylov::Scalar;
+use pipekrylov::matrix::{CsrMatrix, CsrView};
+use pipekrylov::{ReusableSolver, Scalar, SolveOptions};
 
 use crate::error::Failure;
 
@@ -106,6 +106,43 @@ impl RawCsr {
             )
         };
         Ok(CsrMatrix::new(self.n, self.n, row_ptr, col_idx, values)?)
+    }
+
+    /// A solver of these arrays set up with `options`: `int32_t` indices borrowed as the
+    /// crate's [`CsrView`] (sent to the device as they are for CSR storage with no
+    /// preconditioner or Jacobi, copied for the other setups), `int64_t` ones copied into its
+    /// CSR matrix ([`RawCsr::matrix`]). Nothing of the arrays is kept after the call.
+    ///
+    /// # Safety
+    /// As [`RawCsr::matrix`]; the arrays do not change during the call.
+    pub unsafe fn solver<T: Scalar>(
+        &self,
+        options: SolveOptions,
+    ) -> Result<ReusableSolver<T>, Failure> {
+        if self.index_bits != 32 {
+            // SAFETY: the caller's promise on the arrays.
+            let a = unsafe { self.matrix::<T>()? };
+            return Ok(ReusableSolver::builder(&a).options(options).build()?);
+        }
+        if self.row_ptr.is_null() {
+            return Err(Failure::null("row_ptr"));
+        }
+        let rows = self
+            .n
+            .checked_add(1)
+            .ok_or_else(|| Failure::invalid("n + 1 overflows size_t"))?;
+        // SAFETY: the caller's promise on the arrays.
+        let (row_ptr, col_idx, values) = unsafe {
+            (
+                slice::<i32>(self.row_ptr, rows, "row_ptr")?,
+                slice::<i32>(self.col_idx, self.nnz, "col_idx")?,
+                slice::<T>(self.values, self.nnz, "values")?,
+            )
+        };
+        let view = CsrView::from_i32(self.n, self.n, row_ptr, col_idx, values)?;
+        Ok(ReusableSolver::builder_view(view)
+            .options(options)
+            .build()?)
     }
 }
 

@@ -49,7 +49,7 @@ impl PkSolver {
 }
 
 /// Create a solver of the n x n CSR matrix (`row_ptr`: n + 1 offsets, `col_idx` and `values`:
-/// `nnz` entries; the arrays are copied, the caller keeps them). `index_bits` is 32 (`int32_t`
+/// `nnz` entries, read during the call and not kept). `index_bits` is 32 (`int32_t`
 /// indices) or 64 (`int64_t`); `value_bits` 32 (`float`) or 64 (`double`): the precision of the
 /// solves. `options` is `"key=value;key=value"` (NULL or "" for the defaults: GMRES, no
 /// preconditioner, rtol 1e-8, the best backend available); the keys are those of the Python
@@ -106,16 +106,8 @@ pub unsafe extern "C" fn pk_solver_create(
         // SAFETY: the arrays as the caller promises.
         let inner = unsafe {
             match value_bits {
-                32 => Precision::F32(
-                    ReusableSolver::builder(&raw.matrix::<f32>()?)
-                        .options(options)
-                        .build()?,
-                ),
-                64 => Precision::F64(
-                    ReusableSolver::builder(&raw.matrix::<f64>()?)
-                        .options(options)
-                        .build()?,
-                ),
+                32 => Precision::F32(raw.solver::<f32>(options)?),
+                64 => Precision::F64(raw.solver::<f64>(options)?),
                 _ => {
                     return Err(Failure::invalid(format!(
                         "value_bits is {value_bits}: 32 (float) or 64 (double)"
