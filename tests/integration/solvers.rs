@@ -428,10 +428,13 @@ fn row06_cg_detects_indefinite_matrices() {
 #[test]
 fn row07_pcg_detects_indefinite_preconditioner() {
     let h = HostBackend::new();
-    // SPD matrix with a negative-definite "preconditioner" diag: A = diag(1, 2); Jacobi of -A.
+    // SPD matrix with a negative-definite "preconditioner" diag: A = diag(1, 2); Jacobi of -A,
+    // offered as a preconditioner tied to no matrix (Jacobi of -A itself is refused for A:
+    // built from another matrix).
     let a = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 2.0]).unwrap();
     let neg = CsrMatrix::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![-1.0, -2.0]).unwrap();
-    let jac = Jacobi::new(&h, &neg).unwrap();
+    assert_ne!(neg.fingerprint(), a.fingerprint());
+    let jac = Untied(Jacobi::new(&h, &neg).unwrap());
     for variant in [Variant::Pipelined, Variant::Classical] {
         let (r, _) = solve(
             &h,
@@ -450,6 +453,35 @@ fn row07_pcg_detects_indefinite_preconditioner() {
             StopReason::IndefinitePreconditioner,
             "{variant}"
         );
+    }
+}
+
+/// A preconditioner applied as the one it wraps, but tied to no matrix (`built_for` None).
+struct Untied(Jacobi<f64>);
+
+impl Preconditioner<HostBackend, f64> for Untied {
+    fn name(&self) -> &'static str {
+        "untied"
+    }
+    fn n(&self) -> usize {
+        Preconditioner::<HostBackend, f64>::n(&self.0)
+    }
+    fn apply(
+        &self,
+        backend: &HostBackend,
+        r: &pipekrylov::backend::Buffer<f64>,
+        z: &mut pipekrylov::backend::Buffer<f64>,
+    ) -> pipekrylov::Result<()> {
+        self.0.apply(backend, r, z)
+    }
+    fn launches_per_apply(&self) -> usize {
+        1
+    }
+    fn setup_times(&self) -> pipekrylov::precond::SetupTimes {
+        Preconditioner::<HostBackend, f64>::setup_times(&self.0)
+    }
+    fn memory_bytes(&self) -> usize {
+        Preconditioner::<HostBackend, f64>::memory_bytes(&self.0)
     }
 }
 
