@@ -90,13 +90,7 @@ impl RawCsr {
     /// # Safety
     /// The pointers point at live arrays of the lengths and widths given (`values`: `T`).
     pub unsafe fn matrix<T: Scalar>(&self) -> Result<CsrMatrix<T>, Failure> {
-        if self.row_ptr.is_null() {
-            return Err(Failure::null("row_ptr"));
-        }
-        let rows = self
-            .n
-            .checked_add(1)
-            .ok_or_else(|| Failure::invalid("n + 1 overflows size_t"))?;
+        let rows = self.row_pointers()?;
         // SAFETY: the caller's promise on the arrays.
         let (row_ptr, col_idx, values) = unsafe {
             (
@@ -106,6 +100,16 @@ impl RawCsr {
             )
         };
         Ok(CsrMatrix::new(self.n, self.n, row_ptr, col_idx, values)?)
+    }
+
+    /// How many row pointers there are (n + 1); errors: `row_ptr` NULL, n + 1 overflowing.
+    fn row_pointers(&self) -> Result<usize, Failure> {
+        if self.row_ptr.is_null() {
+            return Err(Failure::null("row_ptr"));
+        }
+        self.n
+            .checked_add(1)
+            .ok_or_else(|| Failure::invalid("n + 1 overflows size_t"))
     }
 
     /// A solver of these arrays set up with `options`: `int32_t` indices borrowed as the
@@ -124,13 +128,7 @@ impl RawCsr {
             let a = unsafe { self.matrix::<T>()? };
             return Ok(ReusableSolver::builder(&a).options(options).build()?);
         }
-        if self.row_ptr.is_null() {
-            return Err(Failure::null("row_ptr"));
-        }
-        let rows = self
-            .n
-            .checked_add(1)
-            .ok_or_else(|| Failure::invalid("n + 1 overflows size_t"))?;
+        let rows = self.row_pointers()?;
         // SAFETY: the caller's promise on the arrays.
         let (row_ptr, col_idx, values) = unsafe {
             (
