@@ -2,8 +2,10 @@
 without a GPU, NVRTC or an OpenCL driver: the OpenCL program (f32/f64; GPU loops, CPU loops,
 NVIDIA's inline PTX with device addresses) with `clang -x cl -fsyntax-only`, and the CUDA module
 (f32/f64) with `clang -x cuda --cuda-device-only -fsyntax-only` over declarations of what NVRTC
-provides. The build order is read from src/backend/kernel_sources.rs. The real builds are the
-tests (`opencl_backend` on PoCL, `cuda_nvrtc` with NVRTC); this is the quick loop while editing.
+provides. The build order is read from src/backend/kernel_sources.rs. The device-address
+mode (-D PK_ADDRESS_ARGS) is left out: its source is rewritten by the library at build time
+(src/backend/opencl/packed.rs), and the PoCL tests build it (backend_agreement::opencl::address_args).
+The real builds are the tests (`opencl_backend` on PoCL, `cuda_nvrtc` with NVRTC); this is the quick loop while editing.
 
     python3 scripts/check_kernels.py            # exit status 1 and clang's messages on an error
 """
@@ -99,7 +101,7 @@ def main():
         for name, extra in [
             ("gpu", ["-DAFSAI_TEAM_LOCAL_OK"]),
             ("cpu", ["-DBLOCKED_LOOPS"]),
-            ("nvidia", ["-target", "nvptx64-nvidia-nvcl", "-Xclang", "-fgnu-keywords", "-DPK_ADDRESS_ARGS",
+            ("nvidia", ["-target", "nvptx64-nvidia-nvcl", "-Xclang", "-fgnu-keywords",
                         "-DPK_NV_PTX", "-DPK_LOAD_HINTS=2", "-DAFSAI_TEAM_LOCAL_OK"]),
         ]:
             pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if scalar == "double" else ""

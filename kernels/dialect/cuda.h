@@ -5,7 +5,7 @@
  *
  * The family files of kernels/ are written once, in OpenCL C's vocabulary, and this header maps
  * it onto CUDA (see "The shared vocabulary" below): pk_kernel and pk_device declarations,
- * PK_GLOBAL / PK_BIND parameters, __global and LOCAL pointers, __local arrays (__shared__),
+ * PK_GLOBAL parameters, __global and LOCAL pointers, __local arrays (__shared__),
  * get_local_id(0) and its siblings, barrier(), FOR_EACH, group_sum / group_sum_multi, and the
  * warp intrinsics of PK_WARP32. What only CUDA has (programmatic dependent launch, cache-hinted
  * loads, the double-precision intrinsics with explicit rounding) is defined here, with a no-op
@@ -131,8 +131,6 @@ typedef unsigned short ushort;
 /* Buffer parameters (the OpenCL dialect may pass them as device addresses; see there). */
 #define PK_GLOBAL(T, name) T *name
 #define PK_GLOBAL_RESTRICT(T, name) T *__restrict__ name
-#define PK_BIND(T, name) (void)0
-#define PK_BIND_RESTRICT(T, name) (void)0
 /* Work-item indices (dimension 0 only: every kernel is 1-D). */
 #define get_local_id(dim) threadIdx.x
 #define get_group_id(dim) blockIdx.x

@@ -121,23 +121,20 @@ inline uint warp_ballot(int pred) {
 }
 #endif
 
-/* Global-pointer parameters. Every kernel declares them with PK_GLOBAL(T, name) (or
- * PK_GLOBAL_RESTRICT) and binds them with PK_BIND(T, name); at the top of its body. Normally
- * they are plain `__global T *` parameters set with clSetKernelArg(cl_mem). With
- * -D PK_ADDRESS_ARGS (NVIDIA GPUs, see src/backend/opencl/address.rs) they are passed by value
- * as the buffer's device address (a `ulong` read once per buffer with buffer_address) and
- * PK_BIND turns it back into a pointer: NVIDIA's runtime spends ~0.25 us of host time per
- * cl_mem argument and launch, against ~0.04 us per by-value argument (measured on the H200). */
+/* Global-pointer parameters: every kernel declares them with PK_GLOBAL(T, name) (or
+ * PK_GLOBAL_RESTRICT) and uses `name` as a pointer. Normally they are plain `__global T *`
+ * parameters set with clSetKernelArg(cl_mem). With -D PK_ADDRESS_ARGS (NVIDIA GPUs, see
+ * src/backend/opencl/address.rs) they are passed by value as the buffer's device address (a
+ * `ulong` read once per buffer with buffer_address), and the program's source is rewritten at
+ * build time (src/backend/opencl/packed.rs) to bind each one back to its pointer at the top of
+ * the kernel's body: NVIDIA's runtime spends ~0.25 us of host time per cl_mem argument and
+ * launch, against ~0.04 us per by-value argument (measured on the H200). */
 #ifdef PK_ADDRESS_ARGS
 #define PK_GLOBAL(T, name) const ulong name##_address
 #define PK_GLOBAL_RESTRICT(T, name) const ulong name##_address
-#define PK_BIND(T, name) __global T *name = (__global T *)name##_address
-#define PK_BIND_RESTRICT(T, name) __global T *restrict name = (__global T *)name##_address
 #else
 #define PK_GLOBAL(T, name) __global T *name
 #define PK_GLOBAL_RESTRICT(T, name) __global T *restrict name
-#define PK_BIND(T, name) (void)0
-#define PK_BIND_RESTRICT(T, name) (void)0
 #endif
 
 /* Every kernel declaration starts with pk_kernel and has its name on the same line: the

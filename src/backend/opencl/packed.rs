@@ -1,15 +1,24 @@
-//! Packed arguments: in device-address mode every parameter of a kernel is a by-value scalar, so
-//! the whole argument list can travel as one struct of 64-bit words, set with one
-//! `clSetKernelArg` and read by the runtime as one argument.
+//! The program source in device-address mode (`-D PK_ADDRESS_ARGS`, see `address.rs`): every
+//! buffer parameter `PK_GLOBAL(T, name)` is a by-value `ulong name_address`, bound back to its
+//! pointer at the top of the kernel's body by this rewrite, and every kernel whose parameters are
+//! all by-value scalars then can have the whole argument list travel as one struct of 64-bit
+//! words, set with one `clSetKernelArg` and read by the runtime as one argument (packed
+//! arguments).
 //!
-//! Why: NVIDIA's OpenCL runtime spends ~0.06 us of host time per by-value argument of every
+//! Why the bindings here: a kernel's source names each buffer once, in its parameter list; the
+//! other builds (CUDA, OpenCL with `cl_mem` arguments) take `PK_GLOBAL(T, name)` as the pointer
+//! itself, so only this mode needs a statement per buffer, and writing it here keeps it out of
+//! every kernel's body.
+//!
+//! Why packing: NVIDIA's OpenCL runtime spends ~0.06 us of host time per by-value argument of every
 //! enqueue (H200, `examples/probes/opencl_launch_cost.rs`: 16 `ulong` arguments 5.72 us per enqueue,
 //! the same 16 values in one struct argument 4.74 us, 1 argument 4.94 us). The fused SpMV has
 //! 17 arguments.
 //!
-//! How: at program build the source of every `pk_kernel` whose parameters are all
-//! `PK_GLOBAL(T, name)` / `PK_GLOBAL_RESTRICT(T, name)` or `const uint|int|ulong|SCALAR name` is
-//! rewritten from
+//! How: at program build the source of every `pk_kernel` definition gets, after its `{`, one
+//! `__global T *[restrict] name = (__global T *)name_address;` per `PK_GLOBAL(T, name)` /
+//! `PK_GLOBAL_RESTRICT(T, name)` parameter. Packed, a kernel whose parameters are all of those
+//! or `const uint|int|ulong|SCALAR name` is rewritten from
 //! ```text
 //! pk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n, const SCALAR value) {
 //! ```
@@ -19,12 +28,13 @@
 //! pk_kernel void fill(const pk_args_fill pk_args) {
 //!     const ulong x_address = pk_args.v[0]; const uint n = (uint)pk_args.v[1];
 //!     const SCALAR value = as_double(pk_args.v[2]);
+//!     __global SCALAR *x = (__global SCALAR *)x_address;
 //! ```
-//! (the body is untouched: `PK_BIND` reads `x_address` as before). The host writes word `k` from
-//! argument `k`: a buffer's device address, or the argument's bytes zero-extended (little-endian
-//! host and device; the address self-check at program build launches a packed kernel, so a
-//! device that reads the words differently turns the mode off). The `.cl` files do not change;
-//! kernels with other parameters (`buffer_address`) keep their plain signature.
+//! (the rest of the body is untouched). The host writes word `k` from argument `k`: a buffer's
+//! device address, or the argument's bytes zero-extended (little-endian host and device; the
+//! address self-check at program build launches a packed kernel, so a device that reads the
+//! words differently turns the mode off). The `.kc` files do not change; kernels with other
+//! parameters (`buffer_address`) keep their plain signature.
 
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
@@ -47,18 +57,20 @@ pub(crate) enum WordKind {
     Value(usize),
 }
 
-/// `source` with every packable kernel rewritten (see the module documentation), and the words
-/// of each kernel that was.
-pub(crate) fn pack_source(
+/// `source` in device-address mode: every kernel's buffer parameters bound at the top of its
+/// body and, with `packed`, every packable kernel's parameters packed (see the module
+/// documentation); the words of each kernel that was packed.
+pub(crate) fn address_source(
     source: &str,
     precision: Precision,
+    packed: bool,
 ) -> Result<(String, HashMap<String, Vec<WordKind>>)> {
     let bad = |what: String| Error::KernelBuild {
         backend: super::cl::BACKEND.into(),
-        log: format!("packing kernel arguments: {what}"),
+        log: format!("device-address arguments: {what}"),
     };
     let mut out = String::with_capacity(source.len() + source.len() / 4);
-    let mut packed = HashMap::new();
+    let mut words_of = HashMap::new();
     let mut rest = source;
     while let Some(at) = rest.find(KERNEL_START) {
         let decl = at + KERNEL_START.len();
@@ -73,14 +85,17 @@ pub(crate) fn pack_source(
                 .ok_or_else(|| bad(format!("{name}: unbalanced parentheses")))?;
         let after = &tail[close + 1..];
         // A declaration without a body right after its parameters (a prototype) stays as is.
-        let brace = after.find('{').filter(|&b| after[..b].trim().is_empty());
-        let params: Option<Vec<(Param, bool)>> = split_params(&tail[open + 1..close])
-            .iter()
-            .map(|p| Param::parse(p))
-            .collect();
-        match (params, brace) {
-            (Some(params), Some(brace))
-                if is_ident(&name) && !params.is_empty() && params.len() <= MAX_WORDS =>
+        let Some(brace) = after.find('{').filter(|&b| after[..b].trim().is_empty()) else {
+            out.push_str(&rest[at + 1..decl]);
+            rest = tail;
+            continue;
+        };
+        let list = split_params(&tail[open + 1..close]);
+        let bindings: String = list.iter().filter_map(|p| binding(p)).collect();
+        let params: Option<Vec<(Param, bool)>> = list.iter().map(|p| Param::parse(p)).collect();
+        match params {
+            Some(params)
+                if packed && is_ident(&name) && !params.is_empty() && params.len() <= MAX_WORDS =>
             {
                 let words = params.len();
                 out.push_str(&format!(
@@ -95,18 +110,35 @@ pub(crate) fn pack_source(
                     out.push('\n');
                 }
                 let kinds = params.iter().map(|(p, _)| p.word_kind(precision)).collect();
-                packed.insert(name, kinds);
-                rest = &after[brace + 1..];
+                words_of.insert(name, kinds);
             }
             _ => {
-                // Not packable (or not a definition): keep the declaration as written.
+                // Not packed: the declaration as written.
                 out.push_str(&rest[at + 1..decl]);
-                rest = tail;
+                out.push_str(&tail[..close + 1 + brace + 1]);
+                out.push('\n');
             }
         }
+        out.push_str(&bindings);
+        rest = &after[brace + 1..];
     }
     out.push_str(rest);
-    Ok((out, packed))
+    Ok((out, words_of))
+}
+
+/// The statement that binds a buffer parameter (`PK_GLOBAL(T, name)`, `PK_GLOBAL_RESTRICT(T,
+/// name)`) to its pointer at the top of the body, with its line break; `None` for any other
+/// parameter.
+fn binding(param: &str) -> Option<String> {
+    let (inner, restrict) = match param.strip_prefix("PK_GLOBAL_RESTRICT(") {
+        Some(inner) => (inner, "restrict "),
+        None => (param.strip_prefix("PK_GLOBAL(")?, ""),
+    };
+    let (ty, name) = inner.strip_suffix(')')?.rsplit_once(',')?;
+    let (ty, name) = (ty.trim(), name.trim());
+    is_ident(name).then(|| {
+        format!("    __global {ty} *{restrict}{name} = (__global {ty} *){name}_address;\n")
+    })
 }
 
 /// Index of the `)` matching the `(` that `s` starts with.
@@ -161,7 +193,7 @@ enum Param {
 
 impl Param {
     /// The parameter and whether its copy is `const` (as declared; an address always is, the
-    /// kernel only reads it through `PK_BIND`).
+    /// kernel only reads it through the pointer bound from it).
     fn parse(p: &str) -> Option<(Self, bool)> {
         for macro_name in ["PK_GLOBAL(", "PK_GLOBAL_RESTRICT("] {
             if let Some(inner) = p.strip_prefix(macro_name) {
@@ -233,8 +265,8 @@ mod tests {
 
     #[test]
     fn a_kernel_is_rewritten_to_one_struct_argument() {
-        let src = "/* x */\npk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n,\n    const SCALAR value) {\n    PK_BIND(SCALAR, x);\n}\n";
-        let (out, packed) = pack_source(src, Precision::F64).unwrap();
+        let src = "/* x */\npk_kernel void fill(PK_GLOBAL(SCALAR, x), const uint n,\n    const SCALAR value) {\n    x[n] = value;\n}\n";
+        let (out, packed) = address_source(src, Precision::F64, true).unwrap();
         assert_eq!(
             packed.get("fill").map(Vec::as_slice),
             Some(&[WordKind::Address, WordKind::Value(4), WordKind::Value(8)][..])
@@ -256,16 +288,22 @@ mod tests {
             out.contains("const SCALAR value = as_double(pk_args.v[2]);"),
             "{out}"
         );
-        assert!(out.ends_with("    PK_BIND(SCALAR, x);\n}\n"), "{out}");
-        let (out32, _) = pack_source(src, Precision::F32).unwrap();
+        assert!(
+            out.ends_with(
+                "    __global SCALAR *x = (__global SCALAR *)x_address;\n\n    x[n] = value;\n}\n"
+            ),
+            "{out}"
+        );
+        let (out32, _) = address_source(src, Precision::F32, true).unwrap();
         assert!(out32.contains("as_float((uint)pk_args.v[2])"), "{out32}");
     }
 
     #[test]
     fn every_library_kernel_but_buffer_address_is_packed() {
-        let (out, packed) = pack_source(
+        let (out, packed) = address_source(
             &super::super::program::full_source(Precision::F64),
             Precision::F64,
+            true,
         )
         .unwrap();
         for (_, names) in KERNELS {
@@ -287,6 +325,48 @@ mod tests {
             out.matches("pk_kernel void ").count(),
             KERNELS.iter().map(|(_, n)| n.len()).sum::<usize>()
         );
+    }
+
+    #[test]
+    fn an_unpacked_kernel_keeps_its_signature_and_binds_its_buffers() {
+        let src = "\npk_kernel void f(PK_GLOBAL_RESTRICT(const uint, idx), PK_GLOBAL(SCALAR, v), const float4 w) {\n    v[0] = idx[0];\n}\npk_kernel void g(const uint n);\n";
+        for packed in [false, true] {
+            let (out, words) = address_source(src, Precision::F64, packed).unwrap();
+            assert!(words.is_empty(), "a float4 parameter is not packable");
+            assert!(
+                out.contains(
+                    "pk_kernel void f(PK_GLOBAL_RESTRICT(const uint, idx), PK_GLOBAL(SCALAR, v), const float4 w) {\n    __global const uint *restrict idx = (__global const uint *)idx_address;\n    __global SCALAR *v = (__global SCALAR *)v_address;\n\n    v[0] = idx[0];"
+                ),
+                "{out}"
+            );
+            assert!(
+                out.contains("\npk_kernel void g(const uint n);"),
+                "a prototype stays: {out}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_buffer_parameter_of_the_library_is_bound() {
+        let families: String = crate::backend::kernel_sources::OPENCL[1..]
+            .iter()
+            .map(|s| s.text)
+            .collect();
+        let buffers = families.matches("PK_GLOBAL(").count()
+            + families.matches("PK_GLOBAL_RESTRICT(").count();
+        for packed in [false, true] {
+            let (out, _) = address_source(
+                &super::super::program::full_source(Precision::F64),
+                Precision::F64,
+                packed,
+            )
+            .unwrap();
+            assert_eq!(
+                out.matches("_address;\n").count(),
+                buffers,
+                "packed {packed}"
+            );
+        }
     }
 
     #[test]

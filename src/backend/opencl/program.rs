@@ -294,8 +294,8 @@ impl CompiledProgram {
         // refusal of the inline PTX is its to handle (`OpenClBackend::program_for` then serves
         // those kernels from the portable program).
         let built = shared.program(&options, packed_args, || {
-            let (source, packed) = if packed_args {
-                super::packed::pack_source(&full_source(precision), precision)?
+            let (source, packed) = if address_args {
+                super::packed::address_source(&full_source(precision), precision, packed_args)?
             } else {
                 (full_source(precision), HashMap::new())
             };
