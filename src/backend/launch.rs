@@ -62,6 +62,22 @@ pub(crate) trait GpuLaunch {
     /// separate multiprocessors); the kernels that take it read it as `uint start_next`.
     fn starts_next_early(&self, groups: usize) -> bool;
 
+    /// Whether the tuning's per-runtime defaults are CUDA's (the `cuda` argument of
+    /// [`Tuning::cg_fused_for`](crate::backend::tuning::Tuning::cg_fused_for) and its siblings).
+    fn tuned_as_cuda(&self) -> bool;
+
+    /// The `k, early` arguments of the plain CSR kernels (`spmv_dots_csr` and the resident
+    /// kernels that run its rows) for a matrix of `nnz` entries in `rows` rows: the lanes per
+    /// row, and CUDA's early matrix reads (`uploaded`: only copies wrote its arrays) and early
+    /// start of the next kernel (`may_start_next`), 0 on OpenCL.
+    fn csr_lanes_and_early(
+        &self,
+        nnz: usize,
+        rows: usize,
+        uploaded: bool,
+        may_start_next: bool,
+    ) -> (u32, u32);
+
     /// Launch `kernel` in `precision` with `groups` work-groups, each argument converted to
     /// the runtime's (a buffer of another backend is [`Error::WrongBackend`]).
     ///
@@ -183,6 +199,23 @@ impl GpuRuntime<'_> {
     /// Work-items per work-group.
     pub(crate) fn work_group_size(&self) -> usize {
         self.0.work_group_size()
+    }
+
+    /// [`GpuLaunch::tuned_as_cuda`].
+    pub(crate) fn tuned_as_cuda(&self) -> bool {
+        self.0.tuned_as_cuda()
+    }
+
+    /// [`GpuLaunch::csr_lanes_and_early`].
+    pub(crate) fn csr_lanes_and_early(
+        &self,
+        nnz: usize,
+        rows: usize,
+        uploaded: bool,
+        may_start_next: bool,
+    ) -> (u32, u32) {
+        self.0
+            .csr_lanes_and_early(nnz, rows, uploaded, may_start_next)
     }
 
     /// [`GpuLaunch::starts_next_early`] as the kernels' `uint start_next`.

@@ -1733,6 +1733,56 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
             state, slots, hist_index, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
         )
     }
+    // The fused and combined kernels are not used over the distributed backend (its products
+    // exchange halos between the kernels): the trait's default bodies would launch them on the
+    // inner backend's runtime.
+    fn fuses_cg_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        false
+    }
+    fn cg_fused_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _hist_index: usize,
+        _x: &mut Buffer<T>,
+        _v: crate::backend::CgFusedVectors<'_, T>,
+        _partials: &mut Partials<T>,
+        _read: [Slot; 3],
+        _written: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
+    fn bicgstab_s_spmv_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _r: &Buffer<T>,
+        _ap: &Buffer<T>,
+        _s: &mut Buffer<T>,
+        _as: &mut Buffer<T>,
+        _r0star: &Buffer<T>,
+        _partials: &mut Partials<T>,
+        _update_slots: [Slot; 3],
+        _products: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
+    fn fuses_bicgstab_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
+        false
+    }
+    fn bicgstab_fused_resident<T: Scalar>(
+        &self,
+        _state: &mut ResidentState,
+        _a: &DeviceMatrix<T>,
+        _hist_index: usize,
+        _x: &mut Buffer<T>,
+        _v: crate::backend::BicgstabFusedVectors<'_, T>,
+        _partials: &mut Partials<T>,
+        _read: [Slot; 4],
+        _written: [Slot; 3],
+    ) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 fn resident_unsupported() -> Error {

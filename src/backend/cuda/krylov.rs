@@ -156,7 +156,12 @@ impl KrylovOps for CudaBackend {
             self.ptr(col_idx)?,
             self.ptr(values)?,
             Arg::U32(super::spmv::csr_lanes(self.tuning().csr_lanes, a.nnz(), n)),
-            Arg::U32(super::spmv::early_bits(self.tuning(), a, false)),
+            Arg::U32(super::spmv::early_bits(
+                self.tuning(),
+                a.n_rows,
+                a.uploaded,
+                false,
+            )),
             self.ptr(&basis.data)?,
             len_arg(n)?,
             index_arg("column", ucol)?,

@@ -26,6 +26,7 @@
 //! ```
 
 mod cubin;
+mod gpu_launch;
 mod halo;
 mod krylov;
 pub(crate) mod memory;
@@ -553,14 +554,6 @@ impl CudaBackend {
         })
     }
 
-    /// [`Self::kernel_arg`] of every argument.
-    pub(crate) fn kernel_args(
-        &self,
-        args: &[crate::backend::launch::KernelArg<'_>],
-    ) -> Result<Vec<Arg>> {
-        args.iter().map(|a| self.kernel_arg(a)).collect()
-    }
-
     /// `b`'s device address as a kernel argument.
     pub(crate) fn ptr<T: Pod>(&self, b: &Buffer<T>) -> Result<Arg> {
         Ok(Arg::Ptr(self.raw(b)?.ptr()))
@@ -1082,48 +1075,6 @@ fn reason_of(e: Error) -> String {
     match e {
         Error::BackendUnavailable { reason, .. } => reason,
         other => other.to_string(),
-    }
-}
-
-impl crate::backend::launch::GpuLaunch for CudaBackend {
-    fn elementwise_groups(&self, n: usize) -> usize {
-        self.grid(n)
-    }
-
-    fn reduction_groups(&self, n: usize) -> usize {
-        self.groups_for(n)
-    }
-
-    fn work_group_size(&self) -> usize {
-        self.block as usize
-    }
-
-    /// Only where the kernel's blocks and the next one's fit on separate multiprocessors: with
-    /// the next kernel's blocks sharing the multiprocessors, GMRES(30)'s DCGS2 update was 2-3 us
-    /// per iteration slower at n = 32K-65K (bench/log/, issue 15, 2026-11-27).
-    fn starts_next_early(&self, groups: usize) -> bool {
-        2 * groups <= self.state.device.multiprocessors
-    }
-
-    unsafe fn launch_kernel(
-        &self,
-        kernel: Kernel,
-        precision: Precision,
-        groups: usize,
-        args: &[crate::backend::launch::KernelArg<'_>],
-    ) -> Result<()> {
-        // Converted on the stack: this is every launch of the operations written once.
-        crate::backend::launch::check_arg_count(kernel, args.len())?;
-        let mut converted = [Arg::U32(0); crate::backend::launch::MAX_KERNEL_ARGS];
-        for (out, a) in converted.iter_mut().zip(args) {
-            *out = self.kernel_arg(a)?;
-        }
-        let args = &converted[..args.len()];
-        // SAFETY: as for `GpuLaunch::launch_kernel`.
-        match precision {
-            Precision::F32 => unsafe { self.launch::<f32>(kernel, groups, args) },
-            Precision::F64 => unsafe { self.launch::<f64>(kernel, groups, args) },
-        }
     }
 }
 

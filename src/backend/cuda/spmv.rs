@@ -45,22 +45,24 @@ const EARLY_NEXT: u32 = 2;
 /// where the products fill the device.
 const EARLY_NEXT_MAX_ROWS: usize = 1 << 17;
 
-/// The `early` argument of a CSR kernel reading `a` (see the tuning's
+/// The `early` argument of a CSR kernel reading a matrix of `rows` rows (see the tuning's
 /// [`cuda_early_start`](crate::backend::tuning::Tuning::cuda_early_start)): its first rows read
-/// before the wait when `a` was uploaded (level 2 and up), and, for a product that may start the
-/// next kernel early (`may_start_next`), that at level 3 up to [`EARLY_NEXT_MAX_ROWS`] rows.
-pub(crate) fn early_bits<T>(
+/// before the wait when the matrix was uploaded (`uploaded`, level 2 and up), and, for a product
+/// that may start the next kernel early (`may_start_next`), that at level 3 up to
+/// [`EARLY_NEXT_MAX_ROWS`] rows.
+pub(crate) fn early_bits(
     tuning: &crate::backend::tuning::Tuning,
-    a: &DeviceMatrix<T>,
+    rows: usize,
+    uploaded: bool,
     may_start_next: bool,
 ) -> u32 {
     let level = tuning.early_start_level();
-    let matrix = if a.uploaded && level >= 2 {
+    let matrix = if uploaded && level >= 2 {
         EARLY_MATRIX
     } else {
         0
     };
-    let next = if may_start_next && level >= 3 && a.n_rows <= EARLY_NEXT_MAX_ROWS {
+    let next = if may_start_next && level >= 3 && rows <= EARLY_NEXT_MAX_ROWS {
         EARLY_NEXT
     } else {
         0
@@ -137,7 +139,7 @@ pub(super) fn matrix_args<T: Scalar>(
                     rows,
                     Arg::U32(k),
                     Arg::U32(long_rows.as_ref().map_or(u32::MAX, |l| l.min_len)),
-                    Arg::U32(early_bits(b.tuning(), a, true)),
+                    Arg::U32(early_bits(b.tuning(), a.n_rows, a.uploaded, true)),
                 ],
                 [Kernel::SpmvDotsCsr, Kernel::ResidualCsr],
                 a.n_rows().saturating_mul(k as usize),

@@ -68,14 +68,6 @@ impl OpenClBackend {
         })
     }
 
-    /// [`Self::kernel_arg`] of every argument.
-    pub(crate) fn kernel_args<'a>(
-        &self,
-        args: &[crate::backend::launch::KernelArg<'a>],
-    ) -> Result<Vec<super::launch::Arg<'a>>> {
-        args.iter().map(|a| self.kernel_arg(a)).collect()
-    }
-
     fn oom(&self, bytes: usize, detail: String) -> Error {
         Error::OutOfMemory {
             device: self.device_label(),

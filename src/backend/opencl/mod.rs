@@ -583,13 +583,6 @@ impl OpenClBackend {
             .max(1)
     }
 
-    /// A required slot as a kernel `uint`.
-    pub(crate) fn slot_arg(slot: Slot) -> Result<Arg<'static>> {
-        u32::try_from(slot.0)
-            .map(Arg::uint)
-            .map_err(|_| Error::param("slot", format!("slot {} too large", slot.0)))
-    }
-
     /// An optional slot as a kernel `int` (-1 = off).
     pub(crate) fn opt_slot(slot: Option<Slot>) -> Result<i32> {
         match slot {
@@ -724,6 +717,21 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
     /// Never: OpenCL has no programmatic dependent launch.
     fn starts_next_early(&self, _groups: usize) -> bool {
         false
+    }
+
+    fn tuned_as_cuda(&self) -> bool {
+        false
+    }
+
+    /// The lanes by OpenCL's rule (one on CPUs); `early` is CUDA's and ignored here.
+    fn csr_lanes_and_early(
+        &self,
+        nnz: usize,
+        rows: usize,
+        _uploaded: bool,
+        _may_start_next: bool,
+    ) -> (u32, u32) {
+        (self.csr_lanes(nnz, rows), 0)
     }
 
     unsafe fn launch_kernel(

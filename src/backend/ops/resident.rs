@@ -12,14 +12,22 @@
 
 use super::vector::VectorOps;
 use crate::backend::buffer::Buffer;
+use crate::backend::launch::{GpuRuntime, KernelRuntime};
 use crate::backend::partials::{Partials, Slot};
-use crate::backend::{DeviceMatrix, SpmvDots};
+use crate::backend::DeviceMatrix;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
 
 /// Layout of the state array (doubles).
 pub mod layout;
+
+mod checks;
+mod launch;
+
+pub(crate) use checks::{
+    check_bicgstab_fused, check_bicgstab_slots, check_cg_fused, check_cg_slots, check_s_spmv,
+};
 
 /// The device-side state of a device-resident solve: a buffer of `HISTORY + batch` doubles.
 #[derive(Debug)]
@@ -171,7 +179,9 @@ impl BicgstabSlots {
     }
 }
 
-/// Kernels of the device-resident CG and BiCGStab.
+/// Kernels of the device-resident CG and BiCGStab. The default bodies launch them on a GPU
+/// backend, written once for both runtimes (`ops/resident/launch.rs`); the host backend
+/// implements the trait itself (the reference the kernels are tested against).
 #[enum_dispatch]
 pub trait ResidentOps: VectorOps {
     /// Kernel `cg_update_resident`: every work-group finishes the previous iteration's sums of
@@ -191,12 +201,24 @@ pub trait ResidentOps: VectorOps {
         ap: &Buffer<T>,
         partials: &mut Partials<T>,
         rr: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "cg_update_resident")?;
+        let tuning = self.tuning();
+        launch::cg_update_resident(
+            rt, tuning, state, slots, hist_index, x, r, p, ap, partials, rr,
+        )
+    }
 
     /// Whether [`ResidentOps::cg_fused_resident`] runs on `a` (so that a solver allocates its
     /// second vectors only then).
-    fn fuses_cg_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
-        false
+    fn fuses_cg_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                self.supports_f64() && launch::fuses_cg(&rt, self.tuning(), a)
+            }
+            KernelRuntime::Host(_) => false,
+        }
     }
 
     /// Kernel `cg_fused_resident`: one whole unpreconditioned pipelined CG iteration in one
@@ -211,16 +233,22 @@ pub trait ResidentOps: VectorOps {
     #[allow(clippy::too_many_arguments)]
     fn cg_fused_resident<T: Scalar>(
         &self,
-        _state: &mut ResidentState,
-        _a: &DeviceMatrix<T>,
-        _hist_index: usize,
-        _x: &mut Buffer<T>,
-        _v: CgFusedVectors<'_, T>,
-        _partials: &mut Partials<T>,
-        _read: [Slot; 3],
-        _written: [Slot; 3],
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: CgFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 3],
+        written: [Slot; 3],
     ) -> Result<bool> {
-        Ok(false)
+        if !self.fuses_cg_resident(a) {
+            return Ok(false);
+        }
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "cg_fused_resident")?;
+        launch::cg_fused_resident(rt, state, a, hist_index, x, v, partials, read, written)?;
+        Ok(true)
     }
 
     /// Start recording the kernel launches that follow instead of running them (CUDA: stream
@@ -260,7 +288,14 @@ pub trait ResidentOps: VectorOps {
         partials: &mut Partials<T>,
         rr: Slot,
         rz: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "pcg_update_resident")?;
+        let tuning = self.tuning();
+        launch::pcg_update_resident(
+            rt, tuning, state, slots, hist_index, x, r, z, p, ap, q, partials, rr, rz,
+        )
+    }
 
     /// Kernel `bicgstab_s_update_resident`: `bicgstab_s_update`, and work-group 0 stores rho
     /// (the finished <r, r0*>) in the state and copies `ITER` / `R_NORM` to `ITER_CUR` /
@@ -276,7 +311,11 @@ pub trait ResidentOps: VectorOps {
         rr0: Slot,
         apr0: Slot,
         ss: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "bicgstab_s_update_resident")?;
+        launch::bicgstab_s_update_resident(rt, state, r, ap, s, partials, rr0, apr0, ss)
+    }
 
     /// Kernel `bicgstab_s_spmv_resident`: [`ResidentOps::bicgstab_s_update_resident`] followed
     /// by `spmv_dots(a, s, as_)` with <As, As>, <As, s>, <As, r0*> into `products` (in that
@@ -287,24 +326,49 @@ pub trait ResidentOps: VectorOps {
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_s_spmv_resident<T: Scalar>(
         &self,
-        _state: &mut ResidentState,
-        _a: &DeviceMatrix<T>,
-        _r: &Buffer<T>,
-        _ap: &Buffer<T>,
-        _s: &mut Buffer<T>,
-        _as: &mut Buffer<T>,
-        _r0star: &Buffer<T>,
-        _partials: &mut Partials<T>,
-        _update_slots: [Slot; 3],
-        _products: [Slot; 3],
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        r: &Buffer<T>,
+        ap: &Buffer<T>,
+        s: &mut Buffer<T>,
+        as_: &mut Buffer<T>,
+        r0star: &Buffer<T>,
+        partials: &mut Partials<T>,
+        update_slots: [Slot; 3],
+        products: [Slot; 3],
     ) -> Result<bool> {
-        Ok(false)
+        let runtime = self.kernel_runtime();
+        if runtime.is_host() || a.plain_csr().is_none() {
+            return Ok(false);
+        }
+        let rt = resident_runtime(self, &runtime, "bicgstab_s_spmv_resident")?;
+        let fused_next = self.fuses_bicgstab_resident(a);
+        launch::bicgstab_s_spmv_resident(
+            rt,
+            state,
+            a,
+            r,
+            ap,
+            s,
+            as_,
+            r0star,
+            partials,
+            update_slots,
+            products,
+            fused_next,
+        )?;
+        Ok(true)
     }
 
     /// Whether [`ResidentOps::bicgstab_fused_resident`] runs on `a` (so that a solver allocates
     /// its second vectors only then).
-    fn fuses_bicgstab_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
-        false
+    fn fuses_bicgstab_resident<T: Scalar>(&self, a: &DeviceMatrix<T>) -> bool {
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                self.supports_f64() && launch::fuses_bicgstab(&rt, self.tuning(), a)
+            }
+            KernelRuntime::Host(_) => false,
+        }
     }
 
     /// Kernel `bicgstab_fused_resident`: an unpreconditioned pipelined BiCGStab update and the
@@ -322,16 +386,22 @@ pub trait ResidentOps: VectorOps {
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_fused_resident<T: Scalar>(
         &self,
-        _state: &mut ResidentState,
-        _a: &DeviceMatrix<T>,
-        _hist_index: usize,
-        _x: &mut Buffer<T>,
-        _v: BicgstabFusedVectors<'_, T>,
-        _partials: &mut Partials<T>,
-        _read: [Slot; 4],
-        _written: [Slot; 3],
+        state: &mut ResidentState,
+        a: &DeviceMatrix<T>,
+        hist_index: usize,
+        x: &mut Buffer<T>,
+        v: BicgstabFusedVectors<'_, T>,
+        partials: &mut Partials<T>,
+        read: [Slot; 4],
+        written: [Slot; 3],
     ) -> Result<bool> {
-        Ok(false)
+        if !self.fuses_bicgstab_resident(a) {
+            return Ok(false);
+        }
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "bicgstab_fused_resident")?;
+        launch::bicgstab_fused_resident(rt, state, a, hist_index, x, v, partials, read, written)?;
+        Ok(true)
     }
 
     /// Kernel `bicgstab_update_resident`: every work-group finishes the sums of `slots`, decides
@@ -357,215 +427,31 @@ pub trait ResidentOps: VectorOps {
         partials: &mut Partials<T>,
         rr0: Slot,
         rr: Slot,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = resident_runtime(self, &runtime, "bicgstab_update_resident")?;
+        launch::bicgstab_update_resident(
+            rt, state, slots, hist_index, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0,
+            rr,
+        )
+    }
 }
 
-/// Check the arguments of `bicgstab_s_spmv_resident` (those of `bicgstab_s_update` with
-/// `update_slots` = [rr0, apr0, ss] and of `spmv_dots(a, s, as_)` with `products` = [<As, As>,
-/// <As, s>, <As, r0*>], every written slot distinct from the others and from the read ones);
-/// returns n.
-#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_s_spmv<T: Scalar>(
-    a: &DeviceMatrix<T>,
-    r: &Buffer<T>,
-    ap: &Buffer<T>,
-    s: &Buffer<T>,
-    as_: &Buffer<T>,
-    r0star: &Buffer<T>,
-    partials: &Partials<T>,
-    update_slots: [Slot; 3],
-    products: [Slot; 3],
-) -> Result<usize> {
-    let [rr0, apr0, ss] = update_slots;
-    let n = super::checks::bicgstab_s_update(r, ap, s, partials, rr0, apr0, ss)?;
-    let dots = SpmvDots {
-        yy: Some(products[0]),
-        with: [Some((s, products[1])), Some((r0star, products[2]))],
-    };
-    super::checks::spmv_dots(a, s, as_, &dots, partials)?;
-    for (i, p) in products.iter().enumerate() {
-        if update_slots.contains(p) || products[..i].contains(p) {
-            return Err(Error::param(
-                "slots",
-                "bicgstab_s_spmv_resident: every written slot must differ from the others and \
-                 from the read ones",
-            ));
-        }
-    }
-    Ok(n)
-}
-
-/// Check the read slots and the history entry of the resident updates.
-pub(crate) fn check_scalars<T: Scalar>(
-    partials: &Partials<T>,
-    slots: &[Slot],
-    hist_index: usize,
-    state: &ResidentState,
-) -> Result<()> {
-    for &s in slots {
-        if s.0 >= partials.slots() {
-            return Err(Error::param(
-                "slot",
-                format!("slot {} out of range ({} slots)", s.0, partials.slots()),
-            ));
-        }
-    }
-    if hist_index >= state.batch {
-        return Err(Error::param(
-            "hist_index",
-            format!("{hist_index} beyond the batch of {}", state.batch),
+/// The GPU runtime that runs `operation` for `backend`: [`Error::Unsupported`] on the host
+/// runtime (the host backend implements the trait itself) and on a device without fp64 (the
+/// state is double; such a device's program holds float stubs of the kernels).
+fn resident_runtime<'r, B: ResidentOps + ?Sized>(
+    backend: &B,
+    runtime: &'r KernelRuntime<'_>,
+    operation: &str,
+) -> Result<&'r GpuRuntime<'r>> {
+    let rt = runtime.gpu(operation)?;
+    if !backend.supports_f64() {
+        return Err(Error::Unsupported(
+            "device-resident iterations need fp64 on the device".into(),
         ));
     }
-    Ok(())
-}
-
-/// Check the operands of `cg_fused_resident`: a square matrix, every vector of its size, the
-/// read slots inside the partials, the written ones distinct and apart from them, the history
-/// entry inside the state. Returns n.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_cg_fused<T: Scalar>(
-    state: &ResidentState,
-    a: &DeviceMatrix<T>,
-    hist_index: usize,
-    x: &Buffer<T>,
-    v: &CgFusedVectors<'_, T>,
-    partials: &Partials<T>,
-    read: [Slot; 3],
-    written: [Slot; 3],
-) -> Result<usize> {
-    let lengths = [
-        ("x", x.len()),
-        ("r", v.r.len()),
-        ("p", v.p.len()),
-        ("ap", v.ap.len()),
-        ("r_out", v.r_out.len()),
-        ("p_out", v.p_out.len()),
-        ("ap_out", v.ap_out.len()),
-    ];
-    check_fused_operands(
-        "cg_fused_resident",
-        state,
-        a,
-        hist_index,
-        &lengths,
-        partials,
-        &read,
-        &written,
-    )
-}
-
-/// Check the operands of `bicgstab_fused_resident`: a square matrix, every vector of its size,
-/// the read slots inside the partials, the written ones distinct and apart from them, the history
-/// entry inside the state. Returns n.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_bicgstab_fused<T: Scalar>(
-    state: &ResidentState,
-    a: &DeviceMatrix<T>,
-    hist_index: usize,
-    x: &Buffer<T>,
-    v: &BicgstabFusedVectors<'_, T>,
-    partials: &Partials<T>,
-    read: [Slot; 4],
-    written: [Slot; 3],
-) -> Result<usize> {
-    let lengths = [
-        ("x", x.len()),
-        ("r", v.r.len()),
-        ("p", v.p.len()),
-        ("s", v.s.len()),
-        ("ap", v.ap.len()),
-        ("as", v.as_.len()),
-        ("r0star", v.r0star.len()),
-        ("p_out", v.p_out.len()),
-        ("ap_out", v.ap_out.len()),
-    ];
-    check_fused_operands(
-        "bicgstab_fused_resident",
-        state,
-        a,
-        hist_index,
-        &lengths,
-        partials,
-        &read,
-        &written,
-    )
-}
-
-/// What the fused checks share: a square matrix, the vectors' `lengths` equal to its rows, the
-/// read slots and the history entry inside the partials and the state, the written slots inside
-/// the partials, distinct and apart from the read ones. Returns n.
-#[allow(clippy::too_many_arguments)]
-fn check_fused_operands<T: Scalar>(
-    kernel: &str,
-    state: &ResidentState,
-    a: &DeviceMatrix<T>,
-    hist_index: usize,
-    lengths: &[(&str, usize)],
-    partials: &Partials<T>,
-    read: &[Slot],
-    written: &[Slot],
-) -> Result<usize> {
-    let n = a.n_rows();
-    if a.n_cols() != n {
-        return Err(Error::dims(
-            format!("{kernel}: matrix columns vs rows"),
-            n,
-            a.n_cols(),
-        ));
-    }
-    if let Some((name, len)) = lengths.iter().find(|(_, l)| *l != n) {
-        return Err(Error::dims(
-            format!("{kernel}: {name} length vs matrix rows"),
-            n,
-            *len,
-        ));
-    }
-    check_scalars(partials, read, hist_index, state)?;
-    for (i, w) in written.iter().enumerate() {
-        partials.check(*w, n)?;
-        if read.contains(w) || written[..i].contains(w) {
-            return Err(Error::param(
-                "slot",
-                format!(
-                    "{kernel}: every written slot must differ from the others and from the read \
-                     ones"
-                ),
-            ));
-        }
-    }
-    Ok(n)
-}
-
-/// Check the slots of `cg_update_resident` / `pcg_update_resident`: the read ones inside the
-/// partials and none of them written.
-pub(crate) fn check_cg_slots<T: Scalar>(
-    partials: &Partials<T>,
-    slots: CgSlots,
-    with_pc: bool,
-    hist_index: usize,
-    state: &ResidentState,
-    written: &[Slot],
-) -> Result<()> {
-    let read = cg_read_slots(slots, with_pc);
-    check_scalars(partials, &read, hist_index, state)?;
-    if read.iter().any(|s| written.contains(s)) {
-        return Err(Error::param(
-            "slot",
-            "cg_update_resident: a slot it finishes is also one it writes",
-        ));
-    }
-    Ok(())
-}
-
-/// The slots the CG update finishes, in the kernels' order: rr, curvature (<Ap, Ap> or
-/// <Ap, q>), <p, Ap>, <r, z> (rr again without a preconditioner).
-pub(crate) fn cg_read_slots(slots: CgSlots, with_pc: bool) -> [Slot; 4] {
-    if with_pc {
-        [slots.rr, slots.ap_q, slots.p_ap, slots.rz]
-    } else {
-        [slots.rr, slots.ap_ap, slots.p_ap, slots.rr]
-    }
+    Ok(rt)
 }
 
 /// What `cg_update_resident` / `pcg_update_resident` decide and record, on host values: the
@@ -610,25 +496,6 @@ pub fn cg_scalars_reference(
     state[ITER_PAR + (hist_index + 1) % 2] = it;
     state[HISTORY + hist_index] = rnorm;
     Some([alpha, beta])
-}
-
-/// Check the slots of `bicgstab_update_resident`: the read ones inside the partials and none
-/// of them written.
-pub(crate) fn check_bicgstab_slots<T: Scalar>(
-    partials: &Partials<T>,
-    slots: BicgstabSlots,
-    hist_index: usize,
-    state: &ResidentState,
-    written: [Slot; 2],
-) -> Result<()> {
-    check_scalars(partials, &slots.all(), hist_index, state)?;
-    if slots.all().iter().any(|s| written.contains(s)) {
-        return Err(Error::param(
-            "slot",
-            "bicgstab_update_resident: a slot it finishes is also one it writes",
-        ));
-    }
-    Ok(())
 }
 
 /// What `bicgstab_update_resident` decides and records, on host values: the reference the
