@@ -4,8 +4,9 @@
 # integration binary on the H200 (CUDA, NVIDIA OpenCL, host; `--include-ignored`, without the CLI
 # tests, which name the workstation's binary), then the A/B of the latency ladder (2D Poisson up to
 # 65K, CG/BiCGStab/GMRES, CUDA and NVIDIA OpenCL, both execution modes) and the 4M rows: the binary
-# of the commit before (a00dc97, `.device/bin/pipekrylov-old`) against this commit's
-# (`pipekrylov-new`), alternated in one call (old first in odd rounds), each run pinned to one
+# packed as `.device/bin/pipekrylov-old` (2026-12-01: a00dc97, the commit before the launches
+# written once; 2026-12-02 (d): d8856ce, the commit before the whole redesign) against this
+# commit's (`pipekrylov-new`), alternated in one call (old first in odd rounds), each run pinned to one
 # core (`taskset -c $PIN`, default 8: the unpinned synchronous rows moved by 10-15% between runs
 # of one binary), then ../redesign-ab/summary.py (new / old per row). Everything is written to a
 # temporary folder and packed into $OUT/results.tgz (the device returns a few files only).
@@ -44,7 +45,9 @@ if [ "${LARGE:-1}" = 1 ]; then
   done >> "$OUT/runs.txt"
 fi
 python3 "$here/../redesign-ab/summary.py" "$OUT" > "$OUT/summary.txt" 2>&1
+python3 "$here/pooled.py" "$OUT" > "$OUT/pooled.txt" 2>&1
 [ -f "$OUT/redesign-ab.csv" ] && mv "$OUT/redesign-ab.csv" "$OUT/launch-once-ab.csv"
 tar czf "$final/results.tgz" -C "$OUT" .
 cat "$OUT/tests.txt" 2>/dev/null
 head -14 "$OUT/summary.txt"
+grep "rows" "$OUT/pooled.txt"
