@@ -8,19 +8,21 @@
 # per iteration, and its ratio to the first binary named in BASE (default d8856ce).
 # Packed on the workstation: the team's pack-for-device tool (any target), then each commit's
 # release `pipekrylov` (`--features "cuda opencl cli"`) copied in as .device/bin/pipekrylov-<commit>.
-# ROUNDS (default 12), ITER (default 1000).
+# ROUNDS (default 12), ITER (default 1000), BACKENDS (the order the bench runs them in, default
+# opencl,cuda), ONLY (the binaries to run, default every packed one).
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 here=$(cd "$(dirname "$0")" && pwd)
 final=$OUT
 OUT=$(mktemp -d)
 mapfile -t bins < <(ls .device/bin | grep '^pipekrylov-' | sed 's/^pipekrylov-//')
+[ -n "${ONLY:-}" ] && read -r -a bins <<< "$ONLY"
 pin="taskset -c ${PIN:-8}"
 for r in $(seq 1 "${ROUNDS:-12}"); do
   k=$(( (r - 1) % ${#bins[@]} ))
   order=("${bins[@]:k}" "${bins[@]:0:k}")
   for v in "${order[@]}"; do
-    timeout 200 $pin bash .device/run "pipekrylov-$v" bench --backends opencl,cuda --solvers cg \
+    timeout 200 $pin bash .device/run "pipekrylov-$v" bench --backends "${BACKENDS:-opencl,cuda}" --solvers cg \
       --executions sync --problem poisson2d --max-n 70000 --iterations "${ITER:-1000}" --repeats 5 \
       --quiet --out "$OUT/cg-$v-r$r.csv" > /dev/null 2>&1
     echo "$v r$r: status $?"
