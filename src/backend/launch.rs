@@ -119,6 +119,8 @@ pub(crate) enum KernelArg<'a> {
     F64(f64),
     /// `ulong` (an element offset).
     U64(u64),
+    /// `int` (an optional slot, -1 for none).
+    I32(i32),
 }
 
 impl<'a> KernelArg<'a> {
@@ -163,6 +165,19 @@ impl<'a> KernelArg<'a> {
     /// A required partials slot as a `uint`.
     pub(crate) fn slot(slot: crate::backend::partials::Slot) -> Result<Self> {
         Self::index("slot", slot.0)
+    }
+
+    /// An optional partials slot as an `int` (-1: not wanted).
+    pub(crate) fn opt_slot(slot: Option<crate::backend::partials::Slot>) -> Result<Self> {
+        match slot {
+            None => Ok(KernelArg::I32(-1)),
+            Some(s) => i32::try_from(s.0).map(KernelArg::I32).map_err(|_| {
+                Error::param(
+                    "slot",
+                    format!("slot {} too large for a device kernel", s.0),
+                )
+            }),
+        }
     }
 
     /// An element offset as a `ulong`.

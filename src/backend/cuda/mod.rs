@@ -551,6 +551,7 @@ impl CudaBackend {
             KernelArg::F32(v) => Arg::F32(*v),
             KernelArg::F64(v) => Arg::F64(*v),
             KernelArg::U64(v) => Arg::U64(*v),
+            KernelArg::I32(v) => Arg::I32(*v),
         })
     }
 

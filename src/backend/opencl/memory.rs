@@ -65,6 +65,7 @@ impl OpenClBackend {
             KernelArg::F32(v) => Arg::scalar(*v),
             KernelArg::F64(v) => Arg::scalar(*v),
             KernelArg::U64(v) => Arg::ulong(*v),
+            KernelArg::I32(v) => Arg::int(*v),
         })
     }
 

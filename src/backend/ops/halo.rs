@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
 
+mod launch;
+
 /// A validated list of indices into vectors of length `bound` (the halo plan's send list).
 #[derive(Debug)]
 pub struct GatherList {
@@ -191,7 +193,9 @@ fn peer_unsupported() -> Error {
     Error::Distributed("this backend has no device-to-device halo link".into())
 }
 
-/// Halo kernels of the distributed SpMV.
+/// Halo kernels of the distributed SpMV. The default bodies launch them on a GPU backend,
+/// written once for both runtimes (`ops/halo/launch.rs`); the host backend implements the
+/// kernels itself, and the device-to-device links are each backend's own.
 #[enum_dispatch]
 pub trait HaloOps: VectorOps {
     /// Kernel `halo_gather`: `out_i = x[x_off + idx_i]` for `i` below the list's length
@@ -203,7 +207,10 @@ pub trait HaloOps: VectorOps {
         x: &Buffer<T>,
         x_off: usize,
         out: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        launch::halo_gather(runtime.gpu("halo_gather")?, list, x, x_off, out)
+    }
 
     /// Kernel `halo_partials_finish`: `out[out_off + s]` = the finished sum of slot `s < slots`
     /// of the partials of `groups` groups at `partials[in_off..]`, in f64 and in the host's
@@ -217,7 +224,11 @@ pub trait HaloOps: VectorOps {
         slots: usize,
         out: &mut Buffer<f64>,
         out_off: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = runtime.gpu("halo_partials_finish")?;
+        launch::halo_partials_finish(rt, partials, in_off, groups, slots, out, out_off)
+    }
 
     /// Kernel `halo_rank_sums`: for `j < count`, `sums[out_off + j]` = the sum over the ranks
     /// `r = 0..ranks` in rank order, in f64, of `local[j]` for `r = me` and
@@ -235,7 +246,11 @@ pub trait HaloOps: VectorOps {
         sums: &mut Buffer<T>,
         out_off: usize,
         zero: bool,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = runtime.gpu("halo_rank_sums")?;
+        launch::halo_rank_sums(rt, local, gathered, ranks, me, count, sums, out_off, zero)
+    }
 
     /// Kernel `halo_spmv_add`: y += A_ghost xg on the boundary rows.
     fn halo_spmv_add<T: Scalar>(
@@ -243,7 +258,10 @@ pub trait HaloOps: VectorOps {
         ghost: &GhostBlock<T>,
         xg: &Buffer<T>,
         y: &mut Buffer<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        launch::halo_spmv_add(runtime.gpu("halo_spmv_add")?, ghost, xg, y)
+    }
 
     /// This rank's side of a device-to-device halo link for a ghost vector of `recv_bytes`
     /// bytes among `ranks` ranks, or `None` where the backend has none (the host-staged
@@ -373,7 +391,11 @@ pub trait HaloOps: VectorOps {
         y: &mut Buffer<T>,
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = runtime.gpu("halo_spmv_add_dots")?;
+        launch::halo_spmv_add_dots(rt, ghost, xg, y, dots, partials)
+    }
 
     /// [`HaloOps::halo_spmv_add_dots`] on GMRES basis column `i` (y = v_i) with the partner
     /// of `prev_slot` column i-1 and `self_slot` for <v_i, v_i>: the ghost half of a
@@ -388,7 +410,11 @@ pub trait HaloOps: VectorOps {
         partials: &mut Partials<T>,
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = runtime.gpu("halo_basis_add_dots")?;
+        launch::halo_basis_add_dots(rt, ghost, xg, basis, i, partials, prev_slot, self_slot)
+    }
 
     /// Kernel `halo_dcgs2_add_dots`: the ghost half of a distributed
     /// [`KrylovOps::gmres_dcgs2_spmv_dots`](super::krylov::KrylovOps::gmres_dcgs2_spmv_dots),
@@ -403,7 +429,11 @@ pub trait HaloOps: VectorOps {
         basis: &mut Basis<T>,
         ucol: usize,
         pb: &mut Partials<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let runtime = self.kernel_runtime();
+        let rt = runtime.gpu("halo_dcgs2_add_dots")?;
+        launch::halo_dcgs2_add_dots(rt, ghost, xg, basis, ucol, pb)
+    }
 }
 
 /// Check the shapes of `halo_dcgs2_add_dots`: columns 1..=ucol + 1 of a basis of the local
