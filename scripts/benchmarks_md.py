@@ -25,15 +25,15 @@ RESULTS = "bench/results"
 SOURCES = {
     "latency": {
         "title": "Latency ladder (small n)",
-        "files": ["h200-issue15-final/modes-poisson2d-r[12]-h200.csv",
-                  "h200-issue15-final/modes-poisson3d-r[12]-h200.csv"],
+        "files": ["h200-2026-12-02-redesign-final/call[12]/ladder-new-r*.csv"],
         "machine": "one NVIDIA H200 (`nvidia-h200`)",
-        "commit": "ddabbd6, 2026-11-27 (the build differed from it in one place, the OpenCL fused CG's "
-                  "finish of its two dots; see the log note)",
-        "command": "`OUT=$OUT PARTS=modes bash bench/experiments/h200-issue15-final.sh`, i.e. per problem "
-                   "`pipekrylov bench --backends cuda,opencl --solvers cg,bicgstab,gmres --executions sync,resident "
-                   "--problem P --max-n 70000 --iterations 300 --repeats 10`, two rounds",
-        "log": "2026-11-27-issue15-final.md",
+        "commit": "aba988a, 2026-12-02",
+        "command": "`TEST_TIMEOUT=390 FIRST=1 LAST=4 LARGE=0 bash bench/experiments/launch-once/run.sh`, then "
+                   "`TESTS=0 FIRST=5 LAST=20 LARGE=1` (20 rounds alternated with the commit before the redesign, "
+                   "each pinned to one core: per round `pipekrylov bench --backends cuda,opencl --solvers "
+                   "cg,bicgstab,gmres --executions sync,resident --problem poisson2d --max-n 70000 --iterations 300 "
+                   "--repeats 5`); the table gives the median over the rounds",
+        "log": "2026-12-02-redesign-final.md",
     },
     "bandwidth": {
         "title": "Bandwidth at n >= 4M against the memory floor",
