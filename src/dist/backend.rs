@@ -1733,8 +1733,9 @@ impl<B: ResidentOps> ResidentOps for DistBackend<B> {
             state, slots, hist_index, x, r, p, s, ap, as_, phat, shat, r0star, partials, rr0, rr,
         )
     }
-    // The fused and combined kernels are not used over the distributed backend (its products
-    // exchange halos between the kernels): the trait's default bodies would launch them on the
+    // The fused and combined kernels are not used over the distributed backend: with more than
+    // one rank its products need the halo exchange between the kernels, and with one rank they
+    // were never enabled here (nor tested). The trait's default bodies would launch them on the
     // inner backend's runtime.
     fn fuses_cg_resident<T: Scalar>(&self, _a: &DeviceMatrix<T>) -> bool {
         false
