@@ -169,20 +169,25 @@ impl<'a> KernelArg<'a> {
 
     /// An optional partials slot as an `int` (-1: not wanted).
     pub(crate) fn opt_slot(slot: Option<crate::backend::partials::Slot>) -> Result<Self> {
-        match slot {
-            None => Ok(KernelArg::I32(-1)),
-            Some(s) => i32::try_from(s.0).map(KernelArg::I32).map_err(|_| {
-                Error::param(
-                    "slot",
-                    format!("slot {} too large for a device kernel", s.0),
-                )
-            }),
-        }
+        opt_slot_value(slot).map(KernelArg::I32)
     }
 
     /// An element offset as a `ulong`.
     pub(crate) fn offset(off: usize) -> Self {
         KernelArg::U64(off as u64)
+    }
+}
+
+/// An optional partials slot as a kernel's `int`: -1 for none, an error above `i32::MAX`.
+pub(crate) fn opt_slot_value(slot: Option<crate::backend::partials::Slot>) -> Result<i32> {
+    match slot {
+        None => Ok(-1),
+        Some(s) => i32::try_from(s.0).map_err(|_| {
+            Error::param(
+                "slot",
+                format!("slot {} too large for a device kernel", s.0),
+            )
+        }),
     }
 }
 

@@ -151,15 +151,7 @@ pub(crate) enum Arg {
 
 /// An optional slot as the kernels take it (`int`, -1 = off).
 pub(crate) fn opt_slot(slot: Option<crate::backend::Slot>) -> Result<Arg> {
-    match slot {
-        None => Ok(Arg::I32(-1)),
-        Some(s) => Ok(Arg::I32(i32::try_from(s.0).map_err(|_| {
-            Error::param(
-                "slot",
-                format!("slot {} too large for a device kernel", s.0),
-            )
-        })?)),
-    }
+    crate::backend::launch::opt_slot_value(slot).map(Arg::I32)
 }
 
 /// A required slot or column index as the kernels take it (`uint`).

@@ -585,11 +585,7 @@ impl OpenClBackend {
 
     /// An optional slot as a kernel `int` (-1 = off).
     pub(crate) fn opt_slot(slot: Option<Slot>) -> Result<i32> {
-        match slot {
-            None => Ok(-1),
-            Some(s) => i32::try_from(s.0)
-                .map_err(|_| Error::param("slot", format!("slot {} too large", s.0))),
-        }
+        crate::backend::launch::opt_slot_value(slot)
     }
 
     /// `n` as a kernel `uint`, or [`Error::IndexOverflow`] above 2^31 - 1.
