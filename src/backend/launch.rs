@@ -57,6 +57,13 @@ pub(crate) trait GpuLaunch {
     /// Work-items per work-group of every kernel (`WG`).
     fn work_group_size(&self) -> usize;
 
+    /// Work-groups of a product over rows that writes no partials (plain CSR over its rows
+    /// times their lanes, BSR, the long-row pre-pass), over `n` items: CUDA's element-wise
+    /// grid, OpenCL's reduction plan (measured 3-7% faster per CG + AMG iteration at 16.8M on
+    /// NVIDIA OpenCL, whose finest products of one lane the element-wise grid gave twice the
+    /// groups: `bench/log/2026-11-30-amg-jacobi-weight.md`).
+    fn row_product_groups(&self, n: usize) -> usize;
+
     /// Whether a kernel of `groups` work-groups lets the next launch on the queue be scheduled
     /// once it has passed its own wait (CUDA's programmatic dependent launch, where both fit on
     /// separate multiprocessors); the kernels that take it read it as `uint start_next`.
@@ -121,6 +128,10 @@ pub(crate) enum KernelArg<'a> {
     U64(u64),
     /// `int` (an optional slot, -1 for none).
     I32(i32),
+    /// A `__global` buffer the kernel never reads (a partner vector or partials whose slot is
+    /// off, absent 16-bit column offsets): a null pointer on CUDA, another buffer of the same
+    /// launch on OpenCL.
+    Unused,
 }
 
 impl<'a> KernelArg<'a> {
@@ -219,6 +230,11 @@ impl GpuRuntime<'_> {
     /// Work-items per work-group.
     pub(crate) fn work_group_size(&self) -> usize {
         self.0.work_group_size()
+    }
+
+    /// [`GpuLaunch::row_product_groups`].
+    pub(crate) fn row_product_groups(&self, n: usize) -> usize {
+        self.0.row_product_groups(n)
     }
 
     /// [`GpuLaunch::tuned_as_cuda`].

@@ -21,6 +21,10 @@ impl GpuLaunch for CudaBackend {
         self.block as usize
     }
 
+    fn row_product_groups(&self, n: usize) -> usize {
+        self.grid(n)
+    }
+
     /// Only where the kernel's blocks and the next one's fit on separate multiprocessors: with
     /// the next kernel's blocks sharing the multiprocessors, GMRES(30)'s DCGS2 update was 2-3 us
     /// per iteration slower at n = 32K-65K (bench/log/, issue 15, 2026-11-27).

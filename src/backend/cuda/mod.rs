@@ -149,30 +149,6 @@ pub(crate) enum Arg {
     F64(f64),
 }
 
-/// An optional slot as the kernels take it (`int`, -1 = off).
-pub(crate) fn opt_slot(slot: Option<crate::backend::Slot>) -> Result<Arg> {
-    crate::backend::launch::opt_slot_value(slot).map(Arg::I32)
-}
-
-/// A required slot or column index as the kernels take it (`uint`).
-pub(crate) fn index_arg(what: &str, v: usize) -> Result<Arg> {
-    Ok(Arg::U32(u32::try_from(v).map_err(|_| {
-        Error::param(what, format!("{v} does not fit a 32-bit kernel argument"))
-    })?))
-}
-
-/// A vector length as the kernels take it (`uint`, below 2^31).
-pub(crate) fn len_arg(n: usize) -> Result<Arg> {
-    if n > i32::MAX as usize {
-        return Err(Error::IndexOverflow {
-            what: "vector length on the CUDA backend".into(),
-            value: n,
-            max: i32::MAX as usize,
-        });
-    }
-    Ok(Arg::U32(n as u32))
-}
-
 /// The CUDA backend: one device, one stream, kernels compiled for the device by NVRTC.
 pub struct CudaBackend {
     ctx: Arc<CudaContext>,
@@ -544,6 +520,7 @@ impl CudaBackend {
             KernelArg::F64(v) => Arg::F64(*v),
             KernelArg::U64(v) => Arg::U64(*v),
             KernelArg::I32(v) => Arg::I32(*v),
+            KernelArg::Unused => Arg::Ptr(0),
         })
     }
 

@@ -40,14 +40,26 @@ impl OpenClBackend {
         Ok(r)
     }
 
-    /// A runtime-neutral kernel argument ([`crate::backend::launch`]) as this runtime's.
+    /// A runtime-neutral kernel argument ([`crate::backend::launch`]) as this runtime's;
+    /// [`KernelArg::Unused`](crate::backend::launch::KernelArg::Unused) becomes `stand_in` (a
+    /// buffer of the same launch: OpenCL takes no null buffer in every address mode).
     pub(crate) fn kernel_arg<'a>(
         &self,
         a: &crate::backend::launch::KernelArg<'a>,
+        stand_in: Option<&'a RawBuffer>,
     ) -> Result<super::launch::Arg<'a>> {
         use super::launch::Arg;
         use crate::backend::launch::{BufferArg, KernelArg};
         Ok(match a {
+            KernelArg::Unused => match stand_in {
+                Some(r) => Arg::Mem(r),
+                None => {
+                    return Err(Error::param(
+                        "kernel arguments",
+                        "an unused buffer operand in a launch without buffers",
+                    ))
+                }
+            },
             KernelArg::Buffer(BufferArg::OpenCl(r)) if r.owner == self.owner => Arg::Mem(r),
             KernelArg::Buffer(BufferArg::OpenCl(_)) => {
                 return Err(Error::WrongBackend {

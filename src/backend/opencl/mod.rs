@@ -74,15 +74,11 @@ use self::cl::{Queue, BACKEND};
 use self::launch::Arg;
 use self::program::CompiledProgram;
 use crate::backend::tuning::Tuning;
-use crate::backend::{BackendInfo, BackendStatus, Counters, Slot};
+use crate::backend::{BackendInfo, BackendStatus, Counters};
 use crate::error::{Error, Result};
 use crate::scalar::{Precision, Scalar};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
-
-/// Largest vector length the kernels index with 32-bit `uint` (grid-stride loops stay below
-/// 2^32 without wrapping).
-const MAX_LEN: usize = i32::MAX as usize;
 
 /// The next backend identity (`OpenClBackend::owner`).
 static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
@@ -582,23 +578,6 @@ impl OpenClBackend {
             .min(per_cu * self.device.compute_units)
             .max(1)
     }
-
-    /// An optional slot as a kernel `int` (-1 = off).
-    pub(crate) fn opt_slot(slot: Option<Slot>) -> Result<i32> {
-        crate::backend::launch::opt_slot_value(slot)
-    }
-
-    /// `n` as a kernel `uint`, or [`Error::IndexOverflow`] above 2^31 - 1.
-    pub(crate) fn len_u32(n: usize) -> Result<u32> {
-        if n > MAX_LEN {
-            return Err(Error::IndexOverflow {
-                what: "OpenCL vector length".into(),
-                value: n,
-                max: MAX_LEN,
-            });
-        }
-        Ok(n as u32)
-    }
 }
 
 /// min(256, max) rounded down to a power of two.
@@ -710,6 +689,10 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
         self.wg
     }
 
+    fn row_product_groups(&self, n: usize) -> usize {
+        self.groups_for(n)
+    }
+
     /// Never: OpenCL has no programmatic dependent launch.
     fn starts_next_early(&self, _groups: usize) -> bool {
         false
@@ -741,8 +724,14 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
         crate::backend::launch::check_arg_count(kernel, args.len())?;
         let mut converted =
             [launch::Arg::Value([0; 8], 0); crate::backend::launch::MAX_KERNEL_ARGS];
+        let stand_in = args.iter().find_map(|a| match a {
+            crate::backend::launch::KernelArg::Buffer(
+                crate::backend::launch::BufferArg::OpenCl(r),
+            ) => Some(*r),
+            _ => None,
+        });
         for (out, a) in converted.iter_mut().zip(args) {
-            *out = self.kernel_arg(a)?;
+            *out = self.kernel_arg(a, stand_in)?;
         }
         let args = &converted[..args.len()];
         match precision {

@@ -1,32 +1,17 @@
-//! OpenCL's own parts of [`PrecondOps`]: the fused CSR update through the OpenCL SpMV's launch
-//! plan, the choice of the aFSAI growth kernel and the local-memory check of its team kernel.
-//! Every other preconditioner kernel is launched once for both runtimes
-//! (`ops/precond/launch.rs`).
+//! OpenCL's own parts of [`PrecondOps`]: the choice of the aFSAI growth kernel and the
+//! local-memory check of its team kernel. Every preconditioner kernel is launched once for both
+//! runtimes (`ops/precond/launch.rs`, the fused CSR update `ops/spmv/launch.rs`).
 
 use super::program::afsai_team_local_bytes;
 use super::OpenClBackend;
 use crate::backend::buffer::Buffer;
 use crate::backend::launch::GpuRuntime;
-use crate::backend::{AfsaiGrowKernel, AfsaiGrowth, CsrUpdate, DeviceMatrix, PrecondOps};
+use crate::backend::{AfsaiGrowKernel, AfsaiGrowth, DeviceMatrix, PrecondOps};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::ops::Range;
 
 impl PrecondOps for OpenClBackend {
-    fn csr_update<T: Scalar>(
-        &self,
-        a: &DeviceMatrix<T>,
-        x: &Buffer<T>,
-        update: CsrUpdate<'_, T>,
-        out: &mut Buffer<T>,
-        scratch: &mut Buffer<T>,
-    ) -> Result<()> {
-        if self.launch_csr_update(a, x, update, out)? {
-            return Ok(());
-        }
-        crate::backend::ops::precond::reference::csr_update(self, a, x, update, out, scratch)
-    }
-
     fn afsai_grow_kernel(&self, growth: &AfsaiGrowth, mean_row_len: f64) -> AfsaiGrowKernel {
         // The team kernel needs work-groups of whole teams and its local arrays in the
         // device's local memory (sized for f64, the larger precision).

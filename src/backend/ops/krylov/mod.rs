@@ -6,8 +6,9 @@ use super::spmv::SpmvOps;
 mod basis;
 
 use crate::backend::buffer::Buffer;
-use crate::backend::launch::launch_or_reference;
+use crate::backend::launch::{launch_or_reference, KernelRuntime};
 use crate::backend::matrix::DeviceMatrix;
+use crate::backend::ops::spmv::launch as spmv_launch;
 use crate::backend::partials::{Partials, Slot};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -134,7 +135,14 @@ pub trait KrylovOps: SpmvOps {
         prev_slot: Option<Slot>,
         self_slot: Option<Slot>,
     ) -> Result<()> {
-        reference::basis_spmv_dots(self, a, src, basis, i, partials, prev_slot, self_slot)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) => {
+                spmv_launch::basis_spmv_dots(&rt, a, src, basis, i, partials, prev_slot, self_slot)
+            }
+            KernelRuntime::Host(_) => {
+                reference::basis_spmv_dots(self, a, src, basis, i, partials, prev_slot, self_slot)
+            }
+        }
     }
 
     /// Kernel `basis_dots` (batched dot, Alg. 6 line 9): partials of <v_j, v_w> for j in `cols`
@@ -240,13 +248,19 @@ pub trait KrylovOps: SpmvOps {
     /// says: on CUDA by default); the caller then runs the two kernels.
     fn gmres_dcgs2_spmv_dots<T: Scalar>(
         &self,
-        _a: &DeviceMatrix<T>,
-        _basis: &mut Basis<T>,
-        _ucol: usize,
-        _pa: &mut Partials<T>,
-        _pb: &mut Partials<T>,
+        a: &DeviceMatrix<T>,
+        basis: &mut Basis<T>,
+        ucol: usize,
+        pa: &mut Partials<T>,
+        pb: &mut Partials<T>,
     ) -> Result<bool> {
-        Ok(false)
+        match self.kernel_runtime() {
+            KernelRuntime::Gpu(rt) if self.fuses_dcgs2_spmv_dots(a, ucol) => {
+                spmv_launch::gmres_dcgs2_spmv_dots(&rt, a, basis, ucol, pa, pb)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Whether [`KrylovOps::gmres_dcgs2_spmv_dots`] does the fused product and dots for `a` at

@@ -65,6 +65,11 @@ pub trait PrecondOps: KrylovOps {
         out: &mut Buffer<T>,
         scratch: &mut Buffer<T>,
     ) -> Result<()> {
+        if let KernelRuntime::Gpu(rt) = self.kernel_runtime() {
+            if crate::backend::ops::spmv::launch::csr_update(&rt, a, x, update, out)? {
+                return Ok(());
+            }
+        }
         reference::csr_update(self, a, x, update, out, scratch)
     }
 

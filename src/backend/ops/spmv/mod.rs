@@ -1,7 +1,8 @@
 //! Sparse matrix-vector products, plain and fused with the first stage of inner products.
 
 use super::vector::VectorOps;
-use crate::backend::buffer::{check_len, Buffer};
+use crate::backend::buffer::Buffer;
+use crate::backend::launch::launch_or_reference;
 use crate::backend::long_rows::LongRowPlan;
 use crate::backend::matrix::{
     finite_matrix, host_arrays, CompactColumnBuffers, DeviceFormat, DeviceMatrix, HostArrays,
@@ -14,31 +15,15 @@ use crate::matrix::{CsrMatrix, CsrView};
 use crate::scalar::Scalar;
 use enum_dispatch::enum_dispatch;
 
+pub(crate) mod launch;
+mod operands;
+
+pub(crate) use operands::{check_csr_update, check_spmv};
+pub use operands::{CsrUpdate, SpmvDots};
+
 /// The GPU layouts of a CSR matrix ([`SpmvOps::csr_layouts`]): its long rows and the stream
 /// kernel's row blocks.
 pub type CsrLayouts<T> = (Option<Box<LongRows<T>>>, Option<RowBlocks>);
-
-/// Which first-stage inner products a fused SpMV computes on its result `y = A x`.
-///
-/// `yy` asks for <y, y>; each `with` entry asks for <y, v> with another vector `v` (which may
-/// be `x` itself).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SpmvDots<'a, T> {
-    /// Slot for <y, y>.
-    pub yy: Option<Slot>,
-    /// Slots for <y, v> with up to two other vectors.
-    pub with: [Option<(&'a Buffer<T>, Slot)>; 2],
-}
-
-impl<'a, T> SpmvDots<'a, T> {
-    /// No inner products.
-    pub fn none() -> Self {
-        Self {
-            yy: None,
-            with: [None, None],
-        }
-    }
-}
 
 /// SpMV kernels for every device format.
 #[enum_dispatch]
@@ -259,8 +244,11 @@ pub trait SpmvOps: VectorOps {
         Ok(Partials::from_buffer(buffer, a.n_rows(), groups, slots))
     }
 
-    /// Kernel `spmv` (per format: `spmv_csr`, `spmv_sell`, `spmv_bsr`): y = A x.
-    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()>;
+    /// Kernel `spmv_dots` (per format: `spmv_dots_csr`, `_csr_stream`, `_sell`, `_bsr`) with
+    /// every slot off: y = A x. The host backend implements it with its own loops.
+    fn spmv<T: Scalar>(&self, a: &DeviceMatrix<T>, x: &Buffer<T>, y: &mut Buffer<T>) -> Result<()> {
+        launch::spmv(self.kernel_runtime().gpu("spmv")?, a, x, y)
+    }
 
     /// Kernel `spmv_dots` (per format): y = A x fused with the first stage of the inner products
     /// in `dots` (\[Rupp16\]: CG Alg. 2 lines 13-14, BiCGStab Alg. 4 lines 6-7 and 10-12, GMRES
@@ -273,7 +261,7 @@ pub trait SpmvOps: VectorOps {
         dots: SpmvDots<'_, T>,
         partials: &mut Partials<T>,
     ) -> Result<()> {
-        reference::spmv_dots(self, a, x, y, dots, partials)
+        launch_or_reference!(self, spmv_dots(a, x, y, dots, partials))
     }
 
     /// Kernel `residual` (per format): r = b - A x, with the first stage of <r, r> when a slot
@@ -287,54 +275,7 @@ pub trait SpmvOps: VectorOps {
         partials: &mut Partials<T>,
         rr: Option<Slot>,
     ) -> Result<()> {
-        reference::residual(self, a, x, b, r, partials, rr)
-    }
-}
-
-/// Check the shapes of `y = A x`.
-pub(crate) fn check_spmv<T: Scalar>(
-    a: &DeviceMatrix<T>,
-    x: &Buffer<T>,
-    y: &Buffer<T>,
-) -> Result<()> {
-    check_len("x length vs matrix columns", x, a.n_cols())?;
-    check_len("y length vs matrix rows", y, a.n_rows())
-}
-
-/// What [`PrecondOps::csr_update`](super::precond::PrecondOps::csr_update) computes.
-#[derive(Clone, Copy)]
-pub enum CsrUpdate<'a, T> {
-    /// `out = x + s .* (b - A x)`.
-    Sweep {
-        /// The right-hand side.
-        b: &'a Buffer<T>,
-        /// The scaled inverse diagonal.
-        s: &'a Buffer<T>,
-    },
-    /// `out = base + A x`, `base` `None`: `out` itself.
-    Add {
-        /// The vector added to (not `x`).
-        base: Option<&'a Buffer<T>>,
-    },
-}
-
-/// Check the shapes of [`PrecondOps::csr_update`](super::precond::PrecondOps::csr_update).
-pub(crate) fn check_csr_update<T: Scalar>(
-    a: &DeviceMatrix<T>,
-    x: &Buffer<T>,
-    update: CsrUpdate<'_, T>,
-    out: &Buffer<T>,
-) -> Result<()> {
-    check_spmv(a, x, out)?;
-    match update {
-        CsrUpdate::Sweep { b, s } => {
-            check_len("update: b length vs matrix rows", b, a.n_rows())?;
-            check_len("update: s length vs matrix rows", s, a.n_rows())
-        }
-        CsrUpdate::Add { base: Some(base) } => {
-            check_len("update: base length vs matrix rows", base, a.n_rows())
-        }
-        CsrUpdate::Add { base: None } => Ok(()),
+        launch_or_reference!(self, residual(a, x, b, r, partials, rr))
     }
 }
 
