@@ -9,7 +9,8 @@
 # Packed on the workstation: the team's pack-for-device tool (any target), then each commit's
 # release `pipekrylov` (`--features "cuda opencl cli"`) copied in as .device/bin/pipekrylov-<commit>.
 # ROUNDS (default 12), ITER (default 1000), BACKENDS (the order the bench runs them in, default
-# opencl,cuda), ONLY (the binaries to run, default every packed one).
+# opencl,cuda), ONLY (the binaries to run, default every packed one), SOLVERS (default cg; e.g.
+# cg,bicgstab,gmres for every synchronous row of the ladder, 2026-12-02 (e)).
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +23,7 @@ for r in $(seq 1 "${ROUNDS:-12}"); do
   k=$(( (r - 1) % ${#bins[@]} ))
   order=("${bins[@]:k}" "${bins[@]:0:k}")
   for v in "${order[@]}"; do
-    timeout 200 $pin bash .device/run "pipekrylov-$v" bench --backends "${BACKENDS:-opencl,cuda}" --solvers cg \
+    timeout 200 $pin bash .device/run "pipekrylov-$v" bench --backends "${BACKENDS:-opencl,cuda}" --solvers "${SOLVERS:-cg}" \
       --executions sync --problem poisson2d --max-n 70000 --iterations "${ITER:-1000}" --repeats 5 \
       --quiet --out "$OUT/cg-$v-r$r.csv" > /dev/null 2>&1
     echo "$v r$r: status $?"
