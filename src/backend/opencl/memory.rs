@@ -41,17 +41,21 @@ impl OpenClBackend {
     }
 
     /// A runtime-neutral kernel argument ([`crate::backend::launch`]) as this runtime's;
-    /// [`KernelArg::Unused`](crate::backend::launch::KernelArg::Unused) becomes `stand_in` (a
-    /// buffer of the same launch: OpenCL takes no null buffer in every address mode).
+    /// [`KernelArg::Unused`](crate::backend::launch::KernelArg::Unused) becomes the first buffer
+    /// of `launch_args` (the launch it belongs to: OpenCL takes no null buffer in every address
+    /// mode), looked for only then.
     pub(crate) fn kernel_arg<'a>(
         &self,
         a: &crate::backend::launch::KernelArg<'a>,
-        stand_in: Option<&'a RawBuffer>,
+        launch_args: &[crate::backend::launch::KernelArg<'a>],
     ) -> Result<super::launch::Arg<'a>> {
         use super::launch::Arg;
         use crate::backend::launch::{BufferArg, KernelArg};
         Ok(match a {
-            KernelArg::Unused => match stand_in {
+            KernelArg::Unused => match launch_args.iter().find_map(|a| match a {
+                KernelArg::Buffer(BufferArg::OpenCl(r)) => Some(*r),
+                _ => None,
+            }) {
                 Some(r) => Arg::Mem(r),
                 None => {
                     return Err(Error::param(

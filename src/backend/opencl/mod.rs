@@ -724,14 +724,8 @@ impl crate::backend::launch::GpuLaunch for OpenClBackend {
         crate::backend::launch::check_arg_count(kernel, args.len())?;
         let mut converted =
             [launch::Arg::Value([0; 8], 0); crate::backend::launch::MAX_KERNEL_ARGS];
-        let stand_in = args.iter().find_map(|a| match a {
-            crate::backend::launch::KernelArg::Buffer(
-                crate::backend::launch::BufferArg::OpenCl(r),
-            ) => Some(*r),
-            _ => None,
-        });
         for (out, a) in converted.iter_mut().zip(args) {
-            *out = self.kernel_arg(a, stand_in)?;
+            *out = self.kernel_arg(a, args)?;
         }
         let args = &converted[..args.len()];
         match precision {
