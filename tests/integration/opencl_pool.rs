@@ -147,3 +147,53 @@ fn small_buffers_carved_from_slabs_keep_their_own_data() {
     let again = b.upload(&data[7]).unwrap();
     assert_eq!(b.download(&again).unwrap(), data[7]);
 }
+
+/// With device-address arguments (the default on NVIDIA GPUs; forced here, PoCL supports them)
+/// a new memory object's fill is waited for by its address read, and the pool's releases of
+/// memory whose address was handed out wait for the backend's next wait instead of one of their
+/// own: the multigrid setup (a few hundred buffers, trims of the pool among them) and its cycle
+/// give bit for bit what they give with `cl_mem` arguments, and the pool keeps its bound.
+#[test]
+fn multigrid_with_device_addresses_matches_cl_mem_arguments() {
+    let with_addresses = |on: bool| {
+        let mut tuning = pipekrylov::backend::Tuning::default();
+        tuning.opencl_address_args = Some(on);
+        let device = pipekrylov::backend::DeviceSelector::from_env();
+        OpenClBackend::with_tuning(device, tuning).expect("an OpenCL device (PoCL in CI)")
+    };
+    let a = Generator::Poisson2d.generate::<f64>(40_000).unwrap().matrix;
+    let n = a.n_rows();
+    let r: Vec<f64> = (0..n).map(|i| ((i % 11) as f64) - 5.0).collect();
+    let options = AmgOptions {
+        setup: AmgSetup::Device,
+        ..AmgOptions::default()
+    };
+    let cycle = |b: &OpenClBackend| {
+        let amg = Amg::new_on(b, &a, None, options.clone()).unwrap();
+        let r = b.upload(&r).unwrap();
+        let mut z = b.alloc::<f64>(n).unwrap();
+        amg.apply(b, &r, &mut z).unwrap();
+        drop(amg);
+        let used = b.memory_use();
+        assert!(
+            used.live_bytes + b.pooled_bytes() <= used.peak_bytes,
+            "live {} + pooled {} above the high-water mark {}",
+            used.live_bytes,
+            b.pooled_bytes(),
+            used.peak_bytes
+        );
+        b.download(&z).unwrap()
+    };
+    let addresses = with_addresses(true);
+    let z_addresses = cycle(&addresses);
+    assert_eq!(
+        addresses.uses_address_args(),
+        Some(true),
+        "the address check failed"
+    );
+    let plain = with_addresses(false);
+    assert_eq!(z_addresses, cycle(&plain));
+    assert_eq!(plain.uses_address_args(), Some(false));
+    // A second setup on the same backend: recycled and put-aside memory reused.
+    assert_eq!(cycle(&addresses), z_addresses);
+}

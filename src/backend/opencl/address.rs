@@ -29,6 +29,7 @@ use super::raw::RawBuffer;
 use super::OpenClBackend;
 use crate::error::{Error, Result};
 use crate::scalar::Precision;
+use ocl::ffi;
 use std::sync::atomic::Ordering;
 
 impl OpenClBackend {
@@ -47,7 +48,7 @@ impl OpenClBackend {
                         .address_out
                         .lock()
                         .map_err(|_| Error::param("opencl", "address buffer lock poisoned"))?;
-                    self.read_address(prog, buf, &mut out)?;
+                    self.read_address(prog, buf, &mut out, false)?;
                 }
             }
         }
@@ -58,33 +59,60 @@ impl OpenClBackend {
     /// device-address arguments is built and free (else it is read at its first launch, which
     /// waits for the queue).
     pub(crate) fn resolve_address_early(&self, buf: &RawBuffer) -> Result<()> {
-        if buf.device_address() != 0 {
+        self.address_while_idle(buf, false).map(|_| ())
+    }
+
+    /// Wait for a new memory object's first command (its fill or upload: a lazy allocation
+    /// fails there, as [`Error::OutOfMemory`]) and read its device address, in one wait when a
+    /// program with device-address arguments is built and free; else with a `clFinish`, the
+    /// address then read at the buffer's first launch.
+    pub(crate) fn wait_for_new_buffer(&self, buf: &RawBuffer) -> Result<()> {
+        if self.address_while_idle(buf, true)? {
             return Ok(());
+        }
+        let mark = self.pool.mark();
+        // SAFETY: valid queue.
+        let code = unsafe { ffi::clFinish(self.queue.0) };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clFinish (after allocation)", buf.bytes, code));
+        }
+        self.queue_idle(mark);
+        Ok(())
+    }
+
+    /// [`OpenClBackend::resolve_address_early`]; with `first_wait`, the read is the new memory
+    /// object's first wait (its failure mapped as an allocation's). Whether the address was
+    /// read.
+    fn address_while_idle(&self, buf: &RawBuffer, first_wait: bool) -> Result<bool> {
+        if buf.device_address() != 0 {
+            return Ok(false);
         }
         // Not while an address is being read: `buf` may be the slab that the read's own output
         // buffer is carved from, on this thread (a blocking lock would wait for itself).
         let Ok(mut out) = self.address_out.try_lock() else {
-            return Ok(());
+            return Ok(false);
         };
         for slot in self.programs.iter().chain(self.ptx.programs.iter()) {
             let Ok(mut guard) = slot.try_lock() else {
                 continue;
             };
             if let Some(prog) = guard.as_mut().filter(|p| p.address_args) {
-                self.read_address(prog, buf, &mut out)?;
-                return Ok(());
+                self.read_address(prog, buf, &mut out, first_wait)?;
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Launch `buffer_address` on `buf` and store the result in it, with the output buffer's
-    /// lock held by the caller (`out_guard`).
+    /// lock held by the caller (`out_guard`); with `first_wait`, a failed read is reported as
+    /// a failed allocation of `buf` ([`OpenClBackend::wait_for_new_buffer`]).
     fn read_address(
         &self,
         prog: &mut CompiledProgram,
         buf: &RawBuffer,
         out_guard: &mut Option<RawBuffer>,
+        first_wait: bool,
     ) -> Result<u64> {
         if out_guard.is_none() {
             *out_guard = Some(self.create_raw::<u64>(1)?);
@@ -104,7 +132,11 @@ impl OpenClBackend {
         )
         .map_err(|e| self.record(e))?;
         let mut address = [0u64];
-        self.read_raw(out, &mut address)?;
+        if first_wait {
+            self.read_after_allocation(out, &mut address[0], buf.bytes)?;
+        } else {
+            self.read_raw(out, &mut address)?;
+        }
         if address[0] == 0 {
             return Err(Error::Driver {
                 backend: BACKEND.into(),
@@ -114,6 +146,37 @@ impl OpenClBackend {
         }
         buf.address.store(address[0], Ordering::Release);
         Ok(address[0])
+    }
+
+    /// Blocking read of the address `out` holds, the first wait of a new memory object of
+    /// `bytes` bytes (a lazy allocation failure is reported as [`Error::OutOfMemory`]).
+    fn read_after_allocation(
+        &self,
+        out: &RawBuffer,
+        address: &mut u64,
+        bytes: usize,
+    ) -> Result<()> {
+        let mark = self.pool.mark();
+        // SAFETY: blocking read of 8 bytes into `address`, which outlives the call, from a
+        // buffer of at least 8 bytes (`create_raw::<u64>(1)`).
+        let code = unsafe {
+            ffi::clEnqueueReadBuffer(
+                self.queue.0,
+                out.mem.0,
+                ffi::CL_TRUE,
+                0,
+                std::mem::size_of::<u64>(),
+                (address as *mut u64).cast(),
+                0,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            )
+        };
+        if code != ffi::CL_SUCCESS {
+            return Err(self.alloc_error("clEnqueueReadBuffer (after allocation)", bytes, code));
+        }
+        self.queue_idle(mark);
+        Ok(())
     }
 
     /// [`address_args_work`](Self::address_args_work), run once per program in the process: a

@@ -233,13 +233,7 @@ impl OpenClBackend {
         if raw.materialized {
             return Ok(());
         }
-        // SAFETY: valid queue.
-        let code = unsafe { ffi::clFinish(self.queue.0) };
-        if code != ffi::CL_SUCCESS {
-            return Err(self.alloc_error("clFinish (after allocation)", raw.bytes, code));
-        }
-        self.queue_idle();
-        self.resolve_address_early(raw)
+        self.wait_for_new_buffer(raw)
     }
 
     /// Blocking copy of `data` into the start of `dst` (no count).
@@ -251,6 +245,7 @@ impl OpenClBackend {
         if bytes > dst.bytes {
             return Err(Error::dims("write: bytes vs buffer size", dst.bytes, bytes));
         }
+        let mark = self.pool.mark();
         // SAFETY: blocking write of `bytes` readable bytes from `data` into a buffer of at
         // least that size; the host slice outlives the (blocking) call.
         let code = unsafe {
@@ -269,7 +264,7 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.alloc_error("clEnqueueWriteBuffer", bytes, code));
         }
-        self.queue_idle();
+        self.queue_idle(mark);
         Ok(())
     }
 
@@ -331,6 +326,7 @@ impl OpenClBackend {
         let Some(st) = guard.as_ref() else {
             return Ok(false);
         };
+        let mark = self.pool.mark();
         match self.wait {
             WaitMode::Block => {
                 // SAFETY: blocking read of `bytes` bytes into the mapped staging memory, which
@@ -354,7 +350,7 @@ impl OpenClBackend {
             }
             WaitMode::Spin => self.read_polled(src, st.ptr, bytes)?,
         }
-        self.queue_idle();
+        self.queue_idle(mark);
         // SAFETY: `bytes` bytes were just written at `st.ptr`; `out` has exactly `bytes` bytes
         // and any bit pattern is a valid `T: Pod`; the regions do not overlap.
         unsafe {
@@ -375,6 +371,7 @@ impl OpenClBackend {
         if bytes <= STAGING_MAX_BYTES && self.read_staged(src, out, bytes)? {
             return Ok(());
         }
+        let mark = self.pool.mark();
         // SAFETY: blocking read of `bytes` bytes into `out`, which has exactly that many
         // writable bytes and outlives the call; any bit pattern is a valid `T: Pod`.
         let code = unsafe {
@@ -393,7 +390,7 @@ impl OpenClBackend {
         if code != ffi::CL_SUCCESS {
             return Err(self.record(cl::driver_error("clEnqueueReadBuffer", code)));
         }
-        self.queue_idle();
+        self.queue_idle(mark);
         Ok(())
     }
 

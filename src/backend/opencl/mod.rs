@@ -301,9 +301,12 @@ impl OpenClBackend {
         bytes
     }
 
-    /// The queue went idle (after a wait): the next launch counts from 1 again.
-    pub(crate) fn queue_idle(&self) {
+    /// The queue went idle in a wait that started at `mark` (the pool's
+    /// [`pool::BufferPool::mark`]): the next launch counts from 1 again, and the memory objects
+    /// put aside before it are released.
+    pub(crate) fn queue_idle(&self, mark: u64) {
         self.unflushed.store(0, Ordering::Relaxed);
+        self.pool.drained(mark);
     }
 
     /// Build (and cache) the programs of `precision` now instead of at the first launch, e.g.

@@ -49,8 +49,9 @@ impl VectorOps for OpenClBackend {
 
     fn synchronize(&self) -> Result<()> {
         self.check_alive()?;
+        let mark = self.pool.mark();
         super::cl::finish(&self.queue).map_err(|e| self.record(e))?;
-        self.queue_idle();
+        self.queue_idle(mark);
         Ok(())
     }
 
