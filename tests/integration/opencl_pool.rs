@@ -169,7 +169,7 @@ fn multigrid_with_device_addresses_matches_cl_mem_arguments() {
         ..AmgOptions::default()
     };
     let cycle = |b: &OpenClBackend| {
-        let amg = Amg::new_on(b, &a, None, options.clone()).unwrap();
+        let amg = Amg::new_on(b, &a, None, options).unwrap();
         let r = b.upload(&r).unwrap();
         let mut z = b.alloc::<f64>(n).unwrap();
         amg.apply(b, &r, &mut z).unwrap();
