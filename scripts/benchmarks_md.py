@@ -133,7 +133,7 @@ SOURCES["python"] = {
 # python-overhead/run.sh); the host backend's one-call line from its overhead_parts.txt summary.
 PYTHON_OVERHEAD_CSV = "h200-2026-11-30-python-overhead/overhead.csv"
 # The one call's overhead over the crate's call (python-call-steps/final.sh, steps.py).
-PYTHON_PLAIN_TXT = "h200-2026-12-02-python-view/call3/steps.txt"
+PYTHON_PLAIN_TXT = "h200-2026-12-02-flat-check/call[12]/steps.txt"
 # One `pipekrylov::solve` in a process that already made one, the new build against c6dbba6
 # (bench/experiments/one-call/run.sh, benches/one_call.rs).
 ONE_CALL_DIR = "h200-2026-12-02-one-call"
@@ -577,15 +577,17 @@ def python_package():
         if r["call"] != "pipekrylov.cg vs pipekrylov::solve":
             calls.setdefault(r["call"], []).append(float(r["overhead_us"]))
     plain = {}
-    for line in open(os.path.join(RESULTS, PYTHON_PLAIN_TXT)):
-        m = re.match(r"new round \d: (\w+) n = (\d+): .* cg-solve ([-\d.]+)", line)
-        if m and int(m.group(2)) <= 4096 and m.group(1) == "cuda":
-            plain.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(float(m.group(3)))
+    for path in sorted(glob.glob(os.path.join(RESULTS, PYTHON_PLAIN_TXT))):
+        for line in open(path):
+            m = re.match(r"new round \d: (\w+) n = (\d+): .* cg-solve ([-\d.]+)", line)
+            if m and int(m.group(2)) <= 4096 and m.group(1) == "cuda":
+                plain.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(float(m.group(3)))
     out += para("Per-call overhead (us), `pipekrylov.cg` over `pipekrylov::solve` on a held `CsrMatrix` "
-                "(4308f7a, `python-call-steps/final.sh`, 3 rounds): " + "; ".join(
-                    f"{b} n = " + ", ".join(v) + ": " + ", ".join(
-                        f"{f1(min(x))}-{f1(max(x))}" for x in v.values())
-                    for b, v in plain.items()) + " (goal 20); " + "; ".join(
+                "(6354cbb, `python-call-steps/flat-check.sh`, 6 rounds): " + "; ".join(
+                    f"{b} n = " + ", ".join(v) + ": medians " + ", ".join(
+                        f1(statistics.median(x)) for x in v.values()) + " (rounds " + ", ".join(
+                        f"{f1(min(x))}-{f1(max(x))}" for x in v.values()) + "; goal 20)"
+                    for b, v in plain.items()) + "; " + "; ".join(
                     f"{c} {f1(min(v))}-{f1(max(v))}" for c, v in calls.items())
                 + " (49a33d3).")
     return out

@@ -27,9 +27,10 @@
 //! coefficients are written from pinned memory without blocking (`upload.rs`).
 //!
 //! Memory: a dropped buffer's memory object is kept for the next request of its size, with its
-//! device address (`pool.rs`): a new one costs three waits for the queue on NVIDIA GPUs. The
-//! backend's buffers and the kept memory together never exceed what its buffers held at once
-//! before ([`OpenClBackend::release_pooled_memory`] gives it back).
+//! device address (`pool.rs`): a new one costs an allocation and a wait for the queue on NVIDIA
+//! GPUs. The backend's buffers and the kept memory together never exceed what its buffers held
+//! at once before, but for released memory held until the next wait
+//! ([`OpenClBackend::release_pooled_memory`] gives it back).
 //!
 //! Launch geometry: work-group size `WG` = min(256, CL_DEVICE_MAX_WORK_GROUP_SIZE) rounded down
 //! to a power of two (a build-time constant of the programs); every kernel runs

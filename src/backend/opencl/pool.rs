@@ -1,13 +1,12 @@
 //! Recycled device memory: a buffer the library drops waits here, with its device address, for
 //! the next request of exactly its size, which then needs no new allocation.
 //!
-//! Why: on NVIDIA's OpenCL a new buffer costs three waits for the whole queue: the zero fill is
-//! waited for (a lazy allocation fails there), its device address is read with a blocking launch
-//! (`address.rs`), and its release waits for the queue (kernels that got its address by value
-//! are unknown to the runtime). The multigrid setup allocates and drops a few hundred
+//! Why: on NVIDIA's OpenCL a new buffer costs its allocation at first use (45-90 us) and a wait
+//! for the whole queue: its fill is waited for by its device address's read (a lazy allocation
+//! fails there; `address.rs`). The multigrid setup allocates and drops a few hundred
 //! temporaries, many of the same sizes (2D Poisson 262K: 109 of 222 requests could reuse one).
-//! A recycled buffer costs none of the three waits: it is already allocated and its address is
-//! known, and reusing it on the same in-order queue orders the new kernels after the old ones.
+//! A recycled buffer costs neither: it is already allocated and its address is known, and
+//! reusing it on the same in-order queue orders the new kernels after the old ones.
 //!
 //! Memory: pooled bytes are the runtime's own, not counted in [`crate::backend::MemoryUse`] (like
 //! the staging memory). The pool keeps no more than the library's buffers held at once before:
@@ -15,13 +14,14 @@
 //! the request fit under the most the live buffers ever held (the request included), so the
 //! pool never holds device memory beyond the backend's high-water mark.
 //! An out-of-memory allocation empties the pool and is tried once more.
+//! [`super::OpenClBackend::release_pooled_memory`] empties it on request.
 //!
 //! Releases wait for nothing: a memory object whose address was handed out (a kernel may still
-//! use it) is released after the next wait for the queue that the backend makes anyway (a
-//! blocking read or write, a fill's wait, a synchronization; `queue_idle`), instead of after a
-//! wait of its own (2D Poisson 1M on the H200: 96 such releases in the AMG setup, 1.3-2.0 ms of
-//! waits). Between the two, it may hold up to the trimmed bytes beyond the high-water mark.
-//! [`super::OpenClBackend::release_pooled_memory`] empties it on request.
+//! use it; the runtime does not know) is released after the next wait for the queue that the
+//! backend makes anyway (a blocking read or write, a new buffer's first wait, a synchronization;
+//! `queue_idle`), instead of after a `clFinish` of its own (2D Poisson 1M on the H200: 96 such
+//! releases in the AMG setup). Until then it may hold up to the trimmed bytes beyond the
+//! high-water mark.
 
 use super::cl::{self, Mem};
 use crate::backend::counters::MemoryTracker;
